@@ -1,0 +1,126 @@
+// Package checks holds the result vocabulary shared by the runner, the verdict rules and the
+// report, and the pure functions that turn measurements into verdicts.
+package checks
+
+import "time"
+
+// Schema is the version tag written into every results.json.
+const Schema = "diffusion-check/results/v1"
+
+// Status is the outcome of a check, a request, a case or a whole run.
+type Status string
+
+// The statuses, as written in results files.
+const (
+	Pass      Status = "pass"
+	Fail      Status = "fail"
+	Skip      Status = "skip"
+	Error     Status = "error"
+	Known     Status = "known"
+	Cancelled Status = "cancelled"
+)
+
+// Check names are stable strings: reports, known-failure files and tools match on them.
+const (
+	ServerAlive   = "server.alive"
+	OutputPresent = "output.present"
+	OutputValid   = "output.valid"
+	PerfRecord    = "perf.record"
+)
+
+// Check is one verdict on one measurement of one request (or, for case-level checks such as
+// a failed server start, of one case).
+type Check struct {
+	Name   string   `json:"name"`
+	Status Status   `json:"status"`
+	Value  *float64 `json:"value,omitempty"`
+	Limit  *float64 `json:"limit,omitempty"`
+	Unit   string   `json:"unit,omitempty"`
+	Detail string   `json:"detail,omitempty"`
+}
+
+// Result is what one `run` (one partition of one lane) produced.
+type Result struct {
+	Schema     string       `json:"schema"`
+	Suite      string       `json:"suite"`
+	Lane       string       `json:"lane,omitempty"`
+	GPU        string       `json:"gpu,omitempty"`
+	Mode       string       `json:"mode,omitempty"`
+	Partition  Partition    `json:"partition"`
+	Commit     string       `json:"commit,omitempty"`
+	Status     Status       `json:"status"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"`
+	Cases      []CaseResult `json:"cases"`
+	Errors     []string     `json:"errors,omitempty"`
+}
+
+// Partition says which part of a planned lane a result covers: Index is 0-based, Total ≥ 1.
+type Partition struct {
+	Index int `json:"index"`
+	Total int `json:"total"`
+}
+
+// CaseResult holds every request of one case and the case-level checks (server start).
+type CaseResult struct {
+	ID       string          `json:"id"`
+	Server   string          `json:"server"`
+	Lane     string          `json:"lane,omitempty"`
+	Modality string          `json:"modality"`
+	Status   Status          `json:"status"`
+	Load     *Load           `json:"load,omitempty"`
+	Checks   []Check         `json:"checks,omitempty"`
+	Requests []RequestResult `json:"requests"`
+	Errors   []string        `json:"errors,omitempty"`
+	// WallMs is the case's wall time including any server start it paid for.
+	WallMs float64 `json:"wall_ms"`
+	// LogTail holds the last lines of the server log when something went wrong.
+	LogTail []string `json:"log_tail,omitempty"`
+}
+
+// Load describes the server start that served a case. Reused marks a case that ran on a
+// server already warm from an earlier case.
+type Load struct {
+	DurationMs  float64            `json:"duration_ms"`
+	Reused      bool               `json:"reused,omitempty"`
+	PeakVRAMMiB map[string]float64 `json:"peak_vram_mb,omitempty"`
+}
+
+// RequestResult is one request of a case, with its 1-based index among Of repetitions.
+type RequestResult struct {
+	Case          string             `json:"case,omitempty"`
+	Index         int                `json:"index"`
+	Of            int                `json:"of"`
+	RequestID     string             `json:"request_id,omitempty"`
+	Status        Status             `json:"status"`
+	StartedAt     time.Time          `json:"started_at"`
+	E2EMs         float64            `json:"e2e_ms"`
+	ServerTotalMs float64            `json:"server_total_ms,omitempty"`
+	Stages        Stages             `json:"stages_ms,omitempty"`
+	StepsMs       []float64          `json:"steps_ms,omitempty"`
+	PeakVRAMMiB   map[string]float64 `json:"peak_vram_mb,omitempty"`
+	Output        *Output            `json:"output,omitempty"`
+	Checks        []Check            `json:"checks"`
+}
+
+// Output describes the media a request returned, as decoded from the file, not as claimed.
+type Output struct {
+	Kind      string  `json:"kind"` // image or video
+	Path      string  `json:"path,omitempty"`
+	Format    string  `json:"format,omitempty"`
+	Bytes     int64   `json:"bytes"`
+	Width     int     `json:"width,omitempty"`
+	Height    int     `json:"height,omitempty"`
+	Frames    int     `json:"frames,omitempty"`
+	FPS       float64 `json:"fps,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	Audio     *Audio  `json:"audio,omitempty"`
+}
+
+// Audio describes an output's audio track.
+type Audio struct {
+	Codec      string  `json:"codec"`
+	SampleRate int     `json:"sample_rate"`
+	Channels   int     `json:"channels"`
+	DurationS  float64 `json:"duration_s"`
+}

@@ -1,0 +1,3 @@
+module github.com/diffusion-check/diffusion-check
+
+go 1.26.8

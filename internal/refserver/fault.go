@@ -1,0 +1,95 @@
+package refserver
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Faults are the misbehaviours the reference server can be told to show. Request numbers K
+// count every generation request this server process receives, from 1, across cases.
+// The zero value is a healthy server.
+type Faults struct {
+	DriftAfter   int     // outputs of requests > K drift from the deterministic output
+	SlowAfter    int     // requests > K are slower ...
+	SlowFactor   float64 // ... by this factor
+	MemGrowMiB   float64 // each request's runtime peak is this much higher than the previous one's
+	CrashAt      int     // the process dies during request K
+	HangAt       int     // request K never completes
+	CorruptAt    int     // request K returns truncated media
+	EmptyAt      int     // request K returns empty media
+	NoPerfRecord bool    // no performance.log records are written
+	FailStartup  bool    // the server exits with an error before it is ready
+
+	specs []string
+}
+
+// Set adds one fault spec such as "crash-at=2" or "slow-after=1:3". It makes *Faults a
+// flag.Value, so --fault can be repeated.
+func (f *Faults) Set(spec string) error {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), "=")
+	count := func(dst *int) error {
+		k, err := strconv.Atoi(arg)
+		if !hasArg || err != nil || k < 1 {
+			return fmt.Errorf("fault %q: want %s=K with a request number K ≥ 1", spec, name)
+		}
+		*dst = k
+		return nil
+	}
+	flag := func(dst *bool) error {
+		if hasArg {
+			return fmt.Errorf("fault %q: %s takes no value", spec, name)
+		}
+		*dst = true
+		return nil
+	}
+	var err error
+	switch name {
+	case "drift-after":
+		err = count(&f.DriftAfter)
+	case "crash-at":
+		err = count(&f.CrashAt)
+	case "hang-at":
+		err = count(&f.HangAt)
+	case "corrupt-at":
+		err = count(&f.CorruptAt)
+	case "empty-at":
+		err = count(&f.EmptyAt)
+	case "no-perf-record":
+		err = flag(&f.NoPerfRecord)
+	case "fail-startup":
+		err = flag(&f.FailStartup)
+	case "slow-after":
+		k, factor, ok := strings.Cut(arg, ":")
+		kn, err1 := strconv.Atoi(k)
+		fv, err2 := strconv.ParseFloat(factor, 64)
+		if !hasArg || !ok || err1 != nil || err2 != nil || kn < 1 || !(fv > 0) {
+			return fmt.Errorf("fault %q: want slow-after=K:FACTOR with K ≥ 1 and FACTOR > 0", spec)
+		}
+		f.SlowAfter, f.SlowFactor = kn, fv
+	case "mem-grow":
+		v, perr := strconv.ParseFloat(arg, 64)
+		if !hasArg || perr != nil || !(v > 0) {
+			return fmt.Errorf("fault %q: want mem-grow=MiB with MiB > 0", spec)
+		}
+		f.MemGrowMiB = v
+	default:
+		return fmt.Errorf("unknown fault %q (known: drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)", spec)
+	}
+	if err != nil {
+		return err
+	}
+	f.specs = append(f.specs, strings.TrimSpace(spec))
+	return nil
+}
+
+// String lists the specs that were set, comma-separated.
+func (f *Faults) String() string {
+	if f == nil {
+		return ""
+	}
+	return strings.Join(f.specs, ",")
+}
+
+// Specs returns the specs that were set, in order, e.g. to pass them on as --fault flags.
+func (f *Faults) Specs() []string { return append([]string(nil), f.specs...) }

@@ -1,0 +1,143 @@
+// Package suite reads and validates suite files: which servers to start and which cases to
+// send them. Decoding is strict; Load reports every problem at once, each naming file:line.
+package suite
+
+import "time"
+
+// Modality is what a case's requests produce.
+type Modality string
+
+// The modalities a case can have.
+const (
+	Image      Modality = "image"
+	Video      Modality = "video"
+	VideoAudio Modality = "video+audio"
+)
+
+// Suite is a validated suite file. Paths are absolute, resolved against the suite file's folder.
+type Suite struct {
+	// Path is the suite file it was read from.
+	Path string
+	Name string
+	// GPU is the GPU class whose baselines and thresholds apply (h100, h200, 5090, b200, ...);
+	// empty means "detect".
+	GPU           string
+	Servers       map[string]*Server
+	Cases         []*Case
+	Baselines     string // perf_baselines/<gpu>.json or a folder of them
+	Thresholds    string // consistency_thresholds/<gpu>.json or a folder of them
+	GroundTruth   string // folder of ground-truth media
+	KnownFailures string // known-failures YAML
+}
+
+// Server says how to start one server under test and when it is ready.
+type Server struct {
+	Name string
+	// Command is the argv template; "{port}" in any element is replaced by a free port.
+	// Empty when Builtin is set.
+	Command []string
+	// Builtin, when set, starts the reference server (`diffusion-check serve`) with these options
+	// through the same lifecycle code as any other command.
+	Builtin *Builtin
+	Env     map[string]string
+	// Dir is the working directory of the server process; empty means the suite's folder.
+	Dir   string
+	Ready Readiness
+	// Model is sent as the "model" field of every request when set.
+	Model        string
+	StartTimeout time.Duration // default 20m, as SGLang's harness
+	StopGrace    time.Duration // SIGTERM → SIGKILL, default 10s
+	// RequestTimeout bounds one request from send to complete output; default 10m.
+	RequestTimeout time.Duration
+	// PerfRecordTimeout bounds the wait for the request's performance.log record; default 30s.
+	PerfRecordTimeout time.Duration
+	// PollInterval is how often a video job is polled; default 100ms.
+	PollInterval time.Duration
+	// Reuse keeps one warm server for all of its cases in a partition.
+	Reuse bool
+	Line  int
+}
+
+// Builtin configures the reference server.
+type Builtin struct {
+	Faults []string      // e.g. "crash-at=2", "slow-after=1:3"
+	StepMs float64       // time of one denoise step; default 2
+	LoadMs float64       // simulated model load time; default 50
+	Model  string        // model id it reports; default "diffusion-check/reference"
+	Lag    time.Duration // delay before the perf record is written
+}
+
+// Readiness says how to tell that a server has started. Both may be set: either one suffices.
+type Readiness struct {
+	// LogMarker is a substring of a server log line; default "Application startup complete."
+	LogMarker string
+	// Health is an HTTP path answering 200 when ready; default "/health". "-" disables it.
+	Health string
+}
+
+// Case is one scenario: one request sent Repeat times to the same warm server.
+type Case struct {
+	ID       string
+	Server   string
+	Lane     string // default "base"
+	Modality Modality
+	Request  Request
+	Repeat   int // default 1
+	// Concurrency sends up to this many of the case's requests at once; default 1 (in order).
+	Concurrency int
+	Checks      Toggles
+	// Estimate is the expected wall time of the case, for planning; 0 means unknown.
+	Estimate time.Duration
+	// Timeout overrides the server's RequestTimeout for this case.
+	Timeout time.Duration
+	// NumGPUs names the ground-truth file ({id}_{n}gpu...); default 1.
+	NumGPUs int
+	Line    int
+}
+
+// Request holds the request fields of a case. Width and Height come from Size ("WxH").
+type Request struct {
+	Prompt         string
+	NegativePrompt string
+	Size           string
+	Width, Height  int
+	Seed           *int64
+	Steps          int      // num_inference_steps; 0 = server default
+	GuidanceScale  *float64 // guidance_scale
+	OutputFormat   string   // png, jpeg, webp (images)
+	N              int      // images per request; default 1
+	// Video fields.
+	Seconds   float64
+	FPS       int
+	NumFrames int
+	// InputReference is an image file for image-to-video, resolved against the suite folder.
+	InputReference string
+	// Images are input files for /v1/images/edits, resolved against the suite folder.
+	Images []string
+	// Extra is merged into the request body, as OpenAI's extra_body.
+	Extra map[string]any
+}
+
+// Toggles enables or disables groups of checks for a case; nil means "default" (enabled).
+type Toggles struct {
+	Perf        *bool
+	Memory      *bool
+	Consistency *bool
+	Audio       *bool
+	PerfRecord  *bool // require a performance.log record per request
+	Output      *bool // require decodable output of the declared shape
+}
+
+// Enabled reports whether a toggle is on; an unset toggle is on.
+func Enabled(t *bool) bool { return t == nil || *t }
+
+// CasesFor returns the cases of a lane in file order; an empty lane means every case.
+func (s *Suite) CasesFor(lane string) []*Case {
+	var out []*Case
+	for _, c := range s.Cases {
+		if lane == "" || c.Lane == lane {
+			out = append(out, c)
+		}
+	}
+	return out
+}
