@@ -1,0 +1,184 @@
+package checks
+
+// The verdict rules turn the checks of a run into the statuses of its requests, cases and the
+// run itself. They are pure and order independent: each status is the worst thing seen, in
+// this precedence (highest first):
+//
+//	request: fail (a check failed or errored) > cancelled (a check was cancelled) > known > pass > skip
+//	case:    fail > error > cancelled > known > pass
+//	run:     fail > error > cancelled > known > pass
+//
+// so no later pass or skip can hide an earlier failure. A check or request whose status is
+// not one of the known words counts as a failure: a typo must not pass.
+
+// RequestStatus is the status of a finished request with the given checks:
+//   - fail if any check failed or errored (or has an unknown status);
+//   - otherwise cancelled if any check was cancelled;
+//   - otherwise known if any check is a known failure;
+//   - otherwise pass if at least one check passed;
+//   - otherwise skip if every check was skipped;
+//   - error if there are no checks at all: a request nobody checked must not pass silently.
+//
+// It applies to finished requests only. A request the runner cut short keeps the Cancelled
+// status it set: Finalize does not recompute it.
+func RequestStatus(cs []Check) Status {
+	if len(cs) == 0 {
+		return Error
+	}
+	var cancelled, known, passed bool
+	for _, c := range cs {
+		switch c.Status {
+		case Pass:
+			passed = true
+		case Skip:
+		case Known:
+			known = true
+		case Cancelled:
+			cancelled = true
+		default: // Fail, Error, or a status that is not ours
+			return Fail
+		}
+	}
+	switch {
+	case cancelled:
+		return Cancelled
+	case known:
+		return Known
+	case passed:
+		return Pass
+	}
+	return Skip
+}
+
+// CaseStatus is the status of a case, from its case-level checks and every request:
+//   - fail if a case-level check failed or errored, or a request failed or errored, or a
+//     request was skipped (every request of a case is required);
+//   - otherwise error if the case has Errors, or no requests at all;
+//   - otherwise cancelled if a request or case-level check was cancelled;
+//   - otherwise known if a request or case-level check is known;
+//   - otherwise pass.
+//
+// Request statuses are recomputed from their checks with RequestStatus, except for requests
+// marked Cancelled, so a stale stored status cannot change the verdict. A case with no
+// requests whose stored status is Cancelled (cancelled before its first request) is
+// cancelled instead of error, unless a case-level check failed or it has Errors.
+func CaseStatus(c CaseResult) Status {
+	var errored, cancelled, known bool
+	for _, ck := range c.Checks {
+		switch ck.Status {
+		case Pass, Skip:
+		case Known:
+			known = true
+		case Cancelled:
+			cancelled = true
+		default:
+			return Fail
+		}
+	}
+	for _, rr := range c.Requests {
+		switch requestStatus(rr) {
+		case Pass:
+		case Known:
+			known = true
+		case Cancelled:
+			cancelled = true
+		default: // Fail, Error, Skip: a required request did not pass
+			return Fail
+		}
+	}
+	if len(c.Requests) == 0 {
+		if c.Status == Cancelled {
+			cancelled = true
+		} else {
+			errored = true
+		}
+	}
+	switch {
+	case errored || len(c.Errors) > 0:
+		return Error
+	case cancelled:
+		return Cancelled
+	case known:
+		return Known
+	}
+	return Pass
+}
+
+// RunStatus is the status of a run from its cases and its run-level errors: fail if any case
+// failed; otherwise error if any case errored or errs is not empty; otherwise cancelled if any
+// case was cancelled; otherwise known if any case is known; otherwise pass. A run without cases
+// is an error: it checked nothing. Case statuses are recomputed with CaseStatus.
+func RunStatus(cases []CaseResult, errs []string) Status {
+	errored := len(errs) > 0 || len(cases) == 0
+	var cancelled, known bool
+	for _, c := range cases {
+		switch CaseStatus(c) {
+		case Fail:
+			return Fail
+		case Error:
+			errored = true
+		case Cancelled:
+			cancelled = true
+		case Known:
+			known = true
+		}
+	}
+	switch {
+	case errored:
+		return Error
+	case cancelled:
+		return Cancelled
+	case known:
+		return Known
+	}
+	return Pass
+}
+
+// ExitCode maps a run status onto the process exit code: 0 for pass and known (known failures
+// are allowed), 1 for fail, 3 for error and cancelled (could not run), and 3 for anything else,
+// which a finalized run never has. 2 (usage or configuration error) is decided before a run.
+func ExitCode(s Status) int {
+	switch s {
+	case Pass, Known:
+		return 0
+	case Fail:
+		return 1
+	}
+	return 3
+}
+
+// Finalize recomputes, in place, the status of every request (except those marked Cancelled),
+// every case and the run from the checks, so that a writer never stores a stale status.
+func Finalize(r *Result) {
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		for j := range c.Requests {
+			c.Requests[j].Status = requestStatus(c.Requests[j])
+		}
+		c.Status = CaseStatus(*c)
+	}
+	r.Status = RunStatus(r.Cases, r.Errors)
+}
+
+// requestStatus is a request's status recomputed from its checks, keeping Cancelled.
+func requestStatus(rr RequestResult) Status {
+	if rr.Status == Cancelled {
+		return Cancelled
+	}
+	return RequestStatus(rr.Checks)
+}
+
+// Passed returns a passing check.
+func Passed(name, detail string) Check { return Check{Name: name, Status: Pass, Detail: detail} }
+
+// Failed returns a failed check: the measurement was made and is wrong.
+func Failed(name, detail string) Check { return Check{Name: name, Status: Fail, Detail: detail} }
+
+// Errored returns a check that could not be made; it fails its request all the same.
+func Errored(name, detail string) Check { return Check{Name: name, Status: Error, Detail: detail} }
+
+// Skipped returns a check that was not made on purpose (disabled, nothing to compare with).
+func Skipped(name, detail string) Check { return Check{Name: name, Status: Skip, Detail: detail} }
+
+// Float returns a pointer to v, for Check.Value and Check.Limit.
+func Float(v float64) *float64 { return &v }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes: the contract of DESIGN.md. 0 and 1 and 3 come from a result's status
+// (checks.ExitCode); 2 is decided here.
+const (
+	exitOK    = 0
+	exitUsage = 2
+	exitInfra = 3
+)
+
+// env is what a command may know of its surroundings; nothing outside cmd reads them.
+type env struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
+// usageError marks a problem with the command line or configuration (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const usage = `usage: diffusion-check <command> [flags]
+
+commands:
+  run      --suite FILE [--lane L] [--partition I/N] [--cases a,b] [--out DIR]   run a suite
+  report   RESULTS...                                                          print the per-request table of results files or folders
+  serve    [--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...           the built-in reference server
+  version                                                                      print the version
+
+Run "diffusion-check <command> -h" for the flags of a command.
+Exit codes: 0 pass, 1 a check failed, 2 usage or configuration error, 3 could not run.
+`
+
+// run dispatches a command line and returns the process exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "run":
+		code, err = runCmd(ctx, e, args[1:])
+	case "report":
+		code, err = reportCmd(ctx, e, args[1:])
+	case "serve":
+		code, err = serveCmd(ctx, e, args[1:])
+	case "version", "--version":
+		fmt.Fprintln(stdout, "diffusion-check", version())
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "diffusion-check: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	if err == nil {
+		return code
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "diffusion-check %s: %s\n", args[0], indent(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitInfra
+}
+
+// indent keeps a multi-error (one problem a line) readable after the command prefix.
+func indent(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return "\n  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(name string, e env) *flag.FlagSet {
+	fs := flag.NewFlagSet("diffusion-check "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parse parses flags, turning a bad flag into a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+// executable is the path builtin servers are started from: this very binary.
+func executable() (string, error) { return os.Executable() }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// binDir holds the diffusion-check binary that the scripts run. It is a real build, so that
+// builtin servers are started exactly as in production: as `diffusion-check serve` children.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "diffusion-check-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "diffusion-check"), ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build diffusion-check:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestScripts(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("PATH", binDir+string(os.PathListSeparator)+e.Getenv("PATH"))
+			e.Setenv("REPO", root)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"requests": cmdRequests,
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+// cmdRequests checks the request statuses of one case in a results.json, in index order:
+//
+//	requests out/results.json CASE pass fail skip
+//
+// It also checks that requests.jsonl beside it holds a line for every request that ran.
+func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: requests RESULTS CASE STATUS...")
+	}
+	res, err := runner.ReadResults(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var cr *checks.CaseResult
+	for i := range res.Cases {
+		if res.Cases[i].ID == args[1] {
+			cr = &res.Cases[i]
+		}
+	}
+	if cr == nil {
+		ts.Fatalf("case %s not in %s", args[1], args[0])
+	}
+	var got []string
+	for i, rr := range cr.Requests {
+		if rr.Index != i+1 || rr.Of != len(cr.Requests) {
+			ts.Fatalf("case %s: request %d has index %d/%d", cr.ID, i+1, rr.Index, rr.Of)
+		}
+		got = append(got, string(rr.Status))
+	}
+	if want := args[2:]; strings.Join(got, " ") != strings.Join(want, " ") {
+		ts.Fatalf("case %s: request statuses %v, want %v", cr.ID, got, want)
+	}
+	lines, _, err := runner.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
+	ts.Check(err)
+	for _, rr := range cr.Requests {
+		found := false
+		for _, l := range lines {
+			if l.Case == cr.ID && l.Index == rr.Index && l.Status == rr.Status {
+				found = true
+			}
+		}
+		if !found {
+			ts.Fatalf("case %s request %d/%d (%s): no matching line in requests.jsonl", cr.ID, rr.Index, rr.Of, rr.Status)
+		}
+	}
+}

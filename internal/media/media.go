@@ -1,0 +1,85 @@
+// Package media wraps ffprobe and ffmpeg: it says what a media file holds (Probe) and encodes
+// the images and videos the reference server returns (EncodePNG, EncodeJPEG, EncodeWebP,
+// EncodeVideo).
+//
+// Every subprocess is started with exec.CommandContext in its own process group; cancelling
+// the context sends SIGTERM to the group and, after WaitDelay, kills it, so no ffmpeg outlives
+// its caller.
+package media
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// waitDelay is how long a cancelled ffmpeg/ffprobe gets between SIGTERM and SIGKILL, and how long
+// Wait waits for its output pipes to close.
+const waitDelay = 5 * time.Second
+
+// command returns an ffmpeg/ffprobe command that is terminated (SIGTERM to its process group)
+// when ctx is done and killed waitDelay later.
+func command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error { return terminate(cmd) }
+	cmd.WaitDelay = waitDelay
+	return cmd
+}
+
+// ffmpegPrefix matches the "[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d0c1a2b3c0] " context that ffmpeg
+// puts before its messages; the address differs between runs and helps nobody.
+var ffmpegPrefix = regexp.MustCompile(`^\[[^\]]* @ 0x[0-9a-f]+\] *`)
+
+// messages returns ffmpeg's stderr as cleaned lines: context prefixes and a leading "path: "
+// removed, repeats and blank lines dropped, at most the last max lines.
+func messages(stderr []byte, path string, max int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for line := range strings.SplitSeq(string(stderr), "\n") {
+		line = strings.TrimSpace(ffmpegPrefix.ReplaceAllString(strings.TrimSpace(line), ""))
+		if path != "" {
+			line = strings.TrimPrefix(line, path+": ")
+		}
+		if line == "" || seen[line] {
+			continue
+		}
+		seen[line] = true
+		out = append(out, line)
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+// tail is a bounded io.Writer that keeps the last n bytes written to it: enough of ffmpeg's
+// stderr for an error message, whatever a broken input makes it print.
+type tail struct {
+	n   int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+// Bytes returns the last n bytes written.
+func (t *tail) Bytes() []byte {
+	if len(t.buf) > t.n {
+		return t.buf[len(t.buf)-t.n:]
+	}
+	return t.buf
+}
+
+// stderrText formats ffmpeg's stderr for an error message: its last lines, joined with "; ".
+func stderrText(stderr []byte, path string) string {
+	return strings.Join(messages(bytes.TrimSpace(stderr), path, 4), "; ")
+}

@@ -1,0 +1,272 @@
+// Package report renders results for people: the per-request text table, Markdown and JUnit,
+// and publishes them to GitHub.
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// maxStages is how many stages the STAGES column shows: the slowest ones, in pipeline order.
+// A real pipeline reports half a dozen stages and most of them take no time to speak of.
+const maxStages = 3
+
+// Table writes the per-request table of r to w: one row per request (or per case that ran
+// no request), then one line per failed, errored or known check and per other reason a case
+// did not pass, then a summary line. It prints the statuses stored in r; call
+// checks.Finalize first if they may be stale.
+func Table(w io.Writer, r *checks.Result) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CASE\tREQ\tSTATUS\tE2E ms\tSTAGES ms\tOUTPUT")
+	e2e := e2eColumn(r)
+	for _, c := range r.Cases {
+		if len(c.Requests) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t%s\t%s\t-\t-\n", c.ID, c.Status, e2e(nil))
+			continue
+		}
+		for i := range c.Requests {
+			rr := &c.Requests[i]
+			fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\n", c.ID, rr.Index, rr.Of, rr.Status, e2e(rr), stages(rr.Stages), output(rr.Output))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	problems(&b, r)
+	summary(&b, r)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// e2eColumn returns a formatter that right-aligns the E2E times, which tabwriter (left
+// aligned for the other columns) cannot do for one column alone.
+func e2eColumn(r *checks.Result) func(*checks.RequestResult) string {
+	width := len("E2E ms")
+	for _, c := range r.Cases {
+		for _, rr := range c.Requests {
+			width = max(width, len(e2eText(&rr)))
+		}
+	}
+	return func(rr *checks.RequestResult) string {
+		s := "-"
+		if rr != nil {
+			s = e2eText(rr)
+		}
+		return fmt.Sprintf("%*s", width, s)
+	}
+}
+
+func e2eText(rr *checks.RequestResult) string {
+	if rr.E2EMs <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(rr.E2EMs, 'f', 1, 64)
+}
+
+// stages shows the slowest maxStages stages in pipeline order, names without their "Stage"
+// suffix, and how many others there were.
+func stages(s checks.Stages) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	shown := s
+	if len(s) > maxStages {
+		idx := make([]int, len(s))
+		for i := range idx {
+			idx[i] = i
+		}
+		// Stable, so that equal times keep the earlier stage.
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s[b].Ms, s[a].Ms) })
+		idx = idx[:maxStages]
+		slices.Sort(idx)
+		shown = nil
+		for _, i := range idx {
+			shown = append(shown, s[i])
+		}
+	}
+	parts := make([]string, len(shown))
+	for i, st := range shown {
+		name := strings.TrimSuffix(st.Name, "Stage")
+		if name == "" {
+			name = st.Name
+		}
+		parts[i] = name + " " + strconv.FormatFloat(st.Ms, 'f', 1, 64)
+	}
+	out := strings.Join(parts, " · ")
+	if n := len(s) - len(shown); n > 0 {
+		out += fmt.Sprintf(" (+%d)", n)
+	}
+	return out
+}
+
+// output reads like "png 256x256 12.3 KiB" or "mp4 256x256 16f 8fps +aac 45.1 KiB".
+func output(o *checks.Output) string {
+	if o == nil {
+		return "-"
+	}
+	parts := []string{cmp.Or(o.Format, o.Kind, "?")}
+	if o.Width > 0 || o.Height > 0 {
+		parts = append(parts, fmt.Sprintf("%dx%d", o.Width, o.Height))
+	}
+	if o.Frames > 0 {
+		parts = append(parts, fmt.Sprintf("%df", o.Frames))
+	}
+	if o.FPS > 0 {
+		parts = append(parts, strconv.FormatFloat(o.FPS, 'g', 4, 64)+"fps")
+	}
+	if o.Audio != nil {
+		parts = append(parts, "+"+cmp.Or(o.Audio.Codec, "audio"))
+	}
+	parts = append(parts, size(o.Bytes))
+	return strings.Join(parts, " ")
+}
+
+func size(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v := float64(n)
+	for _, unit := range []string{"KiB", "MiB", "GiB"} {
+		v /= 1024
+		if v < 1024 || unit == "GiB" {
+			return fmt.Sprintf("%.1f %s", v, unit)
+		}
+	}
+	panic("unreachable")
+}
+
+// problems writes one line per check that did not pass (failed, errored or known), case-level
+// checks first, and a line for each other reason a request or case did not pass, so nothing
+// red in the table is left unexplained.
+func problems(b *bytes.Buffer, r *checks.Result) {
+	var lines []string
+	add := func(where, what string) { lines = append(lines, where+": "+indent(what)) }
+	for _, e := range r.Errors {
+		add("run", e)
+	}
+	for _, c := range r.Cases {
+		where := "case " + c.ID
+		caseExplained := false
+		for _, ck := range c.Checks {
+			if s := checkLine(ck); s != "" {
+				add(where, s)
+				caseExplained = true
+			}
+		}
+		for _, e := range c.Errors {
+			add(where, e)
+			caseExplained = true
+		}
+		if len(c.Requests) == 0 && !caseExplained {
+			if c.Status == checks.Cancelled {
+				add(where, "cancelled before its first request")
+			} else {
+				add(where, "no requests ran")
+			}
+		}
+		for _, rr := range c.Requests {
+			where := fmt.Sprintf("case %s request %d/%d", c.ID, rr.Index, rr.Of)
+			explained := false
+			for _, ck := range rr.Checks {
+				if s := checkLine(ck); s != "" {
+					add(where, s)
+					explained = true
+				}
+			}
+			if explained {
+				continue
+			}
+			switch {
+			case rr.Status == checks.Cancelled:
+				add(where, "cancelled")
+			case len(rr.Checks) == 0 && rr.Status != checks.Pass:
+				add(where, "no checks ran")
+			case rr.Status == checks.Skip:
+				add(where, "skipped, and every request of a case is required")
+			}
+		}
+	}
+	if len(lines) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+}
+
+// checkLine is "name: detail" for a check that did not pass, with its value and limit when it
+// has them, or "" for a check that passed or was skipped.
+func checkLine(ck checks.Check) string {
+	var s strings.Builder
+	s.WriteString(ck.Name)
+	switch ck.Status {
+	case checks.Pass, checks.Skip:
+		return ""
+	case checks.Fail:
+	case checks.Known:
+		s.WriteString(" (known)")
+	default:
+		s.WriteString(" (" + cmp.Or(string(ck.Status), "no status") + ")")
+	}
+	if ck.Value != nil {
+		s.WriteString(" = " + number(*ck.Value, ck.Unit))
+		if ck.Limit != nil {
+			s.WriteString(", limit " + number(*ck.Limit, ck.Unit))
+		}
+	}
+	s.WriteString(": " + cmp.Or(strings.TrimRight(ck.Detail, "\n"), "(no detail)"))
+	return s.String()
+}
+
+func number(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'g', 6, 64)
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+// indent keeps a multi-line detail (a log tail, a stack) under its line.
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+func summary(b *bytes.Buffer, r *checks.Result) {
+	n := map[checks.Status]int{}
+	total := 0
+	for _, c := range r.Cases {
+		for _, rr := range c.Requests {
+			n[rr.Status]++
+			total++
+		}
+	}
+	fmt.Fprintf(b, "\n%s, %s: %d passed, %d failed, %d known, %d skipped",
+		plural(len(r.Cases), "case"), plural(total, "request"), n[checks.Pass], n[checks.Fail], n[checks.Known], n[checks.Skip])
+	if k := n[checks.Error]; k > 0 {
+		fmt.Fprintf(b, ", %d errored", k)
+	}
+	if k := n[checks.Cancelled]; k > 0 {
+		fmt.Fprintf(b, ", %d cancelled", k)
+	}
+	if k := total - n[checks.Pass] - n[checks.Fail] - n[checks.Known] - n[checks.Skip] - n[checks.Error] - n[checks.Cancelled]; k > 0 {
+		fmt.Fprintf(b, ", %d without a status", k)
+	}
+	fmt.Fprintf(b, " — %s\n", strings.ToUpper(cmp.Or(string(r.Status), "no status")))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

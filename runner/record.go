@@ -1,0 +1,250 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// The files a Recorder owns inside its folder.
+const (
+	RequestsFile = "requests.jsonl"
+	ResultsFile  = "results.json"
+	ArtifactsDir = "artifacts"
+)
+
+// Recorder owns the files of one run's output folder (--out): requests.jsonl, appended as
+// each request finishes, results.json, rewritten atomically, and the artifacts tree.
+// Its methods are safe for concurrent use.
+type Recorder struct {
+	dir string
+
+	mu sync.Mutex
+	f  *os.File // requests.jsonl; nil once closed
+}
+
+// NewRecorder creates dir and dir/artifacts and starts a fresh requests.jsonl in it. A
+// requests.jsonl left by an earlier run into the same folder is truncated, as results.json
+// will be overwritten: the two files always describe the same run.
+func NewRecorder(dir string) (*Recorder, error) {
+	if err := os.MkdirAll(filepath.Join(dir, ArtifactsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create results folder: %w", err)
+	}
+	// O_APPEND: each request is one write at the end of the file, never interleaved with
+	// another, and nothing is buffered in this process, so a crash or SIGKILL loses only
+	// the line being written.
+	f, err := os.OpenFile(filepath.Join(dir, RequestsFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open requests log: %w", err)
+	}
+	return &Recorder{dir: dir, f: f}, nil
+}
+
+// Dir is the folder the recorder writes to.
+func (r *Recorder) Dir() string { return r.dir }
+
+// Request appends rr, one JSON object on one line, to requests.jsonl. rr.Case must name its
+// case: the line is read back on its own.
+func (r *Recorder) Request(rr checks.RequestResult) error {
+	if rr.Case == "" {
+		return fmt.Errorf("record request %d/%d: no case id", rr.Index, rr.Of)
+	}
+	line, err := json.Marshal(rr)
+	if err != nil {
+		return fmt.Errorf("record case %s request %d/%d: %w", rr.Case, rr.Index, rr.Of, err)
+	}
+	line = append(line, '\n')
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return fmt.Errorf("record case %s request %d/%d: recorder closed", rr.Case, rr.Index, rr.Of)
+	}
+	if _, err := r.f.Write(line); err != nil {
+		return fmt.Errorf("record case %s request %d/%d: %w", rr.Case, rr.Index, rr.Of, err)
+	}
+	return nil
+}
+
+// Results finalizes res (checks.Finalize: every status recomputed from the checks), sets its
+// schema, and writes it to results.json atomically: readers see the old file or the new one,
+// never a part. It may be called more than once (for example after each case, and at the end).
+func (r *Recorder) Results(res *checks.Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	checks.Finalize(res)
+	res.Schema = checks.Schema
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	b = append(b, '\n')
+	if err := writeFileAtomic(filepath.Join(r.dir, ResultsFile), b); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and renames it over
+// path, then syncs the folder so the rename itself survives a crash.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Best effort: some file systems refuse to sync a folder, and the data is in place anyway.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ArtifactDir creates and returns the folder for the artifacts of one request:
+// DIR/artifacts/<caseID>/request-<index>/. caseID must be a single, local path element.
+func (r *Recorder) ArtifactDir(caseID string, index int) (string, error) {
+	if caseID == "" || caseID == "." || caseID == ".." || strings.ContainsAny(caseID, `/\`) || !filepath.IsLocal(caseID) {
+		return "", fmt.Errorf("artifact folder: case id %q is not a plain folder name", caseID)
+	}
+	if index < 1 {
+		return "", fmt.Errorf("artifact folder: case %s: request index %d, want ≥ 1", caseID, index)
+	}
+	d := filepath.Join(r.dir, ArtifactsDir, caseID, "request-"+strconv.Itoa(index))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("artifact folder: case %s request %d: %w", caseID, index, err)
+	}
+	return d, nil
+}
+
+// Close closes requests.jsonl. Later calls to Request fail; Close again does nothing.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	if err != nil {
+		return fmt.Errorf("close requests log: %w", err)
+	}
+	return nil
+}
+
+// TruncatedLineError is the warning ReadRequests gives for a last line cut short, as a crash
+// in the middle of a write leaves it. The requests before it are intact.
+type TruncatedLineError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+// Error says which line was cut short and that it was ignored.
+func (e *TruncatedLineError) Error() string {
+	return fmt.Sprintf("%s:%d: last line is truncated (the run stopped while writing it), ignored: %v", e.Path, e.Line, e.Err)
+}
+
+// Unwrap returns the JSON error the line gave.
+func (e *TruncatedLineError) Unwrap() error { return e.Err }
+
+// ReadRequests reads a requests.jsonl back, in file order (the order requests finished). A
+// last line without its newline that does not parse is what a crash mid-write leaves: it is
+// returned as a warning (a *TruncatedLineError), not an error. Any other bad line is an error
+// naming the file and line.
+func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read requests: %w", err)
+	}
+	n := 0
+	for len(data) > 0 {
+		n++
+		line, rest, complete := bytes.Cut(data, []byte{'\n'})
+		data = rest
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rr checks.RequestResult
+		if err := json.Unmarshal(line, &rr); err != nil {
+			if !complete {
+				warnings = append(warnings, &TruncatedLineError{Path: path, Line: n, Err: err})
+				break
+			}
+			return nil, nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		reqs = append(reqs, rr)
+	}
+	return reqs, warnings, nil
+}
+
+// ReadResults reads a results.json written by Results. A file with another schema (or none)
+// is an error that names the file and the schema it found.
+func ReadResults(path string) (*checks.Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: %w", posOf(path, data, err), err)
+	}
+	switch {
+	case head.Schema == nil:
+		return nil, fmt.Errorf("%s: no \"schema\" field: not a diffusion-check results file (want %q)", path, checks.Schema)
+	case *head.Schema != checks.Schema:
+		return nil, fmt.Errorf("%s: schema %q is not supported (want %q)", path, *head.Schema, checks.Schema)
+	}
+	var res checks.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", posOf(path, data, err), err)
+	}
+	return &res, nil
+}
+
+// posOf returns "path:line" for a JSON decoding error that carries an offset, else path.
+func posOf(path string, data []byte, err error) string {
+	var off int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return path
+	}
+	return fmt.Sprintf("%s:%d", path, 1+bytes.Count(data[:off], []byte{'\n'}))
+}

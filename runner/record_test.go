@@ -1,0 +1,372 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+func newTestRecorder(t *testing.T) (*Recorder, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "out")
+	rec, err := NewRecorder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return rec, dir
+}
+
+func sampleRequest(caseID string, i, of int) checks.RequestResult {
+	return checks.RequestResult{
+		Case:      caseID,
+		Index:     i,
+		Of:        of,
+		RequestID: fmt.Sprintf("%s-%d", caseID, i),
+		Status:    checks.Pass,
+		StartedAt: time.Date(2025, 3, 1, 12, 0, i, 0, time.UTC),
+		E2EMs:     70.5 + float64(i),
+		// Deliberately not in alphabetical order: the pipeline order must survive.
+		Stages: checks.Stages{
+			{Name: "TextEncodingStage", Ms: 3.1},
+			{Name: "DenoisingStage", Ms: 20.4},
+			{Name: "DecodingStage", Ms: 41},
+		},
+		StepsMs: []float64{2.1, 2, 2},
+		Output:  &checks.Output{Kind: "image", Format: "png", Bytes: 12595, Width: 256, Height: 256},
+		Checks: []checks.Check{
+			checks.Passed(checks.ServerAlive, ""),
+			{Name: "perf.e2e", Status: checks.Pass, Value: checks.Float(70.5), Limit: checks.Float(100), Unit: "ms"},
+		},
+	}
+}
+
+func TestRecorderConcurrentRequests(t *testing.T) {
+	rec, dir := newTestRecorder(t)
+	const writers, each = 8, 50
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := 1; i <= each; i++ {
+				if err := rec.Request(sampleRequest(fmt.Sprintf("case%d", w), i, each)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	got, warnings, err := ReadRequests(filepath.Join(dir, RequestsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("warnings: %v", warnings)
+	}
+	if len(got) != writers*each {
+		t.Fatalf("read %d requests, want %d", len(got), writers*each)
+	}
+	seen := map[string]int{}
+	for _, rr := range got {
+		seen[rr.RequestID]++
+		if diff := cmp.Diff(sampleRequest(rr.Case, rr.Index, rr.Of), rr); diff != "" {
+			t.Fatalf("request %s (-want +got):\n%s", rr.RequestID, diff)
+		}
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("request %s read %d times", id, n)
+		}
+	}
+}
+
+func TestRecorderRequestErrors(t *testing.T) {
+	rec, _ := newTestRecorder(t)
+	if err := rec.Request(checks.RequestResult{Index: 1, Of: 1}); err == nil {
+		t.Error("Request without a case id: want an error")
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := rec.Request(sampleRequest("a", 1, 1)); err == nil {
+		t.Error("Request after Close: want an error")
+	}
+}
+
+func TestNewRecorderStartsFresh(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, RequestsFile)
+	if err := os.WriteFile(old, []byte(`{"case":"old","index":1,"of":1,"status":"pass","checks":[]}`+"\n{\"case\":\"ol"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := NewRecorder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Request(sampleRequest("new", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	got, warnings, err := ReadRequests(old)
+	if err != nil || len(warnings) > 0 || len(got) != 1 || got[0].Case != "new" {
+		t.Errorf("ReadRequests = %d requests %v, warnings %v, err %v; want only the new run's request", len(got), got, warnings, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, ArtifactsDir)); err != nil || !fi.IsDir() {
+		t.Errorf("artifacts folder: %v", err)
+	}
+}
+
+func TestReadRequestsTruncatedLastLine(t *testing.T) {
+	rec, dir := newTestRecorder(t)
+	for i := 1; i <= 2; i++ {
+		if err := rec.Request(sampleRequest("t2i", i, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.Close()
+	path := filepath.Join(dir, RequestsFile)
+	// What a crash half-way through the third write leaves.
+	third, err := json.Marshal(sampleRequest("t2i", 3, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, third[:len(third)/2])
+
+	got, warnings, err := ReadRequests(path)
+	if err != nil {
+		t.Fatalf("ReadRequests: %v", err)
+	}
+	want := []checks.RequestResult{sampleRequest("t2i", 1, 3), sampleRequest("t2i", 2, 3)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if len(warnings) != 1 {
+		t.Fatalf("warnings = %v, want one", warnings)
+	}
+	var tl *TruncatedLineError
+	if !errors.As(warnings[0], &tl) || tl.Line != 3 || tl.Path != path {
+		t.Errorf("warning = %#v, want a TruncatedLineError for %s:3", warnings[0], path)
+	}
+}
+
+func TestReadRequestsLastLineWithoutNewline(t *testing.T) {
+	// A complete object that lost only its newline is kept, silently.
+	path := filepath.Join(t.TempDir(), RequestsFile)
+	b, _ := json.Marshal(sampleRequest("a", 1, 1))
+	appendFile(t, path, b)
+	got, warnings, err := ReadRequests(path)
+	if err != nil || len(warnings) > 0 || len(got) != 1 {
+		t.Errorf("ReadRequests = %d requests, warnings %v, err %v; want 1, none, nil", len(got), warnings, err)
+	}
+}
+
+func TestReadRequestsErrors(t *testing.T) {
+	dir := t.TempDir()
+	good, _ := json.Marshal(sampleRequest("a", 1, 2))
+	tests := []struct {
+		name    string
+		content string
+		want    string // in the error
+	}{
+		{"bad line in the middle", string(good) + "\n{\"case\":\n" + string(good) + "\n", ":2: "},
+		{"bad last line with its newline", string(good) + "\nnot json\n", ":2: "},
+		{"wrong type", `{"case":"a","index":"one"}` + "\n", ":1: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".jsonl")
+			appendFile(t, path, []byte(tt.content))
+			_, _, err := ReadRequests(path)
+			if err == nil || !strings.Contains(err.Error(), path+tt.want) {
+				t.Errorf("ReadRequests error = %v, want one naming %s%s", err, path, tt.want)
+			}
+		})
+	}
+	if _, _, err := ReadRequests(filepath.Join(dir, "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: err = %v, want ErrNotExist", err)
+	}
+	// Blank lines are not requests, and not errors.
+	path := filepath.Join(dir, "blank.jsonl")
+	appendFile(t, path, []byte("\n"+string(good)+"\n\n"))
+	if got, w, err := ReadRequests(path); err != nil || len(w) > 0 || len(got) != 1 {
+		t.Errorf("blank lines: %d requests, warnings %v, err %v", len(got), w, err)
+	}
+}
+
+func appendFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sampleResult() *checks.Result {
+	r1, r2 := sampleRequest("t2i", 1, 2), sampleRequest("t2i", 2, 2)
+	r2.Checks = append(r2.Checks, checks.Failed(checks.OutputValid, "png: unexpected EOF"))
+	return &checks.Result{
+		Suite:      "quickstart",
+		Lane:       "base",
+		GPU:        "h200",
+		Partition:  checks.Partition{Index: 0, Total: 1},
+		Status:     checks.Pass, // stale: Results must recompute it
+		StartedAt:  time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
+		FinishedAt: time.Date(2025, 3, 1, 12, 1, 0, 0, time.UTC),
+		Cases: []checks.CaseResult{{
+			ID: "t2i", Server: "ref", Modality: "image", Status: checks.Pass,
+			Load:     &checks.Load{DurationMs: 52},
+			Requests: []checks.RequestResult{r1, r2},
+		}},
+	}
+}
+
+func TestRecorderResultsRoundTrip(t *testing.T) {
+	rec, dir := newTestRecorder(t)
+	res := sampleResult()
+	if err := rec.Results(res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Schema != checks.Schema || res.Status != checks.Fail || res.Cases[0].Status != checks.Fail || res.Cases[0].Requests[1].Status != checks.Fail {
+		t.Errorf("Results did not finalize: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status, res.Cases[0].Requests[1].Status)
+	}
+	got, err := ReadResults(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	wantStages := []string{"TextEncodingStage", "DenoisingStage", "DecodingStage"}
+	var gotStages []string
+	for _, st := range got.Cases[0].Requests[0].Stages {
+		gotStages = append(gotStages, st.Name)
+	}
+	if diff := cmp.Diff(wantStages, gotStages); diff != "" {
+		t.Errorf("stage order (-want +got):\n%s", diff)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"stages_ms": {`) || !strings.HasPrefix(string(raw), "{\n  \"schema\": \"diffusion-check/results/v1\"") {
+		t.Errorf("results.json is not the indented v1 form:\n%.300s", raw)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, ResultsFile)); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("results.json mode: %v, %v; want 0644", fi.Mode(), err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// TestRecorderResultsAtomic rewrites results.json over and over, with contents of different
+// sizes, while a reader parses it: every read must see one whole file.
+func TestRecorderResultsAtomic(t *testing.T) {
+	rec, dir := newTestRecorder(t)
+	path := filepath.Join(dir, ResultsFile)
+	if err := rec.Results(sampleResult()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(done)
+		for i := range 200 {
+			res := sampleResult()
+			for range i % 7 { // vary the size
+				res.Errors = append(res.Errors, strings.Repeat("x", 1000))
+			}
+			if err := rec.Results(res); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	reads := 0
+	for {
+		select {
+		case <-done:
+			wg.Wait()
+			if reads == 0 {
+				t.Error("the reader never ran")
+			}
+			return
+		default:
+		}
+		if _, err := ReadResults(path); err != nil {
+			t.Fatalf("read %d: %v", reads, err)
+		}
+		reads++
+	}
+}
+
+func TestReadResultsErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		content string
+		want    string
+	}{
+		{"no schema", `{"suite":"x"}`, `no.json: no "schema" field: not a diffusion-check results file`},
+		{"other schema", `{"schema":"diffusion-check/results/v2"}`, `other.json: schema "diffusion-check/results/v2" is not supported (want "diffusion-check/results/v1")`},
+		{"not json", "{\n  \"schema\": \"diffusion-check/results/v1\",\n  oops\n}", `bad.json:3: invalid character`},
+		{"wrong type", "{\n\"schema\": \"diffusion-check/results/v1\",\n\"cases\": 3}", `type.json:3: json: cannot unmarshal number`},
+		{"not an object", `[]`, `array.json:1: json: cannot unmarshal array`},
+	}
+	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json", "not an object": "array.json"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, names[tt.name])
+			if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadResults(path)
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, tt.want)) {
+				t.Errorf("ReadResults error = %v, want one containing %q", err, filepath.Join(dir, tt.want))
+			}
+		})
+	}
+}
+
+func TestRecorderArtifactDir(t *testing.T) {
+	rec, dir := newTestRecorder(t)
+	got, err := rec.ArtifactDir("t2i", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "artifacts", "t2i", "request-2"); got != want {
+		t.Errorf("ArtifactDir = %s, want %s", got, want)
+	}
+	if fi, err := os.Stat(got); err != nil || !fi.IsDir() {
+		t.Errorf("ArtifactDir did not create %s: %v", got, err)
+	}
+	for _, bad := range []struct {
+		id string
+		i  int
+	}{{"", 1}, {".", 1}, {"..", 1}, {"a/b", 1}, {`a\b`, 1}, {"/abs", 1}, {"t2i", 0}} {
+		if d, err := rec.ArtifactDir(bad.id, bad.i); err == nil {
+			t.Errorf("ArtifactDir(%q, %d) = %s, want an error", bad.id, bad.i, d)
+		}
+	}
+}

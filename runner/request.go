@@ -1,0 +1,257 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+)
+
+// Prober reads what a media file holds.
+type Prober func(ctx context.Context, path string) (media.Info, error)
+
+func probeFile(ctx context.Context, path string) (media.Info, error) { return media.Probe(ctx, path) }
+
+// settleTime is how long a failed request waits for a dying server to finish exiting, so that
+// the failure is attributed to the crash rather than to a reset connection.
+const settleTime = 500 * time.Millisecond
+
+// request sends request i of a case and validates it. It returns the result, the load peak
+// the server reported with it (nil when none) and, when the server can no longer be used, why.
+func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (rr checks.RequestResult, loadPeak map[string]float64, halt string) {
+	rr = checks.RequestResult{Case: c.ID, Index: i, Of: c.Repeat, StartedAt: time.Now().UTC()}
+	spec := r.opts.Suite.Servers[c.Server]
+	label := fmt.Sprintf("case %s request %d/%d", c.ID, i, c.Repeat)
+	dir, err := r.rec.ArtifactDir(c.ID, i)
+	if err != nil {
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: fmt.Sprintf("%s: %v", label, err)})
+		return rr, nil, ""
+	}
+	timeout := spec.RequestTimeout
+	if c.Timeout > 0 {
+		timeout = c.Timeout
+	}
+	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	t0 := time.Now()
+	rep, err := cl.generate(rctx, c)
+	rr.E2EMs = ms(time.Since(t0))
+	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
+	cancel()
+	rr.RequestID = rep.ID
+
+	if err != nil {
+		if ctx.Err() != nil {
+			rr.Status = checks.Cancelled
+			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
+				Detail: fmt.Sprintf("%s: run cancelled after %.0f ms, before the output arrived", label, rr.E2EMs)})
+			return rr, nil, "run cancelled"
+		}
+		srv.settle(settleTime)
+		if why := srv.dead(); why != "" {
+			detail := fmt.Sprintf("%s: %s while the request was in flight (%v)", label, why, err)
+			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv)})
+			saveTail(dir, srv)
+			return rr, nil, fmt.Sprintf("not sent: the server died during request %d/%d", i, c.Repeat)
+		}
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+		if timedOut {
+			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+				Detail: fmt.Sprintf("%s: no complete output within the request timeout of %s (server alive but not answering)", label, timeout)})
+			saveTail(dir, srv)
+			return rr, nil, fmt.Sprintf("not sent: the server was stopped after request %d/%d hung", i, c.Repeat)
+		}
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail, Detail: fmt.Sprintf("%s: %v", label, err)})
+		saveTail(dir, srv)
+		// The server answered with an error; it may still have logged timings for it.
+		if rep.ID != "" {
+			rr, loadPeak = r.joinPerf(ctx, c, srv, rr, label)
+		}
+		return rr, loadPeak, ""
+	}
+
+	if why := srv.dead(); why != "" {
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
+			Detail: withTail(fmt.Sprintf("%s: answered, but then %s", label, why), srv)})
+		halt = fmt.Sprintf("not sent: the server died after request %d/%d", i, c.Repeat)
+	} else {
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+	}
+	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, label, &rr)...)
+	if halt == "" {
+		rr, loadPeak = r.joinPerf(ctx, c, srv, rr, label)
+	}
+	return rr, loadPeak, halt
+}
+
+// output saves the media and checks that it is there and has the declared shape.
+func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir, label string, rr *checks.RequestResult) []checks.Check {
+	var out []checks.Check
+	want := max(c.Request.N, 1)
+	if c.Modality != suite.Image {
+		want = 1
+	}
+	if len(rep.Media) == 0 || len(rep.Media[0]) == 0 {
+		return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+			Detail: fmt.Sprintf("%s: the server reported success but returned no media (0 bytes, request_id %s)", label, rep.ID)})
+	}
+	var paths []string
+	for k, m := range rep.Media {
+		name := "output." + rep.Ext
+		if k > 0 {
+			name = fmt.Sprintf("output-%d.%s", k+1, rep.Ext)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, m, 0o644); err != nil {
+			return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: fmt.Sprintf("%s: save output: %v", label, err)})
+		}
+		paths = append(paths, p)
+	}
+	kind := "image"
+	if c.Modality != suite.Image {
+		kind = "video"
+	}
+	rr.Output = &checks.Output{Kind: kind, Path: paths[0], Format: rep.Ext, Bytes: int64(len(rep.Media[0]))}
+	if len(rep.Media) != want {
+		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+			Detail: fmt.Sprintf("%s: asked for %d images, got %d", label, want, len(rep.Media))})
+	} else {
+		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Pass, Value: checks.Float(float64(len(rep.Media[0]))), Unit: "bytes"})
+	}
+	if !suite.Enabled(c.Checks.Output) {
+		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Skip, Detail: "disabled by the case's checks.output"})
+	}
+	var problems []string
+	for k, p := range paths {
+		info, err := r.opts.Probe(ctx, p)
+		if err != nil {
+			st := checks.Fail
+			if errors.Is(err, exec.ErrNotFound) {
+				st = checks.Error // no ffprobe: we could not check, the output is not known bad
+			}
+			return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("%s: output is not decodable: %v", label, err)})
+		}
+		if k == 0 {
+			fillOutput(rr.Output, info)
+		}
+		problems = append(problems, shapeProblems(c, info)...)
+	}
+	if len(problems) > 0 {
+		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Fail,
+			Detail: fmt.Sprintf("%s: %s", label, strings.Join(problems, "; "))})
+	}
+	return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Pass, Detail: describe(rr.Output)})
+}
+
+func fillOutput(o *checks.Output, info media.Info) {
+	o.Width, o.Height = info.Width, info.Height
+	if o.Kind == "video" {
+		o.Frames, o.FPS, o.DurationS = info.Frames, info.FPS, info.DurationS
+	}
+	if a := info.Audio; a != nil {
+		o.Audio = &checks.Audio{Codec: a.Codec, SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS}
+	}
+}
+
+// shapeProblems compares what was decoded with what the case asked for.
+func shapeProblems(c *suite.Case, info media.Info) []string {
+	var p []string
+	r := c.Request
+	if r.Width > 0 && (info.Width != r.Width || info.Height != r.Height) {
+		p = append(p, fmt.Sprintf("size %dx%d, want %dx%d", info.Width, info.Height, r.Width, r.Height))
+	}
+	if c.Modality == suite.Image {
+		if want := imageCodec(r.OutputFormat); want != "" && info.Codec != want {
+			p = append(p, fmt.Sprintf("image codec %s, want %s for output_format %s", info.Codec, want, r.OutputFormat))
+		}
+		return p
+	}
+	if r.NumFrames > 0 && info.Frames != r.NumFrames {
+		p = append(p, fmt.Sprintf("%d frames, want %d", info.Frames, r.NumFrames))
+	}
+	if info.Frames < 1 {
+		p = append(p, "no decodable video frames")
+	}
+	if c.Modality == suite.VideoAudio && info.Audio == nil {
+		p = append(p, "no audio track, want one for modality video+audio")
+	}
+	return p
+}
+
+func imageCodec(format string) string {
+	switch format {
+	case "png":
+		return "png"
+	case "jpeg":
+		return "mjpeg"
+	case "webp":
+		return "webp"
+	}
+	return ""
+}
+
+func describe(o *checks.Output) string {
+	s := fmt.Sprintf("%s %dx%d", o.Format, o.Width, o.Height)
+	if o.Kind == "video" {
+		s += fmt.Sprintf(", %d frames at %g fps", o.Frames, o.FPS)
+	}
+	if o.Audio != nil {
+		s += fmt.Sprintf(", audio %s %d Hz", o.Audio.Codec, o.Audio.SampleRate)
+	}
+	return s
+}
+
+// joinPerf waits for the request's performance.log record and copies its timings.
+func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr checks.RequestResult, label string) (checks.RequestResult, map[string]float64) {
+	spec := r.opts.Suite.Servers[c.Server]
+	if !suite.Enabled(c.Checks.PerfRecord) {
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip, Detail: "disabled by the case's checks.perf_record"})
+		return rr, nil
+	}
+	if rr.RequestID == "" {
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Fail,
+			Detail: fmt.Sprintf("%s: the response carries no id to join performance.log on", label)})
+		return rr, nil
+	}
+	rec, err := srv.perf.wait(ctx, rr.RequestID, spec.PerfRecordTimeout)
+	if err != nil {
+		st := checks.Fail
+		if ctx.Err() != nil {
+			st = checks.Cancelled
+		}
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: st, Detail: fmt.Sprintf("%s: %v", label, err)})
+		return rr, nil
+	}
+	rr.Stages = rec.stages()
+	rr.StepsMs = rec.Steps
+	rr.ServerTotalMs = rec.TotalDurationMs
+	rr.PeakVRAMMiB = rec.peaks("runtime_peak")
+	rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Pass,
+		Value: checks.Float(rec.TotalDurationMs), Unit: "ms",
+		Detail: fmt.Sprintf("%d stages, %d denoise steps", len(rec.Stages), len(rec.Steps))})
+	return rr, rec.peaks("load_peak")
+}
+
+// withTail appends the server's last log lines to a failure detail.
+func withTail(detail string, srv *server) string {
+	tail := srv.log.lastLines(8)
+	if len(tail) == 0 {
+		return detail
+	}
+	return detail + "\nlast server log lines:\n" + strings.Join(tail, "\n")
+}
+
+// saveTail keeps the server log tail beside the request's artifacts; best effort, since the
+// same lines are also in the check detail and the full log is in the servers folder.
+func saveTail(dir string, srv *server) {
+	tail := srv.log.lastLines(tailLines)
+	_ = os.WriteFile(filepath.Join(dir, "server-log-tail.txt"), []byte(strings.Join(tail, "\n")+"\n"), 0o644)
+}

@@ -1,0 +1,390 @@
+// Package runner executes a suite: it starts each server under test, sends every case's
+// requests to the same warm server, validates every request it can judge by itself (server
+// alive, output present and decodable, perf record present) and records each result as soon as
+// it is known.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+)
+
+// Options configures one run of one partition of one lane.
+type Options struct {
+	Suite     *suite.Suite
+	Lane      string // empty: every lane
+	Partition checks.Partition
+	Cases     []string // restrict to these case ids; empty: all of the partition
+	Out       string
+	Mode      string
+	Commit    string
+	GPU       string
+	// Executable is the path of diffusion-check itself, which builtin servers run as `serve`.
+	Executable string
+	// Environ is the base environment of server processes.
+	Environ []string
+	// HTTPClient sends the requests; nil means a client without a global timeout (every
+	// request has its own deadline).
+	HTTPClient *http.Client
+	// Progress receives one human-readable line per event; nil discards them.
+	Progress io.Writer
+	// Probe decodes an output file's header; nil means media.Probe (ffprobe).
+	Probe Prober
+}
+
+// Run executes the selected cases and returns their results. The returned error means the run
+// could not happen at all (bad options, unwritable output folder); everything that went wrong
+// with a server or a request is data in the result. On cancellation the result holds what
+// finished, the rest marked cancelled, and results.json is still written.
+func Run(ctx context.Context, opts Options) (*checks.Result, error) {
+	if opts.Partition.Total == 0 {
+		opts.Partition.Total = 1
+	}
+	cases, err := Select(opts.Suite, opts.Lane, opts.Partition, opts.Cases)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := NewRecorder(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Close()
+	r := &run{opts: opts, rec: rec, progress: opts.Progress}
+	if r.progress == nil {
+		r.progress = io.Discard
+	}
+	if opts.HTTPClient == nil {
+		r.opts.HTTPClient = &http.Client{}
+	}
+	if opts.Probe == nil {
+		r.opts.Probe = probeFile
+	}
+	res := &checks.Result{
+		Schema:    checks.Schema,
+		Suite:     suiteName(opts.Suite),
+		Lane:      opts.Lane,
+		GPU:       opts.GPU,
+		Mode:      opts.Mode,
+		Partition: opts.Partition,
+		Commit:    opts.Commit,
+		StartedAt: time.Now().UTC(),
+	}
+	for _, u := range units(opts.Suite, cases) {
+		res.Cases = append(res.Cases, r.unit(ctx, u)...)
+	}
+	res.FinishedAt = time.Now().UTC()
+	if err := rec.Results(res); err != nil {
+		return res, fmt.Errorf("write results: %w", err)
+	}
+	return res, nil
+}
+
+func suiteName(s *suite.Suite) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return strings.TrimSuffix(filepath.Base(s.Path), filepath.Ext(s.Path))
+}
+
+// unit is a run of cases served by one server start (reuse: true) or a single case.
+type unit struct {
+	server *suite.Server
+	cases  []*suite.Case
+}
+
+// units groups the cases of a reuse server at the position of its first case, so that one
+// warm server serves them all and no two servers hold the GPU at once.
+func units(s *suite.Suite, cases []*suite.Case) []unit {
+	var out []unit
+	at := map[string]int{}
+	for _, c := range cases {
+		srv := s.Servers[c.Server]
+		if srv.Reuse {
+			if i, ok := at[c.Server]; ok {
+				out[i].cases = append(out[i].cases, c)
+				continue
+			}
+			at[c.Server] = len(out)
+		}
+		out = append(out, unit{server: srv, cases: []*suite.Case{c}})
+	}
+	return out
+}
+
+// Select returns the cases of a lane that belong to a partition, in suite order, restricted
+// to ids when given. Units (a reuse server's cases, or one case) are dealt round-robin, so
+// every job of a matrix computes the same split.
+func Select(s *suite.Suite, lane string, p checks.Partition, ids []string) ([]*suite.Case, error) {
+	if p.Total < 1 || p.Index < 0 || p.Index >= p.Total {
+		return nil, fmt.Errorf("partition %d/%d: want 0 ≤ index < total", p.Index, p.Total)
+	}
+	lc := s.CasesFor(lane)
+	if len(lc) == 0 {
+		return nil, fmt.Errorf("suite %s: no cases in lane %q", s.Path, lane)
+	}
+	var mine []*suite.Case
+	for i, u := range units(s, lc) {
+		if i%p.Total == p.Index {
+			mine = append(mine, u.cases...)
+		}
+	}
+	if len(ids) == 0 {
+		return mine, nil
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []*suite.Case
+	for _, c := range mine {
+		if want[c.ID] {
+			out = append(out, c)
+			delete(want, c.ID)
+		}
+	}
+	var errs []error
+	for _, id := range ids {
+		if want[id] {
+			errs = append(errs, fmt.Errorf("case %q: not in lane %q partition %d/%d of %s", id, lane, p.Index, p.Total, s.Path))
+			delete(want, id)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// run holds the state of one Run.
+type run struct {
+	opts     Options
+	rec      *Recorder
+	progress io.Writer
+	starts   int // server starts so far, to name their log folders
+
+	mu sync.Mutex // guards progress lines from concurrent requests
+}
+
+func (r *run) logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.progress, format+"\n", args...)
+}
+
+// unit runs the cases of one server start (or a fresh start per case after a server died).
+func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
+	var srv *server
+	defer func() {
+		if srv != nil {
+			srv.stop()
+		}
+	}()
+	var out []checks.CaseResult
+	for _, c := range u.cases {
+		if ctx.Err() != nil {
+			out = append(out, cancelledCase(c, "run cancelled before the case started"))
+			continue
+		}
+		cr, keep := r.runCase(ctx, c, u.server, srv)
+		out = append(out, cr)
+		srv = keep
+		if !u.server.Reuse && srv != nil {
+			srv.stop()
+			srv = nil
+		}
+	}
+	return out
+}
+
+// runCase runs one case on warm (nil: start one). It returns the server to keep for the next
+// case, or nil when the server is gone or was stopped.
+func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, warm *server) (checks.CaseResult, *server) {
+	began := time.Now()
+	cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
+	defer func() { cr.WallMs = ms(time.Since(began)) }()
+	srv := warm
+	if srv != nil && srv.dead() != "" {
+		srv.stop()
+		srv = nil
+	}
+	if srv != nil {
+		cr.Load = &checks.Load{Reused: true}
+		r.logf("%s: reusing warm server %s", c.ID, spec.Name)
+	} else {
+		var load time.Duration
+		var err error
+		srv, load, err = r.start(ctx, c, spec)
+		if err != nil {
+			if ctx.Err() != nil {
+				return cancelledCase(c, "run cancelled while the server was starting"), nil
+			}
+			st := checks.Fail
+			var pe *startError
+			if errors.As(err, &pe) && pe.srv == nil {
+				st = checks.Error // could not even launch: infrastructure, not the server's fault
+			}
+			if errors.As(err, &pe) && pe.srv != nil {
+				cr.LogTail = pe.srv.log.lastLines(tailLines)
+			}
+			detail := fmt.Sprintf("case %s: server %s failed to start: %v", c.ID, spec.Name, err)
+			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: st, Detail: detail})
+			for i := 1; i <= c.Repeat; i++ {
+				cr.Requests = append(cr.Requests, notSent(c, i, "not sent: the server failed to start"))
+			}
+			r.logf("%s: FAIL %s", c.ID, detail)
+			return cr, nil
+		}
+		cr.Load = &checks.Load{DurationMs: ms(load)}
+		r.logf("%s: server %s ready in %s (log %s)", c.ID, spec.Name, load.Round(time.Millisecond), srv.logPath)
+	}
+	cr.Requests = r.requests(ctx, c, srv, &cr)
+	if why := srv.dead(); why != "" {
+		cr.LogTail = srv.log.lastLines(tailLines)
+		srv.stop()
+		return cr, nil
+	}
+	return cr, srv
+}
+
+// startError is a failed server start; srv is nil when the process could not be launched.
+type startError struct {
+	srv *server
+	err error
+}
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+// start launches a server for a case and waits until it is ready.
+func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*server, time.Duration, error) {
+	r.starts++
+	dir := filepath.Join(r.opts.Out, "servers", fmt.Sprintf("%02d-%s", r.starts, spec.Name))
+	r.logf("%s: starting server %s", c.ID, spec.Name)
+	srv, err := startServer(spec, serverEnv{
+		dir:        dir,
+		suiteDir:   filepath.Dir(r.opts.Suite.Path),
+		executable: r.opts.Executable,
+		environ:    r.opts.Environ,
+	})
+	if err != nil {
+		return nil, 0, &startError{err: err}
+	}
+	if err := srv.waitReady(ctx, r.opts.HTTPClient); err != nil {
+		srv.stop()
+		tail := srv.log.lastLines(8)
+		if len(tail) > 0 {
+			err = fmt.Errorf("%w; last log lines:\n%s", err, strings.Join(tail, "\n"))
+		}
+		return nil, 0, &startError{srv: srv, err: err}
+	}
+	return srv, time.Since(srv.started), nil
+}
+
+// requests sends the case's requests, up to Concurrency at a time, and records each as it
+// finishes. After a request that leaves the server unusable (it died, or a request hung) the
+// rest are not sent: they are recorded as skipped, which fails the case.
+func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *checks.CaseResult) []checks.RequestResult {
+	out := make([]checks.RequestResult, c.Repeat)
+	sem := make(chan struct{}, max(c.Concurrency, 1))
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		halted string
+	)
+	for i := 1; i <= c.Repeat; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		why := halted
+		mu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+			out[i-1] = cancelledRequest(c, i, "run cancelled before the request was sent")
+			r.record(out[i-1])
+			continue
+		case why != "":
+			<-sem
+			out[i-1] = notSent(c, i, why)
+			r.record(out[i-1])
+			continue
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rr, loadPeak, halt := r.request(ctx, c, srv, i)
+			if rr.Status != checks.Cancelled {
+				rr.Status = checks.RequestStatus(rr.Checks)
+			}
+			mu.Lock()
+			out[i-1] = rr
+			if halt != "" && halted == "" {
+				halted = halt
+			}
+			// Every record repeats the load peak of its server start; keep the first one seen.
+			if loadPeak != nil && cr.Load != nil && cr.Load.PeakVRAMMiB == nil && !cr.Load.Reused {
+				cr.Load.PeakVRAMMiB = loadPeak
+			}
+			mu.Unlock()
+			r.record(rr)
+			r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
+			if halt != "" {
+				srv.stop()
+			}
+		}(i)
+	}
+	wg.Wait()
+	return out
+}
+
+// record appends a finished request to requests.jsonl; a write failure is reported but does
+// not stop the run (results.json still gets everything).
+func (r *run) record(rr checks.RequestResult) {
+	if err := r.rec.Request(rr); err != nil {
+		r.logf("warning: %v", err)
+	}
+}
+
+func firstProblem(cs []checks.Check) string {
+	for _, c := range cs {
+		if c.Status == checks.Fail || c.Status == checks.Error {
+			d, _, _ := strings.Cut(c.Detail, "\n")
+			return fmt.Sprintf("  %s: %s", c.Name, d)
+		}
+	}
+	return ""
+}
+
+// notSent is a request that was never sent; it is a required request, so it fails its case.
+func notSent(c *suite.Case, i int, why string) checks.RequestResult {
+	return checks.RequestResult{
+		Case: c.ID, Index: i, Of: c.Repeat, Status: checks.Skip,
+		Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Skip, Detail: why}},
+	}
+}
+
+func cancelledRequest(c *suite.Case, i int, why string) checks.RequestResult {
+	return checks.RequestResult{
+		Case: c.ID, Index: i, Of: c.Repeat, Status: checks.Cancelled,
+		Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: why}},
+	}
+}
+
+func cancelledCase(c *suite.Case, why string) checks.CaseResult {
+	cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality), Status: checks.Cancelled}
+	for i := 1; i <= c.Repeat; i++ {
+		cr.Requests = append(cr.Requests, cancelledRequest(c, i, why))
+	}
+	return cr
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,526 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/refserver"
+	"gopkg.in/yaml.v3"
+)
+
+// The defaults that suite.go documents, in one place.
+const (
+	defaultLane              = "base"
+	defaultLogMarker         = "Application startup complete." // SGLang's (uvicorn's) startup line
+	defaultHealth            = "/health"
+	defaultStartTimeout      = 20 * time.Minute // as SGLang's own test harness
+	defaultStopGrace         = 10 * time.Second
+	defaultRequestTimeout    = 10 * time.Minute
+	defaultPerfRecordTimeout = 30 * time.Second
+	defaultPollInterval      = 100 * time.Millisecond
+	defaultBuiltinStepMs     = 2
+	defaultBuiltinLoadMs     = 50
+	defaultBuiltinModel      = "diffusion-check/reference"
+	defaultOutputFormat      = "png"
+)
+
+// perfLogEnv is set by the runner for every server it starts; a value in the suite would be
+// overridden without a word, so it is refused.
+const perfLogEnv = "SGLANG_PERF_LOG_DIR"
+
+// Load reads and validates the suite file at path. A returned error joins one *Error per
+// problem found, each formatted as "path:line: field: message".
+func Load(path string) (*Suite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read suite: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates a suite file's contents. path names the file in messages and
+// anchors relative paths; files that cases refer to are looked up on disk.
+func Parse(path string, data []byte) (*Suite, error) {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		dir = filepath.Dir(path)
+	}
+	d := &decoder{file: path, dir: dir}
+	s := d.suite(data)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	s.Path = filepath.Join(dir, filepath.Base(path))
+	return s, nil
+}
+
+// path resolves a path written in the suite against the suite's folder.
+func (d *decoder) path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(d.dir, p)
+}
+
+func (d *decoder) suite(data []byte) *Suite {
+	root := d.document(data)
+	if root == nil {
+		return nil
+	}
+	if deref(root).Kind != yaml.MappingNode {
+		d.errorf(root.Line, "", "want a mapping with name, servers and cases at the top level, got %s", describe(root))
+		return nil
+	}
+	o := d.object(root, "", "name", "gpu", "baselines", "thresholds", "ground_truth", "known_failures", "servers", "cases")
+	if o == nil {
+		return nil
+	}
+	// The runner names results after the suite; the file's name is the obvious default.
+	s := &Suite{Name: strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file)), Servers: map[string]*Server{}}
+	o.str("name", &s.Name)
+	o.str("gpu", &s.GPU)
+	for key, dst := range map[string]*string{
+		"baselines": &s.Baselines, "thresholds": &s.Thresholds,
+		"ground_truth": &s.GroundTruth, "known_failures": &s.KnownFailures,
+	} {
+		o.str(key, dst)
+		*dst = d.path(*dst)
+	}
+	if v, field, ok := o.get("servers"); ok {
+		if es, ok := d.entries(v, field); ok {
+			for _, e := range es {
+				s.Servers[e.name] = d.server(e)
+			}
+		}
+	}
+	v, field, ok := o.require("cases")
+	if !ok {
+		return s
+	}
+	n := deref(v)
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(v.Line, field, "want a list of cases, got %s", describe(n))
+		return s
+	}
+	if len(n.Content) == 0 {
+		d.errorf(v.Line, field, "no cases; a suite needs at least one")
+	}
+	type seen struct {
+		id   string
+		line int
+	}
+	ids := map[string]seen{} // by lower-case id
+	for i, raw := range n.Content {
+		c, idLine := d.testCase(fmt.Sprintf("cases[%d]", i), raw, s.Servers)
+		s.Cases = append(s.Cases, c)
+		if c.ID == "" {
+			continue
+		}
+		field := fmt.Sprintf("cases[%d].id", i)
+		key := strings.ToLower(c.ID)
+		switch first, dup := ids[key]; {
+		case !dup:
+			ids[key] = seen{c.ID, idLine}
+		case first.id == c.ID:
+			d.errorf(idLine, field, "duplicate id %q, first at line %d", c.ID, first.line)
+		default:
+			// Ids become folder names, and macOS and Windows fold letter case.
+			d.errorf(idLine, field, "id %q differs from %q (line %d) only in letter case; ids become folder names", c.ID, first.id, first.line)
+		}
+	}
+	return s
+}
+
+// validName reports whether s can be a case id or server name: both become folder names, so
+// no separators, no leading dot and no spaces.
+func validName(s string) bool {
+	for i, r := range s {
+		alnum := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		if !alnum && (i == 0 || r != '_' && r != '.' && r != '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+const namePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*"
+
+func (d *decoder) server(e entry) *Server {
+	field := "servers." + e.name
+	srv := &Server{
+		Name:              e.name,
+		Line:              e.key.Line,
+		Ready:             Readiness{LogMarker: defaultLogMarker, Health: defaultHealth},
+		StartTimeout:      defaultStartTimeout,
+		StopGrace:         defaultStopGrace,
+		RequestTimeout:    defaultRequestTimeout,
+		PerfRecordTimeout: defaultPerfRecordTimeout,
+		PollInterval:      defaultPollInterval,
+	}
+	if !validName(e.name) {
+		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
+	}
+	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
+		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "reuse")
+	if o == nil {
+		return srv
+	}
+	// `builtin:` with no value is the healthy reference server, like `builtin: {}`.
+	if o.has("builtin") {
+		srv.Builtin = d.builtin(o)
+	}
+	if v, f, ok := o.get("command"); ok {
+		if argv, ok := d.strings(v, f); ok {
+			if len(argv) == 0 || argv[0] == "" {
+				d.errorf(v.Line, f, "want a program and its arguments, got an empty command")
+			}
+			srv.Command = argv
+		}
+	}
+	switch _, _, hasCommand := o.get("command"); {
+	case srv.Builtin != nil && hasCommand:
+		d.errorf(o.lineOf("command"), field, "both builtin and command; a server is one or the other")
+	case srv.Builtin == nil && !hasCommand:
+		d.errorf(o.line, field, "neither builtin nor command; give the command line of the server, or builtin: {} for the reference server")
+	}
+	if v, f, ok := o.get("env"); ok {
+		srv.Env = d.env(v, f)
+	}
+	if srv.Builtin == nil && len(srv.Command) > 0 && !mentionsPort(srv) {
+		d.errorf(o.lineOf("command"), join(field, "command"), "no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
+	}
+	if o.str("dir", &srv.Dir) {
+		srv.Dir = d.path(srv.Dir)
+	}
+	if v, f, ok := o.get("ready"); ok {
+		d.ready(v, f, &srv.Ready)
+	}
+	o.str("model", &srv.Model)
+	o.duration("start_timeout", &srv.StartTimeout, 1)
+	o.duration("stop_grace", &srv.StopGrace, 0)
+	o.duration("request_timeout", &srv.RequestTimeout, 1)
+	o.duration("perf_record_timeout", &srv.PerfRecordTimeout, 1)
+	o.duration("poll_interval", &srv.PollInterval, 1)
+	var reuse *bool
+	if o.boolean("reuse", &reuse) && reuse != nil {
+		srv.Reuse = *reuse
+	}
+	return srv
+}
+
+func mentionsPort(srv *Server) bool {
+	for _, a := range srv.Command {
+		if strings.Contains(a, "{port}") {
+			return true
+		}
+	}
+	for _, v := range srv.Env {
+		if strings.Contains(v, "{port}") {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *decoder) builtin(server *object) *Builtin {
+	b := &Builtin{StepMs: defaultBuiltinStepMs, LoadMs: defaultBuiltinLoadMs, Model: defaultBuiltinModel}
+	v, field, ok := server.get("builtin")
+	if !ok {
+		return b
+	}
+	o := d.object(v, field, "faults", "step_ms", "load_ms", "model", "perf_lag")
+	if o == nil {
+		return b
+	}
+	if v, f, ok := o.get("faults"); ok {
+		if specs, ok := d.strings(v, f); ok {
+			// refserver decides what a valid fault is, so the suite and `serve --fault` agree.
+			var faults refserver.Faults
+			for i, spec := range specs {
+				if err := faults.Set(spec); err != nil {
+					d.errorf(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), "%v", err)
+				}
+			}
+			b.Faults = faults.Specs()
+		}
+	}
+	if o.number("step_ms", &b.StepMs) && b.StepMs < 0 {
+		d.errorf(o.lineOf("step_ms"), join(field, "step_ms"), "must not be negative, got %v", b.StepMs)
+	}
+	if o.number("load_ms", &b.LoadMs) && b.LoadMs < 0 {
+		d.errorf(o.lineOf("load_ms"), join(field, "load_ms"), "must not be negative, got %v", b.LoadMs)
+	}
+	o.str("model", &b.Model)
+	o.duration("perf_lag", &b.Lag, 0)
+	return b
+}
+
+func (d *decoder) env(raw *yaml.Node, field string) map[string]string {
+	es, ok := d.entries(raw, field)
+	if !ok {
+		return nil
+	}
+	env := make(map[string]string, len(es))
+	for _, e := range es {
+		f := join(field, e.name)
+		switch {
+		case e.name == "" || strings.ContainsAny(e.name, "=\x00"):
+			d.errorf(e.key.Line, field, "invalid variable name %q", e.name)
+			continue
+		case e.name == perfLogEnv:
+			d.errorf(e.key.Line, f, "set by diffusion-check for every server it starts, to find the performance log")
+			continue
+		}
+		// An empty value sets the variable to "", as in a shell.
+		if isNull(e.val) {
+			env[e.name] = ""
+		} else if v, ok := d.str(e.val, f); ok {
+			env[e.name] = v
+		}
+	}
+	return env
+}
+
+func (d *decoder) ready(raw *yaml.Node, field string, r *Readiness) {
+	o := d.object(raw, field, "log", "health")
+	if o == nil {
+		return
+	}
+	o.str("log", &r.LogMarker)
+	if o.str("health", &r.Health) && r.Health != "-" && !strings.HasPrefix(r.Health, "/") {
+		d.errorf(o.lineOf("health"), join(field, "health"), "want a path starting with \"/\", or \"-\" for none, got %q", r.Health)
+	}
+	if r.LogMarker == "" && r.Health == "-" {
+		d.errorf(o.line, field, "no way to tell that the server is ready: log is empty and health is \"-\"")
+	}
+}
+
+// testCase reads one case; idLine is where its id is written, for duplicate ids.
+func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Server) (c *Case, idLine int) {
+	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1}
+	o := d.object(raw, field, "id", "server", "lane", "modality", "repeat", "concurrency",
+		"estimate", "timeout", "num_gpus", "request", "checks")
+	if o == nil {
+		return c, 0
+	}
+	idLine = o.lineOf("id")
+	if v, f, ok := o.require("id"); ok {
+		if id, ok := d.str(v, f); ok {
+			if validName(id) {
+				c.ID = id
+			} else {
+				d.errorf(v.Line, f, "must match %s, got %q; ids become folder names", namePattern, id)
+			}
+		}
+	}
+	if v, f, ok := o.require("server"); ok {
+		if name, ok := d.str(v, f); ok {
+			c.Server = name
+			if _, declared := servers[name]; !declared {
+				d.errorf(v.Line, f, "unknown server %q (declared: %s)", name, serverNames(servers))
+			}
+		}
+	}
+	if o.str("lane", &c.Lane) && c.Lane == "" {
+		c.Lane = defaultLane
+	}
+	if v, f, ok := o.require("modality"); ok {
+		if m, ok := d.str(v, f); ok {
+			switch Modality(m) {
+			case Image, Video, VideoAudio:
+				c.Modality = Modality(m)
+			default:
+				d.errorf(v.Line, f, "unknown modality %q (known: image, video, video+audio)", m)
+			}
+		}
+	}
+	if o.integer("repeat", &c.Repeat) && !o.atLeast("repeat", c.Repeat, 1) {
+		c.Repeat = 1 // keep the concurrency check below from repeating the problem
+	}
+	if o.integer("concurrency", &c.Concurrency) && o.atLeast("concurrency", c.Concurrency, 1) && c.Concurrency > c.Repeat {
+		d.errorf(o.lineOf("concurrency"), join(field, "concurrency"), "must be ≤ repeat (%d), got %d", c.Repeat, c.Concurrency)
+	}
+	o.duration("estimate", &c.Estimate, 0)
+	o.duration("timeout", &c.Timeout, 0)
+	if o.integer("num_gpus", &c.NumGPUs) {
+		o.atLeast("num_gpus", c.NumGPUs, 1)
+	}
+	if v, f, ok := o.get("request"); ok {
+		c.Request = d.request(v, f, c.Modality)
+	} else {
+		d.errorf(o.line, join(field, "request.size"), "missing")
+	}
+	if v, f, ok := o.get("checks"); ok {
+		d.toggles(v, f, &c.Checks)
+	}
+	return c, idLine
+}
+
+func serverNames(servers map[string]*Server) string {
+	if len(servers) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// request reads a case's request. modality is empty when it was missing or wrong, and then
+// the fields that depend on it are not checked against it.
+func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Request {
+	var r Request
+	o := d.object(raw, field, "prompt", "negative_prompt", "size", "seed", "steps", "guidance_scale",
+		"output_format", "n", "seconds", "fps", "num_frames", "input_reference", "images", "extra")
+	if o == nil {
+		return r
+	}
+	o.str("prompt", &r.Prompt)
+	o.str("negative_prompt", &r.NegativePrompt)
+	if v, f, ok := o.require("size"); ok {
+		if size, ok := d.str(v, f); ok {
+			r.Size = size
+			var valid bool
+			if r.Width, r.Height, valid = parseSize(size); !valid {
+				d.errorf(v.Line, f, "want WIDTHxHEIGHT with positive integers, such as \"1280x720\", got %q", size)
+			}
+		}
+	}
+	if v, f, ok := o.get("seed"); ok {
+		if seed, ok := d.integer(v, f); ok {
+			s := int64(seed)
+			r.Seed = &s
+		}
+	}
+	if o.integer("steps", &r.Steps) {
+		o.atLeast("steps", r.Steps, 0)
+	}
+	if v, f, ok := o.get("guidance_scale"); ok {
+		if g, ok := d.number(v, f); ok {
+			r.GuidanceScale = &g
+		}
+	}
+	image := modality == Image
+	video := modality == Video || modality == VideoAudio
+	wrongModality := func(key, want string) {
+		d.errorf(o.vals[key].key.Line, join(field, key), "applies to %s cases only; this case's modality is %s", want, modality)
+	}
+
+	// Image fields.
+	if o.str("output_format", &r.OutputFormat) {
+		switch r.OutputFormat {
+		case "png", "jpeg", "webp":
+		default:
+			d.errorf(o.lineOf("output_format"), join(field, "output_format"), "unknown output format %q (known: png, jpeg, webp)", r.OutputFormat)
+		}
+		if video {
+			wrongModality("output_format", "image")
+		}
+	} else if image {
+		r.OutputFormat = defaultOutputFormat
+	}
+	r.N = 1
+	if o.integer("n", &r.N) {
+		o.atLeast("n", r.N, 1)
+		if video {
+			wrongModality("n", "image")
+		}
+	}
+	if v, f, ok := o.get("images"); ok {
+		if images, ok := d.strings(v, f); ok && len(images) > 0 {
+			for i, p := range images {
+				images[i] = d.path(p)
+				d.inputFile(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), images[i])
+			}
+			r.Images = images
+		}
+		if video {
+			wrongModality("images", "image (edit)")
+		}
+	}
+
+	// Video fields.
+	if o.number("seconds", &r.Seconds) && r.Seconds < 0 {
+		d.errorf(o.lineOf("seconds"), join(field, "seconds"), "must not be negative, got %v", r.Seconds)
+	}
+	if o.integer("fps", &r.FPS) {
+		o.atLeast("fps", r.FPS, 0)
+	}
+	if o.integer("num_frames", &r.NumFrames) {
+		o.atLeast("num_frames", r.NumFrames, 0)
+	}
+	if o.str("input_reference", &r.InputReference) && r.InputReference != "" {
+		r.InputReference = d.path(r.InputReference)
+		d.inputFile(o.lineOf("input_reference"), join(field, "input_reference"), r.InputReference)
+	}
+	if image {
+		for _, key := range []string{"seconds", "fps", "num_frames", "input_reference"} {
+			if _, _, ok := o.get(key); ok {
+				wrongModality(key, "video")
+			}
+		}
+	}
+
+	if v, f, ok := o.get("extra"); ok {
+		if deref(v).Kind != yaml.MappingNode {
+			d.errorf(v.Line, f, "want a mapping of extra request fields, got %s", describe(v))
+		} else if extra, ok := d.value(v, f); ok {
+			r.Extra = extra.(map[string]any)
+		}
+	}
+	return r
+}
+
+// parseSize parses "WxH" strictly: the size also names ground-truth files, so "0640x480" or
+// " 640x480" must not silently mean 640x480.
+func parseSize(s string) (w, h int, ok bool) {
+	ws, hs, found := strings.Cut(s, "x")
+	if !found {
+		return 0, 0, false
+	}
+	dim := func(s string) (int, bool) {
+		if s == "" || s[0] < '1' || s[0] > '9' || strings.Trim(s, "0123456789") != "" {
+			return 0, false
+		}
+		v, err := strconv.Atoi(s)
+		return v, err == nil
+	}
+	w, okW := dim(ws)
+	h, okH := dim(hs)
+	if !okW || !okH {
+		return 0, 0, false
+	}
+	return w, h, true
+}
+
+// inputFile reports an input that cannot be sent: the run would otherwise fail at the first
+// request, on a GPU runner, after the server has loaded.
+func (d *decoder) inputFile(line int, field, path string) {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		d.errorf(line, field, "no such file: %s", path)
+	case fi.IsDir():
+		d.errorf(line, field, "is a folder, want a file: %s", path)
+	}
+}
+
+func (d *decoder) toggles(raw *yaml.Node, field string, t *Toggles) {
+	o := d.object(raw, field, "perf", "memory", "consistency", "audio", "perf_record", "output")
+	if o == nil {
+		return
+	}
+	o.boolean("perf", &t.Perf)
+	o.boolean("memory", &t.Memory)
+	o.boolean("consistency", &t.Consistency)
+	o.boolean("audio", &t.Audio)
+	o.boolean("perf_record", &t.PerfRecord)
+	o.boolean("output", &t.Output)
+}
