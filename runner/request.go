@@ -29,10 +29,9 @@ const settleTime = 500 * time.Millisecond
 func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (rr checks.RequestResult, loadPeak map[string]float64, halt string) {
 	rr = checks.RequestResult{Case: c.ID, Index: i, Of: c.Repeat, StartedAt: time.Now().UTC()}
 	spec := r.opts.Suite.Servers[c.Server]
-	label := fmt.Sprintf("case %s request %d/%d", c.ID, i, c.Repeat)
 	dir, err := r.rec.ArtifactDir(c.ID, i)
 	if err != nil {
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: fmt.Sprintf("%s: %v", label, err)})
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
 		return rr, nil, ""
 	}
 	timeout := spec.RequestTimeout
@@ -52,12 +51,12 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 		if ctx.Err() != nil {
 			rr.Status = checks.Cancelled
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
-				Detail: fmt.Sprintf("%s: run cancelled after %.0f ms, before the output arrived", label, rr.E2EMs)})
+				Detail: fmt.Sprintf("run cancelled after %.0f ms, before the output arrived", rr.E2EMs)})
 			return rr, nil, "run cancelled"
 		}
 		srv.settle(settleTime)
 		if why := srv.dead(); why != "" {
-			detail := fmt.Sprintf("%s: %s while the request was in flight (%v)", label, why, err)
+			detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv)})
 			saveTail(dir, srv)
 			return rr, nil, fmt.Sprintf("not sent: the server died during request %d/%d", i, c.Repeat)
@@ -65,35 +64,35 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 		if timedOut {
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
-				Detail: fmt.Sprintf("%s: no complete output within the request timeout of %s (server alive but not answering)", label, timeout)})
+				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout)})
 			saveTail(dir, srv)
 			return rr, nil, fmt.Sprintf("not sent: the server was stopped after request %d/%d hung", i, c.Repeat)
 		}
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail, Detail: fmt.Sprintf("%s: %v", label, err)})
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail, Detail: err.Error()})
 		saveTail(dir, srv)
 		// The server answered with an error; it may still have logged timings for it.
 		if rep.ID != "" {
-			rr, loadPeak = r.joinPerf(ctx, c, srv, rr, label)
+			rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 		}
 		return rr, loadPeak, ""
 	}
 
 	if why := srv.dead(); why != "" {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
-			Detail: withTail(fmt.Sprintf("%s: answered, but then %s", label, why), srv)})
+			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv)})
 		halt = fmt.Sprintf("not sent: the server died after request %d/%d", i, c.Repeat)
 	} else {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 	}
-	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, label, &rr)...)
+	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, &rr)...)
 	if halt == "" {
-		rr, loadPeak = r.joinPerf(ctx, c, srv, rr, label)
+		rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 	}
 	return rr, loadPeak, halt
 }
 
 // output saves the media and checks that it is there and has the declared shape.
-func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir, label string, rr *checks.RequestResult) []checks.Check {
+func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *checks.RequestResult) []checks.Check {
 	var out []checks.Check
 	want := max(c.Request.N, 1)
 	if c.Modality != suite.Image {
@@ -101,7 +100,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir, label s
 	}
 	if len(rep.Media) == 0 || len(rep.Media[0]) == 0 {
 		return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
-			Detail: fmt.Sprintf("%s: the server reported success but returned no media (0 bytes, request_id %s)", label, rep.ID)})
+			Detail: fmt.Sprintf("the server reported success but returned no media (0 bytes, request_id %s)", rep.ID)})
 	}
 	var paths []string
 	for k, m := range rep.Media {
@@ -111,7 +110,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir, label s
 		}
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, m, 0o644); err != nil {
-			return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: fmt.Sprintf("%s: save output: %v", label, err)})
+			return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: fmt.Sprintf("save output: %v", err)})
 		}
 		paths = append(paths, p)
 	}
@@ -122,7 +121,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir, label s
 	rr.Output = &checks.Output{Kind: kind, Path: paths[0], Format: rep.Ext, Bytes: int64(len(rep.Media[0]))}
 	if len(rep.Media) != want {
 		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
-			Detail: fmt.Sprintf("%s: asked for %d images, got %d", label, want, len(rep.Media))})
+			Detail: fmt.Sprintf("asked for %d images, got %d", want, len(rep.Media))})
 	} else {
 		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Pass, Value: checks.Float(float64(len(rep.Media[0]))), Unit: "bytes"})
 	}
@@ -137,7 +136,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir, label s
 			if errors.Is(err, exec.ErrNotFound) {
 				st = checks.Error // no ffprobe: we could not check, the output is not known bad
 			}
-			return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("%s: output is not decodable: %v", label, err)})
+			return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("output is not decodable: %v", err)})
 		}
 		if k == 0 {
 			fillOutput(rr.Output, info)
@@ -146,7 +145,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir, label s
 	}
 	if len(problems) > 0 {
 		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Fail,
-			Detail: fmt.Sprintf("%s: %s", label, strings.Join(problems, "; "))})
+			Detail: strings.Join(problems, "; ")})
 	}
 	return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Pass, Detail: describe(rr.Output)})
 }
@@ -210,7 +209,7 @@ func describe(o *checks.Output) string {
 }
 
 // joinPerf waits for the request's performance.log record and copies its timings.
-func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr checks.RequestResult, label string) (checks.RequestResult, map[string]float64) {
+func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr checks.RequestResult) (checks.RequestResult, map[string]float64) {
 	spec := r.opts.Suite.Servers[c.Server]
 	if !suite.Enabled(c.Checks.PerfRecord) {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip, Detail: "disabled by the case's checks.perf_record"})
@@ -218,7 +217,7 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 	}
 	if rr.RequestID == "" {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Fail,
-			Detail: fmt.Sprintf("%s: the response carries no id to join performance.log on", label)})
+			Detail: "the response carries no id to join performance.log on"})
 		return rr, nil
 	}
 	rec, err := srv.perf.wait(ctx, rr.RequestID, spec.PerfRecordTimeout)
@@ -227,7 +226,7 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 		if ctx.Err() != nil {
 			st = checks.Cancelled
 		}
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: st, Detail: fmt.Sprintf("%s: %v", label, err)})
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: st, Detail: err.Error()})
 		return rr, nil
 	}
 	rr.Stages = rec.stages()

@@ -179,9 +179,10 @@ func (t ToneSpec) writePCM(w *bufio.Writer, n int) error {
 // memory does not grow with the frame count. When audio is not nil the file gets an AAC track
 // of the tones, as long as the video (frames/fps seconds).
 //
-// The output is deterministic: the same frames and tones give the same bytes. x264 runs with
-// one thread (its output depends on the thread count, which would otherwise follow the
-// machine's core count) and the muxer in bitexact mode without metadata.
+// The output is deterministic: the same frames and tones give the same bytes (checked by a
+// test that encodes twice). x264 runs with one thread, because its output may depend on its
+// thread count, which would otherwise follow the machine's core count; the muxer runs in
+// bitexact mode (no version string) without metadata (no creation time).
 // w and h must be even (4:2:0 chroma). On failure dst is removed and the error quotes ffmpeg.
 func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte), audio *ToneSpec) (err error) {
 	switch {

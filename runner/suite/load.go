@@ -43,8 +43,9 @@ func Load(path string) (*Suite, error) {
 	return Parse(path, data)
 }
 
-// Parse decodes and validates a suite file's contents. path names the file in messages and
-// anchors relative paths; files that cases refer to are looked up on disk.
+// Parse decodes and validates a suite file's contents. path names the file in messages, and
+// relative paths in the suite are resolved against its folder; the input files that cases
+// name are looked up on disk.
 func Parse(path string, data []byte) (*Suite, error) {
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
@@ -207,7 +208,7 @@ func (d *decoder) server(e entry) *Server {
 	o.duration("perf_record_timeout", &srv.PerfRecordTimeout, 1)
 	o.duration("poll_interval", &srv.PollInterval, 1)
 	var reuse *bool
-	if o.boolean("reuse", &reuse) && reuse != nil {
+	if o.boolean("reuse", &reuse) {
 		srv.Reuse = *reuse
 	}
 	return srv
@@ -339,10 +340,13 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 			}
 		}
 	}
-	if o.integer("repeat", &c.Repeat) && !o.atLeast("repeat", c.Repeat, 1) {
-		c.Repeat = 1 // keep the concurrency check below from repeating the problem
+	// A wrong repeat is reported once; comparing concurrency with it would add a second,
+	// misleading message.
+	repeatOK := true
+	if _, _, given := o.get("repeat"); given {
+		repeatOK = o.integer("repeat", &c.Repeat) && o.atLeast("repeat", c.Repeat, 1)
 	}
-	if o.integer("concurrency", &c.Concurrency) && o.atLeast("concurrency", c.Concurrency, 1) && c.Concurrency > c.Repeat {
+	if o.integer("concurrency", &c.Concurrency) && o.atLeast("concurrency", c.Concurrency, 1) && repeatOK && c.Concurrency > c.Repeat {
 		d.errorf(o.lineOf("concurrency"), join(field, "concurrency"), "must be ≤ repeat (%d), got %d", c.Repeat, c.Concurrency)
 	}
 	o.duration("estimate", &c.Estimate, 0)

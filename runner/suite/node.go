@@ -111,19 +111,35 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	return root
 }
 
-// syntaxError reports a yaml.v3 parse error. yaml.v3 omits the line when the problem is on the
-// first line, and for unknown anchors, so those lines are recovered here.
+// syntaxError reports a yaml.v3 parse error at the best line it can recover: yaml.v3 omits
+// the line for problems on the first line and for unknown anchors, and is off by one for
+// parser (not scanner) errors.
 func (d *decoder) syntaxError(data []byte, err error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, text, ok := strings.Cut(rest, ": "); ok {
-			if line, err := strconv.Atoi(num); err == nil {
-				d.errorf(line, "", "invalid YAML: %s", text)
-				return
+			if n, err := strconv.Atoi(num); err == nil {
+				line, msg = n, text
 			}
 		}
 	}
-	line := 1
+	switch msg {
+	case "did not find expected ',' or ']'", "did not find expected ',' or '}'",
+		"did not find expected '-' indicator", "did not find expected <document start>",
+		"did not find expected <stream-start>", "did not find expected key",
+		"did not find expected node content", "found duplicate %TAG directive",
+		"found duplicate %YAML directive", "found incompatible YAML document",
+		"found undefined tag handle":
+		// yaml.v3 counts lines from 0 for parser errors (from 1 for scanner errors); the line
+		// is where the enclosing block starts, or where the problem is.
+		line++
+	}
+	if line > 0 {
+		d.errorf(min(line, bytes.Count(data, []byte("\n"))+1), "", "invalid YAML: %s", msg)
+		return
+	}
+	line = 1
 	if rest, ok := strings.CutPrefix(msg, "unknown anchor '"); ok {
 		anchor, _, _ := strings.Cut(rest, "' referenced")
 		if i := bytes.Index(data, []byte("*"+anchor)); i >= 0 {
@@ -318,45 +334,53 @@ func (o *object) lineOf(key string) int {
 }
 
 // The typed readers below set *dst only when the key holds a valid value, so a default set
-// beforehand survives both an absent key and a reported problem. They return whether the key
-// was given with a value, valid or not.
+// beforehand survives both an absent key and a reported problem. They return whether they
+// set it.
 
 func (o *object) str(key string, dst *string) bool {
 	v, field, ok := o.get(key)
+	if !ok {
+		return false
+	}
+	s, ok := o.d.str(v, field)
 	if ok {
-		if s, valid := o.d.str(v, field); valid {
-			*dst = s
-		}
+		*dst = s
 	}
 	return ok
 }
 
 func (o *object) integer(key string, dst *int) bool {
 	v, field, ok := o.get(key)
+	if !ok {
+		return false
+	}
+	i, ok := o.d.integer(v, field)
 	if ok {
-		if i, valid := o.d.integer(v, field); valid {
-			*dst = i
-		}
+		*dst = i
 	}
 	return ok
 }
 
 func (o *object) number(key string, dst *float64) bool {
 	v, field, ok := o.get(key)
+	if !ok {
+		return false
+	}
+	f, ok := o.d.number(v, field)
 	if ok {
-		if f, valid := o.d.number(v, field); valid {
-			*dst = f
-		}
+		*dst = f
 	}
 	return ok
 }
 
 func (o *object) boolean(key string, dst **bool) bool {
 	v, field, ok := o.get(key)
+	if !ok {
+		return false
+	}
+	b, ok := o.d.boolean(v, field)
 	if ok {
-		if b, valid := o.d.boolean(v, field); valid {
-			*dst = &b
-		}
+		*dst = &b
 	}
 	return ok
 }
@@ -370,7 +394,7 @@ func (o *object) duration(key string, dst *time.Duration, least time.Duration) b
 	n := deref(v)
 	if n.Kind != yaml.ScalarNode {
 		o.d.errorf(v.Line, field, "want a duration such as \"90s\" or \"10m\", got %s", describe(n))
-		return true
+		return false
 	}
 	t, err := time.ParseDuration(n.Value)
 	switch {
@@ -382,8 +406,9 @@ func (o *object) duration(key string, dst *time.Duration, least time.Duration) b
 		o.d.errorf(v.Line, field, "must not be negative, got %s", n.Value)
 	default:
 		*dst = t
+		return true
 	}
-	return true
+	return false
 }
 
 // atLeast reports an integer field below least; it returns false when it did.

@@ -1,0 +1,308 @@
+package refserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	"math"
+	"os"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/media"
+)
+
+// Memory model (MiB): the weights set the load peak; a request adds a workspace plus
+// activations proportional to its pixels × frames × images. Deterministic, so baselines hold.
+const (
+	loadReservedMiB  = 3010.0
+	loadAllocatedMiB = 2874.5
+	workspaceMiB     = 384.0
+	activationBytes  = 48.0 // per pixel per frame
+)
+
+// Stage times other than denoising and decoding, as multiples of the step time.
+const (
+	textEncodingSteps = 1.5
+	imageEncodingStep = 1.0
+	latentPrepSteps   = 0.5
+	warmupFactor      = 1.6 // step 0 is slower, as a real first step (kernel warm-up)
+)
+
+var (
+	// errCrashed means the crash-at fault ended the "process" during this request.
+	errCrashed = errors.New("server crashed (fault crash-at)")
+	// errHung means the hang-at fault held this request until the server stopped.
+	errHung = errors.New("request hung (fault hang-at) until the server stopped")
+)
+
+// memory is the memory_snapshots of one request.
+type memory struct {
+	LoadPeak    peak `json:"load_peak"`
+	RuntimePeak peak `json:"runtime_peak"`
+}
+
+type peak struct {
+	PeakReservedMB  float64 `json:"peak_reserved_mb"`
+	PeakAllocatedMB float64 `json:"peak_allocated_mb"`
+}
+
+func memoryFor(g *genRequest, number int, growMiB float64) memory {
+	act := float64(g.w) * float64(g.h) * float64(g.frames) * float64(g.n) * activationBytes / (1 << 20)
+	grow := float64(number-1) * growMiB
+	reserved := loadReservedMiB + 2*math.Ceil((workspaceMiB+act)/2) + grow // allocator blocks of 2 MiB
+	allocated := loadAllocatedMiB + 0.92*(workspaceMiB+act) + grow
+	return memory{
+		LoadPeak:    peak{loadReservedMiB, loadAllocatedMiB},
+		RuntimePeak: peak{round(reserved, 1), round(allocated, 1)},
+	}
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+type stageTime struct {
+	Name string  `json:"name"`
+	Ms   float64 `json:"execution_time_ms"`
+}
+
+// outcome is what one generation produced, with the timings the perf record reports.
+type outcome struct {
+	media  [][]byte // encoded images, or the one MP4
+	stages []stageTime
+	steps  []float64 // ms
+	total  time.Duration
+	mem    memory
+}
+
+// run describes one generation while it runs.
+type run struct {
+	id       string
+	number   int // request number, from 1
+	req      *genRequest
+	progress func(percent int) // may be nil
+}
+
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Handler) stepDuration(factor float64) time.Duration {
+	return time.Duration(factor * h.cfg.StepMs * float64(time.Millisecond))
+}
+
+// generate runs the pipeline of one request: text encoding, image encoding (inputs only),
+// latent preparation, denoising (one timed sleep per step) and decoding (the real render and
+// encode). Every stage is measured, not invented. Faults of this request number apply here.
+func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
+	g, fl := r.req, h.cfg.Faults
+	out := &outcome{}
+	start := time.Now()
+	stage := func(name string, since time.Time) {
+		out.stages = append(out.stages, stageTime{name, ms(time.Since(since))})
+	}
+	report := func(p int) {
+		if r.progress != nil {
+			r.progress(p)
+		}
+	}
+
+	t := time.Now()
+	key := sceneKey{Prompt: g.prompt, Negative: g.negative, Seed: g.seed, Inputs: g.inputHash}
+	if err := sleep(ctx, h.stepDuration(textEncodingSteps)); err != nil {
+		return nil, err
+	}
+	stage("TextEncodingStage", t)
+
+	var base []byte
+	if len(g.inputs) > 0 {
+		t = time.Now()
+		base = blendInputs(g.inputs, g.w, g.h)
+		if err := sleep(ctx, h.stepDuration(imageEncodingStep)); err != nil {
+			return nil, err
+		}
+		stage("ImageEncodingStage", t)
+	}
+
+	t = time.Now()
+	drift := fl.DriftAfter > 0 && r.number > fl.DriftAfter
+	scenes := make([]*scene, g.n)
+	for i := range scenes {
+		k := key
+		k.Index = i
+		scenes[i] = newScene(k.hash(), stepDetail(g.steps), drift)
+	}
+	if err := sleep(ctx, h.stepDuration(latentPrepSteps)); err != nil {
+		return nil, err
+	}
+	stage("LatentPreparationStage", t)
+	report(5)
+
+	t = time.Now()
+	factor := 1.0
+	if fl.SlowAfter > 0 && r.number > fl.SlowAfter {
+		factor = fl.SlowFactor
+	}
+	for i := range g.steps {
+		if i == g.steps/2 {
+			if fl.CrashAt == r.number {
+				h.crash(r)
+				return nil, errCrashed
+			}
+			if fl.HangAt == r.number {
+				h.logf("WARNING", "[%s #%d] denoising step %d/%d is taking long", r.id, r.number, i+1, g.steps)
+				select {
+				case <-ctx.Done():
+				case <-h.stopping:
+				}
+				return nil, errHung
+			}
+		}
+		st := time.Now()
+		f := factor
+		if i == 0 {
+			f *= warmupFactor
+		}
+		if err := sleep(ctx, h.stepDuration(f)); err != nil {
+			return nil, err
+		}
+		out.steps = append(out.steps, ms(time.Since(st)))
+		report(5 + 85*(i+1)/g.steps)
+	}
+	stage("DenoisingStage", t)
+
+	t = time.Now()
+	var err error
+	if g.kind == kindVideo {
+		var mp4 []byte
+		mp4, err = h.encodeVideo(ctx, g, scenes[0], base)
+		out.media = [][]byte{mp4}
+	} else {
+		out.media, err = h.encodeImages(ctx, g, scenes, base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stage("DecodingStage", t)
+	report(95)
+	out.total = time.Since(start)
+
+	if fl.CorruptAt == r.number {
+		for i, m := range out.media {
+			out.media[i] = m[:len(m)/2]
+		}
+	}
+	if fl.EmptyAt == r.number {
+		for i := range out.media {
+			out.media[i] = []byte{}
+		}
+	}
+	out.mem = memoryFor(g, r.number, fl.MemGrowMiB)
+	return out, nil
+}
+
+func (h *Handler) encodeImages(ctx context.Context, g *genRequest, scenes []*scene, base []byte) ([][]byte, error) {
+	var out [][]byte
+	for _, s := range scenes {
+		img := image.NewRGBA(image.Rect(0, 0, g.w, g.h))
+		newCanvas(s, g.w, g.h, base).frame(0, img.Pix, 4)
+		var b []byte
+		var err error
+		switch g.format {
+		case "jpeg":
+			b, err = media.EncodeJPEG(img, 92)
+		case "webp":
+			b, err = media.EncodeWebP(ctx, img, 92)
+		default:
+			b, err = media.EncodePNG(img)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// encodeVideo renders the frames (time runs over [0, 1) across the clip) into an MP4 and
+// returns its bytes. The input image, if any, is blended into every frame.
+func (h *Handler) encodeVideo(ctx context.Context, g *genRequest, s *scene, base []byte) ([]byte, error) {
+	f, err := os.CreateTemp("", "refserver-*.mp4")
+	if err != nil {
+		return nil, err
+	}
+	path := f.Name()
+	f.Close()
+	defer os.Remove(path)
+	c := newCanvas(s, g.w, g.h, base)
+	var audio *media.ToneSpec
+	if g.audio {
+		audio = &media.ToneSpec{Tones: s.tones}
+	}
+	frame := func(i int, rgb []byte) { c.frame(float64(i)/float64(g.frames), rgb, 3) }
+	if err := media.EncodeVideo(ctx, path, g.w, g.h, g.frames, g.fps, frame, audio); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// blendInputs resamples the input images to w×h (bilinear) and averages them, as packed RGB.
+func blendInputs(imgs []image.Image, w, h int) []byte {
+	acc := make([]int, 3*w*h)
+	for _, img := range imgs {
+		b := img.Bounds()
+		rgba := image.NewRGBA(b)
+		draw.Draw(rgba, b, img, b.Min, draw.Src)
+		sw, sh := b.Dx(), b.Dy()
+		at := func(x, y, ch int) float64 { return float64(rgba.Pix[rgba.PixOffset(b.Min.X+x, b.Min.Y+y)+ch]) }
+		for y := range h {
+			fy := math.Max(0, math.Min(float64(sh-1), (float64(y)+0.5)*float64(sh)/float64(h)-0.5))
+			y0 := int(fy)
+			y1, wy := min(y0+1, sh-1), fy-float64(y0)
+			for x := range w {
+				fx := math.Max(0, math.Min(float64(sw-1), (float64(x)+0.5)*float64(sw)/float64(w)-0.5))
+				x0 := int(fx)
+				x1, wx := min(x0+1, sw-1), fx-float64(x0)
+				for ch := range 3 {
+					v := (at(x0, y0, ch)*(1-wx)+at(x1, y0, ch)*wx)*(1-wy) + (at(x0, y1, ch)*(1-wx)+at(x1, y1, ch)*wx)*wy
+					acc[3*(y*w+x)+ch] += int(math.Round(v))
+				}
+			}
+		}
+	}
+	out := make([]byte, len(acc))
+	for i, v := range acc {
+		out[i] = byte((v + len(imgs)/2) / len(imgs))
+	}
+	return out
+}
+
+// crash prints what a dying Python process prints and ends the process through cfg.Exit.
+func (h *Handler) crash(r run) {
+	h.logf("INFO", "[%s #%d] denoising step %d/%d", r.id, r.number, r.req.steps/2+1, r.req.steps)
+	h.writeLog("Fatal Python error: Segmentation fault\n\n" +
+		"Thread 0x00007f4c5effd640 (most recent call first):\n" +
+		"  File \"/usr/lib/python3.10/threading.py\", line 324 in wait\n\n" +
+		"Current thread 0x00007f4d2a9fe740 (most recent call first):\n" +
+		"  File \"/sgl-workspace/sglang/python/sglang/multimodal_gen/runtime/pipelines/stages/denoising.py\", line 412 in forward\n" +
+		"  File \"/sgl-workspace/sglang/python/sglang/multimodal_gen/runtime/pipelines/composed_pipeline_base.py\", line 318 in forward\n" +
+		fmt.Sprintf("Segmentation fault (core dumped) during request %s (fault crash-at=%d)\n", r.id, r.number))
+	h.markCrashed()
+	h.cfg.Exit(139)
+}

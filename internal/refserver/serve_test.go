@@ -1,0 +1,161 @@
+package refserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+var runningRE = regexp.MustCompile(`Uvicorn running on (http://\S+)`)
+
+type served struct {
+	url  string
+	log  *syncBuffer
+	exit *exitRecorder
+	done chan error
+	stop context.CancelFunc
+}
+
+// serveAsync runs Serve on a free port and waits for its startup line.
+func serveAsync(t *testing.T, cfg Config) *served {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	s := &served{log: &syncBuffer{}, exit: &exitRecorder{}, done: make(chan error, 1), stop: cancel}
+	cfg.Addr, cfg.Log, cfg.Exit = "127.0.0.1:0", s.log, s.exit.exit
+	if cfg.StepMs == 0 {
+		cfg.StepMs = 1
+	}
+	go func() { s.done <- Serve(ctx, cfg) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := runningRE.FindStringSubmatch(s.log.String()); m != nil {
+			s.url = m[1]
+			return s
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("Serve returned early: %v\n%s", err, s.log)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no startup line:\n%s", s.log)
+	return nil
+}
+
+// wait returns Serve's result, failing if it takes longer than d.
+func (s *served) wait(t *testing.T, d time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(d):
+		t.Fatalf("Serve did not return within %v", d)
+		return nil
+	}
+}
+
+func TestServeLifecycle(t *testing.T) {
+	before := runtime.NumGoroutine()
+	client := &http.Client{Transport: &http.Transport{}}
+	began := time.Now()
+	s := serveAsync(t, Config{LoadMs: 80, PerfLogDir: t.TempDir(), Faults: faults(t, "hang-at=2")})
+	if d := time.Since(began); d < 80*time.Millisecond {
+		t.Errorf("ready after %v, before the 80ms load", d)
+	}
+	log := s.log.String()
+	load, ready := strings.Index(log, "Pipeline loaded"), strings.Index(log, "Application startup complete.")
+	if load < 0 || ready < load {
+		t.Errorf("want the load line before the startup line:\n%s", log)
+	}
+	resp, err := client.Get(s.url + "/health")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /health: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = client.Post(s.url+"/v1/images/generations", "application/json", strings.NewReader(`{"prompt": "p", "size": "16x16"}`))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("image: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Request 2 hangs; a video job is running: shutdown must not wait for either.
+	hung := make(chan error, 1)
+	go func() {
+		resp, err := client.Post(s.url+"/v1/images/generations", "application/json", strings.NewReader(`{"prompt": "p"}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+		hung <- err
+	}()
+	time.Sleep(30 * time.Millisecond)
+	resp, err = client.Post(s.url+"/v1/videos", "application/json", strings.NewReader(`{"prompt": "p", "size": "32x32", "num_inference_steps": 1000}`))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("video: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	s.stop()
+	if err := s.wait(t, 3*time.Second); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	<-hung
+	if log := s.log.String(); !strings.HasSuffix(log, "Application shutdown complete.\n") {
+		t.Errorf("log does not end with the shutdown line:\n%s", log)
+	}
+	client.CloseIdleConnections()
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after Serve returned, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestServeFailStartup(t *testing.T) {
+	log := &syncBuffer{}
+	err := Serve(t.Context(), Config{Addr: "127.0.0.1:0", Log: log, Faults: faults(t, "fail-startup")})
+	if !errors.Is(err, ErrStartup) {
+		t.Fatalf("err = %v, want ErrStartup", err)
+	}
+	out := log.String()
+	if !strings.Contains(out, "RuntimeError: CUDA out of memory while loading weights") || strings.Contains(out, "Application startup complete.") || strings.Contains(out, "Uvicorn running") {
+		t.Errorf("log:\n%s", out)
+	}
+}
+
+func TestServeCrash(t *testing.T) {
+	s := serveAsync(t, Config{Faults: faults(t, "crash-at=1")})
+	resp, err := http.Post(s.url+"/v1/images/generations", "application/json", strings.NewReader(`{"prompt": "p", "size": "16x16"}`))
+	if err == nil {
+		resp.Body.Close()
+		t.Errorf("crashing request answered %d", resp.StatusCode)
+	}
+	if err := s.wait(t, 3*time.Second); !errors.Is(err, ErrCrashed) {
+		t.Errorf("Serve: %v, want ErrCrashed", err)
+	}
+	if got := s.exit.calls(); len(got) != 1 || got[0] != 139 {
+		t.Errorf("exit calls %v", got)
+	}
+}
+
+func TestServeConfigErrors(t *testing.T) {
+	err := Serve(t.Context(), Config{StepMs: -1, LoadMs: -2, PerfLag: -time.Second})
+	for _, want := range []string{"step-ms: must be ≥ 0, got -1", "load-ms: must be ≥ 0, got -2", "perf-lag: must be ≥ 0, got -1s"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+	s := serveAsync(t, Config{})
+	addr := strings.TrimPrefix(s.url, "http://")
+	if err := Serve(t.Context(), Config{Addr: addr, LoadMs: 1}); err == nil || !strings.Contains(err.Error(), "listen on "+addr) {
+		t.Errorf("second server on %s: %v", addr, err)
+	}
+	s.stop()
+	s.wait(t, 3*time.Second)
+}

@@ -1,0 +1,179 @@
+// Package refserver is the reference diffusion server behind `diffusion-check serve`: a small
+// Go server that speaks SGLang's OpenAI-style image and video API (spec/sglang-compat.md §1–§3)
+// and behaves like a diffusion server. Its output is a deterministic function of the request,
+// its stage timings are measured and appended to performance.log, and Faults make it misbehave
+// in the ways the repeated-request checks exist to catch.
+package refserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Config configures the reference server. Zero fields take the documented defaults.
+type Config struct {
+	// Addr is the host:port to listen on; default "127.0.0.1:30000" (SGLang's default port).
+	Addr string
+	// PerfLogDir is where performance.log is appended; empty means no perf log.
+	PerfLogDir string
+	// StepMs is the time of one denoise step in milliseconds; default 2.
+	StepMs float64
+	// LoadMs is the simulated model load before the server is ready, in milliseconds; default 50.
+	LoadMs float64
+	// Model is the model id the server reports; default "diffusion-check/reference".
+	Model string
+	// PerfLag delays each perf record after its response, as real servers' records lag.
+	PerfLag time.Duration
+	// Faults are the misbehaviours to show; the zero value is a healthy server.
+	Faults Faults
+	// Log receives the server's log (the runner captures stdout/stderr); nil discards it.
+	Log io.Writer
+	// Exit ends the process for the crash-at fault; nil means os.Exit. Tests pass a fake: when
+	// it returns, the handler behaves as a dead process (connections dropped) and Serve returns
+	// ErrCrashed.
+	Exit func(code int)
+}
+
+// Defaults of Config.
+const (
+	DefaultAddr   = "127.0.0.1:30000"
+	DefaultStepMs = 2.0
+	DefaultLoadMs = 50.0
+	DefaultModel  = "diffusion-check/reference"
+)
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.StepMs == 0 {
+		c.StepMs = DefaultStepMs
+	}
+	if c.LoadMs == 0 {
+		c.LoadMs = DefaultLoadMs
+	}
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Exit == nil {
+		c.Exit = os.Exit
+	}
+	return c
+}
+
+// Validate reports every bad field at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.StepMs < 0 {
+		errs = append(errs, fmt.Errorf("step-ms: must be ≥ 0, got %g", c.StepMs))
+	}
+	if c.LoadMs < 0 {
+		errs = append(errs, fmt.Errorf("load-ms: must be ≥ 0, got %g", c.LoadMs))
+	}
+	if c.PerfLag < 0 {
+		errs = append(errs, fmt.Errorf("perf-lag: must be ≥ 0, got %s", c.PerfLag))
+	}
+	return errors.Join(errs...)
+}
+
+var (
+	// ErrStartup is returned (wrapped) by Serve when the fail-startup fault stops the server
+	// before it is ready.
+	ErrStartup = errors.New("model load failed")
+	// ErrCrashed is returned (wrapped) by Serve after the crash-at fault called a Config.Exit
+	// that returned.
+	ErrCrashed = errors.New("server crashed")
+)
+
+// shutdownTimeout bounds the wait for in-flight requests on shutdown.
+const shutdownTimeout = 5 * time.Second
+
+// Serve runs the server until ctx is done, then shuts it down gracefully (in-flight requests
+// get shutdownTimeout to finish; hung ones are released). Like a real server it logs its model
+// load, sleeps LoadMs, starts listening and then logs "Application startup complete.". With
+// the fail-startup fault it logs a traceback and returns an ErrStartup error without listening.
+func Serve(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.withDefaults()
+	if err := load(ctx, cfg); err != nil {
+		return err
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	return serve(ctx, cfg, ln)
+}
+
+// load logs the model load and sleeps LoadMs, or fails as fail-startup says.
+func load(ctx context.Context, cfg Config) error {
+	logLine := func(level, msg string) {
+		fmt.Fprintf(cfg.Log, "[%s] %s %s\n", time.Now().Format("2006-01-02 15:04:05"), level, msg)
+	}
+	faults := cfg.Faults.String()
+	if faults == "" {
+		faults = "none"
+	}
+	logLine("INFO", fmt.Sprintf("server_args: model_path=%s addr=%s step_ms=%g load_ms=%g perf_log_dir=%q faults=%s",
+		cfg.Model, cfg.Addr, cfg.StepMs, cfg.LoadMs, cfg.PerfLogDir, faults))
+	logLine("INFO", fmt.Sprintf("Loading pipeline %s (reference model, 1 GPU) ...", cfg.Model))
+	if cfg.Faults.FailStartup {
+		fmt.Fprint(cfg.Log, "Traceback (most recent call last):\n"+
+			"  File \"/sgl-workspace/sglang/python/sglang/multimodal_gen/runtime/launch_server.py\", line 88, in launch_server\n"+
+			"    pipeline = build_pipeline(server_args)\n"+
+			"  File \"/sgl-workspace/sglang/python/sglang/multimodal_gen/runtime/loader/component_loader.py\", line 212, in load_weights\n"+
+			"    param.data.copy_(loaded_weight)\n"+
+			"RuntimeError: CUDA out of memory while loading weights (fault fail-startup)\n")
+		return fmt.Errorf("%w: %s: CUDA out of memory while loading weights (fault fail-startup)", ErrStartup, cfg.Model)
+	}
+	start := time.Now()
+	if err := sleep(ctx, time.Duration(cfg.LoadMs*float64(time.Millisecond))); err != nil {
+		return err
+	}
+	logLine("INFO", fmt.Sprintf("Pipeline loaded in %.2f s, peak reserved %.1f MB, peak allocated %.1f MB",
+		time.Since(start).Seconds(), loadReservedMiB, loadAllocatedMiB))
+	return nil
+}
+
+// serve runs the HTTP server on ln until ctx is done or a crash fault happens.
+func serve(ctx context.Context, cfg Config, ln net.Listener) error {
+	h := NewHandler(cfg)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	h.writeLog(fmt.Sprintf("INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\n"+
+		"INFO:     Application startup complete.\nINFO:     Uvicorn running on http://%s (Press CTRL+C to quit)\n", os.Getpid(), addr))
+
+	var result error
+	select {
+	case <-ctx.Done():
+	case <-h.Crashed():
+		result = fmt.Errorf("%w (fault crash-at=%d)", ErrCrashed, cfg.Faults.CrashAt)
+	case err := <-errc:
+		h.Close()
+		return fmt.Errorf("serve on %s: %w", addr, err)
+	}
+	h.writeLog("INFO:     Shutting down\n")
+	h.stop() // release hung requests first, so that Shutdown waits only for healthy ones
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	h.Close()
+	<-errc
+	h.writeLog("INFO:     Application shutdown complete.\n")
+	return result
+}
