@@ -187,11 +187,11 @@ func problems(b *bytes.Buffer, r *checks.Result) {
 			}
 			switch {
 			case rr.Status == checks.Cancelled:
-				add(where, "cancelled")
+				add(where, "cancelled"+because(rr.Checks))
 			case len(rr.Checks) == 0 && rr.Status != checks.Pass:
 				add(where, "no checks ran")
 			case rr.Status == checks.Skip:
-				add(where, "skipped, and every request of a case is required")
+				add(where, "skipped"+because(rr.Checks)+"; every request of a case is required")
 			}
 		}
 	}
@@ -202,6 +202,16 @@ func problems(b *bytes.Buffer, r *checks.Result) {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
+}
+
+// because is ": <detail>" of the first check that says why a request did not run, or "".
+func because(cs []checks.Check) string {
+	for _, ck := range cs {
+		if ck.Detail != "" {
+			return ": " + ck.Detail
+		}
+	}
+	return ""
 }
 
 // checkLine is "name: detail" for a check that did not pass, with its value and limit when it

@@ -189,7 +189,7 @@ func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
 	var out []checks.CaseResult
 	for _, c := range u.cases {
 		if ctx.Err() != nil {
-			out = append(out, cancelledCase(c, "run cancelled before the case started"))
+			out = append(out, r.cancelledCase(c, "run cancelled before the case started"))
 			continue
 		}
 		cr, keep := r.runCase(ctx, c, u.server, srv)
@@ -223,20 +223,25 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 		srv, load, err = r.start(ctx, c, spec)
 		if err != nil {
 			if ctx.Err() != nil {
-				return cancelledCase(c, "run cancelled while the server was starting"), nil
+				return r.cancelledCase(c, "run cancelled while the server was starting"), nil
 			}
-			st := checks.Fail
+			detail := fmt.Sprintf("server %s failed to start: %v", spec.Name, err)
 			var pe *startError
 			if errors.As(err, &pe) && pe.srv == nil {
-				st = checks.Error // could not even launch: infrastructure, not the server's fault
+				// Could not even launch it: infrastructure or configuration, not a verdict on
+				// the server. The case is an error and no request is recorded as run.
+				cr.Errors = append(cr.Errors, detail)
+				cr.Status = checks.Error
+				r.logf("%s: ERROR %s", c.ID, detail)
+				return cr, nil
 			}
-			if errors.As(err, &pe) && pe.srv != nil {
+			if errors.As(err, &pe) {
 				cr.LogTail = pe.srv.log.lastLines(tailLines)
 			}
-			detail := fmt.Sprintf("case %s: server %s failed to start: %v", c.ID, spec.Name, err)
-			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: st, Detail: detail})
+			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail})
 			for i := 1; i <= c.Repeat; i++ {
 				cr.Requests = append(cr.Requests, notSent(c, i, "not sent: the server failed to start"))
+				r.record(cr.Requests[i-1])
 			}
 			r.logf("%s: FAIL %s", c.ID, detail)
 			return cr, nil
@@ -379,10 +384,12 @@ func cancelledRequest(c *suite.Case, i int, why string) checks.RequestResult {
 	}
 }
 
-func cancelledCase(c *suite.Case, why string) checks.CaseResult {
+// cancelledCase records every request of a case that a cancel kept from running.
+func (r *run) cancelledCase(c *suite.Case, why string) checks.CaseResult {
 	cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality), Status: checks.Cancelled}
 	for i := 1; i <= c.Repeat; i++ {
 		cr.Requests = append(cr.Requests, cancelledRequest(c, i, why))
+		r.record(cr.Requests[i-1])
 	}
 	return cr
 }

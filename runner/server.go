@@ -95,7 +95,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 		return nil, err
 	}
 	if len(args) == 0 {
-		return nil, fmt.Errorf("server %s: empty command", spec.Name)
+		return nil, errors.New("empty command")
 	}
 	port, err := freePort()
 	if err != nil {
@@ -106,14 +106,18 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	for i, a := range args {
 		filled[i] = fill(a)
 	}
-	perfDir := filepath.Join(env.dir, "perf")
+	// Absolute: the server runs in its own working directory.
+	perfDir, err := filepath.Abs(filepath.Join(env.dir, "perf"))
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(perfDir, 0o755); err != nil {
-		return nil, fmt.Errorf("server %s: %w", spec.Name, err)
+		return nil, err
 	}
 	logPath := filepath.Join(env.dir, "server.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return nil, fmt.Errorf("server %s: %w", spec.Name, err)
+		return nil, err
 	}
 	cmd := exec.Command(filled[0], filled[1:]...)
 	cmd.Dir = spec.Dir
@@ -142,7 +146,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("server %s: start %s: %w", spec.Name, filled[0], err)
+		return nil, fmt.Errorf("start %s: %w", filled[0], err)
 	}
 	go func() {
 		s.exitErr = cmd.Wait()

@@ -78,8 +78,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fmt.Fprintf(stderr, "diffusion-check %s: %s\n", args[0], indent(err.Error()))
 	var ue usageError
-	if errors.As(err, &ue) {
+	switch {
+	case errors.As(err, &ue):
 		return exitUsage
+	case code != exitOK:
+		return code
 	}
 	return exitInfra
 }

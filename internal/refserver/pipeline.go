@@ -296,13 +296,11 @@ func blendInputs(imgs []image.Image, w, h int) []byte {
 // crash prints what a dying Python process prints and ends the process through cfg.Exit.
 func (h *Handler) crash(r run) {
 	h.logf("INFO", "[%s #%d] denoising step %d/%d", r.id, r.number, r.req.steps/2+1, r.req.steps)
+	// Short, as Python's faulthandler output ends, so that the crash stays in a log tail.
 	h.writeLog("Fatal Python error: Segmentation fault\n\n" +
-		"Thread 0x00007f4c5effd640 (most recent call first):\n" +
-		"  File \"/usr/lib/python3.10/threading.py\", line 324 in wait\n\n" +
 		"Current thread 0x00007f4d2a9fe740 (most recent call first):\n" +
 		"  File \"/sgl-workspace/sglang/python/sglang/multimodal_gen/runtime/pipelines/stages/denoising.py\", line 412 in forward\n" +
-		"  File \"/sgl-workspace/sglang/python/sglang/multimodal_gen/runtime/pipelines/composed_pipeline_base.py\", line 318 in forward\n" +
-		fmt.Sprintf("Segmentation fault (core dumped) during request %s (fault crash-at=%d)\n", r.id, r.number))
+		fmt.Sprintf("Segmentation fault (core dumped) [request %s, fault crash-at=%d]\n", r.id, r.number))
 	h.markCrashed()
 	h.cfg.Exit(139)
 }

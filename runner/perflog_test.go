@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/google/go-cmp/cmp"
+)
+
+// specRecord is the record of spec/sglang-compat.md §3, plus a field newer servers add.
+const specRecord = `{"request_id": "req-1", "timestamp": "2026-08-16T10:01:02.345678+00:00", "tag": "pipeline_stage_metrics", "commit_hash": "abc",
+ "stages": [{"name": "TextEncodingStage", "execution_time_ms": 232.0}, {"name": "DenoisingStage", "execution_time_ms": 12404.2}],
+ "steps": [196.2, 242.2, 248.9],
+ "total_duration_ms": 12799.1,
+ "memory_snapshots": {"load_peak": {"peak_reserved_mb": 13120.0, "peak_allocated_mb": 12800.0},
+                      "runtime_peak": {"peak_reserved_mb": 24838.0, "peak_allocated_mb": 24001.0, "cache_stats": {"hits": 3}}}}`
+
+func TestParsePerfLine(t *testing.T) {
+	rec, err := ParsePerfLine([]byte(strings.ReplaceAll(specRecord, "\n", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(checks.Stages{{Name: "TextEncodingStage", Ms: 232}, {Name: "DenoisingStage", Ms: 12404.2}}, rec.stages()); diff != "" {
+		t.Errorf("stages (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"server_reserved": 24838, "server_allocated": 24001}, rec.peaks("runtime_peak")); diff != "" {
+		t.Errorf("runtime peaks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"server_reserved": 13120, "server_allocated": 12800}, rec.peaks("load_peak")); diff != "" {
+		t.Errorf("load peaks (-want +got):\n%s", diff)
+	}
+	if got := rec.peaks("warmup_peak"); got != nil {
+		t.Errorf("absent snapshot: got %v, want nil (not reported, never zero)", got)
+	}
+}
+
+func TestParsePerfLineErrors(t *testing.T) {
+	for _, line := range []string{``, `{`, `[]`, `{"tag":"x"}`, `{"request_id": 5}`} {
+		if _, err := ParsePerfLine([]byte(line)); err == nil {
+			t.Errorf("ParsePerfLine(%q): no error", line)
+		}
+	}
+}
+
+// TestPerfLogFollowsAppends reads a file while it is being written, including a record split
+// across two writes and a garbage line, and joins by request id.
+func TestPerfLogFollowsAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.log")
+	p := newPerfLog(path)
+	if _, err := p.wait(t.Context(), "req-1", 0); err == nil {
+		t.Fatal("wait on a missing file: no error")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	line := strings.ReplaceAll(specRecord, "\n", "") + "\n"
+	f.WriteString("not json\n" + line[:40])
+	if err := p.poll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.records["req-1"]; ok {
+		t.Fatal("half a line was parsed")
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		f.WriteString(line[40:])
+	}()
+	rec, err := p.wait(t.Context(), "req-1", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.TotalDurationMs != 12799.1 {
+		t.Errorf("total %v", rec.TotalDurationMs)
+	}
+	_, err = p.wait(t.Context(), "req-2", 30*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), `request_id "req-2"`) || !strings.Contains(err.Error(), "1 unreadable lines") {
+		t.Errorf("missing record: %v", err)
+	}
+}
+
+func FuzzParsePerfLine(f *testing.F) {
+	f.Add([]byte(strings.ReplaceAll(specRecord, "\n", "")))
+	f.Add([]byte(`{"request_id":"a","stages":[{"name":"A","execution_time_ms":1},{"name":"A","execution_time_ms":2}]}`))
+	f.Add([]byte(`{"request_id":"a","memory_snapshots":{"load_peak":null}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		rec, err := ParsePerfLine(line)
+		if err != nil {
+			return
+		}
+		if rec.RequestID == "" {
+			t.Fatal("accepted a record without request_id")
+		}
+		seen := map[string]bool{}
+		for _, s := range rec.stages() {
+			if seen[s.Name] {
+				t.Fatalf("stage %q twice", s.Name)
+			}
+			seen[s.Name] = true
+		}
+		rec.peaks("load_peak")
+		rec.peaks("runtime_peak")
+	})
+}

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLogWatch(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLogWatch(f, "Application startup complete.")
+	// Lines arrive in arbitrary chunks, as from a pipe.
+	for _, chunk := range []string{"INFO loading\nINFO: Applica", "tion startup complete.\r\n", "x\n"} {
+		l.Write([]byte(chunk))
+	}
+	select {
+	case <-l.ready:
+	default:
+		t.Fatal("marker split across writes was not seen")
+	}
+	if got := l.fatalLine(); got != "" {
+		t.Fatalf("fatal line %q before any crash", got)
+	}
+	l.Write([]byte("  Fatal Python error: Segmentation fault\nmore\n"))
+	if got, want := l.fatalLine(), "Fatal Python error: Segmentation fault"; got != want {
+		t.Errorf("fatal line %q, want %q", got, want)
+	}
+	for i := range 100 {
+		fmt.Fprintf(l, "line %d\n", i)
+	}
+	l.Write([]byte("no newline at the end"))
+	l.close()
+	tail := l.lastLines(3)
+	if diff := cmp.Diff([]string{"line 98", "line 99", "no newline at the end"}, tail); diff != "" {
+		t.Errorf("tail (-want +got):\n%s", diff)
+	}
+	if n := len(l.lastLines(1000)); n != tailLines {
+		t.Errorf("kept %d lines, want %d", n, tailLines)
+	}
+	b, _ := os.ReadFile(f.Name())
+	if !strings.HasPrefix(string(b), "INFO loading\n") || !strings.HasSuffix(string(b), "no newline at the end") {
+		t.Errorf("log file does not hold the whole output: %q...", b[:min(len(b), 40)])
+	}
+}
+
+func TestLogWatchLongLine(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLogWatch(f, "ready")
+	l.Write([]byte(strings.Repeat("x", 100<<10)))
+	if len(l.part) != 0 || len(l.lastLines(1)) != 1 {
+		t.Errorf("an endless line is buffered without bound: %d bytes pending", len(l.part))
+	}
+	l.close()
+}
