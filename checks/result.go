@@ -37,16 +37,41 @@ type Check struct {
 	Limit  *float64 `json:"limit,omitempty"`
 	Unit   string   `json:"unit,omitempty"`
 	Detail string   `json:"detail,omitempty"`
+	// Baseline, Tolerance and Pad say how Limit was derived (limit = max(baseline × (1 +
+	// tolerance), baseline + pad)), so a report can show why a value failed.
+	Baseline  *float64 `json:"baseline,omitempty"`
+	Tolerance *float64 `json:"tolerance,omitempty"`
+	Pad       *float64 `json:"pad,omitempty"`
+	// Source labels where a measurement came from when there are several (memory:
+	// nvml_process, nvml_device, server_reserved, server_allocated, host_anon).
+	Source string `json:"source,omitempty"`
+	// Note is a remark that is not a failure, e.g. a possible improvement over the baseline.
+	Note string `json:"note,omitempty"`
+	// Known is the known-failures entry that matched this check, if any.
+	Known *KnownFailure `json:"known,omitempty"`
+}
+
+// KnownFailure is the entry of a known-failures file that matched a check.
+type KnownFailure struct {
+	Reason string `json:"reason"`
+	Link   string `json:"link,omitempty"`
+	Until  string `json:"until,omitempty"` // YYYY-MM-DD; after it the entry has expired
+	// State is "known" (still failing, reported as known), "fixed" (the check now passes:
+	// remove the entry) or "expired" (the entry is past Until: the failure counts).
+	State string `json:"state"`
 }
 
 // Result is what one `run` (one partition of one lane) produced.
 type Result struct {
-	Schema     string       `json:"schema"`
-	Suite      string       `json:"suite"`
-	Lane       string       `json:"lane,omitempty"`
-	GPU        string       `json:"gpu,omitempty"`
-	Mode       string       `json:"mode,omitempty"`
-	Partition  Partition    `json:"partition"`
+	Schema    string    `json:"schema"`
+	Suite     string    `json:"suite"`
+	Lane      string    `json:"lane,omitempty"`
+	GPU       string    `json:"gpu,omitempty"`
+	Mode      string    `json:"mode,omitempty"`
+	Partition Partition `json:"partition"`
+	// PlanHash identifies the plan a partition was cut from, so that merging can prove that
+	// every planned case ran exactly once.
+	PlanHash   string       `json:"plan_hash,omitempty"`
 	Commit     string       `json:"commit,omitempty"`
 	Status     Status       `json:"status"`
 	StartedAt  time.Time    `json:"started_at"`
