@@ -15,18 +15,21 @@ import (
 
 // The defaults that suite.go documents, in one place.
 const (
-	defaultLane              = "base"
-	defaultLogMarker         = "Application startup complete." // SGLang's (uvicorn's) startup line
-	defaultHealth            = "/health"
-	defaultStartTimeout      = 20 * time.Minute // as SGLang's own test harness
-	defaultStopGrace         = 10 * time.Second
-	defaultRequestTimeout    = 10 * time.Minute
-	defaultPerfRecordTimeout = 30 * time.Second
-	defaultPollInterval      = 100 * time.Millisecond
-	defaultBuiltinStepMs     = 2
-	defaultBuiltinLoadMs     = 50
-	defaultBuiltinModel      = "diffusion-check/reference"
-	defaultOutputFormat      = "png"
+	defaultLane         = "base"
+	defaultLogMarker    = "Application startup complete." // SGLang's (uvicorn's) startup line
+	defaultHealth       = "/health"
+	defaultStartTimeout = 20 * time.Minute // as SGLang's own test harness
+	defaultStopGrace    = 10 * time.Second
+	// defaultStartEstimate is SGLang's planning figure for a server start (spec §7).
+	defaultStartEstimate        = 120 * time.Second
+	defaultBuiltinStartEstimate = time.Second
+	defaultRequestTimeout       = 10 * time.Minute
+	defaultPerfRecordTimeout    = 30 * time.Second
+	defaultPollInterval         = 100 * time.Millisecond
+	defaultBuiltinStepMs        = 2
+	defaultBuiltinLoadMs        = 50
+	defaultBuiltinModel         = "diffusion-check/reference"
+	defaultOutputFormat         = "png"
 )
 
 // perfLogEnv is set by the runner for every server it starts; a value in the suite would be
@@ -167,7 +170,7 @@ func (d *decoder) server(e entry) *Server {
 		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
 	}
 	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
-		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "reuse")
+		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse")
 	if o == nil {
 		return srv
 	}
@@ -207,6 +210,11 @@ func (d *decoder) server(e entry) *Server {
 	o.duration("request_timeout", &srv.RequestTimeout, 1)
 	o.duration("perf_record_timeout", &srv.PerfRecordTimeout, 1)
 	o.duration("poll_interval", &srv.PollInterval, 1)
+	srv.StartEstimate = defaultStartEstimate
+	if srv.Builtin != nil {
+		srv.StartEstimate = defaultBuiltinStartEstimate
+	}
+	o.duration("start_estimate", &srv.StartEstimate, 0)
 	var reuse *bool
 	if o.boolean("reuse", &reuse) {
 		srv.Reuse = *reuse

@@ -53,6 +53,9 @@ type Server struct {
 	PerfRecordTimeout time.Duration
 	// PollInterval is how often a video job is polled; default 100ms.
 	PollInterval time.Duration
+	// StartEstimate is the expected time from launch to ready, for planning partitions: every
+	// server start costs it once. Default 120s (SGLang's planning figure); 1s for builtin servers.
+	StartEstimate time.Duration
 	// Reuse keeps one warm server for all of its cases in a partition.
 	Reuse bool
 	Line  int

@@ -40,6 +40,7 @@ func TestLoadFull(t *testing.T) {
 		s.RequestTimeout = 10 * time.Minute
 		s.PerfRecordTimeout = 30 * time.Second
 		s.PollInterval = 100 * time.Millisecond
+		s.StartEstimate = time.Second // every server that takes defaults here is builtin
 		return s
 	}
 	want := &Suite{
@@ -80,6 +81,7 @@ func TestLoadFull(t *testing.T) {
 				RequestTimeout:    5 * time.Minute,
 				PerfRecordTimeout: time.Minute,
 				PollInterval:      250 * time.Millisecond,
+				StartEstimate:     2 * time.Minute,
 				Line:              19,
 			},
 		},

@@ -1,0 +1,343 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+)
+
+// PlanSchema versions the plan JSON.
+const PlanSchema = "diffusion-check/plan/v1"
+
+// DefaultEstimate is the planning estimate of a case nothing else says anything about
+// (SGLang's figure, spec §7).
+const DefaultEstimate = 300.0
+
+// Estimates is what a baselines file knows about a case, for planning.
+type Estimates interface {
+	// FullTestTime is the measured wall time of the whole case, one server start included.
+	FullTestTime(caseID string) (seconds float64, ok bool)
+	// ExpectedE2E is the expected end-to-end time of one request.
+	ExpectedE2E(caseID string) (ms float64, ok bool)
+}
+
+// PlanItem is one case to place: its estimated time excluding the server start, and the start
+// it needs.
+type PlanItem struct {
+	Case   string  `json:"case"`
+	Server string  `json:"server"`
+	Reuse  bool    `json:"reuse,omitempty"`
+	RunS   float64 `json:"run_s"`
+	StartS float64 `json:"start_s"`
+	// Source says where the estimate came from: case, baseline, expected_e2e or default.
+	Source string `json:"source"`
+}
+
+// Plan splits a lane's cases into partitions; every job of a matrix computes the same plan.
+type Plan struct {
+	Schema     string          `json:"schema"`
+	Suite      string          `json:"suite"`
+	Lane       string          `json:"lane"`
+	Hash       string          `json:"hash"`
+	Total      int             `json:"total"`
+	IdealS     float64         `json:"ideal_s"`
+	LongestS   float64         `json:"longest_s"`
+	Partitions []PlanPartition `json:"partitions"`
+	Items      []PlanItem      `json:"estimates"`
+	// Defaulted lists the cases planned with DefaultEstimate: give them an estimate.
+	Defaulted []string `json:"defaulted,omitempty"`
+}
+
+// PlanPartition is the cases of one job, in the order they run.
+type PlanPartition struct {
+	Index        int      `json:"index"`
+	Cases        []string `json:"cases"`
+	EstimatedS   float64  `json:"estimated_s"`
+	ServerStarts int      `json:"server_starts"`
+}
+
+// Matrix is the GitHub Actions matrix of a plan: {"include":[{"partition":"0/3"},...]}.
+func (p *Plan) Matrix() map[string]any {
+	var inc []map[string]string
+	for _, part := range p.Partitions {
+		inc = append(inc, map[string]string{"partition": fmt.Sprintf("%d/%d", part.Index, p.Total)})
+	}
+	return map[string]any{"include": inc}
+}
+
+// Cases returns the case ids of partition i.
+func (p *Plan) Cases(i int) []string { return p.Partitions[i].Cases }
+
+// Items estimates every case of a lane: the case's own estimate, else the baseline's full test
+// time, else expected E2E × repeat plus a start, else DefaultEstimate. Estimates that include a
+// server start (the case's, the baseline's) have it taken out, since the plan adds starts itself.
+func Items(s *suite.Suite, lane string, est Estimates) []PlanItem {
+	var out []PlanItem
+	for _, c := range s.CasesFor(lane) {
+		srv := s.Servers[c.Server]
+		it := PlanItem{Case: c.ID, Server: c.Server, Reuse: srv.Reuse, StartS: srv.StartEstimate.Seconds()}
+		full, source := 0.0, "default"
+		var ok bool
+		switch {
+		case c.Estimate > 0:
+			full, source = c.Estimate.Seconds(), "case"
+		case est != nil:
+			if full, ok = est.FullTestTime(c.ID); ok && full > 0 {
+				source = "baseline"
+			} else if ms, ok := est.ExpectedE2E(c.ID); ok && ms > 0 {
+				full, source = ms*float64(c.Repeat)/1000+it.StartS, "expected_e2e"
+			}
+		}
+		if source == "default" {
+			full = DefaultEstimate
+		}
+		it.RunS, it.Source = math.Max(full-it.StartS, 0), source
+		out = append(out, it)
+	}
+	return out
+}
+
+// PartitionsFor is the number of jobs that keeps each near targetS seconds, within [1, maxJobs].
+func PartitionsFor(items []PlanItem, targetS float64, maxJobs int) int {
+	n := int(math.Ceil(load(items) / targetS))
+	return min(max(n, 1), max(maxJobs, 1))
+}
+
+// MakePlan splits items into n partitions. A reuse server's cases share one start per partition,
+// so they stay together unless splitting them shortens the longest partition. It starts from
+// longest-processing-time-first over server groups and improves by moving and swapping single
+// cases while the longest partition gets shorter. Ties break on case ids: same input, same plan.
+func MakePlan(suiteName, lane string, items []PlanItem, n int) *Plan {
+	n = max(n, 1)
+	parts := make([][]PlanItem, n)
+	for _, chunk := range chunks(items, n) {
+		best := 0
+		for i := range parts {
+			if load(append(slices.Clip(parts[i]), chunk...)) < load(append(slices.Clip(parts[best]), chunk...)) {
+				best = i
+			}
+		}
+		parts[best] = append(parts[best], chunk...)
+	}
+	improve(parts)
+	p := &Plan{Schema: PlanSchema, Suite: suiteName, Lane: lane, Total: n, Items: items}
+	order := map[string]int{}
+	for i, it := range items {
+		order[it.Case] = i
+		if it.Source == "default" {
+			p.Defaulted = append(p.Defaulted, it.Case)
+		}
+	}
+	var total float64
+	for i, part := range parts {
+		slices.SortFunc(part, func(a, b PlanItem) int { return order[a.Case] - order[b.Case] })
+		pp := PlanPartition{Index: i, EstimatedS: round1(load(part)), ServerStarts: starts(part)}
+		for _, it := range part {
+			pp.Cases = append(pp.Cases, it.Case)
+		}
+		if pp.Cases == nil {
+			pp.Cases = []string{}
+		}
+		p.Partitions = append(p.Partitions, pp)
+		total += load(part)
+		p.LongestS = math.Max(p.LongestS, pp.EstimatedS)
+	}
+	p.IdealS = round1(total / float64(n))
+	p.Hash = planHash(p)
+	return p
+}
+
+// chunks groups the items for the first placement, largest first: a reuse server's cases form
+// one chunk, split into as many chunks as it has multiples of the ideal partition load.
+func chunks(items []PlanItem, n int) [][]PlanItem {
+	var out [][]PlanItem
+	groups := map[string]int{}
+	for _, it := range items {
+		if !it.Reuse {
+			out = append(out, []PlanItem{it})
+			continue
+		}
+		if i, ok := groups[it.Server]; ok {
+			out[i] = append(out[i], it)
+			continue
+		}
+		groups[it.Server] = len(out)
+		out = append(out, []PlanItem{it})
+	}
+	ideal := load(items) / float64(n)
+	var split [][]PlanItem
+	for _, c := range out {
+		k := int(math.Ceil(load(c) / ideal))
+		if len(c) == 1 || k <= 1 {
+			split = append(split, c)
+			continue
+		}
+		k = min(k, len(c), n)
+		sub := make([][]PlanItem, k)
+		sorted := slices.Clone(c)
+		slices.SortStableFunc(sorted, func(a, b PlanItem) int { return cmpDesc(a.RunS, b.RunS, a.Case, b.Case) })
+		for _, it := range sorted {
+			best := 0
+			for i := range sub {
+				if load(sub[i]) < load(sub[best]) {
+					best = i
+				}
+			}
+			sub[best] = append(sub[best], it)
+		}
+		split = append(split, sub...)
+	}
+	slices.SortStableFunc(split, func(a, b []PlanItem) int { return cmpDesc(load(a), load(b), a[0].Case, b[0].Case) })
+	return split
+}
+
+func cmpDesc(a, b float64, ida, idb string) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	case ida < idb:
+		return -1
+	case ida > idb:
+		return 1
+	}
+	return 0
+}
+
+// improve moves or swaps single cases out of the longest partition while that shortens it.
+func improve(parts [][]PlanItem) {
+	const eps = 1e-9
+	for round := 0; round < 10000; round++ {
+		longest := 0
+		for i := range parts {
+			if load(parts[i]) > load(parts[longest])+eps {
+				longest = i
+			}
+		}
+		cur := load(parts[longest])
+		bestMax, bestQ, bestA, bestB := cur, -1, -1, -1
+		for a := range parts[longest] {
+			without := remove(parts[longest], a)
+			for q := range parts {
+				if q == longest {
+					continue
+				}
+				// Move a to q.
+				if m := math.Max(load(without), load(append(slices.Clip(parts[q]), parts[longest][a]))); m < bestMax-eps {
+					bestMax, bestQ, bestA, bestB = m, q, a, -1
+				}
+				// Swap a with b of q.
+				for b := range parts[q] {
+					p2 := append(slices.Clip(without), parts[q][b])
+					q2 := append(remove(parts[q], b), parts[longest][a])
+					if m := math.Max(load(p2), load(q2)); m < bestMax-eps {
+						bestMax, bestQ, bestA, bestB = m, q, a, b
+					}
+				}
+			}
+		}
+		if bestQ < 0 {
+			return
+		}
+		a := parts[longest][bestA]
+		parts[longest] = remove(parts[longest], bestA)
+		if bestB >= 0 {
+			b := parts[bestQ][bestB]
+			parts[bestQ] = remove(parts[bestQ], bestB)
+			parts[longest] = append(parts[longest], b)
+		}
+		parts[bestQ] = append(parts[bestQ], a)
+	}
+}
+
+// remove returns a copy of s without element i.
+func remove(s []PlanItem, i int) []PlanItem {
+	out := make([]PlanItem, 0, len(s)-1)
+	out = append(out, s[:i]...)
+	return append(out, s[i+1:]...)
+}
+
+// load is the estimated wall time of running items in one job: every case's run, one start per
+// case of a server without reuse, one start per reuse server present.
+func load(items []PlanItem) float64 {
+	var s float64
+	seen := map[string]bool{}
+	for _, it := range items {
+		s += it.RunS
+		if !it.Reuse {
+			s += it.StartS
+		} else if !seen[it.Server] {
+			seen[it.Server] = true
+			s += it.StartS
+		}
+	}
+	return s
+}
+
+func starts(items []PlanItem) int {
+	n := 0
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !it.Reuse || !seen[it.Server] {
+			n++
+		}
+		if it.Reuse {
+			seen[it.Server] = true
+		}
+	}
+	return n
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// planHash identifies the split itself (suite, lane, which case runs where), not the estimates.
+func planHash(p *Plan) string {
+	h := sha256.New()
+	b, _ := json.Marshal(struct {
+		Suite, Lane string
+		Parts       [][]string
+	}{p.Suite, p.Lane, func() [][]string {
+		var out [][]string
+		for _, pp := range p.Partitions {
+			out = append(out, pp.Cases)
+		}
+		return out
+	}()})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// LPT is SGLang's own split (spec §7), for comparison: every case starts its own server, cases
+// sorted by estimate, each given to the least-loaded partition. It returns the partition loads.
+func LPT(items []PlanItem, n int) []float64 {
+	costs := make([]float64, len(items))
+	ids := make([]string, len(items))
+	idx := make([]int, len(items))
+	for i, it := range items {
+		costs[i], ids[i], idx[i] = it.RunS+it.StartS, it.Case, i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmpDesc(costs[a], costs[b], ids[a], ids[b]) })
+	loads := make([]float64, max(n, 1))
+	for _, i := range idx {
+		best := 0
+		for p := range loads {
+			if loads[p] < loads[best] {
+				best = p
+			}
+		}
+		loads[best] += costs[i]
+	}
+	return loads
+}
+
+// String is a one-line summary for logs.
+func (p *Plan) String() string {
+	return p.Lane + " " + strconv.Itoa(p.Total) + " partitions, longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
+}

@@ -1,0 +1,171 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/google/go-cmp/cmp"
+)
+
+// sglangShaped is a case set shaped like SGLang's diffusion suite: 40 cases of 60–900 s, a
+// 120 s server start each, and a few models whose cases share one reusable server.
+func sglangShaped(seed uint64) []PlanItem {
+	r := rand.New(rand.NewPCG(seed, 7))
+	var items []PlanItem
+	for i := range 40 {
+		it := PlanItem{Case: fmt.Sprintf("case_%02d", i), Server: fmt.Sprintf("own_%02d", i), RunS: float64(60 + r.IntN(841)), StartS: 120, Source: "baseline"}
+		if i < 18 { // six shared models with three cases each
+			it.Server, it.Reuse = fmt.Sprintf("shared_%d", i/3), true
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+func TestPlanEveryCaseOnceAndDeterministic(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 10, 50} {
+		items := sglangShaped(1)
+		a, b := MakePlan("s", "base", items, n), MakePlan("s", "base", slices.Clone(items), n)
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("n=%d: two plans of the same input differ", n)
+		}
+		var all []string
+		for i, p := range a.Partitions {
+			if p.Index != i {
+				t.Errorf("n=%d: partition %d has index %d", n, i, p.Index)
+			}
+			all = append(all, p.Cases...)
+		}
+		slices.Sort(all)
+		var want []string
+		for _, it := range items {
+			want = append(want, it.Case)
+		}
+		if diff := cmp.Diff(want, all); diff != "" {
+			t.Errorf("n=%d: cases (-want +got):\n%s", n, diff)
+		}
+		if len(a.Partitions) != n || a.Total != n {
+			t.Errorf("n=%d: %d partitions", n, len(a.Partitions))
+		}
+	}
+}
+
+// TestPlanQuality compares the plan with SGLang's LPT on SGLang-shaped sets: the longest
+// partition must stay within 5% of the ideal (total / N of our own starts) and never be longer
+// than LPT's. The figures are in docs/planning.md.
+func TestPlanQuality(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		for _, n := range []int{4, 6, 8, 10} {
+			items := sglangShaped(seed)
+			p := MakePlan("s", "base", items, n)
+			lpt := slices.Max(LPT(items, n))
+			if p.LongestS > p.IdealS*1.05 {
+				t.Errorf("seed %d n=%d: longest %.0f s is %.1f%% over the ideal %.0f s", seed, n, p.LongestS, 100*(p.LongestS/p.IdealS-1), p.IdealS)
+			}
+			if p.LongestS > lpt {
+				t.Errorf("seed %d n=%d: longest %.0f s, LPT's %.0f s", seed, n, p.LongestS, lpt)
+			}
+			t.Logf("seed %d n=%2d: ours longest %6.0f s (ideal %6.0f, +%.1f%%, %d starts) | LPT longest %6.0f s (%d starts) | saved %.1f%%",
+				seed, n, p.LongestS, p.IdealS, 100*(p.LongestS/p.IdealS-1), totalStarts(p), lpt, len(items), 100*(1-p.LongestS/lpt))
+		}
+	}
+}
+
+func totalStarts(p *Plan) int {
+	n := 0
+	for _, pp := range p.Partitions {
+		n += pp.ServerStarts
+	}
+	return n
+}
+
+func TestPlanKeepsSmallReuseGroupsTogether(t *testing.T) {
+	items := []PlanItem{
+		{Case: "a1", Server: "a", Reuse: true, RunS: 10, StartS: 100},
+		{Case: "a2", Server: "a", Reuse: true, RunS: 10, StartS: 100},
+		{Case: "a3", Server: "a", Reuse: true, RunS: 10, StartS: 100},
+		{Case: "x", Server: "x", RunS: 120, StartS: 10},
+	}
+	p := MakePlan("s", "", items, 2)
+	got := [][]string{p.Partitions[0].Cases, p.Partitions[1].Cases}
+	slices.SortFunc(got, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	if diff := cmp.Diff([][]string{{"a1", "a2", "a3"}, {"x"}}, got); diff != "" {
+		t.Errorf("partitions (-want +got):\n%s", diff)
+	}
+	if p.LongestS != 130 {
+		t.Errorf("longest %v, want 130 (one start for the three reuse cases)", p.LongestS)
+	}
+}
+
+func TestPlanSplitsALargeReuseGroup(t *testing.T) {
+	var items []PlanItem
+	for i := range 8 {
+		items = append(items, PlanItem{Case: fmt.Sprintf("c%d", i), Server: "big", Reuse: true, RunS: 100, StartS: 20})
+	}
+	p := MakePlan("s", "", items, 2)
+	if p.Partitions[0].EstimatedS != 420 || p.Partitions[1].EstimatedS != 420 {
+		t.Errorf("partitions %+v, want 4 cases and one start each (420 s)", p.Partitions)
+	}
+}
+
+type fakeEstimates map[string][2]float64
+
+func (f fakeEstimates) FullTestTime(id string) (float64, bool) {
+	v, ok := f[id]
+	return v[0], ok && v[0] > 0
+}
+func (f fakeEstimates) ExpectedE2E(id string) (float64, bool) {
+	v, ok := f[id]
+	return v[1], ok && v[1] > 0
+}
+
+func TestItemsEstimateSources(t *testing.T) {
+	s := &suite.Suite{
+		Servers: map[string]*suite.Server{"srv": {Name: "srv", StartEstimate: 120 * time.Second}},
+		Cases: []*suite.Case{
+			{ID: "own", Server: "srv", Repeat: 2, Estimate: 200 * time.Second},
+			{ID: "base", Server: "srv", Repeat: 2},
+			{ID: "e2e", Server: "srv", Repeat: 2},
+			{ID: "none", Server: "srv", Repeat: 2},
+		},
+	}
+	items := Items(s, "", fakeEstimates{"base": {500, 0}, "e2e": {0, 30000}})
+	got := map[string][2]any{}
+	for _, it := range items {
+		got[it.Case] = [2]any{it.RunS, it.Source}
+	}
+	want := map[string][2]any{
+		"own":  {80.0, "case"},
+		"base": {380.0, "baseline"},
+		"e2e":  {60.0, "expected_e2e"},
+		"none": {180.0, "default"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("estimates (-want +got):\n%s", diff)
+	}
+	if p := MakePlan("s", "", items, 1); !slices.Equal(p.Defaulted, []string{"none"}) {
+		t.Errorf("defaulted %v", p.Defaulted)
+	}
+}
+
+func TestPartitionsFor(t *testing.T) {
+	items := sglangShaped(1)
+	total := load(items)
+	for _, c := range []struct {
+		target float64
+		max    int
+		want   int
+	}{{total, 10, 1}, {total / 3.5, 10, 4}, {60, 10, 10}, {1e9, 10, 1}} {
+		if got := PartitionsFor(items, c.target, c.max); got != c.want {
+			t.Errorf("PartitionsFor(target %.0f, max %d) = %d, want %d", c.target, c.max, got, c.want)
+		}
+	}
+}
