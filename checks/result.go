@@ -71,7 +71,10 @@ type Result struct {
 	Partition Partition `json:"partition"`
 	// PlanHash identifies the plan a partition was cut from, so that merging can prove that
 	// every planned case ran exactly once.
-	PlanHash   string       `json:"plan_hash,omitempty"`
+	PlanHash string `json:"plan_hash,omitempty"`
+	// Planned lists the case ids of every partition of the plan, so that a merge can name the
+	// cases of a partition whose results never arrived.
+	Planned    [][]string   `json:"planned,omitempty"`
 	Commit     string       `json:"commit,omitempty"`
 	Status     Status       `json:"status"`
 	StartedAt  time.Time    `json:"started_at"`

@@ -71,6 +71,14 @@ func (p *Plan) Matrix() map[string]any {
 	return map[string]any{"include": inc}
 }
 
+func (p *Plan) caseLists() [][]string {
+	var out [][]string
+	for _, pp := range p.Partitions {
+		out = append(out, pp.Cases)
+	}
+	return out
+}
+
 // Cases returns the case ids of partition i.
 func (p *Plan) Cases(i int) []string { return p.Partitions[i].Cases }
 
@@ -303,13 +311,7 @@ func planHash(p *Plan) string {
 	b, _ := json.Marshal(struct {
 		Suite, Lane string
 		Parts       [][]string
-	}{p.Suite, p.Lane, func() [][]string {
-		var out [][]string
-		for _, pp := range p.Partitions {
-			out = append(out, pp.Cases)
-		}
-		return out
-	}()})
+	}{p.Suite, p.Lane, p.caseLists()})
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -24,11 +24,14 @@ type Options struct {
 	Suite     *suite.Suite
 	Lane      string // empty: every lane
 	Partition checks.Partition
-	Cases     []string // restrict to these case ids; empty: all of the partition
-	Out       string
-	Mode      string
-	Commit    string
-	GPU       string
+	// Plan is the split the partition belongs to; nil means a plan of Partition.Total parts
+	// from the suite's own estimates.
+	Plan   *Plan
+	Cases  []string // restrict to these case ids; empty: all of the partition
+	Out    string
+	Mode   string
+	Commit string
+	GPU    string
 	// Executable is the path of diffusion-check itself, which builtin servers run as `serve`.
 	Executable string
 	// Environ is the base environment of server processes.
@@ -50,9 +53,15 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if opts.Partition.Total == 0 {
 		opts.Partition.Total = 1
 	}
-	cases, err := Select(opts.Suite, opts.Lane, opts.Partition, opts.Cases)
+	if opts.Plan == nil {
+		opts.Plan = MakePlan(suiteName(opts.Suite), opts.Lane, Items(opts.Suite, opts.Lane, nil), opts.Partition.Total)
+	}
+	cases, err := Select(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
 	if err != nil {
 		return nil, err
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("suite %s: no cases in lane %q partition %d/%d", opts.Suite.Path, opts.Lane, opts.Partition.Index, opts.Partition.Total)
 	}
 	rec, err := NewRecorder(opts.Out)
 	if err != nil {
@@ -76,6 +85,8 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		GPU:       opts.GPU,
 		Mode:      opts.Mode,
 		Partition: opts.Partition,
+		PlanHash:  opts.Plan.Hash,
+		Planned:   opts.Plan.caseLists(),
 		Commit:    opts.Commit,
 		StartedAt: time.Now().UTC(),
 	}
@@ -121,45 +132,34 @@ func units(s *suite.Suite, cases []*suite.Case) []unit {
 	return out
 }
 
-// Select returns the cases of a lane that belong to a partition, in suite order, restricted
-// to ids when given. Units (a reuse server's cases, or one case) are dealt round-robin, so
-// every job of a matrix computes the same split.
-func Select(s *suite.Suite, lane string, p checks.Partition, ids []string) ([]*suite.Case, error) {
-	if p.Total < 1 || p.Index < 0 || p.Index >= p.Total {
-		return nil, fmt.Errorf("partition %d/%d: want 0 ≤ index < total", p.Index, p.Total)
+// Select returns the cases of a plan's partition, in suite order, restricted to ids when given.
+// Every id must belong to the partition.
+func Select(s *suite.Suite, plan *Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
+	if p.Total != plan.Total || p.Index < 0 || p.Index >= p.Total {
+		return nil, fmt.Errorf("partition %d/%d: the plan has %d partitions (want 0 ≤ index < %d)", p.Index, p.Total, plan.Total, plan.Total)
 	}
-	lc := s.CasesFor(lane)
-	if len(lc) == 0 {
-		return nil, fmt.Errorf("suite %s: no cases in lane %q", s.Path, lane)
-	}
-	var mine []*suite.Case
-	for i, u := range units(s, lc) {
-		if i%p.Total == p.Index {
-			mine = append(mine, u.cases...)
-		}
-	}
-	if len(ids) == 0 {
-		return mine, nil
+	in := map[string]bool{}
+	for _, id := range plan.Cases(p.Index) {
+		in[id] = true
 	}
 	want := map[string]bool{}
-	for _, id := range ids {
-		want[id] = true
-	}
-	var out []*suite.Case
-	for _, c := range mine {
-		if want[c.ID] {
-			out = append(out, c)
-			delete(want, c.ID)
-		}
-	}
 	var errs []error
 	for _, id := range ids {
-		if want[id] {
-			errs = append(errs, fmt.Errorf("case %q: not in lane %q partition %d/%d of %s", id, lane, p.Index, p.Total, s.Path))
-			delete(want, id)
+		if !in[id] {
+			errs = append(errs, fmt.Errorf("case %q: not in lane %q partition %d/%d of %s", id, plan.Lane, p.Index, p.Total, s.Path))
+		}
+		want[id] = true
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []*suite.Case
+	for _, c := range s.Cases {
+		if in[c.ID] && (len(ids) == 0 || want[c.ID]) {
+			out = append(out, c)
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, nil
 }
 
 // run holds the state of one Run.

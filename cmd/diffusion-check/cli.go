@@ -36,6 +36,7 @@ const usage = `usage: diffusion-check <command> [flags]
 
 commands:
   run      --suite FILE [--lane L] [--partition I/N] [--cases a,b] [--out DIR]   run a suite
+  plan     --suite FILE [--lane L] (--partitions N | --target-minutes M)         split a lane for a job matrix (JSON)
   report   RESULTS...                                                          print the per-request table of results files or folders
   serve    [--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...           the built-in reference server
   version                                                                      print the version
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch args[0] {
 	case "run":
 		code, err = runCmd(ctx, e, args[1:])
+	case "plan":
+		code, err = planCmd(ctx, e, args[1:])
 	case "report":
 		code, err = reportCmd(ctx, e, args[1:])
 	case "serve":

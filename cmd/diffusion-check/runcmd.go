@@ -17,7 +17,8 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("run", e)
 	suitePath := fs.String("suite", "", "suite file (YAML)")
 	lane := fs.String("lane", "", "run only the cases of this lane (default: all lanes)")
-	partition := fs.String("partition", "0/1", "run partition I of N (0-based), as I/N")
+	partition := fs.String("partition", "0/1", "run partition I of N (0-based), as I/N, of the plan `plan --partitions N` makes")
+	planPath := fs.String("plan", "", "plan file written by `plan` (default: plan the suite here with N partitions)")
 	cases := fs.String("cases", "", "comma-separated case ids to run (default: all of the partition)")
 	out := fs.String("out", "diffusion-check-out", "output folder: results.json, requests.jsonl, artifacts/")
 	mode := fs.String("mode", "check", "check (baseline and gt arrive with the perf and consistency checks)")
@@ -42,6 +43,18 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, usageError{err}
 	}
+	var plan *runner.Plan
+	if *planPath != "" {
+		if plan, err = loadPlan(*planPath, s); err != nil {
+			return 0, err
+		}
+		switch {
+		case *lane == "":
+			*lane = plan.Lane
+		case *lane != plan.Lane:
+			return 0, usagef("--lane %s, but plan %s is for lane %q", *lane, *planPath, plan.Lane)
+		}
+	}
 	exe, err := executable()
 	if err != nil {
 		return 0, fmt.Errorf("find own executable for builtin servers: %w", err)
@@ -55,7 +68,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		g = s.GPU
 	}
 	res, err := runner.Run(ctx, runner.Options{
-		Suite: s, Lane: *lane, Partition: p, Cases: ids, Out: *out, Mode: *mode,
+		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Mode: *mode,
 		Commit:     e.getenv("GITHUB_SHA"),
 		GPU:        g,
 		Executable: exe,
