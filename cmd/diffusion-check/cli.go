@@ -52,27 +52,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	var code int
-	var err error
 	switch args[0] {
-	case "run":
-		code, err = runCmd(ctx, e, args[1:])
-	case "plan":
-		code, err = planCmd(ctx, e, args[1:])
-	case "report":
-		code, err = reportCmd(ctx, e, args[1:])
-	case "serve":
-		code, err = serveCmd(ctx, e, args[1:])
 	case "version", "--version":
 		fmt.Fprintln(stdout, "diffusion-check", version())
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
-	default:
-		fmt.Fprintf(stderr, "diffusion-check: unknown command %q\n\n%s", args[0], usage)
-		return exitUsage
 	}
+	code, err := dispatch(ctx, e, args[0], args[1:])
 	if err == nil {
 		return code
 	}
@@ -88,6 +76,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return code
 	}
 	return exitInfra
+}
+
+// dispatch runs one command; the action entrypoint calls it too, with arguments from inputs.
+func dispatch(ctx context.Context, e env, name string, args []string) (code int, err error) {
+	switch name {
+	case "run":
+		code, err = runCmd(ctx, e, args)
+	case "plan":
+		code, err = planCmd(ctx, e, args)
+	case "report":
+		code, err = reportCmd(ctx, e, args)
+	case "serve":
+		code, err = serveCmd(ctx, e, args)
+	case "action":
+		code, err = actionCmd(ctx, e, args)
+	default:
+		return 0, usagef("unknown command %q\n\n%s", name, usage)
+	}
+	return code, err
 }
 
 // indent keeps a multi-error (one problem a line) readable after the command prefix.

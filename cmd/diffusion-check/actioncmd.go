@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// actionCmd is the container action's entrypoint: it maps the action's inputs (INPUT_*) onto
+// the same command line a person would type, so the action and the CLI cannot drift apart.
+func actionCmd(ctx context.Context, e env, args []string) (int, error) {
+	if len(args) > 0 {
+		return 0, usagef("action takes its arguments from INPUT_* variables, not %q", args)
+	}
+	a := e.action()
+	in := func(name string) string { return strings.TrimSpace(a.GetInput(name)) }
+	command := in("command")
+	if command == "" {
+		command = "run"
+	}
+	var argv []string
+	flag := func(name, input string) {
+		if v := in(input); v != "" {
+			argv = append(argv, "--"+name+"="+v)
+		}
+	}
+	switch command {
+	case "plan":
+		flag("suite", "suite")
+		flag("lane", "lane")
+		flag("partitions", "partitions")
+		flag("target-minutes", "target_minutes")
+		if in("target_minutes") != "" {
+			flag("max-partitions", "max_partitions")
+		}
+	case "run":
+		for _, f := range []string{"suite", "lane", "partition", "plan", "cases", "mode", "out"} {
+			flag(f, f)
+		}
+	case "report", "baseline":
+		if command == "report" {
+			if p := in("publish"); p == "true" {
+				argv = append(argv, "--publish")
+			} else if p != "" && p != "false" {
+				return 0, usagef("input publish: want true or false, got %q", p)
+			}
+			flag("comment-key", "comment_key")
+		} else {
+			flag("out", "out")
+		}
+		results := strings.Fields(in("results"))
+		if len(results) == 0 {
+			return 0, usagef("input results: name the results files or folders to %s", command)
+		}
+		argv = append(argv, results...)
+	default:
+		return 0, usagef("input command: want plan, run, report or baseline, got %q", command)
+	}
+	token := in("github_token")
+	if token != "" {
+		a.AddMask(token)
+	}
+	getenv := func(k string) string {
+		if k == "GITHUB_TOKEN" && token != "" {
+			return token
+		}
+		return e.getenv(k)
+	}
+	fmt.Fprintf(e.stderr, "diffusion-check %s %s\n", command, strings.Join(argv, " "))
+	return dispatch(ctx, env{getenv: getenv, stdout: e.stdout, stderr: e.stderr}, command, argv)
+}
