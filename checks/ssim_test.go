@@ -1,0 +1,218 @@
+package checks
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+)
+
+// naiveSSIM follows scikit-image's float64 formulas literally, window by window: the independent
+// implementation that the integer kernel is checked against on many random inputs.
+func naiveSSIM(a, b []byte, w, h int) (mean float64, ch [3]float64) {
+	const n = 49.0
+	covNorm := n / (n - 1)
+	for c := range 3 {
+		var sum float64
+		for y0 := 0; y0+7 <= h; y0++ {
+			for x0 := 0; x0+7 <= w; x0++ {
+				var ux, uy, uxx, uyy, uxy float64
+				for y := y0; y < y0+7; y++ {
+					for x := x0; x < x0+7; x++ {
+						X, Y := float64(a[3*(y*w+x)+c]), float64(b[3*(y*w+x)+c])
+						ux += X / n
+						uy += Y / n
+						uxx += X * X / n
+						uyy += Y * Y / n
+						uxy += X * Y / n
+					}
+				}
+				vx := covNorm * (uxx - ux*ux)
+				vy := covNorm * (uyy - uy*uy)
+				vxy := covNorm * (uxy - ux*uy)
+				a1, a2 := 2*ux*uy+ssimC1, 2*vxy+ssimC2
+				b1, b2 := ux*ux+uy*uy+ssimC1, vx+vy+ssimC2
+				sum += a1 * a2 / (b1 * b2)
+			}
+		}
+		ch[c] = sum / float64((w-6)*(h-6))
+	}
+	return (ch[0] + ch[1] + ch[2]) / 3, ch
+}
+
+func TestSSIMMatchesNaive(t *testing.T) {
+	r := rng(42)
+	var s SSIMScratch // reused across sizes on purpose
+	for i := range 40 {
+		w, h := 7+int(r.next()%40), 7+int(r.next()%30)
+		var a, b []byte
+		switch i % 4 {
+		case 0: // unrelated noise
+			a, b = noisy(flat(w, h, 128), 127, r.next()), noisy(flat(w, h, 128), 127, r.next())
+		case 1: // smooth vs noised
+			a = smooth(w, h, float64(i)/7)
+			b = noisy(a, 1+int(r.next()%40), r.next())
+		case 2: // saturated extremes
+			a, b = noisy(flat(w, h, 250), 10, r.next()), noisy(flat(w, h, 5), 10, r.next())
+		case 3:
+			a = smooth(w, h, 0.2)
+			b = drifted(a, w, h)
+		}
+		want, wantCh := naiveSSIM(a, b, w, h)
+		got := s.Metrics(a, b, w, h)
+		if math.Abs(got.SSIM-want) > 1e-9 {
+			t.Errorf("%dx%d case %d: SSIM %.12f, naive %.12f", w, h, i%4, got.SSIM, want)
+		}
+		for c := range 3 {
+			if math.Abs(got.SSIMChannels[c]-wantCh[c]) > 1e-9 {
+				t.Errorf("%dx%d case %d channel %d: SSIM %.12f, naive %.12f", w, h, i%4, c, got.SSIMChannels[c], wantCh[c])
+			}
+		}
+		if p := PSNR(a, b); p != got.PSNR && !(math.IsInf(p, 1) && math.IsInf(got.PSNR, 1)) {
+			t.Errorf("%dx%d: PSNR %v in Metrics, %v alone", w, h, got.PSNR, p)
+		}
+		if d := MeanAbsDiff(a, b); d != got.MeanAbsDiff {
+			t.Errorf("%dx%d: MeanAbsDiff %v in Metrics, %v alone", w, h, got.MeanAbsDiff, d)
+		}
+		if f := SSIM(a, b, w, h); f != got.SSIM {
+			t.Errorf("%dx%d: SSIM %v with a fresh scratch, %v with a reused one", w, h, f, got.SSIM)
+		}
+	}
+}
+
+func TestSSIMMap(t *testing.T) {
+	w, h := 41, 29
+	a := smooth(w, h, 0.4)
+	b := noisy(a, 30, 9)
+	m, mw, mh := SSIMMap(a, b, w, h)
+	if mw != w-6 || mh != h-6 || len(m) != mw*mh {
+		t.Fatalf("map %dx%d of %d values, want %dx%d", mw, mh, len(m), w-6, h-6)
+	}
+	var sum float64
+	for _, v := range m {
+		if v < -1 || v > 1 {
+			t.Fatalf("local SSIM %v out of [-1, 1]", v)
+		}
+		sum += v
+	}
+	if mean, want := sum/float64(len(m)), SSIM(a, b, w, h); math.Abs(mean-want) > 1e-12 {
+		t.Errorf("map mean %.15f, SSIM %.15f", mean, want)
+	}
+	// A disturbance in one corner lowers the map there and nowhere far from it.
+	c := append([]byte(nil), a...)
+	for y := range 5 {
+		for x := range 5 {
+			for k := range 3 {
+				c[3*(y*w+x)+k] ^= 0x80
+			}
+		}
+	}
+	m, _, _ = SSIMMap(a, c, w, h)
+	if m[0] > 0.9 || m[len(m)-1] != 1 {
+		t.Errorf("corner disturbance: map starts %v and ends %v, want low and 1", m[0], m[len(m)-1])
+	}
+}
+
+func TestMetricsInvalid(t *testing.T) {
+	ok := make([]byte, 3*8*8)
+	for _, tc := range []struct {
+		name string
+		a, b []byte
+		w, h int
+	}{
+		{"too narrow", make([]byte, 3*6*8), make([]byte, 3*6*8), 6, 8},
+		{"too short", make([]byte, 3*8*6), make([]byte, 3*8*6), 8, 6},
+		{"lengths differ", ok, ok[:len(ok)-3], 8, 8},
+		{"wrong size", ok, ok, 8, 9},
+		{"empty", nil, nil, 0, 0},
+		{"negative", ok, ok, -8, -8},
+	} {
+		if v := SSIM(tc.a, tc.b, tc.w, tc.h); !math.IsNaN(v) {
+			t.Errorf("%s: SSIM %v, want NaN", tc.name, v)
+		}
+		if m, _, _ := SSIMMap(tc.a, tc.b, tc.w, tc.h); m != nil {
+			t.Errorf("%s: SSIMMap returned a map", tc.name)
+		}
+	}
+	if v := PSNR(ok, ok[:3]); !math.IsNaN(v) {
+		t.Errorf("PSNR of unequal lengths: %v", v)
+	}
+	if v := MeanAbsDiff(nil, nil); !math.IsNaN(v) {
+		t.Errorf("MeanAbsDiff of nothing: %v", v)
+	}
+	if v := PSNR(ok, ok); !math.IsInf(v, 1) {
+		t.Errorf("PSNR of identical buffers: %v, want +Inf", v)
+	}
+}
+
+// reference is testdata/ssim_reference.json: scikit-image's numbers for refPairs.
+type reference struct {
+	How, Date, Python, Numpy, Skimage string
+	Pairs                             map[string]struct {
+		Width, Height int
+		SSIM          float64    `json:"ssim"`
+		SSIMChannels  [3]float64 `json:"ssim_channels"`
+		PSNR          *float64   `json:"psnr"`
+		MeanAbsDiff   float64    `json:"mean_abs_diff"`
+	}
+}
+
+func TestSSIMMatchesScikitImage(t *testing.T) {
+	data, err := os.ReadFile("testdata/ssim_reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	pairs := refPairs()
+	if len(ref.Pairs) != len(pairs) {
+		t.Errorf("reference has %d pairs, refPairs makes %d: run testdata/ssim_reference.py again", len(ref.Pairs), len(pairs))
+	}
+	var s SSIMScratch
+	for _, p := range pairs {
+		want, ok := ref.Pairs[p.name]
+		if !ok {
+			t.Errorf("%s: no reference values", p.name)
+			continue
+		}
+		if want.Width != p.w || want.Height != p.h {
+			t.Errorf("%s: reference is %dx%d, pair is %dx%d", p.name, want.Width, want.Height, p.w, p.h)
+			continue
+		}
+		got := s.Metrics(p.a, p.b, p.w, p.h)
+		near := func(what string, got, want float64) {
+			if math.Abs(got-want) > 1e-6 || math.IsNaN(got) {
+				t.Errorf("%s: %s %.10f, scikit-image %.10f (diff %.2g)", p.name, what, got, want, got-want)
+			}
+		}
+		near("SSIM", got.SSIM, want.SSIM)
+		for c := range 3 {
+			near("SSIM channel "+string("RGB"[c]), got.SSIMChannels[c], want.SSIMChannels[c])
+		}
+		if want.PSNR == nil {
+			if !math.IsInf(got.PSNR, 1) {
+				t.Errorf("%s: PSNR %v, scikit-image +Inf", p.name, got.PSNR)
+			}
+		} else {
+			near("PSNR", got.PSNR, *want.PSNR)
+		}
+		near("mean abs diff", got.MeanAbsDiff, want.MeanAbsDiff)
+	}
+}
+
+// BenchmarkSSIM720p times the whole per-frame work of the consistency check on one 1280×720
+// RGB pair: SSIM (all three channels), PSNR and mean absolute difference in one pass.
+func BenchmarkSSIM720p(b *testing.B) {
+	const w, h = 1280, 720
+	x := smooth(w, h, 0.5)
+	y := noisy(x, 6, 5)
+	var s SSIMScratch
+	s.Metrics(x, y, w, h)
+	b.SetBytes(int64(2 * len(x)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Metrics(x, y, w, h)
+	}
+}

@@ -1,0 +1,434 @@
+// Package compare measures how far an output image or video is from its ground truth: it
+// decodes both sides through ffmpeg (concurrently, frame by frame, never a whole video in
+// memory) and computes SSIM, PSNR and mean absolute difference on every frame with the
+// kernels of package checks. It measures; thresholds and verdicts are the caller's.
+package compare
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/media"
+)
+
+// Frame is the metrics of one compared frame.
+type Frame struct {
+	Index       int     // 0-based frame index in the output
+	SSIM        float64 // scikit-image structural_similarity(out, gt, channel_axis=2, data_range=255)
+	PSNR        float64 // dB, data_range 255; +Inf when the frames are identical
+	MeanAbsDiff float64 // mean |out − gt| over all samples, 0–255
+}
+
+// Result is a comparison of an output with its ground truth.
+type Result struct {
+	Kind          string // "image" or "video"
+	Width, Height int
+	// Frames is the output's frame count: 1 for an image, every frame of a video (also when
+	// KeyFrames compared only a few of them).
+	Frames int
+	// PerFrame holds every compared frame in index order: one for an image, all of a video for
+	// Videos, the key frames for KeyFrames.
+	PerFrame []Frame
+	// Summaries over PerFrame. MeanPSNR is +Inf when any frame is identical; MinPSNR is +Inf only
+	// when all are.
+	MinSSIM, MeanSSIM, MinPSNR, MeanPSNR, MaxMeanAbsDiff, MeanMeanAbsDiff float64
+	// WorstFrame is the index of the frame with the lowest SSIM (the first such frame).
+	WorstFrame int
+}
+
+// MismatchError says that the output cannot be compared with its ground truth because their
+// shapes differ: size or frame count. It is a failure of the output, never resized away.
+type MismatchError struct {
+	GT, Out string
+	What    string // e.g. "size: ground truth 64x48, output 32x32"
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s does not match ground truth %s: %s", e.Out, e.GT, e.What)
+}
+
+// minSide is the smallest width and height SSIM's 7×7 window accepts.
+const minSide = 7
+
+func checkSize(gt, out string, gw, gh, ow, oh int) error {
+	if gw != ow || gh != oh {
+		return &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("size: ground truth %dx%d, output %dx%d", gw, gh, ow, oh)}
+	}
+	if ow < minSide || oh < minSide {
+		return fmt.Errorf("compare %s: %dx%d is smaller than SSIM's 7x7 window", out, ow, oh)
+	}
+	return nil
+}
+
+// Images compares two still images (PNG exactly; JPEG, WebP and others through ffmpeg).
+func Images(ctx context.Context, gt, out string) (Result, error) {
+	type decoded struct {
+		rgb  []byte
+		w, h int
+		err  error
+	}
+	var g, o decoded
+	var wg sync.WaitGroup
+	wg.Go(func() { g.rgb, g.w, g.h, g.err = media.DecodeImage(ctx, gt) })
+	o.rgb, o.w, o.h, o.err = media.DecodeImage(ctx, out)
+	wg.Wait()
+	if err := errors.Join(g.err, o.err); err != nil {
+		return Result{}, err
+	}
+	if err := checkSize(gt, out, g.w, g.h, o.w, o.h); err != nil {
+		return Result{}, err
+	}
+	var s checks.SSIMScratch
+	m := s.Metrics(o.rgb, g.rgb, o.w, o.h)
+	res := Result{Kind: "image", Width: o.w, Height: o.h, Frames: 1,
+		PerFrame: []Frame{{Index: 0, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff}}}
+	res.summarise()
+	return res, nil
+}
+
+// summarise fills the summaries from PerFrame.
+func (r *Result) summarise() {
+	if len(r.PerFrame) == 0 {
+		return
+	}
+	r.MinSSIM, r.MinPSNR = math.Inf(1), math.Inf(1)
+	var sumSSIM, sumPSNR, sumMAD float64
+	for _, f := range r.PerFrame {
+		if f.SSIM < r.MinSSIM {
+			r.MinSSIM, r.WorstFrame = f.SSIM, f.Index
+		}
+		r.MinPSNR = math.Min(r.MinPSNR, f.PSNR)
+		r.MaxMeanAbsDiff = math.Max(r.MaxMeanAbsDiff, f.MeanAbsDiff)
+		sumSSIM += f.SSIM
+		sumPSNR += f.PSNR
+		sumMAD += f.MeanAbsDiff
+	}
+	n := float64(len(r.PerFrame))
+	r.MeanSSIM, r.MeanPSNR, r.MeanMeanAbsDiff = sumSSIM/n, sumPSNR/n, sumMAD/n
+}
+
+// Videos compares every frame of out with the same frame of gt. Both are decoded at once by two
+// ffmpeg processes while the frames already read are compared on every core; a few frame
+// buffers are reused, so memory does not grow with the video's length. A size or frame-count
+// difference is a *MismatchError (with both exact counts); a file that does not decode is an
+// error naming it.
+func Videos(ctx context.Context, gt, out string) (Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, err := media.OpenFrames(ctx, gt)
+	if err != nil {
+		return Result{}, err
+	}
+	defer g.Close()
+	o, err := media.OpenFrames(ctx, out)
+	if err != nil {
+		return Result{}, err
+	}
+	defer o.Close()
+	gw, gh := g.Size()
+	w, h := o.Size()
+	if err := checkSize(gt, out, gw, gh, w, h); err != nil {
+		return Result{}, err
+	}
+
+	workers := max(1, runtime.GOMAXPROCS(0))
+	nbuf := workers + 2
+	sides := [2]*stream{newStream(g, nbuf, 3*w*h), newStream(o, nbuf, 3*w*h)}
+	var wg sync.WaitGroup
+	for _, s := range sides {
+		wg.Go(func() { s.read(ctx) })
+	}
+	type job struct {
+		index   int
+		gt, out []byte
+	}
+	jobs := make(chan job, nbuf)
+	var mu sync.Mutex
+	var frames []Frame
+	for range workers {
+		wg.Go(func() {
+			var s checks.SSIMScratch
+			for j := range jobs {
+				m := s.Metrics(j.out, j.gt, w, h)
+				mu.Lock()
+				frames = append(frames, Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
+				mu.Unlock()
+				sides[0].free <- j.gt
+				sides[1].free <- j.out
+			}
+		})
+	}
+	n, err := func() (int, error) {
+		defer close(jobs)
+		for i := 0; ; i++ {
+			a, okA := <-sides[0].full
+			b, okB := <-sides[1].full
+			switch {
+			case okA && okB:
+				jobs <- job{i, a, b}
+				continue
+			case okA:
+				sides[0].free <- a
+			case okB:
+				sides[1].free <- b
+			}
+			// At least one side ended: drain the other to learn its exact length.
+			for _, s := range sides {
+				s.drain()
+			}
+			if err := errors.Join(sides[0].err, sides[1].err); err != nil {
+				return 0, err
+			}
+			if gn, on := g.Frames(), o.Frames(); gn != on {
+				return 0, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
+			}
+			return i, nil
+		}
+	}()
+	if err != nil {
+		cancel()
+	}
+	wg.Wait()
+	if err != nil {
+		return Result{}, err
+	}
+	slices.SortFunc(frames, func(a, b Frame) int { return a.Index - b.Index })
+	res := Result{Kind: "video", Width: w, Height: h, Frames: n, PerFrame: frames}
+	res.summarise()
+	return res, nil
+}
+
+// stream reads one side's frames into recycled buffers.
+type stream struct {
+	r          *media.FrameReader
+	free, full chan []byte
+	err        error // the reader's error other than io.EOF; read once full is closed
+}
+
+func newStream(r *media.FrameReader, nbuf, size int) *stream {
+	s := &stream{r: r, free: make(chan []byte, nbuf), full: make(chan []byte, nbuf)}
+	for range nbuf {
+		s.free <- make([]byte, size)
+	}
+	return s
+}
+
+// read decodes frames into free buffers and hands them on until the stream ends, fails or ctx
+// is cancelled; then it closes full.
+func (s *stream) read(ctx context.Context) {
+	defer close(s.full)
+	for {
+		var buf []byte
+		select {
+		case buf = <-s.free:
+		case <-ctx.Done():
+			s.err = ctx.Err()
+			return
+		}
+		if err := s.r.Next(buf); err != nil {
+			if err != io.EOF {
+				s.err = err
+			}
+			return
+		}
+		s.full <- buf
+	}
+}
+
+// drain takes and recycles frames until the stream has ended.
+func (s *stream) drain() {
+	for buf := range s.full {
+		s.free <- buf
+	}
+}
+
+// Key-frame positions for KeyFrames, resolved from the output's frame count N. A non-negative
+// key is a frame index; a negative one counts from the end as in Python (-1 is the last frame);
+// FrameMid is N//2. These are SGLang's key frames: frame 0, N//2 and N−1.
+const (
+	FrameFirst = 0
+	FrameLast  = -1
+	FrameMid   = math.MinInt
+)
+
+// SGLangKeyFrames returns the ground-truth files of SGLang's key-frame layout for a case's name
+// prefix (e.g. "dir/wan_t2v_1gpu"): PREFIX_frame_0.png, PREFIX_frame_mid.png and
+// PREFIX_frame_last.png, keyed for KeyFrames.
+func SGLangKeyFrames(prefix string) map[int]string {
+	return map[int]string{
+		FrameFirst: prefix + "_frame_0.png",
+		FrameMid:   prefix + "_frame_mid.png",
+		FrameLast:  prefix + "_frame_last.png",
+	}
+}
+
+// resolve turns a KeyFrames key into a frame index of a video of n frames.
+func resolve(key, n int) int {
+	switch {
+	case key == FrameMid:
+		return n / 2
+	case key < 0:
+		return n + key
+	}
+	return key
+}
+
+// KeyFrames compares some frames of the video out with ground-truth images, for ground truth
+// kept as SGLang keeps it: a few PNG key frames rather than a whole video. gtFrames maps a frame
+// key (an index, a negative index from the end, or FrameMid; see SGLangKeyFrames) to an image
+// file. The output's frame count comes from its container and is checked against the frames
+// that actually decode; when the container does not say, the video is decoded twice. A key
+// outside the output or an image of another size is a *MismatchError.
+func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result, error) {
+	if len(gtFrames) == 0 {
+		return Result{}, fmt.Errorf("compare %s: no ground-truth key frames", out)
+	}
+	n, err := countFrames(ctx, out)
+	if err != nil {
+		return Result{}, err
+	}
+	want := map[int]string{} // frame index → GT file
+	for key, path := range gtFrames {
+		i := resolve(key, n)
+		if i < 0 || i >= n {
+			return Result{}, &MismatchError{GT: path, Out: out, What: fmt.Sprintf("frame count: ground truth is a key frame at %d, output has %d frames", i, n)}
+		}
+		if prev, ok := want[i]; ok && prev != path {
+			return Result{}, fmt.Errorf("compare %s: ground truth %s and %s are both frame %d", out, prev, path, i)
+		}
+		want[i] = path
+	}
+	r, err := media.OpenFrames(ctx, out)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.Close()
+	w, h := r.Size()
+	buf := make([]byte, 3*w*h)
+	res := Result{Kind: "video", Width: w, Height: h, Frames: n}
+	var s checks.SSIMScratch
+	last := slices.Max(slices.Collect(maps.Keys(want)))
+	for i := 0; i <= last; i++ {
+		if err := r.Next(buf); err != nil {
+			if err == io.EOF {
+				err = &MismatchError{GT: want[last], Out: out, What: fmt.Sprintf("frame count: ground truth is a key frame at %d, output has %d frames", last, i)}
+			}
+			return Result{}, err
+		}
+		path, ok := want[i]
+		if !ok {
+			continue
+		}
+		gt, gw, gh, err := media.DecodeImage(ctx, path)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := checkSize(path, out, gw, gh, w, h); err != nil {
+			return Result{}, err
+		}
+		m := s.Metrics(buf, gt, w, h)
+		res.PerFrame = append(res.PerFrame, Frame{Index: i, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
+	}
+	res.summarise()
+	return res, nil
+}
+
+// countFrames returns a video's exact frame count: the container's, when it lists one (the
+// FrameReader checks while decoding that no fewer frames decode), else by decoding it all.
+func countFrames(ctx context.Context, path string) (int, error) {
+	r, err := media.OpenFrames(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	if n := r.Listed(); n > 0 {
+		return n, nil
+	}
+	w, h := r.Size()
+	buf := make([]byte, 3*w*h)
+	for {
+		if err := r.Next(buf); err != nil {
+			if err == io.EOF {
+				return r.Frames(), nil
+			}
+			return 0, err
+		}
+	}
+}
+
+// FrameAt returns frame index (0-based) of a video as packed RGB, for pictures of a failure.
+// (It would be called Frame, but that is the name of the per-frame metrics type.)
+func FrameAt(ctx context.Context, video string, index int) (rgb []byte, w, h int, err error) {
+	if index < 0 {
+		return nil, 0, 0, fmt.Errorf("frame %d of %s: negative index", index, video)
+	}
+	r, err := media.OpenFrames(ctx, video)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer r.Close()
+	w, h = r.Size()
+	buf := make([]byte, 3*w*h)
+	for i := 0; i <= index; i++ {
+		if err := r.Next(buf); err != nil {
+			if err == io.EOF {
+				err = fmt.Errorf("frame %d of %s: the video has %d frames", index, video, i)
+			}
+			return nil, 0, 0, err
+		}
+	}
+	return buf, w, h, nil
+}
+
+// Files compares out with gt as images when out is a still image (PNG, JPEG or WebP, told by
+// its first bytes) and as whole videos otherwise. An image against a video, either way round,
+// is a *MismatchError.
+func Files(ctx context.Context, gt, out string) (Result, error) {
+	gtStill, err := isStill(gt)
+	if err != nil {
+		return Result{}, err
+	}
+	outStill, err := isStill(out)
+	if err != nil {
+		return Result{}, err
+	}
+	kind := map[bool]string{true: "an image", false: "a video"}
+	switch {
+	case gtStill != outStill:
+		return Result{}, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("kind: ground truth is %s, output %s", kind[gtStill], kind[outStill])}
+	case outStill:
+		return Images(ctx, gt, out)
+	}
+	return Videos(ctx, gt, out)
+}
+
+// isStill reports whether path starts like a PNG, JPEG or WebP file.
+func isStill(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("compare %s: %w", path, err)
+	}
+	defer f.Close()
+	var head [12]byte
+	n, err := io.ReadFull(f, head[:])
+	if n == 0 {
+		if err == io.EOF {
+			return false, fmt.Errorf("decode %s: empty file", path)
+		}
+		return false, fmt.Errorf("decode %s: %w", path, err)
+	}
+	b := head[:n]
+	return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) ||
+		bytes.HasPrefix(b, []byte{0xff, 0xd8, 0xff}) ||
+		(n == 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP"), nil
+}

@@ -1,0 +1,315 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+)
+
+// maxPixels bounds the frame size a header may announce (a 16384×16384 frame), so that a
+// mangled header cannot make the reader allocate gigabytes.
+const maxPixels = 1 << 28
+
+// FrameReader streams the frames of a video (or the one frame of an image) as packed 8-bit RGB,
+// one at a time, through an ffmpeg subprocess: the whole video is never held in memory.
+//
+// Frames are converted with ffmpeg's rgb24 output, never gray (which rescales the luma range),
+// and passed through as decoded (-fps_mode passthrough): no frame is duplicated or dropped to
+// fit a frame rate, so the count is the number of frames the stream holds.
+type FrameReader struct {
+	path   string
+	w, h   int
+	listed int // frames the container lists; 0 when it does not say
+	cmd    *exec.Cmd
+	stdout io.ReadCloser
+	stderr *tail
+	parent context.Context
+	cancel context.CancelFunc
+	n      int   // frames read so far
+	err    error // sticky: io.EOF after the last frame, or what went wrong
+	warn   []string
+}
+
+// OpenFrames starts decoding path. It asks ffprobe for the frame size (and the frame count the
+// container lists), then starts ffmpeg; read the frames with Next and always Close the reader.
+// A missing, empty or unreadable file, or one without a picture, is an error naming it.
+func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	if st.Size() == 0 {
+		return nil, fmt.Errorf("decode %s: empty file", path)
+	}
+	var stdout bytes.Buffer
+	stderr := &tail{n: 8 << 10}
+	probe := command(ctx, "ffprobe", "-v", "error", "-select_streams", "V:0",
+		"-show_entries", "stream=codec_name,width,height,nb_frames", "-of", "json", fileArg(path))
+	probe.Stdout = &stdout
+	probe.Stderr = stderr
+	if err := probe.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("decode %s: %w", path, ctx.Err())
+		}
+		if msg := stderrText(stderr.Bytes(), path); msg != "" {
+			return nil, fmt.Errorf("decode %s: ffprobe: %s", path, msg)
+		}
+		return nil, fmt.Errorf("decode %s: ffprobe: %w", path, err)
+	}
+	hdr, err := ParseFrameHeader(stdout.Bytes())
+	if err != nil {
+		if msg := stderrText(stderr.Bytes(), path); msg != "" {
+			return nil, fmt.Errorf("decode %s: %w (ffprobe: %s)", path, err, msg)
+		}
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	r := &FrameReader{parent: parent, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames, stderr: &tail{n: 8 << 10}, cancel: cancel}
+	r.cmd = command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
+		"-i", fileArg(path), "-map", "0:V:0", "-fps_mode", "passthrough",
+		"-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
+	r.cmd.Stderr = r.stderr
+	if r.stdout, err = r.cmd.StdoutPipe(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("decode %s: ffmpeg: %w", path, err)
+	}
+	setPipeSize(r.stdout, 3*r.w*r.h)
+	return r, nil
+}
+
+// Size returns the frame size in pixels; every frame has 3·w·h bytes.
+func (r *FrameReader) Size() (w, h int) { return r.w, r.h }
+
+// Frames returns how many frames Next has returned so far; after io.EOF, the exact frame count.
+func (r *FrameReader) Frames() int { return r.n }
+
+// Listed returns the frame count the container announces, 0 when it does not say.
+func (r *FrameReader) Listed() int { return r.listed }
+
+// Warnings returns the errors ffmpeg printed while decoding a stream it could still read
+// (concealed damage, for instance); known once Next returned io.EOF.
+func (r *FrameReader) Warnings() []string { return r.warn }
+
+// Next fills dst (3·w·h bytes) with the next frame. It returns io.EOF after the last one. A
+// stream that ends inside a frame, holds fewer frames than its container lists, or makes ffmpeg
+// fail is an error that names the file and the frame index (0-based).
+func (r *FrameReader) Next(dst []byte) error {
+	if r.err != nil {
+		return r.err
+	}
+	if len(dst) != 3*r.w*r.h {
+		return fmt.Errorf("decode %s: frame buffer of %d bytes, want %d (%dx%d rgb24)", r.path, len(dst), 3*r.w*r.h, r.w, r.h)
+	}
+	got, err := io.ReadFull(r.stdout, dst)
+	switch {
+	case err == nil:
+		r.n++
+		return nil
+	case errors.Is(err, io.EOF):
+		r.err = r.finish(nil)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		r.err = r.finish(fmt.Errorf("frame %d is cut short (%d of %d bytes)", r.n, got, len(dst)))
+	default:
+		r.err = r.finish(fmt.Errorf("frame %d: %w", r.n, err))
+	}
+	return r.err
+}
+
+// finish waits for ffmpeg after the end of its output and decides what the end means.
+func (r *FrameReader) finish(short error) error {
+	werr := r.cmd.Wait()
+	r.cancel()
+	msg := stderrText(r.stderr.Bytes(), r.path)
+	r.warn = messages(r.stderr.Bytes(), r.path, 8)
+	ctxErr := r.parent.Err()
+	switch {
+	case ctxErr != nil && werr != nil:
+		return fmt.Errorf("decode %s: frame %d: %w", r.path, r.n, ctxErr)
+	case werr != nil || short != nil:
+		what := short
+		if what == nil {
+			what = fmt.Errorf("frame %d", r.n)
+		}
+		if msg != "" {
+			return fmt.Errorf("decode %s: %w: %w: ffmpeg: %s", r.path, ErrTruncated, what, msg)
+		}
+		if werr != nil {
+			return fmt.Errorf("decode %s: %w: %w: ffmpeg: %w", r.path, ErrTruncated, what, werr)
+		}
+		return fmt.Errorf("decode %s: %w: %w", r.path, ErrTruncated, what)
+	case r.n == 0:
+		if msg != "" {
+			return fmt.Errorf("decode %s: %w: no frame decodes (ffmpeg: %s)", r.path, ErrTruncated, msg)
+		}
+		return fmt.Errorf("decode %s: %w: no frame decodes", r.path, ErrTruncated)
+	case r.listed > r.n:
+		return fmt.Errorf("decode %s: %w: the container lists %d frames, only %d decode (frame %d is missing)", r.path, ErrTruncated, r.listed, r.n, r.n)
+	}
+	return io.EOF
+}
+
+// Close stops ffmpeg if it is still running and releases the reader. It never fails: a reader
+// closed early is not an error.
+func (r *FrameReader) Close() error {
+	if r.err == nil {
+		r.err = fmt.Errorf("decode %s: reader closed", r.path)
+		r.cancel()
+		r.stdout.Close()
+		r.cmd.Wait()
+	}
+	return nil
+}
+
+// FrameHeader is what ffprobe says about a file's picture stream before decoding it.
+type FrameHeader struct {
+	Codec         string
+	Width, Height int
+	// Frames is the count the container lists; 0 when it does not say (images, some formats).
+	Frames int
+}
+
+// ParseFrameHeader reads the JSON of `ffprobe -select_streams V:0 -show_entries
+// stream=codec_name,width,height,nb_frames -of json`. It fails when there is no picture stream
+// or its size is unknown or absurd.
+func ParseFrameHeader(data []byte) (FrameHeader, error) {
+	var out struct {
+		Streams []struct {
+			CodecName string `json:"codec_name"`
+			Width     int    `json:"width"`
+			Height    int    `json:"height"`
+			NbFrames  string `json:"nb_frames"`
+		} `json:"streams"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return FrameHeader{}, fmt.Errorf("reading ffprobe output: %w", err)
+	}
+	if len(out.Streams) == 0 {
+		return FrameHeader{}, ErrNoVideo
+	}
+	s := out.Streams[0]
+	if s.Width <= 0 || s.Height <= 0 || s.Width > maxPixels/s.Height {
+		return FrameHeader{}, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
+	}
+	n, err := parseCount(s.NbFrames)
+	if err != nil {
+		return FrameHeader{}, fmt.Errorf("nb_frames: %w", err)
+	}
+	return FrameHeader{Codec: s.CodecName, Width: s.Width, Height: s.Height, Frames: n}, nil
+}
+
+// pngMagic starts every PNG file.
+var pngMagic = []byte("\x89PNG\r\n\x1a\n")
+
+// DecodeImage returns an image's pixels as packed 8-bit RGB (3·w·h bytes, row after row). PNG
+// is decoded in Go, exactly, with alpha dropped (not premultiplied) and 16-bit samples cut to
+// their high byte, as PIL's convert("RGB") does; every other format (JPEG, WebP, ...) goes through
+// ffmpeg to rgb24, because Go's WebP decoder gets the colour range wrong. For a video it returns
+// the first frame.
+func DecodeImage(ctx context.Context, path string) (rgb []byte, w, h int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("decode %s: %w", path, err)
+	}
+	defer f.Close()
+	var magic [8]byte
+	n, err := io.ReadFull(f, magic[:])
+	if n == 0 {
+		if err == io.EOF {
+			return nil, 0, 0, fmt.Errorf("decode %s: empty file", path)
+		}
+		return nil, 0, 0, fmt.Errorf("decode %s: %w", path, err)
+	}
+	if n == len(magic) && bytes.Equal(magic[:], pngMagic) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, 0, 0, fmt.Errorf("decode %s: %w", path, err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		if err == nil && (cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxPixels/cfg.Height) {
+			err = fmt.Errorf("size %dx%d out of range", cfg.Width, cfg.Height)
+		}
+		if err == nil {
+			_, err = f.Seek(0, io.SeekStart)
+		}
+		var img image.Image
+		if err == nil {
+			img, err = png.Decode(f)
+		}
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("decode %s: png: %w", path, err)
+		}
+		b := img.Bounds()
+		return rgbOf(img), b.Dx(), b.Dy(), nil
+	}
+	f.Close()
+	r, err := OpenFrames(ctx, path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer r.Close()
+	w, h = r.Size()
+	rgb = make([]byte, 3*w*h)
+	if err := r.Next(rgb); err != nil {
+		if err == io.EOF {
+			err = fmt.Errorf("decode %s: %w: no frame decodes", path, ErrTruncated)
+		}
+		return nil, 0, 0, err
+	}
+	return rgb, w, h, nil
+}
+
+// rgbOf converts a decoded PNG to packed RGB without premultiplying alpha.
+func rgbOf(img image.Image) []byte {
+	r := img.Bounds()
+	out := make([]byte, 0, 3*r.Dx()*r.Dy())
+	switch m := img.(type) {
+	case *image.NRGBA:
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			row := m.Pix[m.PixOffset(r.Min.X, y):m.PixOffset(r.Max.X, y)]
+			for x := 0; x+3 < len(row); x += 4 {
+				out = append(out, row[x], row[x+1], row[x+2])
+			}
+		}
+		return out
+	case *image.Gray:
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for _, v := range m.Pix[m.PixOffset(r.Min.X, y):m.PixOffset(r.Max.X, y)] {
+				out = append(out, v, v, v)
+			}
+		}
+		return out
+	case *image.RGBA:
+		opaque := true
+		for i := 3; i < len(m.Pix); i += 4 {
+			opaque = opaque && m.Pix[i] == 0xff
+		}
+		if opaque {
+			for y := r.Min.Y; y < r.Max.Y; y++ {
+				row := m.Pix[m.PixOffset(r.Min.X, y):m.PixOffset(r.Max.X, y)]
+				for x := 0; x+3 < len(row); x += 4 {
+					out = append(out, row[x], row[x+1], row[x+2])
+				}
+			}
+			return out
+		}
+	}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+			out = append(out, c.R, c.G, c.B)
+		}
+	}
+	return out
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package media
+
+import "io"
+
+func setPipeSize(io.Reader, int) {}

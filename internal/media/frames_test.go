@@ -1,0 +1,256 @@
+package media
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/color"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func needFFmpeg(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"ffmpeg", "ffprobe"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+}
+
+// testVideo writes a w×h video of n frames whose frame i is a gradient shifted by i.
+func testVideo(t *testing.T, name string, w, h, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	err := EncodeVideo(t.Context(), path, w, h, n, 8, func(i int, rgb []byte) {
+		for p := range w * h {
+			x, y := p%w, p/w
+			rgb[3*p], rgb[3*p+1], rgb[3*p+2] = byte(4*x+8*i), byte(4*y), byte(100+i)
+		}
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readAll(t *testing.T, path string) (frames int, err error) {
+	t.Helper()
+	r, err := OpenFrames(t.Context(), path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	w, h := r.Size()
+	buf := make([]byte, 3*w*h)
+	for {
+		if err := r.Next(buf); err != nil {
+			if err == io.EOF {
+				return r.Frames(), nil
+			}
+			return r.Frames(), err
+		}
+	}
+}
+
+func TestFrameReader(t *testing.T) {
+	needFFmpeg(t)
+	path := testVideo(t, "v.mp4", 64, 48, 13)
+	r, err := OpenFrames(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if w, h := r.Size(); w != 64 || h != 48 {
+		t.Fatalf("size %dx%d, want 64x48", w, h)
+	}
+	if err := r.Next(make([]byte, 10)); err == nil || !strings.Contains(err.Error(), "frame buffer of 10 bytes") {
+		t.Errorf("short buffer: %v", err)
+	}
+	buf := make([]byte, 3*64*48)
+	var n int
+	for ; ; n++ {
+		err := r.Next(buf)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("frame %d: %v", n, err)
+		}
+		// Blue is 100+i everywhere: lossy coding keeps a flat channel within a few levels.
+		if b := int(buf[3*(24*64+32)+2]); b < 100+n-6 || b > 100+n+6 {
+			t.Errorf("frame %d: blue %d, want about %d", n, b, 100+n)
+		}
+	}
+	if n != 13 || r.Frames() != 13 {
+		t.Errorf("read %d frames (Frames() %d), want 13", n, r.Frames())
+	}
+	if err := r.Next(buf); err != io.EOF {
+		t.Errorf("after the end: %v, want io.EOF", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFrameReaderCloseEarly(t *testing.T) {
+	needFFmpeg(t)
+	r, err := OpenFrames(t.Context(), testVideo(t, "v.mp4", 64, 48, 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Next(make([]byte, 3*64*48)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if err := r.Next(make([]byte, 3*64*48)); err == nil || err == io.EOF {
+		t.Errorf("Next after Close: %v, want an error", err)
+	}
+}
+
+func TestFrameReaderBroken(t *testing.T) {
+	needFFmpeg(t)
+	good := testVideo(t, "v.mp4", 64, 48, 24)
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"zero bytes", write("empty.mp4", nil), "empty file"},
+		{"missing", filepath.Join(dir, "nope.mp4"), "no such file"},
+		{"garbage", write("junk.mp4", bytes.Repeat([]byte("not a video "), 100)), "junk.mp4"},
+		{"truncated", write("cut.mp4", data[:len(data)*2/3]), "cut.mp4"},
+		{"text", write("notes.txt", []byte("hello\n")), "notes.txt"},
+	} {
+		n, err := readAll(t, tc.path)
+		if err == nil {
+			t.Errorf("%s: read %d frames without an error", tc.name, n)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Base(tc.path)) {
+			t.Errorf("%s: error %q does not name the file or say %q", tc.name, err, tc.want)
+		}
+		if tc.name == "truncated" && !errors.Is(err, ErrTruncated) {
+			t.Errorf("truncated: %v is not ErrTruncated", err)
+		}
+	}
+}
+
+func TestDecodeImage(t *testing.T) {
+	dir := t.TempDir()
+	// An NRGBA PNG with translucent pixels: the colour must come back as stored, not premultiplied.
+	img := image.NewNRGBA(image.Rect(0, 0, 9, 7))
+	for y := range 7 {
+		for x := range 9 {
+			img.SetNRGBA(x, y, color.NRGBA{uint8(20 * x), uint8(30 * y), 200, uint8(255 - 20*x)})
+		}
+	}
+	pngData, err := EncodePNG(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "a.png")
+	if err := os.WriteFile(p, pngData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rgb, w, h, err := DecodeImage(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w != 9 || h != 7 || len(rgb) != 3*9*7 {
+		t.Fatalf("%dx%d, %d bytes", w, h, len(rgb))
+	}
+	for y := range 7 {
+		for x := range 9 {
+			got := rgb[3*(y*9+x) : 3*(y*9+x)+3]
+			if want := []byte{uint8(20 * x), uint8(30 * y), 200}; !bytes.Equal(got, want) {
+				t.Fatalf("pixel %d,%d: %v, want %v", x, y, got, want)
+			}
+		}
+	}
+	// A gray PNG comes back as three equal channels.
+	gray := image.NewGray(image.Rect(0, 0, 8, 8))
+	for i := range gray.Pix {
+		gray.Pix[i] = uint8(i * 3)
+	}
+	gp := filepath.Join(dir, "g.png")
+	gd, _ := EncodePNG(gray)
+	os.WriteFile(gp, gd, 0o644)
+	rgb, _, _, err = DecodeImage(t.Context(), gp)
+	if err != nil || rgb[3*10] != 30 || rgb[3*10+1] != 30 || rgb[3*10+2] != 30 {
+		t.Errorf("gray: %v, pixel 10 = %v", err, rgb[30:33])
+	}
+	for _, tc := range []struct{ name, data, want string }{
+		{"empty.png", "", "empty file"},
+		{"cut.png", string(pngData[:len(pngData)/2]), "cut.png: png:"},
+		{"bad.png", "\x89PNG\r\n\x1a\nnonsense", "bad.png: png:"},
+	} {
+		p := filepath.Join(dir, tc.name)
+		os.WriteFile(p, []byte(tc.data), 0o644)
+		if _, _, _, err := DecodeImage(t.Context(), p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestDecodeImageJPEG(t *testing.T) {
+	needFFmpeg(t)
+	img := image.NewRGBA(image.Rect(0, 0, 32, 24))
+	for i := range img.Pix {
+		img.Pix[i] = 128
+		if i%4 == 3 {
+			img.Pix[i] = 255
+		}
+	}
+	data, err := EncodeJPEG(img, 95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "a.jpg")
+	os.WriteFile(p, data, 0o644)
+	rgb, w, h, err := DecodeImage(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w != 32 || h != 24 {
+		t.Fatalf("size %dx%d", w, h)
+	}
+	for i, v := range rgb {
+		if v < 125 || v > 131 {
+			t.Fatalf("sample %d = %d, want about 128", i, v)
+		}
+	}
+}
+
+func FuzzParseFrameHeader(f *testing.F) {
+	f.Add([]byte(`{"programs":[],"streams":[{"codec_name":"h264","width":1280,"height":720,"nb_frames":"97"}]}`))
+	f.Add([]byte(`{"streams":[{"codec_name":"png","width":64,"height":48}]}`))
+	f.Add([]byte(`{"streams":[{"codec_name":"h264","width":64,"height":48,"nb_frames":"N/A"}]}`))
+	f.Add([]byte(`{"streams":[{"width":99999999,"height":99999999}]}`))
+	f.Add([]byte(`{"streams":[]}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(``))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hdr, err := ParseFrameHeader(data)
+		if err != nil {
+			return
+		}
+		if hdr.Width <= 0 || hdr.Height <= 0 || hdr.Width*hdr.Height > maxPixels || hdr.Frames < 0 {
+			t.Errorf("accepted %+v", hdr)
+		}
+	})
+}
