@@ -11,6 +11,7 @@ require (
 require (
 	github.com/NVIDIA/go-nvml v0.13.4-1 // indirect
 	github.com/google/go-github/v66 v66.0.0 // indirect
+	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/sethvargo/go-githubactions v1.3.2 // indirect
 	golang.org/x/image v0.48.0 // indirect
 	golang.org/x/oauth2 v0.38.0 // indirect

@@ -41,8 +41,11 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	t0 := time.Now()
+	mem := srv.openRequestMemory()
 	rep, err := cl.generate(rctx, c)
 	rr.E2EMs = ms(time.Since(t0))
+	mem.end()
+	defer func() { mem.record(&rr) }() // after joinPerf, beside the server's own numbers
 	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
 	cancel()
 	rr.RequestID = rep.ID
@@ -85,9 +88,11 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 	}
 	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, &rr)...)
+	rr.Checks = append(rr.Checks, r.consistency(ctx, c, &rr, dir)...)
 	if halt == "" {
 		rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 	}
+	rr.Checks = append(rr.Checks, r.perf(c, &rr)...)
 	return rr, loadPeak, halt
 }
 

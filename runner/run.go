@@ -43,6 +43,13 @@ type Options struct {
 	Progress io.Writer
 	// Probe decodes an output file's header; nil means media.Probe (ffprobe).
 	Probe Prober
+	// Memory samples each server's GPU and host memory during load and every request; nil
+	// means none (only server-reported memory is recorded).
+	Memory MemorySampler
+	// Perf configures the perf and memory verdicts (tolerance profile, env overrides).
+	Perf PerfOptions
+	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
+	CLIPScorer *checks.CLIPScorer
 }
 
 // Run executes the selected cases and returns their results. The returned error means the run
@@ -63,12 +70,20 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("suite %s: no cases in lane %q partition %d/%d", opts.Suite.Path, opts.Lane, opts.Partition.Index, opts.Partition.Total)
 	}
+	perfCfg, err := loadPerf(opts)
+	if err != nil {
+		return nil, err
+	}
+	cons, err := loadConsistency(opts)
+	if err != nil {
+		return nil, err
+	}
 	rec, err := NewRecorder(opts.Out)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Close()
-	r := &run{opts: opts, rec: rec, progress: opts.Progress}
+	r := &run{opts: opts, rec: rec, progress: opts.Progress, perfCfg: perfCfg, cons: cons}
 	if r.progress == nil {
 		r.progress = io.Discard
 	}
@@ -94,6 +109,8 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		res.Cases = append(res.Cases, r.unit(ctx, u)...)
 	}
 	res.FinishedAt = time.Now().UTC()
+	r.applyKnown(res)
+	r.failureIndex(res)
 	if err := rec.Results(res); err != nil {
 		return res, fmt.Errorf("write results: %w", err)
 	}
@@ -168,6 +185,8 @@ type run struct {
 	rec      *Recorder
 	progress io.Writer
 	starts   int // server starts so far, to name their log folders
+	perfCfg  *perfConfig
+	cons     *consistencyConfig
 
 	mu sync.Mutex // guards progress lines from concurrent requests
 }
@@ -205,9 +224,10 @@ func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
 
 // runCase runs one case on warm (nil: start one). It returns the server to keep for the next
 // case, or nil when the server is gone or was stopped.
-func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, warm *server) (checks.CaseResult, *server) {
+func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, warm *server) (cr checks.CaseResult, keep *server) {
 	began := time.Now()
-	cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
+	cr = checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
+	// Named results: the deferred assignment must reach the returned value.
 	defer func() { cr.WallMs = ms(time.Since(began)) }()
 	srv := warm
 	if srv != nil && srv.dead() != "" {
@@ -247,9 +267,11 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 			return cr, nil
 		}
 		cr.Load = &checks.Load{DurationMs: ms(load)}
+		endLoadMemory(srv, &cr)
 		r.logf("%s: server %s ready in %s (log %s)", c.ID, spec.Name, load.Round(time.Millisecond), srv.logPath)
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
+	r.casePerf(c, &cr)
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
 		srv.stop()
@@ -281,6 +303,7 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	if err != nil {
 		return nil, 0, &startError{err: err}
 	}
+	r.startMemory(srv)
 	if err := srv.waitReady(ctx, r.opts.HTTPClient); err != nil {
 		srv.stop()
 		tail := srv.log.lastLines(8)
@@ -336,8 +359,8 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 				halted = halt
 			}
 			// Every record repeats the load peak of its server start; keep the first one seen.
-			if loadPeak != nil && cr.Load != nil && cr.Load.PeakVRAMMiB == nil && !cr.Load.Reused {
-				cr.Load.PeakVRAMMiB = loadPeak
+			if loadPeak != nil && cr.Load != nil && !cr.Load.Reused {
+				cr.Load.PeakVRAMMiB = mergePeaks(cr.Load.PeakVRAMMiB, loadPeak)
 			}
 			mu.Unlock()
 			r.record(rr)

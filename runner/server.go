@@ -47,6 +47,12 @@ type server struct {
 	exited   chan struct{} // closed when the process has exited
 	exitErr  error         // set before exited is closed
 	stopOnce sync.Once
+
+	// mem samples the process tree's memory (nil without a sampler); loadWin is open from
+	// launch to ready; memNote says why there is no session when starting one failed.
+	mem     MemorySession
+	loadWin MemoryWindow
+	memNote string
 }
 
 // serverEnv is what the runner knows about where and how to start servers.
@@ -246,6 +252,9 @@ func (s *server) kill() {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-s.exited
+	if s.mem != nil {
+		s.mem.Stop()
+	}
 }
 
 // logWatch writes the server's output to its log file while watching it line by line for

@@ -37,7 +37,9 @@ const usage = `usage: diffusion-check <command> [flags]
 commands:
   run      --suite FILE [--lane L] [--partition I/N] [--cases a,b] [--out DIR]   run a suite
   plan     --suite FILE [--lane L] (--partitions N | --target-minutes M)         split a lane for a job matrix (JSON)
-  report   RESULTS...                                                          print the per-request table of results files or folders
+  report   [--publish] [--markdown FILE] [--junit FILE] [--summary] RESULTS...  merge results; print the table; write reports; post the PR comment and statuses
+  baseline --out FILE [--from FILE] RESULTS...                                 write a perf baseline file: worst value of every metric
+  compare  [--json] GT OUTPUT                                                  SSIM, PSNR and mean abs diff of an image or every video frame
   serve    [--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...           the built-in reference server
   version                                                                      print the version
 
@@ -89,6 +91,10 @@ func dispatch(ctx context.Context, e env, name string, args []string) (code int,
 		code, err = reportCmd(ctx, e, args)
 	case "serve":
 		code, err = serveCmd(ctx, e, args)
+	case "compare":
+		code, err = compareCmd(ctx, e, args)
+	case "baseline":
+		code, err = baselineCmd(ctx, e, args)
 	case "action":
 		code, err = actionCmd(ctx, e, args)
 	default:

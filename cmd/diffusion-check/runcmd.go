@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/gpumem"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -21,8 +25,12 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	planPath := fs.String("plan", "", "plan file written by `plan` (default: plan the suite here with N partitions)")
 	cases := fs.String("cases", "", "comma-separated case ids to run (default: all of the partition)")
 	out := fs.String("out", "diffusion-check-out", "output folder: results.json, requests.jsonl, artifacts/")
-	mode := fs.String("mode", "check", "check (baseline and gt arrive with the perf and consistency checks)")
+	mode := fs.String("mode", "check", "check; baseline: record perf and memory without enforcing them, for `diffusion-check baseline`; gt: write ground truth from the outputs")
+	clipScorer := fs.String("clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"), "CLIP scorer command (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
+	clipTimeout := fs.Duration("clip-timeout", checks.DefaultCLIPTimeout, "time limit of one CLIP scorer run")
+	profile := fs.String("profile", baselines.DefaultProfile, "tolerance profile of the perf baseline file (pr_test, long_term)")
 	gpu := fs.String("gpu", "", "GPU class whose baselines apply (default: the suite's)")
+	memInterval := fs.Duration("memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -32,8 +40,12 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if *suitePath == "" {
 		return 0, usagef("--suite is required")
 	}
-	if *mode != "check" {
-		return 0, usagef("--mode %s: only check is supported so far", *mode)
+	if *mode != "check" && *mode != runner.ModeBaseline && *mode != runner.ModeGT {
+		return 0, usagef("--mode %s: want check, baseline or gt", *mode)
+	}
+	overrides, err := baselines.ParseOverrides(e.getenv)
+	if err != nil {
+		return 0, usageError{err}
 	}
 	p, err := parsePartition(*partition)
 	if err != nil {
@@ -67,6 +79,16 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if g == "" {
 		g = s.GPU
 	}
+	if *memInterval <= 0 {
+		return 0, usagef("--memory-interval %s: must be > 0", *memInterval)
+	}
+	// Without a driver (CI, laptops) NVML is unavailable: host memory is still sampled and the
+	// GPU memory checks use what the server reports; every result says so.
+	mem := gpumem.New(gpumem.Options{Interval: *memInterval})
+	defer mem.Close()
+	if why := mem.Unavailable(); why != "" {
+		fmt.Fprintf(e.stderr, "memory: %s; GPU memory comes from the server's own reports\n", why)
+	}
 	res, err := runner.Run(ctx, runner.Options{
 		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Mode: *mode,
 		Commit:     e.getenv("GITHUB_SHA"),
@@ -74,6 +96,9 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		Executable: exe,
 		Environ:    os.Environ(),
 		Progress:   e.stderr,
+		Memory:     mem,
+		Perf:       runner.PerfOptions{Profile: *profile, Overrides: overrides},
+		CLIPScorer: clipScorerOf(*clipScorer, *clipTimeout),
 	})
 	if err != nil && res == nil {
 		return 0, usageError{err}
@@ -84,6 +109,21 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		}
 	}
 	if err != nil {
+		return 0, err
+	}
+	failed := 0
+	for _, c := range res.Cases {
+		for _, r := range c.Requests {
+			if r.Status == checks.Fail || r.Status == checks.Error || r.Status == checks.Skip {
+				failed++
+			}
+		}
+	}
+	if err := e.setOutputs(map[string]any{
+		"verdict":      string(res.Status),
+		"failed":       strconv.Itoa(failed),
+		"results_path": filepath.Join(*out, runner.ResultsFile),
+	}); err != nil {
 		return 0, err
 	}
 	return checks.ExitCode(res.Status), nil
@@ -98,4 +138,12 @@ func parsePartition(s string) (checks.Partition, error) {
 		return checks.Partition{}, usagef("--partition %q: want I/N with 0 ≤ I < N, e.g. 0/3", s)
 	}
 	return checks.Partition{Index: i, Total: n}, nil
+}
+
+// clipScorerOf is the CLIP scorer of a --clip-scorer command line, nil when it is empty.
+func clipScorerOf(command string, timeout time.Duration) *checks.CLIPScorer {
+	if argv := strings.Fields(command); len(argv) > 0 {
+		return &checks.CLIPScorer{Command: argv, Timeout: timeout}
+	}
+	return nil
 }

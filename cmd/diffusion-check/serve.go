@@ -16,7 +16,7 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs.Float64Var(&cfg.LoadMs, "load-ms", 50, "simulated model load time in ms")
 	fs.StringVar(&cfg.Model, "model", "diffusion-check/reference", "model id to report")
 	fs.DurationVar(&cfg.PerfLag, "perf-lag", 0, "delay before a request's performance.log record is written")
-	fs.Var(&cfg.Faults, "fault", "inject a fault (repeatable): drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup")
+	fs.Var(&cfg.Faults, "fault", "inject a fault (repeatable): drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}

@@ -10,16 +10,18 @@ import (
 // count every generation request this server process receives, from 1, across cases.
 // The zero value is a healthy server.
 type Faults struct {
-	DriftAfter   int     // outputs of requests > K drift from the deterministic output
-	SlowAfter    int     // requests > K are slower ...
-	SlowFactor   float64 // ... by this factor
-	MemGrowMiB   float64 // each request's runtime peak is this much higher than the previous one's
-	CrashAt      int     // the process dies during request K
-	HangAt       int     // request K never completes
-	CorruptAt    int     // request K returns truncated media
-	EmptyAt      int     // request K returns empty media
-	NoPerfRecord bool    // no performance.log records are written
-	FailStartup  bool    // the server exits with an error before it is ready
+	DriftAfter      int     // outputs of requests > K drift from the deterministic output
+	VideoDriftAfter int     // only the pictures of requests > K drift
+	AudioDriftAfter int     // only the audio track of requests > K drifts
+	SlowAfter       int     // requests > K are slower ...
+	SlowFactor      float64 // ... by this factor
+	MemGrowMiB      float64 // each request's runtime peak is this much higher than the previous one's
+	CrashAt         int     // the process dies during request K
+	HangAt          int     // request K never completes
+	CorruptAt       int     // request K returns truncated media
+	EmptyAt         int     // request K returns empty media
+	NoPerfRecord    bool    // no performance.log records are written
+	FailStartup     bool    // the server exits with an error before it is ready
 
 	specs []string
 }
@@ -47,6 +49,10 @@ func (f *Faults) Set(spec string) error {
 	switch name {
 	case "drift-after":
 		err = count(&f.DriftAfter)
+	case "video-drift-after":
+		err = count(&f.VideoDriftAfter)
+	case "audio-drift-after":
+		err = count(&f.AudioDriftAfter)
 	case "crash-at":
 		err = count(&f.CrashAt)
 	case "hang-at":
@@ -74,7 +80,7 @@ func (f *Faults) Set(spec string) error {
 		}
 		f.MemGrowMiB = v
 	default:
-		return fmt.Errorf("unknown fault %q (known: drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)", spec)
+		return fmt.Errorf("unknown fault %q (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)", spec)
 	}
 	if err != nil {
 		return err

@@ -141,12 +141,17 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	}
 
 	t = time.Now()
-	drift := fl.DriftAfter > 0 && r.number > fl.DriftAfter
+	after := func(k int) bool { return k > 0 && r.number > k }
+	driftVideo := after(fl.DriftAfter) || after(fl.VideoDriftAfter)
+	driftAudio := after(fl.DriftAfter) || after(fl.AudioDriftAfter)
 	scenes := make([]*scene, g.n)
 	for i := range scenes {
 		k := key
 		k.Index = i
-		scenes[i] = newScene(k.hash(), stepDetail(g.steps), drift)
+		scenes[i] = newScene(k.hash(), stepDetail(g.steps), driftVideo)
+		if driftAudio != driftVideo {
+			scenes[i].tones = newScene(k.hash(), stepDetail(g.steps), driftAudio).tones
+		}
 	}
 	if err := sleep(ctx, h.stepDuration(latentPrepSteps)); err != nil {
 		return nil, err

@@ -1,0 +1,222 @@
+package baselines
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// GroundTruth is a folder of ground-truth media named as SGLang's CI names them:
+//
+//	{id}_{n}gpu.{png|jpg|webp}                       an image case
+//	{id}_{n}gpu_frame_0.png, _frame_mid.png, _frame_last.png   key frames 0, N//2, N−1 of a video
+//
+// plus diffusion-check's whole-video ground truth {id}_{n}gpu.mp4 (every frame, and the audio).
+// n is the case's GPU count.
+type GroundTruth struct {
+	Dir string
+}
+
+// The kinds of ground truth Lookup finds.
+const (
+	GTImage     = "image"
+	GTVideo     = "video"      // a whole MP4
+	GTKeyFrames = "key_frames" // SGLang's three PNGs
+)
+
+// GTEntry is the ground truth found for a case.
+type GTEntry struct {
+	Kind string
+	// Path is the image or the whole video; empty for key frames.
+	Path string
+	// KeyFrames are the paths of frame_0, frame_mid and frame_last, for GTKeyFrames.
+	KeyFrames [3]string
+}
+
+// NotFoundError says that a case has no ground truth, and which names were looked for.
+type NotFoundError struct {
+	Dir   string
+	Tried []string
+}
+
+func (e *NotFoundError) Error() string {
+	return "no ground truth at " + filepath.Join(e.Dir, braces(e.Tried))
+}
+
+// braces writes names sharing a stem as stem{a,b,c}: "x_1gpu.{png,jpg,webp}".
+func braces(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	stem := names[0]
+	for _, n := range names[1:] {
+		for !strings.HasPrefix(n, stem) {
+			stem = stem[:len(stem)-1]
+		}
+	}
+	// Cut back to a separator so that the alternatives read as whole suffixes, unless every
+	// alternative already starts with one.
+	atSep := true
+	for _, n := range names {
+		atSep = atSep && len(n) > len(stem) && strings.ContainsRune("._", rune(n[len(stem)]))
+	}
+	if i := strings.LastIndexAny(stem, "._"); !atSep && i >= 0 {
+		stem = stem[:i+1]
+	}
+	var alts []string
+	for _, n := range names {
+		alts = append(alts, strings.TrimPrefix(n, stem))
+	}
+	return stem + "{" + strings.Join(alts, ",") + "}"
+}
+
+// Stem is the common part of a case's ground-truth names: {id}_{n}gpu.
+func Stem(caseID string, numGPUs int) string {
+	return fmt.Sprintf("%s_%dgpu", caseID, max(numGPUs, 1))
+}
+
+// ImageExt maps an output format onto SGLang's ground-truth extension: jpeg → jpg; png and
+// webp as they are; anything else (or nothing: SGLang's default format) → jpg.
+func ImageExt(format string) string {
+	switch f := strings.ToLower(format); f {
+	case "png", "webp", "jpg":
+		return f
+	}
+	return "jpg"
+}
+
+// ImageName is the ground-truth file name of an image case.
+func ImageName(caseID string, numGPUs int, format string) string {
+	return Stem(caseID, numGPUs) + "." + ImageExt(format)
+}
+
+// VideoName is the whole-video ground-truth file name of a video case.
+func VideoName(caseID string, numGPUs int) string { return Stem(caseID, numGPUs) + ".mp4" }
+
+// KeyFrameNames are SGLang's key-frame file names of a video case: frames 0, N//2 and N−1.
+func KeyFrameNames(caseID string, numGPUs int) [3]string {
+	s := Stem(caseID, numGPUs)
+	return [3]string{s + "_frame_0.png", s + "_frame_mid.png", s + "_frame_last.png"}
+}
+
+// KeyFrameIndices are the frame indices SGLang's key frames hold in a video of n frames.
+func KeyFrameIndices(n int) [3]int { return [3]int{0, n / 2, n - 1} }
+
+// Path is the path of a ground-truth file name in the store.
+func (g GroundTruth) Path(name string) string { return filepath.Join(g.Dir, name) }
+
+// Lookup finds the ground truth of a case. An image case takes the first of
+// {stem}.{ext of format}, .png, .jpg, .webp that exists (SGLang's order). A video case takes the
+// whole video {stem}.mp4 when it exists, else the three key frames. Nothing found is a
+// *NotFoundError; key frames of which only some exist are an error that names the missing ones.
+func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format string) (GTEntry, error) {
+	exists := func(name string) (bool, error) {
+		st, err := os.Stat(g.Path(name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("ground truth: %w", err)
+		case st.IsDir():
+			return false, fmt.Errorf("ground truth %s: is a folder", g.Path(name))
+		}
+		return true, nil
+	}
+	if !video {
+		pref := ImageExt(format)
+		tried := []string{Stem(caseID, numGPUs) + "." + pref}
+		for _, e := range []string{"png", "jpg", "webp"} {
+			if e != pref {
+				tried = append(tried, Stem(caseID, numGPUs)+"."+e)
+			}
+		}
+		for _, name := range tried {
+			ok, err := exists(name)
+			if err != nil {
+				return GTEntry{}, err
+			}
+			if ok {
+				return GTEntry{Kind: GTImage, Path: g.Path(name)}, nil
+			}
+		}
+		return GTEntry{}, &NotFoundError{Dir: g.Dir, Tried: tried}
+	}
+	whole := VideoName(caseID, numGPUs)
+	ok, err := exists(whole)
+	if err != nil {
+		return GTEntry{}, err
+	}
+	if ok {
+		return GTEntry{Kind: GTVideo, Path: g.Path(whole)}, nil
+	}
+	names := KeyFrameNames(caseID, numGPUs)
+	e := GTEntry{Kind: GTKeyFrames}
+	var missing []string
+	for i, name := range names {
+		ok, err := exists(name)
+		if err != nil {
+			return GTEntry{}, err
+		}
+		if !ok {
+			missing = append(missing, name)
+		}
+		e.KeyFrames[i] = g.Path(name)
+	}
+	switch len(missing) {
+	case 0:
+		return e, nil
+	case len(names):
+		return GTEntry{}, &NotFoundError{Dir: g.Dir, Tried: append([]string{whole}, names[:]...)}
+	}
+	return GTEntry{}, fmt.Errorf("ground truth of %s in %s is incomplete: key frames %s missing (and no %s)", caseID, g.Dir, strings.Join(missing, ", "), whole)
+}
+
+// Put states of a ground-truth file.
+const (
+	PutNew       = "new"
+	PutChanged   = "changed"
+	PutUnchanged = "unchanged"
+)
+
+// Put writes data as the ground-truth file name, atomically (a reader sees the old file or the
+// new one), creating the folder if needed. It returns PutNew, PutChanged (an existing file with
+// other bytes was replaced) or PutUnchanged (the same bytes were there: nothing is written).
+func (g GroundTruth) Put(name string, data []byte) (string, error) {
+	dst := g.Path(name)
+	old, err := os.ReadFile(dst)
+	state := PutChanged
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		state = PutNew
+	case err != nil:
+		return "", fmt.Errorf("ground truth %s: %w", dst, err)
+	case bytes.Equal(old, data):
+		return PutUnchanged, nil
+	}
+	if err := os.MkdirAll(g.Dir, 0o755); err != nil {
+		return "", fmt.Errorf("ground truth: %w", err)
+	}
+	tmp, err := os.CreateTemp(g.Dir, "."+name+".*")
+	if err != nil {
+		return "", fmt.Errorf("ground truth %s: %w", dst, err)
+	}
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(0o644) // CreateTemp makes it 0600; ground truth is shared data
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), dst)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("ground truth %s: %w", dst, werr)
+	}
+	return state, nil
+}

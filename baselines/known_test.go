@@ -1,0 +1,100 @@
+package baselines
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseKnown(t *testing.T) {
+	const file = `# known failures of the H100 lane
+- case: wan2_1_t2v_1.3b
+  check: perf.stage.*
+  reason: VAE tiling regressed DecodingStage
+  link: https://github.com/org/repo/issues/1
+  until: 2026-09-30
+- case: "flux_*"
+  check: memory.runtime_peak
+  request: 2
+  reason: second request leaks 300 MiB
+`
+	got, err := ParseKnown("known.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []checks.KnownEntry{
+		{Case: "wan2_1_t2v_1.3b", Check: "perf.stage.*", Reason: "VAE tiling regressed DecodingStage", Link: "https://github.com/org/repo/issues/1", Until: "2026-09-30", Source: "known.yaml:2"},
+		{Case: "flux_*", Check: "memory.runtime_peak", Request: 2, Reason: "second request leaks 300 MiB", Source: "known.yaml:7"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// The same list under a known_failures: key.
+	got2, err := ParseKnown("known.yaml", []byte("known_failures:\n"+indent(file)))
+	if err != nil || len(got2) != 2 {
+		t.Errorf("nested: %v %v", got2, err)
+	}
+	if got, err := ParseKnown("empty.yaml", nil); err != nil || got != nil {
+		t.Errorf("empty file: %v %v", got, err)
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
+}
+
+func TestParseKnownErrors(t *testing.T) {
+	const file = `- case: a
+  check: perf.e2e
+  reason: r
+  untill: 2026-01-01
+- case: b
+  check: "perf.[e2e"
+  request: 0
+  reason: ""
+  until: 30/09/2026
+- check: x
+  reason: r
+  reason: again
+- just a string
+`
+	_, err := ParseKnown("known.yaml", []byte(file))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		"known.yaml:4: known_failures[0].untill: unknown key (known: case, check, request, reason, link, until)",
+		`known.yaml:6: known_failures[1].check: want a name or glob pattern (*, ?, [..]), got "perf.[e2e"`,
+		`known.yaml:7: known_failures[1].request: want a request index ≥ 1, got "0"`,
+		`known.yaml:9: known_failures[1].until: want a date YYYY-MM-DD, got "30/09/2026"`,
+		"known.yaml:5: known_failures[1].reason: empty",
+		"known.yaml:12: known_failures[2].reason: given twice",
+		"known.yaml:10: known_failures[2].case: missing",
+		"known.yaml:13: known_failures[3]: want a mapping",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error:\n%v\nwant it to contain %q", err, want)
+		}
+	}
+	if _, err := ParseKnown("k.yaml", []byte("entries: []\n")); err == nil || !strings.Contains(err.Error(), "k.yaml:1: entries: unknown key") {
+		t.Errorf("top-level key: %v", err)
+	}
+}
+
+func FuzzParseKnown(f *testing.F) {
+	f.Add([]byte("- case: a\n  check: perf.*\n  reason: r\n  until: 2026-01-01\n"))
+	f.Add([]byte("known_failures:\n  - {case: a, check: b, reason: c, request: 2}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		es, err := ParseKnown("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			if e.Case == "" || e.Check == "" || e.Reason == "" || e.Request < 0 {
+				t.Fatalf("accepted an incomplete entry %+v", e)
+			}
+		}
+	})
+}

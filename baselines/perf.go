@@ -1,0 +1,519 @@
+// Package baselines reads and writes the data files of SGLang's diffusion CI as they are:
+// perf baselines (perf_baselines/<gpu>.json), known-failure lists, and regenerated baselines
+// (the worst value of every metric across requests and partitions). It turns a file's
+// scenario and tolerance profile into the plain limits that package checks compares with.
+package baselines
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// DefaultProfile is the tolerance profile of PR runs.
+const DefaultProfile = "pr_test"
+
+// defaultImprovementThreshold applies when a file has no improvement_reporting.threshold, as
+// SGLang's loader does.
+const defaultImprovementThreshold = 0.2
+
+// Tolerances is one tolerance profile of a baseline file (relative: 0.25 is 25%).
+type Tolerances struct {
+	E2E             float64
+	DenoiseStage    float64
+	NonDenoiseStage float64
+	DenoiseStep     float64
+	DenoiseAgg      float64
+	LoadPeakVRAM    float64 // 0.01 when the profile has none
+	RuntimePeakVRAM float64 // 0.02 when the profile has none
+}
+
+// toleranceKeys are the keys of a profile and of tolerance_overrides; the first five are
+// required in a profile.
+var toleranceKeys = []string{"e2e", "denoise_stage", "non_denoise_stage", "denoise_step", "denoise_agg", "load_peak_vram", "runtime_peak_vram"}
+
+func (t *Tolerances) field(key string) *float64 {
+	switch key {
+	case "e2e":
+		return &t.E2E
+	case "denoise_stage":
+		return &t.DenoiseStage
+	case "non_denoise_stage":
+		return &t.NonDenoiseStage
+	case "denoise_step":
+		return &t.DenoiseStep
+	case "denoise_agg":
+		return &t.DenoiseAgg
+	case "load_peak_vram":
+		return &t.LoadPeakVRAM
+	case "runtime_peak_vram":
+		return &t.RuntimePeakVRAM
+	}
+	return nil
+}
+
+// Overrides are SGLang's env overrides of the profile in force; nil means not set.
+type Overrides struct {
+	E2E, DenoiseStage, NonDenoiseStage, DenoiseStep, DenoiseAgg *float64
+}
+
+// OverrideEnv maps each env variable SGLang's harness honours to the profile key it sets.
+var OverrideEnv = []struct{ Var, Key string }{
+	{"SGLANG_E2E_TOLERANCE", "e2e"},
+	{"SGLANG_STAGE_TIME_TOLERANCE", "denoise_stage"},
+	{"SGLANG_NON_DENOISE_STAGE_TIME_TOLERANCE", "non_denoise_stage"},
+	{"SGLANG_DENOISE_STEP_TOLERANCE", "denoise_step"},
+	{"SGLANG_DENOISE_AGG_TOLERANCE", "denoise_agg"},
+}
+
+// ParseOverrides reads the env overrides through getenv (cmd passes its environment; nothing
+// else reads it). A value that is not a non-negative number is an error naming the variable.
+func ParseOverrides(getenv func(string) string) (Overrides, error) {
+	var o Overrides
+	dst := map[string]**float64{"e2e": &o.E2E, "denoise_stage": &o.DenoiseStage, "non_denoise_stage": &o.NonDenoiseStage, "denoise_step": &o.DenoiseStep, "denoise_agg": &o.DenoiseAgg}
+	var errs []error
+	for _, e := range OverrideEnv {
+		s := strings.TrimSpace(getenv(e.Var))
+		if s == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("%s=%q: want a tolerance ≥ 0 such as 0.25", e.Var, s))
+			continue
+		}
+		*dst[e.Key] = &v
+	}
+	return o, errors.Join(errs...)
+}
+
+// File is a perf baseline file, decoded. It keeps the document it was read from, so that
+// regeneration rewrites only what it measured.
+type File struct {
+	Path string
+	// Profiles maps a profile name to its tolerances; a flat legacy file has the one
+	// profile "" that every name selects.
+	Profiles             map[string]Tolerances
+	ImprovementThreshold float64
+	StepFractions        []float64
+	// Scenarios by id (= case id), with the memory of top-level maps merged in.
+	Scenarios map[string]*Scenario
+
+	doc *node
+}
+
+// Scenario is one entry of "scenarios" (or of the top-level memory maps only). A nil
+// pointer means the file does not have that value.
+type Scenario struct {
+	ID                      string
+	InScenarios             bool // false: only in the top-level memory maps
+	Stages                  checks.Stages
+	StepsMs                 map[int]float64
+	E2EMs                   *float64
+	AvgDenoiseMs            *float64
+	MedianDenoiseMs         *float64
+	EstimatedFullTestTimeS  *float64
+	ExpectedLoadMs          *float64
+	LoadPeakVRAMMiB         *float64
+	RuntimePeakVRAMMiB      *float64
+	WarmupPeakVRAMMiB       *float64
+	LoadPeakAllocatedMiB    *float64
+	RuntimePeakAllocatedMiB *float64
+	LoadPeakHostAnonMiB     *float64
+	RuntimePeakHostAnonMiB  *float64
+	// ToleranceOverrides replace profile tolerances for this scenario.
+	ToleranceOverrides map[string]float64
+}
+
+// Load reads a perf baseline file. Every problem found is reported at once, each naming the
+// file, line and key path: "h100.json:14: scenarios.x.expected_e2e_ms: want a number".
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read baselines: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Find returns the baseline file for a GPU class: dir itself when it is a file, else
+// dir/<gpu>.json. A folder without a gpu class is an error.
+func Find(dir, gpu string) (string, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("baselines %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return dir, nil
+	}
+	if gpu == "" {
+		return "", fmt.Errorf("baselines %s is a folder of <gpu>.json files, but the GPU class is unknown: set gpu: in the suite or pass --gpu", dir)
+	}
+	return filepath.Join(dir, strings.ToLower(gpu)+".json"), nil
+}
+
+// decoder collects the problems of one file.
+type decoder struct {
+	file string
+	errs []error
+}
+
+func (d *decoder) errorf(line int, keyPath, format string, args ...any) {
+	d.errs = append(d.errs, fmt.Errorf("%s:%d: %s: %s", d.file, line, keyPath, fmt.Sprintf(format, args...)))
+}
+
+func kindName(n *node) string {
+	switch n.kind {
+	case 'o':
+		return "an object"
+	case 'a':
+		return "a list"
+	case 'n':
+		return "a number"
+	case 's':
+		return "a string"
+	case 'b':
+		return "a boolean"
+	}
+	return "null"
+}
+
+// object returns n's pairs when n is an object, else reports the problem.
+func (d *decoder) object(n *node, keyPath string) bool {
+	if n.kind != 'o' {
+		d.errorf(n.line, keyPath, "want an object, got %s", kindName(n))
+		return false
+	}
+	return true
+}
+
+// number reads a number node; a negative value is an error for every metric and tolerance.
+func (d *decoder) number(n *node, keyPath string) (float64, bool) {
+	if n.kind != 'n' {
+		d.errorf(n.line, keyPath, "want a number, got %s", kindName(n))
+		return 0, false
+	}
+	v, err := n.float()
+	if err != nil || v < 0 {
+		d.errorf(n.line, keyPath, "want a number ≥ 0, got %s", n.num)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) optNumber(obj *node, key, keyPath string) *float64 {
+	n := obj.get(key)
+	if n == nil {
+		return nil
+	}
+	if v, ok := d.number(n, keyPath+"."+key); ok {
+		return &v
+	}
+	return nil
+}
+
+// Parse decodes a perf baseline file's contents; path names it in messages.
+func Parse(path string, data []byte) (*File, error) {
+	name := path
+	doc, err := parseJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	d := &decoder{file: name}
+	f := &File{Path: path, doc: doc, Profiles: map[string]Tolerances{}, Scenarios: map[string]*Scenario{},
+		ImprovementThreshold: defaultImprovementThreshold}
+	if !d.object(doc, "(top level)") {
+		return nil, errors.Join(d.errs...)
+	}
+	d.tolerances(f, doc.get("tolerances"), doc.lineOf("tolerances"))
+	if ir := doc.get("improvement_reporting"); ir != nil && d.object(ir, "improvement_reporting") {
+		if v := d.optNumber(ir, "threshold", "improvement_reporting"); v != nil {
+			f.ImprovementThreshold = *v
+		}
+	}
+	f.StepFractions = d.fractions(doc)
+	if sc := doc.get("scenarios"); sc == nil {
+		d.errorf(doc.line, "scenarios", "missing; a baseline file needs a \"scenarios\" object")
+	} else if d.object(sc, "scenarios") {
+		for i, id := range sc.keys {
+			f.Scenarios[id] = d.scenario(id, sc.vals[i])
+		}
+	}
+	for _, m := range []struct {
+		key string
+		dst func(*Scenario) **float64
+	}{
+		{"load_peak_vram_mb", func(s *Scenario) **float64 { return &s.LoadPeakVRAMMiB }},
+		{"runtime_peak_vram_mb", func(s *Scenario) **float64 { return &s.RuntimePeakVRAMMiB }},
+	} {
+		mp := doc.get(m.key)
+		if mp == nil || !d.object(mp, m.key) {
+			continue
+		}
+		for i, id := range mp.keys {
+			v, ok := d.number(mp.vals[i], m.key+"."+id)
+			if !ok {
+				continue
+			}
+			s := f.Scenarios[id]
+			if s == nil {
+				s = &Scenario{ID: id}
+				f.Scenarios[id] = s
+			}
+			if dst := m.dst(s); *dst == nil { // a per-scenario value wins over the map
+				*dst = &v
+			}
+		}
+	}
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	return f, nil
+}
+
+// tolerances reads "tolerances": profiles of the keys above, or one flat legacy profile.
+func (d *decoder) tolerances(f *File, t *node, line int) {
+	if t == nil {
+		d.errorf(line, "tolerances", "missing; a baseline file needs a tolerance profile (e.g. \"pr_test\")")
+		return
+	}
+	if !d.object(t, "tolerances") {
+		return
+	}
+	if e2e := t.get("e2e"); e2e != nil && e2e.kind != 'o' {
+		f.Profiles[""] = d.profile(t, "tolerances")
+		return
+	}
+	for i, name := range t.keys {
+		if d.object(t.vals[i], "tolerances."+name) {
+			f.Profiles[name] = d.profile(t.vals[i], "tolerances."+name)
+		}
+	}
+	if len(f.Profiles) == 0 {
+		d.errorf(t.line, "tolerances", "no profile")
+	}
+}
+
+func (d *decoder) profile(p *node, keyPath string) Tolerances {
+	t := Tolerances{LoadPeakVRAM: checks.DefaultLoadPeakTolerance, RuntimePeakVRAM: checks.DefaultRuntimePeakTolerance}
+	for i, k := range toleranceKeys {
+		n := p.get(k)
+		if n == nil {
+			if i < 5 {
+				d.errorf(p.line, keyPath+"."+k, "missing")
+			}
+			continue
+		}
+		if v, ok := d.number(n, keyPath+"."+k); ok {
+			*t.field(k) = v
+		}
+	}
+	return t
+}
+
+func (d *decoder) fractions(doc *node) []float64 {
+	s := doc.get("sampling")
+	if s == nil {
+		d.errorf(doc.line, "sampling", "missing; a baseline file needs sampling.step_fractions")
+		return nil
+	}
+	if !d.object(s, "sampling") {
+		return nil
+	}
+	fr := s.get("step_fractions")
+	if fr == nil {
+		d.errorf(s.line, "sampling.step_fractions", "missing")
+		return nil
+	}
+	if fr.kind != 'a' {
+		d.errorf(fr.line, "sampling.step_fractions", "want a list of fractions, got %s", kindName(fr))
+		return nil
+	}
+	var out []float64
+	for i, n := range fr.vals {
+		kp := fmt.Sprintf("sampling.step_fractions[%d]", i)
+		if v, ok := d.number(n, kp); ok {
+			if v > 1 {
+				d.errorf(n.line, kp, "want a fraction in [0, 1], got %s", n.num)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (d *decoder) scenario(id string, n *node) *Scenario {
+	kp := "scenarios." + id
+	s := &Scenario{ID: id, InScenarios: true}
+	if !d.object(n, kp) {
+		return s
+	}
+	if st := n.get("stages_ms"); st != nil && d.object(st, kp+".stages_ms") {
+		for i, name := range st.keys {
+			if st.vals[i].kind == 'z' {
+				// SGLang writes null for a metric that does not apply (per_frame_generation of
+				// an image model); it is kept, as NaN, and not checked.
+				s.Stages = append(s.Stages, checks.Stage{Name: name, Ms: math.NaN()})
+				continue
+			}
+			if v, ok := d.number(st.vals[i], kp+".stages_ms."+name); ok {
+				s.Stages = append(s.Stages, checks.Stage{Name: name, Ms: v})
+			}
+		}
+	}
+	if st := n.get("denoise_step_ms"); st != nil && d.object(st, kp+".denoise_step_ms") {
+		s.StepsMs = map[int]float64{}
+		for i, k := range st.keys {
+			idx, err := strconv.Atoi(k)
+			if err != nil || idx < 0 {
+				d.errorf(st.lines[i], kp+".denoise_step_ms."+k, "want a step index ≥ 0 as the key")
+				continue
+			}
+			if v, ok := d.number(st.vals[i], kp+".denoise_step_ms."+k); ok {
+				s.StepsMs[idx] = v
+			}
+		}
+	}
+	for key, dst := range map[string]**float64{
+		"expected_e2e_ms":            &s.E2EMs,
+		"expected_avg_denoise_ms":    &s.AvgDenoiseMs,
+		"expected_median_denoise_ms": &s.MedianDenoiseMs,
+		"estimated_full_test_time_s": &s.EstimatedFullTestTimeS,
+		"expected_load_ms":           &s.ExpectedLoadMs,
+		"load_peak_vram_mb":          &s.LoadPeakVRAMMiB,
+		"runtime_peak_vram_mb":       &s.RuntimePeakVRAMMiB,
+		"warmup_peak_vram_mb":        &s.WarmupPeakVRAMMiB,
+		"load_peak_allocated_mb":     &s.LoadPeakAllocatedMiB,
+		"runtime_peak_allocated_mb":  &s.RuntimePeakAllocatedMiB,
+		"load_peak_host_anon_mb":     &s.LoadPeakHostAnonMiB,
+		"runtime_peak_host_anon_mb":  &s.RuntimePeakHostAnonMiB,
+	} {
+		*dst = d.optNumber(n, key, kp)
+	}
+	if ov := n.get("tolerance_overrides"); ov != nil && d.object(ov, kp+".tolerance_overrides") {
+		s.ToleranceOverrides = map[string]float64{}
+		for i, k := range ov.keys {
+			okp := kp + ".tolerance_overrides." + k
+			if !slices.Contains(toleranceKeys, k) {
+				d.errorf(ov.lines[i], okp, "unknown tolerance %q (known: %s)", k, strings.Join(toleranceKeys, ", "))
+				continue
+			}
+			if v, ok := d.number(ov.vals[i], okp); ok {
+				s.ToleranceOverrides[k] = v
+			}
+		}
+	}
+	return s
+}
+
+// Tolerances returns the profile in force: the named profile (a flat legacy file's only one
+// whatever the name), with the env overrides applied. A missing profile is an error listing
+// the file's profiles.
+func (f *File) Tolerances(profile string, ov Overrides) (Tolerances, error) {
+	if profile == "" {
+		profile = DefaultProfile
+	}
+	t, ok := f.Profiles[""]
+	if !ok {
+		t, ok = f.Profiles[profile]
+	}
+	if !ok {
+		names := slices.Sorted(func(yield func(string) bool) {
+			for k := range f.Profiles {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		return Tolerances{}, fmt.Errorf("%s: tolerances: no profile %q (the file has %s)", f.Path, profile, strings.Join(names, ", "))
+	}
+	for _, o := range []struct {
+		v   *float64
+		dst *float64
+	}{{ov.E2E, &t.E2E}, {ov.DenoiseStage, &t.DenoiseStage}, {ov.NonDenoiseStage, &t.NonDenoiseStage}, {ov.DenoiseStep, &t.DenoiseStep}, {ov.DenoiseAgg, &t.DenoiseAgg}} {
+		if o.v != nil {
+			*o.dst = *o.v
+		}
+	}
+	return t, nil
+}
+
+// scenarioTolerances applies a scenario's tolerance_overrides on top of the profile (and the
+// env overrides): the most specific setting wins.
+func (s *Scenario) scenarioTolerances(t Tolerances) Tolerances {
+	for k, v := range s.ToleranceOverrides {
+		*t.field(k) = v
+	}
+	return t
+}
+
+// Perf returns what the perf checks of scenario id compare with under tolerances t, and
+// whether the file has the scenario under "scenarios". video selects the video step pad.
+func (f *File) Perf(id string, t Tolerances, video bool) (checks.PerfBaseline, bool) {
+	s := f.Scenarios[id]
+	if s == nil || !s.InScenarios {
+		return checks.PerfBaseline{}, false
+	}
+	t = s.scenarioTolerances(t)
+	return checks.PerfBaseline{
+		Scenario:        id,
+		Stages:          s.Stages,
+		StepsMs:         s.StepsMs,
+		E2EMs:           orNaN(s.E2EMs),
+		AvgDenoiseMs:    orNaN(s.AvgDenoiseMs),
+		MedianDenoiseMs: orNaN(s.MedianDenoiseMs),
+		Tol: checks.PerfTolerances{E2E: t.E2E, DenoiseStage: t.DenoiseStage, NonDenoiseStage: t.NonDenoiseStage,
+			DenoiseStep: t.DenoiseStep, DenoiseAgg: t.DenoiseAgg, Load: t.NonDenoiseStage},
+		StepFractions:        f.StepFractions,
+		ImprovementThreshold: f.ImprovementThreshold,
+		Video:                video,
+	}, true
+}
+
+// ExpectedLoadMs is the scenario's expected_load_ms and the tolerance perf.load uses (the
+// non-denoise stage tolerance: load time is a stage outside denoising); NaN when absent.
+func (f *File) ExpectedLoadMs(id string, t Tolerances) (ms, tol float64) {
+	s := f.Scenarios[id]
+	if s == nil {
+		return math.NaN(), t.NonDenoiseStage
+	}
+	return orNaN(s.ExpectedLoadMs), s.scenarioTolerances(t).NonDenoiseStage
+}
+
+// Memory returns the memory baselines of scenario id under tolerances t; values the file
+// lacks are NaN (an unknown scenario has none).
+func (f *File) Memory(id string, t Tolerances) checks.MemoryBaseline {
+	s := f.Scenarios[id]
+	if s == nil {
+		s = &Scenario{}
+	} else {
+		t = s.scenarioTolerances(t)
+	}
+	return checks.MemoryBaseline{
+		LoadPeakMiB:         orNaN(s.LoadPeakVRAMMiB),
+		RuntimePeakMiB:      orNaN(s.RuntimePeakVRAMMiB),
+		LoadAllocatedMiB:    orNaN(s.LoadPeakAllocatedMiB),
+		RuntimeAllocatedMiB: orNaN(s.RuntimePeakAllocatedMiB),
+		LoadHostAnonMiB:     orNaN(s.LoadPeakHostAnonMiB),
+		RuntimeHostAnonMiB:  orNaN(s.RuntimePeakHostAnonMiB),
+		LoadTol:             t.LoadPeakVRAM,
+		RuntimeTol:          t.RuntimePeakVRAM,
+	}
+}
+
+// Marshal writes the file in SGLang's format (json.dump with indent=4, keys in file order).
+// A file read and not changed comes back byte for byte.
+func (f *File) Marshal() []byte { return f.doc.marshal() }
+
+func orNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}

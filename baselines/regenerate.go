@@ -1,0 +1,472 @@
+package baselines
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// measured is the worst value of every metric of one case across the requests and
+// partitions seen. NaN means not measured.
+type measured struct {
+	id         string
+	stages     checks.Stages // max per stage, in first-seen pipeline order
+	steps      []float64     // max per step index
+	stepCounts map[int]bool  // how many steps the requests reported
+	e2e        float64
+	avg        float64
+	median     float64
+	loadMs     float64
+	wallS      float64
+	mem        map[string]float64 // baseline key (load_peak_vram_mb, ...) → max MiB
+	requests   int
+}
+
+func newMeasured(id string) *measured {
+	nan := math.NaN()
+	return &measured{id: id, e2e: nan, avg: nan, median: nan, loadMs: nan, wallS: nan, mem: map[string]float64{}, stepCounts: map[int]bool{}}
+}
+
+// worst keeps the larger of a and b; NaN counts as "no value".
+func worst(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return math.Max(a, b)
+}
+
+// addRequest folds in one request's timings and runtime memory. A request without a perf
+// record (no server total, no stages) adds only its memory.
+func (m *measured) addRequest(rr checks.RequestResult) {
+	m.addMemory("runtime", rr.PeakVRAMMiB)
+	if rr.ServerTotalMs <= 0 && len(rr.Stages) == 0 && len(rr.StepsMs) == 0 {
+		return
+	}
+	m.requests++
+	if rr.ServerTotalMs > 0 {
+		m.e2e = worst(m.e2e, rr.ServerTotalMs)
+	}
+	for _, st := range rr.Stages {
+		if i := slices.IndexFunc(m.stages, func(s checks.Stage) bool { return s.Name == st.Name }); i >= 0 {
+			m.stages[i].Ms = math.Max(m.stages[i].Ms, st.Ms)
+		} else {
+			m.stages = append(m.stages, st)
+		}
+	}
+	if n := len(rr.StepsMs); n > 0 {
+		m.stepCounts[n] = true
+		for i, v := range rr.StepsMs {
+			if i < len(m.steps) {
+				m.steps[i] = math.Max(m.steps[i], v)
+			} else {
+				m.steps = append(m.steps, v)
+			}
+		}
+		sum := 0.0
+		for _, v := range rr.StepsMs {
+			sum += v
+		}
+		m.avg = worst(m.avg, sum/float64(n))
+		s := slices.Clone(rr.StepsMs)
+		slices.Sort(s)
+		med := s[n/2]
+		if n%2 == 0 {
+			med = (s[n/2-1] + s[n/2]) / 2
+		}
+		m.median = worst(m.median, med)
+	}
+}
+
+// addMemory folds in the peaks of one phase (load or runtime) under the baseline's keys.
+// VRAM is the server's reserved peak (what SGLang's *_vram_mb means) or, from a server that
+// reports none, NVML's per-process peak; host memory is the server's or the sampler's.
+func (m *measured) addMemory(phase string, peaks map[string]float64) {
+	pick := func(keys ...string) float64 {
+		for _, k := range keys {
+			if v, ok := peaks[k]; ok && v > 0 {
+				return v
+			}
+		}
+		return math.NaN()
+	}
+	for key, v := range map[string]float64{
+		phase + "_peak_vram_mb":      pick(checks.SourceServerReserved, checks.SourceNVMLProcess),
+		phase + "_peak_allocated_mb": pick(checks.SourceServerAllocated),
+		phase + "_peak_host_anon_mb": pick(checks.SourceServerHostAnon, checks.SourceHostAnon),
+	} {
+		if !math.IsNaN(v) {
+			m.mem[key] = worst(valueOr(m.mem, key), v)
+		}
+	}
+}
+
+func valueOr(m map[string]float64, k string) float64 {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// addCase folds in a whole case: its server start (when it paid for one), wall time and
+// every request.
+func (m *measured) addCase(cr checks.CaseResult) {
+	if cr.Load != nil && !cr.Load.Reused {
+		if cr.Load.DurationMs > 0 {
+			m.loadMs = worst(m.loadMs, cr.Load.DurationMs)
+		}
+		m.addMemory("load", cr.Load.PeakVRAMMiB)
+	}
+	if cr.WallMs > 0 {
+		m.wallS = worst(m.wallS, cr.WallMs/1000)
+	}
+	for _, rr := range cr.Requests {
+		m.addRequest(rr)
+	}
+}
+
+// Change is one metric a regeneration wrote: Old is NaN for a new metric, New is NaN for a
+// stage the server no longer reports (removed).
+type Change struct {
+	Scenario string
+	Metric   string
+	Old, New float64
+}
+
+// Regenerated is the outcome of Regenerate.
+type Regenerated struct {
+	File    *File
+	Changes []Change
+	// Warnings are soft problems: cases without measurements (left as they were), requests
+	// that disagree on the number of denoise steps.
+	Warnings []string
+}
+
+// ms2 rounds a time or memory value as SGLang writes them (2 decimals), keeping a positive
+// measurement positive: a 0.0 baseline can never be checked.
+func ms2(v float64) float64 {
+	r := math.Round(v*100) / 100
+	if r == 0 && v > 0 {
+		return 0.01
+	}
+	return r
+}
+
+// Regenerate writes the worst value of every metric of every case in results into a copy of
+// base (nil: a new file with the spec's default tolerances), keeping its tolerances,
+// metadata, key order and the scenarios no result measured. Scenario ids are case ids.
+//   - stages_ms: the stages measured, max each, in the file's order then pipeline order; a
+//     stage no longer reported is removed;
+//   - denoise_step_ms: max per step; every step, or only the sampled steps when the file
+//     lists only those for the scenario;
+//   - expected_e2e_ms (server total), expected_avg/median_denoise_ms: the max over requests;
+//   - estimated_full_test_time_s: the longest case wall time, seconds, one decimal;
+//   - load/runtime_peak_vram_mb: max; in the top-level map when the file keeps them there;
+//   - expected_load_ms and the *_allocated_mb, *_host_anon_mb keys: written when the
+//     scenario has the key already, or is new and they were measured.
+func Regenerate(base *File, results []*checks.Result) (*Regenerated, error) {
+	var doc *node
+	if base != nil {
+		// A deep copy through the writer: base stays as it was read.
+		d, err := parseJSON(base.Marshal())
+		if err != nil {
+			return nil, err
+		}
+		doc = d
+	} else {
+		gpu := ""
+		for _, r := range results {
+			if r.GPU != "" {
+				gpu = r.GPU
+				break
+			}
+		}
+		doc = skeleton(gpu)
+	}
+	byID := map[string]*measured{}
+	for _, r := range results {
+		for _, cr := range r.Cases {
+			m := byID[cr.ID]
+			if m == nil {
+				m = newMeasured(cr.ID)
+				byID[cr.ID] = m
+			}
+			m.addCase(cr)
+		}
+	}
+	out := &Regenerated{}
+	scenarios := doc.get("scenarios")
+	if scenarios == nil {
+		scenarios = objectNode()
+		doc.set("scenarios", scenarios)
+	}
+	fractions := stepFractionsOf(doc)
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		m := byID[id]
+		if m.requests == 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("case %s: no request has a perf record; scenario left as it was", id))
+			continue
+		}
+		if len(m.stepCounts) > 1 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("case %s: requests report different numbers of denoise steps %v; steps kept per index", id, slices.Sorted(maps.Keys(m.stepCounts))))
+		}
+		sc := scenarios.get(id)
+		isNew := sc == nil
+		if isNew {
+			sc = objectNode()
+			scenarios.set(id, sc)
+		}
+		out.Changes = append(out.Changes, writeScenario(doc, sc, m, isNew, fractions)...)
+	}
+	data := doc.marshal()
+	f, err := Parse(pathOr(base), data)
+	if err != nil {
+		return nil, fmt.Errorf("regenerated file does not read back: %w", err)
+	}
+	out.File = f
+	return out, nil
+}
+
+func pathOr(f *File) string {
+	if f == nil {
+		return "regenerated baseline"
+	}
+	return f.Path
+}
+
+// skeleton is a new baseline file: the tolerance profiles and sampling of spec §4.
+func skeleton(gpu string) *node {
+	doc := objectNode()
+	meta := objectNode()
+	meta.set("model", stringNode("Diffusion Server"))
+	if gpu != "" {
+		meta.set("hardware", stringNode(gpu))
+	}
+	meta.set("description", stringNode("Generated by diffusion-check baseline: the worst value of every metric across requests and partitions."))
+	doc.set("metadata", meta)
+	tol := objectNode()
+	for _, p := range []struct {
+		name string
+		v    [5]float64
+	}{{"long_term", [5]float64{0.15, 0.1, 0.5, 0.25, 0.15}}, {"pr_test", [5]float64{0.25, 0.25, 0.8, 0.3, 0.2}}} {
+		prof := objectNode()
+		for i, k := range toleranceKeys[:5] {
+			prof.set(k, numberNode(p.v[i]))
+		}
+		tol.set(p.name, prof)
+	}
+	doc.set("tolerances", tol)
+	ir := objectNode()
+	ir.set("threshold", numberNode(defaultImprovementThreshold))
+	doc.set("improvement_reporting", ir)
+	fr := &node{kind: 'a'}
+	for _, f := range []float64{0, 0.2, 0.4, 0.6, 0.8, 1} {
+		fr.vals = append(fr.vals, numberNode(f))
+	}
+	s := objectNode()
+	s.set("step_fractions", fr)
+	doc.set("sampling", s)
+	doc.set("scenarios", objectNode())
+	return doc
+}
+
+func stepFractionsOf(doc *node) []float64 {
+	var out []float64
+	if s := doc.get("sampling"); s != nil {
+		if fr := s.get("step_fractions"); fr != nil {
+			for _, n := range fr.vals {
+				if v, err := n.float(); err == nil {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func oldValue(n *node) float64 {
+	if n == nil || n.kind != 'n' {
+		return math.NaN()
+	}
+	v, err := n.float()
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// writeScenario writes m into the scenario node sc and returns what changed.
+func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64) []Change {
+	var ch []Change
+	put := func(obj *node, key, metric string, v float64, sorted bool) {
+		old := oldValue(obj.get(key))
+		if sorted {
+			obj.setSorted(key, numberNode(v))
+		} else {
+			obj.set(key, numberNode(v))
+		}
+		ch = append(ch, Change{Scenario: m.id, Metric: metric, Old: old, New: v})
+	}
+	// stages_ms: the file's order first, then stages it did not have.
+	if len(m.stages) > 0 {
+		old := sc.get("stages_ms")
+		st := objectNode()
+		var order []string
+		if old != nil {
+			for _, k := range old.keys {
+				if old.get(k).kind == 'z' || slices.ContainsFunc(m.stages, func(s checks.Stage) bool { return s.Name == k }) {
+					order = append(order, k)
+				} else {
+					ch = append(ch, Change{Scenario: m.id, Metric: "stages_ms." + k, Old: oldValue(old.get(k)), New: math.NaN()})
+				}
+			}
+		}
+		for _, s := range m.stages {
+			if !slices.Contains(order, s.Name) {
+				order = append(order, s.Name)
+			}
+		}
+		for _, k := range order {
+			v, measuredStage := m.stages.Get(k)
+			var prev *node
+			if old != nil {
+				prev = old.get(k)
+			}
+			if !measuredStage || prev != nil && prev.kind == 'z' { // null: a metric that does not apply
+				st.set(k, prev)
+				continue
+			}
+			st.set(k, numberNode(ms2(v)))
+			ch = append(ch, Change{Scenario: m.id, Metric: "stages_ms." + k, Old: oldValue(prev), New: ms2(v)})
+		}
+		sc.set("stages_ms", st)
+	}
+	if len(m.steps) > 0 {
+		old := sc.get("denoise_step_ms")
+		idx := make([]int, len(m.steps))
+		for i := range idx {
+			idx[i] = i
+		}
+		if old != nil && sampledOnly(old, fractions) {
+			idx = checks.SampleSteps(len(m.steps), fractions)
+		}
+		st := objectNode()
+		for _, i := range idx {
+			k := strconv.Itoa(i)
+			v := ms2(m.steps[i])
+			var prev *node
+			if old != nil {
+				prev = old.get(k)
+			}
+			st.set(k, numberNode(v))
+			ch = append(ch, Change{Scenario: m.id, Metric: "denoise_step_ms." + k, Old: oldValue(prev), New: v})
+		}
+		sc.set("denoise_step_ms", st)
+	}
+	for _, x := range []struct {
+		key string
+		v   float64
+	}{{"expected_e2e_ms", m.e2e}, {"expected_avg_denoise_ms", m.avg}, {"expected_median_denoise_ms", m.median}} {
+		if !math.IsNaN(x.v) {
+			put(sc, x.key, x.key, ms2(x.v), false)
+		}
+	}
+	if !math.IsNaN(m.wallS) {
+		put(sc, "estimated_full_test_time_s", "estimated_full_test_time_s", math.Round(m.wallS*10)/10, false)
+	}
+	if !math.IsNaN(m.loadMs) && (isNew || sc.get("expected_load_ms") != nil) {
+		put(sc, "expected_load_ms", "expected_load_ms", ms2(m.loadMs), false)
+	}
+	for _, key := range []string{"load_peak_vram_mb", "runtime_peak_vram_mb"} {
+		v, ok := m.mem[key]
+		if !ok {
+			continue
+		}
+		if top := doc.get(key); top != nil && top.kind == 'o' && sc.get(key) == nil {
+			put(top, m.id, key+" (top-level map)", ms2(v), true)
+		} else {
+			put(sc, key, key, ms2(v), false)
+		}
+	}
+	for _, key := range []string{"load_peak_allocated_mb", "runtime_peak_allocated_mb", "load_peak_host_anon_mb", "runtime_peak_host_anon_mb"} {
+		if v, ok := m.mem[key]; ok && (isNew || sc.get(key) != nil) {
+			put(sc, key, key, ms2(v), false)
+		}
+	}
+	return ch
+}
+
+// sampledOnly reports whether a scenario's denoise_step_ms lists exactly the sampled steps
+// (as SGLang's RTX 5090 file does) rather than every step.
+func sampledOnly(steps *node, fractions []float64) bool {
+	maxIdx := -1
+	var have []int
+	for _, k := range steps.keys {
+		i, err := strconv.Atoi(k)
+		if err != nil {
+			return false
+		}
+		have = append(have, i)
+		maxIdx = max(maxIdx, i)
+	}
+	sort.Ints(have)
+	want := checks.SampleSteps(maxIdx+1, fractions)
+	return len(have) < maxIdx+1 && slices.Equal(have, want)
+}
+
+// Snippet is the measured values of one request in the baseline file's format, as the
+// entry "id": {...} to paste under "scenarios", for a case the file does not have yet.
+func Snippet(id string, rr checks.RequestResult) string {
+	m := newMeasured(id)
+	m.addRequest(rr)
+	sc := objectNode()
+	writeScenario(objectNode(), sc, m, true, nil)
+	var b bytes.Buffer
+	writePyString(&b, id)
+	b.WriteString(": ")
+	sc.write(&b, 0)
+	return b.String()
+}
+
+// WriteChanges prints the table of a regeneration: one row per metric written, old → new
+// with the relative change ("new" for a metric the file did not have, "removed" for a stage
+// the server no longer reports).
+func WriteChanges(w io.Writer, changes []Change) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tMETRIC\tOLD\tNEW\tCHANGE")
+	for _, c := range changes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Scenario, c.Metric, tableNum(c.Old), tableNum(c.New), relChange(c.Old, c.New))
+	}
+	return tw.Flush()
+}
+
+func tableNum(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func relChange(old, new float64) string {
+	switch {
+	case math.IsNaN(old):
+		return "new"
+	case math.IsNaN(new):
+		return "removed"
+	case old == new:
+		return "="
+	case old == 0:
+		return "from 0"
+	}
+	return fmt.Sprintf("%+.1f%%", (new/old-1)*100)
+}

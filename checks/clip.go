@@ -1,0 +1,150 @@
+package checks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// The CLIP check needs a model, which diffusion-check does not carry: it asks an external
+// scorer. The protocol, for any command:
+//
+//	stdin:  {"pairs": [{"output": "/abs/out.png", "ground_truth": "/abs/gt.png"}, ...]}
+//	stdout: {"scores": [0.987, ...]}
+//
+// one score per pair, in order: the cosine of the two images' CLIP embeddings (null when the
+// scorer could not score a pair). A non-zero exit status, output that is not that JSON, or a
+// run longer than the timeout is an error.
+
+// CLIPPair is one image pair sent to a CLIP scorer; the paths are absolute.
+type CLIPPair struct {
+	Output      string `json:"output"`
+	GroundTruth string `json:"ground_truth"`
+}
+
+// DefaultCLIPTimeout bounds a scorer run when CLIPScorer.Timeout is 0: loading a CLIP model on
+// a cold cache takes tens of seconds.
+const DefaultCLIPTimeout = 5 * time.Minute
+
+// CLIPScorer runs an external CLIP scorer command.
+type CLIPScorer struct {
+	// Command is the argv of the scorer; Command[0] is looked up in PATH.
+	Command []string
+	Timeout time.Duration
+}
+
+// maxScorerOutput bounds what is read of a scorer's stdout and kept of its stderr.
+const maxScorerOutput = 1 << 20
+
+// Score sends pairs to the scorer and returns its scores, one per pair; a null score is NaN.
+func (s *CLIPScorer) Score(ctx context.Context, pairs []CLIPPair) ([]float64, error) {
+	if len(s.Command) == 0 {
+		return nil, errors.New("clip scorer: no command")
+	}
+	name := strings.Join(s.Command, " ")
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultCLIPTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	in, err := json.Marshal(struct {
+		Pairs []CLIPPair `json:"pairs"`
+	}{pairs})
+	if err != nil {
+		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
+	}
+	cmd := exec.CommandContext(ctx, s.Command[0], s.Command[1:]...)
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error { return terminate(cmd) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stdin = bytes.NewReader(in)
+	stdout := &capped{n: maxScorerOutput}
+	stderr := &capped{n: 4 << 10, keepTail: true}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("clip scorer %q: no answer within %s", name, timeout)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("clip scorer %q: %w", name, ctx.Err())
+		}
+		if msg := strings.TrimSpace(string(stderr.buf)); msg != "" {
+			return nil, fmt.Errorf("clip scorer %q: %v: %s", name, err, lastLines(msg, 3))
+		}
+		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
+	}
+	if stdout.over {
+		return nil, fmt.Errorf("clip scorer %q: more than %d bytes on stdout", name, maxScorerOutput)
+	}
+	scores, err := ParseCLIPScores(stdout.buf)
+	if err != nil {
+		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
+	}
+	if len(scores) != len(pairs) {
+		return scores, fmt.Errorf("clip scorer %q: %d scores for %d pairs", name, len(scores), len(pairs))
+	}
+	return scores, nil
+}
+
+// ParseCLIPScores reads a scorer's stdout, {"scores": [number or null, ...]}; null is NaN.
+// Unknown keys are errors: a scorer that answers something else must not pass.
+func ParseCLIPScores(b []byte) ([]float64, error) {
+	var out struct {
+		Scores *[]*float64 `json:"scores"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf(`read {"scores": [...]} from stdout: %w`, err)
+	}
+	if dec.More() {
+		return nil, errors.New(`read {"scores": [...]} from stdout: more than one JSON value`)
+	}
+	if out.Scores == nil {
+		return nil, errors.New(`read {"scores": [...]} from stdout: no "scores" key`)
+	}
+	scores := make([]float64, len(*out.Scores))
+	for i, p := range *out.Scores {
+		scores[i] = math.NaN()
+		if p != nil {
+			scores[i] = *p
+		}
+	}
+	return scores, nil
+}
+
+// capped is an io.Writer that keeps at most n bytes: the first n, or with keepTail the last n.
+type capped struct {
+	n        int
+	keepTail bool
+	buf      []byte
+	over     bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.buf = append(c.buf, p...)
+	if len(c.buf) > c.n {
+		c.over = true
+		if c.keepTail {
+			c.buf = append(c.buf[:0], c.buf[len(c.buf)-c.n:]...)
+		} else {
+			c.buf = c.buf[:c.n]
+		}
+	}
+	return len(p), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
+}

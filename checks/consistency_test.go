@@ -1,0 +1,194 @@
+package checks
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var videoLimits = ConsistencyLimits{SSIM: 0.92, PSNR: 24, MeanAbsDiff: 10, CLIP: 0.9, Origin: "h100.json: file defaults"}
+
+func TestConsistency(t *testing.T) {
+	inf := math.Inf(1)
+	type want struct {
+		status Status
+		value  *float64
+		detail string // substring
+	}
+	for _, tc := range []struct {
+		name   string
+		frames []FrameScore
+		total  int
+		want   [3]want // ssim, psnr, mad
+	}{
+		{
+			name:   "identical image",
+			frames: []FrameScore{{0, 1, inf, 0}},
+			want: [3]want{
+				{Pass, Float(1), "SSIM 1.0000 (limit ≥ 0.92)"},
+				{Pass, nil, "PSNR +Inf: identical to the ground truth"},
+				{Pass, Float(0), "mean abs diff 0.0000 (limit ≤ 10)"},
+			},
+		},
+		{
+			name:   "one bad frame of a video names it",
+			frames: []FrameScore{{0, 0.99, 40, 1}, {1, 0.97, 35, 2}, {2, 0.41, 12, 30}, {3, 0.98, inf, 0}},
+			total:  4,
+			want: [3]want{
+				{Fail, Float(0.41), "min SSIM 0.4100 at frame 2 of 4 (limit ≥ 0.92; mean 0.8375; 1 of 4 compared frames out of limit); thresholds: h100.json"},
+				{Fail, Float(12), "min PSNR 12.0000 at frame 2 of 4 (limit ≥ 24; mean 29.0000; 1 of 4"},
+				{Fail, Float(30), "max mean abs diff 30.0000 at frame 2 of 4"},
+			},
+		},
+		{
+			name:   "at the limit passes",
+			frames: []FrameScore{{0, 0.92, 24, 10}},
+			want:   [3]want{{Pass, Float(0.92), ""}, {Pass, Float(24), ""}, {Pass, Float(10), ""}},
+		},
+		{
+			name:   "NaN fails",
+			frames: []FrameScore{{0, 0.99, 40, 1}, {5, math.NaN(), math.NaN(), math.NaN()}},
+			total:  8,
+			want:   [3]want{{Fail, nil, "SSIM has no value (NaN) at frame 5 of 8"}, {Fail, nil, "NaN"}, {Fail, nil, "NaN"}},
+		},
+		{
+			name: "no frames fails",
+			want: [3]want{{Fail, nil, "no frames"}, {Fail, nil, "no frames"}, {Fail, nil, "no frames"}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Consistency(tc.frames, tc.total, videoLimits)
+			names := []string{ConsistencySSIM, ConsistencyPSNR, ConsistencyMeanAbsDiff}
+			if len(got) != 3 {
+				t.Fatalf("got %d checks, want 3", len(got))
+			}
+			for i, w := range tc.want {
+				c := got[i]
+				if c.Name != names[i] || c.Status != w.status || !strings.Contains(c.Detail, w.detail) {
+					t.Errorf("check %d = %s %s %q, want %s %s containing %q", i, c.Name, c.Status, c.Detail, names[i], w.status, w.detail)
+				}
+				if diff := cmp.Diff(w.value, c.Value); diff != "" {
+					t.Errorf("%s value (-want +got):\n%s", c.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestCLIPVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		scores []float64
+		frames []int
+		status Status
+		detail string
+	}{
+		{"pass", []float64{0.99, 0.95, 0.97}, []int{0, 8, 15}, Pass, "min CLIP 0.9500 at frame 8 of 16"},
+		{"fail", []float64{0.99, 0.5, 0.97}, []int{0, 8, 15}, Fail, "1 of 3"},
+		{"no score", nil, []int{0}, Fail, "returned 0 scores for 1 compared frames"},
+		{"too few", []float64{0.99}, []int{0, 8, 15}, Fail, "returned 1 scores for 3"},
+		{"null", []float64{math.NaN()}, []int{0}, Fail, "no value (NaN)"},
+		{"not a cosine", []float64{7}, []int{0}, Fail, "not a cosine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CLIP(tc.scores, tc.frames, 16, videoLimits)
+			if c.Name != ConsistencyCLIP || c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) {
+				t.Errorf("got %s %s %q, want %s containing %q", c.Name, c.Status, c.Detail, tc.status, tc.detail)
+			}
+		})
+	}
+}
+
+func TestAudioConsistency(t *testing.T) {
+	lim := AudioLimits{SpectralSimilarity: 0.95, WaveformCorrelation: 0.9, RMSdBDiff: 2, DurationDiffS: 0.1}
+	got := AudioConsistency(AudioScores{SpectralSimilarity: 0.99, WaveformCorrelation: 0.2, RMSdBDiff: 0.5, DurationDiffS: 0.3}, lim)
+	want := map[string]Status{AudioSpectralSimilarity: Pass, AudioWaveformCorrelation: Fail, AudioRMSdBDiff: Pass, AudioDurationDiff: Fail}
+	if len(got) != 4 {
+		t.Fatalf("got %d checks", len(got))
+	}
+	for _, c := range got {
+		if want[c.Name] != c.Status {
+			t.Errorf("%s: %s (%s), want %s", c.Name, c.Status, c.Detail, want[c.Name])
+		}
+	}
+	for _, c := range AudioConsistency(AudioScores{SpectralSimilarity: math.NaN()}, lim)[:1] {
+		if c.Status != Fail {
+			t.Errorf("NaN spectral similarity: %s, want fail", c.Status)
+		}
+	}
+	for _, c := range AudioFailed("output has no audio track") {
+		if c.Status != Fail || !strings.HasPrefix(c.Name, "audio.") {
+			t.Errorf("AudioFailed: %s %s", c.Name, c.Status)
+		}
+	}
+}
+
+func scorerPath(t *testing.T) string {
+	p, err := filepath.Abs(filepath.Join("testdata", "clip-scorer.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	return p
+}
+
+func TestCLIPScorer(t *testing.T) {
+	script := scorerPath(t)
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a1, a2, b := write("a1.png", "same"), write("a2.png", "same"), write("b.png", "other")
+	pairs := []CLIPPair{{Output: a1, GroundTruth: a2}, {Output: a1, GroundTruth: b}}
+	for _, tc := range []struct {
+		mode    string
+		timeout time.Duration
+		want    []float64
+		err     string
+	}{
+		{mode: "", want: []float64{1, 0.5}},
+		{mode: "short", want: []float64{0.5}, err: "1 scores for 2 pairs"},
+		{mode: "garbage", err: `read {"scores": [...]} from stdout`},
+		{mode: "fail", err: "model not found"},
+		{mode: "sleep", timeout: 300 * time.Millisecond, err: "no answer within 300ms"},
+	} {
+		t.Run("mode="+tc.mode, func(t *testing.T) {
+			s := &CLIPScorer{Command: []string{"env", "CLIP_SCORER_MODE=" + tc.mode, script}, Timeout: tc.timeout}
+			got, err := s.Score(t.Context(), pairs)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("error %v, want containing %q", err, tc.err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("scores (-want +got):\n%s", diff)
+			}
+		})
+	}
+	s := &CLIPScorer{Command: []string{"env", "CLIP_SCORER_MODE=null", script}}
+	got, err := s.Score(t.Context(), pairs)
+	if err != nil || len(got) != 2 || !math.IsNaN(got[0]) {
+		t.Errorf("null scores: %v, %v; want two NaN", got, err)
+	}
+}
+
+func FuzzParseCLIPScores(f *testing.F) {
+	for _, s := range []string{`{"scores":[1,0.5,null]}`, `{"scores":[]}`, `{}`, `{"scores":1}`, `[]`, `{"scores":[1]} {}`, `{"x":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		scores, err := ParseCLIPScores(b)
+		if err != nil && scores != nil {
+			t.Errorf("scores %v with error %v", scores, err)
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package checks
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestApplyKnown(t *testing.T) {
+	res := &Result{Cases: []CaseResult{{
+		ID:     "wan",
+		Checks: []Check{{Name: "perf.load", Status: Fail}},
+		Requests: []RequestResult{
+			{Index: 1, Checks: []Check{{Name: "perf.stage.DecodingStage", Status: Pass}, {Name: "perf.e2e", Status: Fail}}},
+			{Index: 2, Checks: []Check{{Name: "perf.stage.DecodingStage", Status: Fail}, {Name: "memory.runtime_peak", Status: Fail}, {Name: "output.valid", Status: Error}}},
+		},
+	}, {
+		ID:       "flux",
+		Requests: []RequestResult{{Index: 1, Checks: []Check{{Name: "perf.e2e", Status: Fail}}}},
+	}}}
+	entries := []KnownEntry{
+		{Case: "wan", Check: "perf.stage.*", Reason: "VAE tiling", Link: "https://x/1", Until: "2026-09-30", Source: "k.yaml:1"},
+		{Case: "wan", Check: "memory.*", Request: 2, Reason: "leak", Until: "2026-01-01", Source: "k.yaml:5"},
+		{Case: "w*", Check: "output.valid", Reason: "errors are never hidden", Source: "k.yaml:9"},
+		{Case: "flux", Check: "perf.e2e", Request: 3, Reason: "only request 3", Source: "k.yaml:12"},
+		{Case: "gone", Check: "*", Reason: "unused", Source: "k.yaml:15"},
+	}
+	unused := ApplyKnown(res, entries, time.Date(2026, 8, 16, 23, 0, 0, 0, time.UTC))
+	type got struct {
+		Status Status
+		State  string
+	}
+	state := func(c Check) got {
+		g := got{Status: c.Status}
+		if c.Known != nil {
+			g.State = c.Known.State
+		}
+		return g
+	}
+	wan := res.Cases[0]
+	for name, tt := range map[string]struct{ c, want got }{
+		"case-level perf.load: no entry":         {state(wan.Checks[0]), got{Fail, ""}},
+		"request 1 DecodingStage passes: fixed":  {state(wan.Requests[0].Checks[0]), got{Pass, "fixed"}},
+		"request 1 e2e: no entry":                {state(wan.Requests[0].Checks[1]), got{Fail, ""}},
+		"request 2 DecodingStage: known":         {state(wan.Requests[1].Checks[0]), got{Known, "known"}},
+		"request 2 memory: expired":              {state(wan.Requests[1].Checks[1]), got{Fail, "expired"}},
+		"errors are not hidden":                  {state(wan.Requests[1].Checks[2]), got{Error, ""}},
+		"flux request 1: entry is for request 3": {state(res.Cases[1].Requests[0].Checks[0]), got{Fail, ""}},
+	} {
+		if tt.c != tt.want {
+			t.Errorf("%s: got %+v, want %+v", name, tt.c, tt.want)
+		}
+	}
+	if k := wan.Requests[1].Checks[0].Known; k.Reason != "VAE tiling" || k.Link != "https://x/1" || k.Until != "2026-09-30" {
+		t.Errorf("Known = %+v", k)
+	}
+	var names []string
+	for _, e := range unused {
+		names = append(names, e.Source)
+	}
+	if !cmp.Equal(names, []string{"k.yaml:12", "k.yaml:15"}) {
+		t.Errorf("unused %v", names)
+	}
+	// Only-known failures make a known request; the expired one still fails the case.
+	Finalize(res)
+	if res.Cases[0].Requests[1].Status != Fail || res.Cases[0].Status != Fail {
+		t.Errorf("expired entry must fail: %s %s", res.Cases[0].Requests[1].Status, res.Cases[0].Status)
+	}
+	r2 := &Result{Cases: []CaseResult{{ID: "wan", Requests: []RequestResult{{Index: 1, Checks: []Check{{Name: "server.alive", Status: Pass}, {Name: "perf.stage.DecodingStage", Status: Fail}}}}}}}
+	ApplyKnown(r2, entries[:1], time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)) // until is inclusive
+	Finalize(r2)
+	if r2.Status != Known || ExitCode(r2.Status) != 0 {
+		t.Errorf("known failure on its last day: run %s", r2.Status)
+	}
+}

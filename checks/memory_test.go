@@ -1,0 +1,124 @@
+package checks
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func memBaseline() MemoryBaseline {
+	b := NoMemoryBaseline()
+	b.LoadPeakMiB, b.RuntimePeakMiB = 13120, 24838 // spec §4's excerpt
+	return b
+}
+
+func bySource(t *testing.T, cs []Check) map[string]Check {
+	t.Helper()
+	out := map[string]Check{}
+	for _, c := range cs {
+		if _, dup := out[c.Source]; dup {
+			t.Fatalf("two checks for source %q", c.Source)
+		}
+		out[c.Source] = c
+	}
+	return out
+}
+
+func TestMemoryLimits(t *testing.T) {
+	b := memBaseline()
+	b.RuntimeAllocatedMiB = 24001
+	b.RuntimeHostAnonMiB = 1000
+	for _, tt := range []struct {
+		name   string
+		peaks  map[string]float64
+		load   bool
+		source string
+		want   Status
+		limit  float64 // NaN: no limit
+	}{
+		{"load at 1%", map[string]float64{"server_reserved": 13251.2}, true, "server_reserved", Pass, 13251.2},
+		{"load over 1%", map[string]float64{"server_reserved": 13252}, true, "server_reserved", Fail, 13251.2},
+		{"runtime at 2%", map[string]float64{"server_reserved": 25334.76}, false, "server_reserved", Pass, 25334.76},
+		{"runtime over 2%", map[string]float64{"server_reserved": 25335}, false, "server_reserved", Fail, 25334.76},
+		{"allocated guarded", map[string]float64{"server_reserved": 1, "server_allocated": 24482}, false, "server_allocated", Fail, 24481.02},
+		{"nvml beside reserved is recorded", map[string]float64{"server_reserved": 1, "nvml_process": 99999}, false, "nvml_process", Skip, math.NaN()},
+		{"nvml alone is checked", map[string]float64{"nvml_process": 25400}, false, "nvml_process", Fail, 25334.76},
+		{"nvml device recorded", map[string]float64{"server_reserved": 1, "nvml_device": 99999}, false, "nvml_device", Skip, math.NaN()},
+		{"host anon: 256 MiB pad wins", map[string]float64{"host_anon": 1256}, false, "host_anon", Pass, 1256},
+		{"host anon over", map[string]float64{"server_host_anon": 1257}, false, "server_host_anon", Fail, 1256},
+		{"no measurement at all", nil, false, "", Fail, 25334.76},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := RuntimeMemory(tt.peaks, b)
+			if tt.load {
+				cs = LoadMemory(tt.peaks, b)
+			}
+			c, ok := bySource(t, cs)[tt.source]
+			if !ok {
+				t.Fatalf("no check for %q in %+v", tt.source, cs)
+			}
+			got := math.NaN()
+			if c.Limit != nil {
+				got = *c.Limit
+			}
+			if c.Status != tt.want || !(math.IsNaN(got) && math.IsNaN(tt.limit) || math.Abs(got-tt.limit) < 1e-9) {
+				t.Errorf("%s: %s limit %v (%s), want %s limit %v", tt.source, c.Status, got, c.Detail, tt.want, tt.limit)
+			}
+		})
+	}
+	// Allocated without an allocated baseline is not checked; per-GPU sources are left to the totals.
+	cs := RuntimeMemory(map[string]float64{"server_reserved": 1, "server_allocated": 5, "nvml_process:1": 3}, memBaseline())
+	if len(cs) != 1 || cs[0].Source != "server_reserved" {
+		t.Errorf("got %+v", cs)
+	}
+	// No baseline: values recorded, nothing enforced, nothing failing for lack of a number.
+	if cs := RuntimeMemory(nil, NoMemoryBaseline()); len(cs) != 0 {
+		t.Errorf("no baseline, no measurement: %+v", cs)
+	}
+}
+
+func reqs(source string, peaks ...float64) []RequestResult {
+	var out []RequestResult
+	for i, p := range peaks {
+		rr := RequestResult{Index: i + 1, Of: len(peaks), PeakVRAMMiB: map[string]float64{source: p}}
+		rr.Checks = RuntimeMemory(rr.PeakVRAMMiB, memBaseline())
+		out = append(out, rr)
+	}
+	return out
+}
+
+func TestGrowth(t *testing.T) {
+	// Under the 24838 MiB baseline all along, but request 3 grew by 200 MiB (> 2%).
+	rs := reqs("server_reserved", 3400, 3460, 3660)
+	if n := Growth(rs, 0.02); n != 1 {
+		t.Fatalf("Growth flagged %d, want 1", n)
+	}
+	for i, want := range []Status{Pass, Pass, Fail} {
+		c := rs[i].Checks[0]
+		if c.Status != want {
+			t.Errorf("request %d: %s %q, want %s", i+1, c.Status, c.Detail, want)
+		}
+	}
+	if d := rs[2].Checks[0].Detail; !strings.Contains(d, "server_reserved grew from 3460 to 3660 MiB since request 2") {
+		t.Errorf("detail %q", d)
+	}
+	// A source with no check yet (no baseline configured) gets one.
+	rs = []RequestResult{
+		{Index: 1, PeakVRAMMiB: map[string]float64{"nvml_process": 4000}},
+		{Index: 2, PeakVRAMMiB: map[string]float64{"nvml_process": 4200}},
+	}
+	Growth(rs, 0.02)
+	if len(rs[1].Checks) != 1 || rs[1].Checks[0].Name != MemoryRuntimePeak || rs[1].Checks[0].Status != Fail || rs[1].Checks[0].Source != "nvml_process" {
+		t.Errorf("%+v", rs[1].Checks)
+	}
+	// Host memory has a 256 MiB pad; a request missing the source is not compared.
+	rs = []RequestResult{
+		{Index: 1, PeakVRAMMiB: map[string]float64{"host_anon": 2000}},
+		{Index: 2, PeakVRAMMiB: map[string]float64{"host_anon": 2250}},
+		{Index: 3},
+		{Index: 4, PeakVRAMMiB: map[string]float64{"host_anon": 9000}},
+	}
+	if n := Growth(rs, 0.02); n != 0 {
+		t.Errorf("flagged %d: %+v", n, rs)
+	}
+}

@@ -1,0 +1,147 @@
+package checks
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Input is one results file to merge: where it came from (for error messages) and what it
+// holds.
+type Input struct {
+	File   string
+	Result *Result
+}
+
+// DefaultLane names the lane of cases that belong to none.
+const DefaultLane = "default"
+
+// Merge combines the results of any number of partitions (and files) into one Result per
+// lane, sorted by lane name. A case belongs to its own lane, else to the lane its run was
+// asked for, else to DefaultLane. Each merged Result holds its cases in the order of the
+// partitions (by index, then by file), the run-level errors of every file (prefixed by the
+// file), and statuses recomputed by Finalize.
+//
+// The same case may appear in several inputs only with identical content (the same file
+// given twice, or as a file and as its folder); two different results for one case of one
+// lane, or partitions of one lane that tested different commits or suites, are an error that
+// names both files. Merge does not check that every planned case ran: that needs the plan.
+func Merge(inputs []Input) ([]Result, error) {
+	type caseFrom struct {
+		file string
+		c    CaseResult
+	}
+	type lane struct {
+		res   Result
+		first string // the file that set res.Commit and res.Suite
+		cases map[string]caseFrom
+		order []caseFrom
+		gpus  []string
+		parts []int
+	}
+	in := slices.Clone(inputs)
+	// Partition order, then file order: a merged lane reads in plan order.
+	slices.SortStableFunc(in, func(a, b Input) int {
+		return cmp.Compare(a.Result.Partition.Index, b.Result.Partition.Index)
+	})
+	lanes := map[string]*lane{}
+	var errs []string
+	for _, x := range in {
+		r := x.Result
+		seen := map[string]bool{}
+		laneOf := func(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
+		names := []string{}
+		for _, c := range r.Cases {
+			names = append(names, laneOf(c))
+		}
+		if len(r.Cases) == 0 { // a run that checked nothing still has a verdict to show
+			names = append(names, cmp.Or(r.Lane, DefaultLane))
+		}
+		for _, name := range names {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			l := lanes[name]
+			if l == nil {
+				l = &lane{first: x.File, cases: map[string]caseFrom{}}
+				l.res = Result{
+					Schema: Schema, Suite: r.Suite, Lane: name, Mode: r.Mode, Commit: r.Commit,
+					PlanHash: r.PlanHash, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+					Partition: Partition{Index: 0, Total: 1},
+				}
+				lanes[name] = l
+			}
+			if r.Commit != "" && l.res.Commit != "" && r.Commit != l.res.Commit {
+				errs = append(errs, fmt.Sprintf("lane %s: %s tested commit %s but %s tested %s", name, l.first, l.res.Commit, x.File, r.Commit))
+			}
+			if r.Suite != l.res.Suite {
+				errs = append(errs, fmt.Sprintf("lane %s: %s ran suite %q but %s ran suite %q", name, l.first, l.res.Suite, x.File, r.Suite))
+			}
+			l.res.Commit = cmp.Or(l.res.Commit, r.Commit)
+			if r.GPU != "" && !slices.Contains(l.gpus, r.GPU) {
+				l.gpus = append(l.gpus, r.GPU)
+			}
+			if !slices.Contains(l.parts, r.Partition.Index) {
+				l.parts = append(l.parts, r.Partition.Index)
+			}
+			l.res.StartedAt = earliest(l.res.StartedAt, r.StartedAt)
+			if r.FinishedAt.After(l.res.FinishedAt) {
+				l.res.FinishedAt = r.FinishedAt
+			}
+			for _, e := range r.Errors {
+				l.res.Errors = append(l.res.Errors, x.File+": "+e)
+			}
+		}
+		for _, c := range r.Cases {
+			l := lanes[laneOf(c)]
+			if prev, ok := l.cases[c.ID]; ok {
+				if !sameCase(prev.c, c) {
+					errs = append(errs, fmt.Sprintf("lane %s case %s: %s and %s hold different results for it", laneOf(c), c.ID, prev.file, x.File))
+				}
+				continue
+			}
+			cf := caseFrom{file: x.File, c: c}
+			l.cases[c.ID] = cf
+			l.order = append(l.order, cf)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("merge results:\n%s", strings.Join(errs, "\n"))
+	}
+	out := make([]Result, 0, len(lanes))
+	for _, l := range lanes {
+		for _, cf := range l.order {
+			c := cf.c
+			c.Lane = l.res.Lane
+			l.res.Cases = append(l.res.Cases, c)
+		}
+		l.res.GPU = strings.Join(l.gpus, ", ")
+		l.res.Partition.Total = max(1, len(l.parts))
+		Finalize(&l.res)
+		out = append(out, l.res)
+	}
+	slices.SortFunc(out, func(a, b Result) int { return cmp.Compare(a.Lane, b.Lane) })
+	return out, nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// sameCase reports whether two results of one case say the same thing, compared as they
+// would be written to a results file.
+func sameCase(a, b CaseResult) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}

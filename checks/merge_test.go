@@ -1,0 +1,82 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mergeCase(id, lane string, st Status) CaseResult {
+	ck := Passed(OutputPresent, "")
+	if st == Fail {
+		ck = Failed(OutputPresent, "no media")
+	}
+	return CaseResult{ID: id, Lane: lane, Status: st, Requests: []RequestResult{{Index: 1, Of: 1, Status: st, Checks: []Check{ck}}}}
+}
+
+func TestMerge(t *testing.T) {
+	p0 := &Result{Schema: Schema, Suite: "s", Lane: "base", GPU: "h100", Commit: "abc", Partition: Partition{0, 2},
+		Cases: []CaseResult{mergeCase("a", "base", Pass), mergeCase("b", "base", Pass)}}
+	p1 := &Result{Schema: Schema, Suite: "s", Lane: "base", GPU: "h100", Commit: "abc", Partition: Partition{1, 2},
+		Cases: []CaseResult{mergeCase("c", "base", Fail)}, Errors: []string{"disk full"}}
+	// No --lane: the cases carry their lanes; one without a lane goes to "default".
+	all := &Result{Schema: Schema, Suite: "s", Commit: "abc", Partition: Partition{0, 1},
+		Cases: []CaseResult{mergeCase("x", "extra", Pass), mergeCase("y", "", Pass)}}
+	// p0 again, as a folder and as a file: identical, so merged once.
+	got, err := Merge([]Input{{"p1.json", p1}, {"p0.json", p0}, {"all.json", all}, {"dir/results.json", p0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		Lane, GPU string
+		Total     int
+		Status    Status
+		Cases     []string
+		Errors    []string
+	}
+	var views []view
+	for _, r := range got {
+		v := view{Lane: r.Lane, GPU: r.GPU, Total: r.Partition.Total, Status: r.Status, Errors: r.Errors}
+		for _, c := range r.Cases {
+			v.Cases = append(v.Cases, c.ID+":"+string(c.Status))
+		}
+		views = append(views, v)
+	}
+	want := []view{
+		{Lane: "base", GPU: "h100", Total: 2, Status: Fail, Cases: []string{"a:pass", "b:pass", "c:fail"}, Errors: []string{"p1.json: disk full"}},
+		{Lane: "default", Total: 1, Status: Pass, Cases: []string{"y:pass"}},
+		{Lane: "extra", Total: 1, Status: Pass, Cases: []string{"x:pass"}},
+	}
+	if diff := cmp.Diff(want, views); diff != "" {
+		t.Errorf("merged lanes (-want +got):\n%s", diff)
+	}
+}
+
+func TestMergeConflicts(t *testing.T) {
+	a := &Result{Schema: Schema, Suite: "s", Lane: "base", Commit: "abc", Cases: []CaseResult{mergeCase("a", "base", Pass)}}
+	b := &Result{Schema: Schema, Suite: "s", Lane: "base", Commit: "abc", Cases: []CaseResult{mergeCase("a", "base", Fail)}}
+	c := &Result{Schema: Schema, Suite: "s", Lane: "base", Commit: "def", Cases: []CaseResult{mergeCase("z", "base", Pass)}}
+	_, err := Merge([]Input{{"one/results.json", a}, {"two/results.json", b}, {"three/results.json", c}})
+	if err == nil {
+		t.Fatal("no error for conflicting results")
+	}
+	for _, want := range []string{
+		"lane base case a: one/results.json and two/results.json hold different results",
+		"one/results.json tested commit abc but three/results.json tested def",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+func TestMergeEmptyRun(t *testing.T) {
+	got, err := Merge([]Input{{"r.json", &Result{Schema: Schema, Lane: "amd", Errors: []string{"no GPU"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Lane != "amd" || got[0].Status != Error {
+		t.Errorf("got %+v, want one errored lane amd", got)
+	}
+}

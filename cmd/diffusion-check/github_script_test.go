@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/diffusion-check/diffusion-check/internal/githubfake"
+)
+
+// scriptHead is the PR head commit of the event that `github start` writes.
+const scriptHead = "0123456789abcdef0123456789abcdef01234567"
+
+// fakes holds the fake GitHub of each running script.
+var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
+
+// cmdGitHub drives a fake GitHub for a script:
+//
+//	github start [readonly] [pagesize=N]      start it; set GITHUB_* and write $WORK/event.json (PR 7)
+//	github seed PR N                          add N comments of other people
+//	github fault METHOD PATH CODE [retry-after=S] [times=N]
+//	github comments PR N                      PR has N comments with a diffusion-check marker
+//	github comment PR REGEXP                  the one diffusion-check comment matches
+//	github status CONTEXT STATE [REGEXP]      the last status of CONTEXT on the head commit
+//	github requests N                         it served N requests
+//
+// The fake's problems (unexpected calls, bad bodies) fail the script when it ends.
+func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: github start|seed|fault|comments|comment|status|requests ...")
+	}
+	if args[0] == "start" {
+		cfg := githubfake.Config{Owner: "octo", Repo: "diffusion", Token: "ghs_script_token"}
+		for _, a := range args[1:] {
+			switch {
+			case a == "readonly":
+				cfg.ReadOnly = true
+			case strings.HasPrefix(a, "pagesize="):
+				cfg.PageSize = atoi(ts, strings.TrimPrefix(a, "pagesize="))
+			default:
+				ts.Fatalf("github start: unknown option %q", a)
+			}
+		}
+		f := githubfake.New(cfg)
+		fakes.Store(ts, f)
+		ts.Defer(func() {
+			f.Close()
+			fakes.Delete(ts)
+			if ps := f.Problems(); len(ps) > 0 {
+				ts.Fatalf("fake GitHub:\n%s", strings.Join(ps, "\n"))
+			}
+		})
+		for k, v := range map[string]string{
+			"GITHUB_API_URL": f.URL() + "/api/v3", "GITHUB_TOKEN": cfg.Token, "GITHUB_REPOSITORY": "octo/diffusion",
+			"GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "4242", "GITHUB_RUN_NUMBER": "17",
+			"GITHUB_EVENT_PATH": ts.MkAbs("event.json"), "GITHUB_STEP_SUMMARY": ts.MkAbs("summary.md"),
+		} {
+			ts.Setenv(k, v)
+		}
+		ev := fmt.Sprintf(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
+		ts.Check(os.WriteFile(ts.MkAbs("event.json"), []byte(ev), 0o644))
+		return
+	}
+	v, ok := fakes.Load(ts)
+	if !ok {
+		ts.Fatalf("github %s: run github start first", args[0])
+	}
+	f := v.(*githubfake.Fake)
+	switch args[0] {
+	case "seed":
+		need(ts, args, 3)
+		for i := range atoi(ts, args[2]) {
+			f.AddComment(atoi(ts, args[1]), "reviewer", fmt.Sprintf("review comment %d", i))
+		}
+	case "fault":
+		if len(args) < 4 {
+			ts.Fatalf("usage: github fault METHOD PATH CODE [retry-after=S] [times=N]")
+		}
+		x := githubfake.Fault{Method: args[1], Path: args[2], Code: atoi(ts, args[3])}
+		for _, a := range args[4:] {
+			k, val, _ := strings.Cut(a, "=")
+			switch k {
+			case "retry-after":
+				x.RetryAfter = val
+			case "times":
+				x.Times = atoi(ts, val)
+			case "delay":
+				d, err := time.ParseDuration(val)
+				ts.Check(err)
+				x.Delay = d
+			default:
+				ts.Fatalf("github fault: unknown option %q", a)
+			}
+		}
+		if x.Code == 403 {
+			x.Message = "You have exceeded a secondary rate limit."
+		}
+		f.Inject(x)
+	case "comments":
+		need(ts, args, 3)
+		if got, want := len(ours(f, atoi(ts, args[1]))), atoi(ts, args[2]); got != want {
+			ts.Fatalf("PR %s has %d diffusion-check comments, want %d", args[1], got, want)
+		}
+	case "comment":
+		need(ts, args, 3)
+		cs := ours(f, atoi(ts, args[1]))
+		if len(cs) != 1 {
+			ts.Fatalf("PR %s has %d diffusion-check comments, want 1", args[1], len(cs))
+		}
+		if !regexp.MustCompile(args[2]).MatchString(cs[0].Body) {
+			ts.Fatalf("comment does not match %q:\n%s", args[2], cs[0].Body)
+		}
+		ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), "comment.md"), []byte(cs[0].Body), 0o644))
+	case "status":
+		need(ts, args, 3)
+		var last *githubfake.Status
+		for _, s := range f.Statuses() {
+			if s.Context == args[1] {
+				if s.SHA != scriptHead {
+					ts.Fatalf("status %s set on %s, not the PR head %s", s.Context, s.SHA, scriptHead)
+				}
+				last = &s
+			}
+		}
+		switch {
+		case last == nil:
+			ts.Fatalf("no status %s; statuses: %+v", args[1], f.Statuses())
+		case last.State != args[2]:
+			ts.Fatalf("status %s is %s (%q), want %s", args[1], last.State, last.Description, args[2])
+		case len(args) > 3 && !regexp.MustCompile(args[3]).MatchString(last.Description):
+			ts.Fatalf("status %s description %q does not match %q", args[1], last.Description, args[3])
+		case last.TargetURL != "https://github.com/octo/diffusion/actions/runs/4242":
+			ts.Fatalf("status %s target URL %q, want the run", args[1], last.TargetURL)
+		}
+	case "requests":
+		need(ts, args, 2)
+		if got, want := len(f.Requests()), atoi(ts, args[1]); got != want {
+			ts.Fatalf("fake served %d requests, want %d: %v", got, want, f.Requests())
+		}
+	default:
+		ts.Fatalf("github: unknown subcommand %q", args[0])
+	}
+}
+
+func ours(f *githubfake.Fake, pr int) []githubfake.Comment {
+	var out []githubfake.Comment
+	for _, c := range f.Comments(pr) {
+		if strings.Contains(c.Body, "<!-- diffusion-check:") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func need(ts *testscript.TestScript, args []string, n int) {
+	if len(args) < n {
+		ts.Fatalf("github %s: want %d arguments", args[0], n-1)
+	}
+}
+
+func atoi(ts *testscript.TestScript, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		ts.Fatalf("%q is not a number", s)
+	}
+	return n
+}

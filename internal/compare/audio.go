@@ -1,0 +1,83 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/media"
+)
+
+// AudioResult compares the audio track of an output with its ground truth's. Both are mixed
+// down to mono and the output is resampled to the ground truth's rate; the metrics are those
+// of package checks (SpectralSimilarity, WaveformCorrelation, RMSdB) over the common length.
+type AudioResult struct {
+	SampleRate          int     `json:"sample_rate"`
+	GTDurationS         float64 `json:"gt_duration_s"`
+	OutDurationS        float64 `json:"out_duration_s"`
+	DurationDiffS       float64 `json:"duration_diff_s"`
+	GTRMSdB             float64 `json:"gt_rms_db"`
+	OutRMSdB            float64 `json:"out_rms_db"`
+	RMSdBDiff           float64 `json:"rms_db_diff"`
+	WaveformCorrelation float64 `json:"waveform_correlation"`
+	SpectralSimilarity  float64 `json:"spectral_similarity"`
+}
+
+// Scores returns the metrics the audio checks judge.
+func (a AudioResult) Scores() checks.AudioScores {
+	return checks.AudioScores{
+		SpectralSimilarity:  a.SpectralSimilarity,
+		WaveformCorrelation: a.WaveformCorrelation,
+		RMSdBDiff:           a.RMSdBDiff,
+		DurationDiffS:       a.DurationDiffS,
+	}
+}
+
+// Audio compares the audio tracks of out and gt (any files ffmpeg reads: MP4, WAV, M4A, ...),
+// decoding both at once. Ground truth without audio is an error wrapping media.ErrNoAudio
+// (nothing to compare with); an output without audio where the ground truth has it is a
+// *MismatchError (a failure of the output). A track that does not decode is an error naming
+// its file.
+func Audio(ctx context.Context, gt, out string) (AudioResult, error) {
+	rate, _, err := media.AudioStream(ctx, gt)
+	if err != nil {
+		if errors.Is(err, media.ErrNoAudio) {
+			return AudioResult{}, fmt.Errorf("ground truth %s: %w", gt, media.ErrNoAudio)
+		}
+		return AudioResult{}, err
+	}
+	var g, o media.PCM
+	var gerr, oerr error
+	var wg sync.WaitGroup
+	wg.Go(func() { g, gerr = media.DecodeAudio(ctx, gt, rate) })
+	o, oerr = media.DecodeAudio(ctx, out, rate)
+	wg.Wait()
+	if errors.Is(oerr, media.ErrNoAudio) {
+		oerr = &MismatchError{GT: gt, Out: out, What: "audio: the ground truth has an audio track, the output has none"}
+	}
+	if err := errors.Join(gerr, oerr); err != nil {
+		return AudioResult{}, err
+	}
+	return measureAudio(g, o), nil
+}
+
+// measureAudio computes the metrics of two decoded tracks at the same rate.
+func measureAudio(g, o media.PCM) AudioResult {
+	r := AudioResult{
+		SampleRate:   g.SampleRate,
+		GTDurationS:  g.DurationS(),
+		OutDurationS: o.DurationS(),
+		GTRMSdB:      checks.RMSdB(g.Samples),
+		OutRMSdB:     checks.RMSdB(o.Samples),
+	}
+	r.DurationDiffS = math.Abs(r.OutDurationS - r.GTDurationS)
+	r.RMSdBDiff = math.Abs(r.OutRMSdB - r.GTRMSdB)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.SpectralSimilarity = checks.SpectralSimilarity(o.Samples, g.Samples, g.SampleRate) })
+	r.WaveformCorrelation = checks.WaveformCorrelation(o.Samples, g.Samples)
+	wg.Wait()
+	return r
+}

@@ -1,0 +1,531 @@
+// Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
+// uses: issue comments (paginated) and commit statuses. It checks every request — method,
+// path, authorization, headers, body — and records a problem for anything a real GitHub would
+// refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
+// responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
+package githubfake
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// Config says which repository and token the fake accepts.
+type Config struct {
+	Owner, Repo, Token string
+	// PageSize caps the page size of comment lists (GitHub's cap is 100), so that tests can
+	// make a few comments span many pages. 0 means 100.
+	PageSize int
+	// ReadOnly refuses every write with 403, as GitHub does for a fork's token.
+	ReadOnly bool
+}
+
+// Comment is an issue comment as the fake stores it.
+type Comment struct {
+	ID        int64
+	Issue     int
+	User      string
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Status is a commit status as the fake stores it.
+type Status struct {
+	SHA, State, Context, Description, TargetURL string
+}
+
+// Fault is an injected failure: the next Times requests (default 1) that match Method and
+// Path (a prefix; empty matches any) get Code with the given headers and message, after
+// Delay. Code 0 with a Delay only slows the request down.
+type Fault struct {
+	Method string
+	Path   string
+	Code   int
+	// RetryAfter sets the Retry-After header (seconds) when not empty.
+	RetryAfter string
+	// RateLimitReset, when not zero, sets X-RateLimit-Remaining: 0 and X-RateLimit-Reset to
+	// now plus it (a primary rate limit).
+	RateLimitReset time.Duration
+	Message        string
+	Delay          time.Duration
+	Times          int
+}
+
+// SecondaryRateLimit is the 403 GitHub answers when a client writes too fast.
+func SecondaryRateLimit(method, path, retryAfter string) Fault {
+	return Fault{Method: method, Path: path, Code: http.StatusForbidden, RetryAfter: retryAfter,
+		Message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}
+}
+
+// Fake is a running fake GitHub.
+type Fake struct {
+	cfg Config
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	nextID   int64
+	clock    time.Time
+	comments []*Comment
+	statuses []Status
+	faults   []*Fault
+	requests []string
+	problems []string
+}
+
+// New starts a fake; Close stops it. Problems lists what it found wrong.
+func New(cfg Config) *Fake {
+	if cfg.PageSize <= 0 || cfg.PageSize > 100 {
+		cfg.PageSize = 100
+	}
+	f := &Fake{cfg: cfg, nextID: 1000, clock: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// NewT starts a fake that is closed when the test ends, failing the test for every problem.
+func NewT(t testing.TB, cfg Config) *Fake {
+	t.Helper()
+	f := New(cfg)
+	t.Cleanup(func() {
+		f.Close()
+		for _, p := range f.Problems() {
+			t.Error("fake GitHub: " + p)
+		}
+	})
+	return f
+}
+
+// URL is the fake's base URL; it also serves it with /api/v3/ appended (GHES).
+func (f *Fake) URL() string { return f.srv.URL }
+
+// Close stops the server, waiting for requests in flight.
+func (f *Fake) Close() {
+	f.srv.CloseClientConnections()
+	f.srv.Close()
+}
+
+// Inject queues faults; they are used in order, each for its Times matching requests.
+func (f *Fake) Inject(faults ...Fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, x := range faults {
+		x := x
+		x.Times = max(x.Times, 1)
+		f.faults = append(f.faults, &x)
+	}
+}
+
+// SetReadOnly makes every later write fail with 403 (or not).
+func (f *Fake) SetReadOnly(ro bool) {
+	f.mu.Lock()
+	f.cfg.ReadOnly = ro
+	f.mu.Unlock()
+}
+
+// AddComment stores a comment as if user had posted it, returning its ID.
+func (f *Fake) AddComment(issue int, user, body string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.add(issue, user, body).ID
+}
+
+func (f *Fake) add(issue int, user, body string) *Comment {
+	f.nextID++
+	f.clock = f.clock.Add(time.Second)
+	c := &Comment{ID: f.nextID, Issue: issue, User: user, Body: body, CreatedAt: f.clock, UpdatedAt: f.clock}
+	f.comments = append(f.comments, c)
+	return c
+}
+
+// Comments returns the comments of an issue, oldest first.
+func (f *Fake) Comments(issue int) []Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Comment
+	for _, c := range f.comments {
+		if c.Issue == issue {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// Statuses returns every status set, in order.
+func (f *Fake) Statuses() []Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.statuses)
+}
+
+// Requests returns "METHOD path" of every request served, faults included.
+func (f *Fake) Requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests)
+}
+
+// Problems returns what the fake found wrong with the requests it got.
+func (f *Fake) Problems() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.problems)
+}
+
+// Pending returns the injected faults not used yet.
+func (f *Fake) Pending() []Fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Fault
+	for _, x := range f.faults {
+		if x.Times > 0 {
+			out = append(out, *x)
+		}
+	}
+	return out
+}
+
+func (f *Fake) problem(format string, args ...any) {
+	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+}
+
+var (
+	listRE    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
+	commentRE = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
+	statusRE  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([^/]+)$`)
+	shaRE     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+)
+
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, "/api/v3")
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.requests = append(f.requests, r.Method+" "+path)
+	fault := f.fault(r.Method, path)
+	f.mu.Unlock()
+
+	if fault != nil {
+		if fault.Delay > 0 {
+			select {
+			case <-time.After(fault.Delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if fault.Code != 0 {
+			if fault.RetryAfter != "" {
+				w.Header().Set("Retry-After", fault.RetryAfter)
+			}
+			if fault.RateLimitReset != 0 {
+				w.Header().Set("X-RateLimit-Limit", "5000")
+				w.Header().Set("X-RateLimit-Remaining", "0")
+				w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(fault.RateLimitReset).Unix(), 10))
+			}
+			writeError(w, fault.Code, fault.Message)
+			return
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.headersOK(r, body) {
+		writeError(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	var m []string
+	switch {
+	case r.Method == http.MethodGet && match(listRE, path, &m):
+		f.list(w, r, m)
+	case r.Method == http.MethodPost && match(listRE, path, &m):
+		f.create(w, r, m, body)
+	case r.Method == http.MethodPatch && match(commentRE, path, &m):
+		f.edit(w, r, m, body)
+	case r.Method == http.MethodDelete && match(commentRE, path, &m):
+		f.delete(w, r, m, body)
+	case r.Method == http.MethodPost && match(statusRE, path, &m):
+		f.status(w, r, m, body)
+	default:
+		f.problem("unexpected request %s %s", r.Method, r.URL.Path)
+		writeError(w, http.StatusNotFound, "Not Found")
+	}
+}
+
+func match(re *regexp.Regexp, path string, m *[]string) bool {
+	*m = re.FindStringSubmatch(path)
+	return *m != nil
+}
+
+// fault takes the first matching injected fault, if any. f.mu must be held.
+func (f *Fake) fault(method, path string) *Fault {
+	for _, x := range f.faults {
+		if x.Times > 0 && (x.Method == "" || x.Method == method) && strings.HasPrefix(path, x.Path) {
+			x.Times--
+			return x
+		}
+	}
+	return nil
+}
+
+// headersOK checks what every request of a well-behaved go-github client carries.
+func (f *Fake) headersOK(r *http.Request, body []byte) bool {
+	auth := r.Header.Get("Authorization")
+	if auth != "Bearer "+f.cfg.Token && auth != "token "+f.cfg.Token {
+		f.problem("%s %s: Authorization %q, want the bearer token", r.Method, r.URL.Path, redact(auth, f.cfg.Token))
+		return false
+	}
+	if a := r.Header.Get("Accept"); !strings.Contains(a, "application/vnd.github") {
+		f.problem("%s %s: Accept %q, want application/vnd.github...", r.Method, r.URL.Path, a)
+	}
+	if r.Header.Get("User-Agent") == "" {
+		f.problem("%s %s: no User-Agent (GitHub refuses such requests)", r.Method, r.URL.Path)
+	}
+	if len(body) > 0 && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		f.problem("%s %s: Content-Type %q with a body, want application/json", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
+	}
+	return true
+}
+
+func redact(s, token string) string {
+	if token == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, token, "***")
+}
+
+// repoOK checks the owner and repository of a path.
+func (f *Fake) repoOK(w http.ResponseWriter, r *http.Request, m []string) bool {
+	if m[1] != f.cfg.Owner || m[2] != f.cfg.Repo {
+		f.problem("%s %s: repository %s/%s, want %s/%s", r.Method, r.URL.Path, m[1], m[2], f.cfg.Owner, f.cfg.Repo)
+		writeError(w, http.StatusNotFound, "Not Found")
+		return false
+	}
+	return true
+}
+
+// writable refuses writes of a read-only token, as GitHub does.
+func (f *Fake) writable(w http.ResponseWriter) bool {
+	if f.cfg.ReadOnly {
+		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return false
+	}
+	return true
+}
+
+// decode reads a JSON body strictly into v: an unknown field is a problem.
+func (f *Fake) decode(w http.ResponseWriter, r *http.Request, body []byte, v any) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		f.problem("%s %s: body %s: %v", r.Method, r.URL.Path, body, err)
+		writeError(w, http.StatusUnprocessableEntity, "Problems parsing JSON")
+		return false
+	}
+	return true
+}
+
+func (f *Fake) list(w http.ResponseWriter, r *http.Request, m []string) {
+	if !f.repoOK(w, r, m) {
+		return
+	}
+	issue, _ := strconv.Atoi(m[3])
+	q := r.URL.Query()
+	per := f.cfg.PageSize
+	if s := q.Get("per_page"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			f.problem("GET %s: per_page %q", r.URL.Path, s)
+		}
+		per = min(max(n, 1), per)
+	}
+	page := 1
+	if s := q.Get("page"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			f.problem("GET %s: page %q", r.URL.Path, s)
+			n = 1
+		}
+		page = n
+	}
+	var all []*Comment
+	for _, c := range f.comments {
+		if c.Issue == issue {
+			all = append(all, c)
+		}
+	}
+	last := max(1, (len(all)+per-1)/per)
+	if page > last && len(all) > 0 {
+		f.problem("GET %s: page %d past the last page %d", r.URL.Path, page, last)
+	}
+	lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
+	out := []map[string]any{}
+	for _, c := range all[lo:hi] {
+		out = append(out, f.commentJSON(c))
+	}
+	link := func(p int, rel string) string {
+		u := *r.URL
+		u.Scheme, u.Host = "http", r.Host
+		qq := u.Query()
+		qq.Set("page", strconv.Itoa(p))
+		qq.Set("per_page", strconv.Itoa(per))
+		u.RawQuery = qq.Encode()
+		return fmt.Sprintf(`<%s>; rel="%s"`, u.String(), rel)
+	}
+	var links []string
+	if page < last {
+		links = append(links, link(page+1, "next"), link(last, "last"))
+	}
+	if page > 1 {
+		links = append(links, link(1, "first"), link(page-1, "prev"))
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (f *Fake) commentJSON(c *Comment) map[string]any {
+	return map[string]any{
+		"id":         c.ID,
+		"body":       c.Body,
+		"user":       map[string]any{"login": c.User},
+		"created_at": c.CreatedAt.Format(time.RFC3339),
+		"updated_at": c.UpdatedAt.Format(time.RFC3339),
+		"html_url":   fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", f.cfg.Owner, f.cfg.Repo, c.Issue, c.ID),
+	}
+}
+
+type commentBody struct {
+	Body *string `json:"body"`
+}
+
+func (f *Fake) bodyOK(w http.ResponseWriter, r *http.Request, b commentBody) bool {
+	switch {
+	case b.Body == nil || *b.Body == "":
+		f.problem("%s %s: comment without a body", r.Method, r.URL.Path)
+	case utf8.RuneCountInString(*b.Body) > 65536:
+		f.problem("%s %s: comment body of %d characters, GitHub's limit is 65536", r.Method, r.URL.Path, utf8.RuneCountInString(*b.Body))
+	default:
+		return true
+	}
+	writeError(w, http.StatusUnprocessableEntity, "Validation Failed")
+	return false
+}
+
+func (f *Fake) create(w http.ResponseWriter, r *http.Request, m []string, body []byte) {
+	var b commentBody
+	if !f.repoOK(w, r, m) || !f.writable(w) || !f.decode(w, r, body, &b) || !f.bodyOK(w, r, b) {
+		return
+	}
+	issue, _ := strconv.Atoi(m[3])
+	c := f.add(issue, "github-actions[bot]", *b.Body)
+	writeJSON(w, http.StatusCreated, f.commentJSON(c))
+}
+
+func (f *Fake) find(w http.ResponseWriter, r *http.Request, idText string) *Comment {
+	id, _ := strconv.ParseInt(idText, 10, 64)
+	for _, c := range f.comments {
+		if c.ID == id {
+			return c
+		}
+	}
+	writeError(w, http.StatusNotFound, "Not Found")
+	return nil
+}
+
+func (f *Fake) edit(w http.ResponseWriter, r *http.Request, m []string, body []byte) {
+	var b commentBody
+	if !f.repoOK(w, r, m) || !f.writable(w) || !f.decode(w, r, body, &b) || !f.bodyOK(w, r, b) {
+		return
+	}
+	c := f.find(w, r, m[3])
+	if c == nil {
+		return
+	}
+	if c.User != "github-actions[bot]" {
+		f.problem("PATCH %s: edits comment %d of %s, not one of ours", r.URL.Path, c.ID, c.User)
+	}
+	f.clock = f.clock.Add(time.Second)
+	c.Body, c.UpdatedAt = *b.Body, f.clock
+	writeJSON(w, http.StatusOK, f.commentJSON(c))
+}
+
+func (f *Fake) delete(w http.ResponseWriter, r *http.Request, m []string, body []byte) {
+	if !f.repoOK(w, r, m) || !f.writable(w) {
+		return
+	}
+	if len(body) > 0 {
+		f.problem("DELETE %s: unexpected body %s", r.URL.Path, body)
+	}
+	c := f.find(w, r, m[3])
+	if c == nil {
+		return
+	}
+	if c.User != "github-actions[bot]" {
+		f.problem("DELETE %s: deletes comment %d of %s, not one of ours", r.URL.Path, c.ID, c.User)
+	}
+	f.comments = slices.DeleteFunc(f.comments, func(x *Comment) bool { return x == c })
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (f *Fake) status(w http.ResponseWriter, r *http.Request, m []string, body []byte) {
+	var b struct {
+		State       *string `json:"state"`
+		TargetURL   *string `json:"target_url"`
+		Description *string `json:"description"`
+		Context     *string `json:"context"`
+	}
+	if !f.repoOK(w, r, m) || !f.writable(w) || !f.decode(w, r, body, &b) {
+		return
+	}
+	s := Status{SHA: m[3]}
+	for _, p := range []struct {
+		v   *string
+		dst *string
+	}{{b.State, &s.State}, {b.TargetURL, &s.TargetURL}, {b.Description, &s.Description}, {b.Context, &s.Context}} {
+		if p.v != nil {
+			*p.dst = *p.v
+		}
+	}
+	bad := ""
+	switch {
+	case !shaRE.MatchString(s.SHA):
+		bad = fmt.Sprintf("ref %q is not a full commit SHA", s.SHA)
+	case !slices.Contains([]string{"pending", "success", "failure", "error"}, s.State):
+		bad = fmt.Sprintf("state %q", s.State)
+	case s.Context == "":
+		bad = "no context"
+	case utf8.RuneCountInString(s.Description) > 140:
+		bad = fmt.Sprintf("description of %d characters, GitHub's limit is 140", utf8.RuneCountInString(s.Description))
+	case s.TargetURL != "" && !strings.HasPrefix(s.TargetURL, "http"):
+		bad = fmt.Sprintf("target_url %q", s.TargetURL)
+	}
+	if bad != "" {
+		f.problem("POST %s: %s", r.URL.Path, bad)
+		writeError(w, http.StatusUnprocessableEntity, "Validation Failed")
+		return
+	}
+	f.statuses = append(f.statuses, s)
+	writeJSON(w, http.StatusCreated, map[string]any{"state": s.State, "context": s.Context, "description": s.Description, "target_url": s.TargetURL})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"message": msg, "documentation_url": "https://docs.github.com/rest"})
+}

@@ -1,0 +1,526 @@
+// Package gpumem samples the GPU memory of a server's process tree through NVML, and its host
+// anonymous memory through /proc (package hostmem), at a high fixed rate, and reports the peak
+// of every measurement window (server load, each request in flight). It is the only package
+// that uses cgo: go-nvml opens the driver's libnvidia-ml at run time, so it builds everywhere
+// and, without a driver, reports NVML as unavailable while host memory is still sampled.
+package gpumem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/diffusion-check/diffusion-check/internal/hostmem"
+	"github.com/diffusion-check/diffusion-check/runner"
+)
+
+var _ runner.MemorySampler = (*Sampler)(nil)
+
+// Source labels of the peaks, as recorded in results (peak_vram_mb).
+const (
+	LabelProcess = "nvml_process"
+	LabelDevice  = "nvml_device"
+	LabelHost    = "host_anon"
+)
+
+// Options configures a Sampler. The zero value samples every millisecond.
+type Options struct {
+	// Interval between GPU samples; default 1ms. Ticks follow an absolute schedule, so a slow
+	// sample never shifts the later ones; ticks missed meanwhile are dropped.
+	Interval time.Duration
+	// HostInterval between host-memory samples (RssAnon moves slowly and costs a read per
+	// process); default 10ms.
+	HostInterval time.Duration
+	// RescanInterval between re-reads of the process tree (servers spawn workers); default
+	// 1s. A rescan reads /proc/*/stat of every process on the host: about 2 ms for a
+	// hundred processes (docs/gpu.md).
+	RescanInterval time.Duration
+	// Proc is the /proc mount to read; default "/proc".
+	Proc string
+	// Library is the NVML library; nil means the driver's (nvml.New()). Tests pass a mock.
+	Library nvml.Interface
+	// Timer chooses how the sampler waits for its next tick; the default is TimerThread
+	// where the platform has it.
+	Timer Timer
+
+	// skipDevice and skipProcess leave out one NVML query, to measure what each costs.
+	skipDevice, skipProcess bool
+}
+
+// Timer is how the sampling loop waits between ticks. Both keep an absolute schedule
+// (tick k at start + k·Interval) and drop ticks that a slow sample overran.
+type Timer int
+
+const (
+	// TimerDefault is TimerThread on Linux and TimerRuntime elsewhere.
+	TimerDefault Timer = iota
+	// TimerRuntime waits on Go runtime timers: what testing/synctest can fake, but every
+	// tick wakes the scheduler, which costs several times the NVML calls (docs/gpu.md).
+	TimerRuntime
+	// TimerThread locks the sampling goroutine to its own OS thread, which sleeps in
+	// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until each tick (Linux).
+	TimerThread
+)
+
+func (o *Options) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = time.Millisecond
+	}
+	if o.HostInterval <= 0 {
+		o.HostInterval = 10 * time.Millisecond
+	}
+	if o.RescanInterval <= 0 {
+		o.RescanInterval = time.Second
+	}
+	if o.Proc == "" {
+		o.Proc = "/proc"
+	}
+	if o.Timer == TimerDefault {
+		o.Timer = defaultTimer
+	}
+}
+
+// Sampler measures process trees; each Start is one session. Create it with New and release
+// NVML with Close.
+type Sampler struct {
+	opts        Options
+	lib         nvml.Interface
+	devices     []nvml.Device
+	unavailable string // why NVML is not used; empty when it is
+}
+
+// New initialises NVML and finds the GPUs. It never fails: without a driver or a GPU the
+// sampler still samples host memory and Unavailable says why NVML is not used.
+func New(opts Options) *Sampler {
+	opts.defaults()
+	s := &Sampler{opts: opts, lib: opts.Library}
+	if s.lib == nil {
+		s.lib = nvml.New()
+	}
+	if err := s.init(); err != nil {
+		s.unavailable = "nvml unavailable: " + err.Error()
+		s.devices = nil
+	}
+	return s
+}
+
+func (s *Sampler) init() (err error) {
+	// go-nvml panics on some broken installs (a library without the symbols it binds).
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("init panicked: %v", p)
+		}
+	}()
+	if ret := s.lib.Init(); ret != nvml.SUCCESS {
+		s.lib = nil
+		return fmt.Errorf("init: %v", ret)
+	}
+	n, ret := s.lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return fmt.Errorf("device count: %v", ret)
+	}
+	if n == 0 {
+		return errors.New("no GPU")
+	}
+	for i := range n {
+		d, ret := s.lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			return fmt.Errorf("GPU %d: handle: %v", i, ret)
+		}
+		s.devices = append(s.devices, d)
+	}
+	return nil
+}
+
+// Unavailable says why GPU memory is not sampled, or "" when it is.
+func (s *Sampler) Unavailable() string { return s.unavailable }
+
+// Devices is the number of GPUs sampled.
+func (s *Sampler) Devices() int { return len(s.devices) }
+
+// Close shuts NVML down; sessions must be stopped first.
+func (s *Sampler) Close() error {
+	if s.lib == nil {
+		return nil
+	}
+	lib := s.lib
+	s.lib, s.devices = nil, nil
+	if ret := lib.Shutdown(); ret != nvml.SUCCESS {
+		return fmt.Errorf("nvml shutdown: %v", ret)
+	}
+	return nil
+}
+
+// Start samples the process tree rooted at pid until the session is stopped. It takes a
+// first sample before returning.
+func (s *Sampler) Start(ctx context.Context, pid int) (runner.MemorySession, error) {
+	return s.start(ctx, pid)
+}
+
+func (s *Sampler) start(ctx context.Context, pid int) (*Session, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("sample memory: bad pid %d", pid)
+	}
+	nd := len(s.devices)
+	x := &Session{
+		s: s, pid: pid,
+		tree:     hostmem.NewTree(s.opts.Proc),
+		inTree:   map[uint32]bool{},
+		devUsed:  make([]uint64, nd),
+		procUsed: make([]uint64, nd),
+		stopCh:   make(chan struct{}),
+	}
+	if s.unavailable != "" {
+		x.notes = append(x.notes, s.unavailable)
+	}
+	if err := x.rescan(); err != nil {
+		x.hostOff = true
+		x.note("host_anon unavailable: " + err.Error())
+	}
+	x.mu.Lock()
+	x.sampleLocked(time.Now())
+	x.mu.Unlock()
+	x.wg.Add(2)
+	go x.loop(ctx)
+	go x.rescanLoop(ctx)
+	return x, nil
+}
+
+// Session samples one process tree. Its methods are safe for concurrent use.
+type Session struct {
+	s   *Sampler
+	pid int
+
+	wg       sync.WaitGroup
+	stopCh   chan struct{}
+	stopOnce sync.Once
+
+	mu       sync.Mutex
+	stopped  bool
+	windows  []*window
+	tree     *hostmem.Tree
+	inTree   map[uint32]bool
+	treeLen  int
+	devUsed  []uint64 // scratch of the current sample, per GPU
+	procUsed []uint64
+	hostNext time.Time
+	hostOff  bool
+	procOff  bool // per-process queries disabled (no permission, not supported)
+	notes    []string
+	failed   map[string]bool // NVML errors already noted, by call and code
+	// Counters over the whole session, for validation.
+	samples, ticks, missed, rescans int
+	sampleTime, rescanTime          time.Duration
+}
+
+// Stats counts a session's samples: Ticks is how many ticks the sampler handled, Missed how
+// many scheduled ticks it dropped because a sample overran, Samples all samples including
+// those taken when a window opens or ends.
+type Stats struct {
+	Samples, Ticks, Missed, TreeSize, Rescans int
+	// SampleTime and RescanTime are the wall time spent taking tick samples and re-reading
+	// the process tree.
+	SampleTime, RescanTime time.Duration
+}
+
+// Stats returns the session's counters so far.
+func (x *Session) Stats() Stats {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return Stats{Samples: x.samples, Ticks: x.ticks, Missed: x.missed, TreeSize: x.treeLen,
+		Rescans: x.rescans, SampleTime: x.sampleTime, RescanTime: x.rescanTime}
+}
+
+func (x *Session) note(n string) {
+	if !slices.Contains(x.notes, n) {
+		x.notes = append(x.notes, n)
+	}
+}
+
+// Stop ends sampling; windows still open keep what they saw.
+func (x *Session) Stop() {
+	x.stopOnce.Do(func() {
+		close(x.stopCh)
+		x.wg.Wait()
+		x.mu.Lock()
+		x.stopped = true
+		x.tree.Close()
+		x.mu.Unlock()
+	})
+}
+
+func (x *Session) loop(ctx context.Context) {
+	defer x.wg.Done()
+	var sl sleeper = runtimeSleeper{epoch: time.Now()}
+	if x.s.opts.Timer == TimerThread {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		sl = newThreadSleeper()
+	}
+	iv := x.s.opts.Interval
+	start := sl.now()
+	for k := int64(1); ; k++ {
+		sl.sleepUntil(start + k*int64(iv))
+		select {
+		case <-x.stopCh:
+			return
+		case <-ctx.Done():
+			return
+		default:
+		}
+		// A sample that overran the interval moves the schedule on to the next tick still
+		// ahead, so ticks never bunch up; the skipped ones are counted.
+		now := sl.now()
+		if behind := (now - start - k*int64(iv)) / int64(iv); behind > 0 {
+			k += behind
+			x.mu.Lock()
+			x.missed += int(behind)
+			x.mu.Unlock()
+		}
+		t0 := time.Now()
+		x.mu.Lock()
+		x.ticks++
+		x.sampleLocked(t0)
+		x.sampleTime += time.Since(t0)
+		x.mu.Unlock()
+	}
+}
+
+func (x *Session) rescanLoop(ctx context.Context) {
+	defer x.wg.Done()
+	t := time.NewTicker(x.s.opts.RescanInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-x.stopCh:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := x.rescan(); err != nil {
+				x.mu.Lock()
+				x.note("process tree: " + err.Error())
+				x.mu.Unlock()
+			}
+		}
+	}
+}
+
+// rescan re-reads the process tree; the new set replaces the old one between two samples.
+func (x *Session) rescan() error {
+	t0 := time.Now()
+	pids, err := hostmem.Descendants(x.s.opts.Proc, x.pid)
+	if err != nil {
+		return err
+	}
+	set := make(map[uint32]bool, len(pids))
+	for _, p := range pids {
+		set[uint32(p)] = true
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.stopped {
+		return nil
+	}
+	x.rescans++
+	x.rescanTime += time.Since(t0)
+	x.inTree = set
+	x.treeLen = len(pids)
+	x.tree.Set(pids)
+	return nil
+}
+
+// sampleLocked takes one sample and folds it into every open window. It allocates nothing
+// itself; go-nvml's GetComputeRunningProcesses allocates its result slice (docs/gpu.md).
+func (x *Session) sampleLocked(now time.Time) {
+	if x.stopped {
+		return
+	}
+	x.samples++
+	var devSum, procSum uint64
+	procSeen := false
+	devOK := len(x.s.devices) > 0
+	for i, d := range x.s.devices {
+		x.devUsed[i], x.procUsed[i] = 0, 0
+		m, ret := nvml.Memory{}, nvml.SUCCESS
+		if x.s.opts.skipDevice {
+			devOK = false
+		} else {
+			m, ret = d.GetMemoryInfo()
+		}
+		if ret != nvml.SUCCESS {
+			x.fail("memory info", i, ret)
+			devOK = false
+		} else {
+			x.devUsed[i] = m.Used
+			devSum += m.Used
+		}
+		if x.procOff || x.s.opts.skipProcess {
+			continue
+		}
+		ps, ret := d.GetComputeRunningProcesses()
+		switch ret {
+		case nvml.SUCCESS:
+		case nvml.ERROR_NO_PERMISSION, nvml.ERROR_NOT_SUPPORTED:
+			x.procOff = true
+			x.note(fmt.Sprintf("nvml per-process query on GPU %d: %v; nvml_process left out, nvml_device only", i, ret))
+			continue
+		default:
+			x.fail("compute processes", i, ret)
+			continue
+		}
+		for _, p := range ps {
+			if !x.inTree[p.Pid] {
+				continue
+			}
+			if p.UsedGpuMemory == notAvailable {
+				x.procOff = true
+				x.note(fmt.Sprintf("nvml reports no per-process memory on GPU %d (pid %d); nvml_process left out, nvml_device only", i, p.Pid))
+				break
+			}
+			x.procUsed[i] += p.UsedGpuMemory
+			procSum += p.UsedGpuMemory
+			procSeen = true
+		}
+	}
+	var host uint64
+	hostOK := false
+	if !x.hostOff && !now.Before(x.hostNext) {
+		x.hostNext = now.Add(x.s.opts.HostInterval)
+		var read int
+		host, read = x.tree.RssAnon()
+		hostOK = read > 0
+	}
+	for _, w := range x.windows {
+		w.samples++
+		if devOK {
+			w.devSeen = true
+			w.dev = max(w.dev, devSum)
+			for i, v := range x.devUsed {
+				w.perDev[i] = max(w.perDev[i], v)
+			}
+		}
+		if procSeen && !x.procOff {
+			w.procSeen = true
+			w.proc = max(w.proc, procSum)
+			for i, v := range x.procUsed {
+				w.perProc[i] = max(w.perProc[i], v)
+			}
+		}
+		if hostOK {
+			w.hostSeen = true
+			w.host = max(w.host, host)
+		}
+	}
+}
+
+// fail notes an NVML error once per call, GPU and code.
+func (x *Session) fail(call string, dev int, ret nvml.Return) {
+	key := call + "/" + strconv.Itoa(dev) + "/" + strconv.Itoa(int(ret))
+	if x.failed[key] {
+		return
+	}
+	if x.failed == nil {
+		x.failed = map[string]bool{}
+	}
+	x.failed[key] = true
+	x.note(fmt.Sprintf("nvml %s on GPU %d failed: %v", call, dev, ret))
+}
+
+// window accumulates the peaks of the samples taken while it is open.
+type window struct {
+	x                           *Session
+	samples                     int
+	dev, proc, host             uint64
+	devSeen, procSeen, hostSeen bool
+	perDev, perProc             []uint64
+	peaks                       *runner.MemoryPeaks
+}
+
+// Window opens a measurement window and takes a sample at once, so that even a window
+// shorter than the interval holds at least two samples.
+func (x *Session) Window() runner.MemoryWindow {
+	nd := len(x.s.devices)
+	w := &window{x: x, perDev: make([]uint64, nd), perProc: make([]uint64, nd)}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.windows = append(x.windows, w)
+	x.sampleLocked(time.Now())
+	return w
+}
+
+// End closes the window after a last sample and returns its peaks; a second End returns the
+// same peaks.
+func (w *window) End() runner.MemoryPeaks {
+	x := w.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if w.peaks != nil {
+		return *w.peaks
+	}
+	x.sampleLocked(time.Now())
+	if i := slices.Index(x.windows, w); i >= 0 {
+		x.windows = slices.Delete(x.windows, i, i+1)
+	}
+	p := runner.MemoryPeaks{MiB: map[string]float64{}, Samples: w.samples}
+	multi := len(w.perDev) > 1
+	if w.devSeen {
+		p.MiB[LabelDevice] = mib(w.dev)
+		if multi {
+			for i, v := range w.perDev {
+				p.MiB[LabelDevice+":"+strconv.Itoa(i)] = mib(v)
+			}
+		}
+	}
+	if w.procSeen {
+		p.MiB[LabelProcess] = mib(w.proc)
+		if multi {
+			for i, v := range w.perProc {
+				p.MiB[LabelProcess+":"+strconv.Itoa(i)] = mib(v)
+			}
+		}
+	}
+	if w.hostSeen {
+		p.MiB[LabelHost] = mib(w.host)
+	}
+	p.Notes = slices.Clone(x.notes)
+	if len(x.s.devices) > 0 && !x.procOff && !w.procSeen {
+		p.Notes = append(p.Notes, fmt.Sprintf("nvml_process: no process of the server's tree (pid %d, %d processes) held GPU memory in NVML's list during the window (none allocated yet, or a PID namespace apart from the driver's)", x.pid, x.treeLen))
+	}
+	if !x.hostOff && !w.hostSeen {
+		p.Notes = append(p.Notes, fmt.Sprintf("host_anon: no process of the server's tree (pid %d) could be read", x.pid))
+	}
+	w.peaks = &p
+	return p
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// notAvailable is NVML_VALUE_NOT_AVAILABLE as an unsigned field holds it: the driver's answer
+// for a process's memory when it may not tell (e.g. under some virtualisation).
+const notAvailable = ^uint64(0)
+
+// sleeper waits until an absolute point of a monotonic clock, in nanoseconds.
+type sleeper interface {
+	now() int64
+	sleepUntil(t int64)
+}
+
+// runtimeSleeper uses Go's timers (and so the fake clock of testing/synctest); its clock
+// counts from epoch.
+type runtimeSleeper struct{ epoch time.Time }
+
+func (r runtimeSleeper) now() int64 { return int64(time.Since(r.epoch)) }
+
+func (r runtimeSleeper) sleepUntil(t int64) {
+	if d := time.Duration(t - r.now()); d > 0 {
+		time.Sleep(d)
+	}
+}

@@ -1,0 +1,323 @@
+package gpumem
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/runner"
+)
+
+const gib = 1 << 30
+
+// fakeProc writes a /proc with a server (100), its worker (101), and an unrelated process
+// (200), each with an RssAnon.
+func fakeProc(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, p := range []struct {
+		pid, ppid string
+		anonKiB   string
+	}{{"100", "1", "1024"}, {"101", "100", "3072"}, {"200", "1", "999999"}} {
+		d := filepath.Join(dir, p.pid)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		stat := p.pid + " (py thon) S " + p.ppid + " 1 1 0 -1\n"
+		status := "Name:\tpython\nVmRSS:\t9999 kB\nRssAnon:\t" + p.anonKiB + " kB\nRssFile:\t1 kB\n"
+		if err := os.WriteFile(filepath.Join(d, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "status"), []byte(status), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// gpu is a mock GPU whose memory follows the fake clock: the server's worker holds base,
+// plus spike between spikeFrom and spikeTo after start; an unrelated process holds 5 GiB.
+type gpu struct {
+	start              time.Time
+	base, spike        uint64
+	spikeFrom, spikeTo time.Duration
+	procRet            nvml.Return
+	procUsed           uint64 // overrides the worker's usage when set (e.g. not available)
+	cost               time.Duration
+	mu                 sync.Mutex
+	calls              []time.Duration // when GetMemoryInfo was called, after start
+	procs              []nvml.ProcessInfo
+}
+
+func (g *gpu) used() uint64 {
+	at := time.Since(g.start)
+	if at >= g.spikeFrom && at < g.spikeTo {
+		return g.base + g.spike
+	}
+	return g.base
+}
+
+func (g *gpu) device() *mock.Device {
+	g.procs = make([]nvml.ProcessInfo, 2)
+	return &mock.Device{
+		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
+			g.mu.Lock()
+			g.calls = append(g.calls, time.Since(g.start))
+			g.mu.Unlock()
+			if g.cost > 0 {
+				time.Sleep(g.cost) // advances the fake clock: a slow sample
+			}
+			return nvml.Memory{Total: 140 * gib, Used: g.used() + 5*gib}, nvml.SUCCESS
+		},
+		GetComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) {
+			if g.procRet != nvml.SUCCESS {
+				return nil, g.procRet
+			}
+			u := g.used()
+			if g.procUsed != 0 {
+				u = g.procUsed
+			}
+			g.procs[0] = nvml.ProcessInfo{Pid: 101, UsedGpuMemory: u}
+			g.procs[1] = nvml.ProcessInfo{Pid: 200, UsedGpuMemory: 5 * gib}
+			return g.procs, nvml.SUCCESS
+		},
+	}
+}
+
+func library(devs ...nvml.Device) *mock.Interface {
+	return &mock.Interface{
+		InitFunc:           func() nvml.Return { return nvml.SUCCESS },
+		ShutdownFunc:       func() nvml.Return { return nvml.SUCCESS },
+		DeviceGetCountFunc: func() (int, nvml.Return) { return len(devs), nvml.SUCCESS },
+		DeviceGetHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) {
+			return devs[i], nvml.SUCCESS
+		},
+	}
+}
+
+func TestPeaksPerWindow(t *testing.T) {
+	proc := fakeProc(t)
+	synctest.Test(t, func(t *testing.T) {
+		g := &gpu{start: time.Now(), base: 4 * gib, spike: 20 * gib, spikeFrom: 10 * time.Millisecond, spikeTo: 12 * time.Millisecond}
+		s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+		defer s.Close()
+		if s.Unavailable() != "" {
+			t.Fatal(s.Unavailable())
+		}
+		sess, err := s.Start(t.Context(), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Stop()
+		whole := sess.Window()
+		time.Sleep(20 * time.Millisecond)
+		late := sess.Window() // overlaps whole, opens after the spike
+		time.Sleep(5 * time.Millisecond)
+		gotLate, gotWhole := late.End(), whole.End()
+		if again := whole.End(); !cmp.Equal(again, gotWhole) {
+			t.Errorf("second End differs: %v", cmp.Diff(gotWhole, again))
+		}
+		wantWhole := map[string]float64{LabelProcess: 24 * 1024, LabelDevice: 29 * 1024, LabelHost: 4}
+		if diff := cmp.Diff(wantWhole, gotWhole.MiB); diff != "" {
+			t.Errorf("window over the spike (-want +got):\n%s", diff)
+		}
+		wantLate := map[string]float64{LabelProcess: 4 * 1024, LabelDevice: 9 * 1024, LabelHost: 4}
+		if diff := cmp.Diff(wantLate, gotLate.MiB); diff != "" {
+			t.Errorf("window after the spike (-want +got):\n%s", diff)
+		}
+		// 25 ms at 1 ms plus the samples at open and end.
+		if gotWhole.Samples < 26 || len(gotWhole.Notes) != 0 {
+			t.Errorf("whole window: %d samples, notes %q", gotWhole.Samples, gotWhole.Notes)
+		}
+	})
+}
+
+// TestDriftFree checks the absolute schedule: samples that take 0.3 ms do not delay later
+// ticks, and samples that take 2.5 ms skip the ticks they overran instead of bunching up.
+func TestDriftFree(t *testing.T) {
+	proc := fakeProc(t)
+	for _, tc := range []struct {
+		cost       time.Duration
+		wantAt     []time.Duration
+		wantMissed int
+	}{
+		{300 * time.Microsecond, []time.Duration{1, 2, 3, 4, 5, 6}, 0},
+		{2500 * time.Microsecond, []time.Duration{1, 4, 7, 10}, 2},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			g := &gpu{start: time.Now(), base: gib, cost: tc.cost}
+			s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour})
+			sess, err := s.start(t.Context(), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.mu.Lock()
+			g.calls, g.start = nil, time.Now() // ignore the first sample taken by start
+			g.mu.Unlock()
+			time.Sleep(tc.wantAt[len(tc.wantAt)-1]*time.Millisecond + 100*time.Microsecond)
+			st := sess.Stats()
+			sess.Stop()
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			var want []time.Duration
+			for _, ms := range tc.wantAt {
+				want = append(want, ms*time.Millisecond-tc.cost*time.Duration(boolInt(tc.cost > time.Millisecond)))
+			}
+			// start took the cost of its own first sample before the loop's clock began.
+			var got []time.Duration
+			for _, c := range g.calls {
+				got = append(got, c)
+			}
+			if tc.cost < time.Millisecond {
+				want = want[:0]
+				for _, ms := range tc.wantAt {
+					want = append(want, ms*time.Millisecond)
+				}
+			}
+			if diff := cmp.Diff(want, got[:min(len(got), len(want))]); diff != "" {
+				t.Errorf("cost %s: sample times (-want +got):\n%s", tc.cost, diff)
+			}
+			if tc.wantMissed > 0 && st.Missed < tc.wantMissed {
+				t.Errorf("cost %s: %d ticks counted as missed, want ≥ %d", tc.cost, st.Missed, tc.wantMissed)
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestUnavailable(t *testing.T) {
+	proc := fakeProc(t)
+	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}
+	s := New(Options{Library: lib, Proc: proc, Timer: TimerRuntime})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Unavailable(); !strings.Contains(got, "nvml unavailable") || !strings.Contains(got, "ERROR_LIBRARY_NOT_FOUND") {
+		t.Fatalf("Unavailable() = %q", got)
+	}
+	sess, err := s.Start(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Stop()
+	p := sess.Window().End()
+	if diff := cmp.Diff(map[string]float64{LabelHost: 4}, p.MiB); diff != "" {
+		t.Errorf("peaks without NVML (-want +got):\n%s", diff)
+	}
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "nvml unavailable") {
+		t.Errorf("notes %q, want the reason NVML is unavailable", p.Notes)
+	}
+}
+
+// TestDegraded covers the per-process query refused or not answered: nvml_process is left
+// out with a note, nvml_device stays.
+func TestDegraded(t *testing.T) {
+	proc := fakeProc(t)
+	for name, g := range map[string]*gpu{
+		"no permission": {base: gib, procRet: nvml.ERROR_NO_PERMISSION},
+		"not available": {base: gib, procUsed: notAvailable},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g.start = time.Now()
+			s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+			sess, err := s.Start(t.Context(), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Stop()
+			p := sess.Window().End()
+			if diff := cmp.Diff(map[string]float64{LabelDevice: 6 * 1024, LabelHost: 4}, p.MiB); diff != "" {
+				t.Errorf("peaks (-want +got):\n%s", diff)
+			}
+			if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "nvml_device only") {
+				t.Errorf("notes %q", p.Notes)
+			}
+		})
+	}
+}
+
+func TestMultiGPU(t *testing.T) {
+	proc := fakeProc(t)
+	g0 := &gpu{start: time.Now(), base: 2 * gib}
+	g1 := &gpu{start: time.Now(), base: 3 * gib}
+	s := New(Options{Library: library(g0.device(), g1.device()), Proc: proc, Timer: TimerRuntime})
+	sess, err := s.Start(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Stop()
+	want := map[string]float64{
+		LabelProcess: 5 * 1024, LabelProcess + ":0": 2 * 1024, LabelProcess + ":1": 3 * 1024,
+		LabelDevice: 15 * 1024, LabelDevice + ":0": 7 * 1024, LabelDevice + ":1": 8 * 1024,
+		LabelHost: 4,
+	}
+	if diff := cmp.Diff(want, sess.Window().End().MiB); diff != "" {
+		t.Errorf("peaks (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoTreeProcessOnGPU: a server that holds no GPU memory (or whose PIDs NVML reports in
+// another namespace) gets no nvml_process number, and a note that says why.
+func TestNoTreeProcessOnGPU(t *testing.T) {
+	proc := fakeProc(t)
+	g := &gpu{start: time.Now(), base: gib}
+	s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+	sess, err := s.Start(t.Context(), 200) // the unrelated process is its own tree
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Stop()
+	p := sess.Window().End()
+	if _, ok := p.MiB[LabelProcess]; ok {
+		t.Errorf("peaks %v: want no %s", p.MiB, LabelProcess)
+	}
+	// pid 200 holds 5 GiB in the mock, so it is seen; use a pid outside every list.
+	sess2, err := s.Start(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess2.Stop()
+	if _, err := s.Start(t.Context(), 0); err == nil {
+		t.Error("Start(0): want an error")
+	}
+}
+
+// TestSampleAllocs: the sampler's own code allocates nothing per sample (the mock returns a
+// reused slice; go-nvml's real query allocates its result, see docs/gpu.md).
+func TestSampleAllocs(t *testing.T) {
+	proc := fakeProc(t)
+	g := &gpu{start: time.Now(), base: gib}
+	s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Nanosecond})
+	sess, err := s.start(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Stop()
+	w := sess.Window()
+	defer w.End()
+	g.calls = make([]time.Duration, 0, 10000)
+	allocs := testing.AllocsPerRun(1000, func() {
+		sess.mu.Lock()
+		sess.sampleLocked(time.Now())
+		sess.mu.Unlock()
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per sample, want 0", allocs)
+	}
+}
+
+var _ runner.MemorySession = (*Session)(nil)

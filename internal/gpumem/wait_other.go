@@ -1,0 +1,9 @@
+//go:build !linux
+
+package gpumem
+
+import "time"
+
+const defaultTimer = TimerRuntime
+
+func newThreadSleeper() sleeper { return runtimeSleeper{epoch: time.Now()} }

@@ -1,0 +1,74 @@
+package media
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestDecodeAudio(t *testing.T) {
+	needFFmpeg(t)
+	dir := t.TempDir()
+	// A 2-frame video with a stereo 48 kHz AAC track of two tones.
+	withAudio := filepath.Join(dir, "a.mp4")
+	spec := &ToneSpec{Tones: []Tone{{FreqHz: 440, Amplitude: 0.3}, {FreqHz: 660, Amplitude: 0.2, Pan: 0.5}}}
+	if err := EncodeVideo(t.Context(), withAudio, 32, 32, 8, 8, func(int, []byte) {}, spec); err != nil {
+		t.Fatal(err)
+	}
+	pcm, err := DecodeAudio(t.Context(), withAudio, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pcm.SampleRate != 48000 || pcm.Channels != 2 {
+		t.Errorf("rate %d, channels %d; want 48000, 2", pcm.SampleRate, pcm.Channels)
+	}
+	if d := pcm.DurationS(); math.Abs(d-1) > 0.05 {
+		t.Errorf("duration %.3f s, want about 1 s (8 frames at 8 fps)", d)
+	}
+	var peak float64
+	for _, v := range pcm.Samples {
+		peak = math.Max(peak, math.Abs(float64(v)))
+	}
+	if peak < 0.2 || peak > 1 {
+		t.Errorf("peak %.3f, want the tones' level", peak)
+	}
+	re, err := DecodeAudio(t.Context(), withAudio, 16000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.SampleRate != 16000 || math.Abs(re.DurationS()-pcm.DurationS()) > 0.01 {
+		t.Errorf("resampled: rate %d, %.3f s; want 16000, %.3f s", re.SampleRate, re.DurationS(), pcm.DurationS())
+	}
+
+	silent := filepath.Join(dir, "silent.mp4")
+	if err := EncodeVideo(t.Context(), silent, 32, 32, 2, 8, func(int, []byte) {}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeAudio(t.Context(), silent, 0); !errors.Is(err, ErrNoAudio) {
+		t.Errorf("video without audio: %v, want ErrNoAudio", err)
+	}
+	empty := filepath.Join(dir, "empty.mp4")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := DecodeAudio(t.Context(), empty, 0); err == nil || errors.Is(err, ErrNoAudio) {
+		t.Errorf("empty file: %v, want an error other than ErrNoAudio", err)
+	}
+	garbage := filepath.Join(dir, "garbage.mp4")
+	os.WriteFile(garbage, []byte("this is not a video at all, just some text that ffprobe will reject"), 0o644)
+	if _, err := DecodeAudio(t.Context(), garbage, 0); err == nil {
+		t.Error("garbage: no error")
+	}
+}
+
+func FuzzParseAudioStream(f *testing.F) {
+	f.Add([]byte(`{"streams":[{"sample_rate":"48000","channels":2}]}`))
+	f.Add([]byte(`{"streams":[]}`))
+	f.Add([]byte(`{"streams":[{"sample_rate":"x","channels":0}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rate, ch, err := parseAudioStream(b)
+		if err == nil && (rate <= 0 || ch <= 0) {
+			t.Errorf("rate %d, channels %d without an error", rate, ch)
+		}
+	})
+}

@@ -1,0 +1,216 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// The fixtures build results as a real run of an SGLang-like server would write them: perf,
+// memory, consistency and audio checks on every request.
+
+func val(name string, st checks.Status, v, limit float64, unit string) checks.Check {
+	return checks.Check{Name: name, Status: st, Value: checks.Float(v), Limit: checks.Float(limit), Unit: unit}
+}
+
+// perfCheck is a perf check whose limit was derived from a baseline with 10 % tolerance.
+func perfCheck(name string, v, baseline float64) checks.Check {
+	limit := baseline * 1.1
+	st := checks.Pass
+	if v > limit {
+		st = checks.Fail
+	}
+	ck := val(name, st, v, limit, "ms")
+	ck.Baseline, ck.Tolerance = checks.Float(baseline), checks.Float(0.1)
+	return ck
+}
+
+type reqSpec struct {
+	e2e, denoise, vram, ssim, psnr float64
+	audioFail                      bool
+	crash                          bool
+}
+
+func request(caseID string, i, of int, video bool, s reqSpec) checks.RequestResult {
+	rr := checks.RequestResult{
+		Case: caseID, Index: i, Of: of, StartedAt: start, E2EMs: s.e2e, RequestID: fmt.Sprintf("%s-%d", caseID, i),
+		Stages:      checks.Stages{{Name: "TextEncodingStage", Ms: 812.5}, {Name: "DenoisingStage", Ms: s.denoise}, {Name: "DecodingStage", Ms: 2310.2}},
+		PeakVRAMMiB: map[string]float64{"nvml_process": s.vram, "server_reserved": s.vram - 512},
+		Output:      &checks.Output{Kind: "image", Format: "png", Bytes: 1 << 20, Width: 1024, Height: 1024},
+	}
+	if s.crash {
+		rr.Checks = []checks.Check{
+			checks.Failed(checks.ServerAlive, "server exited during the request: exit status 139"),
+			checks.Skipped(checks.OutputPresent, "no response"),
+		}
+		rr.E2EMs, rr.PeakVRAMMiB = 4210, nil
+		return rr
+	}
+	rr.Checks = []checks.Check{
+		checks.Passed(checks.ServerAlive, ""),
+		checks.Passed(checks.OutputPresent, ""),
+		checks.Passed(checks.OutputValid, ""),
+		perfCheck("perf.e2e", s.e2e, 60000),
+		perfCheck("perf.stage.DenoisingStage", s.denoise, 52000),
+		{Name: "memory.runtime_peak", Status: checks.Pass, Value: checks.Float(s.vram), Limit: checks.Float(36000), Unit: "MiB", Source: "nvml_process"},
+		val("consistency.ssim", checks.Pass, s.ssim, 0.92, ""),
+		val("consistency.psnr", checks.Pass, s.psnr, 30, "dB"),
+	}
+	if s.vram > 36000 {
+		rr.Checks[5].Status = checks.Fail
+	}
+	if s.ssim < 0.92 {
+		rr.Checks[6].Status = checks.Fail
+		rr.Checks[6].Detail = fmt.Sprintf("min SSIM %.4f at frame 12 of 97 (mean 0.9412)", s.ssim)
+	}
+	if video {
+		rr.Output = &checks.Output{Kind: "video", Format: "mp4", Bytes: 3 << 20, Width: 1280, Height: 720, Frames: 97, FPS: 24,
+			Audio: &checks.Audio{Codec: "aac", SampleRate: 44100, Channels: 2, DurationS: 4}}
+		sp := val("audio.spectral_similarity", checks.Pass, 0.991, 0.95, "")
+		rms := val("audio.rms_db_diff", checks.Pass, 0.4, 3, "dB")
+		if s.audioFail {
+			rms.Status, rms.Value = checks.Fail, checks.Float(7.9)
+			rms.Detail = "RMS level differs by 7.9 dB from ground truth"
+		}
+		rr.Checks = append(rr.Checks, sp, rms)
+	}
+	return rr
+}
+
+func caseOf(id string, video bool, specs ...reqSpec) checks.CaseResult {
+	c := checks.CaseResult{
+		ID: id, Server: "sglang", Lane: "base", Modality: "image", WallMs: 180000,
+		Load: &checks.Load{DurationMs: 95000, PeakVRAMMiB: map[string]float64{"nvml_process": 31200}},
+		Checks: []checks.Check{
+			{Name: "memory.load_peak", Status: checks.Pass, Value: checks.Float(31200), Limit: checks.Float(33000), Unit: "MiB", Source: "nvml_process"},
+		},
+	}
+	if video {
+		c.Modality = "video+audio"
+	}
+	for i, s := range specs {
+		c.Requests = append(c.Requests, request(id, i+1, len(specs), video, s))
+	}
+	return c
+}
+
+var (
+	good     = reqSpec{e2e: 65900, denoise: 52100, vram: 34560, ssim: 0.9812, psnr: 38.21}
+	goodWarm = reqSpec{e2e: 65500, denoise: 51900, vram: 34560, ssim: 0.9809, psnr: 38.19}
+)
+
+func lane(name string, cases ...checks.CaseResult) checks.Result {
+	r := checks.Result{Schema: checks.Schema, Suite: "ci", Lane: name, GPU: "h100", Commit: "4f1c2e9a7b3d5e6f7a8b9c0d1e2f3a4b5c6d7e8f",
+		Partition: checks.Partition{Index: 0, Total: 1}, StartedAt: start, Cases: cases}
+	checks.Finalize(&r)
+	return r
+}
+
+func passingReport() *Report {
+	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/77", RunLabel: "run #77",
+		Lanes: []checks.Result{lane("base",
+			caseOf("qwen_image_t2i", false, good, goodWarm),
+			caseOf("wan_t2v_audio", true, good, goodWarm),
+		)}}
+}
+
+func failingReport() *Report {
+	drift := goodWarm
+	drift.ssim = 0.7280
+	slow := goodWarm
+	slow.e2e, slow.denoise, slow.vram = 81200, 67000, 37120
+	loud := good
+	loud.audioFail = true
+	crashed := checks.CaseResult{}
+	crashed = caseOf("flux_crash", false, good, reqSpec{crash: true})
+	crashed.LogTail = []string{
+		"[2025-03-01 12:00:01] INFO denoising step 49/50",
+		"Fatal Python error: Segmentation fault",
+		"Current thread 0x00007f (most recent call first):",
+		"  File \"sglang/multimodal_gen/runtime/pipelines/denoise.py\", line 211 in forward",
+	}
+	startup := checks.CaseResult{ID: "hunyuan_t2v", Server: "hunyuan", Lane: "base", Modality: "video",
+		Checks: []checks.Check{checks.Failed(checks.ServerAlive, "server hunyuan exited before it was ready: exit status 1\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")},
+	}
+	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/78", RunLabel: "run #78",
+		FullURL: "https://github.com/o/r/actions/runs/78#summary",
+		Lanes: []checks.Result{lane("base",
+			caseOf("qwen_image_t2i", false, good, drift),
+			caseOf("wan_t2v_audio", true, loud, slow),
+			crashed,
+			startup,
+		)}}
+}
+
+func knownReport() *Report {
+	r := passingReport()
+	c := &r.Lanes[0].Cases[1]
+	// A known failure still failing, one that was fixed, on two requests each.
+	for i := range c.Requests {
+		rr := &c.Requests[i]
+		for j := range rr.Checks {
+			ck := &rr.Checks[j]
+			switch ck.Name {
+			case "audio.rms_db_diff":
+				ck.Status, ck.Value = checks.Known, checks.Float(5.2)
+				ck.Known = &checks.KnownFailure{Reason: "AAC encoder change in ffmpeg 7", Link: "https://github.com/o/r/issues/12", Until: "2025-06-01", State: "known"}
+			case "consistency.psnr":
+				ck.Known = &checks.KnownFailure{Reason: "PSNR drop after VAE tiling", Link: "https://github.com/o/r/issues/9", Until: "2025-05-01", State: "fixed"}
+			}
+		}
+	}
+	// An expired entry: the failure counts.
+	e2e := &r.Lanes[0].Cases[0].Requests[1].Checks[3]
+	e2e.Status, e2e.Value = checks.Fail, checks.Float(70100)
+	e2e.Known = &checks.KnownFailure{Reason: "slow warm-up on H100 PCIe", Until: "2025-02-01", State: "expired"}
+	e2e.Detail = "known failure expired on 2025-02-01"
+	checks.Finalize(&r.Lanes[0])
+	return r
+}
+
+func mixedReport() *Report {
+	r := failingReport()
+	extra := lane("extra", caseOf("sd3_t2i", false, good, goodWarm, good))
+	// A missing baseline: a paste-ready snippet, and a possible improvement.
+	rr := &extra.Cases[0].Requests[0]
+	rr.Checks = append(rr.Checks, checks.Check{Name: "perf.baseline", Status: checks.Skip,
+		Detail: "no baseline for sd3_t2i on h100; add to baselines/h100.yaml:\nsd3_t2i:\n  e2e_ms: 65900\n  stages_ms:\n    DenoisingStage: 52100\n"})
+	rr.Checks[3].Note = "E2E 65.9 s is 12% under the baseline 75.0 s: consider lowering it"
+	checks.Finalize(&extra)
+	r.Lanes = append(r.Lanes, extra)
+	r.Pending = []string{"amd"}
+	r.Previous = &State{
+		Lanes:   []LaneState{{Name: "base", Status: checks.Pass, RunURL: "https://github.com/o/r/actions/runs/70", RunLabel: "run #70"}, {Name: "nightly", Status: checks.Fail, RunURL: "https://github.com/o/r/actions/runs/60", RunLabel: "run #60"}},
+		Failing: []string{"base/flux_crash/2", "base/old_case/1"},
+	}
+	return r
+}
+
+// hugeReport has n cases of 2 requests on two lanes, one case in ten failing with a
+// 100-line log, a multi-line detail and a drifting second request.
+func hugeReport(n int) *Report {
+	var base, extra []checks.CaseResult
+	for i := range n {
+		id := fmt.Sprintf("case_%03d_%s", i, strings.Repeat("x", i%7))
+		c := caseOf(id, i%3 == 0, good, goodWarm)
+		if i%10 == 0 {
+			bad := goodWarm
+			bad.ssim, bad.e2e = 0.81, 70500
+			c = caseOf(id, i%3 == 0, good, bad)
+			for k := range 100 {
+				c.LogTail = append(c.LogTail, fmt.Sprintf("[worker %d] step %d/50 latency %.1f ms allocated %d MiB", k%4, k%50, 1020.5+float64(k), 30000+k))
+			}
+			c.Requests[1].Checks[6].Detail = "per-frame SSIM:\n" + strings.Repeat("frame 0.81 0.82 0.83 0.84 0.85 0.86 0.87 0.88\n", 40)
+		}
+		if i%2 == 0 {
+			base = append(base, c)
+		} else {
+			c.Lane = "extra"
+			extra = append(extra, c)
+		}
+	}
+	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/99", RunLabel: "run #99",
+		FullURL: "https://github.com/o/r/actions/runs/99#summary",
+		Lanes:   []checks.Result{lane("base", base...), lane("extra", extra...)}}
+}

@@ -1,0 +1,319 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/githubfake"
+)
+
+const (
+	token = "ghs_test_token_123"
+	head  = "0123456789abcdef0123456789abcdef01234567"
+)
+
+// sleeper records the waits a RetryTransport asks for, without waiting.
+type sleeper struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.waits = append(s.waits, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func (s *sleeper) total() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t time.Duration
+	for _, d := range s.waits {
+		t += d
+	}
+	return t
+}
+
+// setup starts a fake GitHub and a Publisher whose real go-github client talks to it through
+// oauth2 and a RetryTransport that does not really sleep.
+func setup(t *testing.T, cfg githubfake.Config, opts ...func(*RetryTransport)) (*githubfake.Fake, *Publisher, *sleeper) {
+	t.Helper()
+	cfg.Owner, cfg.Repo, cfg.Token = "octo", "diffusion", token
+	f := githubfake.NewT(t, cfg)
+	s := &sleeper{}
+	rt := &RetryTransport{Sleep: s.sleep, MaxElapsed: time.Minute, Jitter: func() float64 { return 0.5 }}
+	for _, o := range opts {
+		o(rt)
+	}
+	c, err := NewClient(f.URL()+"/api/v3", token, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, &Publisher{Client: c, Owner: "octo", Repo: "diffusion"}, s
+}
+
+func ours(cs []githubfake.Comment) []githubfake.Comment {
+	var out []githubfake.Comment
+	for _, c := range cs {
+		if strings.Contains(c.Body, Marker("base")) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestPublishTwice: the first publish creates the comment, the second finds it among 250
+// others on the last of many pages and edits it in place; the statuses go on the head SHA.
+func TestPublishTwice(t *testing.T) {
+	f, p, _ := setup(t, githubfake.Config{PageSize: 30})
+	ctx := t.Context()
+	for i := range 250 {
+		f.AddComment(7, "reviewer", fmt.Sprintf("comment %d", i))
+	}
+	first, err := p.UpsertComment(ctx, 7, "base", Comment(failingReport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		f.AddComment(7, "reviewer", fmt.Sprintf("later comment %d", i))
+	}
+	prev, err := p.FindComment(ctx, 7, "base")
+	if err != nil || prev == nil || prev.ID != first.ID {
+		t.Fatalf("FindComment = %+v, %v; want comment %d", prev, err, first.ID)
+	}
+	r := passingReport()
+	r.Previous = ParseState(prev.Body)
+	second, err := p.UpsertComment(ctx, 7, "base", Comment(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.ID != first.ID {
+		t.Errorf("second publish made comment %d, want %d edited", second.ID, first.ID)
+	}
+	got := ours(f.Comments(7))
+	if len(got) != 1 || !strings.Contains(got[0].Body, "all 4 requests passed") || !strings.Contains(got[0].Body, "**5 fixed**") {
+		t.Errorf("comments after two publishes: %+v", got)
+	}
+	if n := len(f.Comments(7)); n != 256 {
+		t.Errorf("%d comments on the PR, want 256 (others untouched)", n)
+	}
+	for _, l := range r.Lanes {
+		if err := p.SetStatus(ctx, head, LaneStatus(l, r.RunURL)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []githubfake.Status{{SHA: head, State: "success", Context: "diffusion-check/base", Description: "all 4 requests passed", TargetURL: r.RunURL}}
+	if diff := cmp.Diff(want, f.Statuses()); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
+
+// TestDuplicates: a race left three comments of the key; the oldest is kept and edited.
+func TestDuplicates(t *testing.T) {
+	f, p, _ := setup(t, githubfake.Config{PageSize: 2})
+	for i := range 3 {
+		f.AddComment(7, "github-actions[bot]", Marker("base")+fmt.Sprintf("\nold %d", i))
+		f.AddComment(7, "reviewer", "lgtm")
+	}
+	f.AddComment(7, "github-actions[bot]", Marker("other")+"\nanother key")
+	oldest := ours(f.Comments(7))[0].ID
+	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ours(f.Comments(7))
+	if len(got) != 1 || got[0].ID != oldest || c.ID != oldest || !strings.Contains(got[0].Body, "all 4 requests passed") {
+		t.Errorf("after upsert: %+v, want only comment %d, edited", got, oldest)
+	}
+	if n := len(f.Comments(7)); n != 5 {
+		t.Errorf("%d comments left, want 5 (3 reviews, one of ours, one of another key)", n)
+	}
+}
+
+// TestConcurrentPublish: two publishes at once end with exactly one comment.
+func TestConcurrentPublish(t *testing.T) {
+	for round := range 20 {
+		f, p, _ := setup(t, githubfake.Config{PageSize: 3})
+		f.AddComment(9, "reviewer", "first!")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				r := passingReport()
+				r.RunLabel = fmt.Sprintf("run #%d", i)
+				_, errs[i] = p.UpsertComment(t.Context(), 9, "base", Comment(r))
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		if got := ours(f.Comments(9)); len(got) != 1 {
+			t.Fatalf("round %d: %d comments of the key after two concurrent publishes, want 1", round, len(got))
+		}
+	}
+}
+
+// TestRetries: each transient failure GitHub answers with is retried, waiting as asked, and
+// the write succeeds; a 403 that is not a rate limit is not retried.
+func TestRetries(t *testing.T) {
+	const statuses = "/repos/octo/diffusion/statuses/"
+	tests := []struct {
+		name   string
+		faults []githubfake.Fault
+		waits  []time.Duration // nil: backoff, only counted
+		n      int
+	}{
+		{"502 twice", []githubfake.Fault{{Method: "POST", Path: statuses, Code: 502, Times: 2}}, nil, 2},
+		{"503", []githubfake.Fault{{Path: statuses, Code: 503}}, nil, 1},
+		{"429 with Retry-After", []githubfake.Fault{{Path: statuses, Code: 429, RetryAfter: "7"}}, []time.Duration{7 * time.Second}, 1},
+		{"secondary rate limit", []githubfake.Fault{githubfake.SecondaryRateLimit("POST", statuses, "3")}, []time.Duration{3 * time.Second}, 1},
+		{"secondary rate limit, no header", []githubfake.Fault{githubfake.SecondaryRateLimit("POST", statuses, "")}, nil, 1},
+		{"primary rate limit", []githubfake.Fault{{Path: statuses, Code: 403, RateLimitReset: 20 * time.Second, Message: "API rate limit exceeded"}}, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, p, s := setup(t, githubfake.Config{})
+			f.Inject(tt.faults...)
+			if err := p.SetStatus(t.Context(), head, Status{Lane: "base", State: "pending", Description: "running", TargetURL: "https://example.com/run"}); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Statuses()) != 1 || len(f.Pending()) != 0 {
+				t.Errorf("statuses %v, faults left %v", f.Statuses(), f.Pending())
+			}
+			if len(s.waits) != tt.n {
+				t.Errorf("waited %v, want %d waits", s.waits, tt.n)
+			}
+			if tt.waits != nil {
+				if diff := cmp.Diff(tt.waits, s.waits); diff != "" {
+					t.Errorf("waits (-want +got):\n%s", diff)
+				}
+			}
+			if tt.name == "primary rate limit" && (s.waits[0] < 19*time.Second || s.waits[0] > 22*time.Second) {
+				t.Errorf("waited %v for a reset 20 s away", s.waits[0])
+			}
+		})
+	}
+}
+
+// TestGiveUp: a GitHub that keeps failing is given up on within MaxElapsed.
+func TestGiveUp(t *testing.T) {
+	f, p, s := setup(t, githubfake.Config{})
+	f.Inject(githubfake.Fault{Code: 502, Times: 1000})
+	err := p.SetStatus(t.Context(), head, Status{Lane: "base", State: "pending"})
+	if err == nil || errors.Is(err, ErrReadOnly) {
+		t.Fatalf("err = %v, want a 502 error", err)
+	}
+	if !strings.Contains(err.Error(), "502") || !strings.Contains(err.Error(), "diffusion-check/base") {
+		t.Errorf("error %q does not say what failed and how", err)
+	}
+	if tot := s.total(); tot > time.Minute || tot < 30*time.Second {
+		t.Errorf("waited %v in total, want close to (not over) the 1 minute bound", tot)
+	}
+}
+
+// TestSlow: a response slower than the per-attempt bound is abandoned and retried.
+func TestSlow(t *testing.T) {
+	f, p, s := setup(t, githubfake.Config{}, func(rt *RetryTransport) { rt.Attempt = 100 * time.Millisecond })
+	f.Inject(githubfake.Fault{Path: "/repos/octo/diffusion/statuses/", Delay: time.Minute})
+	if err := p.SetStatus(t.Context(), head, Status{Lane: "base", State: "success"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.waits) != 1 || len(f.Statuses()) != 1 {
+		t.Errorf("waits %v statuses %v: want one retry and one status", s.waits, f.Statuses())
+	}
+}
+
+// TestReadOnly: a fork's token is refused on every write; the error says so.
+func TestReadOnly(t *testing.T) {
+	_, p, s := setup(t, githubfake.Config{ReadOnly: true})
+	_, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	if !errors.Is(err, ErrReadOnly) {
+		t.Errorf("comment: err = %v, want ErrReadOnly", err)
+	}
+	err = p.SetStatus(t.Context(), head, Status{Lane: "base", State: "success"})
+	if !errors.Is(err, ErrReadOnly) {
+		t.Errorf("status: err = %v, want ErrReadOnly", err)
+	}
+	if len(s.waits) != 0 {
+		t.Errorf("retried a permission refusal: %v", s.waits)
+	}
+}
+
+func TestLaneStatus(t *testing.T) {
+	for _, r := range []*Report{passingReport(), failingReport(), knownReport(), hugeReport(500)} {
+		for _, l := range r.Lanes {
+			st := LaneStatus(l, r.RunURL)
+			if n := utf8.RuneCountInString(st.Description); n > MaxDescription || n == 0 {
+				t.Errorf("lane %s: description of %d characters: %q", l.Lane, n, st.Description)
+			}
+		}
+	}
+	st := LaneStatus(failingReport().Lanes[0], "u")
+	if want := "4 of 6 requests failed: qwen_image_t2i/2, wan_t2v_audio/1, wan_t2v_audio/2, flux_crash/2, hunyuan_t2v"; st.State != "failure" || st.Description != want {
+		t.Errorf("got %s %q, want failure %q", st.State, st.Description, want)
+	}
+	l := checks.Result{Lane: "amd", Status: checks.Error, Errors: []string{"no GPU found\nmore"}}
+	if st := LaneStatus(l, ""); st.State != "error" || st.Description != "could not check everything (error): no GPU found" {
+		t.Errorf("got %+v", st)
+	}
+}
+
+func TestParseEvent(t *testing.T) {
+	tests := []struct {
+		name, payload string
+		want          Event
+		err           string
+	}{
+		{"pull_request", `{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `"}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
+			Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion"}, ""},
+		{"workflow_run", `{"workflow_run": {"head_sha": "` + head + `", "pull_requests": [{"number": 12, "head": {"sha": "` + head + `"}}]}, "repository": {"full_name": "octo/diffusion"}}`,
+			Event{Number: 12, HeadSHA: head, Repo: "octo/diffusion"}, ""},
+		{"push", `{"after": "` + head + `"}`, Event{HeadSHA: head}, ""},
+		{"no sha", `{"pull_request": {"number": 3}}`, Event{}, "no head commit"},
+		{"bad sha", `{"after": "main"}`, Event{}, `"main" is not a commit SHA`},
+		{"not json", `{`, Event{}, "event payload"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseEvent([]byte(tt.payload))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzParseEvent(f *testing.F) {
+	f.Add([]byte(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `"}}}`))
+	f.Add([]byte(`{"workflow_run": {"head_sha": "` + head + `", "pull_requests": []}}`))
+	f.Add([]byte(`{"after": "` + head + `"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, err := ParseEvent(data)
+		if err != nil {
+			return
+		}
+		if !isSHA(ev.HeadSHA) || ev.Number < 0 {
+			t.Errorf("accepted %+v", ev)
+		}
+	})
+}

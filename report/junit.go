@@ -1,0 +1,188 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// JUnit writes the lanes as JUnit XML: a test suite per lane, a test case per request (named
+// "case request i/N", class = lane.case) with a property per check, and one per case that ran
+// no request. A request that failed has a <failure> listing its checks that did not pass;
+// one that errored or was cancelled an <error>; a skipped one <skipped>. Known failures pass
+// and are named in system-out.
+func JUnit(w io.Writer, lanes []checks.Result) error {
+	doc := junitSuites{Name: "diffusion-check"}
+	for _, l := range lanes {
+		s := junitSuite{Name: l.Lane, Timestamp: timestamp(l)}
+		for _, c := range l.Cases {
+			class := l.Lane + "." + c.ID
+			if len(c.Requests) == 0 {
+				tc := junitCase{Name: c.ID, Class: class, Time: seconds(c.WallMs)}
+				outcome(&tc, c.Status, c.Checks, c.Errors)
+				s.add(tc)
+				continue
+			}
+			for _, rr := range c.Requests {
+				tc := junitCase{Name: fmt.Sprintf("%s request %d/%d", c.ID, rr.Index, rr.Of), Class: class, Time: seconds(rr.E2EMs)}
+				cs := rr.Checks
+				if rr.Index == 1 { // the case-level checks (server start) belong to its first request
+					cs = append(append([]checks.Check{}, c.Checks...), cs...)
+				}
+				for _, ck := range cs {
+					tc.Props = append(tc.Props, junitProp{Name: propName(ck), Value: propValue(ck)})
+				}
+				var errs []string
+				if rr.Index == 1 {
+					errs = c.Errors
+				}
+				outcome(&tc, rr.Status, cs, errs)
+				s.add(tc)
+			}
+		}
+		doc.Suites = append(doc.Suites, s)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+func (s *junitSuite) add(tc junitCase) {
+	s.Tests++
+	switch {
+	case tc.Failure != nil:
+		s.Failures++
+	case tc.Error != nil:
+		s.Errors++
+	case tc.Skipped != nil:
+		s.Skipped++
+	}
+	s.Cases = append(s.Cases, tc)
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Class     string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Props     []junitProp   `xml:"properties>property,omitempty"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// outcome sets the failure, error or skipped element of a test case from its status and the
+// checks and errors that explain it.
+func outcome(tc *junitCase, st checks.Status, cs []checks.Check, errs []string) {
+	var lines, known []string
+	for _, ck := range cs {
+		if s := checkLine(ck); s != "" {
+			if ck.Status == checks.Known {
+				known = append(known, s)
+				continue
+			}
+			lines = append(lines, s)
+		}
+	}
+	lines = append(lines, errs...)
+	if len(known) > 0 {
+		tc.SystemOut = "known failures:\n" + strings.Join(known, "\n")
+	}
+	msg := func() string {
+		if len(lines) == 0 {
+			return string(st)
+		}
+		return firstLine(lines[0])
+	}
+	text := strings.Join(lines, "\n")
+	switch st {
+	case checks.Pass, checks.Known:
+	case checks.Skip:
+		tc.Skipped = &junitProblem{Message: string(st) + because(cs)}
+	case checks.Fail:
+		tc.Failure = &junitProblem{Message: msg(), Type: "fail", Text: text}
+	default: // error, cancelled, or a status that is not ours
+		if len(lines) == 0 && len(cs) == 0 {
+			text = "no checks ran"
+		}
+		tc.Error = &junitProblem{Message: msg(), Type: string(st), Text: text}
+	}
+}
+
+// propName is a check's name, with its source when it has one (memory is measured from several).
+func propName(ck checks.Check) string {
+	if ck.Source != "" {
+		return ck.Name + "[" + ck.Source + "]"
+	}
+	return ck.Name
+}
+
+// propValue reads like "pass 1874.2 ms (limit 2500 ms)" or "fail: no media".
+func propValue(ck checks.Check) string {
+	s := string(ck.Status)
+	if ck.Value != nil {
+		s += " " + number(*ck.Value, ck.Unit)
+		if ck.Limit != nil {
+			s += " (limit " + number(*ck.Limit, ck.Unit) + ")"
+		}
+	}
+	if ck.Detail != "" && ck.Status != checks.Pass {
+		s += ": " + firstLine(ck.Detail)
+	}
+	return s
+}
+
+func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }
+
+func timestamp(l checks.Result) string {
+	if l.StartedAt.IsZero() {
+		return ""
+	}
+	return l.StartedAt.UTC().Format("2006-01-02T15:04:05")
+}

@@ -1,0 +1,394 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/baselines"
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/compare"
+	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/pictures"
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+)
+
+// ModeGT is the run mode that writes ground truth from the outputs (request 1 of every case)
+// into the suite's ground_truth folder instead of checking consistency.
+const ModeGT = "gt"
+
+// consistencyConfig is what the consistency and audio checks need, loaded once per run.
+type consistencyConfig struct {
+	thresholds *baselines.Thresholds
+	gt         baselines.GroundTruth
+	clip       *checks.CLIPScorer
+}
+
+// loadConsistency reads the suite's thresholds (a file, or a folder with one file per GPU
+// class). A broken thresholds file stops the run before anything starts.
+func loadConsistency(opts Options) (*consistencyConfig, error) {
+	th, err := baselines.ThresholdsFor(opts.Suite.Thresholds, opts.GPU)
+	if err != nil {
+		return nil, err
+	}
+	return &consistencyConfig{thresholds: th, gt: baselines.GroundTruth{Dir: opts.Suite.GroundTruth}, clip: opts.CLIPScorer}, nil
+}
+
+// Pictures of a consistency failure are saved in the request's artifact folder under this
+// prefix; the run's index.html lists them.
+const picturePrefix = "consistency-frame-"
+
+// consistency compares a request's output with the case's ground truth: the pictures
+// (consistency.*) and, for a video+audio case, the audio track (audio.*), independently of
+// each other. In gt mode it writes the ground truth instead.
+func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) []checks.Check {
+	if r.opts.Mode == ModeGT {
+		return []checks.Check{r.writeGroundTruth(ctx, c, rr, dir)}
+	}
+	withAudio := c.Modality == suite.VideoAudio
+	doVisual, doAudio := suite.Enabled(c.Checks.Consistency), withAudio && suite.Enabled(c.Checks.Audio)
+	var out []checks.Check
+	// notCompared marks the enabled groups with one status and detail each.
+	notCompared := func(st checks.Status, detail string) []checks.Check {
+		if doVisual {
+			out = append(out, checks.Check{Name: checks.ConsistencyGroup, Status: st, Detail: detail})
+		}
+		if doAudio {
+			out = append(out, checks.Check{Name: checks.AudioGroup, Status: st, Detail: detail})
+		}
+		return out
+	}
+	if !doVisual {
+		out = append(out, checks.Skipped(checks.ConsistencyGroup, "disabled by the case's checks.consistency"))
+	}
+	if withAudio && !doAudio {
+		out = append(out, checks.Skipped(checks.AudioGroup, "disabled by the case's checks.audio"))
+	}
+	if !doVisual && !doAudio {
+		return out
+	}
+	if !outputUsable(rr) {
+		// output.present or output.valid already failed the request and says why.
+		return notCompared(checks.Skip, "not compared: the request has no valid output (see output.present and output.valid)")
+	}
+	if r.cons.gt.Dir == "" {
+		return notCompared(checks.Skip, "no ground truth: the suite names no ground_truth folder")
+	}
+	video := c.Modality != suite.Image
+	entry, err := r.cons.gt.Lookup(c.ID, c.NumGPUs, video, rr.Output.Format)
+	var nf *baselines.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return notCompared(checks.Skip, nf.Error())
+	case err != nil:
+		return notCompared(checks.Error, err.Error())
+	}
+	if doVisual {
+		out = append(out, r.visual(ctx, c, rr, dir, entry)...)
+	}
+	if doAudio {
+		out = append(out, r.audio(ctx, c, rr, entry)...)
+	}
+	return out
+}
+
+// outputUsable reports whether the request saved an output that the output checks did not
+// reject.
+func outputUsable(rr *checks.RequestResult) bool {
+	if rr.Output == nil || rr.Output.Path == "" {
+		return false
+	}
+	for _, ck := range rr.Checks {
+		if (ck.Name == checks.OutputPresent || ck.Name == checks.OutputValid) && (ck.Status == checks.Fail || ck.Status == checks.Error) {
+			return false
+		}
+	}
+	return true
+}
+
+// visual compares the pictures: SSIM, PSNR and mean absolute difference on every frame (or
+// SGLang's key frames), CLIP when a scorer is configured, and a failure picture.
+func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry) []checks.Check {
+	out := rr.Output.Path
+	var res compare.Result
+	var err error
+	switch e.Kind {
+	case baselines.GTImage:
+		res, err = compare.Images(ctx, e.Path, out)
+	case baselines.GTVideo:
+		res, err = compare.Videos(ctx, e.Path, out)
+	case baselines.GTKeyFrames:
+		res, err = compare.KeyFrames(ctx, map[int]string{
+			compare.FrameFirst: e.KeyFrames[0], compare.FrameMid: e.KeyFrames[1], compare.FrameLast: e.KeyFrames[2],
+		}, out)
+	}
+	var me *compare.MismatchError
+	switch {
+	case errors.As(err, &me):
+		d := me.Error()
+		return []checks.Check{checks.Failed(checks.ConsistencySSIM, d), checks.Failed(checks.ConsistencyPSNR, d), checks.Failed(checks.ConsistencyMeanAbsDiff, d)}
+	case err != nil:
+		return []checks.Check{checks.Errored(checks.ConsistencyGroup, fmt.Sprintf("compare with ground truth: %v", err))}
+	}
+	lim := r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
+	frames := make([]checks.FrameScore, len(res.PerFrame))
+	for i, f := range res.PerFrame {
+		frames[i] = checks.FrameScore{Index: f.Index, SSIM: f.SSIM, PSNR: f.PSNR, MeanAbsDiff: f.MeanAbsDiff}
+	}
+	cs := checks.Consistency(frames, res.Frames, lim)
+	cs = append(cs, r.clipCheck(ctx, rr, dir, e, res, lim))
+	if checks.RequestStatus(cs) == checks.Fail {
+		if err := r.failurePicture(ctx, c, rr, dir, e, res, cs); err != nil {
+			r.logf("%s request %d/%d: warning: failure picture: %v", c.ID, rr.Index, rr.Of, err)
+		}
+	}
+	return cs
+}
+
+// clipCheck scores the compared frames with the configured CLIP scorer: the image, or the key
+// frames 0, N//2 and N−1 of a video (extracted as PNGs beside the output).
+func (r *run) clipCheck(ctx context.Context, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, lim checks.ConsistencyLimits) checks.Check {
+	if r.cons.clip == nil {
+		return checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured (run --clip-scorer CMD or DIFFUSION_CHECK_CLIP_SCORER; see docs/consistency.md)")
+	}
+	fail := func(err error) checks.Check {
+		return checks.Check{Name: checks.ConsistencyCLIP, Status: checks.Fail, Limit: checks.Float(lim.CLIP),
+			Detail: fmt.Sprintf("threshold ≥ %g configured, but no score: %v", lim.CLIP, err)}
+	}
+	var pairs []checks.CLIPPair
+	var idx []int
+	switch e.Kind {
+	case baselines.GTImage:
+		pairs, idx = []checks.CLIPPair{{Output: abs(rr.Output.Path), GroundTruth: abs(e.Path)}}, []int{0}
+	default:
+		for k, i := range baselines.KeyFrameIndices(res.Frames) {
+			o, err := r.savedFrame(ctx, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
+			if err != nil {
+				return fail(err)
+			}
+			g := e.KeyFrames[k]
+			if e.Kind == baselines.GTVideo {
+				if g, err = r.savedFrame(ctx, e.Path, i, filepath.Join(dir, fmt.Sprintf("clip-ground-truth-frame-%d.png", i))); err != nil {
+					return fail(err)
+				}
+			}
+			pairs = append(pairs, checks.CLIPPair{Output: abs(o), GroundTruth: abs(g)})
+			idx = append(idx, i)
+		}
+	}
+	scores, err := r.cons.clip.Score(ctx, pairs)
+	if err != nil {
+		return fail(err)
+	}
+	return checks.CLIP(scores, idx, res.Frames, lim)
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// savedFrame writes frame i of a video as a PNG at dst and returns dst.
+func (r *run) savedFrame(ctx context.Context, video string, i int, dst string) (string, error) {
+	rgb, w, h, err := compare.FrameAt(ctx, video, i)
+	if err != nil {
+		return "", err
+	}
+	b, err := media.EncodePNG(rgbImage(rgb, w, h))
+	if err != nil {
+		return "", err
+	}
+	return dst, os.WriteFile(dst, b, 0o644)
+}
+
+func rgbImage(rgb []byte, w, h int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i, j := 0, 0; i+2 < len(rgb) && j+3 < len(img.Pix); i, j = i+3, j+4 {
+		img.Pix[j], img.Pix[j+1], img.Pix[j+2], img.Pix[j+3] = rgb[i], rgb[i+1], rgb[i+2], 255
+	}
+	return img
+}
+
+// failurePicture draws the worst frame (lowest SSIM): ground truth | output | SSIM map, with
+// the metric values, into the request's artifact folder.
+func (r *run) failurePicture(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, cs []checks.Check) error {
+	k := res.WorstFrame
+	var gt, out pictures.Frame
+	var err error
+	switch e.Kind {
+	case baselines.GTImage:
+		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.Path)
+		if err == nil {
+			out.RGB, out.W, out.H, err = media.DecodeImage(ctx, rr.Output.Path)
+		}
+	case baselines.GTVideo:
+		gt.RGB, gt.W, gt.H, err = compare.FrameAt(ctx, e.Path, k)
+		if err == nil {
+			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, rr.Output.Path, k)
+		}
+	case baselines.GTKeyFrames:
+		slot := 0
+		for s, i := range baselines.KeyFrameIndices(res.Frames) {
+			if i == k {
+				slot = s
+			}
+		}
+		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.KeyFrames[slot])
+		if err == nil {
+			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, rr.Output.Path, k)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	m, mw, mh := checks.SSIMMap(out.RGB, gt.RGB, out.W, out.H)
+	title := fmt.Sprintf("%s request %d/%d", c.ID, rr.Index, rr.Of)
+	if res.Kind == "video" {
+		title += fmt.Sprintf(": frame %d of %d (lowest SSIM)", k, res.Frames)
+	}
+	f := pictures.Failure{Title: title, GT: gt, Out: out, SSIMMap: m, MapW: mw, MapH: mh}
+	for _, ck := range cs {
+		f.Lines = append(f.Lines, pictures.Line{Text: fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail), Bad: ck.Status == checks.Fail})
+	}
+	src := e.Path
+	if e.Kind == baselines.GTKeyFrames {
+		src = strings.Join(e.KeyFrames[:], ", ")
+	}
+	f.Lines = append(f.Lines, pictures.Line{Text: "ground truth: " + src})
+	return pictures.Write(filepath.Join(dir, picturePrefix+strconv.Itoa(k)+".png"), f)
+}
+
+// audio compares the output's audio track with the whole-video ground truth's.
+func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult, e baselines.GTEntry) []checks.Check {
+	if e.Kind != baselines.GTVideo {
+		return []checks.Check{checks.Skipped(checks.AudioGroup, fmt.Sprintf(
+			"no audio ground truth: SGLang's key-frame PNGs (%s) hold no audio; write a whole-video ground truth %s with run --mode gt",
+			filepath.Base(e.KeyFrames[0]), baselines.VideoName(c.ID, c.NumGPUs)))}
+	}
+	res, err := compare.Audio(ctx, e.Path, rr.Output.Path)
+	var me *compare.MismatchError
+	switch {
+	case errors.As(err, &me):
+		return checks.AudioFailed(me.Error())
+	case errors.Is(err, media.ErrNoAudio):
+		return []checks.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf(
+			"%v, but case %s is video+audio: regenerate its ground truth (run --mode gt)", err, c.ID))}
+	case err != nil:
+		return []checks.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("compare audio with ground truth: %v", err))}
+	}
+	return checks.AudioConsistency(res.Scores(), r.cons.thresholds.AudioFor(c.ID))
+}
+
+// writeGroundTruth stores request 1's output as the case's ground truth: the image, or the
+// whole video plus SGLang's three key-frame PNGs. It never overwrites silently: every file is
+// reported as new, unchanged, or changed with its SSIM against the file it replaced.
+func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) checks.Check {
+	name := checks.GroundTruthWrite
+	switch {
+	case rr.Index != 1:
+		return checks.Skipped(name, "the ground truth is written from request 1")
+	case r.cons.gt.Dir == "":
+		return checks.Errored(name, "--mode gt: the suite names no ground_truth folder to write to")
+	case !outputUsable(rr):
+		return checks.Failed(name, "request 1 has no valid output to write as ground truth")
+	}
+	type file struct{ name, src string }
+	var files []file
+	if c.Modality == suite.Image {
+		files = append(files, file{baselines.ImageName(c.ID, c.NumGPUs, rr.Output.Format), rr.Output.Path})
+	} else {
+		files = append(files, file{baselines.VideoName(c.ID, c.NumGPUs), rr.Output.Path})
+		names := baselines.KeyFrameNames(c.ID, c.NumGPUs)
+		for k, i := range baselines.KeyFrameIndices(rr.Output.Frames) {
+			src, err := r.savedFrame(ctx, rr.Output.Path, i, filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
+			if err != nil {
+				return checks.Errored(name, fmt.Sprintf("extract key frame %d: %v", i, err))
+			}
+			files = append(files, file{names[k], src})
+		}
+	}
+	var report []string
+	for _, f := range files {
+		data, err := os.ReadFile(f.src)
+		if err != nil {
+			return checks.Errored(name, err.Error())
+		}
+		old := r.cons.gt.Path(f.name)
+		change := ""
+		if prev, err := os.ReadFile(old); err == nil && !bytes.Equal(prev, data) {
+			change = r.changeVersusOld(ctx, old, f.src)
+		}
+		state, err := r.cons.gt.Put(f.name, data)
+		if err != nil {
+			return checks.Errored(name, err.Error())
+		}
+		line := fmt.Sprintf("%s %s", state, r.cons.gt.Path(f.name))
+		if state == baselines.PutChanged {
+			line += " (" + change + ")"
+		}
+		r.logf("%s: ground truth: %s", c.ID, line)
+		report = append(report, line)
+	}
+	return checks.Passed(name, strings.Join(report, "; "))
+}
+
+// changeVersusOld describes how a new ground-truth file differs from the one it replaces.
+func (r *run) changeVersusOld(ctx context.Context, old, src string) string {
+	var res compare.Result
+	var err error
+	if strings.HasSuffix(old, ".mp4") {
+		res, err = compare.Videos(ctx, old, src)
+	} else {
+		res, err = compare.Images(ctx, old, src)
+	}
+	if err != nil {
+		return fmt.Sprintf("not comparable with the old file: %v", err)
+	}
+	if res.Kind == "video" {
+		return fmt.Sprintf("min SSIM vs the old file %.4f at frame %d of %d", res.MinSSIM, res.WorstFrame, res.Frames)
+	}
+	return fmt.Sprintf("SSIM vs the old file %.4f", res.MinSSIM)
+}
+
+// failureIndex writes artifacts/index.html with the failure pictures of every request that
+// has some, beside what failed. Nothing is written when no request has pictures.
+func (r *run) failureIndex(res *checks.Result) {
+	root := filepath.Join(r.opts.Out, ArtifactsDir)
+	var entries []pictures.Entry
+	for _, cr := range res.Cases {
+		for _, rr := range cr.Requests {
+			rel := filepath.Join(cr.ID, "request-"+strconv.Itoa(rr.Index))
+			pics, _ := filepath.Glob(filepath.Join(root, rel, picturePrefix+"*.png"))
+			if len(pics) == 0 {
+				continue
+			}
+			e := pictures.Entry{Case: cr.ID, Index: rr.Index, Of: rr.Of}
+			for _, p := range pics {
+				e.Pictures = append(e.Pictures, filepath.ToSlash(filepath.Join(rel, filepath.Base(p))))
+			}
+			for _, ck := range rr.Checks {
+				if ck.Status == checks.Fail || ck.Status == checks.Error {
+					e.Lines = append(e.Lines, fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail))
+				}
+			}
+			entries = append(entries, e)
+		}
+	}
+	if len(entries) == 0 {
+		return
+	}
+	path := filepath.Join(root, "index.html")
+	if err := pictures.WriteIndex(path, "Consistency failures: "+res.Suite, entries); err != nil {
+		r.logf("warning: %v", err)
+		return
+	}
+	r.logf("consistency failure pictures: %s", path)
+}

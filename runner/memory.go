@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// MemorySampler measures the peak memory of a server's process tree while it runs: GPU
+// memory through NVML, host anonymous memory through /proc. The one implementation is
+// internal/gpumem; tests use fakes.
+type MemorySampler interface {
+	// Start begins sampling the process tree rooted at pid (the server and every process it
+	// spawns) until the session is stopped.
+	Start(ctx context.Context, pid int) (MemorySession, error)
+}
+
+// MemorySession samples one server process tree.
+type MemorySession interface {
+	// Window opens a measurement window now; windows may overlap (concurrent requests).
+	Window() MemoryWindow
+	// Stop ends sampling and releases what the session holds; it may be called twice.
+	Stop()
+}
+
+// MemoryWindow is one phase of a server's life: its load, or one request in flight.
+type MemoryWindow interface {
+	// End closes the window and returns the peaks of the samples taken inside it.
+	End() MemoryPeaks
+}
+
+// MemoryPeaks is what a window measured.
+type MemoryPeaks struct {
+	// MiB maps a source label to the peak in MiB: nvml_process (the server's process tree,
+	// summed over GPUs), nvml_device (every GPU's used memory, summed), host_anon (RssAnon of
+	// the tree) and, with several GPUs, the same per GPU as nvml_process:I and nvml_device:I.
+	// A source that could not be measured is left out, never zero; Notes says why.
+	MiB map[string]float64
+	// Notes explain every source left out or degraded (no driver, no permission, ...).
+	Notes []string
+	// Samples is how many samples fell inside the window.
+	Samples int
+}
+
+// MemorySamplerCheck names the note a request or case carries when a memory source was left
+// out; it is a skip, never a failure: the memory checks fall back to server-reported numbers.
+const MemorySamplerCheck = "memory.sampler"
+
+// startMemory starts sampling a freshly launched server and opens its load window. Without a
+// sampler it does nothing; a sampler that cannot start is a note on the case, not an error.
+func (r *run) startMemory(srv *server) {
+	if r.opts.Memory == nil || srv.cmd.Process == nil {
+		return
+	}
+	sess, err := r.opts.Memory.Start(context.Background(), srv.cmd.Process.Pid)
+	if err != nil {
+		srv.memNote = "memory sampling did not start: " + err.Error()
+		return
+	}
+	srv.mem = sess
+	srv.loadWin = sess.Window()
+}
+
+// endLoadMemory closes the load window of a server that became ready and records its peaks
+// on the case, beside whatever the server reports about itself.
+func endLoadMemory(srv *server, cr *checks.CaseResult) {
+	var p MemoryPeaks
+	switch {
+	case srv.loadWin != nil:
+		p = srv.loadWin.End()
+		srv.loadWin = nil
+	case srv.memNote != "":
+		p.Notes = []string{srv.memNote}
+	default:
+		return
+	}
+	if cr.Load != nil && len(p.MiB) > 0 {
+		if cr.Load.PeakVRAMMiB == nil {
+			cr.Load.PeakVRAMMiB = map[string]float64{}
+		}
+		maps.Copy(cr.Load.PeakVRAMMiB, p.MiB)
+	}
+	if c, ok := samplerNote(p, "load"); ok {
+		cr.Checks = append(cr.Checks, c)
+	}
+}
+
+// mergePeaks adds the keys of add that peaks lacks, so that the first value seen per source
+// wins; it returns the (possibly new) map.
+func mergePeaks(peaks, add map[string]float64) map[string]float64 {
+	for k, v := range add {
+		if peaks == nil {
+			peaks = map[string]float64{}
+		}
+		if _, ok := peaks[k]; !ok {
+			peaks[k] = v
+		}
+	}
+	return peaks
+}
+
+// requestMemory is the memory window of one request; a nil one measures nothing.
+type requestMemory struct {
+	w    MemoryWindow
+	note string
+	p    MemoryPeaks
+}
+
+// openRequestMemory opens a window around a request, or returns nil without a session.
+func (s *server) openRequestMemory() *requestMemory {
+	switch {
+	case s.mem != nil:
+		return &requestMemory{w: s.mem.Window()}
+	case s.memNote != "":
+		return &requestMemory{note: s.memNote}
+	}
+	return nil
+}
+
+// end closes the window as soon as the request's output has arrived.
+func (m *requestMemory) end() {
+	if m == nil {
+		return
+	}
+	if m.w != nil {
+		m.p = m.w.End()
+		m.w = nil
+	}
+	if m.note != "" {
+		m.p.Notes = append(m.p.Notes, m.note)
+	}
+}
+
+// record stores the window's peaks on the request beside the server-reported ones, and a
+// note for each source left out.
+func (m *requestMemory) record(rr *checks.RequestResult) {
+	if m == nil {
+		return
+	}
+	if len(m.p.MiB) > 0 {
+		if rr.PeakVRAMMiB == nil {
+			rr.PeakVRAMMiB = map[string]float64{}
+		}
+		maps.Copy(rr.PeakVRAMMiB, m.p.MiB)
+	}
+	if c, ok := samplerNote(m.p, "request"); ok {
+		rr.Checks = append(rr.Checks, c)
+	}
+}
+
+// samplerNote turns the notes of a window into one skipped check.
+func samplerNote(p MemoryPeaks, phase string) (checks.Check, bool) {
+	if len(p.Notes) == 0 {
+		return checks.Check{}, false
+	}
+	notes := slices.Compact(slices.Clone(p.Notes))
+	return checks.Check{
+		Name: MemorySamplerCheck, Status: checks.Skip, Source: strings.Join(slices.Sorted(maps.Keys(p.MiB)), ","),
+		Detail: phase + " memory: " + strings.Join(notes, "; "),
+	}, true
+}
