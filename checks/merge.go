@@ -28,7 +28,8 @@ const DefaultLane = "default"
 // The same case may appear in several inputs only with identical content (the same file
 // given twice, or as a file and as its folder); two different results for one case of one
 // lane, or partitions of one lane that tested different commits or suites, are an error that
-// names both files. Merge does not check that every planned case ran: that needs the plan.
+// names both files. Cases of a plan that did not run (a partition whose results never arrived,
+// a case missing from its partition) become run-level errors of the lane: see PlanProblems.
 func Merge(inputs []Input) ([]Result, error) {
 	type caseFrom struct {
 		file string
@@ -112,8 +113,11 @@ func Merge(inputs []Input) ([]Result, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("merge results:\n%s", strings.Join(errs, "\n"))
 	}
+	// A planned case that never ran is an error of every lane cut from that plan.
+	planned := PlanProblems(inputs)
 	out := make([]Result, 0, len(lanes))
 	for _, l := range lanes {
+		l.res.Errors = append(l.res.Errors, planned[l.res.PlanHash]...)
 		for _, cf := range l.order {
 			c := cf.c
 			c.Lane = l.res.Lane

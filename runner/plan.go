@@ -1,14 +1,18 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -342,4 +346,57 @@ func LPT(items []PlanItem, n int) []float64 {
 // String is a one-line summary for logs.
 func (p *Plan) String() string {
 	return p.Lane + " " + strconv.Itoa(p.Total) + " partitions, longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
+}
+
+// fileEstimates reads planning estimates from a perf baseline file.
+type fileEstimates struct{ f *baselines.File }
+
+func (e fileEstimates) FullTestTime(id string) (float64, bool) {
+	if s := e.f.Scenarios[id]; s != nil && s.EstimatedFullTestTimeS != nil {
+		return *s.EstimatedFullTestTimeS, true
+	}
+	return 0, false
+}
+
+func (e fileEstimates) ExpectedE2E(id string) (float64, bool) {
+	if s := e.f.Scenarios[id]; s != nil && s.E2EMs != nil {
+		return *s.E2EMs, true
+	}
+	return 0, false
+}
+
+// PlanSuite plans a lane of a suite into n partitions with the estimates of the suite's
+// baseline file for the GPU class, when there is one. `plan` and `run --partition` both call
+// it, so every job of a matrix computes the same split from the same files.
+func PlanSuite(s *suite.Suite, lane, gpu string, n int) (*Plan, error) {
+	items, err := SuiteItems(s, lane, gpu)
+	if err != nil {
+		return nil, err
+	}
+	return MakePlan(suiteName(s), lane, items, n), nil
+}
+
+// SuiteItems estimates the cases of a lane from the suite and its baseline file for the GPU
+// class (a missing file is fine: the plan then says which cases it had to guess).
+func SuiteItems(s *suite.Suite, lane, gpu string) ([]PlanItem, error) {
+	var est Estimates
+	if s.Baselines != "" {
+		path, err := baselines.Find(s.Baselines, cmp.Or(gpu, s.GPU))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return nil, err
+		default:
+			f, err := baselines.Load(path)
+			if err != nil {
+				return nil, err
+			}
+			est = fileEstimates{f}
+		}
+	}
+	items := Items(s, lane, est)
+	if len(items) == 0 {
+		return nil, fmt.Errorf("suite %s: no cases in lane %q", s.Path, lane)
+	}
+	return items, nil
 }

@@ -61,7 +61,10 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		opts.Partition.Total = 1
 	}
 	if opts.Plan == nil {
-		opts.Plan = MakePlan(suiteName(opts.Suite), opts.Lane, Items(opts.Suite, opts.Lane, nil), opts.Partition.Total)
+		var err error
+		if opts.Plan, err = PlanSuite(opts.Suite, opts.Lane, opts.GPU, opts.Partition.Total); err != nil {
+			return nil, err
+		}
 	}
 	cases, err := Select(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
 	if err != nil {

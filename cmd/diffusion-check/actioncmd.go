@@ -28,27 +28,39 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 	case "plan":
 		flag("suite", "suite")
 		flag("lane", "lane")
+		flag("gpu", "gpu")
 		flag("partitions", "partitions")
 		flag("target-minutes", "target_minutes")
 		if in("target_minutes") != "" {
 			flag("max-partitions", "max_partitions")
 		}
 	case "run":
-		for _, f := range []string{"suite", "lane", "partition", "plan", "cases", "mode", "out"} {
+		for _, f := range []string{"suite", "lane", "gpu", "partition", "plan", "cases", "profile", "mode", "out"} {
 			flag(f, f)
 		}
 	case "report", "baseline":
+		pending := false
 		if command == "report" {
-			if p := in("publish"); p == "true" {
-				argv = append(argv, "--publish")
-			} else if p != "" && p != "false" {
-				return 0, usagef("input publish: want true or false, got %q", p)
+			for _, b := range []string{"publish", "pending"} {
+				switch v := in(b); v {
+				case "true":
+					argv = append(argv, "--"+b)
+					pending = pending || b == "pending"
+				case "", "false":
+				default:
+					return 0, usagef("input %s: want true or false, got %q", b, v)
+				}
 			}
 			flag("comment-key", "comment_key")
+			flag("lane", "lane")
+			flag("event", "event")
 		} else {
 			flag("out", "out")
 		}
 		results := strings.Fields(in("results"))
+		if pending {
+			break // statuses only: no results yet
+		}
 		if len(results) == 0 {
 			return 0, usagef("input results: name the results files or folders to %s", command)
 		}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner"
 )
 
 // baselineCmd merges results (every partition and repetition) into an SGLang perf baseline
@@ -41,16 +41,26 @@ func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 		}
 		base = f
 	}
+	inputs, err := readResults(fs.Args())
+	if err != nil {
+		return 0, err
+	}
+	// The same rules as report: conflicting duplicates are an error, and so is a plan whose
+	// partitions did not all arrive — a baseline must not silently drop the cases they held.
+	if _, err := checks.Merge(inputs); err != nil {
+		return 0, usageError{err}
+	}
+	var missing []string
+	for _, probs := range checks.PlanProblems(inputs) {
+		missing = append(missing, probs...)
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return 0, usagef("the results do not cover their plan:\n%s", strings.Join(missing, "\n"))
+	}
 	var results []*checks.Result
-	for _, p := range fs.Args() {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			p = filepath.Join(p, runner.ResultsFile)
-		}
-		res, err := runner.ReadResults(p)
-		if err != nil {
-			return 0, usageError{err}
-		}
-		results = append(results, res)
+	for _, in := range inputs {
+		results = append(results, in.Result)
 	}
 	reg, err := baselines.Regenerate(base, results)
 	if err != nil {

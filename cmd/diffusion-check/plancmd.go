@@ -17,6 +17,7 @@ func planCmd(_ context.Context, e env, args []string) (int, error) {
 	partitions := fs.Int("partitions", 0, "number of partitions (jobs)")
 	target := fs.Float64("target-minutes", 0, "instead of --partitions: as many partitions as keep each near this many minutes")
 	maxJobs := fs.Int("max-partitions", 10, "upper bound on partitions with --target-minutes")
+	gpu := fs.String("gpu", "", "GPU class whose baseline file gives the estimates (default: the suite's)")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -32,9 +33,9 @@ func planCmd(_ context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, usageError{err}
 	}
-	items := runner.Items(s, *lane, nil)
-	if len(items) == 0 {
-		return 0, usagef("suite %s: no cases in lane %q", *suitePath, *lane)
+	items, err := runner.SuiteItems(s, *lane, *gpu)
+	if err != nil {
+		return 0, usageError{err}
 	}
 	n := *partitions
 	if *target > 0 {

@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/report"
-	"github.com/diffusion-check/diffusion-check/runner"
 )
 
 // maxAnnotations is how many error annotations GitHub shows for one step.
@@ -71,19 +69,9 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		fmt.Fprintf(e.stderr, "set %s pending on %s\n", strings.Join(expected, ", "), pub.ev.HeadSHA)
 		return exitOK, nil
 	}
-	if fs.NArg() == 0 {
-		return 0, usagef("name at least one results.json or folder holding one")
-	}
-	var inputs []checks.Input
-	for _, p := range fs.Args() {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			p = filepath.Join(p, "results.json")
-		}
-		res, err := runner.ReadResults(p)
-		if err != nil {
-			return 0, usageError{err}
-		}
-		inputs = append(inputs, checks.Input{File: p, Result: res})
+	inputs, err := readResults(fs.Args())
+	if err != nil {
+		return 0, err
 	}
 	merged, err := checks.Merge(inputs)
 	if err != nil {
