@@ -73,8 +73,32 @@ func TestPlanQuality(t *testing.T) {
 			if p.LongestS > lpt {
 				t.Errorf("seed %d n=%d: longest %.0f s, LPT's %.0f s", seed, n, p.LongestS, lpt)
 			}
-			t.Logf("seed %d n=%2d: ours longest %6.0f s (ideal %6.0f, +%.1f%%, %d starts) | LPT longest %6.0f s (%d starts) | saved %.1f%%",
-				seed, n, p.LongestS, p.IdealS, 100*(p.LongestS/p.IdealS-1), totalStarts(p), lpt, len(items), 100*(1-p.LongestS/lpt))
+			var lptTotal float64
+			for _, l := range LPT(items, n) {
+				lptTotal += l
+			}
+			t.Logf("| %d | %2d | %6.0f | %6.0f (+%.1f%%) | %d | %6.0f | %6.0f (+%.1f%%) | %d | %.1f%% |",
+				seed, n, p.LongestS, p.IdealS, 100*(p.LongestS/p.IdealS-1), totalStarts(p),
+				lpt, lptTotal/float64(n), 100*(lpt/(lptTotal/float64(n))-1), len(items), 100*(1-p.LongestS/lpt))
+		}
+	}
+}
+
+// TestPlanPackingWithoutReuse compares the packing alone: no server is shared, so both plans
+// pay the same starts and any gain is from moving and swapping cases after LPT.
+func TestPlanPackingWithoutReuse(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		for _, n := range []int{4, 6, 8, 10} {
+			items := sglangShaped(seed)
+			for i := range items {
+				items[i].Reuse, items[i].Server = false, items[i].Case
+			}
+			p := MakePlan("s", "base", items, n)
+			lpt := slices.Max(LPT(items, n))
+			if p.LongestS > lpt {
+				t.Errorf("seed %d n=%d: longest %.0f s, LPT's %.0f s", seed, n, p.LongestS, lpt)
+			}
+			t.Logf("| %d | %2d | %6.0f | %6.0f | %6.0f (+%.2f%%) |", seed, n, p.LongestS, lpt, p.IdealS, 100*(p.LongestS/p.IdealS-1))
 		}
 	}
 }
