@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // The CLIP check needs a model, which diffusion-check does not carry: it asks an external
@@ -60,10 +61,7 @@ func (s *CLIPScorer) Score(ctx context.Context, pairs []CLIPPair) ([]float64, er
 	if err != nil {
 		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
 	}
-	cmd := exec.CommandContext(ctx, s.Command[0], s.Command[1:]...)
-	setProcessGroup(cmd)
-	cmd.Cancel = func() error { return terminate(cmd) }
-	cmd.WaitDelay = 5 * time.Second
+	cmd := proc.Command(ctx, 5*time.Second, s.Command[0], s.Command[1:]...)
 	cmd.Stdin = bytes.NewReader(in)
 	stdout := &capped{n: maxScorerOutput}
 	stderr := &capped{n: 4 << 10, keepTail: true}

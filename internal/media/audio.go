@@ -12,6 +12,8 @@ import (
 	"math"
 	"os"
 	"strconv"
+
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // ErrNoAudio is returned (wrapped) by AudioStream and DecodeAudio for a file without an audio
@@ -122,7 +124,7 @@ func DecodeAudio(ctx context.Context, path string, rate int) (PCM, error) {
 	rerr := readMono(bufio.NewReaderSize(stdout, 64<<10), channels, MaxAudioSeconds*rate, &pcm.Samples)
 	if rerr != nil {
 		// Stop ffmpeg: nobody reads the rest.
-		_ = terminate(cmd)
+		_ = proc.Terminate(cmd)
 	}
 	werr := cmd.Wait()
 	switch {

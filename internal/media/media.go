@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // waitDelay is how long a cancelled ffmpeg/ffprobe gets between SIGTERM and SIGKILL, and how long
@@ -23,11 +25,7 @@ const waitDelay = 5 * time.Second
 // command returns an ffmpeg/ffprobe command that is terminated (SIGTERM to its process group)
 // when ctx is done and killed waitDelay later.
 func command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, name, args...)
-	setProcessGroup(cmd)
-	cmd.Cancel = func() error { return terminate(cmd) }
-	cmd.WaitDelay = waitDelay
-	return cmd
+	return proc.Command(ctx, waitDelay, name, args...)
 }
 
 // ffmpegPrefix matches the "[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d0c1a2b3c0] " context that ffmpeg

@@ -1,6 +1,6 @@
 //go:build unix
 
-package media
+package proc
 
 import (
 	"os/exec"
@@ -11,7 +11,8 @@ func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// terminate sends SIGTERM to the command's process group (its pid, as Setpgid made it a leader).
-func terminate(cmd *exec.Cmd) error {
+// Terminate sends SIGTERM to a started command's process group (its pid: Command made it the
+// group leader).
+func Terminate(cmd *exec.Cmd) error {
 	return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 }
