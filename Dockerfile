@@ -8,7 +8,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=1 CGO_CFLAGS=-Wno-deprecated-declarations \
+RUN CGO_ENABLED=1 CGO_CFLAGS=-Wno-deprecated-declarations GOEXPERIMENT=simd \
     go build -trimpath -ldflags="-s -w" -o /out/diffusion-check ./cmd/diffusion-check
 
 FROM debian:bookworm-slim

@@ -5,6 +5,8 @@
 #
 # usage: bench/compare.sh [RUNS]        (default 7; run from anywhere)
 #   DIFFUSION_CHECK=path  use this binary instead of building one
+#   GOEXPERIMENT=...      the build's experiments (default simd: the AVX-512 SSIM kernel; set
+#                         GOEXPERIMENT=nosimd or none to time the portable kernel)
 #   BENCH_DIR=dir         keep the videos there (default: a temporary folder)
 set -euo pipefail
 runs=${1:-7}
@@ -15,7 +17,7 @@ mkdir -p "$dir"
 bin=${DIFFUSION_CHECK:-}
 if [[ -z $bin ]]; then
 	bin=$dir/diffusion-check
-	(cd "$root" && CGO_ENABLED=1 CGO_CFLAGS=-Wno-deprecated-declarations go build -o "$bin" ./cmd/diffusion-check)
+	(cd "$root" && GOEXPERIMENT=${GOEXPERIMENT:-simd} CGO_ENABLED=1 CGO_CFLAGS=-Wno-deprecated-declarations go build -o "$bin" ./cmd/diffusion-check)
 fi
 q=(-hide_banner -nostdin -loglevel error -y)
 # Ground truth: ffmpeg's testsrc2 pattern (moving, detailed). Output: the same with a slight
@@ -30,6 +32,7 @@ fi
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ours=() theirs=()
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$bin" compare --json "$dir/gt.mp4" "$dir/out.mp4" >"$dir/compare.json" # warm the page cache
 for ((i = 0; i < runs; i++)); do
 	t0=$(now)
@@ -43,7 +46,8 @@ done
 mo=$(printf '%s\n' "${ours[@]}" | median)
 mt=$(printf '%s\n' "${theirs[@]}" | median)
 frames=$(grep -o '"frames": [0-9]*' "$dir/compare.json" | grep -o '[0-9]*$')
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load before $load0, after $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "binary: $(go version -m "$bin" 2>/dev/null | grep -o 'GOEXPERIMENT=[^ ]*' || echo 'GOEXPERIMENT unset (portable kernel)')"
 echo "pair: $frames frames 1280x720 H.264; runs: $runs each, alternating"
 echo "diffusion-check compare: runs ${ours[*]}"
 echo "ffmpeg -lavfi ssim:      runs ${theirs[*]}"

@@ -47,7 +47,17 @@ type SSIMScratch struct {
 	w    int
 	col  [3][2][]uint64 // per channel: packed column sums over the last 7 rows (x²,y²) and (x,y,xy)
 	ring [3][2][]uint64 // per channel: the packed values of the last 7 rows, to subtract
+	// The vector kernel's state (ssim_simd_amd64.go): int32 column sums over the last 7 rows of
+	// every sample of a row, channels interleaved as in the frame, padded with zeros.
+	vw   int
+	vcol [3][]int32 // Σx + Σy·2¹⁶, Σ(x²+y²), Σxy
+	zero []byte     // a row of zeros: the "row 7 above" of the first 7 rows
 }
+
+// vectorRun, when not nil, is a vector version of run without a map (smap == nil), chosen
+// at start-up for the CPU by ssim_simd_amd64.go; it returns exactly what run returns, up
+// to the rounding of the last float64 operations.
+var vectorRun func(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64)
 
 // FrameMetrics are the metrics of one pair of RGB24 frames.
 type FrameMetrics struct {
@@ -88,7 +98,13 @@ func (s *SSIMScratch) Metrics(a, b []byte, w, h int) FrameMetrics {
 		nan := math.NaN()
 		return FrameMetrics{SSIM: nan, SSIMChannels: [3]float64{nan, nan, nan}, PSNR: nan, MeanAbsDiff: nan}
 	}
-	sums, sse, sad := s.run(a, b, w, h, nil)
+	var sums [3]float64
+	var sse, sad uint64
+	if vectorRun != nil {
+		sums, sse, sad = vectorRun(s, a, b, w, h)
+	} else {
+		sums, sse, sad = s.run(a, b, w, h, nil)
+	}
 	windows := float64((w - 2*ssimPad) * (h - 2*ssimPad))
 	var m FrameMetrics
 	for c := range sums {

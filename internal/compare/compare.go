@@ -125,16 +125,22 @@ func (r *Result) summarise() {
 func Videos(ctx context.Context, gt, out string) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g, err := media.OpenFrames(ctx, gt)
-	if err != nil {
+	// Open both at once: each open waits for an ffprobe run (about 80 ms) before its ffmpeg starts.
+	var g, o *media.FrameReader
+	var gerr, oerr error
+	var open sync.WaitGroup
+	open.Go(func() { g, gerr = media.OpenFrames(ctx, gt) })
+	o, oerr = media.OpenFrames(ctx, out)
+	open.Wait()
+	if g != nil {
+		defer g.Close()
+	}
+	if o != nil {
+		defer o.Close()
+	}
+	if err := errors.Join(gerr, oerr); err != nil {
 		return Result{}, err
 	}
-	defer g.Close()
-	o, err := media.OpenFrames(ctx, out)
-	if err != nil {
-		return Result{}, err
-	}
-	defer o.Close()
 	gw, gh := g.Size()
 	w, h := o.Size()
 	if err := checkSize(gt, out, gw, gh, w, h); err != nil {
