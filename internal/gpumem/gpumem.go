@@ -185,7 +185,7 @@ func (s *Sampler) start(ctx context.Context, pid int) (*Session, error) {
 		x.note("host_anon unavailable: " + err.Error())
 	}
 	x.mu.Lock()
-	x.sampleLocked(time.Now())
+	x.sampleLocked(time.Now(), true)
 	x.mu.Unlock()
 	x.wg.Add(2)
 	go x.loop(ctx)
@@ -264,10 +264,10 @@ func (x *Session) loop(ctx context.Context) {
 		defer runtime.UnlockOSThread()
 		sl = newThreadSleeper()
 	}
-	iv := x.s.opts.Interval
+	iv := int64(x.s.opts.Interval)
 	start := sl.now()
-	for k := int64(1); ; k++ {
-		sl.sleepUntil(start + k*int64(iv))
+	for k := int64(1); ; {
+		sl.sleepUntil(start + k*iv)
 		select {
 		case <-x.stopCh:
 			return
@@ -275,21 +275,22 @@ func (x *Session) loop(ctx context.Context) {
 			return
 		default:
 		}
-		// A sample that overran the interval moves the schedule on to the next tick still
-		// ahead, so ticks never bunch up; the skipped ones are counted.
-		now := sl.now()
-		if behind := (now - start - k*int64(iv)) / int64(iv); behind > 0 {
-			k += behind
-			x.mu.Lock()
-			x.missed += int(behind)
-			x.mu.Unlock()
-		}
 		t0 := time.Now()
 		x.mu.Lock()
 		x.ticks++
-		x.sampleLocked(t0)
+		x.sampleLocked(t0, false)
 		x.sampleTime += time.Since(t0)
 		x.mu.Unlock()
+		// A sample that overran the interval moves the schedule on to the next tick still
+		// ahead, so ticks never bunch up; the skipped ones are counted.
+		k++
+		if now := sl.now(); now >= start+k*iv {
+			skip := (now-start-k*iv)/iv + 1
+			k += skip
+			x.mu.Lock()
+			x.missed += int(skip)
+			x.mu.Unlock()
+		}
 	}
 }
 
@@ -339,7 +340,10 @@ func (x *Session) rescan() error {
 
 // sampleLocked takes one sample and folds it into every open window. It allocates nothing
 // itself; go-nvml's GetComputeRunningProcesses allocates its result slice (docs/gpu.md).
-func (x *Session) sampleLocked(now time.Time) {
+//
+// Host memory is read every HostInterval, and always when hostNow is set (a window opens or
+// ends), so that every window holds a host sample.
+func (x *Session) sampleLocked(now time.Time, hostNow bool) {
 	if x.stopped {
 		return
 	}
@@ -392,7 +396,7 @@ func (x *Session) sampleLocked(now time.Time) {
 	}
 	var host uint64
 	hostOK := false
-	if !x.hostOff && !now.Before(x.hostNext) {
+	if !x.hostOff && (hostNow || !now.Before(x.hostNext)) {
 		x.hostNext = now.Add(x.s.opts.HostInterval)
 		var read int
 		host, read = x.tree.RssAnon()
@@ -452,7 +456,7 @@ func (x *Session) Window() runner.MemoryWindow {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.windows = append(x.windows, w)
-	x.sampleLocked(time.Now())
+	x.sampleLocked(time.Now(), true)
 	return w
 }
 
@@ -465,7 +469,7 @@ func (w *window) End() runner.MemoryPeaks {
 	if w.peaks != nil {
 		return *w.peaks
 	}
-	x.sampleLocked(time.Now())
+	x.sampleLocked(time.Now(), true)
 	if i := slices.Index(x.windows, w); i >= 0 {
 		x.windows = slices.Delete(x.windows, i, i+1)
 	}

@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+type fakeWindow struct{ p MemoryPeaks }
+
+func (w fakeWindow) End() MemoryPeaks { return w.p }
+
+type fakeSession struct {
+	p       MemoryPeaks
+	stopped int
+}
+
+func (s *fakeSession) Window() MemoryWindow { return fakeWindow{s.p} }
+func (s *fakeSession) Stop()                { s.stopped++ }
+
+// TestRequestMemory: the sampler's peaks land beside the server's own, and a source left out
+// becomes a skipped memory.sampler check that does not change the request's status.
+func TestRequestMemory(t *testing.T) {
+	sess := &fakeSession{p: MemoryPeaks{MiB: map[string]float64{"nvml_process": 4294, "host_anon": 385}, Notes: []string{"x", "x"}}}
+	srv := &server{mem: sess}
+	m := srv.openRequestMemory()
+	m.end()
+	rr := checks.RequestResult{
+		PeakVRAMMiB: map[string]float64{"server_reserved": 3618},
+		Checks:      []checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}},
+	}
+	m.record(&rr)
+	if diff := cmp.Diff(map[string]float64{"server_reserved": 3618, "nvml_process": 4294, "host_anon": 385}, rr.PeakVRAMMiB); diff != "" {
+		t.Errorf("peaks (-want +got):\n%s", diff)
+	}
+	want := checks.Check{Name: MemorySamplerCheck, Status: checks.Skip, Source: "host_anon,nvml_process", Detail: "request memory: x"}
+	if diff := cmp.Diff([]checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}, want}, rr.Checks); diff != "" {
+		t.Errorf("checks (-want +got):\n%s", diff)
+	}
+	if st := checks.RequestStatus(rr.Checks); st != checks.Pass {
+		t.Errorf("status %s, want pass", st)
+	}
+
+	// No sampler: nothing is added; a sampler that failed to start leaves a note only.
+	var none *requestMemory
+	none.end()
+	none.record(&rr)
+	failed := (&server{memNote: "memory sampling did not start: boom"}).openRequestMemory()
+	failed.end()
+	rr2 := checks.RequestResult{}
+	failed.record(&rr2)
+	if rr2.PeakVRAMMiB != nil || len(rr2.Checks) != 1 || rr2.Checks[0].Detail != "request memory: memory sampling did not start: boom" {
+		t.Errorf("failed sampler: %+v", rr2)
+	}
+}
+
+func TestLoadMemory(t *testing.T) {
+	srv := &server{loadWin: fakeWindow{MemoryPeaks{MiB: map[string]float64{"nvml_process": 2658}}}}
+	cr := checks.CaseResult{Load: &checks.Load{DurationMs: 1}}
+	endLoadMemory(srv, &cr)
+	// The server's own load peak arrives later with the first perf record; the first value
+	// per source wins.
+	cr.Load.PeakVRAMMiB = mergePeaks(cr.Load.PeakVRAMMiB, map[string]float64{"server_reserved": 2048, "nvml_process": 1})
+	if diff := cmp.Diff(map[string]float64{"nvml_process": 2658, "server_reserved": 2048}, cr.Load.PeakVRAMMiB); diff != "" {
+		t.Errorf("load peaks (-want +got):\n%s", diff)
+	}
+	if len(cr.Checks) != 0 || srv.loadWin != nil {
+		t.Errorf("checks %v, window left open %v", cr.Checks, srv.loadWin != nil)
+	}
+}
