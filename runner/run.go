@@ -1,7 +1,8 @@
 // Package runner executes a suite: it starts each server under test, sends every case's
-// requests to the same warm server, validates every request it can judge by itself (server
-// alive, output present and decodable, perf record present) and records each result as soon as
-// it is known.
+// requests to the same warm server, measures each request (end-to-end time, the server's
+// performance.log record, sampled GPU and host memory, the output media) and validates it with
+// the pure verdicts of package checks against the baselines, thresholds and ground truth of
+// package baselines, recording each result as soon as it is known.
 package runner
 
 import (
