@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -42,6 +43,14 @@ type Options struct {
 	// 1s. A rescan reads /proc/*/stat of every process on the host: about 2 ms for a
 	// hundred processes (docs/gpu.md).
 	RescanInterval time.Duration
+	// ProcessInterval is the longest time between two per-process queries
+	// (nvmlDeviceGetComputeRunningProcesses) while a window is open; default 50ms. Every tick
+	// reads only the device's used memory, which is cheaper; the per-process list is queried
+	// when that counter rises above its value at the last per-process query (a new
+	// per-process peak is possible only then, while the other processes on the GPU hold
+	// still), when the process tree changed, at every window open and end, and at least once
+	// per ProcessInterval (docs/gpu.md says what this can miss).
+	ProcessInterval time.Duration
 	// Proc is the /proc mount to read; default "/proc".
 	Proc string
 	// Library is the NVML library; nil means the driver's (nvml.New()). Tests pass a mock.
@@ -50,8 +59,13 @@ type Options struct {
 	// where the platform has it.
 	Timer Timer
 
-	// skipDevice and skipProcess leave out one NVML query, to measure what each costs.
-	skipDevice, skipProcess bool
+	// Variants measured by the GPU validation (gpu_test.go), never set otherwise:
+	// procEveryTick queries the per-process list on every tick (the first design); memV2
+	// reads the device counter with nvmlDeviceGetMemoryInfo_v2; ticksOnly wakes on schedule
+	// and samples nothing (the cost of the wake-ups alone); maxDevices samples only the
+	// first GPUs.
+	procEveryTick, memV2, ticksOnly bool
+	maxDevices                      int
 }
 
 // Timer is how the sampling loop waits between ticks. Both keep an absolute schedule
@@ -78,6 +92,9 @@ func (o *Options) defaults() {
 	}
 	if o.RescanInterval <= 0 {
 		o.RescanInterval = time.Second
+	}
+	if o.ProcessInterval <= 0 {
+		o.ProcessInterval = 50 * time.Millisecond
 	}
 	if o.Proc == "" {
 		o.Proc = "/proc"
@@ -129,6 +146,9 @@ func (s *Sampler) init() (err error) {
 	if n == 0 {
 		return errors.New("no GPU")
 	}
+	if o := s.opts.maxDevices; o > 0 && n > o {
+		n = o
+	}
 	for i := range n {
 		d, ret := s.lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
@@ -171,11 +191,15 @@ func (s *Sampler) start(ctx context.Context, pid int) (*Session, error) {
 	nd := len(s.devices)
 	x := &Session{
 		s: s, pid: pid,
-		tree:     hostmem.NewTree(s.opts.Proc),
-		inTree:   map[uint32]bool{},
-		devUsed:  make([]uint64, nd),
-		procUsed: make([]uint64, nd),
-		stopCh:   make(chan struct{}),
+		tree:       hostmem.NewTree(s.opts.Proc),
+		inTree:     map[uint32]bool{},
+		devUsed:    make([]uint64, nd),
+		devAtQuery: make([]uint64, nd),
+		procUsed:   make([]uint64, nd),
+		procHas:    make([]bool, nd),
+		queryDev:   make([]bool, nd),
+		memV2:      s.opts.memV2,
+		stopCh:     make(chan struct{}),
 	}
 	if s.unavailable != "" {
 		x.notes = append(x.notes, s.unavailable)
@@ -202,40 +226,54 @@ type Session struct {
 	stopCh   chan struct{}
 	stopOnce sync.Once
 
-	mu       sync.Mutex
-	stopped  bool
-	windows  []*window
-	tree     *hostmem.Tree
-	inTree   map[uint32]bool
-	treeLen  int
-	devUsed  []uint64 // scratch of the current sample, per GPU
-	procUsed []uint64
-	hostNext time.Time
-	hostOff  bool
-	procOff  bool // per-process queries disabled (no permission, not supported)
-	notes    []string
-	failed   map[string]bool // NVML errors already noted, by call and code
+	mu      sync.Mutex
+	stopped bool
+	windows []*window
+	tree    *hostmem.Tree
+	inTree  map[uint32]bool
+	treeLen int
+	// Per GPU: the device's used memory at the latest sample and at the latest per-process
+	// query, and what that query found for the tree (procHas: a process of the tree was in
+	// the list). queryDev is scratch of one sample.
+	devUsed, devAtQuery []uint64
+	procUsed            []uint64
+	procHas, queryDev   []bool
+	procStale           bool      // the tree changed or a query failed: query every GPU next
+	procNext            time.Time // the periodic per-process query is due
+	memV2               bool
+	hostNext            time.Time
+	hostOff             bool
+	procOff             bool // per-process queries disabled (no permission, not supported)
+	notes               []string
+	failed              map[string]bool // NVML errors already noted, by call and code
 	// Counters over the whole session, for validation.
-	samples, ticks, missed, rescans int
-	sampleTime, rescanTime          time.Duration
+	samples, ticks, idleTicks, missed, rescans int
+	procQueries, riseQueries                   int
+	sampleTime, rescanTime, threadCPU          time.Duration
 }
 
-// Stats counts a session's samples: Ticks is how many ticks the sampler handled, Missed how
-// many scheduled ticks it dropped because a sample overran, Samples all samples including
-// those taken when a window opens or ends.
+// Stats counts a session's samples: Ticks is how many ticks the sampler handled, IdleTicks
+// those with no window open (nothing sampled), Missed how many scheduled ticks it dropped
+// because a sample overran, Samples all samples including those taken when a window opens or
+// ends. ProcQueries counts per-process queries (one per GPU queried), RiseQueries those that
+// a rise of the device counter triggered.
 type Stats struct {
-	Samples, Ticks, Missed, TreeSize, Rescans int
+	Samples, Ticks, IdleTicks, Missed, TreeSize, Rescans int
+	ProcQueries, RiseQueries                             int
 	// SampleTime and RescanTime are the wall time spent taking tick samples and re-reading
-	// the process tree.
-	SampleTime, RescanTime time.Duration
+	// the process tree; ThreadCPU the CPU time of the sampling thread (Linux, TimerThread;
+	// updated every 256 ticks and when the session stops).
+	SampleTime, RescanTime, ThreadCPU time.Duration
 }
 
 // Stats returns the session's counters so far.
 func (x *Session) Stats() Stats {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return Stats{Samples: x.samples, Ticks: x.ticks, Missed: x.missed, TreeSize: x.treeLen,
-		Rescans: x.rescans, SampleTime: x.sampleTime, RescanTime: x.rescanTime}
+	return Stats{Samples: x.samples, Ticks: x.ticks, IdleTicks: x.idleTicks, Missed: x.missed,
+		TreeSize: x.treeLen, Rescans: x.rescans, ProcQueries: x.procQueries,
+		RiseQueries: x.riseQueries, SampleTime: x.sampleTime, RescanTime: x.rescanTime,
+		ThreadCPU: x.threadCPU}
 }
 
 func (x *Session) note(n string) {
@@ -259,12 +297,22 @@ func (x *Session) Stop() {
 func (x *Session) loop(ctx context.Context) {
 	defer x.wg.Done()
 	var sl sleeper = runtimeSleeper{epoch: time.Now()}
-	if x.s.opts.Timer == TimerThread {
+	locked := x.s.opts.Timer == TimerThread
+	var cpu0 time.Duration
+	if locked {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		sl = newThreadSleeper()
+		cpu0 = threadCPU()
+		defer func() {
+			c := threadCPU() - cpu0
+			x.mu.Lock()
+			x.threadCPU = c
+			x.mu.Unlock()
+		}()
 	}
 	iv := int64(x.s.opts.Interval)
+	ticksOnly := x.s.opts.ticksOnly
 	start := sl.now()
 	for k := int64(1); ; {
 		sl.sleepUntil(start + k*iv)
@@ -278,8 +326,18 @@ func (x *Session) loop(ctx context.Context) {
 		t0 := time.Now()
 		x.mu.Lock()
 		x.ticks++
-		x.sampleLocked(t0, false)
+		switch {
+		case ticksOnly:
+		case len(x.windows) == 0:
+			// Nothing to fold a sample into; a window's open takes a full sample.
+			x.idleTicks++
+		default:
+			x.sampleLocked(t0, false)
+		}
 		x.sampleTime += time.Since(t0)
+		if locked && x.ticks%256 == 0 {
+			x.threadCPU = threadCPU() - cpu0
+		}
 		x.mu.Unlock()
 		// A sample that overran the interval moves the schedule on to the next tick still
 		// ahead, so ticks never bunch up; the skipped ones are counted.
@@ -314,7 +372,8 @@ func (x *Session) rescanLoop(ctx context.Context) {
 	}
 }
 
-// rescan re-reads the process tree; the new set replaces the old one between two samples.
+// rescan re-reads the process tree; the new set replaces the old one between two samples,
+// and a changed set makes the next sample query every GPU's process list.
 func (x *Session) rescan() error {
 	t0 := time.Now()
 	pids, err := hostmem.Descendants(x.s.opts.Proc, x.pid)
@@ -332,71 +391,100 @@ func (x *Session) rescan() error {
 	}
 	x.rescans++
 	x.rescanTime += time.Since(t0)
+	if !maps.Equal(set, x.inTree) {
+		x.procStale = true
+	}
 	x.inTree = set
 	x.treeLen = len(pids)
 	x.tree.Set(pids)
 	return nil
 }
 
+// deviceUsed reads GPU i's used memory: nvmlDeviceGetMemoryInfo's used, or total − free from
+// the _v2 call (the same number: it counts the driver's reservation too).
+func (x *Session) deviceUsed(i int, d nvml.Device) (uint64, bool) {
+	if x.memV2 {
+		m, ret := d.GetMemoryInfo_v2()
+		switch ret {
+		case nvml.SUCCESS:
+			return m.Total - m.Free, true
+		case nvml.ERROR_FUNCTION_NOT_FOUND, nvml.ERROR_NOT_SUPPORTED:
+			x.memV2 = false // an older driver: fall back to the first version
+		default:
+			x.fail("memory info", i, ret)
+			return 0, false
+		}
+	}
+	m, ret := d.GetMemoryInfo()
+	if ret != nvml.SUCCESS {
+		x.fail("memory info", i, ret)
+		return 0, false
+	}
+	return m.Used, true
+}
+
 // sampleLocked takes one sample and folds it into every open window. It allocates nothing
 // itself; go-nvml's GetComputeRunningProcesses allocates its result slice (docs/gpu.md).
 //
-// Host memory is read every HostInterval, and always when hostNow is set (a window opens or
-// ends), so that every window holds a host sample.
-func (x *Session) sampleLocked(now time.Time, hostNow bool) {
+// full is set when a window opens or ends: every GPU's process list is queried and host
+// memory read, so that every window holds a complete sample. Otherwise the device counters
+// are read, and a GPU's process list only when its counter rose above its value at that
+// GPU's last per-process query (then also every GPU whose counter moved, so that the sum
+// over GPUs stays current), when the tree changed, or when ProcessInterval has passed. Host
+// memory is read every HostInterval.
+func (x *Session) sampleLocked(now time.Time, full bool) {
 	if x.stopped {
 		return
 	}
 	x.samples++
-	var devSum, procSum uint64
-	procSeen := false
+	var devSum uint64
 	devOK := len(x.s.devices) > 0
+	all := full || x.procStale || x.s.opts.procEveryTick || !now.Before(x.procNext)
+	rise := false
 	for i, d := range x.s.devices {
-		x.devUsed[i], x.procUsed[i] = 0, 0
-		m, ret := nvml.Memory{}, nvml.SUCCESS
-		if x.s.opts.skipDevice {
+		u, ok := x.deviceUsed(i, d)
+		if !ok {
+			// Without the counter no rise can be seen: query the processes instead.
 			devOK = false
-		} else {
-			m, ret = d.GetMemoryInfo()
-		}
-		if ret != nvml.SUCCESS {
-			x.fail("memory info", i, ret)
-			devOK = false
-		} else {
-			x.devUsed[i] = m.Used
-			devSum += m.Used
-		}
-		if x.procOff || x.s.opts.skipProcess {
+			x.queryDev[i], rise = true, true
 			continue
 		}
-		ps, ret := d.GetComputeRunningProcesses()
-		switch ret {
-		case nvml.SUCCESS:
-		case nvml.ERROR_NO_PERMISSION, nvml.ERROR_NOT_SUPPORTED:
-			x.procOff = true
-			x.note(fmt.Sprintf("nvml per-process query on GPU %d: %v; nvml_process left out, nvml_device only", i, ret))
-			continue
-		default:
-			x.fail("compute processes", i, ret)
-			continue
+		x.devUsed[i] = u
+		devSum += u
+		x.queryDev[i] = u > x.devAtQuery[i]
+		rise = rise || x.queryDev[i]
+	}
+	queried := false
+	if !x.procOff && (all || rise) {
+		if all {
+			x.procNext = now.Add(x.s.opts.ProcessInterval)
+			x.procStale = false
 		}
-		for _, p := range ps {
-			if !x.inTree[p.Pid] {
+		for i, d := range x.s.devices {
+			if !all && !x.queryDev[i] && x.devUsed[i] == x.devAtQuery[i] {
 				continue
 			}
-			if p.UsedGpuMemory == notAvailable {
-				x.procOff = true
-				x.note(fmt.Sprintf("nvml reports no per-process memory on GPU %d (pid %d); nvml_process left out, nvml_device only", i, p.Pid))
+			if !all && x.queryDev[i] {
+				x.riseQueries++
+			}
+			x.queryProcesses(i, d)
+			queried = true
+			if x.procOff {
 				break
 			}
-			x.procUsed[i] += p.UsedGpuMemory
-			procSum += p.UsedGpuMemory
-			procSeen = true
+		}
+	}
+	var procSum uint64
+	procSeen := false
+	if queried && !x.procOff {
+		for i, v := range x.procUsed {
+			procSum += v
+			procSeen = procSeen || x.procHas[i]
 		}
 	}
 	var host uint64
 	hostOK := false
-	if !x.hostOff && (hostNow || !now.Before(x.hostNext)) {
+	if !x.hostOff && (full || !now.Before(x.hostNext)) {
 		x.hostNext = now.Add(x.s.opts.HostInterval)
 		var read int
 		host, read = x.tree.RssAnon()
@@ -411,7 +499,7 @@ func (x *Session) sampleLocked(now time.Time, hostNow bool) {
 				w.perDev[i] = max(w.perDev[i], v)
 			}
 		}
-		if procSeen && !x.procOff {
+		if procSeen {
 			w.procSeen = true
 			w.proc = max(w.proc, procSum)
 			for i, v := range x.procUsed {
@@ -423,6 +511,41 @@ func (x *Session) sampleLocked(now time.Time, hostNow bool) {
 			w.host = max(w.host, host)
 		}
 	}
+}
+
+// queryProcesses reads GPU i's process list into procUsed[i] and procHas[i], and remembers
+// the device counter it belongs to. A failed query leaves the GPU's last value and makes the
+// next sample query again.
+func (x *Session) queryProcesses(i int, d nvml.Device) {
+	x.procQueries++
+	ps, ret := d.GetComputeRunningProcesses()
+	switch ret {
+	case nvml.SUCCESS:
+	case nvml.ERROR_NO_PERMISSION, nvml.ERROR_NOT_SUPPORTED:
+		x.procOff = true
+		x.note(fmt.Sprintf("nvml per-process query on GPU %d: %v; nvml_process left out, nvml_device only", i, ret))
+		return
+	default:
+		x.fail("compute processes", i, ret)
+		x.procStale = true
+		return
+	}
+	var sum uint64
+	has := false
+	for _, p := range ps {
+		if !x.inTree[p.Pid] {
+			continue
+		}
+		if p.UsedGpuMemory == notAvailable {
+			x.procOff = true
+			x.note(fmt.Sprintf("nvml reports no per-process memory on GPU %d (pid %d); nvml_process left out, nvml_device only", i, p.Pid))
+			return
+		}
+		sum += p.UsedGpuMemory
+		has = true
+	}
+	x.procUsed[i], x.procHas[i] = sum, has
+	x.devAtQuery[i] = x.devUsed[i]
 }
 
 // fail notes an NVML error once per call, GPU and code.

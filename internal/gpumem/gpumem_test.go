@@ -54,7 +54,17 @@ type gpu struct {
 	cost               time.Duration
 	mu                 sync.Mutex
 	calls              []time.Duration // when GetMemoryInfo was called, after start
+	procCalls          []time.Duration // when GetComputeRunningProcesses was called
 	procs              []nvml.ProcessInfo
+	// other is what the unrelated process holds at a time after start; nil: 5 GiB.
+	other func(time.Duration) uint64
+}
+
+func (g *gpu) otherUsed() uint64 {
+	if g.other == nil {
+		return 5 * gib
+	}
+	return g.other(time.Since(g.start))
 }
 
 func (g *gpu) used() uint64 {
@@ -71,13 +81,17 @@ func (g *gpu) device() *mock.Device {
 		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
 			g.mu.Lock()
 			g.calls = append(g.calls, time.Since(g.start))
+			cost := g.cost
 			g.mu.Unlock()
-			if g.cost > 0 {
-				time.Sleep(g.cost) // advances the fake clock: a slow sample
+			if cost > 0 {
+				time.Sleep(cost) // advances the fake clock: a slow sample
 			}
-			return nvml.Memory{Total: 140 * gib, Used: g.used() + 5*gib}, nvml.SUCCESS
+			return nvml.Memory{Total: 140 * gib, Used: g.used() + g.otherUsed()}, nvml.SUCCESS
 		},
 		GetComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) {
+			g.mu.Lock()
+			g.procCalls = append(g.procCalls, time.Since(g.start))
+			g.mu.Unlock()
 			if g.procRet != nvml.SUCCESS {
 				return nil, g.procRet
 			}
@@ -86,7 +100,7 @@ func (g *gpu) device() *mock.Device {
 				u = g.procUsed
 			}
 			g.procs[0] = nvml.ProcessInfo{Pid: 101, UsedGpuMemory: u}
-			g.procs[1] = nvml.ProcessInfo{Pid: 200, UsedGpuMemory: 5 * gib}
+			g.procs[1] = nvml.ProcessInfo{Pid: 200, UsedGpuMemory: g.otherUsed()}
 			return g.procs, nvml.SUCCESS
 		},
 	}
@@ -153,14 +167,16 @@ func TestDriftFree(t *testing.T) {
 		{2500 * time.Microsecond, []time.Duration{1, 4, 7, 10}, 2},
 	} {
 		synctest.Test(t, func(t *testing.T) {
-			g := &gpu{start: time.Now(), base: gib, cost: tc.cost}
+			g := &gpu{start: time.Now(), base: gib}
 			s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour})
 			sess, err := s.start(t.Context(), 100)
 			if err != nil {
 				t.Fatal(err)
 			}
+			w := sess.Window() // ticks sample only while a window is open
+			defer w.End()
 			g.mu.Lock()
-			g.calls, g.start = nil, time.Now() // ignore the first sample taken by start
+			g.calls, g.start, g.cost = nil, time.Now(), tc.cost // ignore the samples taken by start and Window
 			g.mu.Unlock()
 			time.Sleep(tc.wantAt[len(tc.wantAt)-1]*time.Millisecond + 100*time.Microsecond)
 			sess.Stop() // first: a sample sleeping with the lock held would block Stats
@@ -180,6 +196,114 @@ func TestDriftFree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProcessQueryTrigger: the device counter is read every tick, the process list only at a
+// window's open and end, every ProcessInterval while the counter is flat, and on the tick where
+// the counter rises: the 2 ms spike's per-process peak is still caught.
+func TestProcessQueryTrigger(t *testing.T) {
+	proc := fakeProc(t)
+	synctest.Test(t, func(t *testing.T) {
+		ms := time.Millisecond
+		g := &gpu{start: time.Now(), base: 4 * gib, spike: 20 * gib, spikeFrom: 120*ms + 500*time.Microsecond, spikeTo: 122*ms + 500*time.Microsecond}
+		s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour, ProcessInterval: 50 * ms})
+		sess, err := s.start(t.Context(), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Stop()
+		w := sess.Window()
+		time.Sleep(160*ms + 500*time.Microsecond)
+		got := w.End()
+		st := sess.Stats()
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		// start, window open, periodic at 50 and 100, the rise at 121, periodic at 150, end.
+		want := []time.Duration{0, 0, 50 * ms, 100 * ms, 121 * ms, 150 * ms, 160*ms + 500*time.Microsecond}
+		if diff := cmp.Diff(want, g.procCalls); diff != "" {
+			t.Errorf("per-process queries at (-want +got):\n%s", diff)
+		}
+		if n := len(g.calls); n < 162 {
+			t.Errorf("%d device counter reads, want one per tick (≥ 162)", n)
+		}
+		if diff := cmp.Diff(map[string]float64{LabelProcess: 24 * 1024, LabelDevice: 29 * 1024, LabelHost: 4}, got.MiB); diff != "" {
+			t.Errorf("peaks (-want +got):\n%s", diff)
+		}
+		if st.RiseQueries != 1 {
+			t.Errorf("%d queries triggered by a rise, want 1", st.RiseQueries)
+		}
+	})
+}
+
+// TestProcessSwapMissed pins down what the trigger cannot see (docs/gpu.md): another process
+// frees what ours allocates within one tick, so the device counter stays flat; our peak is
+// caught only if it is still held at the next periodic query.
+func TestProcessSwapMissed(t *testing.T) {
+	proc := fakeProc(t)
+	for _, tc := range []struct {
+		hold     time.Duration
+		wantProc float64
+	}{
+		{3 * time.Millisecond, 4 * 1024},  // gone before the query at 50 ms: missed
+		{60 * time.Millisecond, 6 * 1024}, // held across 50 ms: caught there
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			from := 10*time.Millisecond + 500*time.Microsecond
+			g := &gpu{start: time.Now(), base: 4 * gib, spike: 2 * gib, spikeFrom: from, spikeTo: from + tc.hold}
+			g.other = func(at time.Duration) uint64 {
+				if at >= from && at < from+tc.hold {
+					return 3 * gib
+				}
+				return 5 * gib
+			}
+			s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour, ProcessInterval: 50 * time.Millisecond})
+			sess, err := s.start(t.Context(), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Stop()
+			w := sess.Window()
+			time.Sleep(80 * time.Millisecond)
+			got := w.End()
+			want := map[string]float64{LabelProcess: tc.wantProc, LabelDevice: 9 * 1024, LabelHost: 4}
+			if diff := cmp.Diff(want, got.MiB); diff != "" {
+				t.Errorf("held %s: peaks (-want +got):\n%s", tc.hold, diff)
+			}
+		})
+	}
+}
+
+// TestMultiGPURise: when GPU 0 rises, GPU 1, whose counter fell since its last query, is
+// queried too, so the summed per-process peak is not built from a stale, higher value.
+func TestMultiGPURise(t *testing.T) {
+	proc := fakeProc(t)
+	synctest.Test(t, func(t *testing.T) {
+		ms := time.Millisecond
+		g0 := &gpu{start: time.Now(), base: 2 * gib, spike: 4 * gib, spikeFrom: 10*ms + 500*time.Microsecond, spikeTo: 12*ms + 500*time.Microsecond}
+		g1 := &gpu{start: time.Now(), base: 2 * gib, spike: 1 * gib, spikeTo: 5*ms + 500*time.Microsecond} // frees 1 GiB at 5.5 ms
+		s := New(Options{Library: library(g0.device(), g1.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour, ProcessInterval: 50 * ms})
+		sess, err := s.start(t.Context(), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Stop()
+		w := sess.Window()
+		time.Sleep(20 * ms)
+		got := w.End()
+		want := map[string]float64{
+			LabelProcess: 8 * 1024, LabelProcess + ":0": 6 * 1024, LabelProcess + ":1": 3 * 1024,
+			LabelDevice: 18 * 1024, LabelDevice + ":0": 11 * 1024, LabelDevice + ":1": 8 * 1024,
+			LabelHost: 4,
+		}
+		if diff := cmp.Diff(want, got.MiB); diff != "" {
+			t.Errorf("peaks (-want +got):\n%s", diff)
+		}
+		g1.mu.Lock()
+		defer g1.mu.Unlock()
+		if diff := cmp.Diff([]time.Duration{0, 0, 11 * ms, 20 * ms}, g1.procCalls); diff != "" {
+			t.Errorf("GPU 1 queried at (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestUnavailable(t *testing.T) {

@@ -2,6 +2,7 @@ package gpumem
 
 import (
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -35,4 +36,15 @@ func (threadSleeper) sleepUntil(t int64) {
 			return
 		}
 	}
+}
+
+const rusageThread = 1 // RUSAGE_THREAD
+
+// threadCPU is the CPU time (user and system) of the calling OS thread.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
