@@ -25,8 +25,8 @@ type Options struct {
 	Suite     *suite.Suite
 	Lane      string // empty: every lane
 	Partition checks.Partition
-	// Plan is the split the partition belongs to; nil means a plan of Partition.Total parts
-	// from the suite's own estimates.
+	// Plan is the split the partition belongs to; nil means PlanSuite with GPU and
+	// Partition.Total.
 	Plan   *Plan
 	Cases  []string // restrict to these case ids; empty: all of the partition
 	Out    string

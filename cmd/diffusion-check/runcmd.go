@@ -79,6 +79,13 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if g == "" {
 		g = s.GPU
 	}
+	if plan == nil {
+		// The split must be the one the plan job computed, which knows no detected GPU: plan
+		// with the GPU class given on the command line or in the suite, before detection.
+		if plan, err = runner.PlanSuite(s, *lane, g, p.Total); err != nil {
+			return 0, usageError{err}
+		}
+	}
 	if *memInterval <= 0 {
 		return 0, usagef("--memory-interval %s: must be > 0", *memInterval)
 	}
@@ -88,6 +95,9 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	defer mem.Close()
 	if why := mem.Unavailable(); why != "" {
 		fmt.Fprintf(e.stderr, "memory: %s; GPU memory comes from the server's own reports\n", why)
+	}
+	if g == "" {
+		g = detectGPU(e, mem.DeviceNames())
 	}
 	res, err := runner.Run(ctx, runner.Options{
 		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Mode: *mode,
@@ -146,4 +156,19 @@ func clipScorerOf(command string, timeout time.Duration) *checks.CLIPScorer {
 		return &checks.CLIPScorer{Command: argv, Timeout: timeout}
 	}
 	return nil
+}
+
+// detectGPU picks the GPU class of the baselines from the first GPU's NVML name, when neither
+// --gpu nor the suite names one, and says what it chose.
+func detectGPU(e env, names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	class, ok := baselines.GPUClass(names[0])
+	if !ok {
+		fmt.Fprintf(e.stderr, "gpu: %q is not in the GPU class table; pass --gpu or set gpu: in the suite\n", names[0])
+		return ""
+	}
+	fmt.Fprintf(e.stderr, "gpu: %s (detected from %q)\n", class, names[0])
+	return class
 }

@@ -165,6 +165,24 @@ func (s *Sampler) Unavailable() string { return s.unavailable }
 // Devices is the number of GPUs sampled.
 func (s *Sampler) Devices() int { return len(s.devices) }
 
+// DeviceNames returns the product name of every sampled GPU ("NVIDIA H200", ...), for choosing
+// the GPU class of the baselines; a name NVML cannot give is "".
+func (s *Sampler) DeviceNames() (names []string) {
+	defer func() {
+		if recover() != nil { // see init: go-nvml may panic on a broken install
+			names = make([]string, len(s.devices))
+		}
+	}()
+	for _, d := range s.devices {
+		n, ret := d.GetName()
+		if ret != nvml.SUCCESS {
+			n = ""
+		}
+		names = append(names, n)
+	}
+	return names
+}
+
 // Close shuts NVML down; sessions must be stopped first.
 func (s *Sampler) Close() error {
 	if s.lib == nil {

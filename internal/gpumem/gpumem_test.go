@@ -117,6 +117,21 @@ func library(devs ...nvml.Device) *mock.Interface {
 	}
 }
 
+func TestDeviceNames(t *testing.T) {
+	named := func(name string, ret nvml.Return) *mock.Device {
+		return &mock.Device{GetNameFunc: func() (string, nvml.Return) { return name, ret }}
+	}
+	s := New(Options{Library: library(named("NVIDIA H200", nvml.SUCCESS), named("", nvml.ERROR_UNKNOWN)), Proc: fakeProc(t), Timer: TimerRuntime})
+	defer s.Close()
+	if got := s.DeviceNames(); len(got) != 2 || got[0] != "NVIDIA H200" || got[1] != "" {
+		t.Errorf("DeviceNames() = %q, want [NVIDIA H200, \"\"]", got)
+	}
+	none := New(Options{Library: &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, Proc: fakeProc(t), Timer: TimerRuntime})
+	if got := none.DeviceNames(); len(got) != 0 {
+		t.Errorf("without NVML: DeviceNames() = %q, want none", got)
+	}
+}
+
 func TestPeaksPerWindow(t *testing.T) {
 	proc := fakeProc(t)
 	synctest.Test(t, func(t *testing.T) {
