@@ -36,6 +36,12 @@ type FrameReader struct {
 	n      int   // frames read so far
 	err    error // sticky: io.EOF after the last frame, or what went wrong
 	warn   []string
+
+	// The yuv420p path (yuv.go): ffmpeg sends yuv420p, converted here into the caller's buffer
+	// with coef, once verdict says that coef converts as ffmpeg does.
+	yuv     []byte // nil on the rgb24 path
+	coef    yuvCoeffs
+	verdict *yuvCheck
 }
 
 // OpenFrames starts decoding path. It asks ffprobe for the frame size (and the frame count the
@@ -52,7 +58,7 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 	var stdout bytes.Buffer
 	stderr := &tail{n: 8 << 10}
 	probe := command(ctx, "ffprobe", "-v", "error", "-select_streams", "V:0",
-		"-show_entries", "stream=codec_name,width,height,nb_frames", "-of", "json", fileArg(path))
+		"-show_entries", "stream=codec_name,width,height,nb_frames,pix_fmt,color_space,color_range", "-of", "json", fileArg(path))
 	probe.Stdout = &stdout
 	probe.Stderr = stderr
 	if err := probe.Run(); err != nil {
@@ -71,23 +77,44 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 		}
 		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	r := &FrameReader{parent: parent, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames, stderr: &tail{n: 8 << 10}, cancel: cancel}
-	r.cmd = command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
-		"-i", fileArg(path), "-map", "0:V:0", "-fps_mode", "passthrough",
-		"-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
+	r := &FrameReader{parent: ctx, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames}
+	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
+	if err := r.start(ok && yuvVector && !noYUV, coef); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// noYUV turns the yuv420p path off (tests compare both paths).
+var noYUV = false
+
+// start starts ffmpeg sending rgb24 frames on stdout; with yuv, yuv420p frames instead, to be
+// converted with coef once checkYUV has confirmed that coef converts as ffmpeg does.
+func (r *FrameReader) start(yuv bool, coef yuvCoeffs) error {
+	ctx, cancel := context.WithCancel(r.parent)
+	r.cancel, r.stderr, r.yuv, r.verdict = cancel, &tail{n: 8 << 10}, nil, nil
+	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-i", fileArg(r.path),
+		"-map", "0:V:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"}
+	frame := 3 * r.w * r.h
+	if yuv {
+		frame = r.w * r.h * 3 / 2
+		r.yuv, r.coef = make([]byte, frame), coef
+		args[len(args)-2] = "yuv420p"
+		r.verdict = checkYUV(r.parent, r.path, r.w, r.h, coef)
+	}
+	r.cmd = command(ctx, "ffmpeg", args...)
 	r.cmd.Stderr = r.stderr
+	var err error
 	if r.stdout, err = r.cmd.StdoutPipe(); err != nil {
 		cancel()
-		return nil, fmt.Errorf("decode %s: %w", path, err)
+		return fmt.Errorf("decode %s: %w", r.path, err)
 	}
 	if err := r.cmd.Start(); err != nil {
 		cancel()
-		return nil, fmt.Errorf("decode %s: ffmpeg: %w", path, err)
+		return fmt.Errorf("decode %s: ffmpeg: %w", r.path, err)
 	}
-	setPipeSize(r.stdout, 3*r.w*r.h)
-	return r, nil
+	setPipeSize(r.stdout, frame)
+	return nil
 }
 
 // Size returns the frame size in pixels; every frame has 3·w·h bytes.
@@ -113,7 +140,23 @@ func (r *FrameReader) Next(dst []byte) error {
 	if len(dst) != 3*r.w*r.h {
 		return fmt.Errorf("decode %s: frame buffer of %d bytes, want %d (%dx%d rgb24)", r.path, len(dst), 3*r.w*r.h, r.w, r.h)
 	}
-	got, err := io.ReadFull(r.stdout, dst)
+	buf := dst
+	if r.yuv != nil {
+		buf = r.yuv
+	}
+	got, err := io.ReadFull(r.stdout, buf)
+	if err == nil && r.yuv != nil {
+		yuv420ToRGBFast(dst, r.yuv, r.w, r.h, &r.coef)
+		if r.n == 0 && !r.verdict.wait() {
+			// Not what ffmpeg makes of it: decode again the old way.
+			r.stop()
+			if err := r.start(false, yuvCoeffs{}); err != nil {
+				r.err = err
+				return err
+			}
+			return r.Next(dst)
+		}
+	}
 	switch {
 	case err == nil:
 		r.n++
@@ -166,11 +209,16 @@ func (r *FrameReader) finish(short error) error {
 func (r *FrameReader) Close() error {
 	if r.err == nil {
 		r.err = fmt.Errorf("decode %s: reader closed", r.path)
-		r.cancel()
-		r.stdout.Close()
-		r.cmd.Wait()
+		r.stop()
 	}
 	return nil
+}
+
+// stop ends the running ffmpeg.
+func (r *FrameReader) stop() {
+	r.cancel()
+	r.stdout.Close()
+	r.cmd.Wait()
 }
 
 // FrameHeader is what ffprobe says about a file's picture stream before decoding it.
@@ -179,6 +227,9 @@ type FrameHeader struct {
 	Width, Height int
 	// Frames is the count the container lists; 0 when it does not say (images, some formats).
 	Frames int
+	// PixFmt, ColorSpace and ColorRange are ffprobe's names ("yuv420p", "bt709", "tv"); empty
+	// when it does not say.
+	PixFmt, ColorSpace, ColorRange string
 }
 
 // ParseFrameHeader reads the JSON of `ffprobe -select_streams V:0 -show_entries
@@ -191,6 +242,9 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 			Width     int    `json:"width"`
 			Height    int    `json:"height"`
 			NbFrames  string `json:"nb_frames"`
+			PixFmt    string `json:"pix_fmt"`
+			Space     string `json:"color_space"`
+			Range     string `json:"color_range"`
 		} `json:"streams"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
@@ -207,7 +261,8 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 	if err != nil {
 		return FrameHeader{}, fmt.Errorf("nb_frames: %w", err)
 	}
-	return FrameHeader{Codec: s.CodecName, Width: s.Width, Height: s.Height, Frames: n}, nil
+	return FrameHeader{Codec: s.CodecName, Width: s.Width, Height: s.Height, Frames: n,
+		PixFmt: s.PixFmt, ColorSpace: s.Space, ColorRange: s.Range}, nil
 }
 
 // pngMagic starts every PNG file.

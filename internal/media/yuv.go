@@ -1,0 +1,198 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"sync"
+)
+
+// yuv420p → rgb24 in Go, bit for bit as ffmpeg's swscale does it by default.
+//
+// With its default flags, swscale converts yuv420p to rgb24 of the same size with its
+// "unscaled" converter (ff_yuv2rgb_get_func_ptr; chosen when SWS_ACCURATE_RND is off and the
+// height is even), which on x86 is the SSSE3/MMX code of libswscale/x86/yuv_2_rgb.asm: per
+// pixel, in 16-bit lanes,
+//
+//	Y' = y<<3 − yOffset, U' = u<<3 − 1024, V' = v<<3 − 1024
+//	R = clip(Y'·cy>>16 + V'·crv>>16), B = clip(Y'·cy>>16 + U'·cbu>>16)
+//	G = clip(Y'·cy>>16 + (U'·cgu>>16 + V'·cgv>>16))
+//
+// (x·c>>16 is pmulhw: the high half of the signed product), each chroma sample serving a 2×2
+// block of luma. The coefficients come from ff_yuv2rgb_c_init_tables for the stream's colour
+// matrix at limited range. Moving yuv420p (1.5 bytes a pixel) through the pipe instead of rgb24
+// (3) and converting here saves about a third of the decoders' CPU (docs/performance.md).
+//
+// Only what was verified against ffmpeg takes this path (yuvEligible): yuv420p, limited range,
+// BT.601 or BT.709 matrix (unspecified means BT.601, as in swscale), width a multiple of 16,
+// even height. And every reader checks its first frame against ffmpeg's own rgb24 conversion of
+// it, falling back to rgb24 from ffmpeg when they differ (another ffmpeg version, another CPU).
+
+// yuvCoeffs are the 16-bit constants of the conversion.
+type yuvCoeffs struct {
+	y, vr, ub, ug, vg, yOff int16
+}
+
+// invTables are swscale's ff_yuv2rgb_coeffs rows {crv, cbu, cgu, cgv} for the matrices used here.
+var (
+	invBT601 = [4]int64{104597, 132201, 25675, 53279}
+	invBT709 = [4]int64{117489, 138438, 13975, 34925}
+)
+
+// roundToInt16 is swscale's: rounds f/2¹⁶ to nearest and saturates.
+func roundToInt16(f int64) int16 {
+	r := (f + 1<<15) >> 16
+	switch {
+	case r < -0x7fff:
+		return -0x8000
+	case r > 0x7fff:
+		return 0x7fff
+	}
+	return int16(r)
+}
+
+// limitedRangeCoeffs computes ff_yuv2rgb_c_init_tables's MMX/SSE constants for limited-range
+// input, full-range rgb output, default brightness, contrast and saturation.
+func limitedRangeCoeffs(inv [4]int64) yuvCoeffs {
+	crv, cbu, cgu, cgv := inv[0], inv[1], -inv[2], -inv[3]
+	const contrast, saturation = 1 << 16, 1 << 16
+	cy := int64(1<<16) * 255 / 219
+	oy := int64(16 << 16)
+	cy = cy * contrast >> 16
+	crv = crv * contrast * saturation >> 32
+	cbu = cbu * contrast * saturation >> 32
+	cgu = cgu * contrast * saturation >> 32
+	cgv = cgv * contrast * saturation >> 32
+	return yuvCoeffs{
+		y: roundToInt16(cy << 13), vr: roundToInt16(crv << 13), ub: roundToInt16(cbu << 13),
+		ug: roundToInt16(cgu << 13), vg: roundToInt16(cgv << 13), yOff: roundToInt16(oy << 3),
+	}
+}
+
+// yuvEligible says whether a stream's frames may be converted here, and with which constants.
+// The strings are ffprobe's pix_fmt, color_space and color_range.
+func yuvEligible(pixFmt, space, rng string, w, h int) (yuvCoeffs, bool) {
+	if pixFmt != "yuv420p" || w%16 != 0 || h%2 != 0 || (rng != "" && rng != "unknown" && rng != "tv") {
+		return yuvCoeffs{}, false
+	}
+	switch space {
+	case "", "unknown", "bt470bg", "smpte170m":
+		return limitedRangeCoeffs(invBT601), true
+	case "bt709":
+		return limitedRangeCoeffs(invBT709), true
+	}
+	return yuvCoeffs{}, false
+}
+
+// mulhi is pmulhw.
+func mulhi(a, b int16) int32 { return int32(a) * int32(b) >> 16 }
+
+func clip8(v int32) byte { return byte(min(max(v, 0), 255)) }
+
+// yuv420ToRGB converts one yuv420p frame (planes back to back, w×h, w/2×h/2, w/2×h/2) to packed
+// rgb24 in dst (3·w·h bytes). The portable version; yuv420ToRGBRows may be a vector one.
+func yuv420ToRGB(dst, src []byte, w, h int, c *yuvCoeffs) {
+	cw := w / 2
+	yp, up, vp := src[:w*h], src[w*h:w*h+cw*(h/2)], src[w*h+cw*(h/2):w*h+2*cw*(h/2)]
+	for row := range h {
+		yRow, uRow, vRow := yp[row*w:][:w], up[row/2*cw:][:cw], vp[row/2*cw:][:cw]
+		yuvRowPortable(dst[3*w*row:][:3*w], yRow, uRow, vRow, c)
+	}
+}
+
+// yuvRowPortable converts one row of len(y) pixels.
+func yuvRowPortable(dst, y, u, v []byte, c *yuvCoeffs) {
+	for i := range len(u) {
+		uu, vv := int16(u[i])<<3-1024, int16(v[i])<<3-1024
+		r, b := mulhi(vv, c.vr), mulhi(uu, c.ub)
+		g := mulhi(uu, c.ug) + mulhi(vv, c.vg)
+		for k := range 2 {
+			yc := mulhi(int16(y[2*i+k])<<3-c.yOff, c.y)
+			d := dst[6*i+3*k:][:3]
+			d[0], d[1], d[2] = clip8(yc+r), clip8(yc+g), clip8(yc+b)
+		}
+	}
+}
+
+// yuv420ToRGBFast is the fastest converter this build and CPU have; nil-safe default portable.
+var yuv420ToRGBFast = yuv420ToRGB
+
+// yuvVector says whether yuv420ToRGBFast is a vector kernel; only then is moving yuv420p through
+// the pipe worth it (the portable loop costs more CPU than ffmpeg's SSSE3 conversion saves).
+var yuvVector = false
+
+// yuvCheck is the verdict on a set of constants: closed done, ok when ffmpeg's rgb24 conversion
+// of a real frame and ours were identical.
+type yuvCheck struct {
+	done chan struct{}
+	ok   bool
+}
+
+// wait returns the verdict.
+func (v *yuvCheck) wait() bool {
+	<-v.done
+	return v.ok
+}
+
+// yuvChecks holds one *yuvCheck per yuvCoeffs for the process: the first reader that needs a
+// set of constants checks it, every later one reuses the verdict.
+var yuvChecks sync.Map
+
+// checkYUV returns the verdict on c, starting the check when none was made: a second ffmpeg
+// runs the rgb24 command itself on path, stopped after frame 0, with a yuv420p output of the
+// same frame beside it; the verdict is whether converting that yuv420p frame here gives the
+// same bytes. It costs about 0.1 s of CPU, mostly ffmpeg's start, once per process. (One
+// process with a split filter graph could check the decoding process's own frame 0, but ffmpeg
+// 5.1 holds such an output back until the whole video has been written.) A check that could
+// not be made (cancelled, unreadable file) says no and is forgotten, so a later reader tries
+// again; its reader then simply takes the rgb24 path.
+func checkYUV(ctx context.Context, path string, w, h int, c yuvCoeffs) *yuvCheck {
+	v, loaded := yuvChecks.LoadOrStore(c, &yuvCheck{done: make(chan struct{})})
+	chk := v.(*yuvCheck)
+	if loaded {
+		return chk
+	}
+	out := func(pixFmt, to string) []string {
+		return []string{"-map", "0:V:0", "-fps_mode", "passthrough", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", pixFmt, to}
+	}
+	args := append([]string{"-hide_banner", "-nostdin", "-loglevel", "error", "-i", fileArg(path)}, out("rgb24", "pipe:1")...)
+	cmd := command(ctx, "ffmpeg", append(args, out("yuv420p", "pipe:3")...)...)
+	go func() {
+		ok := false
+		defer func() {
+			chk.ok = ok
+			if !ok {
+				yuvChecks.CompareAndDelete(c, chk)
+			}
+			close(chk.done)
+		}()
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return
+		}
+		defer pr.Close()
+		cmd.ExtraFiles = []*os.File{pw}
+		var yuv []byte
+		read := make(chan struct{})
+		go func() {
+			yuv, _ = io.ReadAll(pr)
+			close(read)
+		}()
+		var rgb bytes.Buffer
+		cmd.Stdout = &rgb
+		err = cmd.Start()
+		pw.Close()
+		if err == nil {
+			err = cmd.Wait()
+		}
+		<-read
+		if err != nil || len(yuv) != w*h*3/2 || rgb.Len() != 3*w*h {
+			return
+		}
+		got := make([]byte, 3*w*h)
+		yuv420ToRGBFast(got, yuv, w, h, &c)
+		ok = bytes.Equal(got, rgb.Bytes())
+	}()
+	return chk
+}

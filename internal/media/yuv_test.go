@@ -1,0 +1,210 @@
+package media
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// exhaustiveYUV writes 64 frames of 1024×256 yuv420p in which every (y, u, v) triple occurs:
+// the 512×128 chroma samples are all 65536 (u, v) pairs and frame f gives the 2×2 luma block
+// of each the values 4f … 4f+3.
+func exhaustiveYUV() []byte {
+	const w, h = 1024, 256
+	var out []byte
+	for f := range 64 {
+		frame := make([]byte, w*h*3/2)
+		yp, up, vp := frame[:w*h], frame[w*h:w*h*5/4], frame[w*h*5/4:]
+		for i := range w / 2 * h / 2 {
+			cx, cy := i%(w/2), i/(w/2)
+			up[i], vp[i] = byte(i), byte(i>>8)
+			for k := range 4 {
+				yp[(2*cy+k/2)*w+2*cx+k%2] = byte(4*f + k)
+			}
+		}
+		out = append(out, frame...)
+	}
+	return out
+}
+
+// TestYUVToRGBMatchesFFmpeg converts every (y, u, v) triple with ffmpeg's default yuv420p →
+// rgb24 conversion (the one OpenFrames used to ask for) and with ours, for each colour matrix
+// the Go path accepts.
+func TestYUVToRGBMatchesFFmpeg(t *testing.T) {
+	needFFmpeg(t)
+	const w, h = 1024, 256
+	src := exhaustiveYUV()
+	in := filepath.Join(t.TempDir(), "all.yuv")
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, space := range []string{"", "bt470bg", "smpte170m", "bt709"} {
+		c, ok := yuvEligible("yuv420p", space, "tv", w, h)
+		if !ok {
+			t.Fatalf("%q not eligible", space)
+		}
+		args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "1024x256", "-i", in}
+		if space != "" {
+			args = append(args, "-vf", "setparams=colorspace="+space+":range=tv")
+		}
+		args = append(args, "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
+		want, err := exec.Command("ffmpeg", args...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, fd := w*h*3/2, 3*w*h
+		if len(want) != 64*fd {
+			t.Fatalf("%s: ffmpeg gave %d bytes", space, len(want))
+		}
+		got := make([]byte, fd)
+		for f := range 64 {
+			for name, conv := range map[string]func([]byte, []byte, int, int, *yuvCoeffs){"portable": yuv420ToRGB, "selected": yuv420ToRGBFast} {
+				clear(got)
+				conv(got, src[f*fs:][:fs], w, h, &c)
+				if exp := want[f*fd:][:fd]; !bytes.Equal(got, exp) {
+					for i := range got {
+						if got[i] != exp[i] {
+							p := i / 3
+							t.Fatalf("%s %s frame %d pixel (%d,%d) channel %d: got %d, ffmpeg %d", space, name, f, p%w, p/w, i%3, got[i], exp[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestYUVVectorMatchesPortable checks the selected converter against the portable one on
+// random frames of widths that end inside a 64-pixel step.
+func TestYUVVectorMatchesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c, _ := yuvEligible("yuv420p", "bt709", "", 16, 2)
+	for _, w := range []int{16, 32, 48, 64, 80, 112, 128, 208, 1280} {
+		h := 6
+		src := make([]byte, w*h*3/2)
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+		}
+		a, b := make([]byte, 3*w*h), make([]byte, 3*w*h)
+		yuv420ToRGB(a, src, w, h, &c)
+		yuv420ToRGBFast(b, src, w, h, &c)
+		if !bytes.Equal(a, b) {
+			t.Errorf("width %d: vector and portable differ", w)
+		}
+	}
+}
+
+func BenchmarkYUVToRGB720p(b *testing.B) {
+	const w, h = 1280, 720
+	src := make([]byte, w*h*3/2)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	dst := make([]byte, 3*w*h)
+	c, _ := yuvEligible("yuv420p", "", "", w, h)
+	for _, k := range []struct {
+		name string
+		f    func([]byte, []byte, int, int, *yuvCoeffs)
+	}{{"portable", yuv420ToRGB}, {"selected", yuv420ToRGBFast}} {
+		b.Run(k.name, func(b *testing.B) {
+			b.SetBytes(3 * w * h)
+			for b.Loop() {
+				k.f(dst, src, w, h, &c)
+			}
+		})
+	}
+}
+
+// frameHashes decodes every frame of path and returns their SHA-256 sums, and whether the
+// reader used the yuv420p path. spoil, when set, makes the constants' check fail (the reader
+// must then fall back to rgb24).
+func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, usedYUV bool) {
+	t.Helper()
+	noYUV = !yuv
+	defer func() { noYUV = false }()
+	if spoil {
+		// A failed check of both matrices' constants: the reader must take the rgb24 path.
+		for _, space := range []string{"", "bt709"} {
+			c, _ := yuvEligible("yuv420p", space, "", 16, 2)
+			failed := &yuvCheck{done: make(chan struct{})}
+			close(failed.done)
+			yuvChecks.Store(c, failed)
+			defer yuvChecks.Delete(c)
+		}
+	}
+	r, err := OpenFrames(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	usedYUV = r.yuv != nil
+	w, h := r.Size()
+	buf := make([]byte, 3*w*h)
+	for {
+		if err := r.Next(buf); err != nil {
+			if err == io.EOF {
+				return sums, usedYUV && r.yuv != nil
+			}
+			t.Fatal(err)
+		}
+		sums = append(sums, fmt.Sprintf("%x", sha256.Sum256(buf)))
+	}
+}
+
+// TestYUVPathBitIdentical decodes videos through the rgb24 path (ffmpeg converts) and the
+// yuv420p path (Go converts) and requires every frame to be identical, also when the first-frame
+// check has to fall back.
+func TestYUVPathBitIdentical(t *testing.T) {
+	needFFmpeg(t)
+	dir := t.TempDir()
+	q := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"}
+	videos := map[string][]string{
+		// Like bench/compare.sh's output: moving detail, noise; untagged (BT.601).
+		"noise.mp4": {"testsrc2=size=320x240:rate=24,noise=alls=8:allf=t", "-frames:v", "30", "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p"},
+		// Tagged BT.709, saturated colours.
+		"bt709.mp4": {"smptehdbars=size=208x120:rate=10,noise=alls=20:allf=t", "-frames:v", "12", "-c:v", "libx264", "-crf", "10", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709"},
+	}
+	for name, args := range videos {
+		path := filepath.Join(dir, name)
+		if out, err := exec.Command("ffmpeg", append(append(q, args[0]), append(args[1:], path)...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, out)
+		}
+		want, _ := frameHashes(t, path, false, false)
+		got, used := frameHashes(t, path, true, false)
+		if yuvVector && !used {
+			t.Errorf("%s: the yuv420p path was not taken", name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: frames differ between the yuv420p and rgb24 paths", name)
+		}
+		spoilt, used := frameHashes(t, path, true, true)
+		if used {
+			t.Errorf("%s: spoilt constants were not caught by the first-frame check", name)
+		}
+		if !slices.Equal(spoilt, want) {
+			t.Errorf("%s: after falling back, frames differ from the rgb24 path", name)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s: no frames", name)
+		}
+		// The check itself catches constants that convert differently from ffmpeg.
+		w, h := 320, 240
+		if name == "bt709.mp4" {
+			w, h = 208, 120
+		}
+		for _, space := range []string{"", "bt709"} {
+			c, _ := yuvEligible("yuv420p", space, "", w, h)
+			c.vr++
+			if checkYUV(t.Context(), path, w, h, c).wait() {
+				t.Errorf("%s: the check accepted spoilt %q constants", name, space)
+			}
+		}
+	}
+}
