@@ -337,50 +337,28 @@ func (o *object) lineOf(key string) int {
 // beforehand survives both an absent key and a reported problem. They return whether they
 // set it.
 
-func (o *object) str(key string, dst *string) bool {
-	v, field, ok := o.get(key)
-	if !ok {
-		return false
-	}
-	s, ok := o.d.str(v, field)
-	if ok {
-		*dst = s
-	}
-	return ok
-}
+func (o *object) str(key string, dst *string) bool { return readField(o, key, dst, o.d.str) }
 
-func (o *object) integer(key string, dst *int) bool {
-	v, field, ok := o.get(key)
-	if !ok {
-		return false
-	}
-	i, ok := o.d.integer(v, field)
-	if ok {
-		*dst = i
-	}
-	return ok
-}
+func (o *object) integer(key string, dst *int) bool { return readField(o, key, dst, o.d.integer) }
 
-func (o *object) number(key string, dst *float64) bool {
-	v, field, ok := o.get(key)
-	if !ok {
-		return false
-	}
-	f, ok := o.d.number(v, field)
-	if ok {
-		*dst = f
-	}
-	return ok
-}
+func (o *object) number(key string, dst *float64) bool { return readField(o, key, dst, o.d.number) }
 
 func (o *object) boolean(key string, dst **bool) bool {
-	v, field, ok := o.get(key)
+	return readField(o, key, dst, func(v *yaml.Node, f string) (*bool, bool) {
+		b, ok := o.d.boolean(v, f)
+		return &b, ok
+	})
+}
+
+// readField reads one key with a typed reader, setting *dst only when the value is valid.
+func readField[T any](o *object, key string, dst *T, read func(*yaml.Node, string) (T, bool)) bool {
+	v, name, ok := o.get(key)
 	if !ok {
 		return false
 	}
-	b, ok := o.d.boolean(v, field)
+	x, ok := read(v, name)
 	if ok {
-		*dst = &b
+		*dst = x
 	}
 	return ok
 }
