@@ -345,7 +345,11 @@ func LPT(items []PlanItem, n int) []float64 {
 
 // String is a one-line summary for logs.
 func (p *Plan) String() string {
-	return p.Lane + " " + strconv.Itoa(p.Total) + " partitions, longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
+	lane := p.Lane
+	if lane == "" {
+		lane = "all lanes:"
+	}
+	return lane + " " + strconv.Itoa(p.Total) + " partitions, longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
 }
 
 // fileEstimates reads planning estimates from a perf baseline file.
