@@ -2,36 +2,68 @@
 
 package checks
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+	"unsafe"
+)
 
 // The AVX-512 kernel, built with GOEXPERIMENT=simd on amd64 and used when the CPU has AVX-512
-// (else the portable kernel in ssim.go runs). It computes exactly the integer window sums of
-// the portable kernel and then the same float64 expression, so it agrees with it to the last
-// few bits of the float64 result.
+// (else the portable kernel in ssim.go runs). Its window sums are exactly the portable
+// kernel's; the last few operations of the formula are float32, within a proven bound of the
+// exact result (vectorTolerance in ssim.go).
 //
 // A row of a frame is 3w samples, channels interleaved. The kernel keeps, for every sample
-// column, int32 sums over the last 7 rows of x, y, x²+y² and xy (the formula needs only the sum
-// sxx+syy; x and y share one int32, x in the low 16 bits: a window sum of x is below 2¹⁴, and
-// the packed sums and differences are exact), updated per row by adding the new row and subtracting the row 7 above, 16 samples
-// per instruction. The 7-wide window of a sample is then the sum of 7 column sums 3 samples
-// apart (the same channel), again 16 windows at a time, each lane of its own channel. The
-// integer parts of the formula (p = sx·sy, q = sx²+sy², 49·sxy − p, 49·(sxx+syy) − q) stay below
-// 3.2·10⁸ and are exact in int32; the products and the division are float64, two windows of
-// the same channel (24 samples apart) per division.
+// column, three int32 sums over the last 7 rows: x + y·2¹⁶ (x and y as two 16-bit words; a
+// window sum of either is below 2¹⁴), 49·(x²+y²) and 98·xy. A row moves them down by adding
+// the new row and subtracting the row 7 above, 16 samples per instruction, with 16-bit pair
+// products (VPMADDWD): with P = (x, y) and Q = (u, v) the words of the new and the old sample,
+// D = P−Q and S = P+Q,
+//
+//	49·(x²+y² − u²−v²) = (49·D)·S,  98·(xy − uv) = (49·D)·(S with its words swapped),
+//
+// each "·" one VPMADDWD (49·(x−u) and x+u fit in int16). The 7-wide window of a sample is the
+// sum of 7 column sums 3 samples apart (the same channel), 16 windows at a time, each lane of its
+// own channel. With L = (sx, sy) the window's two word sums, q = sx²+sy² = L·L and 2p = 2·sx·sy =
+// L·(L swapped), again one VPMADDWD each; then the integers of the portable formula,
+// a = 2p, b = 98·sxy − 2p, q and d = 49·(sxx+syy) − q, all exact in int32 (|·| < 3.2·10⁸),
+// go to float32 for (a + N²C1)(b + N(N−1)C2) / ((q + N²C1)(d + N(N−1)C2)), two windows of the
+// same channel (48 samples apart) per division, and each sum of two goes to a float64
+// accumulator.
 
 func init() {
 	if archsimd.X86.AVX512() {
 		vectorRun = runAVX512
+		useVBMI = archsimd.X86.AVX512VBMI()
 	}
 }
 
-// ssimUnit is how many samples one step of the window loop handles: 3 vectors of 16, so that
-// lane i of each vector is always of channel i mod 3 of the vector's offset.
-const ssimUnit = 48
+// useVBMI says whether vAddRow may use VPERMI2B (AVX512-VBMI: Ice Lake and later, Zen 4);
+// without it (Skylake-SP, Cascade Lake) it builds the same words with a few more instructions.
+var useVBMI bool
+
+// ssimStep is how many samples one step of the window loop handles: 6 vectors of 16; vector k
+// and k+3 (48 samples apart) hold windows of the same channels lane by lane.
+const ssimStep = 96
+
+// The byte indices (into a‖b, 128 bytes) that make the 16-bit words (x, y) of 16 samples out
+// of 64 bytes of a and b; the odd bytes are then zeroed.
+var pairIdx [4]archsimd.Uint8x64
+
+func init() {
+	for k := range 4 {
+		var idx [64]uint8
+		for j := range 16 {
+			idx[4*j] = uint8(16*k + j)
+			idx[4*j+2] = uint8(64 + 16*k + j)
+		}
+		pairIdx[k] = archsimd.LoadUint8x64(&idx)
+	}
+}
 
 func (s *SSIMScratch) vreset(w int) {
 	mw3 := 3 * (w - 2*ssimPad)
-	n := (mw3+ssimUnit-1)/ssimUnit*ssimUnit + 3*(ssimWin-1)
+	// Covers the 3w samples of a row (mw3 + 18 = 3w) and the windows of the last step.
+	n := (mw3+ssimStep-1)/ssimStep*ssimStep + 3*(ssimWin-1)
 	if s.vw != w || s.vcol[0] == nil {
 		s.vw = w
 		for k := range s.vcol {
@@ -49,20 +81,20 @@ func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad
 	s.vreset(w)
 	stride := 3 * w
 	mw3 := 3 * (w - 2*ssimPad)
-	units := (mw3 + ssimUnit - 1) / ssimUnit
-	// Masks of the windows that exist in the last unit, per half vector (8 lanes).
-	var last [6]archsimd.Mask64x8
+	steps := (mw3 + ssimStep - 1) / ssimStep
+	// Masks of the windows that exist in the last step, per vector.
+	var last [6]archsimd.Mask32x16
 	for k := range 6 {
-		valid := mw3 - (units-1)*ssimUnit - 8*k
-		var bits uint8
-		if valid >= 8 {
-			bits = 0xff
+		valid := mw3 - (steps-1)*ssimStep - 16*k
+		var bits uint16
+		if valid >= 16 {
+			bits = 0xffff
 		} else if valid > 0 {
-			bits = uint8(1)<<valid - 1
+			bits = uint16(1)<<valid - 1
 		}
-		last[k] = archsimd.Mask64x8FromBits(bits)
+		last[k] = archsimd.Mask32x16FromBits(bits)
 	}
-	var acc [3]archsimd.Float64x8
+	var acc [6]archsimd.Float64x8
 	for r := range h {
 		pa := a[r*stride : r*stride+stride]
 		pb := b[r*stride : r*stride+stride]
@@ -77,10 +109,9 @@ func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad
 		if r < ssimWin-1 {
 			continue
 		}
-		vRow(&s.vcol, units, &last, &acc)
+		vRow(&s.vcol, steps, &last, &acc)
 	}
-	// Lane j of acc[k] holds windows of channel (8·k' + j) mod 3, where k' is the offset (in
-	// halves) of the first window of pair k: 0, 1 and 2 (see vUnit).
+	// acc[2k+h] lane j holds windows at sample offset 16k + 8h + j of a step (and 48 more).
 	for k := range acc {
 		var v [8]float64
 		acc[k].Store(&v)
@@ -94,105 +125,165 @@ func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad
 
 // vAddRow moves the column sums down one row: it adds the samples of pa, pb and subtracts those
 // of oa, ob (the row 7 above, or zeros). It returns the sums of squared and absolute
-// differences of pa and pb.
+// differences of pa and pb. The main loop reads and writes through unsafe pointers that advance
+// 64 samples a step, inside the lengths resliced at the top (see vRow).
 func vAddRow(pa, pb, oa, ob []byte, col *[3][]int32) (sse, sad uint64) {
 	n := len(pa)
 	pb, oa, ob = pb[:n], oa[:n], ob[:n]
 	cl, c2, cxy := col[0][:n], col[1][:n], col[2][:n]
-	var vsse, vsad archsimd.Int32x16
-	i := 0
-	for ; i+16 <= n; i += 16 {
-		x := archsimd.LoadUint8x16Slice(pa[i:]).ExtendToUint32().AsInt32x16()
-		y := archsimd.LoadUint8x16Slice(pb[i:]).ExtendToUint32().AsInt32x16()
-		u := archsimd.LoadUint8x16Slice(oa[i:]).ExtendToUint32().AsInt32x16()
-		v := archsimd.LoadUint8x16Slice(ob[i:]).ExtendToUint32().AsInt32x16()
-		d := x.Sub(y)
-		vsse = vsse.Add(d.Mul(d))
-		vsad = vsad.Add(d.Abs())
-		dx, dy := x.Sub(u), y.Sub(v)
-		sq := dx.Mul(x.Add(u)).Add(dy.Mul(y.Add(v))) // x²+y² − u²−v²
-		xy := x.Mul(y).Sub(u.Mul(v))
-		archsimd.LoadInt32x16Slice(cl[i:]).Add(dx.Add(dy.ShiftAllLeft(16))).StoreSlice(cl[i:])
-		archsimd.LoadInt32x16Slice(c2[i:]).Add(sq).StoreSlice(c2[i:])
-		archsimd.LoadInt32x16Slice(cxy[i:]).Add(xy).StoreSlice(cxy[i:])
+	var vsse archsimd.Int32x16
+	var vsad archsimd.Uint64x8
+	n49 := archsimd.BroadcastInt16x32(ssimN)
+	low := archsimd.BroadcastInt32x16(0x00ff00ff).AsUint8x64() // the even bytes
+	i0, i1, i2, i3 := pairIdx[0], pairIdx[1], pairIdx[2], pairIdx[3]
+	blocks := n / 64
+	if blocks > 0 {
+		px, py := unsafe.Pointer(&pa[0]), unsafe.Pointer(&pb[0])
+		pu, pv := unsafe.Pointer(&oa[0]), unsafe.Pointer(&ob[0])
+		pl, p2, pxy := unsafe.Pointer(&cl[0]), unsafe.Pointer(&c2[0]), unsafe.Pointer(&cxy[0])
+		for k := range blocks {
+			x := archsimd.LoadUint8x64((*[64]uint8)(px))
+			y := archsimd.LoadUint8x64((*[64]uint8)(py))
+			u := archsimd.LoadUint8x64((*[64]uint8)(pu))
+			v := archsimd.LoadUint8x64((*[64]uint8)(pv))
+			vsad = vsad.Add(x.SumAbsDiff(y).AsUint64x8())
+			ad := x.SubSaturated(y).Or(y.SubSaturated(x))
+			lo := ad.GetLo().ExtendToUint16().AsInt16x32()
+			hi := ad.GetHi().ExtendToUint16().AsInt16x32()
+			vsse = vsse.Add(lo.DotProductPairs(lo)).Add(hi.DotProductPairs(hi))
+			if useVBMI { // (x, y) words by one byte permute of x‖y, and a mask
+				pairUpdate(x.ConcatPermute(y, i0).And(low), u.ConcatPermute(v, i0).And(low), n49, pl, p2, pxy)
+				pairUpdate(x.ConcatPermute(y, i1).And(low), u.ConcatPermute(v, i1).And(low), n49, unsafe.Add(pl, 64), unsafe.Add(p2, 64), unsafe.Add(pxy, 64))
+				pairUpdate(x.ConcatPermute(y, i2).And(low), u.ConcatPermute(v, i2).And(low), n49, unsafe.Add(pl, 128), unsafe.Add(p2, 128), unsafe.Add(pxy, 128))
+				pairUpdate(x.ConcatPermute(y, i3).And(low), u.ConcatPermute(v, i3).And(low), n49, unsafe.Add(pl, 192), unsafe.Add(p2, 192), unsafe.Add(pxy, 192))
+			} else { // x + y·2¹⁶ from two zero-extensions, a shift and an or
+				pairUpdate(words(px, py, 0), words(pu, pv, 0), n49, pl, p2, pxy)
+				pairUpdate(words(px, py, 16), words(pu, pv, 16), n49, unsafe.Add(pl, 64), unsafe.Add(p2, 64), unsafe.Add(pxy, 64))
+				pairUpdate(words(px, py, 32), words(pu, pv, 32), n49, unsafe.Add(pl, 128), unsafe.Add(p2, 128), unsafe.Add(pxy, 128))
+				pairUpdate(words(px, py, 48), words(pu, pv, 48), n49, unsafe.Add(pl, 192), unsafe.Add(p2, 192), unsafe.Add(pxy, 192))
+			}
+			if k+1 < blocks { // never past the end, not even as a pointer
+				px, py, pu, pv = unsafe.Add(px, 64), unsafe.Add(py, 64), unsafe.Add(pu, 64), unsafe.Add(pv, 64)
+				pl, p2, pxy = unsafe.Add(pl, 256), unsafe.Add(p2, 256), unsafe.Add(pxy, 256)
+			}
+		}
 	}
-	// A row of 3·w samples holds at most (3·w/16)·255² per lane: no overflow for any w below
+	// A row of 3·w samples adds at most (3·w/64)·4·255² per lane: no overflow for any w below
 	// 10⁵, and maxPixels-sized frames are far from that width.
 	var t [16]int32
 	vsse.Store(&t)
 	for _, e := range t {
 		sse += uint64(e)
 	}
-	vsad.Store(&t)
-	for _, e := range t {
-		sad += uint64(e)
+	var t8 [8]uint64
+	vsad.Store(&t8)
+	for _, e := range t8 {
+		sad += e
 	}
-	for ; i < n; i++ {
+	for i := 64 * blocks; i < n; i++ {
 		x, y, u, v := int32(pa[i]), int32(pb[i]), int32(oa[i]), int32(ob[i])
 		d := int64(x - y)
 		sse += uint64(d * d)
 		m := d >> 63
 		sad += uint64((d ^ m) - m)
 		cl[i] += x - u + (y-v)<<16
-		c2[i] += x*x + y*y - u*u - v*v
-		cxy[i] += x*y - u*v
+		c2[i] += ssimN * (x*x + y*y - u*u - v*v)
+		cxy[i] += 2 * ssimN * (x*y - u*v)
 	}
 	return sse, sad
 }
 
-// vRow adds the local SSIM of the windows of one row of windows into acc: 48 windows (a unit)
-// per step, pairs of windows 24 samples (8 pixels) apart sharing one division; last masks the
-// windows that exist in the last unit.
-func vRow(col *[3][]int32, units int, last *[6]archsimd.Mask64x8, acc *[3]archsimd.Float64x8) {
-	a0, a1, a2 := acc[0], acc[1], acc[2]
-	cl, c2, cxy := col[0], col[1], col[2]
-	for u := range units {
-		i := u * ssimUnit
-		// Halves at sample offsets 0,8 | 16,24 | 32,40: pairs (0,24), (8,32), (16,40).
-		n0, d0, n1, d1 := win16(cl[i:], c2[i:], cxy[i:])
-		n2, d2, n3, d3 := win16(cl[i+16:], c2[i+16:], cxy[i+16:])
-		n4, d4, n5, d5 := win16(cl[i+32:], c2[i+32:], cxy[i+32:])
-		if u == units-1 {
-			n0, n1, n2 = n0.Masked(last[0]), n1.Masked(last[1]), n2.Masked(last[2])
-			n3, n4, n5 = n3.Masked(last[3]), n4.Masked(last[4]), n5.Masked(last[5])
+// words returns the 16-bit words (x, y) of the 16 samples at px+o and py+o (AVX-512F/BW only).
+func words(px, py unsafe.Pointer, o uintptr) archsimd.Uint8x64 {
+	x := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(px, o))).ExtendToUint32()
+	y := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(py, o))).ExtendToUint32()
+	return x.Or(y.ShiftAllLeft(16)).AsUint8x64()
+}
+
+// pairUpdate updates the 16 column sums at cl, c2, cxy with the 16-bit words p = (x, y) of the
+// new samples and q = (u, v) of the old.
+func pairUpdate(p8, q8 archsimd.Uint8x64, n49 archsimd.Int16x32, cl, c2, cxy unsafe.Pointer) {
+	p, q := p8.AsInt16x32(), q8.AsInt16x32()
+	d := p.Sub(q)
+	s := p.Add(q)
+	d49 := d.Mul(n49)
+	sq := d49.DotProductPairs(s)
+	xy := d49.DotProductPairs(s.AsInt32x16().RotateAllLeft(16).AsInt16x32())
+	archsimd.LoadInt16x32((*[32]int16)(cl)).Add(d).Store((*[32]int16)(cl))
+	archsimd.LoadInt32x16((*[16]int32)(c2)).Add(sq).Store((*[16]int32)(c2))
+	archsimd.LoadInt32x16((*[16]int32)(cxy)).Add(xy).Store((*[16]int32)(cxy))
+}
+
+// vRow adds the local SSIM of the windows of one row of windows into acc: 96 windows (a step)
+// in three iterations, each a pair of vectors of 16 windows 48 samples (16 pixels) apart
+// sharing one division; last masks the windows that exist in the last step. Everything is in
+// this one function (hsum inlined): a call would spill every vector register. The loads go
+// through unsafe pointers (the column sums are checked once to be long enough): Go's slice
+// expressions cost more scalar instructions than the vector work they feed.
+func vRow(col *[3][]int32, steps int, last *[6]archsimd.Mask32x16, acc *[6]archsimd.Float64x8) {
+	n := steps*ssimStep + 3*(ssimWin-1)
+	cl, c2, cxy := col[0][:n], col[1][:n], col[2][:n]
+	pl, p2, pxy := unsafe.Pointer(&cl[0]), unsafe.Pointer(&c2[0]), unsafe.Pointer(&cxy[0])
+	k1 := archsimd.BroadcastFloat32x16(c1n32)
+	k2 := archsimd.BroadcastFloat32x16(c2n32)
+	// a0, a1 are the accumulators of the pair at hand; they rotate by two every iteration, so
+	// that pair k of a step (k = 0, 1, 2) always adds into acc[2k], acc[2k+1].
+	a0, a1, a2, a3, a4, a5 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+	lastFrom := 3 * (steps - 1)
+	k := 0
+	for p := range 3 * steps {
+		// pl, p2, pxy point at the pair's first windows (the second are 48 samples on): they
+		// advance by 16 samples, and by 64 after the third pair of a step. (Pointers that
+		// advance let the compiler put the constant offsets in the loads.) For each vector of
+		// 16 windows: L = (sx, sy), q = L·L, a = 2p = L·swap(L), b = 98·sxy − a,
+		// d = 49·(sxx+syy) − q, then n = (a + N²C1)(b + N(N−1)C2) and
+		// d = (q + N²C1)(d + N(N−1)C2) in float32. Written out twice: Go would not inline it.
+		l := hsum(pl)
+		lw := l.AsInt16x32()
+		q := lw.DotProductPairs(lw)
+		a := lw.DotProductPairs(l.RotateAllLeft(16).AsInt16x32())
+		b := hsum(pxy).Sub(a)
+		d := hsum(p2).Sub(q)
+		n1 := a.ConvertToFloat32().Add(k1).Mul(b.ConvertToFloat32().Add(k2))
+		d1 := q.ConvertToFloat32().Add(k1).Mul(d.ConvertToFloat32().Add(k2))
+		l = hsum(unsafe.Add(pl, 4*48))
+		lw = l.AsInt16x32()
+		q = lw.DotProductPairs(lw)
+		a = lw.DotProductPairs(l.RotateAllLeft(16).AsInt16x32())
+		b = hsum(unsafe.Add(pxy, 4*48)).Sub(a)
+		d = hsum(unsafe.Add(p2, 4*48)).Sub(q)
+		n2 := a.ConvertToFloat32().Add(k1).Mul(b.ConvertToFloat32().Add(k2))
+		d2 := q.ConvertToFloat32().Add(k1).Mul(d.ConvertToFloat32().Add(k2))
+		if p >= lastFrom {
+			n1, n2 = n1.Masked(last[k]), n2.Masked(last[k+3])
 		}
-		a0 = a0.Add(n0.Mul(d3).Add(n3.Mul(d0)).Div(d0.Mul(d3)))
-		a1 = a1.Add(n1.Mul(d4).Add(n4.Mul(d1)).Div(d1.Mul(d4)))
-		a2 = a2.Add(n2.Mul(d5).Add(n5.Mul(d2)).Div(d2.Mul(d5)))
+		sum := n1.MulAdd(d2, n2.Mul(d1)).Div(d1.Mul(d2))
+		a0, a1, a2, a3, a4, a5 = a2, a3, a4, a5, a0.Add(sum.GetLo().ConvertToFloat64()), a1.Add(sum.GetHi().ConvertToFloat64())
+		step := 4 * 16
+		if k++; k == 3 {
+			k, step = 0, 4*64
+		}
+		if p+1 < 3*steps { // never past the end, not even as a pointer
+			pl, p2, pxy = unsafe.Add(pl, step), unsafe.Add(p2, step), unsafe.Add(pxy, step)
+		}
 	}
-	acc[0], acc[1], acc[2] = a0, a1, a2
+	acc[0], acc[1], acc[2], acc[3], acc[4], acc[5] = a0, a1, a2, a3, a4, a5
 }
 
-// win16 returns the numerators and denominators of the local SSIM of the 16 windows whose first
-// samples are the first 16 of the column sums: lanes 0–7 and 8–15.
-func win16(cl, c2, cxy []int32) (nlo, dlo, nhi, dhi archsimd.Float64x8) {
-	l, s2, sxy := hsum(cl), hsum(c2), hsum(cxy)
-	sx, sy := l.And(archsimd.BroadcastInt32x16(0xffff)), l.ShiftAllRight(16)
-	p := sx.Mul(sy)
-	q := sx.Mul(sx).Add(sy.Mul(sy))
-	n49 := archsimd.BroadcastInt32x16(ssimN)
-	a := p.Add(p)
-	b := sxy.Mul(n49).Sub(p)
-	b = b.Add(b)
-	d := s2.Mul(n49).Sub(q)
-	k1 := archsimd.BroadcastFloat64x8(c1n)
-	k2 := archsimd.BroadcastFloat64x8(c2n)
-	nlo = a.GetLo().ConvertToFloat64().Add(k1).Mul(b.GetLo().ConvertToFloat64().Add(k2))
-	nhi = a.GetHi().ConvertToFloat64().Add(k1).Mul(b.GetHi().ConvertToFloat64().Add(k2))
-	dlo = q.GetLo().ConvertToFloat64().Add(k1).Mul(d.GetLo().ConvertToFloat64().Add(k2))
-	dhi = q.GetHi().ConvertToFloat64().Add(k1).Mul(d.GetHi().ConvertToFloat64().Add(k2))
-	return
-}
+// N²C1 and N(N−1)C2 in float32.
+const (
+	c1n32 = float32(ssimN * ssimN * (0.01 * 255) * (0.01 * 255))
+	c2n32 = float32(ssimN * (ssimN - 1) * (0.03 * 255) * (0.03 * 255))
+)
 
-// hsum returns the 16 sums c[i] + c[i+3] + … + c[i+18], i = 0…15: the 7-wide windows of
-// one channel.
-func hsum(c []int32) archsimd.Int32x16 {
-	c = c[:16+3*(ssimWin-1)]
-	s := archsimd.LoadInt32x16Slice(c[0:])
-	s = s.Add(archsimd.LoadInt32x16Slice(c[3:]))
-	s = s.Add(archsimd.LoadInt32x16Slice(c[6:]))
-	s = s.Add(archsimd.LoadInt32x16Slice(c[9:]))
-	s = s.Add(archsimd.LoadInt32x16Slice(c[12:]))
-	s = s.Add(archsimd.LoadInt32x16Slice(c[15:]))
-	return s.Add(archsimd.LoadInt32x16Slice(c[18:]))
+// hsum returns the 16 sums c[i] + c[i+3] + … + c[i+18], i = 0…15, of the int32 at c: the
+// 7-wide windows of one channel.
+func hsum(c unsafe.Pointer) archsimd.Int32x16 {
+	s := archsimd.LoadInt32x16((*[16]int32)(c))
+	s = s.Add(archsimd.LoadInt32x16((*[16]int32)(unsafe.Add(c, 12))))
+	s = s.Add(archsimd.LoadInt32x16((*[16]int32)(unsafe.Add(c, 24))))
+	s = s.Add(archsimd.LoadInt32x16((*[16]int32)(unsafe.Add(c, 36))))
+	s = s.Add(archsimd.LoadInt32x16((*[16]int32)(unsafe.Add(c, 48))))
+	s = s.Add(archsimd.LoadInt32x16((*[16]int32)(unsafe.Add(c, 60))))
+	return s.Add(archsimd.LoadInt32x16((*[16]int32)(unsafe.Add(c, 72))))
 }
