@@ -827,6 +827,9 @@ type metric struct{ name, source string }
 
 func (m metric) label() string {
 	s := strings.TrimPrefix(m.name, "perf.")
+	if m.name == checks.PerfRecord {
+		s = "server total" // the value of perf.record is the record's total_duration_ms
+	}
 	if m.source != "" {
 		s += " (" + m.source + ")"
 	}
