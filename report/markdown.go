@@ -329,26 +329,11 @@ func header(b *strings.Builder, r *Report) {
 type counts struct{ cases, requests, failed, known, skipped, cancelled, passed int }
 
 func count(lanes []checks.Result) counts {
-	var n counts
+	t := checks.TallyRequests(lanes...)
+	n := counts{requests: t.Total(), failed: t.Failed(), known: t[checks.Known], skipped: t[checks.Skip],
+		cancelled: t[checks.Cancelled], passed: t[checks.Pass]}
 	for _, l := range lanes {
 		n.cases += len(l.Cases)
-		for _, c := range l.Cases {
-			for _, rr := range c.Requests {
-				n.requests++
-				switch rr.Status {
-				case checks.Pass:
-					n.passed++
-				case checks.Known:
-					n.known++
-				case checks.Skip:
-					n.skipped++
-				case checks.Cancelled:
-					n.cancelled++
-				default:
-					n.failed++
-				}
-			}
-		}
 	}
 	return n
 }

@@ -252,14 +252,8 @@ func indent(s string) string {
 }
 
 func summary(b *bytes.Buffer, r *checks.Result) {
-	n := map[checks.Status]int{}
-	total := 0
-	for _, c := range r.Cases {
-		for _, rr := range c.Requests {
-			n[rr.Status]++
-			total++
-		}
-	}
+	n := checks.TallyRequests(*r)
+	total := n.Total()
 	fmt.Fprintf(b, "\n%s, %s: %d passed, %d failed, %d known, %d skipped",
 		plural(len(r.Cases), "case"), plural(total, "request"), n[checks.Pass], n[checks.Fail], n[checks.Known], n[checks.Skip])
 	if k := n[checks.Error]; k > 0 {

@@ -114,7 +114,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 			}
 		}
 	}
-	outs := map[string]any{"verdict": string(worstOf(merged)), "failed": strconv.Itoa(failedRequests(merged))}
+	outs := map[string]any{"verdict": string(worstOf(merged)), "failed": strconv.Itoa(checks.TallyRequests(merged...).Failed())}
 	if *markdownPath != "" {
 		if err := os.WriteFile(*markdownPath, []byte(report.Summary(rep)), 0o644); err != nil {
 			return 0, fmt.Errorf("write markdown report: %w", err)
@@ -320,18 +320,4 @@ func worstOf(lanes []checks.Result) checks.Status {
 		errs = append(errs, l.Errors...)
 	}
 	return checks.RunStatus(cases, errs)
-}
-
-func failedRequests(lanes []checks.Result) int {
-	n := 0
-	for _, l := range lanes {
-		for _, c := range l.Cases {
-			for _, rr := range c.Requests {
-				if rr.Status == checks.Fail || rr.Status == checks.Error {
-					n++
-				}
-			}
-		}
-	}
-	return n
 }

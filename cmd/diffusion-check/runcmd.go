@@ -121,17 +121,9 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	failed := 0
-	for _, c := range res.Cases {
-		for _, r := range c.Requests {
-			if r.Status == checks.Fail || r.Status == checks.Error || r.Status == checks.Skip {
-				failed++
-			}
-		}
-	}
 	if err := e.setOutputs(map[string]any{
 		"verdict":      string(res.Status),
-		"failed":       strconv.Itoa(failed),
+		"failed":       strconv.Itoa(checks.TallyRequests(*res).Failed()),
 		"results_path": filepath.Join(*out, runner.ResultsFile),
 	}); err != nil {
 		return 0, err
