@@ -93,8 +93,14 @@ func CaseStatus(c CaseResult) Status {
 			errored = true
 		}
 	}
+	return settle(errored || len(c.Errors) > 0, cancelled, known)
+}
+
+// settle is the status of something that did not fail, by precedence: error, then cancelled,
+// then known, else pass.
+func settle(errored, cancelled, known bool) Status {
 	switch {
-	case errored || len(c.Errors) > 0:
+	case errored:
 		return Error
 	case cancelled:
 		return Cancelled
@@ -123,15 +129,7 @@ func RunStatus(cases []CaseResult, errs []string) Status {
 			known = true
 		}
 	}
-	switch {
-	case errored:
-		return Error
-	case cancelled:
-		return Cancelled
-	case known:
-		return Known
-	}
-	return Pass
+	return settle(errored, cancelled, known)
 }
 
 // ExitCode maps a run status onto the process exit code: 0 for pass and known (known failures

@@ -18,8 +18,6 @@ import (
 // Prober reads what a media file holds.
 type Prober func(ctx context.Context, path string) (media.Info, error)
 
-func probeFile(ctx context.Context, path string) (media.Info, error) { return media.Probe(ctx, path) }
-
 // settleTime is how long a failed request waits for a dying server to finish exiting, so that
 // the failure is attributed to the crash rather than to a reset connection.
 const settleTime = 500 * time.Millisecond

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -95,7 +96,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		r.opts.HTTPClient = &http.Client{}
 	}
 	if opts.Probe == nil {
-		r.opts.Probe = probeFile
+		r.opts.Probe = media.Probe
 	}
 	res := &checks.Result{
 		Schema:    checks.Schema,

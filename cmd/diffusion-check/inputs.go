@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,7 +52,7 @@ func readResults(args []string) ([]checks.Input, error) {
 	for _, p := range files {
 		res, err := runner.ReadResults(p)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("%w", err)}
+			return nil, usageError{err}
 		}
 		inputs = append(inputs, checks.Input{File: p, Result: res})
 	}
