@@ -5,22 +5,13 @@ import (
 	"image"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
-
-func needFFmpeg(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
-}
 
 // scene fills frame i of a smooth moving picture; frames listed in bad get a bright square.
 func scene(w, h int, bad map[int]bool) func(int, []byte) {
@@ -101,7 +92,7 @@ func TestImages(t *testing.T) {
 }
 
 func TestVideos(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 12
 	gt := video(t, "gt.mp4", w, h, n, nil)
 	out := video(t, "out.mp4", w, h, n, map[int]bool{7: true})
@@ -145,7 +136,7 @@ func TestVideos(t *testing.T) {
 }
 
 func TestVideosMismatch(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	gt := video(t, "gt.mp4", 64, 48, 12, nil)
 	var mm *MismatchError
 	_, err := Videos(t.Context(), gt, video(t, "short.mp4", 64, 48, 9, nil))
@@ -167,7 +158,7 @@ func TestVideosMismatch(t *testing.T) {
 }
 
 func TestVideosBroken(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	gt := video(t, "gt.mp4", 64, 48, 24, nil)
 	data, err := os.ReadFile(gt)
 	if err != nil {
@@ -190,7 +181,7 @@ func TestVideosBroken(t *testing.T) {
 }
 
 func TestKeyFrames(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 11
 	gt := video(t, "gt.mp4", w, h, n, nil)
 	keys := map[int]string{}

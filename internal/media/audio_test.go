@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 func TestDecodeAudio(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	dir := t.TempDir()
 	// A 2-frame video with a stereo 48 kHz AAC track of two tones.
 	withAudio := filepath.Join(dir, "a.mp4")

@@ -7,20 +7,12 @@ import (
 	"image/color"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func needFFmpeg(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
-}
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
+)
 
 // testVideo writes a w×h video of n frames whose frame i is a gradient shifted by i.
 func testVideo(t *testing.T, name string, w, h, n int) string {
@@ -58,7 +50,7 @@ func readAll(t *testing.T, path string) (frames int, err error) {
 }
 
 func TestFrameReader(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	path := testVideo(t, "v.mp4", 64, 48, 13)
 	r, err := OpenFrames(t.Context(), path)
 	if err != nil {
@@ -98,7 +90,7 @@ func TestFrameReader(t *testing.T) {
 }
 
 func TestFrameReaderCloseEarly(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	r, err := OpenFrames(t.Context(), testVideo(t, "v.mp4", 64, 48, 40))
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +105,7 @@ func TestFrameReaderCloseEarly(t *testing.T) {
 }
 
 func TestFrameReaderBroken(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	good := testVideo(t, "v.mp4", 64, 48, 24)
 	data, err := os.ReadFile(good)
 	if err != nil {
@@ -208,7 +200,7 @@ func TestDecodeImage(t *testing.T) {
 }
 
 func TestDecodeImageJPEG(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	img := image.NewRGBA(image.Rect(0, 0, 32, 24))
 	for i := range img.Pix {
 		img.Pix[i] = 128

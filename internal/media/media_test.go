@@ -13,16 +13,8 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
-
-func needFFmpeg(t testing.TB) {
-	t.Helper()
-	for _, name := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(name); err != nil {
-			t.Skipf("%s not installed", name)
-		}
-	}
-}
 
 // gradient fills a w×h rgb24 frame with a pattern that moves with i.
 func gradient(w, h int) func(i int, rgb []byte) {
@@ -50,7 +42,7 @@ func encode(t *testing.T, name string, w, h, frames, fps int, audio *media.ToneS
 }
 
 func TestEncodeVideoProbe(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	for _, tc := range []struct {
 		name           string
 		w, h, n, fps   int
@@ -100,7 +92,7 @@ func TestEncodeVideoProbe(t *testing.T) {
 }
 
 func TestEncodeVideoDeterministic(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	a := encode(t, "a.mp4", 96, 64, 10, 8, tones)
 	b := encode(t, "b.mp4", 96, 64, 10, 8, tones)
 	ab, _ := os.ReadFile(a)
@@ -111,7 +103,7 @@ func TestEncodeVideoDeterministic(t *testing.T) {
 }
 
 func TestEncodeVideoErrors(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	dir := t.TempDir()
 	noop := func(int, []byte) {}
 	for _, tc := range []struct {
@@ -137,7 +129,7 @@ func TestEncodeVideoErrors(t *testing.T) {
 }
 
 func TestEncodeVideoCancel(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	dst := filepath.Join(t.TempDir(), "x.mp4")
 	err := media.EncodeVideo(ctx, dst, 64, 64, 1000, 8, func(i int, rgb []byte) {
@@ -170,7 +162,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 }
 
 func TestImagesProbe(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	img := testImage(40, 30)
 	pngData, err := media.EncodePNG(img)
 	if err != nil {
@@ -219,7 +211,7 @@ func TestImagesProbe(t *testing.T) {
 }
 
 func TestProbeBroken(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	mp4 := encode(t, "v.mp4", 64, 48, 16, 8, tones)
 	data, _ := os.ReadFile(mp4)
 	pngData, _ := media.EncodePNG(testImage(64, 64))
@@ -266,7 +258,7 @@ func TestProbeBroken(t *testing.T) {
 }
 
 func BenchmarkEncodeVideo(b *testing.B) {
-	needFFmpeg(b)
+	mediatest.NeedFFmpeg(b)
 	for _, bc := range []struct {
 		name         string
 		w, h, n, fps int

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 // exhaustiveYUV writes 64 frames of 1024×256 yuv420p in which every (y, u, v) triple occurs:
@@ -38,7 +40,7 @@ func exhaustiveYUV() []byte {
 // rgb24 conversion (the one OpenFrames used to ask for) and with ours, for each colour matrix
 // the Go path accepts.
 func TestYUVToRGBMatchesFFmpeg(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	const w, h = 1024, 256
 	src := exhaustiveYUV()
 	in := filepath.Join(t.TempDir(), "all.yuv")
@@ -162,7 +164,7 @@ func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, use
 // yuv420p path (Go converts) and requires every frame to be identical, also when the first-frame
 // check has to fall back.
 func TestYUVPathBitIdentical(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	dir := t.TempDir()
 	q := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"}
 	videos := map[string][]string{

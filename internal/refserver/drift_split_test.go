@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 // TestFaultDriftSplit checks that video-drift-after changes only the pictures and
 // audio-drift-after only the audio track, so that the consistency and audio checks can be
 // shown to fail independently.
 func TestFaultDriftSplit(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	v := map[string]any{"prompt": "p", "size": "64x48", "num_frames": 4, "seed": 1, "generate_audio": true}
 	pcm := func(mp4 []byte) []float32 {
 		p := filepath.Join(t.TempDir(), "v.mp4")

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 var small = map[string]any{"prompt": "a quiet harbour", "size": "96x96", "seed": 3, "num_inference_steps": 4}
 
 func TestFaultDrift(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{Faults: faults(t, "drift-after=1")})
 	clean := ts.image(t, small).media[0]
 	drifted := ts.image(t, small).media[0]
@@ -178,7 +179,7 @@ func TestFaultHangVideo(t *testing.T) {
 }
 
 func TestFaultCorrupt(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{Faults: faults(t, "corrupt-at=1")})
 	bad := ts.image(t, small).media[0]
 	good := ts.image(t, small).media[0]

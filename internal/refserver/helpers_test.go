@@ -23,15 +23,6 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
-func needFFmpeg(t testing.TB) {
-	t.Helper()
-	for _, name := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(name); err != nil {
-			t.Skipf("%s not installed", name)
-		}
-	}
-}
-
 // syncBuffer is a log sink safe for concurrent writers and readers.
 type syncBuffer struct {
 	mu sync.Mutex

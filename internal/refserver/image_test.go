@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 func TestHealthAndModels(t *testing.T) {
@@ -40,7 +41,7 @@ func TestHealthAndModels(t *testing.T) {
 }
 
 func TestImageGeneration(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{})
 	body := map[string]any{"prompt": "a red fox", "model": "m", "n": 1, "size": "96x64", "response_format": "b64_json",
 		"seed": 42, "num_inference_steps": 4, "guidance_scale": 4.5, "negative_prompt": "blurry",

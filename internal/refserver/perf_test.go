@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$`)
@@ -20,7 +22,7 @@ func stageNames(r perfRecord) []string {
 }
 
 func TestPerfRecords(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{StepMs: 2})
 	img := ts.image(t, map[string]any{"prompt": "p", "size": "64x64", "num_inference_steps": 5})
 	job, _ := ts.video(t, map[string]any{"prompt": "p", "size": "64x48", "num_frames": 4, "num_inference_steps": 3})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 func BenchmarkRenderFrame(b *testing.B) {
@@ -24,7 +26,7 @@ func BenchmarkRenderFrame(b *testing.B) {
 // BenchmarkVideoRequest is one 256x256 16-frame video+audio request end to end over HTTP
 // (default 20 steps of 2 ms), polled every millisecond.
 func BenchmarkVideoRequest(b *testing.B) {
-	needFFmpeg(b)
+	mediatest.NeedFFmpeg(b)
 	h := NewHandler(Config{StepMs: 2})
 	defer h.Close()
 	srv := httptest.NewServer(h)

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
 func TestVideoLifecycle(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{StepMs: 5})
 	st, b := ts.postJSON(t, "/v1/videos", map[string]any{"prompt": "waves", "size": "64x48", "seed": 1,
 		"num_inference_steps": 10, "fps": 8, "num_frames": 12, "enable_teacache": true})
@@ -67,7 +68,7 @@ func TestVideoLifecycle(t *testing.T) {
 }
 
 func TestVideoShapeAndAudio(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{})
 	for _, tc := range []struct {
 		name      string
@@ -129,7 +130,7 @@ func TestVideoBadRequests(t *testing.T) {
 }
 
 func TestVideoDeterminism(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{})
 	body := map[string]any{"prompt": "a kite over hills", "size": "64x48", "seed": 5, "num_frames": 8, "num_inference_steps": 2, "generate_audio": true}
 	_, a := ts.video(t, body)
@@ -156,7 +157,7 @@ func TestVideoDeterminism(t *testing.T) {
 }
 
 func TestVideoInputReference(t *testing.T) {
-	needFFmpeg(t)
+	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{})
 	ref := must(media.EncodePNG(testPicture(64, 48, 0)))
 	ct, body := multipartBody(t, map[string]string{"prompt": "animate it", "size": "64x48", "num_frames": "4", "seed": "1"},
