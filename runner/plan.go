@@ -224,32 +224,38 @@ func cmpDesc(a, b float64, ida, idb string) int {
 }
 
 // improve moves or swaps single cases out of the longest partition while that shortens it.
+// Loads are kept per partition and candidate moves are priced by what they add and take
+// away, so a round costs no allocation.
 func improve(parts [][]PlanItem) {
 	const eps = 1e-9
+	loads := make([]float64, len(parts))
+	for i := range parts {
+		loads[i] = load(parts[i])
+	}
 	for round := 0; round < 10000; round++ {
 		longest := 0
 		for i := range parts {
-			if load(parts[i]) > load(parts[longest])+eps {
+			if loads[i] > loads[longest]+eps {
 				longest = i
 			}
 		}
-		cur := load(parts[longest])
-		bestMax, bestQ, bestA, bestB := cur, -1, -1, -1
-		for a := range parts[longest] {
-			without := remove(parts[longest], a)
-			for q := range parts {
+		p := parts[longest]
+		bestMax, bestQ, bestA, bestB := loads[longest], -1, -1, -1
+		for a := range p {
+			without := loads[longest] - addCost(p, a, p[a])
+			for q, qs := range parts {
 				if q == longest {
 					continue
 				}
 				// Move a to q.
-				if m := math.Max(load(without), load(append(slices.Clip(parts[q]), parts[longest][a]))); m < bestMax-eps {
+				if m := max(without, loads[q]+addCost(qs, -1, p[a])); m < bestMax-eps {
 					bestMax, bestQ, bestA, bestB = m, q, a, -1
 				}
 				// Swap a with b of q.
-				for b := range parts[q] {
-					p2 := append(slices.Clip(without), parts[q][b])
-					q2 := append(remove(parts[q], b), parts[longest][a])
-					if m := math.Max(load(p2), load(q2)); m < bestMax-eps {
+				for b := range qs {
+					p2 := without + addCost(p, a, qs[b])
+					q2 := loads[q] - addCost(qs, b, qs[b]) + addCost(qs, b, p[a])
+					if m := max(p2, q2); m < bestMax-eps {
 						bestMax, bestQ, bestA, bestB = m, q, a, b
 					}
 				}
@@ -266,7 +272,22 @@ func improve(parts [][]PlanItem) {
 			parts[longest] = append(parts[longest], b)
 		}
 		parts[bestQ] = append(parts[bestQ], a)
+		loads[longest], loads[bestQ] = load(parts[longest]), load(parts[bestQ])
 	}
+}
+
+// addCost is what it costs to add it to part, leaving out part[skip] (skip < 0: nothing): its
+// run, plus a server start unless it is a reuse case whose server another case there started.
+// addCost(part, i, part[i]) is what taking part[i] out saves.
+func addCost(part []PlanItem, skip int, it PlanItem) float64 {
+	if it.Reuse {
+		for j, o := range part {
+			if j != skip && o.Reuse && o.Server == it.Server {
+				return it.RunS
+			}
+		}
+	}
+	return it.RunS + it.StartS
 }
 
 // remove returns a copy of s without element i.
@@ -280,15 +301,8 @@ func remove(s []PlanItem, i int) []PlanItem {
 // case of a server without reuse, one start per reuse server present.
 func load(items []PlanItem) float64 {
 	var s float64
-	seen := map[string]bool{}
-	for _, it := range items {
-		s += it.RunS
-		if !it.Reuse {
-			s += it.StartS
-		} else if !seen[it.Server] {
-			seen[it.Server] = true
-			s += it.StartS
-		}
+	for i, it := range items {
+		s += addCost(items[:i], -1, it)
 	}
 	return s
 }
