@@ -15,6 +15,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -249,7 +250,7 @@ func (r *run) failurePicture(ctx context.Context, c *suite.Case, rr *checks.Requ
 	if err != nil {
 		return err
 	}
-	m, mw, mh := checks.SSIMMap(out.RGB, gt.RGB, out.W, out.H)
+	m, mw, mh := metrics.SSIMMap(out.RGB, gt.RGB, out.W, out.H)
 	title := fmt.Sprintf("%s request %d/%d", c.ID, rr.Index, rr.Of)
 	if res.Kind == "video" {
 		title += fmt.Sprintf(": frame %d of %d (lowest SSIM)", k, res.Frames)
