@@ -46,7 +46,6 @@ func vectorRun(l kernel.Level) func(s *SSIMScratch, a, b []byte, w, h int) (sums
 	return nil
 }
 
-
 // ssimStep is how many samples one step of the window loop handles: 6 vectors of 16; vector k
 // and k+3 (48 samples apart) hold windows of the same channels lane by lane.
 const ssimStep = 96
