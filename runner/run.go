@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -51,7 +52,7 @@ type Options struct {
 	// Perf configures the perf and memory verdicts (tolerance profile, env overrides).
 	Perf PerfOptions
 	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
-	CLIPScorer *checks.CLIPScorer
+	CLIPScorer *clip.Scorer
 }
 
 // Run executes the selected cases and returns their results. The returned error means the run

@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
@@ -27,7 +28,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	out := fs.String("out", "diffusion-check-out", "output folder: results.json, requests.jsonl, artifacts/")
 	mode := fs.String("mode", "check", "check; baseline: record perf and memory without enforcing them, for `diffusion-check baseline`; gt: write ground truth from the outputs")
 	clipScorer := fs.String("clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"), "CLIP scorer command (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
-	clipTimeout := fs.Duration("clip-timeout", checks.DefaultCLIPTimeout, "time limit of one CLIP scorer run")
+	clipTimeout := fs.Duration("clip-timeout", clip.DefaultTimeout, "time limit of one CLIP scorer run")
 	profile := fs.String("profile", baselines.DefaultProfile, "tolerance profile of the perf baseline file (pr_test, long_term)")
 	gpu := fs.String("gpu", "", "GPU class whose baselines apply (default: the suite's)")
 	memInterval := fs.Duration("memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
@@ -143,9 +144,9 @@ func parsePartition(s string) (checks.Partition, error) {
 }
 
 // clipScorerOf is the CLIP scorer of a --clip-scorer command line, nil when it is empty.
-func clipScorerOf(command string, timeout time.Duration) *checks.CLIPScorer {
+func clipScorerOf(command string, timeout time.Duration) *clip.Scorer {
 	if argv := strings.Fields(command); len(argv) > 0 {
-		return &checks.CLIPScorer{Command: argv, Timeout: timeout}
+		return &clip.Scorer{Command: argv, Timeout: timeout}
 	}
 	return nil
 }
