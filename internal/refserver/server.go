@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 )
 
 // Config configures the reference server. Zero fields take the documented defaults.
@@ -31,7 +33,7 @@ type Config struct {
 	// PerfLag delays each perf record after its response, as real servers' records lag.
 	PerfLag time.Duration
 	// Faults are the misbehaviours to show; the zero value is a healthy server.
-	Faults Faults
+	Faults fault.Set
 	// Log receives the server's log (the runner captures stdout/stderr); nil discards it.
 	Log io.Writer
 	// Exit ends the process for the crash-at fault; nil means os.Exit. Tests pass a fake: when

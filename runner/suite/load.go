@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/internal/refserver"
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"gopkg.in/yaml.v3"
 )
 
@@ -248,8 +248,8 @@ func (d *decoder) builtin(server *object) *Builtin {
 	}
 	if v, f, ok := o.get("faults"); ok {
 		if specs, ok := d.strings(v, f); ok {
-			// refserver decides what a valid fault is, so the suite and `serve --fault` agree.
-			var faults refserver.Faults
+			// Package fault decides what a valid fault is, so the suite and `serve --fault` agree.
+			var faults fault.Set
 			for i, spec := range specs {
 				if err := faults.Set(spec); err != nil {
 					d.errorf(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), "%v", err)
