@@ -22,7 +22,7 @@ import (
 )
 
 // fatalPatterns are log lines by which a server announces that it is dying, even before its
-// process exits (spec §1).
+// process exits (docs/sglang-compat.md §1).
 var fatalPatterns = []string{
 	"Fatal Python error:",
 	"Segmentation fault",

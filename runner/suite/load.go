@@ -20,7 +20,7 @@ const (
 	defaultHealth       = "/health"
 	defaultStartTimeout = 20 * time.Minute // as SGLang's own test harness
 	defaultStopGrace    = 10 * time.Second
-	// defaultStartEstimate is SGLang's planning figure for a server start (spec §7).
+	// defaultStartEstimate is SGLang's planning figure for a server start (docs/sglang-compat.md §7).
 	defaultStartEstimate        = 120 * time.Second
 	defaultBuiltinStartEstimate = time.Second
 	defaultRequestTimeout       = 10 * time.Minute
