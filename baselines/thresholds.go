@@ -21,7 +21,7 @@ import (
 //	 "default_ssim_threshold_image": 0.95, "default_ssim_threshold_video": 0.92, ...}
 //
 // A limit comes from the case's entry, else the file's default for the output kind, else the
-// built-in default (SGLang's constants, spec §5). diffusion-check adds the audio keys
+// built-in default (SGLang's constants, docs/sglang-compat.md §5). diffusion-check adds the audio keys
 // default_audio_{spectral_similarity,waveform_correlation,rms_db_diff,duration_diff}_threshold
 // and the same names without "default_" in a case entry. Keys starting with "_" are comments.
 // Every other key is an error, so a typo cannot silently fall back to a default.
@@ -34,7 +34,7 @@ type Thresholds struct {
 	Defaults map[string]float64 // the file's default_* keys
 }
 
-// Built-in defaults: SGLang's test_utils.py constants and the audio defaults of spec §5.
+// Built-in defaults: SGLang's test_utils.py constants and the audio defaults of docs/sglang-compat.md §5.
 var builtinDefaults = map[string]float64{
 	"default_clip_threshold_image":          0.92,
 	"default_clip_threshold_video":          0.90,

@@ -22,7 +22,7 @@ const (
 	PerfScenario = "perf.scenario"
 )
 
-// The pads of spec §4, in milliseconds, and the fixed tolerances of the special rules.
+// The pads of docs/sglang-compat.md §4, in milliseconds, and the fixed tolerances of the special rules.
 const (
 	E2EPadMs          = 20.0
 	AggPadMs          = 20.0
@@ -69,7 +69,7 @@ type PerfBaseline struct {
 	Video bool
 }
 
-// PerfLimit is spec §4's limit: max(baseline × (1 + tol), baseline + pad).
+// PerfLimit is docs/sglang-compat.md §4's limit: max(baseline × (1 + tol), baseline + pad).
 func PerfLimit(baseline, tol, pad float64) float64 {
 	return math.Max(baseline*(1+tol), baseline+pad)
 }

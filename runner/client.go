@@ -22,7 +22,7 @@ import (
 // maxMedia bounds a response body; a server that streams without end must not fill the disk.
 const maxMedia = 4 << 30
 
-// client speaks the OpenAI-style image and video API of spec §2 to one server.
+// client speaks the OpenAI-style image and video API of docs/sglang-compat.md §2 to one server.
 type client struct {
 	http  *http.Client
 	base  string

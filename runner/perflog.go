@@ -14,7 +14,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// PerfRecord is one line of SGLang's performance.log (spec §3). Unknown fields are ignored:
+// PerfRecord is one line of SGLang's performance.log (docs/sglang-compat.md §3). Unknown fields are ignored:
 // records evolve between server versions.
 type PerfRecord struct {
 	RequestID       string                    `json:"request_id"`

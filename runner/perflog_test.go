@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// specRecord is the record of spec/sglang-compat.md §3, plus a field newer servers add.
+// specRecord is the record of docs/sglang-compat.md §3, plus a field newer servers add.
 const specRecord = `{"request_id": "req-1", "timestamp": "2026-08-16T10:01:02.345678+00:00", "tag": "pipeline_stage_metrics", "commit_hash": "abc",
  "stages": [{"name": "TextEncodingStage", "execution_time_ms": 232.0}, {"name": "DenoisingStage", "execution_time_ms": 12404.2}],
  "steps": [196.2, 242.2, 248.9],

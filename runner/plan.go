@@ -20,7 +20,7 @@ import (
 const PlanSchema = "diffusion-check/plan/v1"
 
 // DefaultEstimate is the planning estimate of a case nothing else says anything about
-// (SGLang's figure, spec §7).
+// (SGLang's figure, docs/sglang-compat.md §7).
 const DefaultEstimate = 300.0
 
 // Estimates is what a baselines file knows about a case, for planning.
@@ -334,7 +334,7 @@ func planHash(p *Plan) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// LPT is SGLang's own split (spec §7), for comparison: every case starts its own server, cases
+// LPT is SGLang's own split (docs/sglang-compat.md §7), for comparison: every case starts its own server, cases
 // sorted by estimate, each given to the least-loaded partition. It returns the partition loads.
 func LPT(items []PlanItem, n int) []float64 {
 	costs := make([]float64, len(items))

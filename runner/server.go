@@ -17,11 +17,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/memory"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
 // fatalPatterns are log lines by which a server announces that it is dying, even before its
-// process exits (spec §1).
+// process exits (docs/sglang-compat.md §1).
 var fatalPatterns = []string{
 	"Fatal Python error:",
 	"Segmentation fault",
@@ -50,8 +51,8 @@ type server struct {
 
 	// mem samples the process tree's memory (nil without a sampler); loadWin is open from
 	// launch to ready; memNote says why there is no session when starting one failed.
-	mem     MemorySession
-	loadWin MemoryWindow
+	mem     memory.Session
+	loadWin memory.Window
 	memNote string
 }
 
