@@ -121,10 +121,13 @@ func Perf(rr RequestResult, b PerfBaseline) []Check {
 		out = append(out, c)
 	}
 	if b.ROCm {
-		out = Warn(out, "AMD GPU (ROCm): SGLang's harness uses tolerance 1.0 there and only warns")
+		out = Warn(out, ROCmWarning)
 	}
 	return out
 }
+
+// ROCmWarning is why a check passed over its limit on an AMD GPU.
+const ROCmWarning = "AMD GPU (ROCm): SGLang's harness uses tolerance 1.0 there and only warns"
 
 // ROCmTolerances is SGLang's AMD mode (test_server_utils.py @ dd8c5849af99,
 // PerformanceValidator, under current_platform.is_hip()): every perf tolerance is 1.0.
