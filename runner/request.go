@@ -42,9 +42,8 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 	}
 	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
-	t0 := time.Now()
 	mem := srv.openRequestMemory()
-	rep, err := cl.generate(rctx, c)
+	rep, t0, err := srv.generate(rctx, cl, c)
 	rr.E2EMs = ms(time.Since(t0))
 	mem.end()
 	defer func() { mem.record(&rr) }() // after joinPerf, beside the server's own numbers
