@@ -41,7 +41,7 @@ type Thresholds struct {
 	from map[string]string
 }
 
-// Built-in defaults: SGLang's test_utils.py constants and the audio defaults of spec §5.
+// Built-in defaults: SGLang's test_utils.py constants, audio ones included.
 var builtinDefaults = map[string]float64{
 	"default_clip_threshold_image":          0.92,
 	"default_clip_threshold_video":          0.90,

@@ -27,7 +27,7 @@ const (
 	SourceHostAnon        = "host_anon"
 )
 
-// Memory tolerances of spec §4, used when a baseline file's profile has none; host
+// Memory tolerances of SGLang's VRAM guard (PR #35511), used when a baseline file's profile has none; host
 // anonymous memory gets a pad on top of the runtime tolerance.
 const (
 	DefaultLoadPeakTolerance    = 0.01

@@ -25,7 +25,8 @@ const (
 	PerfPerFrame = "perf.per_frame_generation"
 )
 
-// The pads of spec §4, in milliseconds, and the fixed tolerances of the special rules.
+// The pads of SGLang's validators (test_server_utils.py), in milliseconds, and the fixed
+// tolerances of the special rules.
 const (
 	E2EPadMs          = 20.0
 	AggPadMs          = 20.0
