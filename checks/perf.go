@@ -176,7 +176,7 @@ func E2ECheck(e2eMs float64, b PerfBaseline) Check {
 func DenoiseAggChecks(steps []float64, b PerfBaseline) []Check {
 	avg, med := math.NaN(), math.NaN()
 	if len(steps) > 0 {
-		avg, med = PySum(steps)/float64(len(steps)), median(steps)
+		avg, med = StepMean(steps), StepMedian(steps)
 	}
 	out := []Check{
 		limitCheck(PerfDenoiseAvg, "ms", avg, b.AvgDenoiseMs, b.Tol.DenoiseAgg, AggPadMs, b.ImprovementThreshold, "mean denoise step"),
@@ -404,8 +404,21 @@ func PySum(v []float64) float64 {
 	return sum
 }
 
-// median is Python's statistics.median: the mean of the two middle values for even n.
-func median(v []float64) float64 {
+// StepMean is SGLang's mean denoise step, sum(steps) / len(steps) with Python 3.12's sum
+// (PySum); NaN for no steps.
+func StepMean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return PySum(v) / float64(len(v))
+}
+
+// StepMedian is Python's statistics.median, as SGLang's median denoise step: the middle value,
+// or the mean of the two middle values for even n; NaN for no steps.
+func StepMedian(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
 	s := slices.Clone(v)
 	slices.Sort(s)
 	n := len(s)
