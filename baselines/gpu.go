@@ -54,3 +54,19 @@ func normalizeGPUName(s string) string {
 func containsWord(name, marker string) bool {
 	return strings.Contains(name, marker)
 }
+
+// ROCm reports whether a GPU class is an AMD GPU, on which SGLang's harness runs in its AMD
+// mode (test_server_utils.py @ dd8c5849af99, under current_platform.is_hip()): every perf
+// tolerance is 1.0 and a limit only warns. AMD classes are the Instinct names ("mi300x",
+// "mi355x") and gfx targets ("gfx1250", as SGLang names a thresholds file). The suite's
+// gpu: (or --gpu) says which class a run is; NVML cannot see an AMD GPU.
+func ROCm(gpuClass string) bool {
+	c := strings.ToLower(strings.TrimSpace(gpuClass))
+	switch {
+	case strings.HasPrefix(c, "gfx"):
+		return len(c) > 3 && c[3] >= '0' && c[3] <= '9'
+	case strings.HasPrefix(c, "mi"):
+		return len(c) > 2 && c[2] >= '0' && c[2] <= '9'
+	}
+	return false
+}

@@ -444,8 +444,9 @@ func (f *File) Tolerances(profile string, ov Overrides) (Tolerances, error) {
 	return t, nil
 }
 
-// scenarioTolerances applies a scenario's tolerance_overrides on top of the profile (and the
-// env overrides): the most specific setting wins.
+// scenarioTolerances applies a scenario's tolerance_overrides on top of the profile and the
+// env overrides, as SGLang PR #38457 does in ToleranceConfig (testcase_configs.py): scenario
+// override > env > profile. Unknown keys were rejected when the file was read.
 func (s *Scenario) scenarioTolerances(t Tolerances) Tolerances {
 	for k, v := range s.ToleranceOverrides {
 		*t.field(k) = v
@@ -502,6 +503,7 @@ func (f *File) Memory(id string, t Tolerances) checks.MemoryBaseline {
 		RuntimeAllocatedMiB: orNaN(s.RuntimePeakAllocatedMiB),
 		LoadHostAnonMiB:     orNaN(s.LoadPeakHostAnonMiB),
 		RuntimeHostAnonMiB:  orNaN(s.RuntimePeakHostAnonMiB),
+		WarmupPeakMiB:       orNaN(s.WarmupPeakVRAMMiB),
 		LoadTol:             t.LoadPeakVRAM,
 		RuntimeTol:          t.RuntimePeakVRAM,
 	}

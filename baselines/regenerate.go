@@ -73,17 +73,10 @@ func (m *measured) addRequest(rr checks.RequestResult) {
 				m.steps = append(m.steps, v)
 			}
 		}
-		sum := 0.0
-		for _, v := range rr.StepsMs {
-			sum += v
-		}
-		m.avg = worst(m.avg, sum/float64(n))
-		s := slices.Clone(rr.StepsMs)
-		slices.Sort(s)
-		med := s[n/2]
-		if n%2 == 0 {
-			med = (s[n/2-1] + s[n/2]) / 2
-		}
+		// The same mean and median as the checks (Python 3.12's sum, statistics.median), so
+		// that a regenerated baseline is exactly what the request measured.
+		m.avg = worst(m.avg, checks.StepMean(rr.StepsMs))
+		med := checks.StepMedian(rr.StepsMs)
 		m.median = worst(m.median, med)
 	}
 }

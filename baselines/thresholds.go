@@ -1,6 +1,7 @@
 package baselines
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,20 +22,26 @@ import (
 //	 "default_ssim_threshold_image": 0.95, "default_ssim_threshold_video": 0.92, ...}
 //
 // A limit comes from the case's entry, else the file's default for the output kind, else the
-// built-in default (SGLang's constants, docs/sglang-compat.md §5). diffusion-check adds the audio keys
+// built-in default (SGLang's constants in test/test_utils.py @ a9a355774a79,
+// get_consistency_thresholds). diffusion-check adds the audio keys
 // default_audio_{spectral_similarity,waveform_correlation,rms_db_diff,duration_diff}_threshold
 // and the same names without "default_" in a case entry. Keys starting with "_" are comments.
 // Every other key is an error, so a typo cannot silently fall back to a default.
 type Thresholds struct {
-	// Path is the file read; empty for the built-in defaults.
+	// Path is the file read (the GPU's own file when h100.json was merged under it); empty
+	// for the built-in defaults.
 	Path string
 	// Missing, when set, says why no file was read (e.g. no h200.json in the folder).
 	Missing  string
 	Cases    map[string]map[string]float64
 	Defaults map[string]float64 // the file's default_* keys
+
+	// from names the file (base name) each case entry ("cases.<id>") and each default key
+	// came from, for the origin of a limit after a merge.
+	from map[string]string
 }
 
-// Built-in defaults: SGLang's test_utils.py constants and the audio defaults of docs/sglang-compat.md §5.
+// Built-in defaults: SGLang's test_utils.py constants, audio ones included.
 var builtinDefaults = map[string]float64{
 	"default_clip_threshold_image":          0.92,
 	"default_clip_threshold_video":          0.90,
@@ -60,13 +67,20 @@ var caseKeys = []string{
 
 // DefaultThresholds returns thresholds without a file: the built-in defaults only.
 func DefaultThresholds() *Thresholds {
-	return &Thresholds{Cases: map[string]map[string]float64{}, Defaults: map[string]float64{}}
+	return &Thresholds{Cases: map[string]map[string]float64{}, Defaults: map[string]float64{}, from: map[string]string{}}
 }
 
-// ThresholdsFor loads the thresholds of a suite: path is a <gpu>.json file, or a folder
-// holding one file per GPU class, of which gpu's is read. An empty path, or a folder without
-// a file for gpu, gives the built-in defaults (Missing says why), as SGLang's harness does
-// for a missing file. A folder with an empty gpu is an error: the file to read is unknown.
+// BaseThresholdsGPU is the GPU class whose thresholds file every other GPU's file is merged
+// on top of, as SGLang's harness does.
+const BaseThresholdsGPU = "h100"
+
+// ThresholdsFor loads the thresholds of a suite as SGLang's harness does
+// (test/test_utils.py @ a9a355774a79, _load_threshold_json and _merge_threshold_metadata):
+// path is a folder holding one file per GPU class; h100.json is read, and for any other GPU
+// the GPU's own file is merged on top of it (MergeThresholds). A missing file reads as {}.
+// path may also be one file, which is then read alone (the suite chose it). An empty path,
+// or a folder without either file, gives the built-in defaults (Missing says why). A folder
+// with an empty gpu is an error: the file to read is unknown.
 func ThresholdsFor(path, gpu string) (*Thresholds, error) {
 	if path == "" {
 		t := DefaultThresholds()
@@ -77,13 +91,55 @@ func ThresholdsFor(path, gpu string) (*Thresholds, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consistency thresholds: %w", err)
 	}
-	t, err := LoadThresholds(f)
-	if errors.Is(err, fs.ErrNotExist) && f != path {
-		t = DefaultThresholds()
-		t.Missing = fmt.Sprintf("no %s in %s", filepath.Base(f), path)
-		return t, nil
+	if f == path {
+		return LoadThresholds(f)
+	}
+	base, err := loadOrEmpty(filepath.Join(path, BaseThresholdsGPU+".json"))
+	if err != nil {
+		return nil, err
+	}
+	t := base
+	if filepath.Base(f) != BaseThresholdsGPU+".json" {
+		own, err := loadOrEmpty(f)
+		if err != nil {
+			return nil, err
+		}
+		t = MergeThresholds(base, own)
+	}
+	if t.Path == "" {
+		t.Missing = fmt.Sprintf("no %s and no %s.json in %s", filepath.Base(f), BaseThresholdsGPU, path)
+	}
+	return t, nil
+}
+
+// loadOrEmpty reads a thresholds file; a missing one reads as {} (Path empty), as SGLang's
+// _load_threshold_json does.
+func loadOrEmpty(path string) (*Thresholds, error) {
+	t, err := LoadThresholds(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return DefaultThresholds(), nil
 	}
 	return t, err
+}
+
+// MergeThresholds is SGLang's _merge_threshold_metadata (test/test_utils.py @ a9a355774a79):
+// the GPU's file (over) on top of h100.json (base). A case entry in over replaces that case's
+// whole entry in base (its metrics are not merged one by one); a top-level key of over
+// overrides base's. Path is over's file when it has one, else base's.
+func MergeThresholds(base, over *Thresholds) *Thresholds {
+	m := DefaultThresholds()
+	m.Path = cmp.Or(over.Path, base.Path)
+	for _, t := range []*Thresholds{base, over} {
+		for id, limits := range t.Cases {
+			m.Cases[id] = limits
+			m.from["cases."+id] = t.from["cases."+id]
+		}
+		for k, v := range t.Defaults {
+			m.Defaults[k] = v
+			m.from[k] = t.from[k]
+		}
+	}
+	return m
 }
 
 // LoadThresholds reads one SGLang consistency-thresholds file. It reports every problem at
@@ -103,6 +159,20 @@ func LoadThresholds(path string) (*Thresholds, error) {
 
 // ParseThresholds decodes the content of a thresholds file; name names it in messages.
 func ParseThresholds(name string, b []byte) (*Thresholds, error) {
+	t, err := parseThresholds(name, b)
+	if err != nil {
+		return nil, err
+	}
+	for id := range t.Cases {
+		t.from["cases."+id] = filepath.Base(name)
+	}
+	for k := range t.Defaults {
+		t.from[k] = filepath.Base(name)
+	}
+	return t, nil
+}
+
+func parseThresholds(name string, b []byte) (*Thresholds, error) {
 	doc, err := parseJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -223,32 +293,36 @@ func (t *Thresholds) AudioFor(caseID string) checks.AudioLimits {
 }
 
 // resolver returns a lookup of metric m's limit and a description of where the limits that
-// were looked up came from.
+// were looked up came from: "h100.json: cases.x" when one place gave them all, else each
+// place with its metrics.
 func (t *Thresholds) resolver(caseID string, defaultKey func(m string) string) (func(m string) float64, func() string) {
 	from := map[string][]string{}
+	var order []string
+	add := func(src, m string) {
+		if _, ok := from[src]; !ok {
+			order = append(order, src)
+		}
+		from[src] = append(from[src], m)
+	}
 	get := func(m string) float64 {
 		if v, ok := t.Cases[caseID][m+"_threshold"]; ok {
-			from["cases."+caseID] = append(from["cases."+caseID], m)
+			add(t.origin("cases."+caseID, "cases."+caseID), m)
 			return v
 		}
 		k := defaultKey(m)
 		if v, ok := t.Defaults[k]; ok {
-			from["file defaults"] = append(from["file defaults"], m)
+			add(t.origin(k, "file defaults"), m)
 			return v
 		}
-		from["built-in defaults"] = append(from["built-in defaults"], m)
+		add("built-in defaults", m)
 		return builtinDefaults[k]
 	}
 	origin := func() string {
 		var parts []string
-		for _, src := range []string{"cases." + caseID, "file defaults", "built-in defaults"} {
-			ms := from[src]
-			if len(ms) == 0 {
-				continue
-			}
+		for _, src := range order {
 			s := src
 			if len(from) > 1 {
-				s += " (" + strings.Join(ms, ", ") + ")"
+				s += " (" + strings.Join(from[src], ", ") + ")"
 			}
 			parts = append(parts, s)
 		}
@@ -259,9 +333,20 @@ func (t *Thresholds) resolver(caseID string, defaultKey func(m string) string) (
 			}
 			return strings.Join(parts, ", ") + " (" + why + ")"
 		}
-		return filepath.Base(t.Path) + ": " + strings.Join(parts, ", ")
+		if len(from) == 1 && order[0] == "built-in defaults" {
+			return filepath.Base(t.Path) + ": built-in defaults"
+		}
+		return strings.Join(parts, ", ")
 	}
 	return get, origin
+}
+
+// origin is "<file>: what" for a key read from a file, or what alone without a file name.
+func (t *Thresholds) origin(key, what string) string {
+	if f := t.from[key]; f != "" && t.Path != "" {
+		return f + ": " + what
+	}
+	return what
 }
 
 func sortedKeys(m map[string]float64) []string {

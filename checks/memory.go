@@ -12,6 +12,9 @@ import (
 const (
 	MemoryLoadPeak    = "memory.load_peak"
 	MemoryRuntimePeak = "memory.runtime_peak"
+	// MemoryWarmupPeak checks the server's warm-up peak, only where the baseline has
+	// warmup_peak_vram_mb.
+	MemoryWarmupPeak = "memory.warmup_peak"
 )
 
 // Memory sources: the labels of RequestResult.PeakVRAMMiB and Load.PeakVRAMMiB.
@@ -24,12 +27,14 @@ const (
 	SourceHostAnon        = "host_anon"
 )
 
-// Memory tolerances of docs/sglang-compat.md §4, used when a baseline file's profile has none; host
+// Memory tolerances of SGLang's VRAM guard (PR #35511), used when a baseline file's profile has none; host
 // anonymous memory gets a pad on top of the runtime tolerance.
 const (
 	DefaultLoadPeakTolerance    = 0.01
 	DefaultRuntimePeakTolerance = 0.02
 	HostAnonPadMiB              = 256.0
+	// VRAMPadMiB is the pad of SGLang's VRAM limits (PR #35511): max(b × (1 + tol), b + 128).
+	VRAMPadMiB = 128.0
 )
 
 // MemoryBaseline holds one scenario's memory baselines in MiB (NaN: the file has none) and
@@ -41,6 +46,7 @@ type MemoryBaseline struct {
 	RuntimeAllocatedMiB float64 // runtime_peak_allocated_mb
 	LoadHostAnonMiB     float64 // load_peak_host_anon_mb
 	RuntimeHostAnonMiB  float64 // runtime_peak_host_anon_mb
+	WarmupPeakMiB       float64 // warmup_peak_vram_mb
 	LoadTol             float64
 	RuntimeTol          float64
 }
@@ -49,37 +55,65 @@ type MemoryBaseline struct {
 // applies to a case whose suite has no baselines, so that growth is still watched.
 func NoMemoryBaseline() MemoryBaseline {
 	nan := math.NaN()
-	return MemoryBaseline{nan, nan, nan, nan, nan, nan, DefaultLoadPeakTolerance, DefaultRuntimePeakTolerance}
+	return MemoryBaseline{nan, nan, nan, nan, nan, nan, nan, DefaultLoadPeakTolerance, DefaultRuntimePeakTolerance}
 }
 
 // LoadMemory checks the peaks of one server start (Load.PeakVRAMMiB) against the load
-// baselines; see memoryChecks for the rules.
+// baselines, as SGLang's load-peak VRAM guard does (PR #35511): the reserved peak against
+// load_peak_vram_mb with the load_peak_vram tolerance and a 128 MiB pad. SGLang enforces the
+// allocated peak only at runtime, so a load_peak_allocated_mb baseline is reported beside it,
+// not enforced. See memoryChecks for the other sources.
 func LoadMemory(peaks map[string]float64, b MemoryBaseline) []Check {
-	return memoryChecks(MemoryLoadPeak, "load_peak", peaks, b.LoadPeakMiB, b.LoadAllocatedMiB, b.LoadHostAnonMiB, b.LoadTol)
+	return memoryChecks(MemoryLoadPeak, "load_peak", peaks, b.LoadPeakMiB, b.LoadAllocatedMiB, b.LoadHostAnonMiB, b.LoadTol, false)
 }
 
-// RuntimeMemory checks one request's peaks against the runtime baselines; see memoryChecks.
+// RuntimeMemory checks one request's peaks against the runtime baselines, as SGLang's runtime
+// VRAM guard does (PR #35511, PR #38172): against runtime_peak_vram_mb with the
+// runtime_peak_vram tolerance and a 128 MiB pad; when the scenario has a
+// runtime_peak_allocated_mb baseline, the allocated peak is enforced against it and the
+// reserved peak is only reported. See memoryChecks for the other sources.
 func RuntimeMemory(peaks map[string]float64, b MemoryBaseline) []Check {
-	return memoryChecks(MemoryRuntimePeak, "runtime_peak", peaks, b.RuntimePeakMiB, b.RuntimeAllocatedMiB, b.RuntimeHostAnonMiB, b.RuntimeTol)
+	return memoryChecks(MemoryRuntimePeak, "runtime_peak", peaks, b.RuntimePeakMiB, b.RuntimeAllocatedMiB, b.RuntimeHostAnonMiB, b.RuntimeTol, true)
+}
+
+// WarmupMemory checks the server's warm-up peak (the reserved peak of the record's
+// warmup_peak snapshot) against warmup_peak_vram_mb with the runtime tolerance and the
+// 128 MiB pad, as SGLang does when that key is in the baseline (PR #35511). Without the key
+// there is no check; with it, a missing or zero peak fails ("peak VRAM metric missing").
+func WarmupMemory(peaks map[string]float64, b MemoryBaseline) []Check {
+	if math.IsNaN(b.WarmupPeakMiB) {
+		return nil
+	}
+	v, ok := peaks[SourceServerReserved]
+	if !ok {
+		v = math.NaN()
+	}
+	c := memCheck(MemoryWarmupPeak, SourceServerReserved, v, b.WarmupPeakMiB, b.RuntimeTol, VRAMPadMiB, "warmup_peak_vram_mb")
+	return []Check{c}
 }
 
 // memoryChecks makes one check per source present, each labelled with its Source:
 //   - server_reserved against <phase>_vram_mb (what SGLang's baseline means: the reserved peak
-//     of the server's memory_snapshots);
-//   - server_allocated against <phase>_allocated_mb, only when that baseline exists;
-//   - nvml_process against <phase>_vram_mb only when the server reported no reserved peak
+//     of the server's memory_snapshots), with the 128 MiB pad; reported only (a skip that
+//     keeps value and limit) when allocEnforced and a <phase>_allocated_mb baseline exists;
+//   - server_allocated against <phase>_allocated_mb, only when that baseline exists: enforced
+//     when allocEnforced, else reported;
+//   - nvml_process against <phase>_vram_mb only when the server reported neither peak
 //     (an older server: NVML is then the only VRAM number); otherwise recorded as a skip,
 //     since NVML also counts the CUDA context and would never fit a reserved-memory baseline;
 //   - nvml_device recorded as a skip (it counts every process on the GPU);
 //   - host_anon and server_host_anon against <phase>_host_anon_mb with a 256 MiB pad.
 //
-// A VRAM baseline with no VRAM measurement at all fails; no baseline means "recorded, not
-// checked" (skip with the value). Per-GPU sources ("nvml_process:1") are left to the totals.
-func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, host, tol float64) []Check {
+// A VRAM baseline with no VRAM measurement at all fails ("peak VRAM metric missing"); no
+// baseline means "recorded, not checked" (skip with the value). Per-GPU sources
+// ("nvml_process:1") are left to the totals.
+func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, host, tol float64, allocEnforced bool) []Check {
 	var out []Check
 	_, hasReserved := peaks[SourceServerReserved]
+	_, hasAlloc := peaks[SourceServerAllocated]
 	_, hasNVML := peaks[SourceNVMLProcess]
-	key := phase + "_vram_mb"
+	byAlloc := allocEnforced && !math.IsNaN(alloc)
+	key, allocKey := phase+"_vram_mb", phase+"_allocated_mb"
 	for _, src := range slices.Sorted(maps.Keys(peaks)) {
 		if strings.Contains(src, ":") {
 			continue
@@ -87,42 +121,63 @@ func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, hos
 		v := peaks[src]
 		switch src {
 		case SourceServerReserved:
-			out = append(out, memCheck(name, src, v, vram, tol, 0, key))
+			c := memCheck(name, src, v, vram, tol, VRAMPadMiB, key)
+			if byAlloc {
+				c = Unenforced([]Check{c}, "reported, not enforced: "+allocKey+" exists, so the allocated peak is the one enforced")[0]
+			}
+			out = append(out, c)
 		case SourceNVMLProcess:
-			if hasReserved {
-				out = append(out, recorded(name, src, v, "recorded; the limit applies to server_reserved, which "+key+" measures"))
+			if hasReserved || hasAlloc {
+				out = append(out, recorded(name, src, v, "recorded; the limit applies to the server's own peak, which "+key+" measures"))
 			} else {
-				out = append(out, memCheck(name, src, v, vram, tol, 0, key))
+				out = append(out, memCheck(name, src, v, vram, tol, VRAMPadMiB, key))
 			}
 		case SourceServerAllocated:
-			if !math.IsNaN(alloc) {
-				out = append(out, memCheck(name, src, v, alloc, tol, 0, phase+"_allocated_mb"))
+			if math.IsNaN(alloc) {
+				continue
 			}
+			c := memCheck(name, src, v, alloc, tol, VRAMPadMiB, allocKey)
+			if !allocEnforced {
+				c = Unenforced([]Check{c}, "reported, not enforced: SGLang enforces the allocated peak at runtime only")[0]
+			}
+			out = append(out, c)
 		case SourceHostAnon, SourceServerHostAnon:
 			out = append(out, memCheck(name, src, v, host, tol, HostAnonPadMiB, phase+"_host_anon_mb"))
 		default:
 			out = append(out, recorded(name, src, v, "recorded for the report and for growth across requests; no baseline applies"))
 		}
 	}
-	if !hasReserved && !hasNVML && !math.IsNaN(vram) {
-		c := memCheck(name, "", math.NaN(), vram, tol, 0, key)
-		c.Detail = fmt.Sprintf("%s: no VRAM measurement (the server reported no memory_snapshots and NVML was unavailable), baseline %s MiB", name, fmtNum(vram))
-		out = append(out, c)
+	switch {
+	case byAlloc && !hasAlloc:
+		out = append(out, missingVRAM(name, SourceServerAllocated, alloc, tol, allocKey, "the server reported no peak_allocated_mb"))
+	case !byAlloc && !hasReserved && !hasNVML && !math.IsNaN(vram):
+		out = append(out, missingVRAM(name, "", vram, tol, key, "the server reported no memory_snapshots and NVML was unavailable"))
 	}
 	return out
+}
+
+// missingVRAM is the failure of an enforced VRAM baseline without a measurement.
+func missingVRAM(name, src string, baseline, tol float64, key, why string) Check {
+	c := memCheck(name, src, math.NaN(), baseline, tol, VRAMPadMiB, key)
+	c.Detail = fmt.Sprintf("%s: peak VRAM metric missing (%s), baseline %s %s MiB", name, why, key, fmtNum(baseline))
+	return c
 }
 
 func recorded(name, src string, v float64, why string) Check {
 	return Check{Name: name, Status: Skip, Value: finite(v), Unit: "MiB", Source: src, Detail: src + " " + fmtNum(v) + " MiB " + why}
 }
 
-// memCheck is limitCheck for memory; a NaN baseline records the value as a skip.
+// memCheck is limitCheck for memory; a NaN baseline records the value as a skip. A zero or
+// missing peak against a baseline fails as SGLang's "peak VRAM metric missing".
 func memCheck(name, src string, v, baseline, tol, pad float64, key string) Check {
 	if math.IsNaN(baseline) {
 		return recorded(name, src, v, "recorded; the baseline has no "+key+" for this scenario")
 	}
 	c := limitCheck(name, "MiB", v, baseline, tol, pad, 0, src+" vs "+key)
 	c.Source = src
+	if c.Status == Fail && !(v > 0) && baseline > 0 {
+		c.Detail = "peak VRAM metric missing: " + c.Detail
+	}
 	return c
 }
 

@@ -79,9 +79,9 @@ func TestPerfSpecExcerptLimits(t *testing.T) {
 		"perf.stage.DecodingStage":     {Pass, 467.7, 17.7, 0.9, 450, 40},              // max(0.8, 0.9); +450 wins
 		"perf.step.0":                  {Pass, 981.05, 196.21, 4, 80, 900},             // step 0: × 5
 		"perf.step.10":                 {Pass, 314.925, 242.25, 0.3, 20, 240},          // round(0.2 × 49) = 10
-		"perf.step.20":                 {Fail, nan, nan, 0.3, 20, 240},                 // no baseline for step 20
-		"perf.step.29":                 {Fail, nan, nan, 0.3, 20, 240},
-		"perf.step.39":                 {Fail, nan, nan, 0.3, 20, 240},
+		"perf.step.20":                 {Skip, nan, nan, nan, nan, 240},                // no baseline for step 20: skipped, as SGLang does
+		"perf.step.29":                 {Skip, nan, nan, nan, nan, 240},
+		"perf.step.39":                 {Skip, nan, nan, nan, nan, 240},
 		"perf.step.49":                 {Pass, 323.57, 248.9, 0.3, 20, 240},
 		"perf.denoise_avg":             {Pass, 297.54, 247.95, 0.2, 20, (900 + 49*240) / 50.0},
 		"perf.denoise_median":          {Pass, 298.812, 249.01, 0.2, 20, 240},
@@ -120,8 +120,8 @@ func TestPerfBoundaries(t *testing.T) {
 		{"step 10 over", request(1, nil, map[int]float64{10: 315.925}), "perf.step.10", Fail, "tolerance 30%"},
 		{"stage missing", request(1, Stages{{"DenoisingStage", 1}}, nil), "perf.stage.TextEncodingStage", Fail, "Stage TextEncodingStage timing missing"},
 		{"no perf record", RequestResult{}, "perf.e2e", Fail, "not measured"},
-		{"no steps", RequestResult{ServerTotalMs: 1}, "perf.denoise_avg", Fail, "not measured"},
-		{"no steps, sampled from the baseline", RequestResult{ServerTotalMs: 1}, "perf.step.10", Fail, "no denoise steps measured"},
+		{"no steps", RequestResult{ServerTotalMs: 1}, "perf.denoise_avg", Fail, "Denoising step timings missing"},
+		{"no steps: median", RequestResult{ServerTotalMs: 1}, "perf.denoise_median", Fail, "Denoising step timings missing"},
 		{"NaN", request(math.NaN(), nil, nil), "perf.e2e", Fail, "not measured"},
 		{"zero stage measured", request(1, Stages{{"DenoisingStage", 0}}, nil), "perf.stage.DenoisingStage", Fail, "not a measurement"},
 	} {
@@ -160,9 +160,11 @@ func TestPerfBadBaselines(t *testing.T) {
 			t.Errorf("%s: %s %q, want fail with %q", name, c.Status, c.Detail, want)
 		}
 	}
-	// SGLang writes null for per_frame_generation of models where it does not apply.
-	if c := find(t, cs, "perf.stage.per_frame_generation"); c.Status != Skip {
-		t.Errorf("null stage: %+v, want skip", c)
+	// SGLang writes null for per_frame_generation where it does not apply; it is never a stage.
+	for _, c := range cs {
+		if strings.Contains(c.Name, "per_frame_generation") {
+			t.Errorf("per_frame_generation checked: %+v", c)
+		}
 	}
 }
 

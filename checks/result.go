@@ -112,6 +112,9 @@ type Load struct {
 	DurationMs  float64            `json:"duration_ms"`
 	Reused      bool               `json:"reused,omitempty"`
 	PeakVRAMMiB map[string]float64 `json:"peak_vram_mb,omitempty"`
+	// WarmupPeakVRAMMiB is the server's warm-up peak (the perf record's warmup_peak
+	// snapshot), by source, when the server reports one.
+	WarmupPeakVRAMMiB map[string]float64 `json:"warmup_peak_vram_mb,omitempty"`
 }
 
 // RequestResult is one request of a case, with its 1-based index among Of repetitions.

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
@@ -38,6 +40,45 @@ func TestSGLangExamples(t *testing.T) {
 		for _, it := range items {
 			if it.Source != "baseline" {
 				t.Errorf("%s: case %s estimated from %s, want the baseline file", tc.file, it.Case, it.Source)
+			}
+		}
+	}
+}
+
+// sglangServeFlags are the `sglang serve` flags the examples use, each checked against
+// SGLang's source (the file that defines it). A flag not in this list is a flag nobody
+// checked: `--vae-layerwise-offload`, say, which SGLang does not have.
+var sglangServeFlags = map[string]string{
+	"--model-type":                    "python/sglang/cli/serve_backends.py",
+	"--model-path":                    "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--port":                          "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--num-gpus":                      "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--model-variant":                 "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--performance-mode":              "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--layerwise-offload-components":  "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--layerwise-resident-layers":     "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--dit-layerwise-resident-layers": "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+}
+
+// sglangEnv are the environment variables the examples set, from SGLang's envs.py.
+var sglangEnv = []string{"SGLANG_DIFFUSION_STAGE_LOGGING", "SGLANG_DIFFUSION_TEST_CAP_DEVICE_MEMORY_GIB", "SGLANG_DIFFUSION_TEST_FORCE_HOST_AVAILABLE_GIB"}
+
+func TestSGLangExampleFlagsAreReal(t *testing.T) {
+	for _, file := range []string{"h100.yaml", "5090.yaml"} {
+		s, err := suite.Load(filepath.Join("..", "examples", "sglang", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, srv := range s.Servers {
+			for _, a := range srv.Command {
+				if strings.HasPrefix(a, "--") && sglangServeFlags[a] == "" {
+					t.Errorf("%s: server %s: %s is not a checked SGLang server argument", file, name, a)
+				}
+			}
+			for k := range srv.Env {
+				if !slices.Contains(sglangEnv, k) {
+					t.Errorf("%s: server %s: env %s is not a checked SGLang variable", file, name, k)
+				}
 			}
 		}
 	}

@@ -33,15 +33,17 @@ type perfConfig struct {
 	file    *baselines.File // nil: no baseline file (none configured, or baseline mode without one)
 	tol     baselines.Tolerances
 	enforce bool // false in baseline mode: checks are recorded, not enforced
-	known   []checks.KnownEntry
-	today   time.Time
+	// rocm is SGLang's AMD mode, from the run's GPU class: perf limits only warn.
+	rocm  bool
+	known []checks.KnownEntry
+	today time.Time
 }
 
 // loadPerf reads the suite's baseline file for the run's GPU class and its known-failures
 // file. A configured file that is missing or malformed is an error (a configuration
 // problem), except that a baseline run may create the baseline file it cannot find.
 func loadPerf(opts Options) (*perfConfig, error) {
-	p := &perfConfig{enforce: opts.Mode != ModeBaseline && opts.Mode != "gt", today: opts.Perf.Today}
+	p := &perfConfig{enforce: opts.Mode != ModeBaseline && opts.Mode != "gt", today: opts.Perf.Today, rocm: baselines.ROCm(opts.GPU)}
 	if p.today.IsZero() {
 		p.today = time.Now()
 	}
@@ -111,6 +113,7 @@ func (r *run) perf(c *suite.Case, rr *checks.RequestResult) []checks.Check {
 		pb = checks.PerfBaseline{Scenario: c.ID, E2EMs: nan, AvgDenoiseMs: nan, MedianDenoiseMs: nan, Video: video,
 			StepFractions: []float64{0, 0.2, 0.4, 0.6, 0.8, 1}}
 	}
+	pb.NumFrames, pb.ROCm = c.Request.NumFrames, p.rocm
 	return p.finish(checks.Perf(*rr, pb))
 }
 
@@ -136,7 +139,14 @@ func (r *run) casePerf(c *suite.Case, cr *checks.CaseResult) {
 		if p.file != nil {
 			base, tol = p.file.ExpectedLoadMs(c.ID, p.tol)
 		}
-		cr.Checks = append(cr.Checks, p.finish([]checks.Check{checks.PerfLoadCheck(cr.Load.DurationMs, base, tol)})...)
+		if p.rocm {
+			tol = checks.ROCmTolerance
+		}
+		load := []checks.Check{checks.PerfLoadCheck(cr.Load.DurationMs, base, tol)}
+		if p.rocm {
+			load = checks.Warn(load, checks.ROCmWarning)
+		}
+		cr.Checks = append(cr.Checks, p.finish(load)...)
 	}
 	if !suite.Enabled(c.Checks.Memory) {
 		return
@@ -144,6 +154,9 @@ func (r *run) casePerf(c *suite.Case, cr *checks.CaseResult) {
 	if p.collecting() {
 		if paid && (len(cr.Load.PeakVRAMMiB) > 0 || !math.IsNaN(mb.LoadPeakMiB)) {
 			cr.Checks = append(cr.Checks, p.finish(checks.LoadMemory(cr.Load.PeakVRAMMiB, mb))...)
+		}
+		if paid {
+			cr.Checks = append(cr.Checks, p.finish(checks.WarmupMemory(cr.Load.WarmupPeakVRAMMiB, mb))...)
 		}
 		for i := range cr.Requests {
 			rr := &cr.Requests[i]

@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -42,5 +44,59 @@ func TestLoadPerf(t *testing.T) {
 	p, err = loadPerf(Options{Suite: &suite.Suite{}, Mode: "check"})
 	if err != nil || p.collecting() || p.tol.RuntimePeakVRAM != 0.02 {
 		t.Errorf("no baselines: %+v %v", p, err)
+	}
+}
+
+// The runner hands the checks what the baseline file alone does not say: the case's
+// num_frames (per-frame check), the AMD mode from the GPU class, and the warm-up peak.
+func TestPerfWiring(t *testing.T) {
+	dir := t.TempDir()
+	const file = `{"tolerances": {"pr_test": {"e2e": 0.25, "denoise_stage": 0.25, "non_denoise_stage": 0.8, "denoise_step": 0.3, "denoise_agg": 0.2}},
+ "sampling": {"step_fractions": [0.0, 1.0]},
+ "scenarios": {"v": {"stages_ms": {"DenoisingStage": 1000.0, "per_frame_generation": 100.0}, "denoise_step_ms": {"0": 10.0, "1": 10.0},
+   "expected_e2e_ms": 1600.0, "expected_avg_denoise_ms": 10.0, "expected_median_denoise_ms": 10.0, "warmup_peak_vram_mb": 1000.0}}}`
+	for _, gpu := range []string{"h100", "mi300x"} {
+		if err := os.WriteFile(filepath.Join(dir, gpu+".json"), []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &suite.Case{ID: "v", Modality: suite.Video, Request: suite.Request{NumFrames: 16}}
+	// 8000 ms / 16 frames = 500 ms a frame: over 100 × 1.25 (h100), over 100 × 2 (AMD).
+	rr := checks.RequestResult{ServerTotalMs: 8000, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 900}}, StepsMs: []float64{10, 10}}
+	for _, tt := range []struct {
+		gpu        string
+		frame, e2e checks.Status
+		warning    bool
+	}{
+		{"h100", checks.Fail, checks.Fail, false},
+		{"mi300x", checks.Pass, checks.Pass, true},
+	} {
+		p, err := loadPerf(Options{Suite: &suite.Suite{Baselines: dir}, Mode: "check", GPU: tt.gpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &run{perfCfg: p, progress: io.Discard}
+		got := map[string]checks.Check{}
+		for _, ck := range r.perf(c, &rr) {
+			got[ck.Name] = ck
+		}
+		frame, e2e := got[checks.PerfPerFrame], got[checks.PerfE2E]
+		if frame.Status != tt.frame || e2e.Status != tt.e2e || strings.HasPrefix(frame.Note, "warning:") != tt.warning {
+			t.Errorf("%s: per frame %s %q, e2e %s", tt.gpu, frame.Status, frame.Note, e2e.Status)
+		}
+		if frame.Value == nil || *frame.Value != 500 {
+			t.Errorf("%s: per-frame value %v, want 8000 / 16", tt.gpu, frame.Value)
+		}
+		cr := checks.CaseResult{ID: "v", Load: &checks.Load{DurationMs: 10, WarmupPeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 1129}}}
+		r.casePerf(c, &cr)
+		var warm *checks.Check
+		for i, ck := range cr.Checks {
+			if ck.Name == checks.MemoryWarmupPeak {
+				warm = &cr.Checks[i]
+			}
+		}
+		if warm == nil || warm.Status != checks.Fail || *warm.Limit != 1128 {
+			t.Errorf("%s: warm-up peak 1129 MiB against 1000 + 128: %+v", tt.gpu, warm)
+		}
 	}
 }

@@ -8,13 +8,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// PerfRecord is one line of SGLang's performance.log (docs/sglang-compat.md §3). Unknown fields are ignored:
+// requestIDPattern finds a plain request id in a line that does not decode.
+var requestIDPattern = regexp.MustCompile(`"request_id"\s*:\s*"([^"\\]+)"`)
+
+// PerfRecord is one line of SGLang's performance.log (spec §3). Unknown fields are ignored:
 // records evolve between server versions.
 type PerfRecord struct {
 	RequestID       string                    `json:"request_id"`
@@ -43,17 +49,225 @@ type MemorySnapshot struct {
 	PeakHostAnonMB  *float64 `json:"peak_host_anon_mb"`
 }
 
-// ParsePerfLine decodes one performance.log line. A line without a request id is an error:
-// it cannot be joined to a request.
-func ParsePerfLine(line []byte) (PerfRecord, error) {
-	var r PerfRecord
-	if err := json.Unmarshal(line, &r); err != nil {
-		return PerfRecord{}, err
+// MalformedRecordError is a performance.log line that cannot be read as a record: Problems
+// name each field and the value found. RequestID is set when the line names its request,
+// which then gets this error instead of "no record".
+type MalformedRecordError struct {
+	Path      string // the performance.log file, when known
+	Line      int    // 1-based line in it, when known
+	RequestID string
+	Problems  []string
+}
+
+// Error says where the record is, whose it is, and what is wrong with it.
+func (e *MalformedRecordError) Error() string {
+	var where string
+	if e.Path != "" {
+		where = fmt.Sprintf("%s:%d: ", e.Path, e.Line)
 	}
-	if r.RequestID == "" {
+	who := "record"
+	if e.RequestID != "" {
+		who = fmt.Sprintf("record for request_id %q", e.RequestID)
+	}
+	return where + "malformed " + who + ": " + strings.Join(e.Problems, "; ")
+}
+
+// ParsePerfLine decodes one performance.log line. A line without a request id is an error:
+// it cannot be joined to a request. A line whose fields have the wrong type, or values that
+// are not finite (Python's json writes NaN and Infinity), is a *MalformedRecordError naming
+// every such field and its value, and the request id when the line has one.
+func ParsePerfLine(line []byte) (PerfRecord, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(quoteNonFinite(line), &top); err != nil || top == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		return PerfRecord{}, &MalformedRecordError{RequestID: requestIDIn(line),
+			Problems: []string{fmt.Sprintf("not a JSON object (%v): %s", err, excerpt(line))}}
+	}
+	var r PerfRecord
+	d := &recordDecoder{}
+	if raw, ok := top["request_id"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &r.RequestID); err != nil {
+			d.bad("request_id", raw, "want a string")
+		}
+	}
+	if r.RequestID == "" && len(d.problems) == 0 {
 		return PerfRecord{}, errors.New("record has no request_id")
 	}
+	for key, dst := range map[string]*string{"timestamp": &r.Timestamp, "tag": &r.Tag, "commit_hash": &r.CommitHash} {
+		// Metadata only: a value of another type is not worth failing a record over.
+		if raw, ok := top[key]; ok {
+			_ = json.Unmarshal(raw, dst)
+		}
+	}
+	if raw, ok := top["total_duration_ms"]; ok && !isNull(raw) {
+		r.TotalDurationMs = d.number("total_duration_ms", raw)
+	}
+	if raw, ok := top["steps"]; ok && !isNull(raw) {
+		for i, v := range d.list("steps", raw) {
+			r.Steps = append(r.Steps, d.number(fmt.Sprintf("steps[%d]", i), v))
+		}
+	}
+	if raw, ok := top["stages"]; ok && !isNull(raw) {
+		for i, v := range d.list("stages", raw) {
+			key := fmt.Sprintf("stages[%d]", i)
+			obj := d.object(key, v)
+			if obj == nil {
+				continue
+			}
+			var st PerfStage
+			if err := json.Unmarshal(obj["name"], &st.Name); err != nil || st.Name == "" {
+				d.bad(key+".name", obj["name"], "want a stage name")
+			}
+			st.ExecutionTimeMs = d.number(key+".execution_time_ms", obj["execution_time_ms"])
+			r.Stages = append(r.Stages, st)
+		}
+	}
+	if raw, ok := top["memory_snapshots"]; ok && !isNull(raw) {
+		snaps := d.object("memory_snapshots", raw)
+		for name, v := range snaps {
+			if isNull(v) {
+				continue // not reported
+			}
+			key := "memory_snapshots." + name
+			obj := d.object(key, v)
+			if obj == nil {
+				continue
+			}
+			var ms MemorySnapshot
+			for field, dst := range map[string]**float64{"allocated_mb": &ms.AllocatedMB, "reserved_mb": &ms.ReservedMB,
+				"peak_allocated_mb": &ms.PeakAllocatedMB, "peak_reserved_mb": &ms.PeakReservedMB, "peak_host_anon_mb": &ms.PeakHostAnonMB} {
+				if fv, ok := obj[field]; ok && !isNull(fv) {
+					x := d.number(key+"."+field, fv)
+					*dst = &x
+				}
+			}
+			if r.MemorySnapshots == nil {
+				r.MemorySnapshots = map[string]MemorySnapshot{}
+			}
+			r.MemorySnapshots[name] = ms
+		}
+	}
+	if len(d.problems) > 0 {
+		slices.Sort(d.problems)
+		return PerfRecord{}, &MalformedRecordError{RequestID: r.RequestID, Problems: d.problems}
+	}
 	return r, nil
+}
+
+// recordDecoder collects the problems of one record, each naming its field and value.
+type recordDecoder struct{ problems []string }
+
+func (d *recordDecoder) bad(field string, raw json.RawMessage, want string) {
+	if raw == nil {
+		d.problems = append(d.problems, field+": missing")
+		return
+	}
+	d.problems = append(d.problems, fmt.Sprintf("%s: %s, got %s", field, want, excerpt(raw)))
+}
+
+// number reads a finite number; anything else is a problem (NaN 0 is returned).
+func (d *recordDecoder) number(field string, raw json.RawMessage) float64 {
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && slices.Contains(nonFinite, s) {
+			d.problems = append(d.problems, fmt.Sprintf("%s: %s is not a finite number", field, s))
+		} else {
+			d.bad(field, raw, "want a number")
+		}
+		return 0
+	}
+	return v
+}
+
+func (d *recordDecoder) list(field string, raw json.RawMessage) []json.RawMessage {
+	var l []json.RawMessage
+	if err := json.Unmarshal(raw, &l); err != nil {
+		d.bad(field, raw, "want a list")
+	}
+	return l
+}
+
+func (d *recordDecoder) object(field string, raw json.RawMessage) map[string]json.RawMessage {
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
+		d.bad(field, raw, "want an object")
+		return nil
+	}
+	return o
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// excerpt is a value as it appears in the line, cut short.
+func excerpt(b []byte) string {
+	const max = 80
+	s := string(bytes.TrimSpace(b))
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// nonFinite are the tokens Python's json module writes for float('nan') and ±float('inf').
+var nonFinite = []string{"NaN", "Infinity", "-Infinity"}
+
+// quoteNonFinite turns the bare NaN, Infinity and -Infinity tokens of a line written by
+// Python's json module into strings, so that the line decodes and the field holding one can
+// be named.
+func quoteNonFinite(line []byte) []byte {
+	if !bytes.Contains(line, []byte("NaN")) && !bytes.Contains(line, []byte("Infinity")) {
+		return line
+	}
+	var out []byte
+	inString, escaped := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			out = append(out, c)
+			continue
+		}
+		matched := false
+		for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
+			if bytes.HasPrefix(line[i:], []byte(tok)) {
+				out = append(out, '"')
+				out = append(out, tok...)
+				out = append(out, '"')
+				i += len(tok) - 1
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// requestIDIn finds the request id of a line that is not valid JSON (cut short, say), so that
+// its request learns that its record is malformed rather than missing.
+func requestIDIn(line []byte) string {
+	m := requestIDPattern.FindSubmatch(line)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
 }
 
 // stages converts the record's stage list, keeping the pipeline order. A stage reported
@@ -102,12 +316,16 @@ type perfLog struct {
 	mu      sync.Mutex
 	offset  int64
 	part    []byte
+	lines   int // complete lines read so far
 	records map[string]PerfRecord
-	bad     []string // lines that could not be parsed, for the failure detail
+	// malformed holds the records that name their request but cannot be read: that request
+	// gets this error, not "no record".
+	malformed map[string]*MalformedRecordError
+	bad       []string // other lines that could not be parsed, for the failure detail
 }
 
 func newPerfLog(path string) *perfLog {
-	return &perfLog{path: path, records: map[string]PerfRecord{}}
+	return &perfLog{path: path, records: map[string]PerfRecord{}, malformed: map[string]*MalformedRecordError{}}
 }
 
 // poll reads whatever was appended since the last call.
@@ -138,10 +356,17 @@ func (p *perfLog) poll() error {
 		}
 		line := bytes.TrimSpace(p.part[:i])
 		p.part = p.part[i+1:]
+		p.lines++
 		if len(line) == 0 {
 			continue
 		}
 		rec, err := ParsePerfLine(line)
+		var me *MalformedRecordError
+		if errors.As(err, &me) && me.RequestID != "" {
+			me.Path, me.Line = p.path, p.lines
+			p.malformed[me.RequestID] = me
+			continue
+		}
 		if err != nil {
 			if len(p.bad) < 5 {
 				p.bad = append(p.bad, fmt.Sprintf("%.120s: %v", line, err))
@@ -165,10 +390,14 @@ func (p *perfLog) wait(ctx context.Context, id string, timeout time.Duration) (P
 		}
 		p.mu.Lock()
 		rec, ok := p.records[id]
+		malformed := p.malformed[id]
 		bad := p.bad
 		p.mu.Unlock()
 		if ok {
 			return rec, nil
+		}
+		if malformed != nil {
+			return PerfRecord{}, malformed
 		}
 		if time.Now().After(deadline) {
 			var unreadable string

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +91,7 @@ func FuzzParsePerfLine(f *testing.F) {
 	f.Add([]byte(strings.ReplaceAll(specRecord, "\n", "")))
 	f.Add([]byte(`{"request_id":"a","stages":[{"name":"A","execution_time_ms":1},{"name":"A","execution_time_ms":2}]}`))
 	f.Add([]byte(`{"request_id":"a","memory_snapshots":{"load_peak":null}}`))
+	f.Add([]byte(`{"request_id":"a","steps":[1.0,NaN,-Infinity],"total_duration_ms":1e999}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		rec, err := ParsePerfLine(line)
 		if err != nil {
@@ -105,5 +109,73 @@ func FuzzParsePerfLine(f *testing.F) {
 		}
 		rec.peaks("load_peak")
 		rec.peaks("runtime_peak")
+		// Every number read is finite: results.json cannot hold NaN or infinity.
+		for _, v := range append(slices.Clone(rec.Steps), rec.TotalDurationMs) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("non-finite value %v accepted", v)
+			}
+		}
+		for _, s := range rec.Stages {
+			if math.IsNaN(s.ExecutionTimeMs) || math.IsInf(s.ExecutionTimeMs, 0) {
+				t.Fatalf("non-finite stage %v accepted", s)
+			}
+		}
 	})
+}
+
+// A record that names its request but cannot be read says so, field by field and value by
+// value, instead of leaving its request to wait for a record that never comes.
+func TestParsePerfLineMalformed(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want string
+	}{
+		{`{"request_id": "r", "total_duration_ms": "12.5"}`, `malformed record for request_id "r": total_duration_ms: want a number, got "12.5"`},
+		{`{"request_id": "r", "total_duration_ms": NaN}`, `malformed record for request_id "r": total_duration_ms: NaN is not a finite number`},
+		{`{"request_id": "r", "steps": [1.0, -Infinity, "x"]}`, `steps[1]: -Infinity is not a finite number; steps[2]: want a number, got "x"`},
+		{`{"request_id": "r", "steps": 3}`, `steps: want a list, got 3`},
+		{`{"request_id": "r", "stages": [{"name": "DenoisingStage", "execution_time_ms": Infinity}]}`, `stages[0].execution_time_ms: Infinity is not a finite number`},
+		{`{"request_id": "r", "stages": [{"execution_time_ms": 1}]}`, `stages[0].name: missing`},
+		{`{"request_id": "r", "stages": [{"name": "A"}]}`, `stages[0].execution_time_ms: missing`},
+		{`{"request_id": "r", "memory_snapshots": {"runtime_peak": {"peak_reserved_mb": "lots"}}}`, `memory_snapshots.runtime_peak.peak_reserved_mb: want a number, got "lots"`},
+		{`{"request_id": "r", "memory_snapshots": []}`, `memory_snapshots: want an object, got []`},
+		{`{"request_id": "r", "steps": [1.0, 2.`, `malformed record for request_id "r": not a JSON object`},
+		{`{"request_id": 5}`, `malformed record: request_id: want a string, got 5`},
+	} {
+		_, err := ParsePerfLine([]byte(tt.line))
+		var me *MalformedRecordError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParsePerfLine(%s):\n got %v\nwant a *MalformedRecordError containing %q", tt.line, err, tt.want)
+		}
+	}
+	// Not malformed: null is "not reported", a string holding "NaN" elsewhere is text, and
+	// a negative time is read as it is (the perf checks fail it).
+	rec, err := ParsePerfLine([]byte(`{"request_id": "r", "tag": "NaN Infinity", "total_duration_ms": -3.0, "steps": null,
+ "memory_snapshots": {"load_peak": null, "runtime_peak": {"peak_reserved_mb": null, "cache_stats": {"x": NaN}}}}`))
+	if err != nil {
+		t.Errorf("a NaN in an unknown field failed the record: %v", err)
+	}
+	rec, err = ParsePerfLine([]byte(`{"request_id": "r", "tag": "NaN Infinity", "total_duration_ms": -3.0, "steps": null,
+ "memory_snapshots": {"load_peak": null, "runtime_peak": {"peak_reserved_mb": null}}}`))
+	if err != nil || rec.TotalDurationMs != -3 || rec.Tag != "NaN Infinity" || rec.peaks("runtime_peak") != nil {
+		t.Errorf("got %+v, %v", rec, err)
+	}
+}
+
+// The request whose record is malformed gets that error at once, with file and line.
+func TestPerfLogMalformedRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.log")
+	os.WriteFile(path, []byte("{\"request_id\": \"a\", \"total_duration_ms\": 1.0}\n{\"request_id\": \"b\", \"steps\": [1.0, NaN]}\n"), 0o644)
+	p := newPerfLog(path)
+	start := time.Now()
+	_, err := p.wait(t.Context(), "b", 10*time.Second)
+	if err == nil || err.Error() != path+`:2: malformed record for request_id "b": steps[1]: NaN is not a finite number` {
+		t.Errorf("got %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("waited for the timeout instead of reporting the malformed record")
+	}
+	if _, err := p.wait(t.Context(), "a", 0); err != nil {
+		t.Errorf("the good record: %v", err)
+	}
 }

@@ -22,15 +22,19 @@ type Prober func(ctx context.Context, path string) (media.Info, error)
 // the failure is attributed to the crash rather than to a reset connection.
 const settleTime = 500 * time.Millisecond
 
-// request sends request i of a case and validates it. It returns the result, the load peak
-// the server reported with it (nil when none) and, when the server can no longer be used, why.
-func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (rr checks.RequestResult, loadPeak map[string]float64, halt string) {
+// startPeaks are the peaks of a server start that the server reports with each request: its
+// load peak and its warm-up peak (nil when not reported).
+type startPeaks struct{ load, warmup map[string]float64 }
+
+// request sends request i of a case and validates it. It returns the result, the peaks of
+// the server start it reported with it and, when the server can no longer be used, why.
+func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (rr checks.RequestResult, loadPeak startPeaks, halt string) {
 	rr = checks.RequestResult{Case: c.ID, Index: i, Of: c.Repeat, StartedAt: time.Now().UTC()}
 	spec := r.opts.Suite.Servers[c.Server]
 	dir, err := r.rec.ArtifactDir(c.ID, i)
 	if err != nil {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
-		return rr, nil, ""
+		return rr, startPeaks{}, ""
 	}
 	timeout := spec.RequestTimeout
 	if c.Timeout > 0 {
@@ -38,9 +42,8 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 	}
 	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
-	t0 := time.Now()
 	mem := srv.openRequestMemory()
-	rep, err := cl.generate(rctx, c)
+	rep, t0, err := srv.generate(rctx, cl, c)
 	rr.E2EMs = ms(time.Since(t0))
 	mem.end()
 	defer func() { mem.record(&rr) }() // after joinPerf, beside the server's own numbers
@@ -53,21 +56,21 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 			rr.Status = checks.Cancelled
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
 				Detail: fmt.Sprintf("run cancelled after %.0f ms, before the output arrived", rr.E2EMs)})
-			return rr, nil, "run cancelled"
+			return rr, startPeaks{}, "run cancelled"
 		}
 		srv.settle(settleTime)
 		if why := srv.dead(); why != "" {
 			detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv)})
 			saveTail(dir, srv)
-			return rr, nil, fmt.Sprintf("not sent: the server died during request %d/%d", i, c.Repeat)
+			return rr, startPeaks{}, fmt.Sprintf("not sent: the server died during request %d/%d", i, c.Repeat)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 		if timedOut {
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
 				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout)})
 			saveTail(dir, srv)
-			return rr, nil, fmt.Sprintf("not sent: the server was stopped after request %d/%d hung", i, c.Repeat)
+			return rr, startPeaks{}, fmt.Sprintf("not sent: the server was stopped after request %d/%d hung", i, c.Repeat)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail, Detail: err.Error()})
 		saveTail(dir, srv)
@@ -212,16 +215,16 @@ func describe(o *checks.Output) string {
 }
 
 // joinPerf waits for the request's performance.log record and copies its timings.
-func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr checks.RequestResult) (checks.RequestResult, map[string]float64) {
+func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr checks.RequestResult) (checks.RequestResult, startPeaks) {
 	spec := r.opts.Suite.Servers[c.Server]
 	if !suite.Enabled(c.Checks.PerfRecord) {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip, Detail: "disabled by the case's checks.perf_record"})
-		return rr, nil
+		return rr, startPeaks{}
 	}
 	if rr.RequestID == "" {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Fail,
 			Detail: "the response carries no id to join performance.log on"})
-		return rr, nil
+		return rr, startPeaks{}
 	}
 	rec, err := srv.perf.wait(ctx, rr.RequestID, spec.PerfRecordTimeout)
 	if err != nil {
@@ -230,7 +233,7 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 			st = checks.Cancelled
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: st, Detail: err.Error()})
-		return rr, nil
+		return rr, startPeaks{}
 	}
 	rr.Stages = rec.stages()
 	rr.StepsMs = rec.Steps
@@ -239,7 +242,7 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 	rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Pass,
 		Value: checks.Float(rec.TotalDurationMs), Unit: "ms",
 		Detail: fmt.Sprintf("%d stages, %d denoise steps", len(rec.Stages), len(rec.Steps))})
-	return rr, rec.peaks("load_peak")
+	return rr, startPeaks{load: rec.peaks("load_peak"), warmup: rec.peaks("warmup_peak")}
 }
 
 // withTail appends the server's last log lines to a failure detail.

@@ -365,8 +365,9 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 				halted = halt
 			}
 			// Every record repeats the load peak of its server start; keep the first one seen.
-			if loadPeak != nil && cr.Load != nil && !cr.Load.Reused {
-				cr.Load.PeakVRAMMiB = mergePeaks(cr.Load.PeakVRAMMiB, loadPeak)
+			if cr.Load != nil && !cr.Load.Reused {
+				cr.Load.PeakVRAMMiB = mergePeaks(cr.Load.PeakVRAMMiB, loadPeak.load)
+				cr.Load.WarmupPeakVRAMMiB = mergePeaks(cr.Load.WarmupPeakVRAMMiB, loadPeak.warmup)
 			}
 			mu.Unlock()
 			r.record(rr)

@@ -169,21 +169,30 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 // errNotReady wraps every readiness failure.
 var errNotReady = errors.New("server not ready")
 
-// waitReady blocks until the log marker appears or the health endpoint answers 200, the
-// process exits, or the start timeout passes.
+// waitReady blocks until the server is ready, the process exits, or the start timeout
+// passes. Ready means signalled (the log marker appeared, or the health endpoint answered
+// 200) and accepting connections on its port: uvicorn logs "Application startup complete."
+// before it binds its socket, so the marker alone races the bind and a first request sent
+// on it is refused.
 func (s *server) waitReady(ctx context.Context, hc *http.Client) error {
 	deadline := time.NewTimer(s.spec.StartTimeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()
 	health := s.spec.Ready.Health
+	marker := s.log.ready
+	var signalled string // what said ready: the marker or the health endpoint
+	var lastHealth time.Time
 	for {
 		select {
-		case <-s.log.ready:
-			return nil
+		case <-marker:
+			signalled, marker = "log marker "+strconv.Quote(s.spec.Ready.LogMarker), nil
 		case <-s.exited:
 			return fmt.Errorf("%w: process exited during startup (%v) after %s", errNotReady, s.exitErr, time.Since(s.started).Round(time.Millisecond))
 		case <-deadline.C:
+			if signalled != "" {
+				return fmt.Errorf("%w: %s seen, but 127.0.0.1:%d did not accept connections within %s", errNotReady, signalled, s.port, s.spec.StartTimeout)
+			}
 			return fmt.Errorf("%w: not ready within %s (no %q in the log, no 200 from %s)", errNotReady, s.spec.StartTimeout, s.spec.Ready.LogMarker, health)
 		case <-ctx.Done():
 			return ctx.Err()
@@ -191,9 +200,15 @@ func (s *server) waitReady(ctx context.Context, hc *http.Client) error {
 			if line := s.log.fatalLine(); line != "" {
 				return fmt.Errorf("%w: crashed during startup: %s", errNotReady, line)
 			}
-			if health != "" && health != "-" && s.healthy(ctx, hc, health) {
-				return nil
+			if signalled == "" && health != "" && health != "-" && time.Since(lastHealth) >= healthPoll {
+				lastHealth = time.Now()
+				if s.healthy(ctx, hc, health) {
+					signalled = "200 from " + health
+				}
 			}
+		}
+		if signalled != "" && s.accepting() {
+			return nil
 		}
 	}
 }
