@@ -209,24 +209,40 @@ type Event struct {
 	HeadSHA string
 	// Repo is owner/name of the repository the event belongs to ("" if the payload has none).
 	Repo string
+	// HeadRepo is owner/name of the repository the tested commit comes from: a fork's for a
+	// pull request from a fork ("" if the payload does not say).
+	HeadRepo string
+	// WorkflowRun is set for a workflow_run event: the commit and pull request are those of
+	// the run that triggered it, and a fork's pull request is not listed in the payload.
+	WorkflowRun bool
 }
+
+// FromFork reports whether the event's commit comes from another repository than the one
+// the workflow runs in: code that the repository's maintainers did not write.
+func (ev Event) FromFork() bool { return ev.HeadRepo != "" && ev.Repo != "" && ev.HeadRepo != ev.Repo }
 
 // ParseEvent reads a GitHub event payload (GITHUB_EVENT_PATH, or a file uploaded by the
 // pull_request workflow for the workflow_run pattern): pull_request and
-// pull_request_target events, workflow_run events of a pull request, and push events
-// (statuses only).
+// pull_request_target events, workflow_run events, and push events (statuses only). For a
+// workflow_run event the commit is the run's head_sha, and the pull request the one of
+// pull_requests[] with that head (none for a fork's pull request: see Publisher.Target).
 func ParseEvent(data []byte) (Event, error) {
+	type repo struct {
+		FullName string `json:"full_name"`
+	}
 	var p struct {
 		Number      int `json:"number"`
 		PullRequest *struct {
 			Number int `json:"number"`
 			Head   struct {
-				SHA string `json:"sha"`
+				SHA  string `json:"sha"`
+				Repo *repo  `json:"repo"`
 			} `json:"head"`
 		} `json:"pull_request"`
 		WorkflowRun *struct {
-			HeadSHA      string `json:"head_sha"`
-			PullRequests []struct {
+			HeadSHA        string `json:"head_sha"`
+			HeadRepository *repo  `json:"head_repository"`
+			PullRequests   []struct {
 				Number int `json:"number"`
 				Head   struct {
 					SHA string `json:"sha"`
@@ -234,9 +250,7 @@ func ParseEvent(data []byte) (Event, error) {
 			} `json:"pull_requests"`
 		} `json:"workflow_run"`
 		After      string `json:"after"`
-		Repository struct {
-			FullName string `json:"full_name"`
-		} `json:"repository"`
+		Repository repo   `json:"repository"`
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Event{}, fmt.Errorf("event payload: %w", err)
@@ -245,11 +259,22 @@ func ParseEvent(data []byte) (Event, error) {
 	switch {
 	case p.PullRequest != nil:
 		ev.Number, ev.HeadSHA = cmp.Or(p.PullRequest.Number, p.Number), p.PullRequest.Head.SHA
+		if r := p.PullRequest.Head.Repo; r != nil {
+			ev.HeadRepo = r.FullName
+		}
 	case p.WorkflowRun != nil:
+		ev.WorkflowRun = true
 		ev.HeadSHA = p.WorkflowRun.HeadSHA
-		if len(p.WorkflowRun.PullRequests) > 0 {
-			pr := p.WorkflowRun.PullRequests[0]
-			ev.Number, ev.HeadSHA = pr.Number, cmp.Or(pr.Head.SHA, ev.HeadSHA)
+		if r := p.WorkflowRun.HeadRepository; r != nil {
+			ev.HeadRepo = r.FullName
+		}
+		// The statuses go on the commit the run tested; a pull request listed with another
+		// head has moved on since, and is not the one this run is about.
+		for _, pr := range p.WorkflowRun.PullRequests {
+			if pr.Head.SHA == "" || pr.Head.SHA == ev.HeadSHA {
+				ev.Number = pr.Number
+				break
+			}
 		}
 	default:
 		ev.HeadSHA = p.After
