@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,49 @@ type Recorder struct {
 
 	mu sync.Mutex
 	f  *os.File // requests.jsonl; nil once closed
+}
+
+// ServersDir is the folder of the server logs and perf logs of a run, inside its --out.
+const ServersDir = "servers"
+
+// StaleOutError is a --out folder that holds what an earlier run wrote: a new run into it
+// without Force would leave that run's verdict for report to find.
+type StaleOutError struct {
+	Dir   string
+	Found []string
+}
+
+// Error names the folder and what it holds.
+func (e *StaleOutError) Error() string {
+	return fmt.Sprintf("--out %s holds an earlier run (%s): report would show its verdict; use another folder, remove it, or pass --force to remove those files first", e.Dir, strings.Join(e.Found, ", "))
+}
+
+// ClearOut makes sure dir holds nothing of an earlier run: no results.json, requests.jsonl,
+// artifacts/ or servers/ (server and perf logs). Without force it refuses a folder that holds
+// any of them (a *StaleOutError); with force it removes exactly those, and returns their
+// names. Nothing else in dir is touched.
+func ClearOut(dir string, force bool) (removed []string, err error) {
+	var found []string
+	for _, name := range []string{ResultsFile, RequestsFile, ArtifactsDir, ServersDir} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			found = append(found, name)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("check --out %s: %w", dir, err)
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	if !force {
+		return nil, &StaleOutError{Dir: dir, Found: found}
+	}
+	for _, name := range found {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return removed, fmt.Errorf("remove the earlier run's %s: %w", name, err)
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
 }
 
 // NewRecorder creates dir and dir/artifacts and starts a fresh requests.jsonl in it. A
@@ -67,8 +111,19 @@ func (r *Recorder) Request(rr checks.RequestResult) error {
 	if r.f == nil {
 		return fmt.Errorf("record case %s request %d/%d: recorder closed", rr.Case, rr.Index, rr.Of)
 	}
-	if _, err := r.f.Write(line); err != nil {
+	// Whole lines or nothing: a write cut short (a full disk) is taken back, so that the
+	// lines after it, once there is room again, are not glued to a torn one.
+	end, err := r.f.Seek(0, io.SeekEnd)
+	if err != nil {
 		return fmt.Errorf("record case %s request %d/%d: %w", rr.Case, rr.Index, rr.Of, err)
+	}
+	if n, err := r.f.Write(line); err != nil {
+		if n > 0 {
+			if terr := r.f.Truncate(end); terr != nil {
+				err = errors.Join(err, fmt.Errorf("take back the partial line: %w", terr))
+			}
+		}
+		return fmt.Errorf("record case %s request %d/%d in %s (not saved there; results.json will hold it): %w", rr.Case, rr.Index, rr.Of, RequestsFile, err)
 	}
 	return nil
 }

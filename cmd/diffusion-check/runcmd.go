@@ -31,6 +31,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	profile := fs.String("profile", baselines.DefaultProfile, "tolerance profile of the perf baseline file (pr_test, long_term)")
 	gpu := fs.String("gpu", "", "GPU class whose baselines apply (default: the suite's)")
 	memInterval := fs.Duration("memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
+	force := fs.Bool("force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
 	allowUntrusted := fs.Bool("allow-untrusted", false, "start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -106,7 +107,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		g = detectGPU(e, mem.DeviceNames())
 	}
 	res, err := runner.Run(ctx, runner.Options{
-		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Mode: *mode,
+		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Force: *force, Mode: *mode,
 		Commit:     e.getenv("GITHUB_SHA"),
 		GPU:        g,
 		Executable: exe,
