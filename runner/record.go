@@ -284,7 +284,41 @@ func ReadResults(path string) (*checks.Result, error) {
 	if err := json.Unmarshal(data, &res); err != nil {
 		return nil, fmt.Errorf("%s: %w", posOf(path, data, err), err)
 	}
+	if err := requestIndexes(&res); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &res, nil
+}
+
+// requestIndexes checks that every case holds each of its requests exactly once: indexes 1
+// to "of", all with the same "of". A results file that misses one or repeats one would let a
+// failure go unreported, or count one twice.
+func requestIndexes(res *checks.Result) error {
+	var errs []error
+	for _, c := range res.Cases {
+		if len(c.Requests) == 0 {
+			continue
+		}
+		of := c.Requests[0].Of
+		seen := map[int]bool{}
+		for _, rr := range c.Requests {
+			switch {
+			case rr.Of != of:
+				errs = append(errs, fmt.Errorf("case %s: request %d says it is of %d, another of %d", c.ID, rr.Index, rr.Of, of))
+			case rr.Index < 1 || rr.Index > of:
+				errs = append(errs, fmt.Errorf("case %s: request index %d is outside 1..%d", c.ID, rr.Index, of))
+			case seen[rr.Index]:
+				errs = append(errs, fmt.Errorf("case %s: request %d/%d appears twice", c.ID, rr.Index, of))
+			}
+			seen[rr.Index] = true
+		}
+		for i := 1; i <= of; i++ {
+			if !seen[i] {
+				errs = append(errs, fmt.Errorf("case %s: request %d/%d is missing", c.ID, i, of))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // posOf returns "path:line" for a JSON decoding error that carries an offset, else path.
