@@ -411,6 +411,15 @@ func Files(ctx context.Context, gt, out string) (Result, error) {
 	kind := map[bool]string{true: "an image", false: "a video"}
 	switch {
 	case gtStill != outStill:
+		// A file that is not a still image is a video only if it decodes as one; else it is
+		// no media at all, which is "cannot decode", not a mismatch of kinds.
+		notStill := gt
+		if gtStill {
+			notStill = out
+		}
+		if _, err := media.Probe(ctx, notStill); err != nil {
+			return Result{}, fmt.Errorf("cannot decode %s as an image (PNG, JPEG, WebP) or a video: %w", notStill, err)
+		}
 		return Result{}, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("kind: ground truth is %s, output %s", kind[gtStill], kind[outStill])}
 	case outStill:
 		return Images(ctx, gt, out)

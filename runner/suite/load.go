@@ -165,12 +165,13 @@ func (d *decoder) server(e entry) *Server {
 		RequestTimeout:    defaultRequestTimeout,
 		PerfRecordTimeout: defaultPerfRecordTimeout,
 		PollInterval:      defaultPollInterval,
+		MaxOutputMB:       DefaultMaxOutputMB,
 	}
 	if !validName(e.name) {
 		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
 	}
 	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
-		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse")
+		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb")
 	if o == nil {
 		return srv
 	}
@@ -215,6 +216,9 @@ func (d *decoder) server(e entry) *Server {
 		srv.StartEstimate = defaultBuiltinStartEstimate
 	}
 	o.duration("start_estimate", &srv.StartEstimate, 0)
+	if o.integer("max_output_mb", &srv.MaxOutputMB) {
+		o.atLeast("max_output_mb", srv.MaxOutputMB, 1)
+	}
 	var reuse *bool
 	if o.boolean("reuse", &reuse) {
 		srv.Reuse = *reuse
