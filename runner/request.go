@@ -40,7 +40,9 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	t0 := time.Now()
 	mem := srv.openRequestMemory()
+	stopBeat := r.beat(fmt.Sprintf("%s request %d/%d: waiting", c.ID, i, c.Repeat), timeout, func() string { return requestStatus(cl, srv) })
 	rep, err := cl.generate(rctx, c)
+	stopBeat()
 	rr.E2EMs = ms(time.Since(t0))
 	mem.end()
 	defer func() { mem.record(&rr) }() // after joinPerf, beside the server's own numbers
