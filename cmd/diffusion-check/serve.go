@@ -24,7 +24,7 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, usagef("unexpected arguments %q", fs.Args())
 	}
 	if err := refserver.Serve(ctx, cfg); err != nil {
-		return 1, err
+		return 0, err
 	}
 	return exitOK, nil
 }
