@@ -72,6 +72,7 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 		return argv, nil
 	case "baseline":
 		flag("out", "out")
+		flag("markdown", "markdown")
 		if err := boolInput(in, "allow_failed", "allow-failed", &argv); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -18,12 +19,14 @@ import (
 type baselineOptions struct {
 	out         string
 	from        string
+	markdown    string
 	allowFailed bool
 }
 
 func (o *baselineOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "baseline `FILE` to write (SGLang perf_baselines/<gpu>.json format)")
 	fs.StringVar(&o.from, "from", "", "existing baseline `FILE` whose tolerances, metadata and other scenarios are kept (default: --out when it exists)")
+	fs.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to `FILE` (a pull request's body)")
 	fs.BoolVar(&o.allowFailed, "allow-failed", false, "write the baseline even from results with failed, errored, cancelled or incomplete cases (each is listed as a warning)")
 }
 
@@ -64,11 +67,22 @@ func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 	if err := os.WriteFile(o.out, reg.File.Marshal(), 0o644); err != nil {
 		return 0, fmt.Errorf("write baseline: %w", err)
 	}
-	if err := baselines.WriteChanges(e.stdout, reg.Changes); err != nil {
+	var table bytes.Buffer
+	if err := baselines.WriteChanges(&table, reg.Changes); err != nil {
 		return 0, err
 	}
-	if err := writeSources(e, reg.Changes, baselines.Sources(results)); err != nil {
+	writeSources(&table, reg.Changes, baselines.Sources(results))
+	if _, err := e.stdout.Write(table.Bytes()); err != nil {
 		return 0, err
+	}
+	if o.markdown != "" {
+		md := fmt.Sprintf("Perf baseline `%s`: the worst value of every metric over %d results files, old → new.\n\n```text\n%s```\n", o.out, len(results), table.String())
+		if err := os.WriteFile(o.markdown, []byte(md), 0o644); err != nil {
+			return 0, fmt.Errorf("write markdown table: %w", err)
+		}
+		if err := e.setOutputs(map[string]any{"report_path": o.markdown}); err != nil {
+			return 0, err
+		}
 	}
 	fmt.Fprintf(e.stderr, "wrote %s (%d metrics from %d results files)\n", o.out, len(reg.Changes), len(results))
 	return exitOK, nil
@@ -129,16 +143,13 @@ func (o *baselineOptions) results(e env, paths []string) ([]*checks.Result, erro
 
 // writeSources prints, under the table, how many requests × partitions the values of each
 // scenario written were the worst of.
-func writeSources(e env, changes []baselines.Change, sources map[string]baselines.Source) error {
+func writeSources(w *bytes.Buffer, changes []baselines.Change, sources map[string]baselines.Source) {
 	written := map[string]bool{}
 	for _, c := range changes {
 		written[c.Scenario] = true
 	}
-	fmt.Fprintln(e.stdout, "\nvalues are the worst of:")
+	w.WriteString("\nvalues are the worst of:\n")
 	for _, id := range slices.Sorted(maps.Keys(written)) {
-		if _, err := fmt.Fprintf(e.stdout, "  %s: %s\n", id, sources[id]); err != nil {
-			return err
-		}
+		fmt.Fprintf(w, "  %s: %s\n", id, sources[id])
 	}
-	return nil
 }

@@ -81,11 +81,19 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := e.setOutputs(map[string]any{
+	outs := map[string]any{
 		"verdict":      string(res.Status),
 		"failed":       strconv.Itoa(checks.TallyRequests(*res).Failed()),
 		"results_path": filepath.Join(o.out, runner.ResultsFile),
-	}); err != nil {
+	}
+	if o.mode == runner.ModeGT {
+		path, err := writeGroundTruthTable(o.out, res)
+		if err != nil {
+			return 0, err
+		}
+		outs["report_path"] = path
+	}
+	if err := e.setOutputs(outs); err != nil {
 		return 0, err
 	}
 	return checks.ExitCode(res.Status), nil
