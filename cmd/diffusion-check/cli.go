@@ -123,11 +123,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
 			// "help run" is "run -h": the command's own flags, on stdout.
-			if _, ok := commandOf(args[1]); ok && args[1] != "help" && args[1] != "version" {
+			switch _, ok := commandOf(args[1]); {
+			case !ok:
+				fmt.Fprintf(stderr, "diffusion-check help: unknown command %q; run \"diffusion-check help\" for the list\n", args[1])
+				return exitUsage
+			case args[1] != "help" && args[1] != "version":
 				return run(ctx, []string{args[1], "-h"}, getenv, stdout, stderr)
 			}
-			fmt.Fprintf(stderr, "diffusion-check help: unknown command %q\n", args[1])
-			return exitUsage
 		}
 		fmt.Fprint(stdout, usage())
 		return exitOK

@@ -124,18 +124,13 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 	if err != nil {
 		return runner.Options{}, none, usageError{err}
 	}
-	lane := o.lane
-	var plan *runner.Plan
-	if o.planPath != "" {
-		if plan, err = loadPlan(o.planPath, s); err != nil {
-			return runner.Options{}, none, err
-		}
-		switch {
-		case lane == "":
-			lane = plan.Lane
-		case lane != plan.Lane:
-			return runner.Options{}, none, usagef("--lane %s, but plan %s is for lane %q", lane, o.planPath, plan.Lane)
-		}
+	g := o.gpu
+	if g == "" {
+		g = s.GPU
+	}
+	lane, plan, err := o.plan(s, g, p.Total)
+	if err != nil {
+		return runner.Options{}, none, err
 	}
 	exe, err := executable()
 	if err != nil {
@@ -144,17 +139,6 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 	var ids []string
 	if o.cases != "" {
 		ids = strings.Split(o.cases, ",")
-	}
-	g := o.gpu
-	if g == "" {
-		g = s.GPU
-	}
-	if plan == nil {
-		// The split must be the one the plan job computed, which knows no detected GPU: plan
-		// with the GPU class given on the command line or in the suite, before detection.
-		if plan, err = runner.PlanSuite(s, lane, g, p.Total); err != nil {
-			return runner.Options{}, none, usageError{err}
-		}
 	}
 	// Without a driver (CI, laptops) NVML is unavailable: host memory is still sampled and the
 	// GPU memory checks use what the server reports; every result says so.
@@ -177,6 +161,32 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides},
 		CLIPScorer: clipScorerOf(o.clipScorer, o.clipTimeout),
 	}, func() { mem.Close() }, nil
+}
+
+// plan is the split the partition belongs to, and the lane: --plan's file (whose lane is the
+// default), or the suite planned here into total partitions.
+func (o *runOptions) plan(s *suite.Suite, gpu string, total int) (string, *runner.Plan, error) {
+	lane := o.lane
+	if o.planPath == "" {
+		// The split must be the one the plan job computed, which knows no detected GPU: plan
+		// with the GPU class given on the command line or in the suite, before detection.
+		plan, err := runner.PlanSuite(s, lane, gpu, total)
+		if err != nil {
+			return "", nil, usageError{err}
+		}
+		return lane, plan, nil
+	}
+	plan, err := loadPlan(o.planPath, s)
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case lane == "":
+		lane = plan.Lane
+	case lane != plan.Lane:
+		return "", nil, usagef("--lane %s, but plan %s is for lane %q", lane, o.planPath, plan.Lane)
+	}
+	return lane, plan, nil
 }
 
 // parsePartition reads "I/N" with 0 ≤ I < N.
