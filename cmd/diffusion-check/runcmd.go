@@ -38,7 +38,7 @@ type runOptions struct {
 func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	o.mode = runner.ModeCheck
 	fs.StringVar(&o.suitePath, "suite", "", "suite `FILE` (YAML)")
-	fs.StringVar(&o.lane, "lane", "", "run only the cases of this lane (default: all lanes)")
+	fs.StringVar(&o.lane, "lane", "", "run only the cases of lane `L` (default: all lanes)")
 	fs.StringVar(&o.partition, "partition", "0/1", "run partition `I/N` (0-based) of the plan that \"plan --partitions N\" makes")
 	fs.StringVar(&o.planPath, "plan", "", "plan `FILE` written by plan (default: plan the suite here with N partitions)")
 	fs.StringVar(&o.cases, "cases", "", "comma-separated case `IDS` to run (default: all of the partition)")
@@ -46,7 +46,7 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	fs.Var(&o.mode, "mode", "`MODE`: check; baseline: record perf and memory without enforcing them, for \"diffusion-check baseline\"; gt: write ground truth from the outputs")
 	fs.StringVar(&o.clipScorer, "clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"), "CLIP scorer `COMMAND` (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
 	fs.DurationVar(&o.clipTimeout, "clip-timeout", checks.DefaultCLIPTimeout, "time limit of one CLIP scorer run")
-	fs.StringVar(&o.profile, "profile", baselines.DefaultProfile, "tolerance profile of the perf baseline file (pr_test, long_term)")
+	fs.StringVar(&o.profile, "profile", baselines.DefaultProfile, "tolerance `PROFILE` of the perf baseline file (pr_test, long_term)")
 	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baselines apply (default: the suite's, else detected)")
 	fs.DurationVar(&o.memInterval, "memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
 	fs.DurationVar(&o.heartbeat, "heartbeat", runner.DefaultHeartbeat, "while a server starts or a request runs, print what it is doing this often")
