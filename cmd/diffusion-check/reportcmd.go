@@ -113,7 +113,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		}
 	}
 	if pub != nil {
-		if code, err, done := o.publishReport(ctx, e, pub, rep, outs); done {
+		if code, done, err := o.publishReport(ctx, e, pub, rep, outs); done {
 			return code, err
 		}
 	}
@@ -211,7 +211,7 @@ func (o *reportOptions) writeFiles(e env, rep *report.Report, outs map[string]an
 
 // publishReport publishes the report; done says the command ends here with code and err
 // (a publishing failure), else the caller sets the outputs and exits with the verdict.
-func (o *reportOptions) publishReport(ctx context.Context, e env, pub *publishing, rep *report.Report, outs map[string]any) (code int, err error, done bool) {
+func (o *reportOptions) publishReport(ctx context.Context, e env, pub *publishing, rep *report.Report, outs map[string]any) (code int, done bool, err error) {
 	url, err := pub.publish(ctx, rep)
 	switch {
 	case errors.Is(err, report.ErrReadOnly):
@@ -224,7 +224,7 @@ func (o *reportOptions) publishReport(ctx context.Context, e env, pub *publishin
 		if !o.summary {
 			// The comment did not land: the summary is where the report goes instead.
 			if err := appendSummary(e, report.Summary(rep)); err != nil {
-				return 0, err, true
+				return 0, true, err
 			}
 		}
 	case err != nil:
@@ -232,11 +232,11 @@ func (o *reportOptions) publishReport(ctx context.Context, e env, pub *publishin
 		if serr := e.setOutputs(outs); serr != nil {
 			err = errors.Join(err, serr)
 		}
-		return code, err, true
+		return code, true, err
 	case url != "":
 		outs["comment_url"] = url
 	}
-	return 0, nil, false
+	return 0, false, nil
 }
 
 // publishing is what --publish needs: a Publisher, the event and the run's URL.
