@@ -50,7 +50,7 @@ func worst(a, b float64) float64 {
 // record (no server total, no stages) adds only its memory.
 func (m *measured) addRequest(rr checks.RequestResult) {
 	m.addMemory("runtime", rr.PeakVRAMMiB)
-	if rr.ServerTotalMs <= 0 && len(rr.Stages) == 0 && len(rr.StepsMs) == 0 {
+	if !hasPerf(rr) {
 		return
 	}
 	m.requests++

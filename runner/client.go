@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -32,6 +33,9 @@ type client struct {
 	// dir is where the output files go; maxBytes caps each response body (max_output_mb).
 	dir      string
 	maxBytes int64
+	// job is the last state the server reported of the video job in flight (nil before
+	// one), read by heartbeats while the request waits.
+	job atomic.Pointer[videoJob]
 }
 
 // reply is what one generation request returned.
@@ -217,6 +221,7 @@ func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
 	if job.ID == "" {
 		return reply{}, errors.New("POST /v1/videos: response has no job id")
 	}
+	c.job.Store(new(job))
 	tick := time.NewTicker(c.poll)
 	defer tick.Stop()
 	for job.Status != "completed" {
@@ -237,6 +242,7 @@ func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
 		if err := c.getJSON(ctx, "/v1/videos/"+id, &job); err != nil {
 			return reply{ID: id}, err
 		}
+		c.job.Store(new(job))
 	}
 	out := reply{ID: job.ID, Ext: "mp4", PeakMemoryMB: job.PeakMemoryMB, InferenceS: job.InferenceTimeS}
 	f, err := c.download(ctx, "/v1/videos/"+job.ID+"/content", filepath.Join(c.dir, mediaName(0, "mp4")))

@@ -21,10 +21,6 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// ModeGT is the run mode that writes ground truth from the outputs (request 1 of every case)
-// into the suite's ground_truth folder instead of checking consistency.
-const ModeGT = "gt"
-
 // consistencyConfig is what the consistency and audio checks need, loaded once per run.
 type consistencyConfig struct {
 	thresholds *baselines.Thresholds

@@ -13,11 +13,6 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// ModeBaseline is the run mode that collects measurements for `diffusion-check baseline`:
-// perf and memory checks are recorded (value, limit when a baseline exists) as skips, so a
-// slow or new scenario does not fail the run that measures it.
-const ModeBaseline = "baseline"
-
 // PerfOptions configures the perf and memory verdicts of a run.
 type PerfOptions struct {
 	// Profile is the tolerance profile of the baseline file; empty means pr_test.
@@ -43,7 +38,7 @@ type perfConfig struct {
 // file. A configured file that is missing or malformed is an error (a configuration
 // problem), except that a baseline run may create the baseline file it cannot find.
 func loadPerf(opts Options) (*perfConfig, error) {
-	p := &perfConfig{enforce: opts.Mode != ModeBaseline && opts.Mode != "gt", today: opts.Perf.Today, rocm: baselines.ROCm(opts.GPU)}
+	p := &perfConfig{enforce: opts.Mode.enforces(), today: opts.Perf.Today, rocm: baselines.ROCm(opts.GPU)}
 	if p.today.IsZero() {
 		p.today = time.Now()
 	}

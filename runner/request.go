@@ -44,7 +44,9 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	mem := srv.openRequestMemory()
+	stopBeat := r.beat(fmt.Sprintf("%s request %d/%d: waiting", c.ID, i, c.Repeat), timeout, func() string { return requestStatus(cl, srv) })
 	rep, t0, err := srv.generate(rctx, cl, c)
+	stopBeat()
 	rr.E2EMs = ms(time.Since(t0))
 	mem.end()
 	defer func() { mem.record(&rr) }() // after joinPerf, beside the server's own numbers

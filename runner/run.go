@@ -35,7 +35,7 @@ type Options struct {
 	// Force lets a run write into an Out that holds an earlier run, whose files it removes
 	// first (ClearOut); without it such an Out is refused.
 	Force  bool
-	Mode   string
+	Mode   Mode
 	Commit string
 	GPU    string
 	// Executable is the path of diffusion-check itself, which builtin servers run as `serve`.
@@ -47,6 +47,13 @@ type Options struct {
 	HTTPClient *http.Client
 	// Progress receives one human-readable line per event; nil discards them.
 	Progress io.Writer
+	// Heartbeat is how often a server start or a request in flight prints a progress line
+	// while it waits; zero means DefaultHeartbeat.
+	Heartbeat time.Duration
+	// ServerLog, when set, is called once per server start with a title for its log and
+	// returns where to copy each line the server writes, as it writes it (cmd streams it
+	// into a collapsible group of the Actions log). nil: the log goes only to its file.
+	ServerLog func(title string) io.Writer
 	// Probe decodes an output file's header; nil means media.Probe (ffprobe).
 	Probe Prober
 	// Memory samples each server's GPU and host memory during load and every request; nil
@@ -58,10 +65,18 @@ type Options struct {
 	CLIPScorer *clip.Scorer
 }
 
+// ConfigError is an error of Run that lies in its options or in the suite's files (a bad
+// partition, an unknown case, a malformed baseline file), not in the machine it runs on.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // Run executes the selected cases and returns their results. The returned error means the run
-// could not happen at all (bad options, unwritable output folder); everything that went wrong
-// with a server or a request is data in the result. On cancellation the result holds what
-// finished, the rest marked cancelled, and results.json is still written.
+// could not happen at all: a *ConfigError for bad options or suite files, another error for
+// an unwritable output folder; everything that went wrong with a server or a request is data
+// in the result. On cancellation the result holds what finished, the rest marked cancelled,
+// and results.json is still written.
 func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if opts.Partition.Total == 0 {
 		opts.Partition.Total = 1
@@ -69,20 +84,20 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if opts.Plan == nil {
 		var err error
 		if opts.Plan, err = PlanSuite(opts.Suite, opts.Lane, opts.GPU, opts.Partition.Total); err != nil {
-			return nil, err
+			return nil, &ConfigError{err}
 		}
 	}
 	cases, err := Select(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{err}
 	}
 	perfCfg, err := loadPerf(opts)
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{err}
 	}
 	cons, err := loadConsistency(opts)
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{err}
 	}
 	removed, err := ClearOut(opts.Out, opts.Force)
 	if err != nil {
@@ -112,7 +127,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		Suite:     suiteName(opts.Suite),
 		Lane:      opts.Lane,
 		GPU:       opts.GPU,
-		Mode:      opts.Mode,
+		Mode:      opts.Mode.String(),
 		Partition: opts.Partition,
 		PlanHash:  opts.Plan.Hash,
 		Planned:   opts.Plan.caseLists(),
@@ -400,18 +415,26 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	r.starts++
 	dir := filepath.Join(r.opts.Out, ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
 	r.logf("%s: starting server %s", c.ID, spec.Name)
+	var mirror io.Writer
+	if r.opts.ServerLog != nil {
+		mirror = r.opts.ServerLog(fmt.Sprintf("%s: server %s log (%s)", c.ID, spec.Name, filepath.Join(dir, "server.log")))
+	}
 	srv, err := startServer(spec, serverEnv{
 		dir:        dir,
 		suiteDir:   filepath.Dir(r.opts.Suite.Path),
 		executable: r.opts.Executable,
 		environ:    r.opts.Environ,
+		mirror:     mirror,
 	})
 	if err != nil {
 		return nil, 0, &startError{err: err}
 	}
 	r.servers = append(r.servers, srv)
 	r.startMemory(srv)
-	if err := srv.waitReady(ctx, r.opts.HTTPClient); err != nil {
+	stopBeat := r.beat(fmt.Sprintf("%s: starting server %s", c.ID, spec.Name), spec.StartTimeout, func() string { return lastLogLine(srv) })
+	err = srv.waitReady(ctx, r.opts.HTTPClient)
+	stopBeat()
+	if err != nil {
 		r.stopServer(srv)
 		tail := srv.log.lastLines(8)
 		if len(tail) > 0 {

@@ -59,10 +59,11 @@ type server struct {
 
 // serverEnv is what the runner knows about where and how to start servers.
 type serverEnv struct {
-	dir        string   // folder for logs and perf logs of this server start
-	suiteDir   string   // default working directory
-	executable string   // diffusion-check itself, for builtin servers
-	environ    []string // base environment of server processes
+	dir        string    // folder for logs and perf logs of this server start
+	suiteDir   string    // default working directory
+	executable string    // diffusion-check itself, for builtin servers
+	environ    []string  // base environment of server processes
+	mirror     io.Writer // receives every log line as it is written; nil: none
 }
 
 // argv returns the command line of a server spec; builtin servers run `diffusion-check serve`.
@@ -140,6 +141,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 		cmd.Env = append(cmd.Env, k+"="+fill(v))
 	}
 	lw := newLogWatch(logFile, spec.Ready.LogMarker)
+	lw.mirror = env.mirror
 	cmd.Stdout, cmd.Stderr = lw, lw
 	// Orphaned grandchildren may keep the log pipe open; do not wait for them forever.
 	cmd.WaitDelay = 2 * time.Second
@@ -323,6 +325,7 @@ type logWatch struct {
 	part     []byte
 	tail     []string
 	closed   bool
+	mirror   io.Writer // nil: lines go only to the file
 }
 
 func newLogWatch(f io.WriteCloser, marker string) *logWatch {
@@ -365,6 +368,11 @@ func (l *logWatch) line(s string) {
 		l.tail = l.tail[:tailLines-1]
 	}
 	l.tail = append(l.tail, s)
+	if l.mirror != nil {
+		// Best effort: the file holds the log whatever happens to the copy. The prefix keeps
+		// a server's line from reading as a workflow command ("::...") in an Actions log.
+		_, _ = fmt.Fprintf(l.mirror, "│ %s\n", s)
+	}
 	if !l.seen && l.marker != "" && strings.Contains(s, l.marker) {
 		l.seen = true
 		close(l.ready)

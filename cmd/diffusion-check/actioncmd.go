@@ -6,18 +6,48 @@ import (
 	"strings"
 )
 
+// defaultReportPath is where the action's report step writes the Markdown report when the
+// markdown input is empty: in the workspace, so later steps find it at the report_path output.
+const defaultReportPath = "diffusion-check-report.md"
+
 // actionCmd is the container action's entrypoint: it maps the action's inputs (INPUT_*) onto
-// the same command line a person would type, so the action and the CLI cannot drift apart.
+// the same command line a person would type, so the action and the CLI cannot drift apart,
+// and applies fail_on to the exit code.
 func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 	if len(args) > 0 {
 		return 0, usagef("action takes its arguments from INPUT_* variables, not %q", args)
 	}
 	a := e.action()
 	in := func(name string) string { return strings.TrimSpace(a.GetInput(name)) }
+	failOn, err := parseFailOn(in("fail_on"))
+	if err != nil {
+		return 0, err
+	}
 	command := in("command")
 	if command == "" {
 		command = "run"
 	}
+	argv, err := actionArgs(command, in)
+	if err != nil {
+		return 0, err
+	}
+	token := in("github_token")
+	if token != "" {
+		a.AddMask(token)
+	}
+	getenv := func(k string) string {
+		if k == "GITHUB_TOKEN" && token != "" {
+			return token
+		}
+		return e.getenv(k)
+	}
+	fmt.Fprintf(e.stderr, "diffusion-check %s %s\n", command, strings.Join(argv, " "))
+	code, err := dispatch(ctx, env{getenv: getenv, stdout: e.stdout, stderr: e.stderr}, command, argv)
+	return failOn.apply(e, code, err)
+}
+
+// actionArgs is the command line of a command, from the inputs that apply to it.
+func actionArgs(command string, in func(string) string) ([]string, error) {
 	var argv []string
 	flag := func(name, input string) {
 		if v := in(input); v != "" {
@@ -34,59 +64,97 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 		if in("target_minutes") != "" {
 			flag("max-partitions", "max_partitions")
 		}
+		return argv, nil
 	case "run":
 		for _, f := range []string{"suite", "lane", "gpu", "partition", "plan", "cases", "profile", "mode", "out"} {
 			flag(f, f)
 		}
-		switch v := in("allow_untrusted"); v {
-		case "true":
-			argv = append(argv, "--allow-untrusted")
-		case "", "false":
-		default:
-			return 0, usagef("input allow_untrusted: want true or false, got %q", v)
+		if err := boolInput(in, "allow_untrusted", "allow-untrusted", &argv); err != nil {
+			return nil, err
 		}
-	case "report", "baseline":
-		pending := false
-		if command == "report" {
-			for _, b := range []string{"publish", "pending"} {
-				switch v := in(b); v {
-				case "true":
-					argv = append(argv, "--"+b)
-					pending = pending || b == "pending"
-				case "", "false":
-				default:
-					return 0, usagef("input %s: want true or false, got %q", b, v)
-				}
+		return argv, nil
+	case "baseline":
+		flag("out", "out")
+		flag("markdown", "markdown")
+		if err := boolInput(in, "allow_failed", "allow-failed", &argv); err != nil {
+			return nil, err
+		}
+	case "report":
+		for _, b := range []string{"publish", "pending"} {
+			if err := boolInput(in, b, b, &argv); err != nil {
+				return nil, err
 			}
-			flag("comment-key", "comment_key")
-			flag("lane", "lane")
-			flag("event", "event")
-		} else {
-			flag("out", "out")
 		}
-		results := strings.Fields(in("results"))
-		if pending {
-			break // statuses only: no results yet
+		flag("comment-key", "comment_key")
+		flag("comment", "comment_mode")
+		flag("lane", "lane")
+		flag("event", "event")
+		flag("junit", "junit")
+		md := in("markdown")
+		if md == "" {
+			md = defaultReportPath
 		}
-		if len(results) == 0 {
-			return 0, usagef("input results: name the results files or folders to %s", command)
+		argv = append(argv, "--markdown="+md)
+		if in("pending") == "true" {
+			return argv, nil // statuses only: no results yet
 		}
-		// "--" ends the flags: every word of the input is a path, never an option (a results
-		// input of "--publish" names a file called --publish).
-		argv = append(append(argv, "--"), results...)
 	default:
-		return 0, usagef("input command: want plan, run, report or baseline, got %q", command)
+		return nil, usagef("input command: want plan, run, report or baseline, got %q", command)
 	}
-	token := in("github_token")
-	if token != "" {
-		a.AddMask(token)
+	results := strings.Fields(in("results"))
+	if len(results) == 0 {
+		return nil, usagef("input results: name the results files or folders to %s", command)
 	}
-	getenv := func(k string) string {
-		if k == "GITHUB_TOKEN" && token != "" {
-			return token
-		}
-		return e.getenv(k)
+	// "--": a results folder named like a flag stays a folder.
+	return append(append(argv, "--"), results...), nil
+}
+
+// boolInput adds --flag when the input is "true"; "" and "false" add nothing.
+func boolInput(in func(string) string, input, flag string, argv *[]string) error {
+	switch v := in(input); v {
+	case "true":
+		*argv = append(*argv, "--"+flag)
+	case "", "false":
+	default:
+		return usagef("input %s: want true or false, got %q", input, v)
 	}
-	fmt.Fprintf(e.stderr, "diffusion-check %s %s\n", command, strings.Join(argv, " "))
-	return dispatch(ctx, env{getenv: getenv, stdout: e.stdout, stderr: e.stderr}, command, argv)
+	return nil
+}
+
+// failOn is the action's fail_on input: which outcomes fail the step.
+type failOn string
+
+const (
+	failOnFailures failOn = "failures" // a failed check (exit 1) or anything that could not run (3)
+	failOnErrors   failOn = "errors"   // only what could not run (3): failed checks are reported, not fatal
+	failOnNever    failOn = "never"    // neither: the verdict is in the outputs, the comment and the statuses
+)
+
+func parseFailOn(s string) (failOn, error) {
+	switch f := failOn(s); f {
+	case "":
+		return failOnFailures, nil
+	case failOnFailures, failOnErrors, failOnNever:
+		return f, nil
+	}
+	return "", usagef("input fail_on: want failures, errors or never, got %q", s)
+}
+
+// apply turns a command's outcome into the step's: an outcome that fail_on does not fail on
+// is printed and exits 0. A usage or configuration error (2) always fails: the action is
+// misconfigured, and passing would hide it.
+func (f failOn) apply(e env, code int, err error) (int, error) {
+	c := code
+	if err != nil {
+		c = exitCode(err)
+	}
+	tolerated := (f == failOnErrors && c == exitFailed) || (f == failOnNever && (c == exitFailed || c == exitInfra))
+	if !tolerated {
+		return code, err
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "diffusion-check: %s\n", indent(err.Error()))
+	}
+	fmt.Fprintf(e.stderr, "fail_on: %s: exit %d does not fail the step\n", f, c)
+	return exitOK, nil
 }

@@ -10,14 +10,17 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
+	"github.com/diffusion-check/diffusion-check/internal/compare"
+	"github.com/diffusion-check/diffusion-check/runner"
 )
 
-// Exit codes: the contract of DESIGN.md. 0 and 1 and 3 come from a result's status
-// (checks.ExitCode); 2 is decided here.
+// Exit codes: the contract of DESIGN.md. A command's verdict gives 0, 1 or 3 when it ran
+// (checks.ExitCode); when it returns an error, exitCode picks the code from the error's type.
 const (
-	exitOK    = 0
-	exitUsage = 2
-	exitInfra = 3
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+	exitInfra  = 3
 )
 
 // env is what a command may know of its surroundings; nothing outside cmd reads them.
@@ -34,20 +37,77 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-const usage = `usage: diffusion-check <command> [flags]
+// failedError marks a negative verdict that a command reports as an error, such as an output
+// below compare's thresholds (exit 1: it ran, and the answer is no).
+type failedError struct{ err error }
 
-commands:
-  run      --suite FILE [--lane L] [--partition I/N] [--cases a,b] [--out DIR]   run a suite
-  plan     --suite FILE [--lane L] (--partitions N | --target-minutes M)         split a lane for a job matrix (JSON)
-  report   [--publish] [--markdown FILE] [--junit FILE] [--summary] RESULTS...  merge results; print the table; write reports; post the PR comment and statuses
-  baseline --out FILE [--from FILE] RESULTS...                                 write a perf baseline file: worst value of every metric
-  compare  [--json] GT OUTPUT                                                  SSIM, PSNR and mean abs diff of an image or every video frame
-  serve    [--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...           the built-in reference server
-  version                                                                      print the version
+func (e failedError) Error() string { return e.err.Error() }
+func (e failedError) Unwrap() error { return e.err }
 
-Run "diffusion-check <command> -h" for the flags of a command.
+// exitCode is the one place that turns a command's error into its exit code: a usage or
+// configuration problem is 2, an output that does not match what it is compared with is 1
+// (a verdict, not a failure to run), anything else could not run (3).
+func exitCode(err error) int {
+	var ue usageError
+	var ce *runner.ConfigError
+	var fe failedError
+	var mm *compare.MismatchError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue), errors.As(err, &ce):
+		return exitUsage
+	case errors.As(err, &fe), errors.As(err, &mm):
+		return exitFailed
+	}
+	return exitInfra
+}
+
+// commandInfo describes a command for the top-level usage, its own -h and the README.
+type commandInfo struct {
+	name     string
+	synopsis string // the arguments after the name
+	summary  string
+}
+
+// commands lists the commands people run, in the order the usage shows them. The README's
+// synopsis is checked against it (TestReadmeSynopsis).
+func commands() []commandInfo {
+	return []commandInfo{
+		{"run", "--suite FILE [--lane L] [--partition I/N | --plan FILE] [--cases a,b] [--out DIR] [--mode check|baseline|gt] [--gpu CLASS]", "run a suite's cases, validate every request, write results.json"},
+		{"plan", "--suite FILE [--lane L] (--partitions N | --target-minutes M) [--gpu CLASS]", "split a lane into partitions for a job matrix (prints JSON)"},
+		{"report", "[--publish] [--comment always|failures|changes|off] [--markdown FILE] [--junit FILE] [--summary] RESULTS...", "merge results; print the table; write reports; post the PR comment and statuses"},
+		{"baseline", "--out FILE [--from FILE] [--markdown FILE] [--allow-failed] RESULTS...", "write a perf baseline file: the worst value of every metric"},
+		{"compare", "[--json] [--min-ssim X] [--min-psnr DB] [--max-mad X] [--thresholds PATH --gpu CLASS --case ID] GT OUTPUT", "SSIM, PSNR and mean abs diff of an image or every video frame, optionally against limits"},
+		{"serve", "[--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...", "the built-in reference server"},
+		{"version", "", "print the version"},
+		{"help", "[COMMAND]", "print this help, or a command's flags"},
+	}
+}
+
+func commandOf(name string) (commandInfo, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return commandInfo{}, false
+}
+
+// usage is the top-level help.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: diffusion-check <command> [flags] [arguments]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-8s %s\n  %-8s   %s\n", c.name, c.synopsis, "", c.summary)
+	}
+	b.WriteString(`
+Flags may come before or after the arguments; "--" ends the flags.
+Run "diffusion-check help <command>" (or "<command> -h") for the flags of a command.
 Exit codes: 0 pass, 1 a check failed, 2 usage or configuration error, 3 could not run.
-`
+`)
+	return b.String()
+}
 
 // kernelEnv forces the measuring kernels' instruction set (portable, avx2, avx512) instead of
 // the widest one the CPU has: to compare kernels, or to rule one out when a result looks wrong.
@@ -73,61 +133,64 @@ func selectKernel(getenv func(string) string) error {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return exitUsage
 	}
 	if err := selectKernel(getenv); err != nil {
 		fmt.Fprintf(stderr, "diffusion-check: %s\n", err)
 		return exitUsage
 	}
-	switch args[0] {
-	case "version", "--version":
+	name := args[0]
+	switch name {
+	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "diffusion-check", version())
 		fmt.Fprintf(stdout, "ssim kernel: %s (%s)\n", kernel.Selected(), kernel.Describe())
 		return exitOK
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			// "help run" is "run -h": the command's own flags, on stdout.
+			switch _, ok := commandOf(args[1]); {
+			case !ok:
+				fmt.Fprintf(stderr, "diffusion-check help: unknown command %q; run \"diffusion-check help\" for the list\n", args[1])
+				return exitUsage
+			case args[1] != "help" && args[1] != "version":
+				return run(ctx, []string{args[1], "-h"}, getenv, stdout, stderr)
+			}
+		}
+		fmt.Fprint(stdout, usage())
 		return exitOK
 	}
-	code, err := dispatch(ctx, e, args[0], args[1:])
-	if err == nil {
-		return code
-	}
+	code, err := dispatch(ctx, e, name, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "diffusion-check %s: %s\n", args[0], indent(err.Error()))
-	var ue usageError
-	switch {
-	case errors.As(err, &ue):
-		return exitUsage
-	case code != exitOK:
+	if err == nil {
 		return code
 	}
-	return exitInfra
+	fmt.Fprintf(stderr, "diffusion-check %s: %s\n", name, indent(err.Error()))
+	return exitCode(err)
 }
 
 // dispatch runs one command; the action entrypoint calls it too, with arguments from inputs.
+// It returns the command's verdict code, meaningful only when err is nil.
 func dispatch(ctx context.Context, e env, name string, args []string) (code int, err error) {
 	switch name {
 	case "run":
-		code, err = runCmd(ctx, e, args)
+		return runCmd(ctx, e, args)
 	case "plan":
-		code, err = planCmd(ctx, e, args)
+		return planCmd(ctx, e, args)
 	case "report":
-		code, err = reportCmd(ctx, e, args)
+		return reportCmd(ctx, e, args)
 	case "serve":
-		code, err = serveCmd(ctx, e, args)
+		return serveCmd(ctx, e, args)
 	case "compare":
-		code, err = compareCmd(ctx, e, args)
+		return compareCmd(ctx, e, args)
 	case "baseline":
-		code, err = baselineCmd(ctx, e, args)
+		return baselineCmd(ctx, e, args)
 	case "action":
-		code, err = actionCmd(ctx, e, args)
-	default:
-		return 0, usagef("unknown command %q\n\n%s", name, usage)
+		return actionCmd(ctx, e, args)
 	}
-	return code, err
+	return 0, usagef("unknown command %q; run \"diffusion-check help\" for the list", name)
 }
 
 // indent keeps a multi-error (one problem a line) readable after the command prefix.
@@ -138,22 +201,84 @@ func indent(s string) string {
 	return "\n  " + strings.ReplaceAll(s, "\n", "\n  ")
 }
 
-// newFlags returns a flag set that reports errors instead of exiting.
+// newFlags returns a flag set that reports errors instead of exiting, and whose -h prints
+// the command's synopsis and flags on stdout.
 func newFlags(name string, e env) *flag.FlagSet {
 	fs := flag.NewFlagSet("diffusion-check "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	// The flag package prints errors and usage itself; run prints the error once instead, and
+	// -h prints through fs.Usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { printFlags(e.stdout, name, fs) }
 	return fs
 }
 
-// parse parses flags, turning a bad flag into a usage error.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+// printFlags prints a command's synopsis and flags, GNU style ("--name VALUE"), as the README
+// writes them. A flag's value name is its usage's first `quoted` word (the flag package's
+// rule), so usages quote nothing else.
+func printFlags(w io.Writer, name string, fs *flag.FlagSet) {
+	c, _ := commandOf(name)
+	fmt.Fprintf(w, "usage: diffusion-check %s %s\n", name, c.synopsis)
+	if c.summary != "" {
+		fmt.Fprintf(w, "\n%s.\n", strings.ToUpper(c.summary[:1])+c.summary[1:])
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs.VisitAll(func(f *flag.Flag) {
+		value, text := flag.UnquoteUsage(f)
+		head := "--" + f.Name
+		if value != "" {
+			head += " " + value
 		}
-		return usageError{err}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			text += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "  %s\n      %s\n", head, text)
+	})
+}
+
+// parse parses flags anywhere on the command line ("report res --markdown x.md" is the same as
+// "report --markdown x.md res"), turning a bad flag into a usage error. "--" ends the flags.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(reorder(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err // the flag package has called fs.Usage
+		}
+		return usageError{fmt.Errorf("%w (see %s -h)", err, fs.Name())}
 	}
 	return nil
+}
+
+// reorder moves the flags (with their values) ahead of the positional arguments and puts
+// "--" between them, so that the flag package, which stops at the first non-flag, sees them
+// all. A flag that is not defined stays a flag, for the flag package to report.
+func reorder(fs *flag.FlagSet, args []string) []string {
+	var flags, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if strings.Contains(name, "=") {
+				continue
+			}
+			if f := fs.Lookup(name); f != nil && !isBool(f) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	return append(append(flags, "--"), positional...)
+}
+
+// isBool reports whether a flag takes no value (the flag package's own test).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // executable is the path builtin servers are started from: this very binary.

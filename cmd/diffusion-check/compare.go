@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"text/tabwriter"
@@ -11,17 +10,19 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 )
 
-// compareCmd measures an output against its ground truth. It is a measuring tool with no
-// thresholds: exit 0 when compared, 1 when the shapes differ (size, frame count, image vs
-// video), 2 on usage errors, 3 when a file could not be decoded.
+// compareCmd measures an output against its ground truth and, when thresholds are given,
+// judges it: exit 0 when compared (and within the thresholds), 1 when below a threshold or
+// the shapes differ (size, frame count, image vs video), 2 on usage errors, 3 when a file
+// could not be decoded.
 func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("compare", e)
 	asJSON := fs.Bool("json", false, "print the metrics as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: diffusion-check compare [--json] GT OUTPUT")
-		fs.PrintDefaults()
-	}
+	var limits compareLimits
+	limits.register(fs)
 	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if err := limits.validate(); err != nil {
 		return 0, err
 	}
 	if fs.NArg() != 2 {
@@ -33,21 +34,27 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 		audio, err = compareAudio(ctx, fs.Arg(0), fs.Arg(1), res)
 	}
 	if err != nil {
-		var mm *compare.MismatchError
-		if errors.As(err, &mm) {
-			return 1, err
-		}
-		return exitInfra, err
+		return 0, err // exitCode: a shape mismatch is a verdict (1), a decode failure 3
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return exitOK, enc.Encode(withAudio(compareJSON(res), audio))
+		if err := enc.Encode(withAudio(compareJSON(res), audio)); err != nil {
+			return 0, err
+		}
+	} else {
+		if err := compareTable(e, fs.Arg(0), fs.Arg(1), res); err != nil {
+			return 0, err
+		}
+		if err := audioTable(e, audio); err != nil {
+			return 0, err
+		}
 	}
-	if err := compareTable(e, fs.Arg(0), fs.Arg(1), res); err != nil {
-		return 0, err
+	verdicts := e.stdout
+	if *asJSON {
+		verdicts = e.stderr // stdout is one JSON document
 	}
-	return exitOK, audioTable(e, audio)
+	return exitOK, limits.judge(verdicts, fs.Arg(1), res)
 }
 
 // finite turns +Inf (identical frames' PSNR) into null: JSON has no infinity.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 
@@ -10,38 +11,53 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
+// planOptions are the flags of plan.
+type planOptions struct {
+	suitePath  string
+	lane       string
+	partitions int
+	target     float64
+	maxJobs    int
+	gpu        string
+}
+
+func (o *planOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.suitePath, "suite", "", "suite `FILE` (YAML)")
+	fs.StringVar(&o.lane, "lane", "", "plan only the cases of lane `L` (default: all lanes)")
+	fs.IntVar(&o.partitions, "partitions", 0, "number of partitions (jobs) `N`")
+	fs.Float64Var(&o.target, "target-minutes", 0, "instead of --partitions: as many partitions as keep each near `M` minutes")
+	fs.IntVar(&o.maxJobs, "max-partitions", 10, "upper bound on partitions with --target-minutes")
+	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baseline file gives the estimates (default: the suite's)")
+}
+
 func planCmd(_ context.Context, e env, args []string) (int, error) {
+	var o planOptions
 	fs := newFlags("plan", e)
-	suitePath := fs.String("suite", "", "suite file (YAML)")
-	lane := fs.String("lane", "", "plan only the cases of this lane (default: all lanes)")
-	partitions := fs.Int("partitions", 0, "number of partitions (jobs)")
-	target := fs.Float64("target-minutes", 0, "instead of --partitions: as many partitions as keep each near this many minutes")
-	maxJobs := fs.Int("max-partitions", 10, "upper bound on partitions with --target-minutes")
-	gpu := fs.String("gpu", "", "GPU class whose baseline file gives the estimates (default: the suite's)")
+	o.register(fs)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
 	switch {
-	case *suitePath == "":
+	case o.suitePath == "":
 		return 0, usagef("--suite is required")
-	case (*partitions > 0) == (*target > 0):
+	case (o.partitions > 0) == (o.target > 0):
 		return 0, usagef("give exactly one of --partitions N (≥ 1) or --target-minutes M (> 0)")
 	case fs.NArg() > 0:
 		return 0, usagef("unexpected arguments %q", fs.Args())
 	}
-	s, err := suite.Load(*suitePath)
+	s, err := suite.Load(o.suitePath)
 	if err != nil {
 		return 0, usageError{err}
 	}
-	items, err := runner.SuiteItems(s, *lane, *gpu)
+	items, err := runner.SuiteItems(s, o.lane, o.gpu)
 	if err != nil {
 		return 0, usageError{err}
 	}
-	n := *partitions
-	if *target > 0 {
-		n = runner.PartitionsFor(items, *target*60, *maxJobs)
+	n := o.partitions
+	if o.target > 0 {
+		n = runner.PartitionsFor(items, o.target*60, o.maxJobs)
 	}
-	p := runner.MakePlan(s.Name, *lane, items, n)
+	p := runner.MakePlan(s.Name, o.lane, items, n)
 	b, err := json.MarshalIndent(struct {
 		*runner.Plan
 		Matrix map[string]any `json:"matrix"`

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -23,51 +24,58 @@ const maxAnnotations = 10
 // fork's pull request get its comment and statuses.
 const readOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
 
+// reportOptions are the flags of report.
+type reportOptions struct {
+	publish   bool
+	markdown  string
+	junit     string
+	summary   bool
+	event     string
+	key       string
+	lanes     string
+	budget    time.Duration
+	pending   bool
+	comment   commentMode
+	inActions bool
+}
+
+func (o *reportOptions) register(fs *flag.FlagSet, e env) {
+	o.comment = commentAlways
+	fs.BoolVar(&o.publish, "publish", false, "post the PR comment and set a commit status per lane (needs GITHUB_TOKEN, GITHUB_REPOSITORY and the event)")
+	fs.Var(&o.comment, "comment", "`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); changes (when the verdicts differ from the comment's); off (statuses only)")
+	fs.StringVar(&o.markdown, "markdown", "", "write the full Markdown report to `FILE`")
+	fs.StringVar(&o.junit, "junit", "", "write JUnit XML (a test case per request) to `FILE`")
+	fs.BoolVar(&o.summary, "summary", e.getenv("GITHUB_STEP_SUMMARY") != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
+	fs.StringVar(&o.event, "event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
+	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
+	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
+	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up retrying GitHub after waiting this long in total")
+	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
+}
+
 func reportCmd(ctx context.Context, e env, args []string) (int, error) {
+	var o reportOptions
 	fs := newFlags("report", e)
-	publish := fs.Bool("publish", false, "post the PR comment and set a commit status per lane (needs GITHUB_TOKEN, GITHUB_REPOSITORY and the event)")
-	markdownPath := fs.String("markdown", "", "write the full Markdown report to `FILE`")
-	junitPath := fs.String("junit", "", "write JUnit XML (a test case per request) to `FILE`")
-	summary := fs.Bool("summary", e.getenv("GITHUB_STEP_SUMMARY") != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
-	eventPath := fs.String("event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
-	key := fs.String("comment-key", "default", "tells apart the comments of several reports on one PR")
-	lanes := fs.String("lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
-	budget := fs.Duration("retry-budget", 2*time.Minute, "give up retrying GitHub after waiting this long in total")
-	pending := fs.Bool("pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
+	o.register(fs, e)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	inActions := e.getenv("GITHUB_ACTIONS") == "true"
-	a := e.action()
+	o.inActions = e.getenv("GITHUB_ACTIONS") == "true"
 	token := e.getenv("GITHUB_TOKEN")
-	if token != "" && inActions {
-		a.AddMask(token)
+	if token != "" && o.inActions {
+		e.action().AddMask(token)
 	}
-	var expected []string
-	for l := range strings.SplitSeq(*lanes, ",") {
-		if l = strings.TrimSpace(l); l != "" {
-			expected = append(expected, l)
-		}
-	}
+	expected := splitList(o.lanes)
 	var pub *publishing
-	if *publish || *pending {
-		p, err := newPublishing(ctx, e, token, *eventPath, *budget)
+	if o.publish || o.pending {
+		p, err := newPublishing(ctx, e, token, o.event, o.budget)
 		if err != nil {
 			return 0, err
 		}
 		pub = p
 	}
-	if *pending {
-		if len(expected) == 0 {
-			return 0, usagef("--pending needs --lane: the lanes whose runs start")
-		}
-		for _, l := range expected {
-			if err := pub.p.SetStatus(ctx, pub.ev.HeadSHA, report.PendingStatus(l, pub.runURL)); err != nil {
-				return pub.fail(e, err)
-			}
-		}
-		fmt.Fprintf(e.stderr, "set %s pending on %s\n", strings.Join(expected, ", "), pub.ev.HeadSHA)
-		return exitOK, nil
+	if o.pending {
+		return setPending(ctx, e, pub, expected)
 	}
 	inputs, err := readResults(fs.Args())
 	if err != nil {
@@ -77,68 +85,32 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, usageError{err}
 	}
-	worst := exitOK
-	for i := range merged {
-		l := &merged[i]
-		if len(merged) > 1 {
-			fmt.Fprintf(e.stdout, "== lane %s\n", l.Lane)
-		}
-		if inActions {
-			caseGroups(e, a.Group, a.EndGroup, l)
-		}
-		if err := report.Table(e.stdout, l); err != nil {
-			return 0, err
-		}
-		worst = max(worst, checks.ExitCode(l.Status))
+	worst, err := o.printLanes(e, merged)
+	if err != nil {
+		return 0, err
 	}
-	var running []string
-	for _, l := range expected {
-		found := false
-		for _, m := range merged {
-			found = found || m.Lane == l
-		}
-		if !found {
-			running = append(running, l)
-		}
-	}
-	rep := &report.Report{Key: *key, Lanes: merged, Pending: running}
+	rep := &report.Report{Key: o.key, Lanes: merged, Pending: missingLanes(expected, merged)}
 	// GitHub being unreachable must not cost the files: they are written (without the
 	// comparison with the previous comment) before the failure is returned.
 	var ghErr error
 	if pub != nil {
 		rep.RunURL, rep.RunLabel, rep.FullURL = pub.runURL, pub.runLabel, pub.runURL
-		if pub.ev.Number > 0 {
-			prev, err := pub.p.FindComment(ctx, pub.ev.Number, *key)
-			switch {
-			case err != nil:
-				ghErr = err
-			case prev != nil:
-				rep.Previous = report.ParseState(prev.Body)
+		if found, err := pub.previous(ctx, rep); err != nil {
+			ghErr = err
+		} else {
+			var why string
+			pub.comment, why = o.comment.wants(rep, found)
+			if !pub.comment {
+				fmt.Fprintf(e.stderr, "PR comment: not posted (--comment %s: %s)\n", o.comment, why)
 			}
 		}
 	}
 	outs := map[string]any{"verdict": string(worstOf(merged)), "failed": strconv.Itoa(checks.TallyRequests(merged...).Failed())}
-	if *markdownPath != "" {
-		if err := os.WriteFile(*markdownPath, []byte(report.Summary(rep)), 0o644); err != nil {
-			return 0, fmt.Errorf("write markdown report: %w", err)
-		}
-		outs["report_path"] = *markdownPath
+	if err := o.writeFiles(e, rep, outs); err != nil {
+		return 0, err
 	}
-	if *junitPath != "" {
-		var b bytes.Buffer
-		if err := report.JUnit(&b, merged); err != nil {
-			return 0, err
-		}
-		if err := os.WriteFile(*junitPath, b.Bytes(), 0o644); err != nil {
-			return 0, fmt.Errorf("write junit report: %w", err)
-		}
-	}
-	if *summary {
-		if err := appendSummary(e, report.Summary(rep)); err != nil {
-			return 0, err
-		}
-	}
-	if inActions {
+	if o.inActions {
+		a := e.action()
 		for _, an := range report.Annotations(merged, maxAnnotations) {
 			a.WithFieldsMap(map[string]string{"title": an.Title}).Errorf("%s", an.Message)
 		}
@@ -151,29 +123,8 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return code, err
 	}
 	if pub != nil {
-		url, err := pub.publish(ctx, rep)
-		switch {
-		case errors.Is(err, report.ErrReadOnly):
-			fmt.Fprintln(e.stderr, err)
-			if inActions {
-				a.Noticef("%s", readOnlyNotice)
-			} else {
-				fmt.Fprintln(e.stderr, readOnlyNotice)
-			}
-			if !*summary {
-				// The comment did not land: the summary is where the report goes instead.
-				if err := appendSummary(e, report.Summary(rep)); err != nil {
-					return 0, err
-				}
-			}
-		case err != nil:
-			code, err := pub.fail(e, err)
-			if serr := e.setOutputs(outs); serr != nil {
-				err = errors.Join(err, serr)
-			}
+		if code, done, err := o.publishReport(ctx, e, pub, rep, outs); done {
 			return code, err
-		default:
-			outs["comment_url"] = url
 		}
 	}
 	if err := e.setOutputs(outs); err != nil {
@@ -182,12 +133,131 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	return worst, nil
 }
 
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for l := range strings.SplitSeq(s, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// setPending sets the statuses of the lanes whose runs start to pending.
+func setPending(ctx context.Context, e env, pub *publishing, lanes []string) (int, error) {
+	if len(lanes) == 0 {
+		return 0, usagef("--pending needs --lane: the lanes whose runs start")
+	}
+	for _, l := range lanes {
+		if err := pub.p.SetStatus(ctx, pub.ev.HeadSHA, report.PendingStatus(l, pub.runURL)); err != nil {
+			return pub.fail(e, err)
+		}
+	}
+	fmt.Fprintf(e.stderr, "set %s pending on %s\n", strings.Join(lanes, ", "), pub.ev.HeadSHA)
+	return exitOK, nil
+}
+
+// printLanes prints each lane's table (and, in Actions, a group per case) and returns the
+// worst exit code of the lanes.
+func (o *reportOptions) printLanes(e env, merged []checks.Result) (int, error) {
+	worst := exitOK
+	for i := range merged {
+		l := &merged[i]
+		if len(merged) > 1 {
+			fmt.Fprintf(e.stdout, "== lane %s\n", l.Lane)
+		}
+		if o.inActions {
+			a := e.action()
+			caseGroups(e, a.Group, a.EndGroup, l)
+		}
+		if err := report.Table(e.stdout, l); err != nil {
+			return 0, err
+		}
+		worst = max(worst, checks.ExitCode(l.Status))
+	}
+	return worst, nil
+}
+
+// missingLanes are the expected lanes without results: they are still running.
+func missingLanes(expected []string, merged []checks.Result) []string {
+	var running []string
+	for _, l := range expected {
+		found := false
+		for _, m := range merged {
+			found = found || m.Lane == l
+		}
+		if !found {
+			running = append(running, l)
+		}
+	}
+	return running
+}
+
+// writeFiles writes the Markdown and JUnit reports and the job summary that were asked for,
+// and records their paths in the step outputs.
+func (o *reportOptions) writeFiles(e env, rep *report.Report, outs map[string]any) error {
+	if o.markdown != "" {
+		if err := os.WriteFile(o.markdown, []byte(report.Summary(rep)), 0o644); err != nil {
+			return fmt.Errorf("write markdown report: %w", err)
+		}
+		outs["report_path"] = o.markdown
+	}
+	if o.junit != "" {
+		var b bytes.Buffer
+		if err := report.JUnit(&b, rep.Lanes); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.junit, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write junit report: %w", err)
+		}
+		outs["junit_path"] = o.junit
+	}
+	if o.summary {
+		return appendSummary(e, report.Summary(rep))
+	}
+	return nil
+}
+
+// publishReport publishes the report; done says the command ends here with code and err
+// (a publishing failure), else the caller sets the outputs and exits with the verdict.
+func (o *reportOptions) publishReport(ctx context.Context, e env, pub *publishing, rep *report.Report, outs map[string]any) (code int, done bool, err error) {
+	url, err := pub.publish(ctx, rep)
+	switch {
+	case errors.Is(err, report.ErrReadOnly):
+		fmt.Fprintln(e.stderr, err)
+		if o.inActions {
+			e.action().Noticef("%s", readOnlyNotice)
+		} else {
+			fmt.Fprintln(e.stderr, readOnlyNotice)
+		}
+		if !o.summary {
+			// The comment did not land: the summary is where the report goes instead.
+			if err := appendSummary(e, report.Summary(rep)); err != nil {
+				return 0, true, err
+			}
+		}
+	case err != nil:
+		code, err := pub.fail(e, err)
+		if serr := e.setOutputs(outs); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return code, true, err
+	case url != "":
+		outs["comment_url"] = url
+	}
+	return 0, false, nil
+}
+
 // publishing is what --publish needs: a Publisher, the event and the run's URL.
 type publishing struct {
 	p                *report.Publisher
 	ev               report.Event
 	runURL, runLabel string
 	inActions        bool
+	// comment says whether publish posts or edits the PR comment (--comment); statuses are
+	// set either way.
+	comment bool
 }
 
 func newPublishing(ctx context.Context, e env, token, eventPath string, budget time.Duration) (*publishing, error) {
@@ -243,7 +313,7 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 		return nil, usageError{err}
 	}
 	server := cmp.Or(e.getenv("GITHUB_SERVER_URL"), "https://github.com")
-	p := &publishing{p: &report.Publisher{Client: client, Owner: owner, Repo: name}, inActions: e.getenv("GITHUB_ACTIONS") == "true"}
+	p := &publishing{p: &report.Publisher{Client: client, Owner: owner, Repo: name}, inActions: e.getenv("GITHUB_ACTIONS") == "true", comment: true}
 	t, err := p.p.Target(ctx, trusted, uploaded)
 	if err != nil {
 		if p.inActions {
@@ -288,7 +358,7 @@ func (p *publishing) publish(ctx context.Context, rep *report.Report) (string, e
 		}
 	}
 	url := ""
-	if p.ev.Number > 0 {
+	if p.ev.Number > 0 && p.comment {
 		c, err := p.p.UpsertComment(ctx, p.ev.Number, rep.Key, report.Comment(rep))
 		if err != nil {
 			errs = append(errs, err)

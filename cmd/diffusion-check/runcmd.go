@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,26 +19,54 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
+// runOptions are the flags of run.
+type runOptions struct {
+	suitePath   string
+	lane        string
+	partition   string
+	planPath    string
+	cases       string
+	out         string
+	mode        runner.Mode
+	clipScorer  string
+	clipTimeout time.Duration
+	profile     string
+	gpu         string
+	memInterval time.Duration
+	heartbeat   time.Duration
+	force       bool
+	// allowUntrusted lets run start server commands under events where they may be a pull
+	// request's code (trustedEvent).
+	allowUntrusted bool
+}
+
+func (o *runOptions) register(fs *flag.FlagSet, e env) {
+	o.mode = runner.ModeCheck
+	fs.StringVar(&o.suitePath, "suite", "", "suite `FILE` (YAML)")
+	fs.StringVar(&o.lane, "lane", "", "run only the cases of lane `L` (default: all lanes)")
+	fs.StringVar(&o.partition, "partition", "0/1", "run partition `I/N` (0-based) of the plan that \"plan --partitions N\" makes")
+	fs.StringVar(&o.planPath, "plan", "", "plan `FILE` written by plan (default: plan the suite here with N partitions)")
+	fs.StringVar(&o.cases, "cases", "", "comma-separated case `IDS` to run (default: all of the partition)")
+	fs.StringVar(&o.out, "out", "diffusion-check-out", "output `DIR`: results.json, requests.jsonl, artifacts/")
+	fs.Var(&o.mode, "mode", "`MODE`: check; baseline: record perf and memory without enforcing them, for \"diffusion-check baseline\"; gt: write ground truth from the outputs")
+	fs.StringVar(&o.clipScorer, "clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"), "CLIP scorer `COMMAND` (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
+	fs.DurationVar(&o.clipTimeout, "clip-timeout", clip.DefaultTimeout, "time limit of one CLIP scorer run")
+	fs.StringVar(&o.profile, "profile", baselines.DefaultProfile, "tolerance `PROFILE` of the perf baseline file (pr_test, long_term)")
+	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baselines apply (default: the suite's, else detected)")
+	fs.DurationVar(&o.memInterval, "memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
+	fs.DurationVar(&o.heartbeat, "heartbeat", runner.DefaultHeartbeat, "while a server starts or a request runs, print what it is doing this often")
+	fs.BoolVar(&o.force, "force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
+	fs.BoolVar(&o.allowUntrusted, "allow-untrusted", false, "start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets")
+}
+
 func runCmd(ctx context.Context, e env, args []string) (int, error) {
+	var o runOptions
 	fs := newFlags("run", e)
-	suitePath := fs.String("suite", "", "suite file (YAML)")
-	lane := fs.String("lane", "", "run only the cases of this lane (default: all lanes)")
-	partition := fs.String("partition", "0/1", "run partition I of N (0-based), as I/N, of the plan `plan --partitions N` makes")
-	planPath := fs.String("plan", "", "plan file written by `plan` (default: plan the suite here with N partitions)")
-	cases := fs.String("cases", "", "comma-separated case ids to run (default: all of the partition)")
-	out := fs.String("out", "diffusion-check-out", "output folder: results.json, requests.jsonl, artifacts/")
-	mode := fs.String("mode", "check", "check; baseline: record perf and memory without enforcing them, for `diffusion-check baseline`; gt: write ground truth from the outputs")
-	clipScorer := fs.String("clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"), "CLIP scorer command (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
-	clipTimeout := fs.Duration("clip-timeout", clip.DefaultTimeout, "time limit of one CLIP scorer run")
-	profile := fs.String("profile", baselines.DefaultProfile, "tolerance profile of the perf baseline file (pr_test, long_term)")
-	gpu := fs.String("gpu", "", "GPU class whose baselines apply (default: the suite's)")
-	memInterval := fs.Duration("memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
-	force := fs.Bool("force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
-	allowUntrusted := fs.Bool("allow-untrusted", false, "start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets")
+	o.register(fs, e)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	if !*allowUntrusted {
+	if !o.allowUntrusted {
 		if err := trustedEvent(e); err != nil {
 			return 0, err
 		}
@@ -45,82 +74,17 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected arguments %q", fs.Args())
 	}
-	if *suitePath == "" {
-		return 0, usagef("--suite is required")
-	}
-	if *mode != "check" && *mode != runner.ModeBaseline && *mode != runner.ModeGT {
-		return 0, usagef("--mode %s: want check, baseline or gt", *mode)
-	}
-	overrides, err := baselines.ParseOverrides(e.getenv)
-	if err != nil {
-		return 0, usageError{err}
-	}
-	p, err := parsePartition(*partition)
+	opts, closeMem, err := o.runnerOptions(e)
 	if err != nil {
 		return 0, err
 	}
-	s, err := suite.Load(*suitePath)
-	if err != nil {
-		return 0, usageError{err}
+	defer closeMem()
+	if e.getenv("GITHUB_ACTIONS") == "true" {
+		lg := &actionsLog{w: e.stderr}
+		defer lg.close()
+		opts.Progress, opts.ServerLog = lg.progress(), lg.server
 	}
-	var plan *runner.Plan
-	if *planPath != "" {
-		if plan, err = loadPlan(*planPath, s); err != nil {
-			return 0, err
-		}
-		switch {
-		case *lane == "":
-			*lane = plan.Lane
-		case *lane != plan.Lane:
-			return 0, usagef("--lane %s, but plan %s is for lane %q", *lane, *planPath, plan.Lane)
-		}
-	}
-	exe, err := executable()
-	if err != nil {
-		return 0, fmt.Errorf("find own executable for builtin servers: %w", err)
-	}
-	var ids []string
-	if *cases != "" {
-		ids = strings.Split(*cases, ",")
-	}
-	g := *gpu
-	if g == "" {
-		g = s.GPU
-	}
-	if plan == nil {
-		// The split must be the one the plan job computed, which knows no detected GPU: plan
-		// with the GPU class given on the command line or in the suite, before detection.
-		if plan, err = runner.PlanSuite(s, *lane, g, p.Total); err != nil {
-			return 0, usageError{err}
-		}
-	}
-	if *memInterval <= 0 {
-		return 0, usagef("--memory-interval %s: must be > 0", *memInterval)
-	}
-	// Without a driver (CI, laptops) NVML is unavailable: host memory is still sampled and the
-	// GPU memory checks use what the server reports; every result says so.
-	mem := gpumem.New(gpumem.Options{Interval: *memInterval})
-	defer mem.Close()
-	if why := mem.Unavailable(); why != "" {
-		fmt.Fprintf(e.stderr, "memory: %s; GPU memory comes from the server's own reports\n", why)
-	}
-	if g == "" {
-		g = detectGPU(e, mem.DeviceNames())
-	}
-	res, err := runner.Run(ctx, runner.Options{
-		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Force: *force, Mode: *mode,
-		Commit:     e.getenv("GITHUB_SHA"),
-		GPU:        g,
-		Executable: exe,
-		Environ:    os.Environ(),
-		Progress:   e.stderr,
-		Memory:     mem,
-		Perf:       runner.PerfOptions{Profile: *profile, Overrides: overrides},
-		CLIPScorer: clipScorerOf(*clipScorer, *clipTimeout),
-	})
-	if err != nil && res == nil {
-		return 0, usageError{err}
-	}
+	res, err := runner.Run(ctx, opts)
 	if res != nil {
 		if terr := report.Table(e.stdout, res); terr != nil {
 			return 0, terr
@@ -129,14 +93,112 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := e.setOutputs(map[string]any{
+	outs := map[string]any{
 		"verdict":      string(res.Status),
 		"failed":       strconv.Itoa(checks.TallyRequests(*res).Failed()),
-		"results_path": filepath.Join(*out, runner.ResultsFile),
-	}); err != nil {
+		"results_path": filepath.Join(o.out, runner.ResultsFile),
+	}
+	if o.mode == runner.ModeGT {
+		path, err := writeGroundTruthTable(o.out, res)
+		if err != nil {
+			return 0, err
+		}
+		outs["report_path"] = path
+	}
+	if err := e.setOutputs(outs); err != nil {
 		return 0, err
 	}
 	return checks.ExitCode(res.Status), nil
+}
+
+// runnerOptions checks the flags and turns them into the runner's options; the returned
+// function releases the memory sampler.
+func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
+	none := func() {}
+	if o.suitePath == "" {
+		return runner.Options{}, none, usagef("--suite is required")
+	}
+	if o.memInterval <= 0 {
+		return runner.Options{}, none, usagef("--memory-interval %s: must be > 0", o.memInterval)
+	}
+	if o.heartbeat <= 0 {
+		return runner.Options{}, none, usagef("--heartbeat %s: must be > 0", o.heartbeat)
+	}
+	overrides, err := baselines.ParseOverrides(e.getenv)
+	if err != nil {
+		return runner.Options{}, none, usageError{err}
+	}
+	p, err := parsePartition(o.partition)
+	if err != nil {
+		return runner.Options{}, none, err
+	}
+	s, err := suite.Load(o.suitePath)
+	if err != nil {
+		return runner.Options{}, none, usageError{err}
+	}
+	g := o.gpu
+	if g == "" {
+		g = s.GPU
+	}
+	lane, plan, err := o.plan(s, g, p.Total)
+	if err != nil {
+		return runner.Options{}, none, err
+	}
+	exe, err := executable()
+	if err != nil {
+		return runner.Options{}, none, fmt.Errorf("find own executable for builtin servers: %w", err)
+	}
+	var ids []string
+	if o.cases != "" {
+		ids = strings.Split(o.cases, ",")
+	}
+	// Without a driver (CI, laptops) NVML is unavailable: host memory is still sampled and the
+	// GPU memory checks use what the server reports; every result says so.
+	mem := gpumem.New(gpumem.Options{Interval: o.memInterval})
+	if why := mem.Unavailable(); why != "" {
+		fmt.Fprintf(e.stderr, "memory: %s; GPU memory comes from the server's own reports\n", why)
+	}
+	if g == "" {
+		g = detectGPU(e, mem.DeviceNames())
+	}
+	return runner.Options{
+		Suite: s, Lane: lane, Partition: p, Plan: plan, Cases: ids, Out: o.out, Force: o.force, Mode: o.mode,
+		Commit:     e.getenv("GITHUB_SHA"),
+		GPU:        g,
+		Executable: exe,
+		Environ:    os.Environ(),
+		Progress:   e.stderr,
+		Heartbeat:  o.heartbeat,
+		Memory:     mem,
+		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides},
+		CLIPScorer: clipScorerOf(o.clipScorer, o.clipTimeout),
+	}, func() { mem.Close() }, nil
+}
+
+// plan is the split the partition belongs to, and the lane: --plan's file (whose lane is the
+// default), or the suite planned here into total partitions.
+func (o *runOptions) plan(s *suite.Suite, gpu string, total int) (string, *runner.Plan, error) {
+	lane := o.lane
+	if o.planPath == "" {
+		// The split must be the one the plan job computed, which knows no detected GPU: plan
+		// with the GPU class given on the command line or in the suite, before detection.
+		plan, err := runner.PlanSuite(s, lane, gpu, total)
+		if err != nil {
+			return "", nil, usageError{err}
+		}
+		return lane, plan, nil
+	}
+	plan, err := loadPlan(o.planPath, s)
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case lane == "":
+		lane = plan.Lane
+	case lane != plan.Lane:
+		return "", nil, usagef("--lane %s, but plan %s is for lane %q", lane, o.planPath, plan.Lane)
+	}
+	return lane, plan, nil
 }
 
 // parsePartition reads "I/N" with 0 ≤ I < N.

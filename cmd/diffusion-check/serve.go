@@ -30,7 +30,7 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	if err := refserver.Serve(ctx, cfg); err != nil {
-		return 1, err
+		return 0, err
 	}
 	return exitOK, nil
 }

@@ -1,0 +1,110 @@
+package baselines
+
+import (
+	"fmt"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// Source is what the regenerated values of one scenario were taken from: the worst of
+// Requests requests (those with a perf record) in Partitions results files.
+type Source struct {
+	Requests, Partitions int
+}
+
+func (s Source) String() string {
+	return fmt.Sprintf("%d %s × %d %s", s.Requests, plural(s.Requests, "request"), s.Partitions, plural(s.Partitions, "partition"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// hasPerf reports whether a request carries the server's timings (a perf record); only
+// those count towards a scenario's timings.
+func hasPerf(rr checks.RequestResult) bool {
+	return rr.ServerTotalMs > 0 || len(rr.Stages) > 0 || len(rr.StepsMs) > 0
+}
+
+// Sources counts, per case id, the requests whose timings Regenerate takes the worst of and
+// the results files (partitions) they came from.
+func Sources(results []*checks.Result) map[string]Source {
+	out := map[string]Source{}
+	for _, r := range results {
+		seen := map[string]bool{}
+		for _, cr := range r.Cases {
+			for _, rr := range cr.Requests {
+				if !hasPerf(rr) {
+					continue
+				}
+				s := out[cr.ID]
+				s.Requests++
+				if !seen[cr.ID] {
+					seen[cr.ID] = true
+					s.Partitions++
+				}
+				out[cr.ID] = s
+			}
+		}
+	}
+	return out
+}
+
+// Unfit lists why results must not become a baseline, one problem per case: a case that did
+// not pass (a request failed or errored, the server did not start, the run was cancelled) or
+// that is incomplete (a request skipped, missing, or without a perf record). A baseline is
+// the worst value over N repetitions; from a failed run it records the failure as the
+// norm, and from fewer requests it is not the worst of N.
+func Unfit(results []*checks.Result) []string {
+	var out []string
+	for _, r := range results {
+		where := fmt.Sprintf("lane %q partition %d/%d", r.Lane, r.Partition.Index, r.Partition.Total)
+		for _, cr := range r.Cases {
+			if st := checks.CaseStatus(cr); st != checks.Pass && st != checks.Known {
+				out = append(out, fmt.Sprintf("%s case %s: %s%s", where, cr.ID, st, firstFailure(cr)))
+				continue
+			}
+			var noPerf []int
+			for _, rr := range cr.Requests {
+				if !hasPerf(rr) {
+					noPerf = append(noPerf, rr.Index)
+				}
+			}
+			want := len(cr.Requests)
+			if len(cr.Requests) > 0 {
+				want = cr.Requests[0].Of
+			}
+			switch {
+			case len(cr.Requests) < want:
+				out = append(out, fmt.Sprintf("%s case %s: incomplete: %d of %d requests recorded", where, cr.ID, len(cr.Requests), want))
+			case len(noPerf) > 0:
+				out = append(out, fmt.Sprintf("%s case %s: incomplete: request(s) %v of %d have no perf record", where, cr.ID, noPerf, want))
+			}
+		}
+	}
+	return out
+}
+
+// firstFailure names the first request that did not pass and its first problem.
+func firstFailure(cr checks.CaseResult) string {
+	for _, rr := range cr.Requests {
+		if rr.Status == checks.Pass || rr.Status == checks.Known {
+			continue
+		}
+		for _, ck := range rr.Checks {
+			if ck.Status == checks.Fail || ck.Status == checks.Error || ck.Status == checks.Skip || ck.Status == checks.Cancelled {
+				return fmt.Sprintf(" (request %d/%d %s: %s %s)", rr.Index, rr.Of, rr.Status, ck.Name, ck.Status)
+			}
+		}
+		return fmt.Sprintf(" (request %d/%d %s)", rr.Index, rr.Of, rr.Status)
+	}
+	for _, ck := range cr.Checks {
+		if ck.Status != checks.Pass {
+			return fmt.Sprintf(" (%s %s)", ck.Name, ck.Status)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// groundTruthFile is the Markdown table `run --mode gt` writes beside results.json: which
+// ground-truth files each case wrote and how they differ from the old ones, the body of the
+// regeneration's pull request.
+const groundTruthFile = "ground-truth.md"
+
+// writeGroundTruthTable writes the table of a gt run's ground_truth.write checks into dir
+// and returns its path.
+func writeGroundTruthTable(dir string, res *checks.Result) (string, error) {
+	// The runner names files by absolute path; the table is read in the repository.
+	wd, _ := os.Getwd()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Ground truth of lane %q partition %d/%d (GPU %s), from request 1 of each case.\n\n", res.Lane, res.Partition.Index, res.Partition.Total, res.GPU)
+	b.WriteString("| Case | Status | Files (state, change against the old file) |\n|---|---|---|\n")
+	for _, c := range res.Cases {
+		wrote := false
+		for _, rr := range c.Requests {
+			for _, ck := range rr.Checks {
+				if ck.Name != checks.GroundTruthWrite || ck.Status == checks.Skip {
+					continue
+				}
+				wrote = true
+				detail := ck.Detail
+				if wd != "" {
+					detail = strings.ReplaceAll(detail, wd+string(filepath.Separator), "")
+				}
+				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.ID, ck.Status, cell(detail))
+			}
+		}
+		if !wrote {
+			fmt.Fprintf(&b, "| `%s` | %s | nothing written: request 1 did not produce an output |\n", c.ID, c.Status)
+		}
+	}
+	path := filepath.Join(dir, groundTruthFile)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", fmt.Errorf("write ground truth table: %w", err)
+	}
+	return path, nil
+}
+
+// cell makes a check detail fit one Markdown table cell: one file per line.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "; ", "<br>")
+	return strings.ReplaceAll(s, "\n", "<br>")
+}
