@@ -176,6 +176,7 @@ func Growth(reqs []RequestResult, tol float64) int {
 				c.Detail = detail + "; " + c.Detail
 			}
 			c.Status = Fail
+			c.Cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
 			n++
 		}
 	}
