@@ -137,7 +137,7 @@ func metricCheck(name, label, unit string, frames []FrameScore, total int, limit
 		c.Status = Fail
 		c.Cause = "differs from the ground truth"
 		if total > 1 {
-			c.Cause = fmt.Sprintf("drifts from frame %d (%d of %d compared frames)", firstBad, bad, len(frames))
+			c.Cause = fmt.Sprintf("drifts from frame %d (%d of %d frames)", firstBad, bad, len(frames))
 		}
 	}
 	return c

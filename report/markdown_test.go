@@ -70,7 +70,7 @@ func TestHuge(t *testing.T) {
 	if strings.Contains(s, "Trimmed") {
 		t.Error("the summary of 500 cases was trimmed; it should fit unabridged")
 	}
-	if n := strings.Count(s, "| ✅ | `case_"); n != 950 {
+	if n := strings.Count(s, "| ✅\u00a0"); n != 950 {
 		t.Errorf("summary has %d passing request rows, want 950", n)
 	}
 }
@@ -224,7 +224,7 @@ func TestAnnotations(t *testing.T) {
 	if diff := cmp.Diff(want, titles); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(all[2].Message, "perf.e2e = 81200 ms, limit 66000 ms") {
+	if !strings.Contains(all[2].Message, "perf.e2e = 81200 ms, limit ≤ 66000 ms") {
 		t.Errorf("annotation message %q does not give value and limit", all[2].Message)
 	}
 }
