@@ -224,7 +224,7 @@ func TestAnnotations(t *testing.T) {
 	if diff := cmp.Diff(want, titles); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(all[2].Message, "perf.e2e = 81200 ms, limit ≤ 66000 ms") {
+	if !strings.Contains(all[2].Message, "perf.e2e = 81200 ms, limit 66000 ms") {
 		t.Errorf("annotation message %q does not give value and limit", all[2].Message)
 	}
 }

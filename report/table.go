@@ -233,7 +233,7 @@ func checkLine(ck checks.Check) string {
 	if ck.Value != nil {
 		s.WriteString(" = " + number(*ck.Value, ck.Unit))
 		if ck.Limit != nil {
-			s.WriteString(", limit " + checks.KindOf(ck.Name).Op() + " " + number(*ck.Limit, ck.Unit))
+			s.WriteString(", limit " + number(*ck.Limit, ck.Unit))
 		}
 	}
 	s.WriteString(": " + cmp.Or(strings.TrimRight(ck.Detail, "\n"), "(no detail)"))
