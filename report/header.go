@@ -43,7 +43,8 @@ func header(b *strings.Builder, r *Report) {
 		}
 		lanes = append(lanes, s)
 	}
-	if len(lanes) > 0 {
+	// One lane of this run: the links below name the run, the heading the verdict.
+	if len(lanes) > 1 || (len(lanes) == 1 && r.RunURL == "") {
 		b.WriteString(strings.Join(lanes, " · ") + "\n\n")
 	}
 	var facts []string
