@@ -80,6 +80,10 @@ const (
 	ColumnAudio
 )
 
+// MemorySampler names the note a request or case carries when a sampled memory source (NVML,
+// host) could not be measured; the runner writes it, always as a skip.
+const MemorySampler = "memory.sampler"
+
 // kinds registers every check name. Read only.
 var kinds = []Kind{
 	{Name: ServerAlive, Label: "server", Group: GroupServer},
@@ -99,6 +103,7 @@ var kinds = []Kind{
 
 	{Name: MemoryLoadPeak, Label: "load VRAM", Unit: "MiB", Group: GroupMemory, Decimals: 0},
 	{Name: MemoryRuntimePeak, Label: "VRAM", Unit: "MiB", Group: GroupMemory, Column: ColumnVRAM, Decimals: 0},
+	{Name: MemorySampler, Label: "memory sampler", Group: GroupMemory},
 
 	{Name: ConsistencyGroup, Label: "consistency", Group: GroupConsistency},
 	{Name: ConsistencySSIM, Label: "SSIM", Direction: HigherIsBetter, Group: GroupConsistency, Column: ColumnSSIM, Decimals: 4},

@@ -26,7 +26,7 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	all = append(all, CLIP([]float64{0.95}, []int{0}, 1, ConsistencyLimits{CLIP: 0.9}))
 	all = append(all, AudioConsistency(AudioScores{0.9, 0.8, 1, 0.1}, AudioLimits{SpectralSimilarity: 0.8, WaveformCorrelation: 0.7, RMSdBDiff: 3, DurationDiffS: 0.5})...)
 	all = append(all, AudioFailed("no audio")...)
-	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite} {
+	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler} {
 		all = append(all, Passed(name, ""))
 	}
 	for _, c := range all {
@@ -56,7 +56,8 @@ func TestKindOf(t *testing.T) {
 		"consistency.ssim":            {"SSIM", "≥", GroupConsistency, ColumnSSIM, true},
 		"audio.waveform_correlation":  {"waveform correlation", "≥", GroupAudio, ColumnAudio, true},
 		"memory.runtime_peak":         {"VRAM", "≤", GroupMemory, ColumnVRAM, true},
-		"memory.sampler":              {"memory.sampler", "≤", GroupMemory, ColumnNone, false},
+		"memory.sampler":              {"memory sampler", "≤", GroupMemory, ColumnNone, true},
+		"memory.unknown":              {"memory.unknown", "≤", GroupMemory, ColumnNone, false},
 		"perf.stage.":                 {"perf.stage.", "≤", GroupPerf, ColumnNone, false},
 		"nodots":                      {"nodots", "≤", "nodots", ColumnNone, false},
 		"consistency.ssim_per_region": {"consistency.ssim_per_region", "≤", GroupConsistency, ColumnNone, false},
