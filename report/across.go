@@ -74,7 +74,7 @@ func crossRequest(b *strings.Builder, l *checks.Result, multi bool, lv level) {
 				}
 				b.WriteString(" " + cell + " |")
 			}
-			b.WriteString(" " + cmp.Or(limit, "—") + " |\n")
+			b.WriteString(" " + unbroken(cmp.Or(limit, "—")) + " |\n")
 		}
 	}
 	b.WriteString("\n</details>\n")
@@ -82,13 +82,13 @@ func crossRequest(b *strings.Builder, l *checks.Result, multi bool, lv level) {
 
 func metricCell(rr *checks.RequestResult, m metric) string {
 	if ck := metricCheck(rr, m); ck != nil && ck.Value != nil {
-		return mark(ck, value(ck))
+		return mark(ck, unbroken(value(ck)))
 	}
 	switch {
 	case m.e2e == e2eClient && rr.E2EMs > 0:
-		return fmtMs(rr.E2EMs)
+		return unbroken(fmtMs(rr.E2EMs))
 	case m.e2e == e2eServer && rr.ServerTotalMs > 0:
-		return fmtMs(rr.ServerTotalMs)
+		return unbroken(fmtMs(rr.ServerTotalMs))
 	}
 	return "—"
 }

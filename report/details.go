@@ -86,8 +86,8 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 					name += " " + cellEscape(ck.Source)
 				}
 			}
-			fmt.Fprintf(b, "| %s | %s %s | %s | %s | %s | %s |\n", f.req, icon(ck.Status), name,
-				value(&ck), cmp.Or(limitText(&ck), "—"), baseline(&ck), cmp.Or(cellEscape(detail), "—"))
+			fmt.Fprintf(b, "| %s | %s%s%s | %s | %s | %s | %s |\n", f.req, icon(ck.Status), nbsp, name,
+				unbroken(value(&ck)), unbroken(cmp.Or(limitText(&ck), "—")), unbroken(baseline(&ck)), cmp.Or(cellEscape(detail), "—"))
 		}
 	}
 	for _, e := range c.Errors {
