@@ -59,8 +59,13 @@ type FrameScore struct {
 // no infinity); the detail says so.
 func Consistency(frames []FrameScore, total int, lim ConsistencyLimits) []Check {
 	if len(frames) == 0 {
-		d := "no frames were compared with the ground truth"
-		return []Check{Failed(ConsistencySSIM, d), Failed(ConsistencyPSNR, d), Failed(ConsistencyMeanAbsDiff, d)}
+		out := []Check{}
+		for _, name := range []string{ConsistencySSIM, ConsistencyPSNR, ConsistencyMeanAbsDiff} {
+			c := Failed(name, "no frames were compared with the ground truth")
+			c.Cause = "no frames compared"
+			out = append(out, c)
+		}
+		return out
 	}
 	return []Check{
 		metricCheck(ConsistencySSIM, "SSIM", "", frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),

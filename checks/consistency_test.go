@@ -69,6 +69,9 @@ func TestConsistency(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				c := got[i]
+				if (c.Status == Fail) != (c.Cause != "") {
+					t.Errorf("%s %s has cause %q: a failure, and only a failure, says why in a few words", c.Name, c.Status, c.Cause)
+				}
 				if c.Name != names[i] || c.Status != w.status || !strings.Contains(c.Detail, w.detail) {
 					t.Errorf("check %d = %s %s %q, want %s %s containing %q", i, c.Name, c.Status, c.Detail, names[i], w.status, w.detail)
 				}
@@ -191,4 +194,14 @@ func FuzzParseCLIPScores(f *testing.F) {
 			t.Errorf("scores %v with error %v", scores, err)
 		}
 	})
+}
+
+func TestConsistencyCause(t *testing.T) {
+	drift := []FrameScore{{0, 0.99, 40, 1}, {8, 0.80, 20, 9}, {16, 0.60, 15, 20}, {24, 0.50, 12, 30}}
+	if got := Consistency(drift, 97, videoLimits)[0].Cause; got != "drifts from frame 8 (3 of 4 frames)" {
+		t.Errorf("video cause %q", got)
+	}
+	if got := Consistency([]FrameScore{{0, 0.5, 12, 30}}, 1, videoLimits)[0].Cause; got != "differs from the ground truth" {
+		t.Errorf("image cause %q", got)
+	}
 }

@@ -101,8 +101,10 @@ var kinds = []Kind{
 	{Name: PerfLoad, Label: "load time", Unit: "ms", Group: GroupPerf, Decimals: 1},
 	{Name: PerfScenario, Label: "baseline scenario", Group: GroupPerf},
 
-	{Name: MemoryLoadPeak, Label: "load VRAM", Unit: "MiB", Group: GroupMemory, Decimals: 0},
-	{Name: MemoryRuntimePeak, Label: "VRAM", Unit: "MiB", Group: GroupMemory, Column: ColumnVRAM, Decimals: 0},
+	// One check per memory source (Check.Source): GPU memory, and host memory (HostMemory),
+	// which the VRAM column leaves out.
+	{Name: MemoryLoadPeak, Label: "load peak", Unit: "MiB", Group: GroupMemory, Decimals: 0},
+	{Name: MemoryRuntimePeak, Label: "runtime peak", Unit: "MiB", Group: GroupMemory, Column: ColumnVRAM, Decimals: 0},
 	{Name: MemorySampler, Label: "memory sampler", Group: GroupMemory},
 
 	{Name: ConsistencyGroup, Label: "consistency", Group: GroupConsistency},
@@ -161,6 +163,11 @@ func (k Kind) Title(name string) string {
 		m = t
 	}
 	return strings.Replace(k.Label, "%s", m, 1)
+}
+
+// HostMemory reports whether a memory source measures host memory rather than GPU memory.
+func HostMemory(source string) bool {
+	return source == SourceHostAnon || source == SourceServerHostAnon
 }
 
 // Op is the comparison a passing value makes with its limit: "≤" or "≥".

@@ -55,7 +55,7 @@ func TestKindOf(t *testing.T) {
 		"perf.step.10":                {"denoise step 10", "≤", GroupPerf, ColumnNone, true},
 		"consistency.ssim":            {"SSIM", "≥", GroupConsistency, ColumnSSIM, true},
 		"audio.waveform_correlation":  {"waveform correlation", "≥", GroupAudio, ColumnAudio, true},
-		"memory.runtime_peak":         {"VRAM", "≤", GroupMemory, ColumnVRAM, true},
+		"memory.runtime_peak":         {"runtime peak", "≤", GroupMemory, ColumnVRAM, true},
 		"memory.sampler":              {"memory sampler", "≤", GroupMemory, ColumnNone, true},
 		"memory.unknown":              {"memory.unknown", "≤", GroupMemory, ColumnNone, false},
 		"perf.stage.":                 {"perf.stage.", "≤", GroupPerf, ColumnNone, false},

@@ -29,7 +29,7 @@ func TestProblems(t *testing.T) {
 		got = append(got, p.line(false, ""))
 	}
 	want := []string{
-		"❌ `wan` requests 2, 3 of 3 · **VRAM (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03×**) — memory grows +2400 MiB per request; also VRAM (server_reserved) 1.03×",
+		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03×**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03×",
 		"❌ `flux` request 2/3 · **server** — server crashed, exit 139",
 		"⏭️ `flux` request 3/3 — skip: not sent: the server died during request 2/3",
 	}

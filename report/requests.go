@@ -145,6 +145,16 @@ func firstIndex(c *checks.CaseResult) int {
 	return c.Requests[0].Index
 }
 
+// columnOf is the column that shows a check: its kind's, except host memory, which is not
+// VRAM and goes among the others.
+func columnOf(ck *checks.Check) checks.Column {
+	k := checks.KindOf(ck.Name)
+	if k.Column == checks.ColumnVRAM && checks.HostMemory(ck.Source) {
+		return checks.ColumnNone
+	}
+	return k.Column
+}
+
 func inColumn(c checks.Column) func(checks.Kind) bool {
 	return func(k checks.Kind) bool { return k.Column == c }
 }
@@ -197,7 +207,7 @@ func cellVRAM(x row) string {
 	limited := false
 	for i := range x.rr.Checks {
 		ck := &x.rr.Checks[i]
-		if checks.KindOf(ck.Name).Column != checks.ColumnVRAM {
+		if columnOf(ck) != checks.ColumnVRAM {
 			continue
 		}
 		if worst == nil || severity(ck.Status) < severity(worst.Status) {
@@ -218,14 +228,16 @@ func cellVRAM(x row) string {
 		return mark(worst, bare(top))
 	case worst != nil && failed(worst.Status):
 		return mark(worst, "no value")
-	case len(x.rr.PeakVRAMMiB) > 0:
+	default:
 		v := 0.0
 		for src, mib := range x.rr.PeakVRAMMiB {
-			if !strings.Contains(src, ":") {
+			if !strings.Contains(src, ":") && !checks.HostMemory(src) {
 				v = max(v, mib)
 			}
 		}
-		return fmtValue(v, checks.Kind{})
+		if v > 0 {
+			return fmtValue(v, checks.Kind{})
+		}
 	}
 	return ""
 }
@@ -257,7 +269,7 @@ func cellOther(x row) string {
 	cs := rowChecks(x)
 	for i := range cs {
 		ck := &cs[i]
-		if !failed(ck.Status) || checks.KindOf(ck.Name).Column != checks.ColumnNone {
+		if !failed(ck.Status) || columnOf(ck) != checks.ColumnNone {
 			continue
 		}
 		n++
