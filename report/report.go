@@ -118,33 +118,23 @@ func render(r *Report, lv level, where string) string {
 	if lv.knownTable {
 		knownFailures(&b, r.Lanes)
 	}
-	if lv.cross || lv.tables || lv.notes {
-		detailsHeading(&b, r, lv)
-	}
+	// The details, collapsed, under a heading when there are any.
+	var d strings.Builder
 	if lv.cross {
 		for _, l := range r.Lanes {
-			crossRequest(&b, &l, multi, lv)
+			crossRequest(&d, &l, multi, lv)
 		}
 	}
 	if lv.tables {
-		details(&b, r.Lanes, lv)
+		details(&d, r.Lanes, lv)
 	}
 	if lv.notes {
-		notes(&b, r.Lanes, lv)
+		notes(&d, r.Lanes, lv)
+	}
+	if d.Len() > 0 {
+		b.WriteString("\n### Details\n" + d.String())
 	}
 	return b.String()
-}
-
-// detailsHeading opens the collapsed part of the report when it has anything to show.
-func detailsHeading(b *strings.Builder, r *Report, lv level) {
-	for _, l := range r.Lanes {
-		for _, c := range l.Cases {
-			if bad(c.Status) || (lv.crossAll && len(c.Requests) > 1) {
-				b.WriteString("\n### Details\n")
-				return
-			}
-		}
-	}
 }
 
 func laneTitle(l checks.Result) string {
