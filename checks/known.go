@@ -124,8 +124,9 @@ type KnownOutcome struct {
 
 // KnownOutcomes sums up, per lane, case and known-failures entry, the checks that ApplyKnown
 // marked, in the order they were first met. A failure in any request makes the entry known
-// (or expired); it is fixed only when every matched check passed in every request. Give it
-// every partition of a lane (merged or not) to judge "fixed" for the whole lane.
+// (or expired); it is fixed only when every matched check passed in every request of every
+// case of the lane it matched (a case where it passed while it fails on another is left
+// out). Give it every partition of a lane (merged or not) to judge "fixed" for the lane.
 func KnownOutcomes(results ...Result) []KnownOutcome {
 	var out []*KnownOutcome
 	type key struct{ lane, id, entry string }
@@ -139,7 +140,7 @@ func KnownOutcomes(results ...Result) []KnownOutcome {
 				if kf == nil {
 					return
 				}
-				k := key{lane, c.ID, cmp.Or(kf.Entry, kf.Reason+"\x00"+kf.Link+"\x00"+kf.Until)}
+				k := key{lane, c.ID, entryKey(*kf)}
 				o := index[k]
 				if o == nil {
 					o = &KnownOutcome{Lane: lane, Case: c.ID, Entry: *kf, State: KnownStateFixed}
@@ -177,17 +178,35 @@ func KnownOutcomes(results ...Result) []KnownOutcome {
 			}
 		}
 	}
-	res := make([]KnownOutcome, len(out))
-	for i, o := range out {
+	// An entry (a case glob) that still fails on one case of a lane is not fixed on its
+	// other cases: it stays in the list, and they simply passed.
+	failing := map[key]bool{}
+	for k, o := range index {
+		if o.State != KnownStateFixed {
+			failing[key{k.lane, "", k.entry}] = true
+		}
+	}
+	var res []KnownOutcome
+	for _, o := range out {
+		k := key{o.Lane, "", entryKey(o.Entry)}
+		if o.State == KnownStateFixed && failing[k] {
+			continue
+		}
 		o.Of = len(reqs[o])
 		if reqs[o][0] && len(reqs[o]) > 1 {
 			o.Of-- // the case level is not a request when requests were checked too
 		}
 		slices.Sort(o.Hit)
 		o.Entry.State = o.State
-		res[i] = *o
+		res = append(res, *o)
 	}
 	return res
+}
+
+// entryKey tells known-failures entries apart: by where they are written, else (results of
+// an older version) by what they say.
+func entryKey(kf KnownFailure) string {
+	return cmp.Or(kf.Entry, kf.Reason+"\x00"+kf.Link+"\x00"+kf.Until)
 }
 
 // String tells the outcome in one line, for a log: "wan audio.* (k.yaml:3): known, failed

@@ -138,7 +138,22 @@ func TestKnownOutcomes(t *testing.T) {
 			}
 		})
 	}
-	// An expired entry wins over known in another request: the failure counts.
+	// One glob entry on two cases, in two partitions: failing on one case, it is not "fixed"
+	// on the other, where it simply passed.
+	glob := []KnownEntry{{Case: "*", Check: "audio.*", Reason: "AAC", Source: "known.yaml:9"}}
+	var parts []Result
+	for i, c := range []CaseResult{{ID: "a", Requests: []RequestResult{audio(1, false)}}, {ID: "b", Requests: []RequestResult{audio(1, true)}}} {
+		p := Result{Lane: "base", Partition: Partition{Index: i, Total: 2}, Cases: []CaseResult{c}}
+		ApplyKnown(&p, glob, today)
+		parts = append(parts, p)
+	}
+	if o := KnownOutcomes(parts...); len(o) != 1 || o[0].Case != "b" || o[0].State != KnownStateKnown {
+		t.Errorf("glob entry: %+v", o)
+	}
+	if o := KnownOutcomes(parts[0]); len(o) != 1 || o[0].State != KnownStateFixed {
+		t.Errorf("glob entry, partition 0 alone: %+v", o)
+	}
+		// An expired entry wins over known in another request: the failure counts.
 	r := Result{Cases: []CaseResult{{ID: "wan", Requests: []RequestResult{audio(1, true), audio(2, true)}}}}
 	ApplyKnown(&r, entries, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	if o := KnownOutcomes(r); len(o) != 1 || o[0].State != KnownStateExpired || len(o[0].Hit) != 2 {
