@@ -153,7 +153,7 @@ func TestKnownOutcomes(t *testing.T) {
 	if o := KnownOutcomes(parts[0]); len(o) != 1 || o[0].State != KnownStateFixed {
 		t.Errorf("glob entry, partition 0 alone: %+v", o)
 	}
-		// An expired entry wins over known in another request: the failure counts.
+	// An expired entry wins over known in another request: the failure counts.
 	r := Result{Cases: []CaseResult{{ID: "wan", Requests: []RequestResult{audio(1, true), audio(2, true)}}}}
 	ApplyKnown(&r, entries, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	if o := KnownOutcomes(r); len(o) != 1 || o[0].State != KnownStateExpired || len(o[0].Hit) != 2 {
