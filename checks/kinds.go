@@ -31,8 +31,9 @@ type Kind struct {
 	Direction Direction
 	Group     Group
 	Column    Column
-	// Decimals is how many decimals a value is shown with; -1 shows up to six significant
-	// digits.
+	// Decimals is how many decimals a value without a time or memory unit is shown with;
+	// 0 shows up to six significant digits. (Times show as ms or s with one decimal, memory
+	// as whole MiB, whatever Decimals says.)
 	Decimals int
 	// Detailed marks checks of which there are many per request (per stage, per step): a
 	// report lists them across requests only when one of them did not pass.
@@ -92,19 +93,19 @@ var kinds = []Kind{
 
 	// The value of perf.record is the server's total_duration_ms: the E2E column shows it
 	// where perf.e2e (the same figure against a limit) is not checked.
-	{Name: PerfRecord, Label: "perf record (server total)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E, Decimals: 1},
-	{Name: PerfE2E, Label: "E2E (server)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E, Decimals: 1},
-	{Name: PerfStagePrefix, Family: true, Label: "%s stage", TrimMember: "Stage", Unit: "ms", Group: GroupPerf, Decimals: 1, Detailed: true},
-	{Name: PerfStepPrefix, Family: true, Label: "denoise step %s", Unit: "ms", Group: GroupPerf, Decimals: 1, Detailed: true},
-	{Name: PerfDenoiseAvg, Label: "mean denoise step", Unit: "ms", Group: GroupPerf, Decimals: 1},
-	{Name: PerfDenoiseMedian, Label: "median denoise step", Unit: "ms", Group: GroupPerf, Decimals: 1},
-	{Name: PerfLoad, Label: "load time", Unit: "ms", Group: GroupPerf, Decimals: 1},
+	{Name: PerfRecord, Label: "perf record (server total)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E},
+	{Name: PerfE2E, Label: "E2E (server)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E},
+	{Name: PerfStagePrefix, Family: true, Label: "%s stage", TrimMember: "Stage", Unit: "ms", Group: GroupPerf, Detailed: true},
+	{Name: PerfStepPrefix, Family: true, Label: "denoise step %s", Unit: "ms", Group: GroupPerf, Detailed: true},
+	{Name: PerfDenoiseAvg, Label: "mean denoise step", Unit: "ms", Group: GroupPerf},
+	{Name: PerfDenoiseMedian, Label: "median denoise step", Unit: "ms", Group: GroupPerf},
+	{Name: PerfLoad, Label: "load time", Unit: "ms", Group: GroupPerf},
 	{Name: PerfScenario, Label: "baseline scenario", Group: GroupPerf},
 
 	// One check per memory source (Check.Source): GPU memory, and host memory (HostMemory),
 	// which the VRAM column leaves out.
-	{Name: MemoryLoadPeak, Label: "load peak", Unit: "MiB", Group: GroupMemory, Decimals: 0},
-	{Name: MemoryRuntimePeak, Label: "runtime peak", Unit: "MiB", Group: GroupMemory, Column: ColumnVRAM, Decimals: 0},
+	{Name: MemoryLoadPeak, Label: "load peak", Unit: "MiB", Group: GroupMemory},
+	{Name: MemoryRuntimePeak, Label: "runtime peak", Unit: "MiB", Group: GroupMemory, Column: ColumnVRAM},
 	{Name: MemorySampler, Label: "memory sampler", Group: GroupMemory},
 
 	{Name: ConsistencyGroup, Label: "consistency", Group: GroupConsistency},
@@ -139,7 +140,7 @@ func KindOf(name string) Kind {
 		}
 	}
 	group, _, _ := strings.Cut(name, ".")
-	return Kind{Name: name, Label: name, Group: Group(group), Decimals: -1}
+	return Kind{Name: name, Label: name, Group: Group(group)}
 }
 
 // Kinds returns every registered kind, in the order of the registry.

@@ -18,7 +18,7 @@ func fmtValue(v float64, k checks.Kind) string {
 		return strconv.FormatFloat(v, 'f', 0, 64) + " MiB"
 	}
 	var s string
-	if k.Decimals < 0 {
+	if k.Decimals <= 0 {
 		s = strconv.FormatFloat(v, 'g', 6, 64)
 	} else {
 		s = strconv.FormatFloat(v, 'f', k.Decimals, 64)
@@ -42,7 +42,7 @@ func fmtMs(v float64) string {
 func kindOf(ck *checks.Check) checks.Kind {
 	k := checks.KindOf(ck.Name)
 	if ck.Unit != "" && ck.Unit != k.Unit {
-		k.Unit, k.Decimals = normUnit(ck.Unit), -1
+		k.Unit, k.Decimals = normUnit(ck.Unit), 0
 	}
 	return k
 }
