@@ -59,8 +59,13 @@ type FrameScore struct {
 // no infinity); the detail says so.
 func Consistency(frames []FrameScore, total int, lim ConsistencyLimits) []Check {
 	if len(frames) == 0 {
-		d := "no frames were compared with the ground truth"
-		return []Check{Failed(ConsistencySSIM, d), Failed(ConsistencyPSNR, d), Failed(ConsistencyMeanAbsDiff, d)}
+		out := []Check{}
+		for _, name := range []string{ConsistencySSIM, ConsistencyPSNR, ConsistencyMeanAbsDiff} {
+			c := Failed(name, "no frames were compared with the ground truth")
+			c.Cause = "no frames compared"
+			out = append(out, c)
+		}
+		return out
 	}
 	return []Check{
 		metricCheck(ConsistencySSIM, "SSIM", "", frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
@@ -76,15 +81,18 @@ func metricCheck(name, label, unit string, frames []FrameScore, total int, limit
 	if !atLeast {
 		op = "≤"
 	}
-	worst, bad, sum, finite := -1, 0, 0.0, 0
+	worst, bad, firstBad, sum, finite := -1, 0, -1, 0.0, 0
 	for i, f := range frames {
 		v := get(f)
 		if math.IsNaN(v) {
-			c.Status = Fail
+			c.Status, c.Cause = Fail, "no value (NaN)"
 			c.Detail = fmt.Sprintf("%s has no value (NaN) at %s", label, frameName(f.Index, total))
 			return c
 		}
 		if (atLeast && v < limit) || (!atLeast && v > limit) {
+			if bad == 0 {
+				firstBad = f.Index
+			}
 			bad++
 		}
 		if worst < 0 || (atLeast && v < get(frames[worst])) || (!atLeast && v > get(frames[worst])) {
@@ -132,6 +140,10 @@ func metricCheck(name, label, unit string, frames []FrameScore, total int, limit
 	c.Status = Pass
 	if bad > 0 {
 		c.Status = Fail
+		c.Cause = "differs from the ground truth"
+		if total > 1 {
+			c.Cause = fmt.Sprintf("drifts from frame %d (%d of %d frames)", firstBad, bad, len(frames))
+		}
 	}
 	return c
 }

@@ -66,6 +66,9 @@ func TestConsistency(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				c := got[i]
+				if (c.Status == Fail) != (c.Cause != "") {
+					t.Errorf("%s %s has cause %q: a failure, and only a failure, says why in a few words", c.Name, c.Status, c.Cause)
+				}
 				if c.Name != names[i] || c.Status != w.status || !strings.Contains(c.Detail, w.detail) {
 					t.Errorf("check %d = %s %s %q, want %s %s containing %q", i, c.Name, c.Status, c.Detail, names[i], w.status, w.detail)
 				}

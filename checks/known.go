@@ -1,8 +1,10 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 )
 
@@ -61,7 +63,7 @@ func ApplyKnown(res *Result, entries []KnownEntry, today time.Time) (unused []Kn
 				continue
 			}
 			used[i] = true
-			kf := &KnownFailure{Reason: e.Reason, Link: e.Link, Until: e.Until}
+			kf := &KnownFailure{Reason: e.Reason, Link: e.Link, Until: e.Until, Entry: e.Source}
 			switch c.Status {
 			case Fail:
 				if e.expired(today) {
@@ -98,4 +100,141 @@ func ApplyKnown(res *Result, entries []KnownEntry, today time.Time) (unused []Kn
 		}
 	}
 	return unused
+}
+
+// KnownOutcome is what one known-failures entry came to on one case of a lane, over every
+// request of every partition given to KnownOutcomes: each entry and case is told once,
+// however many requests and checks it matched.
+type KnownOutcome struct {
+	Lane, Case string
+	// Entry is the matched entry (its State is the outcome's).
+	Entry KnownFailure
+	// State is KnownStateExpired if a matched check failed past the entry's Until, else
+	// KnownStateKnown if a matched check failed (the entry still describes a failure), else
+	// KnownStateFixed: every matched check passed in every request, remove the entry.
+	State string
+	// Checks names the matched checks that failed, or, when fixed, every matched check.
+	Checks []string
+	// Hit lists the requests (1-based; 0 for the case-level checks) where a matched check
+	// failed; Of is how many requests the entry was checked on (the case level counts as one
+	// when it has matched checks and no requests matched).
+	Hit []int
+	Of  int
+}
+
+// KnownOutcomes sums up, per lane, case and known-failures entry, the checks that ApplyKnown
+// marked, in the order they were first met. A failure in any request makes the entry known
+// (or expired); it is fixed only when every matched check passed in every request of every
+// case of the lane it matched (a case where it passed while it fails on another is left
+// out). Give it every partition of a lane (merged or not) to judge "fixed" for the lane.
+func KnownOutcomes(results ...Result) []KnownOutcome {
+	var out []*KnownOutcome
+	type key struct{ lane, id, entry string }
+	index := map[key]*KnownOutcome{}
+	reqs := map[*KnownOutcome]map[int]bool{}
+	for _, r := range results {
+		for _, c := range r.Cases {
+			lane := cmp.Or(c.Lane, r.Lane)
+			add := func(req int, ck Check) {
+				kf := ck.Known
+				if kf == nil {
+					return
+				}
+				k := key{lane, c.ID, entryKey(*kf)}
+				o := index[k]
+				if o == nil {
+					o = &KnownOutcome{Lane: lane, Case: c.ID, Entry: *kf, State: KnownStateFixed}
+					index[k] = o
+					reqs[o] = map[int]bool{}
+					out = append(out, o)
+				}
+				reqs[o][req] = true
+				if kf.State == KnownStateFixed {
+					if o.State == KnownStateFixed && !slices.Contains(o.Checks, ck.Name) {
+						o.Checks = append(o.Checks, ck.Name)
+					}
+					return
+				}
+				if o.State == KnownStateFixed { // the first failure: forget the passing names
+					o.Checks = nil
+				}
+				if kf.State == KnownStateExpired || o.State == KnownStateFixed {
+					o.State = kf.State
+				}
+				if !slices.Contains(o.Checks, ck.Name) {
+					o.Checks = append(o.Checks, ck.Name)
+				}
+				if !slices.Contains(o.Hit, req) {
+					o.Hit = append(o.Hit, req)
+				}
+			}
+			for _, ck := range c.Checks {
+				add(0, ck)
+			}
+			for _, rr := range c.Requests {
+				for _, ck := range rr.Checks {
+					add(rr.Index, ck)
+				}
+			}
+		}
+	}
+	// An entry (a case glob) that still fails on one case of a lane is not fixed on its
+	// other cases: it stays in the list, and they simply passed.
+	failing := map[key]bool{}
+	for k, o := range index {
+		if o.State != KnownStateFixed {
+			failing[key{k.lane, "", k.entry}] = true
+		}
+	}
+	var res []KnownOutcome
+	for _, o := range out {
+		k := key{o.Lane, "", entryKey(o.Entry)}
+		if o.State == KnownStateFixed && failing[k] {
+			continue
+		}
+		o.Of = len(reqs[o])
+		if reqs[o][0] && len(reqs[o]) > 1 {
+			o.Of-- // the case level is not a request when requests were checked too
+		}
+		slices.Sort(o.Hit)
+		o.Entry.State = o.State
+		res = append(res, *o)
+	}
+	return res
+}
+
+// entryKey tells known-failures entries apart: by where they are written, else (results of
+// an older version) by what they say.
+func entryKey(kf KnownFailure) string {
+	return cmp.Or(kf.Entry, kf.Reason+"\x00"+kf.Link+"\x00"+kf.Until)
+}
+
+// String tells the outcome in one line, for a log: "wan audio.* (k.yaml:3): known, failed
+// in 1 of 3 requests (audio.rms_db_diff)".
+func (o KnownOutcome) String() string {
+	src := ""
+	if o.Entry.Entry != "" {
+		src = " (" + o.Entry.Entry + ")"
+	}
+	switch o.State {
+	case KnownStateFixed:
+		return fmt.Sprintf("%s%s: %s passed in every request the entry covers (%d): fixed, remove it from the list", o.Case, src, joinNames(o.Checks), o.Of)
+	case KnownStateExpired:
+		return fmt.Sprintf("%s%s: the entry expired on %s; %s failed in %d of %d requests and counts", o.Case, src, o.Entry.Until, joinNames(o.Checks), len(o.Hit), o.Of)
+	}
+	return fmt.Sprintf("%s%s: known failure, %s failed in %d of %d requests", o.Case, src, joinNames(o.Checks), len(o.Hit), o.Of)
+}
+
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no check"
+	case 1:
+		return names[0]
+	}
+	s := names[0]
+	for _, n := range names[1 : len(names)-1] {
+		s += ", " + n
+	}
+	return s + " and " + names[len(names)-1]
 }

@@ -74,3 +74,89 @@ func TestApplyKnown(t *testing.T) {
 		t.Errorf("known failure on its last day: run %s", r2.Status)
 	}
 }
+
+// TestKnownOutcomes is the scenario of a drift that hits only request 3 of 3 under one entry
+// `audio.*`: the entry is known (hit 1 of 3) and told once, not "fixed" for requests 1–2;
+// "fixed" needs a pass in every request of every partition.
+func TestKnownOutcomes(t *testing.T) {
+	audio := func(i int, rmsFails bool) RequestResult {
+		rms := Check{Name: AudioRMSdBDiff, Status: Pass}
+		if rmsFails {
+			rms.Status = Fail
+		}
+		return RequestResult{Index: i, Of: 3, Checks: []Check{{Name: ServerAlive, Status: Pass}, {Name: AudioSpectralSimilarity, Status: Pass}, rms}}
+	}
+	entries := []KnownEntry{{Case: "wan", Check: "audio.*", Reason: "AAC encoder", Until: "2026-09-30", Source: "known.yaml:3"}}
+	today := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	run := func(parts ...[]RequestResult) []Result {
+		var out []Result
+		for i, reqs := range parts {
+			r := Result{Lane: "base", Partition: Partition{Index: i, Total: len(parts)}, Cases: []CaseResult{{ID: "wan", Requests: reqs}}}
+			ApplyKnown(&r, entries, today)
+			Finalize(&r)
+			out = append(out, r)
+		}
+		return out
+	}
+	type view struct {
+		State  string
+		Checks []string
+		Hit    []int
+		Of     int
+	}
+	for _, tt := range []struct {
+		name  string
+		parts [][]RequestResult
+		want  []view
+		line  string
+	}{
+		{"drift in request 3", [][]RequestResult{{audio(1, false), audio(2, false), audio(3, true)}},
+			[]view{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{3}, 3}},
+			"wan (known.yaml:3): known failure, audio.rms_db_diff failed in 1 of 3 requests"},
+		{"passes everywhere", [][]RequestResult{{audio(1, false), audio(2, false), audio(3, false)}},
+			[]view{{KnownStateFixed, []string{AudioSpectralSimilarity, AudioRMSdBDiff}, nil, 3}},
+			"wan (known.yaml:3): audio.spectral_similarity and audio.rms_db_diff passed in every request the entry covers (3): fixed, remove it from the list"},
+		// The same case in two partitions (results of two runs): a failure in either keeps it known.
+		{"fails in the other partition", [][]RequestResult{{audio(1, false)}, {audio(2, true)}},
+			[]view{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{2}, 2}},
+			"wan (known.yaml:3): known failure, audio.rms_db_diff failed in 1 of 2 requests"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			os := KnownOutcomes(run(tt.parts...)...)
+			var got []view
+			for _, o := range os {
+				got = append(got, view{o.State, o.Checks, o.Hit, o.Of})
+				if o.Entry.State != o.State || o.Entry.Entry != "known.yaml:3" || o.Lane != "base" || o.Case != "wan" {
+					t.Errorf("outcome %+v", o)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+			if len(os) == 1 && os[0].String() != tt.line {
+				t.Errorf("line\n got %q\nwant %q", os[0].String(), tt.line)
+			}
+		})
+	}
+	// One glob entry on two cases, in two partitions: failing on one case, it is not "fixed"
+	// on the other, where it simply passed.
+	glob := []KnownEntry{{Case: "*", Check: "audio.*", Reason: "AAC", Source: "known.yaml:9"}}
+	var parts []Result
+	for i, c := range []CaseResult{{ID: "a", Requests: []RequestResult{audio(1, false)}}, {ID: "b", Requests: []RequestResult{audio(1, true)}}} {
+		p := Result{Lane: "base", Partition: Partition{Index: i, Total: 2}, Cases: []CaseResult{c}}
+		ApplyKnown(&p, glob, today)
+		parts = append(parts, p)
+	}
+	if o := KnownOutcomes(parts...); len(o) != 1 || o[0].Case != "b" || o[0].State != KnownStateKnown {
+		t.Errorf("glob entry: %+v", o)
+	}
+	if o := KnownOutcomes(parts[0]); len(o) != 1 || o[0].State != KnownStateFixed {
+		t.Errorf("glob entry, partition 0 alone: %+v", o)
+	}
+	// An expired entry wins over known in another request: the failure counts.
+	r := Result{Cases: []CaseResult{{ID: "wan", Requests: []RequestResult{audio(1, true), audio(2, true)}}}}
+	ApplyKnown(&r, entries, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	if o := KnownOutcomes(r); len(o) != 1 || o[0].State != KnownStateExpired || len(o[0].Hit) != 2 {
+		t.Errorf("expired: %+v", o)
+	}
+}

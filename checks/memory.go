@@ -226,11 +226,15 @@ func Growth(reqs []RequestResult, tol float64) int {
 			}
 			c := &cur.Checks[at]
 			if c.Status == Pass || c.Status == Skip || c.Status == "" {
+				// Growth is the limit this value broke: the previous request's peak is its
+				// baseline, so that Limit, Baseline, Tolerance and Pad say why it failed.
 				c.Detail = detail
+				c.Limit, c.Baseline, c.Tolerance, c.Pad = Float(limit), Float(was), Float(tol), Float(pad)
 			} else {
 				c.Detail = detail + "; " + c.Detail
 			}
 			c.Status = Fail
+			c.Cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
 			n++
 		}
 	}

@@ -100,6 +100,15 @@ func TestGrowth(t *testing.T) {
 	if d := rs[2].Checks[0].Detail; !strings.Contains(d, "server_reserved grew from 3460 to 3660 MiB since request 2") {
 		t.Errorf("detail %q", d)
 	}
+	// The growth limit is the one it broke: limit, baseline (the previous peak), tolerance and
+	// a short cause for the report.
+	c := rs[2].Checks[0]
+	if got, want := [4]float64{*c.Limit, *c.Baseline, *c.Tolerance, *c.Pad}, [4]float64{PerfLimit(3460, 0.02, 0), 3460, 0.02, 0}; got != want {
+		t.Errorf("limit, baseline, tolerance, pad = %v, want %v", got, want)
+	}
+	if c.Cause != "memory grows +200 MiB per request" {
+		t.Errorf("cause %q", c.Cause)
+	}
 	// A source with no check yet (no baseline configured) gets one.
 	rs = []RequestResult{
 		{Index: 1, PeakVRAMMiB: map[string]float64{"nvml_process": 4000}},

@@ -47,6 +47,11 @@ type Check struct {
 	Source string `json:"source,omitempty"`
 	// Note is a remark that is not a failure, e.g. a possible improvement over the baseline.
 	Note string `json:"note,omitempty"`
+	// Cause says in a few words why the check did not pass, for one-line summaries such as
+	// the PR comment's list of problems ("memory grows +600 MiB per request", "server
+	// crashed, exit 139"); Detail tells the whole story. Empty when Value, Limit and
+	// Baseline say it all.
+	Cause string `json:"cause,omitempty"`
 	// Known is the known-failures entry that matched this check, if any.
 	Known *KnownFailure `json:"known,omitempty"`
 }
@@ -56,6 +61,9 @@ type KnownFailure struct {
 	Reason string `json:"reason"`
 	Link   string `json:"link,omitempty"`
 	Until  string `json:"until,omitempty"` // YYYY-MM-DD; after it the entry has expired
+	// Entry is where the entry is written ("known-failures.yaml:12"): the entries that
+	// matched several checks are told apart by it.
+	Entry string `json:"entry,omitempty"`
 	// State is "known" (still failing, reported as known), "fixed" (the check now passes:
 	// remove the entry) or "expired" (the entry is past Until: the failure counts).
 	State string `json:"state"`

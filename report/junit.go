@@ -163,13 +163,13 @@ func propName(ck checks.Check) string {
 	return ck.Name
 }
 
-// propValue reads like "pass 1874.2 ms (limit 2500 ms)" or "fail: no media".
+// propValue reads like "pass 1874.2 ms (limit ≤ 2500 ms)" or "fail: no media".
 func propValue(ck checks.Check) string {
 	s := string(ck.Status)
 	if ck.Value != nil {
 		s += " " + number(*ck.Value, ck.Unit)
 		if ck.Limit != nil {
-			s += " (limit " + number(*ck.Limit, ck.Unit) + ")"
+			s += " (limit " + checks.KindOf(ck.Name).Op() + " " + number(*ck.Limit, ck.Unit) + ")"
 		}
 	}
 	if ck.Detail != "" && ck.Status != checks.Pass {

@@ -21,55 +21,57 @@ const maxStages = 3
 
 // Table writes the per-request table of r to w: one row per request (or per case that ran
 // no request), then one line per failed, errored or known check and per other reason a case
-// did not pass, then a summary line. It prints the statuses stored in r; call
+// did not pass, then a summary line. Both E2E times are shown and named: the client's (from
+// sending the request to having the output) and the server's (its perf record's
+// total_duration_ms, which the baselines limit). It prints the statuses stored in r; call
 // checks.Finalize first if they may be stale.
 func Table(w io.Writer, r *checks.Result) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CASE\tREQ\tSTATUS\tE2E ms\tSTAGES ms\tOUTPUT")
-	e2e := e2eColumn(r)
+	client := rightColumn(r, "E2E CLIENT ms", func(rr *checks.RequestResult) float64 { return rr.E2EMs })
+	server := rightColumn(r, "SERVER ms", func(rr *checks.RequestResult) float64 { return rr.ServerTotalMs })
+	fmt.Fprintf(tw, "CASE\tREQ\tSTATUS\t%s\t%s\tSTAGES ms\tOUTPUT\n", client(nil), server(nil))
 	for _, c := range r.Cases {
 		if len(c.Requests) == 0 {
-			fmt.Fprintf(tw, "%s\t-\t%s\t%s\t-\t-\n", c.ID, c.Status, e2e(nil))
+			fmt.Fprintf(tw, "%s\t-\t%s\t%s\t%s\t-\t-\n", c.ID, c.Status, client(&checks.RequestResult{}), server(&checks.RequestResult{}))
 			continue
 		}
 		for i := range c.Requests {
 			rr := &c.Requests[i]
-			fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\n", c.ID, rr.Index, rr.Of, rr.Status, e2e(rr), stages(rr.Stages), output(rr.Output))
+			fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", c.ID, rr.Index, rr.Of, rr.Status, client(rr), server(rr), stages(rr.Stages), output(rr.Output))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	problems(&b, r)
+	tableProblems(&b, r)
 	summary(&b, r)
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// e2eColumn returns a formatter that right-aligns the E2E times, which tabwriter (left
-// aligned for the other columns) cannot do for one column alone.
-func e2eColumn(r *checks.Result) func(*checks.RequestResult) string {
-	width := len("E2E ms")
+// rightColumn returns a formatter that right-aligns one column of times in ms, which
+// tabwriter (left aligned for the other columns) cannot do for one column alone; nil gives
+// the header.
+func rightColumn(r *checks.Result, head string, ms func(*checks.RequestResult) float64) func(*checks.RequestResult) string {
+	text := func(rr *checks.RequestResult) string {
+		if v := ms(rr); v > 0 {
+			return strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		return "-"
+	}
+	width := len(head)
 	for _, c := range r.Cases {
-		for _, rr := range c.Requests {
-			width = max(width, len(e2eText(&rr)))
+		for i := range c.Requests {
+			width = max(width, len(text(&c.Requests[i])))
 		}
 	}
 	return func(rr *checks.RequestResult) string {
-		s := "-"
-		if rr != nil {
-			s = e2eText(rr)
+		if rr == nil {
+			return fmt.Sprintf("%*s", width, head)
 		}
-		return fmt.Sprintf("%*s", width, s)
+		return fmt.Sprintf("%*s", width, text(rr))
 	}
-}
-
-func e2eText(rr *checks.RequestResult) string {
-	if rr.E2EMs <= 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(rr.E2EMs, 'f', 1, 64)
 }
 
 // stages shows the slowest maxStages stages in pipeline order, names without their "Stage"
@@ -144,10 +146,10 @@ func size(n int64) string {
 	panic("unreachable")
 }
 
-// problems writes one line per check that did not pass (failed, errored or known), case-level
+// tableProblems writes one line per check that did not pass (failed, errored or known), case-level
 // checks first, and a line for each other reason a request or case did not pass, so nothing
 // red in the table is left unexplained.
-func problems(b *bytes.Buffer, r *checks.Result) {
+func tableProblems(b *bytes.Buffer, r *checks.Result) {
 	var lines []string
 	add := func(where, what string) { lines = append(lines, where+": "+indent(what)) }
 	for _, e := range r.Errors {

@@ -21,7 +21,7 @@ type MemorySampler interface {
 
 // MemorySamplerCheck names the note a request or case carries when a memory source was left
 // out; it is a skip, never a failure: the memory checks fall back to server-reported numbers.
-const MemorySamplerCheck = "memory.sampler"
+const MemorySamplerCheck = checks.MemorySampler
 
 // startMemory starts sampling a freshly launched server and opens its load window. Without a
 // sampler it does nothing; a sampler that cannot start is a note on the case, not an error.

@@ -192,27 +192,10 @@ func (r *run) applyKnown(res *checks.Result) {
 	for _, e := range checks.ApplyKnown(res, p.known, p.today) {
 		r.logf("known failures: %s (case %s, check %s) matched no check in this run", e.Source, e.Case, e.Check)
 	}
-	for _, c := range res.Cases {
-		for _, ck := range allChecks(c) {
-			if ck.Known == nil {
-				continue
-			}
-			switch ck.Known.State {
-			case checks.KnownStateFixed:
-				r.logf("known failures: %s %s now passes: fixed, remove it from the list", c.ID, ck.Name)
-			case checks.KnownStateExpired:
-				r.logf("known failures: %s %s: the entry expired on %s, the failure counts", c.ID, ck.Name, ck.Known.Until)
-			}
-		}
+	// Once per entry and case, however many requests and checks it matched.
+	for _, o := range checks.KnownOutcomes(*res) {
+		r.logf("known failures: %s", o)
 	}
-}
-
-func allChecks(c checks.CaseResult) []checks.Check {
-	out := slices.Clone(c.Checks)
-	for _, rr := range c.Requests {
-		out = append(out, rr.Checks...)
-	}
-	return out
 }
 
 func firstLine(s string) string {

@@ -64,14 +64,15 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 		srv.settle(settleTime)
 		if why := srv.dead(); why != "" {
 			detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
-			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv)})
+			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
 			saveTail(dir, srv)
 			return rr, startPeaks{}, fmt.Sprintf("not sent: the server died during request %d/%d", i, c.Repeat)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 		if timedOut {
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
-				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout)})
+				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
+				Cause:  fmt.Sprintf("request hung: no output within %s", timeout)})
 			saveTail(dir, srv)
 			return rr, startPeaks{}, fmt.Sprintf("not sent: the server was stopped after request %d/%d hung", i, c.Repeat)
 		}
@@ -91,7 +92,7 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 
 	if why := srv.dead(); why != "" {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
-			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv)})
+			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv), Cause: srv.crashCause("server crashed after answering")})
 		halt = fmt.Sprintf("not sent: the server died after request %d/%d", i, c.Repeat)
 	} else {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})

@@ -376,10 +376,12 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 				r.logf("%s: ERROR %s", c.ID, detail)
 				return cr, nil
 			}
+			cause := "server failed to start"
 			if errors.As(err, &pe) {
 				cr.LogTail = pe.srv.log.lastLines(tailLines)
+				cause = pe.srv.crashCause(cause)
 			}
-			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail})
+			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail, Cause: cause})
 			for i := 1; i <= c.Repeat; i++ {
 				cr.Requests = append(cr.Requests, notSent(c, i, "not sent: the server failed to start"))
 				r.record(cr.Requests[i-1])

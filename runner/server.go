@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/memory"
@@ -251,6 +252,24 @@ func (s *server) dead() string {
 		return "server log shows a crash: " + line
 	}
 	return ""
+}
+
+// crashCause is dead's reason in a few words, for Check.Cause: what ("server crashed")
+// with the exit code or signal ("server crashed, exit 139") once the process has exited.
+func (s *server) crashCause(what string) string {
+	select {
+	case <-s.exited:
+	default:
+		return what
+	}
+	var ee *exec.ExitError
+	if !errors.As(s.exitErr, &ee) {
+		return what
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return what + ", " + ws.Signal().String()
+	}
+	return fmt.Sprintf("%s, exit %d", what, ee.ExitCode())
 }
 
 // settle gives a process that is going down a moment to finish exiting, so that a request

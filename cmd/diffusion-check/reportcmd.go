@@ -95,6 +95,9 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	var ghErr error
 	if pub != nil {
 		rep.RunURL, rep.RunLabel, rep.FullURL = pub.runURL, pub.runLabel, pub.runURL
+		if pub.runURL != "" { // the run's page lists its artifacts under this anchor
+			rep.ArtifactsURL = pub.runURL + "#artifacts"
+		}
 		if found, err := pub.previous(ctx, rep); err != nil {
 			ghErr = err
 		} else {
@@ -387,21 +390,20 @@ func (p *publishing) fail(e env, err error) (int, error) {
 	return exitInfra, err
 }
 
-// appendSummary appends md to the job summary file.
-func appendSummary(e env, md string) error {
+// appendSummary appends md to the job summary ($GITHUB_STEP_SUMMARY) through the toolkit,
+// which panics when the file cannot be written; that becomes an error here.
+func appendSummary(e env, md string) (err error) {
 	path := e.getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
 		return usagef("--summary needs GITHUB_STEP_SUMMARY (set by GitHub Actions)")
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("job summary: %w", err)
-	}
-	if _, err := f.WriteString(md + "\n"); err != nil {
-		f.Close()
-		return fmt.Errorf("job summary %s: %w", path, err)
-	}
-	return f.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("job summary %s: %v", path, r)
+		}
+	}()
+	e.action().AddStepSummary(md)
+	return nil
 }
 
 // caseGroups prints each case's problems in a collapsible ::group:: of the log.

@@ -1,0 +1,98 @@
+package checks
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestKindsCoverVerdicts runs every verdict function and requires each check it makes to be
+// registered, with the unit the verdict writes: a check added without a kind fails here.
+func TestKindsCoverVerdicts(t *testing.T) {
+	nan := math.NaN()
+	rr := RequestResult{Index: 2, ServerTotalMs: 1500, Stages: Stages{{Name: "DenoisingStage", Ms: 900}}, StepsMs: []float64{100, 90, 95}}
+	pb := PerfBaseline{Stages: Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: map[int]float64{0: 90, 1: 80, 2: 80},
+		E2EMs: 1400, AvgDenoiseMs: 85, MedianDenoiseMs: 85, StepFractions: []float64{0, 1}, Tol: PerfTolerances{E2E: 0.05}}
+	peaks := map[string]float64{SourceServerReserved: 1000, SourceNVMLProcess: 1200, SourceServerAllocated: 900, SourceHostAnon: 50}
+	mb := MemoryBaseline{LoadPeakMiB: 1000, RuntimePeakMiB: 1000, LoadAllocatedMiB: 900, RuntimeAllocatedMiB: 900, LoadHostAnonMiB: 50, RuntimeHostAnonMiB: 50, WarmupPeakMiB: 1100, LoadTol: 0.01, RuntimeTol: 0.02}
+	frames := []FrameScore{{Index: 0, SSIM: 0.9, PSNR: 30, MeanAbsDiff: 2}}
+	var all []Check
+	all = append(all, Perf(rr, pb)...)
+	all = append(all, PerfLoadCheck(5000, 4000, 0.1), PerfLoadCheck(5000, nan, 0.1), MissingScenario("b.json", "s", "{}"))
+	all = append(all, LoadMemory(peaks, mb)...)
+	all = append(all, RuntimeMemory(peaks, mb)...)
+	all = append(all, Consistency(frames, 1, ConsistencyLimits{SSIM: 0.9, PSNR: 25, MeanAbsDiff: 5})...)
+	all = append(all, CLIP([]float64{0.95}, []int{0}, 1, ConsistencyLimits{CLIP: 0.9}))
+	all = append(all, AudioConsistency(AudioScores{0.9, 0.8, 1, 0.1}, AudioLimits{SpectralSimilarity: 0.8, WaveformCorrelation: 0.7, RMSdBDiff: 3, DurationDiffS: 0.5})...)
+	all = append(all, AudioFailed("no audio")...)
+	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler} {
+		all = append(all, Passed(name, ""))
+	}
+	for _, c := range all {
+		k := KindOf(c.Name)
+		if !k.Registered {
+			t.Errorf("check %s has no kind: register it in checks/kinds.go", c.Name)
+			continue
+		}
+		if c.Unit != "" && c.Unit != k.Unit {
+			t.Errorf("check %s is written in %q but its kind says %q", c.Name, c.Unit, k.Unit)
+		}
+	}
+}
+
+func TestKindOf(t *testing.T) {
+	type view struct {
+		Title, Op  string
+		Group      Group
+		Column     Column
+		Registered bool
+	}
+	for name, want := range map[string]view{
+		"perf.e2e":                    {"E2E (server)", "≤", GroupPerf, ColumnE2E, true},
+		"perf.stage.DenoisingStage":   {"Denoising stage", "≤", GroupPerf, ColumnNone, true},
+		"perf.stage.Stage":            {"Stage stage", "≤", GroupPerf, ColumnNone, true},
+		"perf.step.10":                {"denoise step 10", "≤", GroupPerf, ColumnNone, true},
+		"consistency.ssim":            {"SSIM", "≥", GroupConsistency, ColumnSSIM, true},
+		"audio.waveform_correlation":  {"waveform correlation", "≥", GroupAudio, ColumnAudio, true},
+		"memory.runtime_peak":         {"runtime peak", "≤", GroupMemory, ColumnVRAM, true},
+		"memory.sampler":              {"memory sampler", "≤", GroupMemory, ColumnNone, true},
+		"memory.unknown":              {"memory.unknown", "≤", GroupMemory, ColumnNone, false},
+		"perf.stage.":                 {"perf.stage.", "≤", GroupPerf, ColumnNone, false},
+		"nodots":                      {"nodots", "≤", "nodots", ColumnNone, false},
+		"consistency.ssim_per_region": {"consistency.ssim_per_region", "≤", GroupConsistency, ColumnNone, false},
+	} {
+		k := KindOf(name)
+		got := view{k.Title(name), k.Op(), k.Group, k.Column, k.Registered}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("KindOf(%q) (-want +got):\n%s", name, diff)
+		}
+	}
+	seen := map[string]bool{}
+	for _, k := range Kinds() {
+		if seen[k.Name] {
+			t.Errorf("%s is registered twice", k.Name)
+		}
+		seen[k.Name] = true
+	}
+}
+
+func TestBeyond(t *testing.T) {
+	lower, higher := KindOf(PerfE2E), KindOf(ConsistencySSIM)
+	for _, tt := range []struct {
+		k           Kind
+		value, lim  float64
+		want        float64
+		description string
+	}{
+		{lower, 125, 100, 1.25, "25% too slow"},
+		{lower, 50, 100, 0.5, "well within"},
+		{higher, 0.8, 0.96, 1.2, "similarity short of its minimum"},
+		{higher, 0, 0.9, 0, "zero similarity: no factor"},
+		{lower, 5, 0, 0, "zero limit: no factor"},
+	} {
+		if got := tt.k.Beyond(tt.value, tt.lim); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: Beyond(%g, %g) = %g, want %g", tt.description, tt.value, tt.lim, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// details is a collapsed block per case that did not pass: every check that did not pass
+// with value, limit, baseline and tolerance and its whole detail; multi-line details; and
+// the server log tail.
+func details(b *strings.Builder, lanes []checks.Result, lv level) {
+	shown, more := 0, 0
+	for _, l := range lanes {
+		for i := range l.Cases {
+			c := &l.Cases[i]
+			if !bad(c.Status) {
+				continue
+			}
+			if lv.maxDetails > 0 && shown >= lv.maxDetails {
+				more++
+				continue
+			}
+			shown++
+			caseDetails(b, l.Lane, len(lanes) > 1, c, lv)
+		}
+	}
+	if more > 0 {
+		fmt.Fprintf(b, "\n_%s not shown._\n", plural(more, "more failing case"))
+	}
+}
+
+type located struct {
+	req string // "2/3", or "case"
+	ck  checks.Check
+}
+
+func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseResult, lv level) {
+	nbad := 0
+	for _, rr := range c.Requests {
+		if bad(rr.Status) {
+			nbad++
+		}
+	}
+	heading := "<code>" + htmlEscape(c.ID) + "</code>"
+	if showLane {
+		heading += " (" + htmlEscape(lane) + ")"
+	}
+	what := fmt.Sprintf("%d of %d requests did not pass", nbad, len(c.Requests))
+	if len(c.Requests) == 0 {
+		what = "no requests ran"
+	}
+	fmt.Fprintf(b, "\n<details><summary>%s %s: %s</summary>\n\n", icon(c.Status), heading, what)
+	var fails []located
+	for _, ck := range c.Checks {
+		if failed(ck.Status) {
+			fails = append(fails, located{"case", ck})
+		}
+	}
+	for _, rr := range c.Requests {
+		req := fmt.Sprintf("%d/%d", rr.Index, rr.Of)
+		for _, ck := range rr.Checks {
+			if failed(ck.Status) {
+				fails = append(fails, located{req, ck})
+			}
+		}
+		if rr.Status == checks.Skip || (rr.Status == checks.Cancelled && len(rr.Checks) == 0) {
+			fails = append(fails, located{req, checks.Check{Status: rr.Status, Detail: "not run: " + string(rr.Status) + because(rr.Checks)}})
+		}
+	}
+	if len(fails) > 0 {
+		b.WriteString("| Req | Check | Value | Limit | Baseline | Detail |\n|---|---|---|---|---|---|\n")
+		for _, f := range fails {
+			ck := f.ck
+			detail, block := splitDetail(ck.Detail)
+			if block != "" {
+				detail = cmp.Or(detail, "see below")
+			}
+			name := "—"
+			if ck.Name != "" {
+				name = code(ck.Name)
+				if ck.Source != "" {
+					name += " " + cellEscape(ck.Source)
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s%s%s | %s | %s | %s | %s |\n", f.req, icon(ck.Status), nbsp, name,
+				unbroken(value(&ck)), unbroken(cmp.Or(limitText(&ck), "—")), unbroken(baseline(&ck)), cmp.Or(cellEscape(detail), "—"))
+		}
+	}
+	for _, e := range c.Errors {
+		fmt.Fprintf(b, "\n- error: %s\n", cellEscape(firstLine(e)))
+	}
+	if lv.detailBlocks {
+		for _, f := range fails {
+			if _, block := splitDetail(f.ck.Detail); block != "" {
+				fmt.Fprintf(b, "\n**%s · `%s`**\n\n", f.req, cellEscape(f.ck.Name))
+				codeBlock(b, "text", block, lv.maxBlock)
+			}
+		}
+		if len(c.LogTail) > 0 {
+			b.WriteString("\n**Server log tail**\n\n")
+			codeBlock(b, "text", strings.Join(c.LogTail, "\n"), lv.maxBlock)
+		}
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// baseline is how a limit was derived: "60.0 s +10 %", "60.0 s +10 %, pad 20.0 ms", or "—".
+func baseline(ck *checks.Check) string {
+	if ck.Baseline == nil {
+		return "—"
+	}
+	k := kindOf(ck)
+	s := fmtValue(*ck.Baseline, k)
+	if ck.Tolerance != nil {
+		s += " +" + strconv.FormatFloat(*ck.Tolerance*100, 'g', 4, 64) + " %"
+	}
+	if ck.Pad != nil && *ck.Pad != 0 {
+		s += ", pad " + fmtValue(*ck.Pad, k)
+	}
+	return s
+}
+
+// splitDetail keeps a one-line detail for a table cell; a multi-line one (a log excerpt, a
+// paste-ready baseline snippet) goes into a code block under the table, its first line kept.
+func splitDetail(d string) (line, block string) {
+	d = strings.TrimRight(d, "\n")
+	if !strings.Contains(d, "\n") {
+		return d, ""
+	}
+	first, _, _ := strings.Cut(d, "\n")
+	return first, d
+}
+
+// codeBlock writes s fenced so that no backtick run inside can close it, keeping the last
+// maxLines lines (0: all) — a log's end is where the failure is.
+func codeBlock(b *strings.Builder, lang, s string, maxLines int) {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if maxLines > 0 && len(lines) > maxLines {
+		cut := len(lines) - maxLines
+		lines = append([]string{fmt.Sprintf("… %d earlier lines left out", cut)}, lines[cut:]...)
+	}
+	body := strings.Join(lines, "\n")
+	fence := "```"
+	for strings.Contains(body, fence) {
+		fence += "`"
+	}
+	b.WriteString(fence + lang + "\n" + body + "\n" + fence + "\n")
+}
+
+// notes lists possible improvements (Check.Note) and the multi-line details of checks that
+// are not in a failure block, such as paste-ready baseline snippets for missing scenarios.
+func notes(b *strings.Builder, lanes []checks.Result, lv level) {
+	type note struct {
+		where, name, text, block string
+	}
+	var ns []note
+	for _, l := range lanes {
+		for _, c := range l.Cases {
+			failingCase := bad(c.Status)
+			collect := func(req string, ck checks.Check) {
+				where := code(c.ID)
+				if req != "" {
+					where += " request " + req
+				}
+				if ck.Note != "" {
+					ns = append(ns, note{where: where, name: ck.Name, text: ck.Note})
+				}
+				if _, block := splitDetail(ck.Detail); block != "" && !(failingCase && failed(ck.Status)) {
+					ns = append(ns, note{where: where, name: ck.Name, block: block})
+				}
+			}
+			for _, ck := range c.Checks {
+				collect("", ck)
+			}
+			for _, rr := range c.Requests {
+				for _, ck := range rr.Checks {
+					collect(fmt.Sprintf("%d/%d", rr.Index, rr.Of), ck)
+				}
+			}
+		}
+	}
+	if len(ns) == 0 {
+		return
+	}
+	b.WriteString("\n<details><summary>Notes, possible improvements and baseline snippets (" + strconv.Itoa(len(ns)) + ")</summary>\n\n")
+	for _, n := range ns {
+		if n.text != "" {
+			fmt.Fprintf(b, "- %s · `%s`: %s\n", n.where, cellEscape(n.name), cellEscape(n.text))
+		}
+	}
+	for _, n := range ns {
+		if n.block != "" {
+			fmt.Fprintf(b, "\n%s · `%s`\n\n", n.where, cellEscape(n.name))
+			codeBlock(b, "text", n.block, lv.maxBlock)
+		}
+	}
+	b.WriteString("\n</details>\n")
+}

@@ -1,0 +1,224 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// icon is a status at a glance.
+func icon(s checks.Status) string {
+	switch s {
+	case checks.Pass:
+		return "✅"
+	case checks.Fail:
+		return "❌"
+	case checks.Known:
+		return "🟡"
+	case checks.Skip:
+		return "⏭️"
+	case checks.Cancelled:
+		return "🚫"
+	case statusPending:
+		return "⏳"
+	}
+	return "⛔" // error, or a status that is not ours
+}
+
+// header: the verdict, the lanes with their runs, GPU, commit, counts and what changed.
+func header(b *strings.Builder, r *Report) {
+	worst := worstStatus(r.Lanes)
+	n := count(r.Lanes)
+	fmt.Fprintf(b, "## %s diffusion-check: %s\n\n", icon(worst), headline(worst, n))
+	var lanes []string
+	for _, l := range r.headerLanes() {
+		s := "**" + mdEscape(l.Name) + "** " + icon(l.Status)
+		if l.Status == statusPending {
+			s += " running"
+		} else if l.RunURL != "" {
+			s += " [" + mdEscape(cmp.Or(l.RunLabel, "run")) + "](" + l.RunURL + ")"
+		}
+		lanes = append(lanes, s)
+	}
+	// One lane of this run: the links below name the run, the heading the verdict.
+	if len(lanes) > 1 || (len(lanes) == 1 && r.RunURL == "") {
+		b.WriteString(strings.Join(lanes, " · ") + "\n\n")
+	}
+	var facts []string
+	if g := distinct(r.Lanes, func(l checks.Result) string { return l.GPU }); g != "" {
+		facts = append(facts, "GPU **"+mdEscape(g)+"**")
+	}
+	if c := distinct(r.Lanes, func(l checks.Result) string { return shortSHA(l.Commit) }); c != "" {
+		facts = append(facts, "commit `"+c+"`")
+	}
+	facts = append(facts, plural(n.cases, "case"), plural(n.requests, "request"),
+		fmt.Sprintf("%d failed", n.failed), fmt.Sprintf("%d skipped", n.skipped))
+	if n.cancelled > 0 {
+		facts = append(facts, fmt.Sprintf("%d cancelled", n.cancelled))
+	}
+	facts = append(facts, plural(n.known, "known failure"))
+	b.WriteString(strings.Join(facts, " · ") + "\n")
+	links(b, r)
+	if r.Previous != nil {
+		changes(b, r)
+	}
+}
+
+// links: where to look further — the run, the failure pictures and the job summary.
+func links(b *strings.Builder, r *Report) {
+	var ls []string
+	run := mdEscape(cmp.Or(r.RunLabel, "run"))
+	if r.RunURL != "" {
+		if r.FullURL == r.RunURL { // the job summary is on the run's page
+			run += " and its job summary"
+		}
+		ls = append(ls, "[🔗 "+run+"]("+r.RunURL+")")
+	}
+	if r.ArtifactsURL != "" {
+		ls = append(ls, "[🖼️ failure pictures, outputs and logs (artifacts)]("+r.ArtifactsURL+")")
+	}
+	if r.FullURL != "" && r.FullURL != r.RunURL {
+		ls = append(ls, "[📋 job summary]("+r.FullURL+")")
+	}
+	if len(ls) > 0 {
+		b.WriteString("\n" + strings.Join(ls, " · ") + "\n")
+	}
+}
+
+// counts are of requests, except known: the known failures still failing (an entry of the
+// list on a case), however many requests each hit.
+type counts struct{ cases, requests, failed, known, skipped, cancelled, passed int }
+
+func count(lanes []checks.Result) counts {
+	t := checks.TallyRequests(lanes...)
+	n := counts{requests: t.Total(), failed: t.Failed(), skipped: t[checks.Skip],
+		cancelled: t[checks.Cancelled], passed: t[checks.Pass]}
+	for _, l := range lanes {
+		n.cases += len(l.Cases)
+	}
+	for _, o := range checks.KnownOutcomes(lanes...) {
+		if o.State == checks.KnownStateKnown {
+			n.known++
+		}
+	}
+	return n
+}
+
+func headline(worst checks.Status, n counts) string {
+	switch worst {
+	case checks.Pass:
+		return fmt.Sprintf("all %s passed", plural(n.requests, "request"))
+	case checks.Known:
+		return fmt.Sprintf("passed, with %s", plural(n.known, "known failure"))
+	case checks.Fail:
+		return fmt.Sprintf("%d of %s failed", n.failed, plural(n.requests, "request"))
+	case checks.Cancelled:
+		return "cancelled"
+	case checks.Skip:
+		return "skipped"
+	}
+	return "could not check everything"
+}
+
+// worstStatus orders as the verdict rules do: fail > error > cancelled > known > pass.
+func worstStatus(lanes []checks.Result) checks.Status {
+	rank := func(s checks.Status) int {
+		return map[checks.Status]int{checks.Pass: 1, checks.Skip: 0, checks.Known: 2, checks.Cancelled: 3, checks.Error: 4, checks.Fail: 5}[s]
+	}
+	w := checks.Pass
+	if len(lanes) == 0 {
+		return checks.Error
+	}
+	for _, l := range lanes {
+		s := l.Status
+		if _, ok := map[checks.Status]bool{checks.Pass: true, checks.Skip: true, checks.Known: true, checks.Cancelled: true, checks.Error: true, checks.Fail: true}[s]; !ok {
+			s = checks.Fail
+		}
+		if rank(s) > rank(w) {
+			w = s
+		}
+	}
+	return w
+}
+
+// changes says what failed or was fixed since the previous comment.
+func changes(b *strings.Builder, r *Report) {
+	prev := map[string]bool{}
+	for _, k := range r.Previous.Failing {
+		prev[k] = true
+	}
+	lanes := map[string]bool{}
+	for _, l := range r.Lanes {
+		lanes[l.Lane] = true
+	}
+	now := failingKeys(r.Lanes)
+	cur := map[string]bool{}
+	var newly, fixed []string
+	for _, k := range now {
+		cur[k] = true
+		if !prev[k] {
+			newly = append(newly, k)
+		}
+	}
+	for _, k := range r.Previous.Failing {
+		lane, _, _ := strings.Cut(k, "/")
+		if lanes[lane] && !cur[k] {
+			fixed = append(fixed, k)
+		}
+	}
+	if len(newly) == 0 && len(fixed) == 0 {
+		b.WriteString("\nSince the previous run: no change in what fails.\n")
+		return
+	}
+	var parts []string
+	if len(newly) > 0 {
+		parts = append(parts, fmt.Sprintf("**%d newly failing** (%s)", len(newly), keyList(newly)))
+	}
+	if len(fixed) > 0 {
+		s := fmt.Sprintf("**%d fixed** (%s)", len(fixed), keyList(fixed))
+		if r.Previous.Truncated {
+			s += ", perhaps more"
+		}
+		parts = append(parts, s)
+	}
+	b.WriteString("\nSince the previous run: " + strings.Join(parts, ", ") + ".\n")
+}
+
+// keyList shows the first few lane/case/index keys as "case i/…".
+func keyList(keys []string) string {
+	const show = 5
+	var out []string
+	for i, k := range keys {
+		if i == show {
+			out = append(out, fmt.Sprintf("and %d more", len(keys)-show))
+			break
+		}
+		parts := strings.Split(k, "/")
+		s := "`" + strings.Join(parts[1:2], "") + "`"
+		if len(parts) > 2 {
+			s += " request " + parts[2]
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
+func distinct(lanes []checks.Result, f func(checks.Result) string) string {
+	var vs []string
+	for _, l := range lanes {
+		if v := f(l); v != "" && !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	return strings.Join(vs, ", ")
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// knownFailures lists each known-failures entry once per case (checks.KnownOutcomes), over
+// every request of every partition: still failing (with how many requests it hit), fixed
+// (it passed in every request: remove the entry) or expired (counts as a failure).
+func knownFailures(b *strings.Builder, lanes []checks.Result) {
+	outs := checks.KnownOutcomes(lanes...)
+	if len(outs) == 0 {
+		return
+	}
+	rank := map[string]int{checks.KnownStateExpired: 0, checks.KnownStateFixed: 1, checks.KnownStateKnown: 2}
+	slices.SortStableFunc(outs, func(a, b checks.KnownOutcome) int { return cmp.Compare(rank[a.State], rank[b.State]) })
+	b.WriteString("\n### Known failures\n\n| | Case | Checks | Hit | Reason | State |\n|---|---|---|---|---|---|\n")
+	for _, o := range outs {
+		until := ""
+		if o.Entry.Until != "" {
+			until = " until " + cellEscape(o.Entry.Until)
+		}
+		var ic, state string
+		switch o.State {
+		case checks.KnownStateKnown:
+			ic, state = icon(checks.Known), "known"+until+": reported, not red"
+		case checks.KnownStateFixed:
+			ic, state = icon(checks.Pass), "**passes in every request: remove it from the list**"
+		case checks.KnownStateExpired:
+			ic, state = icon(checks.Fail), "**expired"+strings.Replace(until, "until", "on", 1)+": counts as a failure**"
+		default:
+			ic, state = icon(checks.Error), cellEscape(o.State)
+		}
+		reason := cellEscape(o.Entry.Reason)
+		if o.Entry.Link != "" {
+			reason += " ([link](" + o.Entry.Link + "))"
+		}
+		var names []string
+		for _, n := range o.Checks {
+			names = append(names, code(n))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %d/%d | %s | %s |\n", ic, code(o.Case), strings.Join(names, " "), len(o.Hit), o.Of, reason, state)
+	}
+}

@@ -1,0 +1,41 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// TestKnownCounting: one entry `audio.*` on a case and a drift that hits only request 3 of 3.
+// The entry is known, hit 1/3, told once; the header counts 1 known failure; nothing says
+// "remove it", since it did not pass everywhere.
+func TestKnownCounting(t *testing.T) {
+	c := caseOf("wan_t2v_audio", true, good, goodWarm, reqSpec{e2e: 65500, denoise: 51900, vram: 34560, ssim: 0.9809, psnr: 38.19, audioFail: true})
+	r := checks.Result{Schema: checks.Schema, Lane: "base", GPU: "h100", Partition: checks.Partition{Total: 1}, Cases: []checks.CaseResult{c}}
+	entries := []checks.KnownEntry{{Case: "wan_t2v_audio", Check: "audio.*", Reason: "AAC encoder change", Until: "2025-06-01", Source: "known.yaml:1"}}
+	checks.ApplyKnown(&r, entries, time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
+	checks.Finalize(&r)
+	rep := &Report{Key: "base", Lanes: []checks.Result{r}}
+	md := Comment(rep)
+	wellFormed(t, md)
+	for _, want := range []string{
+		"## 🟡 diffusion-check: passed, with 1 known failure",
+		"· 1 known failure\n",
+		"| 🟡 | `wan_t2v_audio` | `audio.rms_db_diff` | 1/3 | AAC encoder change | known until 2025-06-01: reported, not red |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("comment does not say %q:\n%s", want, md)
+		}
+	}
+	if n := strings.Count(md, "AAC encoder change"); n != 1 {
+		t.Errorf("the entry is told %d times, want once", n)
+	}
+	if strings.Contains(md, "remove it") {
+		t.Error("an entry that failed in request 3 is called fixed")
+	}
+	if strings.Contains(md, "### Problems") {
+		t.Error("a known failure is listed among the problems")
+	}
+}

@@ -1,0 +1,162 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// CommentLimit is GitHub's limit on the body of an issue comment, in characters. A comment
+// is kept below it in bytes, which are never fewer than characters.
+const CommentLimit = 65536
+
+// Report is what the PR comment, the job summary and the JUnit file are rendered from: the
+// merged results of one or more lanes (checks.Merge) and where they can be seen.
+type Report struct {
+	// Key tells apart the comments of several reports on one PR (a marker in the comment).
+	Key string
+	// Lanes holds the merged results, one per lane, statuses finalized.
+	Lanes []checks.Result
+	// Pending names lanes that are expected but have no results yet (shown as ⏳).
+	Pending []string
+	// RunURL and RunLabel (e.g. "run #123") link to the workflow run that made the results.
+	RunURL, RunLabel string
+	// FullURL links to the unabridged report (job summary or artifact) from a trimmed comment.
+	FullURL string
+	// ArtifactsURL links to the run's artifacts: outputs, server logs and the side-by-side
+	// ground truth / output / difference pictures of consistency failures.
+	ArtifactsURL string
+	// Previous is the state the previous comment of this PR and key recorded, if any: it
+	// tells what changed since and keeps the other lanes' verdicts in the header.
+	Previous *State
+}
+
+// Comment renders the PR comment: the marker, the hidden state, and the report trimmed in
+// steps until the whole body stays under CommentLimit.
+func Comment(r *Report) string {
+	head := Marker(r.Key) + "\n" + r.State().encode() + "\n"
+	return head + markdown(r, CommentLimit-len(head)-1, fullInSummary(r.FullURL))
+}
+
+func fullInSummary(url string) string {
+	if url == "" {
+		return "The full report is in the job summary of the run."
+	}
+	return "The full report is in the [job summary](" + url + ")."
+}
+
+// Markdown renders the report in GitHub-flavoured Markdown. With limit > 0 it returns the
+// most complete rendering shorter than limit bytes, degrading in steps — collapse detail,
+// drop passing rows, truncate logs, drop detail — and saying so at the top, so that Markdown
+// is never cut in the middle of a table or a tag. limit ≤ 0 renders everything.
+func Markdown(r *Report, limit int) string {
+	return markdown(r, limit, fullInSummary(r.FullURL))
+}
+
+// markdown is Markdown with where, in a trimmed report, the full one is.
+func markdown(r *Report, limit int, where string) string {
+	var out string
+	for _, lv := range levels {
+		out = render(r, lv, where)
+		if limit <= 0 || len(out) < limit {
+			return out
+		}
+	}
+	return out // the last level is a few lines per lane; it fits any limit worth having
+}
+
+// level says how much of the report to render.
+type level struct {
+	trimmed      string // what was left out, for the note at the top; "" for the full report
+	crossAll     bool   // cross-request view for passing cases too
+	passingRows  bool   // passing requests in the per-request table
+	maxBlock     int    // lines kept of a multi-line detail or a log tail (0: all)
+	notes        bool   // possible improvements and snippets of passing cases
+	detailBlocks bool   // multi-line details and log tails at all
+	cross        bool   // the cross-request view at all
+	maxRows      int    // rows of the per-request table and lines of the problems (0: all)
+	maxDetails   int    // failing cases with a details block (0: all)
+	knownTable   bool   // the known-failure table
+	tables       bool   // per-request tables and failure blocks at all
+}
+
+var levels = []level{
+	{crossAll: true, passingRows: true, notes: true, detailBlocks: true, cross: true, knownTable: true, tables: true},
+	{trimmed: "detail collapsed", passingRows: true, maxBlock: 40, notes: true, detailBlocks: true, cross: true, knownTable: true, tables: true},
+	{trimmed: "detail collapsed, passing requests left out", maxBlock: 40, notes: true, detailBlocks: true, cross: true, knownTable: true, tables: true},
+	{trimmed: "detail collapsed, passing requests left out, logs truncated", maxBlock: 10, detailBlocks: true, cross: true, knownTable: true, tables: true},
+	{trimmed: "passing requests left out, logs truncated, cross-request view left out", maxBlock: 10, detailBlocks: true, knownTable: true, tables: true},
+	{trimmed: "passing requests, logs and long details left out", knownTable: true, tables: true},
+	{trimmed: "only the first failing requests shown", maxRows: 100, maxDetails: 20, knownTable: true, tables: true},
+	{trimmed: "only the first failing requests shown", maxRows: 25, maxDetails: 5, tables: true},
+	{trimmed: "only the verdict shown", maxRows: 10},
+}
+
+// render writes the whole report at one level of detail: the header, the problems (what a
+// reviewer must see), a compact table per lane, the known failures, and the details
+// collapsed below.
+func render(r *Report, lv level, where string) string {
+	var b strings.Builder
+	header(&b, r)
+	if lv.trimmed != "" {
+		fmt.Fprintf(&b, "\n> [!NOTE]\n> Trimmed to fit GitHub's size limit (%s). %s\n", lv.trimmed, where)
+	}
+	problemList(&b, r, lv)
+	multi := len(r.Lanes) > 1
+	for _, l := range r.Lanes {
+		if multi || len(r.Lanes[0].Cases) > 0 {
+			fmt.Fprintf(&b, "\n### %s %s\n", icon(l.Status), laneTitle(l))
+		}
+		for _, e := range l.Errors {
+			fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", quoteLines(e))
+		}
+		if lv.tables {
+			requestTable(&b, &l, lv)
+		}
+	}
+	if lv.knownTable {
+		knownFailures(&b, r.Lanes)
+	}
+	// The details, collapsed, under a heading when there are any.
+	var d strings.Builder
+	if lv.cross {
+		for _, l := range r.Lanes {
+			crossRequest(&d, &l, multi, lv)
+		}
+	}
+	if lv.tables {
+		details(&d, r.Lanes, lv)
+	}
+	if lv.notes {
+		notes(&d, r.Lanes, lv)
+	}
+	if d.Len() > 0 {
+		b.WriteString("\n### Details\n" + d.String())
+	}
+	return b.String()
+}
+
+func laneTitle(l checks.Result) string {
+	s := "Lane " + l.Lane
+	var extra []string
+	if l.GPU != "" {
+		extra = append(extra, l.GPU)
+	}
+	if l.Partition.Total > 1 {
+		extra = append(extra, plural(l.Partition.Total, "partition"))
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+// bad is a status that makes a lane red (or unknown): everything but pass, known and skip.
+func bad(s checks.Status) bool {
+	return s != checks.Pass && s != checks.Known && s != checks.Skip
+}
+
+// failed is a check (or request) status that needs a reader's eye: everything but pass and
+// skip (known failures included).
+func failed(s checks.Status) bool { return s != checks.Pass && s != checks.Skip }
