@@ -66,12 +66,12 @@ func (p *jsonParser) value() (*node, error) {
 	if err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, fmt.Errorf("line %d: %v", 1+bytes.Count(p.data[:min(int(syn.Offset), len(p.data))], []byte{'\n'}), err)
+			return nil, fmt.Errorf("line %d: %w", 1+bytes.Count(p.data[:min(int(syn.Offset), len(p.data))], []byte{'\n'}), err)
 		}
 		if err == io.EOF {
 			return nil, fmt.Errorf("line %d: unexpected end of JSON", p.line())
 		}
-		return nil, fmt.Errorf("line %d: %v", p.line(), err)
+		return nil, fmt.Errorf("line %d: %w", p.line(), err)
 	}
 	return p.fromToken(tok)
 }
@@ -87,7 +87,7 @@ func (p *jsonParser) fromToken(tok json.Token) (*node, error) {
 			for p.dec.More() {
 				kt, err := p.dec.Token()
 				if err != nil {
-					return nil, fmt.Errorf("line %d: %v", p.line(), err)
+					return nil, fmt.Errorf("line %d: %w", p.line(), err)
 				}
 				k := kt.(string)
 				line := p.line()
@@ -112,7 +112,7 @@ func (p *jsonParser) fromToken(tok json.Token) (*node, error) {
 			}
 		}
 		if _, err := p.dec.Token(); err != nil { // the closing delimiter
-			return nil, fmt.Errorf("line %d: %v", p.line(), err)
+			return nil, fmt.Errorf("line %d: %w", p.line(), err)
 		}
 	case json.Number:
 		n.kind, n.num = 'n', t.String()

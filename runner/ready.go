@@ -44,7 +44,7 @@ func (s *server) waitAccepting(ctx context.Context, limit time.Duration) error {
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("server process exited (%v)", s.exitErr)
+			return fmt.Errorf("server process exited (%w)", s.exitErr)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(readyPoll):
@@ -77,7 +77,7 @@ func (s *server) generate(ctx context.Context, cl *client, c *suite.Case) (rep r
 			return rep, began, fmt.Errorf("%w (refused again after the port accepted connections)", err)
 		}
 		if werr := s.waitAccepting(ctx, refusedWait); werr != nil {
-			return rep, began, fmt.Errorf("%w; nothing was sent, and the readiness check failed: %v", err, werr)
+			return rep, began, fmt.Errorf("%w; nothing was sent, and the readiness check failed: %w", err, werr)
 		}
 	}
 }

@@ -200,7 +200,7 @@ func (s *server) waitReady(ctx context.Context, hc *http.Client) error {
 		case <-marker:
 			signalled, marker = "log marker "+strconv.Quote(s.spec.Ready.LogMarker), nil
 		case <-s.exited:
-			return fmt.Errorf("%w: process exited during startup (%v) after %s", errNotReady, s.exitErr, time.Since(s.started).Round(time.Millisecond))
+			return fmt.Errorf("%w: process exited during startup (%w) after %s", errNotReady, s.exitErr, time.Since(s.started).Round(time.Millisecond))
 		case <-deadline.C:
 			if signalled != "" {
 				return fmt.Errorf("%w: %s seen, but 127.0.0.1:%d did not accept connections within %s", errNotReady, signalled, s.port, s.spec.StartTimeout)

@@ -77,7 +77,7 @@ func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
 			return nil, fmt.Errorf("clip scorer %q: %w", name, ctx.Err())
 		}
 		if msg := strings.TrimSpace(string(stderr.buf)); msg != "" {
-			return nil, fmt.Errorf("clip scorer %q: %v: %s", name, err, lastLines(msg, 3))
+			return nil, fmt.Errorf("clip scorer %q: %w: %s", name, err, lastLines(msg, 3))
 		}
 		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
 	}

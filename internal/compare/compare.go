@@ -242,7 +242,7 @@ func (s *stream) read(ctx context.Context) {
 			return
 		}
 		if err := s.r.Next(buf); err != nil {
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				s.err = err
 			}
 			return
@@ -326,7 +326,7 @@ func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result
 	last := slices.Max(slices.Collect(maps.Keys(want)))
 	for i := 0; i <= last; i++ {
 		if err := r.Next(buf); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				err = &MismatchError{GT: want[last], Out: out, What: fmt.Sprintf("frame count: ground truth is a key frame at %d, output has %d frames", last, i)}
 			}
 			return Result{}, err
@@ -364,7 +364,7 @@ func countFrames(ctx context.Context, path string) (int, error) {
 	buf := make([]byte, 3*w*h)
 	for {
 		if err := r.Next(buf); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return r.Frames(), nil
 			}
 			return 0, err
@@ -387,7 +387,7 @@ func FrameAt(ctx context.Context, video string, index int) (rgb []byte, w, h int
 	buf := make([]byte, 3*w*h)
 	for i := 0; i <= index; i++ {
 		if err := r.Next(buf); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				err = fmt.Errorf("frame %d of %s: the video has %d frames", index, video, i)
 			}
 			return nil, 0, 0, err
@@ -437,7 +437,7 @@ func isStill(path string) (bool, error) {
 	var head [12]byte
 	n, err := io.ReadFull(f, head[:])
 	if n == 0 {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return false, fmt.Errorf("decode %s: empty file", path)
 		}
 		return false, fmt.Errorf("decode %s: %w", path, err)

@@ -141,11 +141,11 @@ func (s *Sampler) init() (err error) {
 	}()
 	if ret := s.lib.Init(); ret != nvml.SUCCESS {
 		s.lib = nil
-		return fmt.Errorf("init: %v", ret)
+		return fmt.Errorf("init: %w", ret)
 	}
 	n, ret := s.lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
-		return fmt.Errorf("device count: %v", ret)
+		return fmt.Errorf("device count: %w", ret)
 	}
 	if n == 0 {
 		return errors.New("no GPU")
@@ -156,7 +156,7 @@ func (s *Sampler) init() (err error) {
 	for i := range n {
 		d, ret := s.lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
-			return fmt.Errorf("GPU %d: handle: %v", i, ret)
+			return fmt.Errorf("GPU %d: handle: %w", i, ret)
 		}
 		s.devices = append(s.devices, d)
 	}
@@ -195,7 +195,7 @@ func (s *Sampler) Close() error {
 	lib := s.lib
 	s.lib, s.devices = nil, nil
 	if ret := lib.Shutdown(); ret != nvml.SUCCESS {
-		return fmt.Errorf("nvml shutdown: %v", ret)
+		return fmt.Errorf("nvml shutdown: %w", ret)
 	}
 	return nil
 }

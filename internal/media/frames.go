@@ -282,7 +282,7 @@ func DecodeImage(ctx context.Context, path string) (rgb []byte, w, h int, err er
 	var magic [8]byte
 	n, err := io.ReadFull(f, magic[:])
 	if n == 0 {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil, 0, 0, fmt.Errorf("decode %s: empty file", path)
 		}
 		return nil, 0, 0, fmt.Errorf("decode %s: %w", path, err)
@@ -317,7 +317,7 @@ func DecodeImage(ctx context.Context, path string) (rgb []byte, w, h int, err er
 	w, h = r.Size()
 	rgb = make([]byte, 3*w*h)
 	if err := r.Next(rgb); err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("decode %s: %w: no frame decodes", path, ErrTruncated)
 		}
 		return nil, 0, 0, err

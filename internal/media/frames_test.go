@@ -41,7 +41,7 @@ func readAll(t *testing.T, path string) (frames int, err error) {
 	buf := make([]byte, 3*w*h)
 	for {
 		if err := r.Next(buf); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return r.Frames(), nil
 			}
 			return r.Frames(), err
@@ -67,7 +67,7 @@ func TestFrameReader(t *testing.T) {
 	var n int
 	for ; ; n++ {
 		err := r.Next(buf)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -81,7 +81,7 @@ func TestFrameReader(t *testing.T) {
 	if n != 13 || r.Frames() != 13 {
 		t.Errorf("read %d frames (Frames() %d), want 13", n, r.Frames())
 	}
-	if err := r.Next(buf); err != io.EOF {
+	if err := r.Next(buf); !errors.Is(err, io.EOF) {
 		t.Errorf("after the end: %v, want io.EOF", err)
 	}
 	if err := r.Close(); err != nil {
@@ -99,7 +99,7 @@ func TestFrameReaderCloseEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	if err := r.Next(make([]byte, 3*64*48)); err == nil || err == io.EOF {
+	if err := r.Next(make([]byte, 3*64*48)); err == nil || errors.Is(err, io.EOF) {
 		t.Errorf("Next after Close: %v, want an error", err)
 	}
 }

@@ -3,6 +3,7 @@ package media
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -180,7 +181,7 @@ func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, use
 	buf := make([]byte, 3*w*h)
 	for {
 		if err := r.Next(buf); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return sums, usedYUV && r.yuv != nil
 			}
 			t.Fatal(err)
