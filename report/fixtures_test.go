@@ -139,8 +139,7 @@ func failingReport() *Report {
 	slow.e2e, slow.denoise, slow.vram, slow.leak = 81200, 67000, 37120, 2560
 	loud := good
 	loud.audioFail = true
-	crashed := checks.CaseResult{}
-	crashed = caseOf("flux_crash", false, good, reqSpec{crash: true})
+	crashed := caseOf("flux_crash", false, good, reqSpec{crash: true})
 	crashed.LogTail = []string{
 		"[2025-03-01 12:00:01] INFO denoising step 49/50",
 		"Fatal Python error: Segmentation fault",

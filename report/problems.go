@@ -220,10 +220,10 @@ func ranges(v []int) string {
 		for j+1 < len(v) && v[j+1] == v[j]+1 {
 			j++
 		}
-		switch {
-		case j == i:
+		switch j {
+		case i:
 			parts = append(parts, strconv.Itoa(v[i]))
-		case j == i+1:
+		case i + 1:
 			parts = append(parts, strconv.Itoa(v[i]), strconv.Itoa(v[j]))
 		default:
 			parts = append(parts, strconv.Itoa(v[i])+"–"+strconv.Itoa(v[j]))

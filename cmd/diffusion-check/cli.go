@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/internal/kernel"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
+	"github.com/diffusion-check/diffusion-check/internal/kernel"
 	"github.com/diffusion-check/diffusion-check/runner"
 )
 

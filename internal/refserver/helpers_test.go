@@ -81,7 +81,7 @@ func start(t testing.TB, cfg Config) *testServer {
 	cfg.Log, cfg.Exit = ts.log, ts.exit.exit
 	ts.h = NewHandler(cfg)
 	ts.Server = httptest.NewServer(ts.h)
-	t.Cleanup(ts.Server.Close)
+	t.Cleanup(ts.Close)
 	t.Cleanup(func() { ts.h.Close() }) // runs first: releases hung requests and jobs
 	return ts
 }
