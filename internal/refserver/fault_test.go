@@ -107,7 +107,8 @@ func TestFaultCrashImage(t *testing.T) {
 	default:
 		t.Error("Crashed() not closed")
 	}
-	if _, err := ts.Client().Get(ts.URL + "/health"); err == nil {
+	if resp, err := ts.Client().Get(ts.URL + "/health"); err == nil {
+		resp.Body.Close()
 		t.Error("a crashed server still answers /health")
 	}
 	if recs := perfRecords(t, ts.dir); len(recs) != 1 {

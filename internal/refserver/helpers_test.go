@@ -82,7 +82,7 @@ func start(t testing.TB, cfg Config) *testServer {
 	ts.h = NewHandler(cfg)
 	ts.Server = httptest.NewServer(ts.h)
 	t.Cleanup(ts.Close)
-	t.Cleanup(func() { ts.h.Close() }) // runs first: releases hung requests and jobs
+	t.Cleanup(ts.h.Close) // runs first: releases hung requests and jobs
 	return ts
 }
 
@@ -177,16 +177,22 @@ func multipartBody(t testing.TB, fields map[string]string, files ...multipartFil
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
 	for k, v := range fields {
-		mw.WriteField(k, v)
+		if err := mw.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, f := range files {
 		w, err := mw.CreateFormFile(f.field, f.name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write(f.data)
+		if _, err := w.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
 	}
-	mw.Close()
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return mw.FormDataContentType(), &b
 }
 

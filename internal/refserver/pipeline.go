@@ -253,8 +253,10 @@ func (h *Handler) encodeVideo(ctx context.Context, g *genRequest, s *scene, base
 		return nil, err
 	}
 	path := f.Name()
-	f.Close()
 	defer os.Remove(path)
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
 	c := newCanvas(s, g.w, g.h, base)
 	var audio *media.ToneSpec
 	if g.audio {

@@ -172,10 +172,14 @@ func serve(ctx context.Context, cfg Config, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
+		// Shutdown has closed the listener already; Close only drops the connections that
+		// outlived the timeout, and its error could say no more than Shutdown's.
+		_ = srv.Close()
 	}
 	h.Close()
-	<-errc
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) && result == nil {
+		result = fmt.Errorf("serve on %s: %w", addr, err)
+	}
 	h.writeLog("INFO:     Application shutdown complete.\n")
 	return result
 }
