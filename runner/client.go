@@ -393,7 +393,9 @@ func (c *client) multipart(ctx context.Context, path string, fields map[string]a
 		if err != nil {
 			return err
 		}
-		w.Write(data)
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
 	}
 	if err := mw.Close(); err != nil {
 		return err

@@ -63,7 +63,9 @@ func TestPerfLogFollowsAppends(t *testing.T) {
 	}
 	defer f.Close()
 	line := strings.ReplaceAll(specRecord, "\n", "") + "\n"
-	f.WriteString("not json\n" + line[:40])
+	if _, err := f.WriteString("not json\n" + line[:40]); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.poll(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,9 @@ func TestPerfLogFollowsAppends(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		f.WriteString(line[40:])
+		if _, err := f.WriteString(line[40:]); err != nil {
+			t.Error(err) // and the wait below times out
+		}
 	}()
 	rec, err := p.wait(t.Context(), "req-1", 5*time.Second)
 	if err != nil {
@@ -165,7 +169,9 @@ func TestParsePerfLineMalformed(t *testing.T) {
 // The request whose record is malformed gets that error at once, with file and line.
 func TestPerfLogMalformedRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "performance.log")
-	os.WriteFile(path, []byte("{\"request_id\": \"a\", \"total_duration_ms\": 1.0}\n{\"request_id\": \"b\", \"steps\": [1.0, NaN]}\n"), 0o644)
+	if err := os.WriteFile(path, []byte("{\"request_id\": \"a\", \"total_duration_ms\": 1.0}\n{\"request_id\": \"b\", \"steps\": [1.0, NaN]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := newPerfLog(path)
 	start := time.Now()
 	_, err := p.wait(t.Context(), "b", 10*time.Second)
@@ -225,7 +231,9 @@ func TestPerfLogSkipsOverlongLine(t *testing.T) {
 	p := newPerfLog(path)
 	chunk := []byte(strings.Repeat("x", 1<<20))
 	for range 300 {
-		f.Write(chunk)
+		if _, err := f.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
 		if err := p.poll(); err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +241,9 @@ func TestPerfLogSkipsOverlongLine(t *testing.T) {
 			t.Fatalf("holding %d bytes of one line", len(p.part))
 		}
 	}
-	f.WriteString("\n" + `{"request_id": "after", "total_duration_ms": 1}` + "\n")
+	if _, err := f.WriteString("\n" + `{"request_id": "after", "total_duration_ms": 1}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.wait(t.Context(), "after", time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func (s *server) accepting() bool {
 	if err != nil {
 		return false
 	}
-	c.Close()
+	_ = c.Close() // only whether it connected matters
 	return true
 }
 

@@ -157,7 +157,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
+			_ = tmp.Close() // the write already failed; that error is the one returned
 			os.Remove(tmp.Name())
 		}
 	}()
@@ -178,8 +178,8 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	}
 	// Best effort: some file systems refuse to sync a folder, and the data is in place anyway.
 	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+		_ = d.Sync()
+		_ = d.Close()
 	}
 	return nil
 }

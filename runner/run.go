@@ -107,7 +107,8 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rec.Close()
+	// For the early returns; the normal path below closes it and reports a failure to.
+	defer func() { _ = rec.Close() }()
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, perfCfg: perfCfg, cons: cons,
 		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{})}
 	if len(removed) > 0 {
@@ -160,8 +161,15 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	r.applyKnown(res)
 	r.failureIndex(res)
 	r.reportUnsaved()
-	if err := rec.Results(res); err != nil {
-		return res, fmt.Errorf("write results: %w", err)
+	werr := rec.Results(res)
+	// requests.jsonl is closed even when results.json failed, and its own failure (the last
+	// records lost) is reported when results.json is safe.
+	cerr := rec.Close()
+	if werr != nil {
+		return res, fmt.Errorf("write results: %w", werr)
+	}
+	if cerr != nil {
+		return res, cerr
 	}
 	return res, nil
 }

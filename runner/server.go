@@ -94,7 +94,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close()
+	defer l.Close() //nolint:errcheck // only the port number was wanted of it
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -157,14 +157,15 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	}
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
+		_ = logFile.Close() // nothing was written to it yet
 		return nil, fmt.Errorf("start %s: %w", filled[0], err)
 	}
 	if s.guard, err = proc.StartGuard(cmd.Process.Pid); err != nil {
 		// Without a guard a SIGKILL of the run would leave the server's children running.
-		proc.KillGroup(cmd)
-		cmd.Wait()
-		logFile.Close()
+		// The guard's error is the one to return; these only undo the start.
+		_ = proc.KillGroup(cmd)
+		_ = cmd.Wait()
+		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", filled[0], err)
 	}
 	go func() {
@@ -236,7 +237,8 @@ func (s *server) healthy(ctx context.Context, hc *http.Client, path string) bool
 	if err != nil {
 		return false
 	}
-	io.Copy(io.Discard, resp.Body)
+	// Drained so that the connection can be reused; only the status matters here.
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
 }
@@ -414,7 +416,9 @@ func (l *logWatch) close() {
 		l.part = nil
 	}
 	l.closed = true
-	l.file.Close()
+	if err := l.file.Close(); err != nil && l.writeErr == nil {
+		l.writeErr = err // a failed close can lose what was written: unsaved says so
+	}
 }
 
 // unsaved says how much of the server's output is missing from its log file, and why; ""
@@ -423,6 +427,9 @@ func (l *logWatch) unsaved() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dropped == 0 {
+		if l.writeErr != nil {
+			return fmt.Sprintf("the server log could not be closed (%v) and may be incomplete; the last lines are kept in memory", l.writeErr)
+		}
 		return ""
 	}
 	return fmt.Sprintf("%d bytes of server output could not be written to the server log (%v); the last lines are kept in memory", l.dropped, l.writeErr)

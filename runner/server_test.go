@@ -18,7 +18,9 @@ func TestLogWatch(t *testing.T) {
 	l := newLogWatch(f, "Application startup complete.")
 	// Lines arrive in arbitrary chunks, as from a pipe.
 	for _, chunk := range []string{"INFO loading\nINFO: Applica", "tion startup complete.\r\n", "x\n"} {
-		l.Write([]byte(chunk))
+		if _, err := l.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	select {
 	case <-l.ready:
@@ -28,14 +30,18 @@ func TestLogWatch(t *testing.T) {
 	if got := l.fatalLine(); got != "" {
 		t.Fatalf("fatal line %q before any crash", got)
 	}
-	l.Write([]byte("  Fatal Python error: Segmentation fault\nmore\n"))
+	if _, err := l.Write([]byte("  Fatal Python error: Segmentation fault\nmore\n")); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := l.fatalLine(), "Fatal Python error: Segmentation fault"; got != want {
 		t.Errorf("fatal line %q, want %q", got, want)
 	}
 	for i := range 100 {
 		fmt.Fprintf(l, "line %d\n", i)
 	}
-	l.Write([]byte("no newline at the end"))
+	if _, err := l.Write([]byte("no newline at the end")); err != nil {
+		t.Fatal(err)
+	}
 	l.close()
 	tail := l.lastLines(3)
 	if diff := cmp.Diff([]string{"line 98", "line 99", "no newline at the end"}, tail); diff != "" {
@@ -56,7 +62,9 @@ func TestLogWatchLongLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newLogWatch(f, "ready")
-	l.Write([]byte(strings.Repeat("x", 100<<10)))
+	if _, err := l.Write([]byte(strings.Repeat("x", 100<<10))); err != nil {
+		t.Fatal(err)
+	}
 	if len(l.part) != 0 || len(l.lastLines(1)) != 1 {
 		t.Errorf("an endless line is buffered without bound: %d bytes pending", len(l.part))
 	}
