@@ -132,7 +132,9 @@ func TestThresholdsErrors(t *testing.T) {
 	}
 	dir := t.TempDir()
 	f := filepath.Join(dir, "h100.json")
-	os.WriteFile(f, []byte("{\n\"x\": 1}"), 0o644)
+	if err := os.WriteFile(f, []byte("{\n\"x\": 1}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ThresholdsFor(dir, "h100"); err == nil || !strings.HasPrefix(err.Error(), f+":2: x: unknown key") {
 		t.Errorf("error %v, want prefixed with %s:2", err, f)
 	}

@@ -86,7 +86,8 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return withCancel(resp, cancel), nil
 		}
 		if resp != nil {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			// Drained so that the connection can be reused; the body of a retried answer is dropped.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
 		}
 		if cancel != nil {

@@ -161,6 +161,12 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 	if g == "" {
 		g = detectGPU(e, mem.DeviceNames())
 	}
+	closeMem := func() {
+		// After the run: the results are written, so a failed NVML shutdown is only told.
+		if err := mem.Close(); err != nil {
+			fmt.Fprintf(e.stderr, "memory: %v\n", err)
+		}
+	}
 	return runner.Options{
 		Suite: s, Lane: lane, Partition: p, Plan: plan, Cases: ids, Out: o.out, Force: o.force, Mode: o.mode,
 		Commit:     e.getenv("GITHUB_SHA"),
@@ -172,7 +178,7 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 		Memory:     mem,
 		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides},
 		CLIPScorer: clipScorerOf(o.clipScorer, o.clipTimeout),
-	}, func() { mem.Close() }, nil
+	}, closeMem, nil
 }
 
 // plan is the split the partition belongs to, and the lane: --plan's file (whose lane is the

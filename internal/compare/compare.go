@@ -433,7 +433,7 @@ func isStill(path string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("compare %s: %w", path, err)
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	var head [12]byte
 	n, err := io.ReadFull(f, head[:])
 	if n == 0 {

@@ -85,7 +85,9 @@ func TestImages(t *testing.T) {
 		t.Errorf("size mismatch: %v", err)
 	}
 	empty := filepath.Join(t.TempDir(), "empty.png")
-	os.WriteFile(empty, nil, 0o644)
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Files(t.Context(), gt, empty); err == nil || errors.As(err, &mm) || !strings.Contains(err.Error(), "empty.png: empty file") {
 		t.Errorf("zero-byte output: %v", err)
 	}
@@ -171,7 +173,9 @@ func TestVideosBroken(t *testing.T) {
 		"junk.mp4":  []byte(strings.Repeat("garbage ", 500)),
 	} {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, b, 0o644)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		_, err := Files(t.Context(), gt, p)
 		var mm *MismatchError
 		if err == nil || errors.As(err, &mm) || !strings.Contains(err.Error(), name) {

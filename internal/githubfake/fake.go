@@ -572,7 +572,8 @@ func (f *Fake) status(w http.ResponseWriter, r *http.Request, m []string, body [
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
+	// The status is sent already; a failure here is a client that went away.
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {

@@ -125,7 +125,7 @@ func readInto(path string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	for {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, 512)
@@ -171,7 +171,7 @@ func (t *Tree) Set(pids []int) {
 	}
 	for p, f := range t.files {
 		if !keep[p] {
-			f.Close()
+			_ = f.Close() // read-only status file of a process that has gone
 			delete(t.files, p)
 		}
 	}
@@ -203,7 +203,7 @@ func (t *Tree) RssAnon() (total uint64, read int) {
 // Close closes every open status file.
 func (t *Tree) Close() {
 	for p, f := range t.files {
-		f.Close()
+		_ = f.Close() // read-only: nothing written to lose
 		delete(t.files, p)
 	}
 	t.fds = t.fds[:0]

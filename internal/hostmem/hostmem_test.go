@@ -55,11 +55,19 @@ func writeProc(t *testing.T, procs map[string][2]string) string {
 	dir := t.TempDir()
 	for pid, p := range procs {
 		d := filepath.Join(dir, pid)
-		os.MkdirAll(d, 0o755)
-		os.WriteFile(filepath.Join(d, "stat"), []byte(pid+" (w) S "+p[0]+" 0 0\n"), 0o644)
-		os.WriteFile(filepath.Join(d, "status"), []byte("Name:\tw\nRssAnon:\t"+p[1]+" kB\n"), 0o644)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "stat"), []byte(pid+" (w) S "+p[0]+" 0 0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "status"), []byte("Name:\tw\nRssAnon:\t"+p[1]+" kB\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	os.WriteFile(filepath.Join(dir, "uptime"), []byte("1 1\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "uptime"), []byte("1 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 
@@ -93,7 +101,9 @@ func TestTree(t *testing.T) {
 		t.Errorf("after Set: RssAnon = %d bytes from %d of %d; want %d from 2", b, n, tr.Len(), 400<<10)
 	}
 	// Values are read again on every call.
-	os.WriteFile(filepath.Join(proc, "12", "status"), []byte("RssAnon:\t1000 kB\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(proc, "12", "status"), []byte("RssAnon:\t1000 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if b, _ := tr.RssAnon(); b != 1100<<10 {
 		t.Errorf("after a change: RssAnon = %d, want %d", b, 1100<<10)
 	}

@@ -52,12 +52,16 @@ func TestDecodeAudio(t *testing.T) {
 		t.Errorf("video without audio: %v, want ErrNoAudio", err)
 	}
 	empty := filepath.Join(dir, "empty.mp4")
-	os.WriteFile(empty, nil, 0o644)
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := DecodeAudio(t.Context(), empty, 0); err == nil || errors.Is(err, ErrNoAudio) {
 		t.Errorf("empty file: %v, want an error other than ErrNoAudio", err)
 	}
 	garbage := filepath.Join(dir, "garbage.mp4")
-	os.WriteFile(garbage, []byte("this is not a video at all, just some text that ffprobe will reject"), 0o644)
+	if err := os.WriteFile(garbage, []byte("this is not a video at all, just some text that ffprobe will reject"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := DecodeAudio(t.Context(), garbage, 0); err == nil {
 		t.Error("garbage: no error")
 	}

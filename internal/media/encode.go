@@ -242,7 +242,8 @@ func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, fra
 			break // ffmpeg is gone; Wait says why
 		}
 	}
-	stdin.Close()
+	// Closing ffmpeg's stdin is its end of input; a failure there shows in Wait's error.
+	_ = stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		return ffmpegError(ctx, "encode "+dst, err, stderr)
 	}

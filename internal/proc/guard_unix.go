@@ -40,9 +40,9 @@ func StartGuard(pgid int) (*Guard, error) {
 	// reach it. No Pdeathsig: it must outlive this process to do its work.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
-	r.Close()
+	_ = r.Close() // the child holds its own copy of the read end
 	if err != nil {
-		w.Close()
+		_ = w.Close() // no child to tell; the start error is the one that matters
 		return nil, fmt.Errorf("guard process group %d: %w", pgid, err)
 	}
 	return &Guard{cmd: cmd, w: w}, nil
@@ -51,7 +51,9 @@ func StartGuard(pgid int) (*Guard, error) {
 // Release tells the guard that the group was stopped in order, and waits for it to exit.
 func (g *Guard) Release() error {
 	_, err := io.WriteString(g.w, "release\n")
-	g.w.Close()
+	if cerr := g.w.Close(); err == nil {
+		err = cerr
+	}
 	done := make(chan error, 1)
 	go func() { done <- g.cmd.Wait() }()
 	select {
@@ -60,9 +62,11 @@ func (g *Guard) Release() error {
 			err = werr
 		}
 	case <-time.After(5 * time.Second):
-		g.cmd.Process.Kill()
 		err = fmt.Errorf("guard %d did not exit after release", g.cmd.Process.Pid)
-		<-done
+		if kerr := g.cmd.Process.Kill(); kerr != nil {
+			err = fmt.Errorf("%w; killing it: %w", err, kerr)
+		}
+		<-done //nolint:errcheck // Wait's error is that of the kill just made
 	}
 	return err
 }
