@@ -79,66 +79,71 @@ func ParseKnown(name string, data []byte) ([]checks.KnownEntry, error) {
 			errorf(item.Line, field, "want a mapping with case, check, reason")
 			continue
 		}
-		e := checks.KnownEntry{Source: fmt.Sprintf("%s:%d", name, item.Line)}
-		seen := map[string]bool{}
-		for j := 0; j+1 < len(item.Content); j += 2 {
-			k, v := item.Content[j], item.Content[j+1]
-			f := field + "." + k.Value
-			if seen[k.Value] {
-				errorf(k.Line, f, "given twice")
-				continue
-			}
-			seen[k.Value] = true
-			if v.Kind != yaml.ScalarNode {
-				errorf(v.Line, f, "want a single value")
-				continue
-			}
-			switch k.Value {
-			case "case", "check":
-				if _, err := path.Match(v.Value, ""); err != nil || v.Value == "" {
-					errorf(v.Line, f, "want a name or glob pattern (*, ?, [..]), got %q", v.Value)
-					continue
-				}
-				if k.Value == "case" {
-					e.Case = v.Value
-				} else {
-					e.Check = v.Value
-				}
-			case "request":
-				var n int
-				if err := v.Decode(&n); err != nil || n < 1 {
-					errorf(v.Line, f, "want a request index ≥ 1, got %q", v.Value)
-					continue
-				}
-				e.Request = n
-			case "reason":
-				e.Reason = v.Value
-			case "link":
-				e.Link = v.Value
-			case "until":
-				if _, err := time.Parse(time.DateOnly, v.Value); err != nil {
-					errorf(v.Line, f, "want a date YYYY-MM-DD, got %q", v.Value)
-					continue
-				}
-				e.Until = v.Value
-			default:
-				errorf(k.Line, f, "unknown key (known: case, check, request, reason, link, until)")
-			}
-		}
-		for _, req := range []struct {
-			key string
-			v   string
-		}{{"case", e.Case}, {"check", e.Check}, {"reason", e.Reason}} {
-			if !seen[req.key] {
-				errorf(item.Line, field+"."+req.key, "missing")
-			} else if req.v == "" && req.key == "reason" {
-				errorf(item.Line, field+".reason", "empty; say why the failure is accepted")
-			}
-		}
-		out = append(out, e)
+		out = append(out, knownEntry(name, field, item, errorf))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return out, nil
+}
+
+// knownEntry decodes one entry of the list (item, at field), reporting problems to errorf.
+func knownEntry(name, field string, item *yaml.Node, errorf func(line int, field, format string, args ...any)) checks.KnownEntry {
+	e := checks.KnownEntry{Source: fmt.Sprintf("%s:%d", name, item.Line)}
+	seen := map[string]bool{}
+	for j := 0; j+1 < len(item.Content); j += 2 {
+		k, v := item.Content[j], item.Content[j+1]
+		f := field + "." + k.Value
+		if seen[k.Value] {
+			errorf(k.Line, f, "given twice")
+			continue
+		}
+		seen[k.Value] = true
+		if v.Kind != yaml.ScalarNode {
+			errorf(v.Line, f, "want a single value")
+			continue
+		}
+		switch k.Value {
+		case "case", "check":
+			if _, err := path.Match(v.Value, ""); err != nil || v.Value == "" {
+				errorf(v.Line, f, "want a name or glob pattern (*, ?, [..]), got %q", v.Value)
+				continue
+			}
+			if k.Value == "case" {
+				e.Case = v.Value
+			} else {
+				e.Check = v.Value
+			}
+		case "request":
+			var n int
+			if err := v.Decode(&n); err != nil || n < 1 {
+				errorf(v.Line, f, "want a request index ≥ 1, got %q", v.Value)
+				continue
+			}
+			e.Request = n
+		case "reason":
+			e.Reason = v.Value
+		case "link":
+			e.Link = v.Value
+		case "until":
+			if _, err := time.Parse(time.DateOnly, v.Value); err != nil {
+				errorf(v.Line, f, "want a date YYYY-MM-DD, got %q", v.Value)
+				continue
+			}
+			e.Until = v.Value
+		default:
+			errorf(k.Line, f, "unknown key (known: case, check, request, reason, link, until)")
+		}
+	}
+	for _, req := range []struct {
+		key string
+		v   string
+	}{{"case", e.Case}, {"check", e.Check}, {"reason", e.Reason}} {
+		if !seen[req.key] {
+			errorf(item.Line, field+"."+req.key, "missing")
+		} else if req.v == "" && req.key == "reason" {
+			errorf(item.Line, field+".reason", "empty; say why the failure is accepted")
+		}
+	}
+	return e
 }

@@ -298,6 +298,44 @@ func oldValue(n *node) float64 {
 	return v
 }
 
+// writeStages writes m's stages_ms into the scenario node sc, the file's order first, then
+// stages it did not have, and returns what changed.
+func writeStages(sc *node, m *measured) []Change {
+	var ch []Change
+	old := sc.get("stages_ms")
+	st := objectNode()
+	var order []string
+	if old != nil {
+		for _, k := range old.keys {
+			if old.get(k).kind == 'z' || slices.ContainsFunc(m.stages, func(s checks.Stage) bool { return s.Name == k }) {
+				order = append(order, k)
+			} else {
+				ch = append(ch, Change{Scenario: m.id, Metric: "stages_ms." + k, Old: oldValue(old.get(k)), New: math.NaN()})
+			}
+		}
+	}
+	for _, s := range m.stages {
+		if !slices.Contains(order, s.Name) {
+			order = append(order, s.Name)
+		}
+	}
+	for _, k := range order {
+		v, measuredStage := m.stages.Get(k)
+		var prev *node
+		if old != nil {
+			prev = old.get(k)
+		}
+		if !measuredStage || prev != nil && prev.kind == 'z' { // null: a metric that does not apply
+			st.set(k, prev)
+			continue
+		}
+		st.set(k, numberNode(ms2(v)))
+		ch = append(ch, Change{Scenario: m.id, Metric: "stages_ms." + k, Old: oldValue(prev), New: ms2(v)})
+	}
+	sc.set("stages_ms", st)
+	return ch
+}
+
 // writeScenario writes m into the scenario node sc and returns what changed.
 func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64) []Change {
 	var ch []Change
@@ -310,39 +348,8 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64) 
 		}
 		ch = append(ch, Change{Scenario: m.id, Metric: metric, Old: old, New: v})
 	}
-	// stages_ms: the file's order first, then stages it did not have.
 	if len(m.stages) > 0 {
-		old := sc.get("stages_ms")
-		st := objectNode()
-		var order []string
-		if old != nil {
-			for _, k := range old.keys {
-				if old.get(k).kind == 'z' || slices.ContainsFunc(m.stages, func(s checks.Stage) bool { return s.Name == k }) {
-					order = append(order, k)
-				} else {
-					ch = append(ch, Change{Scenario: m.id, Metric: "stages_ms." + k, Old: oldValue(old.get(k)), New: math.NaN()})
-				}
-			}
-		}
-		for _, s := range m.stages {
-			if !slices.Contains(order, s.Name) {
-				order = append(order, s.Name)
-			}
-		}
-		for _, k := range order {
-			v, measuredStage := m.stages.Get(k)
-			var prev *node
-			if old != nil {
-				prev = old.get(k)
-			}
-			if !measuredStage || prev != nil && prev.kind == 'z' { // null: a metric that does not apply
-				st.set(k, prev)
-				continue
-			}
-			st.set(k, numberNode(ms2(v)))
-			ch = append(ch, Change{Scenario: m.id, Metric: "stages_ms." + k, Old: oldValue(prev), New: ms2(v)})
-		}
-		sc.set("stages_ms", st)
+		ch = append(ch, writeStages(sc, m)...)
 	}
 	if len(m.steps) > 0 {
 		old := sc.get("denoise_step_ms")

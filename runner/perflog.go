@@ -110,44 +110,10 @@ func ParsePerfLine(line []byte) (PerfRecord, error) {
 		}
 	}
 	if raw, ok := top["stages"]; ok && !isNull(raw) {
-		for i, v := range d.list("stages", raw) {
-			key := fmt.Sprintf("stages[%d]", i)
-			obj := d.object(key, v)
-			if obj == nil {
-				continue
-			}
-			var st PerfStage
-			if err := json.Unmarshal(obj["name"], &st.Name); err != nil || st.Name == "" {
-				d.bad(key+".name", obj["name"], "want a stage name")
-			}
-			st.ExecutionTimeMs = d.number(key+".execution_time_ms", obj["execution_time_ms"])
-			r.Stages = append(r.Stages, st)
-		}
+		r.Stages = d.stages(raw)
 	}
 	if raw, ok := top["memory_snapshots"]; ok && !isNull(raw) {
-		snaps := d.object("memory_snapshots", raw)
-		for name, v := range snaps {
-			if isNull(v) {
-				continue // not reported
-			}
-			key := "memory_snapshots." + name
-			obj := d.object(key, v)
-			if obj == nil {
-				continue
-			}
-			var ms MemorySnapshot
-			for field, dst := range map[string]**float64{"allocated_mb": &ms.AllocatedMB, "reserved_mb": &ms.ReservedMB,
-				"peak_allocated_mb": &ms.PeakAllocatedMB, "peak_reserved_mb": &ms.PeakReservedMB, "peak_host_anon_mb": &ms.PeakHostAnonMB} {
-				if fv, ok := obj[field]; ok && !isNull(fv) {
-					x := d.number(key+"."+field, fv)
-					*dst = &x
-				}
-			}
-			if r.MemorySnapshots == nil {
-				r.MemorySnapshots = map[string]MemorySnapshot{}
-			}
-			r.MemorySnapshots[name] = ms
-		}
+		r.MemorySnapshots = d.memorySnapshots(raw)
 	}
 	if len(d.problems) > 0 {
 		slices.Sort(d.problems)
@@ -158,6 +124,53 @@ func ParsePerfLine(line []byte) (PerfRecord, error) {
 
 // recordDecoder collects the problems of one record, each naming its field and value.
 type recordDecoder struct{ problems []string }
+
+// stages reads a record's "stages" list.
+func (d *recordDecoder) stages(raw json.RawMessage) []PerfStage {
+	var out []PerfStage
+	for i, v := range d.list("stages", raw) {
+		key := fmt.Sprintf("stages[%d]", i)
+		obj := d.object(key, v)
+		if obj == nil {
+			continue
+		}
+		var st PerfStage
+		if err := json.Unmarshal(obj["name"], &st.Name); err != nil || st.Name == "" {
+			d.bad(key+".name", obj["name"], "want a stage name")
+		}
+		st.ExecutionTimeMs = d.number(key+".execution_time_ms", obj["execution_time_ms"])
+		out = append(out, st)
+	}
+	return out
+}
+
+// memorySnapshots reads a record's "memory_snapshots" object; nil when it reports none.
+func (d *recordDecoder) memorySnapshots(raw json.RawMessage) map[string]MemorySnapshot {
+	var out map[string]MemorySnapshot
+	for name, v := range d.object("memory_snapshots", raw) {
+		if isNull(v) {
+			continue // not reported
+		}
+		key := "memory_snapshots." + name
+		obj := d.object(key, v)
+		if obj == nil {
+			continue
+		}
+		var ms MemorySnapshot
+		for field, dst := range map[string]**float64{"allocated_mb": &ms.AllocatedMB, "reserved_mb": &ms.ReservedMB,
+			"peak_allocated_mb": &ms.PeakAllocatedMB, "peak_reserved_mb": &ms.PeakReservedMB, "peak_host_anon_mb": &ms.PeakHostAnonMB} {
+			if fv, ok := obj[field]; ok && !isNull(fv) {
+				x := d.number(key+"."+field, fv)
+				*dst = &x
+			}
+		}
+		if out == nil {
+			out = map[string]MemorySnapshot{}
+		}
+		out[name] = ms
+	}
+	return out
+}
 
 func (d *recordDecoder) bad(field string, raw json.RawMessage, want string) {
 	if raw == nil {
@@ -347,7 +360,7 @@ func (p *perfLog) poll() error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	fi, err := f.Stat()
 	if err != nil {
 		return err

@@ -512,25 +512,37 @@ func (x *Session) sampleLocked(now time.Time, full bool) {
 		host, read = x.tree.RssAnon()
 		hostOK = read > 0
 	}
+	x.addToWindows(tick{devOK: devOK, devSum: devSum, procSeen: procSeen, procSum: procSum, hostOK: hostOK, host: host})
+}
+
+// tick is what one sample read; each sum counts only where its flag says it was read.
+type tick struct {
+	devOK, procSeen, hostOK bool
+	devSum, procSum, host   uint64
+}
+
+// addToWindows folds a sample into every open window's peaks (per GPU from devUsed and
+// procUsed).
+func (x *Session) addToWindows(t tick) {
 	for _, w := range x.windows {
 		w.samples++
-		if devOK {
+		if t.devOK {
 			w.devSeen = true
-			w.dev = max(w.dev, devSum)
+			w.dev = max(w.dev, t.devSum)
 			for i, v := range x.devUsed {
 				w.perDev[i] = max(w.perDev[i], v)
 			}
 		}
-		if procSeen {
+		if t.procSeen {
 			w.procSeen = true
-			w.proc = max(w.proc, procSum)
+			w.proc = max(w.proc, t.procSum)
 			for i, v := range x.procUsed {
 				w.perProc[i] = max(w.perProc[i], v)
 			}
 		}
-		if hostOK {
+		if t.hostOK {
 			w.hostSeen = true
-			w.host = max(w.host, host)
+			w.host = max(w.host, t.host)
 		}
 	}
 }

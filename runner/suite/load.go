@@ -429,38 +429,7 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 		d.errorf(o.vals[key].key.Line, join(field, key), "applies to %s cases only; this case's modality is %s", want, modality)
 	}
 
-	// Image fields.
-	if o.str("output_format", &r.OutputFormat) {
-		switch r.OutputFormat {
-		case "png", "jpeg", "webp":
-		default:
-			d.errorf(o.lineOf("output_format"), join(field, "output_format"), "unknown output format %q (known: png, jpeg, webp)", r.OutputFormat)
-		}
-		if video {
-			wrongModality("output_format", "image")
-		}
-	} else if image {
-		r.OutputFormat = defaultOutputFormat
-	}
-	r.N = 1
-	if o.integer("n", &r.N) {
-		o.atLeast("n", r.N, 1)
-		if video {
-			wrongModality("n", "image")
-		}
-	}
-	if v, f, ok := o.get("images"); ok {
-		if images, ok := d.strings(v, f); ok && len(images) > 0 {
-			for i, p := range images {
-				images[i] = d.path(p)
-				d.inputFile(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), images[i])
-			}
-			r.Images = images
-		}
-		if video {
-			wrongModality("images", "image (edit)")
-		}
-	}
+	d.imageFields(o, field, &r, image, video, wrongModality)
 
 	// Video fields.
 	if o.number("seconds", &r.Seconds) && r.Seconds < 0 {
@@ -492,6 +461,42 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 		}
 	}
 	return r
+}
+
+// imageFields reads a request's image-only fields into r: output_format (defaulted for image
+// cases), n and the input images of an edit. wrongModality reports one given to a video case.
+func (d *decoder) imageFields(o *object, field string, r *Request, image, video bool, wrongModality func(key, want string)) {
+	if o.str("output_format", &r.OutputFormat) {
+		switch r.OutputFormat {
+		case "png", "jpeg", "webp":
+		default:
+			d.errorf(o.lineOf("output_format"), join(field, "output_format"), "unknown output format %q (known: png, jpeg, webp)", r.OutputFormat)
+		}
+		if video {
+			wrongModality("output_format", "image")
+		}
+	} else if image {
+		r.OutputFormat = defaultOutputFormat
+	}
+	r.N = 1
+	if o.integer("n", &r.N) {
+		o.atLeast("n", r.N, 1)
+		if video {
+			wrongModality("n", "image")
+		}
+	}
+	if v, f, ok := o.get("images"); ok {
+		if images, ok := d.strings(v, f); ok && len(images) > 0 {
+			for i, p := range images {
+				images[i] = d.path(p)
+				d.inputFile(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), images[i])
+			}
+			r.Images = images
+		}
+		if video {
+			wrongModality("images", "image (edit)")
+		}
+	}
 }
 
 // parseSize parses "WxH" strictly: the size also names ground-truth files, so "0640x480" or
