@@ -457,16 +457,16 @@ func tableNum(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-func relChange(old, new float64) string {
+func relChange(old, cur float64) string {
 	switch {
 	case math.IsNaN(old):
 		return "new"
-	case math.IsNaN(new):
+	case math.IsNaN(cur):
 		return "removed"
-	case old == new:
+	case old == cur:
 		return "="
 	case old == 0:
 		return "from 0"
 	}
-	return fmt.Sprintf("%+.1f%%", (new/old-1)*100)
+	return fmt.Sprintf("%+.1f%%", (cur/old-1)*100)
 }

@@ -87,13 +87,13 @@ func requestTable(b *strings.Builder, l *checks.Result, lv level) {
 		cells := make([][]string, len(rows))
 		var shown []int
 		for ci, col := range columns {
-			any := false
+			filled := false
 			for ri, x := range rows {
 				s := col.cell(x)
 				cells[ri] = append(cells[ri], s)
-				any = any || s != ""
+				filled = filled || s != ""
 			}
-			if any {
+			if filled {
 				shown = append(shown, ci)
 			}
 		}

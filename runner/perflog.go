@@ -216,10 +216,10 @@ func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "
 
 // excerpt is a value as it appears in the line, cut short.
 func excerpt(b []byte) string {
-	const max = 80
+	const maxLen = 80
 	s := string(bytes.TrimSpace(b))
-	if len(s) > max {
-		return s[:max] + "…"
+	if len(s) > maxLen {
+		return s[:maxLen] + "…"
 	}
 	return s
 }

@@ -141,8 +141,8 @@ func DecodeAudio(ctx context.Context, path string, rate int) (PCM, error) {
 }
 
 // readMono reads interleaved little-endian float32 frames of the given channel count and
-// appends their average to dst, up to max frames.
-func readMono(r io.Reader, channels, max int, dst *[]float32) error {
+// appends their average to dst, up to maxFrames frames.
+func readMono(r io.Reader, channels, maxFrames int, dst *[]float32) error {
 	frame := make([]byte, 4*channels)
 	for {
 		if _, err := io.ReadFull(r, frame); err != nil {
@@ -154,7 +154,7 @@ func readMono(r io.Reader, channels, max int, dst *[]float32) error {
 			}
 			return err
 		}
-		if len(*dst) >= max {
+		if len(*dst) >= maxFrames {
 			return fmt.Errorf("audio longer than %d s (MaxAudioSeconds)", MaxAudioSeconds)
 		}
 		var sum float64

@@ -33,8 +33,8 @@ func command(ctx context.Context, name string, args ...string) *exec.Cmd {
 var ffmpegPrefix = regexp.MustCompile(`^\[[^\]]* @ 0x[0-9a-f]+\] *`)
 
 // messages returns ffmpeg's stderr as cleaned lines: context prefixes and a leading "path: "
-// removed, repeats and blank lines dropped, at most the last max lines.
-func messages(stderr []byte, path string, max int) []string {
+// removed, repeats and blank lines dropped, at most the last maxLines lines.
+func messages(stderr []byte, path string, maxLines int) []string {
 	var out []string
 	seen := map[string]bool{}
 	for line := range strings.SplitSeq(string(stderr), "\n") {
@@ -48,8 +48,8 @@ func messages(stderr []byte, path string, max int) []string {
 		seen[line] = true
 		out = append(out, line)
 	}
-	if len(out) > max {
-		out = out[len(out)-max:]
+	if len(out) > maxLines {
+		out = out[len(out)-maxLines:]
 	}
 	return out
 }
