@@ -173,18 +173,6 @@ func (n *node) setSorted(key string, v *node) {
 	n.lines = append(n.lines[:i], append([]int{0}, n.lines[i:]...)...)
 }
 
-// del removes key from an object node.
-func (n *node) del(key string) {
-	for i, k := range n.keys {
-		if k == key {
-			n.keys = append(n.keys[:i], n.keys[i+1:]...)
-			n.vals = append(n.vals[:i], n.vals[i+1:]...)
-			n.lines = append(n.lines[:i], n.lines[i+1:]...)
-			return
-		}
-	}
-}
-
 func objectNode() *node { return &node{kind: 'o'} }
 
 func stringNode(s string) *node { return &node{kind: 's', str: s} }

@@ -12,14 +12,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// perfBaselinesDir is where CI lays SGLang's real data files, beside the repository.
-const perfBaselinesDir = "../../shared/sglang-data/perf_baselines"
+// sglangDir holds SGLang's real CI data files, copied unchanged (testdata/sglang/SOURCES.md).
+const sglangDir = "testdata/sglang"
+
+// perfBaselinesDir holds SGLang's perf baselines (h100.json, 5090.json).
+var perfBaselinesDir = filepath.Join(sglangDir, "perf_baselines")
 
 func realFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(perfBaselinesDir, "*.json"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no SGLang perf baselines in %s (CI lays them there): %v", perfBaselinesDir, err)
+		t.Fatalf("no SGLang perf baselines in %s: %v", perfBaselinesDir, err)
 	}
 	return files
 }

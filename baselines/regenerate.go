@@ -156,7 +156,7 @@ func ms2(v float64) float64 {
 }
 
 // Regenerate writes the worst value of every metric of every case in results into a copy of
-// base (nil: a new file with the spec's default tolerances), keeping its tolerances,
+// base (nil: a new file with SGLang's default tolerances, docs/sglang-compat.md §4), keeping its tolerances,
 // metadata, key order and the scenarios no result measured. Scenario ids are case ids.
 //   - stages_ms: the stages measured, max each, in the file's order then pipeline order; a
 //     stage no longer reported is removed;
@@ -237,7 +237,7 @@ func pathOr(f *File) string {
 	return f.Path
 }
 
-// skeleton is a new baseline file: the tolerance profiles and sampling of spec §4.
+// skeleton is a new baseline file: the tolerance profiles and sampling of docs/sglang-compat.md §4.
 func skeleton(gpu string) *node {
 	doc := objectNode()
 	meta := objectNode()

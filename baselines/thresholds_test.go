@@ -10,20 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// sglangData is SGLang's real CI data, beside the repository (../shared/sglang-data) in CI and
-// at /work/shared/sglang-data on a development machine.
-func sglangData(t *testing.T) string {
-	for _, d := range []string{filepath.Join("..", "..", "shared", "sglang-data"), "/work/shared/sglang-data"} {
-		if _, err := os.Stat(filepath.Join(d, "consistency_thresholds")); err == nil {
-			return d
-		}
-	}
-	t.Skip("SGLang's data files (../shared/sglang-data) are not here")
-	return ""
-}
-
 func TestThresholdsSGLangFilesLoad(t *testing.T) {
-	dir := filepath.Join(sglangData(t), "consistency_thresholds")
+	dir := filepath.Join(sglangDir, "consistency_thresholds")
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no threshold files in %s: %v", dir, err)

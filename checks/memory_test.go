@@ -8,7 +8,7 @@ import (
 
 func memBaseline() MemoryBaseline {
 	b := NoMemoryBaseline()
-	b.LoadPeakMiB, b.RuntimePeakMiB = 13120, 24838 // spec §4's excerpt
+	b.LoadPeakMiB, b.RuntimePeakMiB = 13120, 24838 // docs/sglang-compat.md §4's excerpt
 	return b
 }
 

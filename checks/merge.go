@@ -58,7 +58,9 @@ func Merge(inputs []Input) ([]Result, error) {
 		for _, c := range r.Cases {
 			names = append(names, laneOf(c))
 		}
-		if len(r.Cases) == 0 { // a run that checked nothing still has a verdict to show
+		// A run that checked nothing still has a verdict to show, unless its plan gave it
+		// nothing to check: the lane's other partitions speak for the lane.
+		if len(r.Cases) == 0 && !r.emptyPartition() {
 			names = append(names, cmp.Or(r.Lane, DefaultLane))
 		}
 		for _, name := range names {

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// specBaseline is the scenario of spec §4's excerpt under its pr_test profile, with the
+// specBaseline is the scenario of docs/sglang-compat.md §4's excerpt under its pr_test profile, with the
 // scenario's tolerance_overrides {"e2e": 0.5} applied.
 func specBaseline() PerfBaseline {
 	return PerfBaseline{

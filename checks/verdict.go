@@ -156,6 +156,18 @@ func Finalize(r *Result) {
 		c.Status = CaseStatus(*c)
 	}
 	r.Status = RunStatus(r.Cases, r.Errors)
+	// A partition its plan left empty (a plan file from before plans dropped empty
+	// partitions) checked nothing because there was nothing to check: it passes.
+	if r.emptyPartition() {
+		r.Status = Pass
+	}
+}
+
+// emptyPartition reports whether r is the run of a partition its plan gave no cases, that
+// ran none and had no problem.
+func (r *Result) emptyPartition() bool {
+	return len(r.Cases) == 0 && len(r.Errors) == 0 && r.Partition.Index >= 0 &&
+		r.Partition.Index < len(r.Planned) && len(r.Planned[r.Partition.Index]) == 0
 }
 
 // requestStatus is a request's status recomputed from its checks, keeping Cancelled.

@@ -1,19 +1,14 @@
 package report
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-github/v66/github"
@@ -214,24 +209,40 @@ type Event struct {
 	HeadSHA string
 	// Repo is owner/name of the repository the event belongs to ("" if the payload has none).
 	Repo string
+	// HeadRepo is owner/name of the repository the tested commit comes from: a fork's for a
+	// pull request from a fork ("" if the payload does not say).
+	HeadRepo string
+	// WorkflowRun is set for a workflow_run event: the commit and pull request are those of
+	// the run that triggered it, and a fork's pull request is not listed in the payload.
+	WorkflowRun bool
 }
+
+// FromFork reports whether the event's commit comes from another repository than the one
+// the workflow runs in: code that the repository's maintainers did not write.
+func (ev Event) FromFork() bool { return ev.HeadRepo != "" && ev.Repo != "" && ev.HeadRepo != ev.Repo }
 
 // ParseEvent reads a GitHub event payload (GITHUB_EVENT_PATH, or a file uploaded by the
 // pull_request workflow for the workflow_run pattern): pull_request and
-// pull_request_target events, workflow_run events of a pull request, and push events
-// (statuses only).
+// pull_request_target events, workflow_run events, and push events (statuses only). For a
+// workflow_run event the commit is the run's head_sha, and the pull request the one of
+// pull_requests[] with that head (none for a fork's pull request: see Publisher.Target).
 func ParseEvent(data []byte) (Event, error) {
+	type repo struct {
+		FullName string `json:"full_name"`
+	}
 	var p struct {
 		Number      int `json:"number"`
 		PullRequest *struct {
 			Number int `json:"number"`
 			Head   struct {
-				SHA string `json:"sha"`
+				SHA  string `json:"sha"`
+				Repo *repo  `json:"repo"`
 			} `json:"head"`
 		} `json:"pull_request"`
 		WorkflowRun *struct {
-			HeadSHA      string `json:"head_sha"`
-			PullRequests []struct {
+			HeadSHA        string `json:"head_sha"`
+			HeadRepository *repo  `json:"head_repository"`
+			PullRequests   []struct {
 				Number int `json:"number"`
 				Head   struct {
 					SHA string `json:"sha"`
@@ -239,9 +250,7 @@ func ParseEvent(data []byte) (Event, error) {
 			} `json:"pull_requests"`
 		} `json:"workflow_run"`
 		After      string `json:"after"`
-		Repository struct {
-			FullName string `json:"full_name"`
-		} `json:"repository"`
+		Repository repo   `json:"repository"`
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Event{}, fmt.Errorf("event payload: %w", err)
@@ -250,11 +259,22 @@ func ParseEvent(data []byte) (Event, error) {
 	switch {
 	case p.PullRequest != nil:
 		ev.Number, ev.HeadSHA = cmp.Or(p.PullRequest.Number, p.Number), p.PullRequest.Head.SHA
+		if r := p.PullRequest.Head.Repo; r != nil {
+			ev.HeadRepo = r.FullName
+		}
 	case p.WorkflowRun != nil:
+		ev.WorkflowRun = true
 		ev.HeadSHA = p.WorkflowRun.HeadSHA
-		if len(p.WorkflowRun.PullRequests) > 0 {
-			pr := p.WorkflowRun.PullRequests[0]
-			ev.Number, ev.HeadSHA = pr.Number, cmp.Or(pr.Head.SHA, ev.HeadSHA)
+		if r := p.WorkflowRun.HeadRepository; r != nil {
+			ev.HeadRepo = r.FullName
+		}
+		// The statuses go on the commit the run tested; a pull request listed with another
+		// head has moved on since, and is not the one this run is about.
+		for _, pr := range p.WorkflowRun.PullRequests {
+			if pr.Head.SHA == "" || pr.Head.SHA == ev.HeadSHA {
+				ev.Number = pr.Number
+				break
+			}
 		}
 	default:
 		ev.HeadSHA = p.After
@@ -281,195 +301,6 @@ func isSHA(s string) bool {
 		}
 	}
 	return true
-}
-
-// RetryTransport retries GitHub API requests that failed for reasons that pass: 5xx, 429,
-// and 403s that are rate limits (primary: X-RateLimit-Remaining 0; secondary: Retry-After or
-// a "secondary rate limit" message). It waits as GitHub asks (Retry-After,
-// X-RateLimit-Reset), else with exponential backoff and full jitter, and gives up — returning
-// the last response as it came — once the next wait would pass MaxElapsed in total. Transport
-// errors (connection reset, a per-attempt timeout) are retried the same way.
-type RetryTransport struct {
-	Base http.RoundTripper // nil: http.DefaultTransport
-	// MaxElapsed bounds the total time spent waiting between attempts (default 2 minutes).
-	MaxElapsed time.Duration
-	// Attempt bounds each attempt (0: no bound beyond the request's context).
-	Attempt time.Duration
-	// BaseDelay is the first backoff (default 1 s); the backoff doubles, up to 30 s.
-	BaseDelay time.Duration
-	// Sleep waits d or until ctx is done; nil sleeps for real. Tests inject a fake.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Now is the clock X-RateLimit-Reset is read against; nil is time.Now.
-	Now func() time.Time
-	// Jitter returns a number in [0, 1); nil is math/rand/v2.
-	Jitter func() float64
-	// OnRetry, if set, hears of every retry (for logs).
-	OnRetry func(req *http.Request, status int, err error, wait time.Duration)
-}
-
-// RoundTrip implements http.RoundTripper.
-func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := cmp.Or[http.RoundTripper](t.Base, http.DefaultTransport)
-	maxElapsed := cmp.Or(t.MaxElapsed, 2*time.Minute)
-	delay := cmp.Or(t.BaseDelay, time.Second)
-	now := t.Now
-	if now == nil {
-		now = time.Now
-	}
-	jitter := t.Jitter
-	if jitter == nil {
-		jitter = rand.Float64
-	}
-	sleep := t.Sleep
-	if sleep == nil {
-		sleep = sleepCtx
-	}
-	var waited time.Duration
-	for attempt := 0; ; attempt++ {
-		r, err := rewind(req)
-		if err != nil {
-			return nil, err
-		}
-		resp, cancel, err := t.once(base, r)
-		wait, retry := time.Duration(0), false
-		status := 0
-		if err != nil {
-			if req.Context().Err() != nil {
-				return nil, err
-			}
-			retry = true
-		} else {
-			status = resp.StatusCode
-			wait, retry = retryAfter(resp, now)
-		}
-		if !retry {
-			return withCancel(resp, cancel), err
-		}
-		if wait <= 0 {
-			// Full jitter: anywhere in [0, backoff), at least a tenth of it.
-			backoff := min(delay<<min(attempt, 5), 30*time.Second)
-			wait = max(backoff/10, time.Duration(jitter()*float64(backoff)))
-		}
-		if waited+wait > maxElapsed {
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: gave up after %d attempts: %w", req.Method, req.URL.Path, attempt+1, err)
-			}
-			return withCancel(resp, cancel), nil
-		}
-		if resp != nil {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-			resp.Body.Close()
-		}
-		if cancel != nil {
-			cancel()
-		}
-		if t.OnRetry != nil {
-			t.OnRetry(req, status, err, wait)
-		}
-		if err := sleep(req.Context(), wait); err != nil {
-			return nil, err
-		}
-		waited += wait
-	}
-}
-
-// once makes one attempt, bounded by Attempt; the cancel func must run once the body is read.
-func (t *RetryTransport) once(base http.RoundTripper, req *http.Request) (*http.Response, context.CancelFunc, error) {
-	if t.Attempt <= 0 {
-		resp, err := base.RoundTrip(req)
-		return resp, nil, err
-	}
-	ctx, cancel := context.WithTimeout(req.Context(), t.Attempt)
-	resp, err := base.RoundTrip(req.WithContext(ctx))
-	if err != nil {
-		cancel()
-		return nil, nil, err
-	}
-	return resp, cancel, nil
-}
-
-// rewind returns a request that can be sent again, its body reset.
-func rewind(req *http.Request) (*http.Request, error) {
-	r := req.Clone(req.Context())
-	if req.Body != nil && req.Body != http.NoBody {
-		if req.GetBody == nil {
-			return nil, fmt.Errorf("%s %s: body cannot be replayed for a retry", req.Method, req.URL.Path)
-		}
-		b, err := req.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		r.Body = b
-	}
-	return r, nil
-}
-
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
-}
-
-func withCancel(resp *http.Response, cancel context.CancelFunc) *http.Response {
-	if resp != nil && cancel != nil {
-		resp.Body = cancelBody{resp.Body, cancel}
-	}
-	return resp
-}
-
-// retryAfter says whether a response is worth retrying and how long GitHub asked to wait
-// (0: not said, back off).
-func retryAfter(resp *http.Response, now func() time.Time) (time.Duration, bool) {
-	code := resp.StatusCode
-	rateLimited := false
-	switch {
-	case code >= 500 || code == http.StatusTooManyRequests:
-		rateLimited = true
-	case code == http.StatusForbidden:
-		if resp.Header.Get("Retry-After") != "" || resp.Header.Get("X-RateLimit-Remaining") == "0" {
-			rateLimited = true
-			break
-		}
-		// A secondary rate limit may come with no header at all; its message says so.
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		resp.Body.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		rateLimited = bytes.Contains(bytes.ToLower(body), []byte("rate limit"))
-	}
-	if !rateLimited || code == http.StatusNotImplemented {
-		return 0, false
-	}
-	if s := resp.Header.Get("Retry-After"); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-			return time.Duration(n) * time.Second, true
-		}
-		if t, err := http.ParseTime(s); err == nil {
-			return max(t.Sub(now()), 0), true
-		}
-	}
-	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
-		if n, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-			// A second more: the reset is rounded down, and clocks differ.
-			return max(time.Unix(n, 0).Sub(now()), 0) + time.Second, true
-		}
-	}
-	return 0, true
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // NewClient returns a go-github client for apiURL (GITHUB_API_URL: https://api.github.com,

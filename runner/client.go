@@ -19,26 +19,62 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// maxMedia bounds a response body; a server that streams without end must not fill the disk.
-const maxMedia = 4 << 30
+// maxJSON bounds a JSON response, which is decoded in memory (images come base64-encoded in
+// it), below the server's max_output_mb.
+const maxJSON = 256 << 20
 
-// client speaks the OpenAI-style image and video API of spec §2 to one server.
+// client speaks the OpenAI-style image and video API of docs/sglang-compat.md §2 to one server.
 type client struct {
 	http  *http.Client
 	base  string
 	model string
 	poll  time.Duration
+	// dir is where the output files go; maxBytes caps each response body (max_output_mb).
+	dir      string
+	maxBytes int64
 }
 
 // reply is what one generation request returned.
 type reply struct {
 	ID string
-	// Media holds the output files' bytes: one per image for images, one MP4 for videos.
-	Media [][]byte
+	// Files are the output files, written to the client's dir: one per image for images, one
+	// MP4 for videos.
+	Files []mediaFile
 	// Ext is the file extension of the media (png, jpeg, webp, mp4).
 	Ext          string
 	PeakMemoryMB *float64
 	InferenceS   *float64
+}
+
+// mediaFile is one output file on disk.
+type mediaFile struct {
+	Path  string
+	Bytes int64
+}
+
+// saveError is an output that arrived but could not be written to disk: a problem of the
+// machine (a full disk), not of the server.
+type saveError struct{ err error }
+
+func (e *saveError) Error() string { return "save output: " + e.err.Error() }
+func (e *saveError) Unwrap() error { return e.err }
+
+// tooLargeError is a response body past the cap.
+type tooLargeError struct {
+	Method, URL string
+	Limit       int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s %s: response larger than %d MiB (the server's max_output_mb): not read further", e.Method, e.URL, e.Limit>>20)
+}
+
+// mediaName is the file name of output k (0-based) with extension ext.
+func mediaName(k int, ext string) string {
+	if k == 0 {
+		return "output." + ext
+	}
+	return fmt.Sprintf("output-%d.%s", k+1, ext)
 }
 
 // httpError is a non-2xx answer from the server.
@@ -131,7 +167,14 @@ func (c *client) image(ctx context.Context, cs *suite.Case) (reply, error) {
 		if err != nil {
 			return out, fmt.Errorf("response %s: data[%d].b64_json: %w", resp.ID, i, err)
 		}
-		out.Media = append(out.Media, b)
+		if len(b) == 0 {
+			continue // no media: output.present says so
+		}
+		p := filepath.Join(c.dir, mediaName(i, r.OutputFormat))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return out, &saveError{err}
+		}
+		out.Files = append(out.Files, mediaFile{Path: p, Bytes: int64(len(b))})
 	}
 	return out, nil
 }
@@ -195,14 +238,105 @@ func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
 			return reply{ID: id}, err
 		}
 	}
-	media, err := c.get(ctx, "/v1/videos/"+job.ID+"/content")
 	out := reply{ID: job.ID, Ext: "mp4", PeakMemoryMB: job.PeakMemoryMB, InferenceS: job.InferenceTimeS}
+	f, err := c.download(ctx, "/v1/videos/"+job.ID+"/content", filepath.Join(c.dir, mediaName(0, "mp4")))
 	if err != nil {
 		return out, err
 	}
-	out.Media = [][]byte{media}
+	if f.Bytes > 0 {
+		out.Files = []mediaFile{f}
+	}
 	return out, nil
 }
+
+// download streams the body of a GET to the file path, never holding more than a buffer of
+// it in memory, and stops at the cap. The request's context (request_timeout) bounds the
+// whole body, not only the headers. A partial file is removed.
+func (c *client) download(ctx context.Context, path, dst string) (f mediaFile, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return f, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return f, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return f, &httpError{Method: req.Method, URL: req.URL.Path, Status: resp.StatusCode, Message: errorMessage(b)}
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return f, &saveError{err}
+	}
+	defer func() {
+		if cerr := out.Close(); cerr != nil && err == nil {
+			err = &saveError{cerr}
+		}
+		if err != nil {
+			os.Remove(dst)
+		}
+	}()
+	n, err := io.Copy(fileWriter{out}, &limitedBody{r: resp.Body, left: c.limit()})
+	var wf *writeFailure
+	switch {
+	case errors.As(err, &wf):
+		return f, &saveError{wf.err}
+	case errors.Is(err, errTooLarge):
+		return f, &tooLargeError{Method: req.Method, URL: req.URL.Path, Limit: c.limit()}
+	case err != nil:
+		return f, fmt.Errorf("%s %s: read response after %d bytes: %w", req.Method, req.URL.Path, n, err)
+	}
+	return mediaFile{Path: dst, Bytes: n}, nil
+}
+
+// limit is the cap on one response body.
+func (c *client) limit() int64 {
+	if c.maxBytes > 0 {
+		return c.maxBytes
+	}
+	return int64(suite.DefaultMaxOutputMB) << 20
+}
+
+var errTooLarge = errors.New("response too large")
+
+// limitedBody reads at most left bytes and fails with errTooLarge past them (io.LimitReader
+// would end quietly, and a cut file would pass as a whole one).
+type limitedBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		var one [1]byte
+		if n, _ := l.r.Read(one[:]); n > 0 {
+			return 0, errTooLarge
+		}
+		return l.r.Read(p[:0])
+	}
+	n, err := l.r.Read(p[:min(int64(len(p)), l.left)])
+	l.left -= int64(n)
+	return n, err
+}
+
+// fileWriter wraps the errors of the file side of io.Copy, to tell a full disk apart from a
+// broken response.
+type fileWriter struct{ f *os.File }
+
+func (w fileWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = &writeFailure{err}
+	}
+	return n, err
+}
+
+// writeFailure is an error of writing the output file.
+type writeFailure struct{ err error }
+
+func (w *writeFailure) Error() string { return w.err.Error() }
 
 func (c *client) postJSON(ctx context.Context, path string, body map[string]any, into any) error {
 	b, err := json.Marshal(body)
@@ -274,14 +408,6 @@ func (c *client) getJSON(ctx context.Context, path string, into any) error {
 	return c.do(req, into)
 }
 
-func (c *client) get(ctx context.Context, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	return c.body(req)
-}
-
 func (c *client) do(req *http.Request, into any) error {
 	b, err := c.body(req)
 	if err != nil {
@@ -300,8 +426,12 @@ func (c *client) body(req *http.Request) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMedia))
-	if err != nil {
+	limit := min(c.limit(), maxJSON)
+	b, err := io.ReadAll(&limitedBody{r: resp.Body, left: limit})
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, &tooLargeError{Method: req.Method, URL: req.URL.Path, Limit: limit}
+	case err != nil:
 		return nil, fmt.Errorf("%s %s: read response: %w", req.Method, req.URL.Path, err)
 	}
 	if resp.StatusCode/100 != 2 {

@@ -13,8 +13,10 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -27,7 +29,7 @@ const ModeGT = "gt"
 type consistencyConfig struct {
 	thresholds *baselines.Thresholds
 	gt         baselines.GroundTruth
-	clip       *checks.CLIPScorer
+	clip       *clip.Scorer
 }
 
 // loadConsistency reads the suite's thresholds (a file, or a folder with one file per GPU
@@ -161,11 +163,11 @@ func (r *run) clipCheck(ctx context.Context, rr *checks.RequestResult, dir strin
 		return checks.Check{Name: checks.ConsistencyCLIP, Status: checks.Fail, Limit: checks.Float(lim.CLIP),
 			Detail: fmt.Sprintf("threshold ≥ %g configured, but no score: %v", lim.CLIP, err)}
 	}
-	var pairs []checks.CLIPPair
+	var pairs []clip.Pair
 	var idx []int
 	switch e.Kind {
 	case baselines.GTImage:
-		pairs, idx = []checks.CLIPPair{{Output: abs(rr.Output.Path), GroundTruth: abs(e.Path)}}, []int{0}
+		pairs, idx = []clip.Pair{{Output: abs(rr.Output.Path), GroundTruth: abs(e.Path)}}, []int{0}
 	default:
 		for k, i := range baselines.KeyFrameIndices(res.Frames) {
 			o, err := r.savedFrame(ctx, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
@@ -178,7 +180,7 @@ func (r *run) clipCheck(ctx context.Context, rr *checks.RequestResult, dir strin
 					return fail(err)
 				}
 			}
-			pairs = append(pairs, checks.CLIPPair{Output: abs(o), GroundTruth: abs(g)})
+			pairs = append(pairs, clip.Pair{Output: abs(o), GroundTruth: abs(g)})
 			idx = append(idx, i)
 		}
 	}
@@ -249,7 +251,7 @@ func (r *run) failurePicture(ctx context.Context, c *suite.Case, rr *checks.Requ
 	if err != nil {
 		return err
 	}
-	m, mw, mh := checks.SSIMMap(out.RGB, gt.RGB, out.W, out.H)
+	m, mw, mh := metrics.SSIMMap(out.RGB, gt.RGB, out.W, out.H)
 	title := fmt.Sprintf("%s request %d/%d", c.ID, rr.Index, rr.Of)
 	if res.Kind == "video" {
 		title += fmt.Sprintf(": frame %d of %d (lowest SSIM)", k, res.Frames)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
 
 // MemorySampler measures the peak memory of a server's process tree while it runs: GPU
@@ -15,34 +16,7 @@ import (
 type MemorySampler interface {
 	// Start begins sampling the process tree rooted at pid (the server and every process it
 	// spawns) until the session is stopped.
-	Start(ctx context.Context, pid int) (MemorySession, error)
-}
-
-// MemorySession samples one server process tree.
-type MemorySession interface {
-	// Window opens a measurement window now; windows may overlap (concurrent requests).
-	Window() MemoryWindow
-	// Stop ends sampling and releases what the session holds; it may be called twice.
-	Stop()
-}
-
-// MemoryWindow is one phase of a server's life: its load, or one request in flight.
-type MemoryWindow interface {
-	// End closes the window and returns the peaks of the samples taken inside it.
-	End() MemoryPeaks
-}
-
-// MemoryPeaks is what a window measured.
-type MemoryPeaks struct {
-	// MiB maps a source label to the peak in MiB: nvml_process (the server's process tree,
-	// summed over GPUs), nvml_device (every GPU's used memory, summed), host_anon (RssAnon of
-	// the tree) and, with several GPUs, the same per GPU as nvml_process:I and nvml_device:I.
-	// A source that could not be measured is left out, never zero; Notes says why.
-	MiB map[string]float64
-	// Notes explain every source left out or degraded (no driver, no permission, ...).
-	Notes []string
-	// Samples is how many samples fell inside the window.
-	Samples int
+	Start(ctx context.Context, pid int) (memory.Session, error)
 }
 
 // MemorySamplerCheck names the note a request or case carries when a memory source was left
@@ -67,7 +41,7 @@ func (r *run) startMemory(srv *server) {
 // endLoadMemory closes the load window of a server that became ready and records its peaks
 // on the case, beside whatever the server reports about itself.
 func endLoadMemory(srv *server, cr *checks.CaseResult) {
-	var p MemoryPeaks
+	var p memory.Peaks
 	switch {
 	case srv.loadWin != nil:
 		p = srv.loadWin.End()
@@ -104,9 +78,9 @@ func mergePeaks(peaks, add map[string]float64) map[string]float64 {
 
 // requestMemory is the memory window of one request; a nil one measures nothing.
 type requestMemory struct {
-	w    MemoryWindow
+	w    memory.Window
 	note string
-	p    MemoryPeaks
+	p    memory.Peaks
 }
 
 // openRequestMemory opens a window around a request, or returns nil without a session.
@@ -152,7 +126,7 @@ func (m *requestMemory) record(rr *checks.RequestResult) {
 }
 
 // samplerNote turns the notes of a window into one skipped check.
-func samplerNote(p MemoryPeaks, phase string) (checks.Check, bool) {
+func samplerNote(p memory.Peaks, phase string) (checks.Check, bool) {
 	if len(p.Notes) == 0 {
 		return checks.Check{}, false
 	}

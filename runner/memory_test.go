@@ -6,24 +6,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
 
-type fakeWindow struct{ p MemoryPeaks }
+type fakeWindow struct{ p memory.Peaks }
 
-func (w fakeWindow) End() MemoryPeaks { return w.p }
+func (w fakeWindow) End() memory.Peaks { return w.p }
 
 type fakeSession struct {
-	p       MemoryPeaks
+	p       memory.Peaks
 	stopped int
 }
 
-func (s *fakeSession) Window() MemoryWindow { return fakeWindow{s.p} }
-func (s *fakeSession) Stop()                { s.stopped++ }
+func (s *fakeSession) Window() memory.Window { return fakeWindow{s.p} }
+func (s *fakeSession) Stop()                 { s.stopped++ }
 
 // TestRequestMemory: the sampler's peaks land beside the server's own, and a source left out
 // becomes a skipped memory.sampler check that does not change the request's status.
 func TestRequestMemory(t *testing.T) {
-	sess := &fakeSession{p: MemoryPeaks{MiB: map[string]float64{"nvml_process": 4294, "host_anon": 385}, Notes: []string{"x", "x"}}}
+	sess := &fakeSession{p: memory.Peaks{MiB: map[string]float64{"nvml_process": 4294, "host_anon": 385}, Notes: []string{"x", "x"}}}
 	srv := &server{mem: sess}
 	m := srv.openRequestMemory()
 	m.end()
@@ -57,7 +58,7 @@ func TestRequestMemory(t *testing.T) {
 }
 
 func TestLoadMemory(t *testing.T) {
-	srv := &server{loadWin: fakeWindow{MemoryPeaks{MiB: map[string]float64{"nvml_process": 2658}}}}
+	srv := &server{loadWin: fakeWindow{memory.Peaks{MiB: map[string]float64{"nvml_process": 2658}}}}
 	cr := checks.CaseResult{Load: &checks.Load{DurationMs: 1}}
 	endLoadMemory(srv, &cr)
 	// The server's own load peak arrives later with the first perf record; the first value

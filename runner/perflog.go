@@ -308,20 +308,28 @@ func (r PerfRecord) peaks(snapshot string) map[string]float64 {
 	return out
 }
 
+// maxPerfLine bounds one performance.log line: a record is a few KiB; a line that never
+// ends must not grow without bound in memory.
+const maxPerfLine = 16 << 20
+
 // perfLog follows a performance.log file as the server appends to it and indexes its records
-// by request id. It reads only complete lines, so a record being written is never half-read.
+// by request id. It reads only complete lines, so a record being written is never half-read;
+// a line longer than maxPerfLine is skipped with a note; a file that was truncated or
+// replaced (log rotation) is read again from its start.
 type perfLog struct {
 	path string
 
-	mu      sync.Mutex
-	offset  int64
-	part    []byte
-	lines   int // complete lines read so far
-	records map[string]PerfRecord
+	mu       sync.Mutex
+	fi       os.FileInfo // the file read last, to notice that it was replaced
+	offset   int64
+	part     []byte
+	skipping bool // inside a line past maxPerfLine: drop up to its end
+	lines    int  // lines read so far (complete or skipped), for the malformed-record error
+	records  map[string]PerfRecord
 	// malformed holds the records that name their request but cannot be read: that request
 	// gets this error, not "no record".
 	malformed map[string]*MalformedRecordError
-	bad       []string // other lines that could not be parsed, for the failure detail
+	bad       []string // other lines that could not be parsed or were skipped, for the failure detail
 }
 
 func newPerfLog(path string) *perfLog {
@@ -340,42 +348,82 @@ func (p *perfLog) poll() error {
 		return err
 	}
 	defer f.Close()
-	if _, err := f.Seek(p.offset, io.SeekStart); err != nil {
-		return err
-	}
-	data, err := io.ReadAll(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	p.offset += int64(len(data))
-	p.part = append(p.part, data...)
+	if p.fi != nil && (!os.SameFile(p.fi, fi) || fi.Size() < p.offset) {
+		// Rotated (another file now) or truncated: what it holds now starts at byte 0.
+		p.offset, p.part, p.skipping, p.lines = 0, nil, false, 0
+	}
+	p.fi = fi
+	if _, err := f.Seek(p.offset, io.SeekStart); err != nil {
+		return err
+	}
+	buf := make([]byte, 256<<10)
 	for {
-		i := bytes.IndexByte(p.part, '\n')
-		if i < 0 {
-			break
+		n, err := f.Read(buf)
+		if n > 0 {
+			p.offset += int64(n)
+			p.feed(buf[:n])
 		}
-		line := bytes.TrimSpace(p.part[:i])
-		p.part = p.part[i+1:]
-		p.lines++
-		if len(line) == 0 {
-			continue
-		}
-		rec, err := ParsePerfLine(line)
-		var me *MalformedRecordError
-		if errors.As(err, &me) && me.RequestID != "" {
-			me.Path, me.Line = p.path, p.lines
-			p.malformed[me.RequestID] = me
-			continue
+		if errors.Is(err, io.EOF) {
+			return nil
 		}
 		if err != nil {
-			if len(p.bad) < 5 {
-				p.bad = append(p.bad, fmt.Sprintf("%.120s: %v", line, err))
-			}
-			continue
+			return err
 		}
-		p.records[rec.RequestID] = rec
 	}
-	return nil
+}
+
+// feed splits data into lines, keeping an unfinished one for the next call.
+func (p *perfLog) feed(data []byte) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			if !p.skipping {
+				p.part = append(p.part, data...)
+				if len(p.part) > maxPerfLine {
+					p.note(fmt.Sprintf("a line longer than %d MiB ending after byte %d was skipped", maxPerfLine>>20, p.offset))
+					p.part, p.skipping = nil, true
+				}
+			}
+			return
+		}
+		p.lines++
+		if p.skipping {
+			p.skipping = false
+		} else {
+			p.line(append(p.part, data[:i]...))
+		}
+		p.part = p.part[:0]
+		data = data[i+1:]
+	}
+}
+
+func (p *perfLog) line(b []byte) {
+	line := bytes.TrimSpace(b)
+	if len(line) == 0 {
+		return
+	}
+	rec, err := ParsePerfLine(line)
+	var me *MalformedRecordError
+	if errors.As(err, &me) && me.RequestID != "" {
+		me.Path, me.Line = p.path, p.lines
+		p.malformed[me.RequestID] = me
+		return
+	}
+	if err != nil {
+		p.note(fmt.Sprintf("%.120s: %v", line, err))
+		return
+	}
+	p.records[rec.RequestID] = rec
+}
+
+func (p *perfLog) note(s string) {
+	if len(p.bad) < 5 {
+		p.bad = append(p.bad, s)
+	}
 }
 
 // errNoPerfRecord is returned when no record for a request appeared in time.

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// specRecord is the record of spec/sglang-compat.md §3, plus a field newer servers add.
+// specRecord is the record of docs/sglang-compat.md §3, plus a field newer servers add.
 const specRecord = `{"request_id": "req-1", "timestamp": "2026-08-16T10:01:02.345678+00:00", "tag": "pipeline_stage_metrics", "commit_hash": "abc",
  "stages": [{"name": "TextEncodingStage", "execution_time_ms": 232.0}, {"name": "DenoisingStage", "execution_time_ms": 12404.2}],
  "steps": [196.2, 242.2, 248.9],
@@ -177,5 +177,68 @@ func TestPerfLogMalformedRecord(t *testing.T) {
 	}
 	if _, err := p.wait(t.Context(), "a", 0); err != nil {
 		t.Errorf("the good record: %v", err)
+	}
+}
+
+// TestPerfLogRereadsTruncatedAndRotated: a performance.log that is truncated, or replaced by
+// a new file (log rotation), is read again from its start; records after it are found.
+func TestPerfLogRereadsTruncatedAndRotated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.log")
+	rec := func(id string) string { return `{"request_id": "` + id + `", "total_duration_ms": 1}` + "\n" }
+	p := newPerfLog(path)
+	if err := os.WriteFile(path, []byte(rec("req-1")+rec("req-2")+rec("req-3")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.wait(t.Context(), "req-3", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Truncated in place, then a shorter content: the offset is past its end.
+	if err := os.WriteFile(path, []byte(rec("req-4")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.wait(t.Context(), "req-4", time.Second); err != nil {
+		t.Errorf("after truncation: %v", err)
+	}
+	// Rotated: renamed away, a new file in its place, longer than the offset read so far.
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(rec("req-5")+rec("req-6")+rec("req-7")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"req-5", "req-6", "req-7"} {
+		if _, err := p.wait(t.Context(), id, time.Second); err != nil {
+			t.Errorf("after rotation: %v", err)
+		}
+	}
+}
+
+// TestPerfLogSkipsOverlongLine: an unterminated 300 MiB line is not held in memory; it is
+// skipped with a note, and the record after its end is read.
+func TestPerfLogSkipsOverlongLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := newPerfLog(path)
+	chunk := []byte(strings.Repeat("x", 1<<20))
+	for range 300 {
+		f.Write(chunk)
+		if err := p.poll(); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.part) > maxPerfLine {
+			t.Fatalf("holding %d bytes of one line", len(p.part))
+		}
+	}
+	f.WriteString("\n" + `{"request_id": "after", "total_duration_ms": 1}` + "\n")
+	if _, err := p.wait(t.Context(), "after", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.wait(t.Context(), "missing", 10*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "a line longer than 16 MiB") {
+		t.Errorf("no note of the skipped line: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 const PlanSchema = "diffusion-check/plan/v1"
 
 // DefaultEstimate is the planning estimate of a case nothing else says anything about
-// (SGLang's figure, spec §7).
+// (SGLang's figure, docs/sglang-compat.md §7).
 const DefaultEstimate = 300.0
 
 // Estimates is what a baselines file knows about a case, for planning.
@@ -43,13 +43,19 @@ type PlanItem struct {
 	Source string `json:"source"`
 }
 
+// MaxPartitions is GitHub's limit on the jobs of one matrix: a plan never has more.
+const MaxPartitions = 256
+
 // Plan splits a lane's cases into partitions; every job of a matrix computes the same plan.
 type Plan struct {
-	Schema     string          `json:"schema"`
-	Suite      string          `json:"suite"`
-	Lane       string          `json:"lane"`
-	Hash       string          `json:"hash"`
-	Total      int             `json:"total"`
+	Schema string `json:"schema"`
+	Suite  string `json:"suite"`
+	Lane   string `json:"lane"`
+	Hash   string `json:"hash"`
+	Total  int    `json:"total"`
+	// Requested is the number of partitions asked for when the plan has fewer (Total): no more
+	// than there are cases to fill them, and no more than MaxPartitions.
+	Requested  int             `json:"requested,omitempty"`
 	IdealS     float64         `json:"ideal_s"`
 	LongestS   float64         `json:"longest_s"`
 	Partitions []PlanPartition `json:"partitions"`
@@ -121,12 +127,38 @@ func PartitionsFor(items []PlanItem, targetS float64, maxJobs int) int {
 	return min(max(n, 1), max(maxJobs, 1))
 }
 
-// MakePlan splits items into n partitions. A reuse server's cases share one start per partition,
-// so they stay together unless splitting them shortens the longest partition. It starts from
-// longest-processing-time-first over server groups and improves by moving and swapping single
-// cases while the longest partition gets shorter. Ties break on case ids: same input, same plan.
+// MakePlan splits items into at most n partitions, none of them empty: never more than there
+// are items, nor than MaxPartitions, and when the split leaves a partition empty it splits
+// again into as many as it filled, so that a plan of its Total is a plan of the same Total.
+// Requested says how many were asked for when that is more. A reuse server's cases share one
+// start per partition, so they stay together unless splitting them shortens the longest
+// partition. It starts from longest-processing-time-first over server groups and improves by
+// moving and swapping single cases while the longest partition gets shorter. Ties break on
+// case ids: same input, same plan.
 func MakePlan(suiteName, lane string, items []PlanItem, n int) *Plan {
-	n = max(n, 1)
+	asked := max(n, 1)
+	n = min(asked, max(len(items), 1), MaxPartitions)
+	for {
+		p := split(suiteName, lane, items, n)
+		filled := 0
+		for _, pp := range p.Partitions {
+			if len(pp.Cases) > 0 {
+				filled++
+			}
+		}
+		// Each round has fewer partitions, so this ends; a one-partition plan holds every item.
+		if filled == n || n == 1 {
+			if asked != n {
+				p.Requested = asked
+			}
+			return p
+		}
+		n = max(filled, 1)
+	}
+}
+
+// split is one attempt of MakePlan at exactly n partitions.
+func split(suiteName, lane string, items []PlanItem, n int) *Plan {
 	parts := make([][]PlanItem, n)
 	for _, chunk := range chunks(items, n) {
 		best := 0
@@ -334,7 +366,7 @@ func planHash(p *Plan) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// LPT is SGLang's own split (spec §7), for comparison: every case starts its own server, cases
+// LPT is SGLang's own split (docs/sglang-compat.md §7), for comparison: every case starts its own server, cases
 // sorted by estimate, each given to the least-loaded partition. It returns the partition loads.
 func LPT(items []PlanItem, n int) []float64 {
 	costs := make([]float64, len(items))

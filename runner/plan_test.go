@@ -52,8 +52,8 @@ func TestPlanEveryCaseOnceAndDeterministic(t *testing.T) {
 		if diff := cmp.Diff(want, all); diff != "" {
 			t.Errorf("n=%d: cases (-want +got):\n%s", n, diff)
 		}
-		if len(a.Partitions) != n || a.Total != n {
-			t.Errorf("n=%d: %d partitions", n, len(a.Partitions))
+		if want := min(n, len(items)); len(a.Partitions) != want || a.Total != want {
+			t.Errorf("n=%d: %d partitions, want %d", n, len(a.Partitions), want)
 		}
 	}
 }
@@ -191,5 +191,51 @@ func TestPartitionsFor(t *testing.T) {
 		if got := PartitionsFor(items, c.target, c.max); got != c.want {
 			t.Errorf("PartitionsFor(target %.0f, max %d) = %d, want %d", c.target, c.max, got, c.want)
 		}
+	}
+}
+
+// TestPlanNeverEmptyPartitions asks for more partitions than there are cases to fill them,
+// with zero-cost and reuse cases that an LPT split would leave behind, and up to a million:
+// no partition is empty, the plan is capped at the cases and at GitHub's 256 matrix jobs, it
+// says how many were asked for, and planning again with its Total gives the same plan.
+func TestPlanNeverEmptyPartitions(t *testing.T) {
+	many := make([]PlanItem, 300)
+	for i := range many {
+		many[i] = PlanItem{Case: fmt.Sprintf("c%03d", i), Server: "s", RunS: 10, StartS: 1}
+	}
+	zero := []PlanItem{
+		{Case: "a", Server: "shared", Reuse: true},
+		{Case: "b", Server: "shared", Reuse: true},
+		{Case: "c", Server: "own"},
+	}
+	for _, tc := range []struct {
+		name      string
+		items     []PlanItem
+		n         int
+		total     int // at most, for reuse groups that stay together
+		requested int
+	}{
+		{"more partitions than cases", sglangShaped(3), 41, 40, 41},
+		{"a million partitions", sglangShaped(3), 1000000, 40, 1000000},
+		{"capped at 256", many, 1000, MaxPartitions, 1000},
+		{"zero-cost cases", zero, 3, 1, 3},
+		{"exactly enough", many[:5], 5, 5, 0},
+		{"capped exactly at 256", many, 300, MaxPartitions, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := MakePlan("s", "base", tc.items, tc.n)
+			if p.Total < 1 || p.Total > tc.total || len(p.Partitions) != p.Total || p.Requested != tc.requested {
+				t.Fatalf("total %d (%d partitions), requested %d; want 1..%d, %d", p.Total, len(p.Partitions), p.Requested, tc.total, tc.requested)
+			}
+			for _, pp := range p.Partitions {
+				if len(pp.Cases) == 0 {
+					t.Errorf("partition %d/%d is empty", pp.Index, p.Total)
+				}
+			}
+			again := MakePlan("s", "base", tc.items, p.Total)
+			if again.Hash != p.Hash {
+				t.Errorf("planning again with %d partitions gives another split", p.Total)
+			}
+		})
 	}
 }

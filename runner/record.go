@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,49 @@ type Recorder struct {
 
 	mu sync.Mutex
 	f  *os.File // requests.jsonl; nil once closed
+}
+
+// ServersDir is the folder of the server logs and perf logs of a run, inside its --out.
+const ServersDir = "servers"
+
+// StaleOutError is a --out folder that holds what an earlier run wrote: a new run into it
+// without Force would leave that run's verdict for report to find.
+type StaleOutError struct {
+	Dir   string
+	Found []string
+}
+
+// Error names the folder and what it holds.
+func (e *StaleOutError) Error() string {
+	return fmt.Sprintf("--out %s holds an earlier run (%s): report would show its verdict; use another folder, remove it, or pass --force to remove those files first", e.Dir, strings.Join(e.Found, ", "))
+}
+
+// ClearOut makes sure dir holds nothing of an earlier run: no results.json, requests.jsonl,
+// artifacts/ or servers/ (server and perf logs). Without force it refuses a folder that holds
+// any of them (a *StaleOutError); with force it removes exactly those, and returns their
+// names. Nothing else in dir is touched.
+func ClearOut(dir string, force bool) (removed []string, err error) {
+	var found []string
+	for _, name := range []string{ResultsFile, RequestsFile, ArtifactsDir, ServersDir} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			found = append(found, name)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("check --out %s: %w", dir, err)
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	if !force {
+		return nil, &StaleOutError{Dir: dir, Found: found}
+	}
+	for _, name := range found {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return removed, fmt.Errorf("remove the earlier run's %s: %w", name, err)
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
 }
 
 // NewRecorder creates dir and dir/artifacts and starts a fresh requests.jsonl in it. A
@@ -67,8 +111,19 @@ func (r *Recorder) Request(rr checks.RequestResult) error {
 	if r.f == nil {
 		return fmt.Errorf("record case %s request %d/%d: recorder closed", rr.Case, rr.Index, rr.Of)
 	}
-	if _, err := r.f.Write(line); err != nil {
+	// Whole lines or nothing: a write cut short (a full disk) is taken back, so that the
+	// lines after it, once there is room again, are not glued to a torn one.
+	end, err := r.f.Seek(0, io.SeekEnd)
+	if err != nil {
 		return fmt.Errorf("record case %s request %d/%d: %w", rr.Case, rr.Index, rr.Of, err)
+	}
+	if n, err := r.f.Write(line); err != nil {
+		if n > 0 {
+			if terr := r.f.Truncate(end); terr != nil {
+				err = errors.Join(err, fmt.Errorf("take back the partial line: %w", terr))
+			}
+		}
+		return fmt.Errorf("record case %s request %d/%d in %s (not saved there; results.json will hold it): %w", rr.Case, rr.Index, rr.Of, RequestsFile, err)
 	}
 	return nil
 }
@@ -229,7 +284,41 @@ func ReadResults(path string) (*checks.Result, error) {
 	if err := json.Unmarshal(data, &res); err != nil {
 		return nil, fmt.Errorf("%s: %w", posOf(path, data, err), err)
 	}
+	if err := requestIndexes(&res); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &res, nil
+}
+
+// requestIndexes checks that every case holds each of its requests exactly once: indexes 1
+// to "of", all with the same "of". A results file that misses one or repeats one would let a
+// failure go unreported, or count one twice.
+func requestIndexes(res *checks.Result) error {
+	var errs []error
+	for _, c := range res.Cases {
+		if len(c.Requests) == 0 {
+			continue
+		}
+		of := c.Requests[0].Of
+		seen := map[int]bool{}
+		for _, rr := range c.Requests {
+			switch {
+			case rr.Of != of:
+				errs = append(errs, fmt.Errorf("case %s: request %d says it is of %d, another of %d", c.ID, rr.Index, rr.Of, of))
+			case rr.Index < 1 || rr.Index > of:
+				errs = append(errs, fmt.Errorf("case %s: request index %d is outside 1..%d", c.ID, rr.Index, of))
+			case seen[rr.Index]:
+				errs = append(errs, fmt.Errorf("case %s: request %d/%d appears twice", c.ID, rr.Index, of))
+			}
+			seen[rr.Index] = true
+		}
+		for i := 1; i <= of; i++ {
+			if !seen[i] {
+				errs = append(errs, fmt.Errorf("case %s: request %d/%d is missing", c.ID, i, of))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // posOf returns "path:line" for a JSON decoding error that carries an offset, else path.

@@ -333,8 +333,12 @@ func TestReadResultsErrors(t *testing.T) {
 		{"not json", "{\n  \"schema\": \"diffusion-check/results/v1\",\n  oops\n}", `bad.json:3: invalid character`},
 		{"wrong type", "{\n\"schema\": \"diffusion-check/results/v1\",\n\"cases\": 3}", `type.json:3: json: cannot unmarshal number`},
 		{"not an object", `[]`, `array.json:1: json: cannot unmarshal array`},
+		{"missing request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":3},{"index":3,"of":3}]}]}`, `missing.json: case t2i: request 2/3 is missing`},
+		{"duplicated request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":2},{"index":1,"of":2}]}]}`, `dup.json: case t2i: request 1/2 appears twice`},
+		{"index out of range", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":0,"of":1}]}]}`, `range.json: case t2i: request index 0 is outside 1..1`},
 	}
-	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json", "not an object": "array.json"}
+	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json", "not an object": "array.json",
+		"missing request": "missing.json", "duplicated request": "dup.json", "index out of range": "range.json"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, names[tt.name])

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -28,9 +29,12 @@ type Options struct {
 	Partition checks.Partition
 	// Plan is the split the partition belongs to; nil means PlanSuite with GPU and
 	// Partition.Total.
-	Plan   *Plan
-	Cases  []string // restrict to these case ids; empty: all of the partition
-	Out    string
+	Plan  *Plan
+	Cases []string // restrict to these case ids; empty: all of the partition
+	Out   string
+	// Force lets a run write into an Out that holds an earlier run, whose files it removes
+	// first (ClearOut); without it such an Out is refused.
+	Force  bool
 	Mode   string
 	Commit string
 	GPU    string
@@ -51,7 +55,7 @@ type Options struct {
 	// Perf configures the perf and memory verdicts (tolerance profile, env overrides).
 	Perf PerfOptions
 	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
-	CLIPScorer *checks.CLIPScorer
+	CLIPScorer *clip.Scorer
 }
 
 // Run executes the selected cases and returns their results. The returned error means the run
@@ -72,9 +76,6 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cases) == 0 {
-		return nil, fmt.Errorf("suite %s: no cases in lane %q partition %d/%d", opts.Suite.Path, opts.Lane, opts.Partition.Index, opts.Partition.Total)
-	}
 	perfCfg, err := loadPerf(opts)
 	if err != nil {
 		return nil, err
@@ -83,12 +84,20 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	removed, err := ClearOut(opts.Out, opts.Force)
+	if err != nil {
+		return nil, err
+	}
 	rec, err := NewRecorder(opts.Out)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Close()
-	r := &run{opts: opts, rec: rec, progress: opts.Progress, perfCfg: perfCfg, cons: cons}
+	r := &run{opts: opts, rec: rec, progress: opts.Progress, perfCfg: perfCfg, cons: cons,
+		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{})}
+	if len(removed) > 0 {
+		r.logf("--force: removed the earlier run's %s from %s", strings.Join(removed, ", "), opts.Out)
+	}
 	if r.progress == nil {
 		r.progress = io.Discard
 	}
@@ -110,16 +119,85 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		Commit:    opts.Commit,
 		StartedAt: time.Now().UTC(),
 	}
+	if len(cases) == 0 {
+		r.logf("partition %d/%d has no cases in the plan: nothing to run, results.json says so", opts.Partition.Index, opts.Partition.Total)
+	}
+	// On cancel (SIGINT or SIGTERM: GitHub sends SIGKILL 10 s after SIGINT) results.json is
+	// written at once from what finished, before any server is stopped (a stop may take its
+	// whole grace period); the final write below replaces it once everything has stopped.
+	head := *res
+	stopSnapshot := context.AfterFunc(ctx, func() {
+		defer close(r.snapshotDone)
+		r.writeSnapshot(head, cases)
+	})
 	for _, u := range units(opts.Suite, cases) {
 		res.Cases = append(res.Cases, r.unit(ctx, u)...)
+	}
+	if stopSnapshot() {
+		close(r.snapshotDone)
+	} else {
+		<-r.snapshotDone // never let the snapshot overwrite the final results
+	}
+	if res.Cases == nil {
+		res.Cases = []checks.CaseResult{} // a partition with no cases: "cases": [], not null
 	}
 	res.FinishedAt = time.Now().UTC()
 	r.applyKnown(res)
 	r.failureIndex(res)
+	r.reportUnsaved()
 	if err := rec.Results(res); err != nil {
 		return res, fmt.Errorf("write results: %w", err)
 	}
 	return res, nil
+}
+
+// requestKey names one request of one case.
+type requestKey struct {
+	caseID string
+	index  int
+}
+
+// writeSnapshot writes results.json as the run stands when it is cancelled: every request
+// that finished with its result, every other one cancelled.
+func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
+	began := time.Now()
+	snap := head
+	snap.Cases = []checks.CaseResult{}
+	snap.FinishedAt = began.UTC()
+	kept := 0
+	r.mu.Lock()
+	for _, c := range cases {
+		cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
+		for i := 1; i <= c.Repeat; i++ {
+			rr, ok := r.finished[requestKey{c.ID, i}]
+			if !ok {
+				rr = cancelledRequest(c, i, "run cancelled before the request finished")
+			} else {
+				kept++
+			}
+			cr.Requests = append(cr.Requests, rr)
+		}
+		snap.Cases = append(snap.Cases, cr)
+	}
+	r.mu.Unlock()
+	if p := r.perfCfg; p != nil && len(p.known) > 0 {
+		checks.ApplyKnown(&snap, p.known, p.today)
+	}
+	if err := r.rec.Results(&snap); err != nil {
+		r.logf("cancelled: could not write results.json before stopping the servers: %v", err)
+		return
+	}
+	r.logf("cancelled: results.json written in %s (%d finished requests kept, the rest cancelled); stopping the servers", time.Since(began).Round(time.Millisecond), kept)
+}
+
+// stopServer stops a server; after a cancel, only once results.json holds what finished.
+func (r *run) stopServer(srv *server) {
+	select {
+	case <-r.cancelled:
+		<-r.snapshotDone
+	default:
+	}
+	srv.stop()
 }
 
 func suiteName(s *suite.Suite) string {
@@ -192,8 +270,31 @@ type run struct {
 	starts   int // server starts so far, to name their log folders
 	perfCfg  *perfConfig
 	cons     *consistencyConfig
+	servers  []*server // every server started, to report output their logs could not keep
 
-	mu sync.Mutex // guards progress lines from concurrent requests
+	// finished holds every recorded request (guarded by mu), for the results.json written
+	// the moment the run is cancelled; snapshotDone is closed once that write is over (or
+	// will not happen), and servers are stopped after a cancel only then.
+	finished     map[requestKey]checks.RequestResult
+	cancelled    <-chan struct{}
+	snapshotDone chan struct{}
+
+	mu      sync.Mutex // guards progress lines from concurrent requests, and unsaved
+	unsaved []string   // what could not be written to disk (a full disk), said at the end
+}
+
+// reportUnsaved says, in one block at the end of the run, everything that could not be
+// written: request lines missing from requests.jsonl, server output missing from the logs.
+func (r *run) reportUnsaved() {
+	for _, s := range r.servers {
+		if u := s.log.unsaved(); u != "" {
+			r.unsaved = append(r.unsaved, s.logPath+": "+u)
+		}
+	}
+	if len(r.unsaved) == 0 {
+		return
+	}
+	r.logf("NOT SAVED (disk full or unwritable; results.json holds every request):\n  %s", strings.Join(r.unsaved, "\n  "))
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -207,7 +308,7 @@ func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
 	var srv *server
 	defer func() {
 		if srv != nil {
-			srv.stop()
+			r.stopServer(srv)
 		}
 	}()
 	var out []checks.CaseResult
@@ -220,7 +321,7 @@ func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
 		out = append(out, cr)
 		srv = keep
 		if !u.server.Reuse && srv != nil {
-			srv.stop()
+			r.stopServer(srv)
 			srv = nil
 		}
 	}
@@ -236,7 +337,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	defer func() { cr.WallMs = ms(time.Since(began)) }()
 	srv := warm
 	if srv != nil && srv.dead() != "" {
-		srv.stop()
+		r.stopServer(srv)
 		srv = nil
 	}
 	if srv != nil {
@@ -279,7 +380,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	r.casePerf(c, &cr)
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
-		srv.stop()
+		r.stopServer(srv)
 		return cr, nil
 	}
 	return cr, srv
@@ -297,7 +398,7 @@ func (e *startError) Unwrap() error { return e.err }
 // start launches a server for a case and waits until it is ready.
 func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*server, time.Duration, error) {
 	r.starts++
-	dir := filepath.Join(r.opts.Out, "servers", fmt.Sprintf("%02d-%s", r.starts, spec.Name))
+	dir := filepath.Join(r.opts.Out, ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
 	r.logf("%s: starting server %s", c.ID, spec.Name)
 	srv, err := startServer(spec, serverEnv{
 		dir:        dir,
@@ -308,9 +409,10 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	if err != nil {
 		return nil, 0, &startError{err: err}
 	}
+	r.servers = append(r.servers, srv)
 	r.startMemory(srv)
 	if err := srv.waitReady(ctx, r.opts.HTTPClient); err != nil {
-		srv.stop()
+		r.stopServer(srv)
 		tail := srv.log.lastLines(8)
 		if len(tail) > 0 {
 			err = fmt.Errorf("%w; last log lines:\n%s", err, strings.Join(tail, "\n"))
@@ -372,7 +474,7 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 			r.record(rr)
 			r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
 			if halt != "" {
-				srv.stop()
+				r.stopServer(srv)
 			}
 		}(i)
 	}
@@ -383,8 +485,14 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 // record appends a finished request to requests.jsonl; a write failure is reported but does
 // not stop the run (results.json still gets everything).
 func (r *run) record(rr checks.RequestResult) {
+	r.mu.Lock()
+	r.finished[requestKey{rr.Case, rr.Index}] = rr
+	r.mu.Unlock()
 	if err := r.rec.Request(rr); err != nil {
 		r.logf("warning: %v", err)
+		r.mu.Lock()
+		r.unsaved = append(r.unsaved, err.Error())
+		r.mu.Unlock()
 	}
 }
 

@@ -14,14 +14,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
 // fatalPatterns are log lines by which a server announces that it is dying, even before its
-// process exits (spec §1).
+// process exits (docs/sglang-compat.md §1).
 var fatalPatterns = []string{
 	"Fatal Python error:",
 	"Segmentation fault",
@@ -44,14 +45,15 @@ type server struct {
 	perf       *perfLog
 	started    time.Time
 
+	guard    *proc.Guard   // kills the process group if the run dies before stop
 	exited   chan struct{} // closed when the process has exited
 	exitErr  error         // set before exited is closed
 	stopOnce sync.Once
 
 	// mem samples the process tree's memory (nil without a sampler); loadWin is open from
 	// launch to ready; memNote says why there is no session when starting one failed.
-	mem     MemorySession
-	loadWin MemoryWindow
+	mem     memory.Session
+	loadWin memory.Window
 	memNote string
 }
 
@@ -125,19 +127,20 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filled[0], filled[1:]...)
+	// Its own process group, killed by the kernel if the run dies (Pdeathsig), and by a
+	// guard (below) together with everything else in the group.
+	cmd := proc.Group(filled[0], filled[1:]...)
 	cmd.Dir = spec.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = env.suiteDir
 	}
-	cmd.Env = append([]string(nil), env.environ...)
+	cmd.Env = ServerEnviron(env.environ)
 	cmd.Env = append(cmd.Env, "SGLANG_PERF_LOG_DIR="+perfDir, "PYTHONUNBUFFERED=1")
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+fill(v))
 	}
 	lw := newLogWatch(logFile, spec.Ready.LogMarker)
 	cmd.Stdout, cmd.Stderr = lw, lw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Orphaned grandchildren may keep the log pipe open; do not wait for them forever.
 	cmd.WaitDelay = 2 * time.Second
 	s := &server{
@@ -151,6 +154,13 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	}
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", filled[0], err)
+	}
+	if s.guard, err = proc.StartGuard(cmd.Process.Pid); err != nil {
+		// Without a guard a SIGKILL of the run would leave the server's children running.
+		proc.KillGroup(cmd)
+		cmd.Wait()
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", filled[0], err)
 	}
@@ -255,47 +265,81 @@ func (s *server) settle(d time.Duration) {
 func (s *server) stop() { s.stopOnce.Do(s.kill) }
 
 func (s *server) kill() {
-	pgid := s.cmd.Process.Pid
 	select {
 	case <-s.exited:
 	default:
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = proc.Terminate(s.cmd)
 		select {
 		case <-s.exited:
 		case <-time.After(s.spec.StopGrace):
 		}
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = proc.KillGroup(s.cmd)
 	<-s.exited
+	// Released only now: until the group is gone, a run killed mid-stop leaves it to the guard.
+	_ = s.guard.Release()
 	if s.mem != nil {
 		s.mem.Stop()
 	}
 }
 
+// ServerEnviron is the environment a server process starts from: environ without the
+// credentials of GitHub and of the Actions runner, which a server (code the suite names, so
+// possibly a pull request's) has no use for and must not be able to read or leak: the
+// tokens (GITHUB_TOKEN, GH_TOKEN, GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN), every
+// action input (INPUT_*, which holds github_token), and every runner-internal ACTIONS_*
+// variable (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_URL/TOKEN, ACTIONS_CACHE_URL,
+// ACTIONS_RESULTS_URL, ...). The rest (PATH, HOME, CUDA_*, HF_TOKEN for model downloads, the
+// non-secret GITHUB_* context) passes; the suite's env is added on top by the caller.
+func ServerEnviron(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "INPUT_"), strings.HasPrefix(k, "ACTIONS_"):
+			continue
+		case k == "GITHUB_TOKEN", k == "GH_TOKEN", k == "GH_ENTERPRISE_TOKEN", k == "GITHUB_ENTERPRISE_TOKEN":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
 // logWatch writes the server's output to its log file while watching it line by line for
 // the readiness marker and crash patterns, and keeps the last lines for failure details.
 type logWatch struct {
-	mu     sync.Mutex
-	file   *os.File
-	marker string
-	ready  chan struct{}
-	seen   bool
-	fatal  string
-	part   []byte
-	tail   []string
-	closed bool
+	mu   sync.Mutex
+	file io.WriteCloser
+	// dropped counts the output bytes that could not be written to the log file (a full
+	// disk); writeErr is the first such error. The output is still read and watched: a
+	// server whose output stops being read blocks, or dies of SIGPIPE.
+	dropped  int64
+	writeErr error
+	marker   string
+	ready    chan struct{}
+	seen     bool
+	fatal    string
+	part     []byte
+	tail     []string
+	closed   bool
 }
 
-func newLogWatch(f *os.File, marker string) *logWatch {
+func newLogWatch(f io.WriteCloser, marker string) *logWatch {
 	return &logWatch{file: f, marker: marker, ready: make(chan struct{})}
 }
 
+// Write never fails: what the log file refuses is counted (unsaved) and the rest of the
+// watching goes on.
 func (l *logWatch) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.closed {
-		if _, err := l.file.Write(p); err != nil {
-			return 0, err
+		if n, err := l.file.Write(p); err != nil {
+			l.dropped += int64(len(p) - n)
+			if l.writeErr == nil {
+				l.writeErr = err
+			}
 		}
 	}
 	l.part = append(l.part, p...)
@@ -344,6 +388,17 @@ func (l *logWatch) close() {
 	}
 	l.closed = true
 	l.file.Close()
+}
+
+// unsaved says how much of the server's output is missing from its log file, and why; ""
+// when nothing is.
+func (l *logWatch) unsaved() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d bytes of server output could not be written to the server log (%v); the last lines are kept in memory", l.dropped, l.writeErr)
 }
 
 func (l *logWatch) fatalLine() string {

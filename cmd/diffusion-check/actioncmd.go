@@ -38,6 +38,13 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 		for _, f := range []string{"suite", "lane", "gpu", "partition", "plan", "cases", "profile", "mode", "out"} {
 			flag(f, f)
 		}
+		switch v := in("allow_untrusted"); v {
+		case "true":
+			argv = append(argv, "--allow-untrusted")
+		case "", "false":
+		default:
+			return 0, usagef("input allow_untrusted: want true or false, got %q", v)
+		}
 	case "report", "baseline":
 		pending := false
 		if command == "report" {
@@ -64,7 +71,9 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 		if len(results) == 0 {
 			return 0, usagef("input results: name the results files or folders to %s", command)
 		}
-		argv = append(argv, results...)
+		// "--" ends the flags: every word of the input is a path, never an option (a results
+		// input of "--publish" names a file called --publish).
+		argv = append(append(argv, "--"), results...)
 	default:
 		return 0, usagef("input command: want plan, run, report or baseline, got %q", command)
 	}

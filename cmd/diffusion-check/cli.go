@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/internal/kernel"
 )
 
 // Exit codes: the contract of DESIGN.md. 0 and 1 and 3 come from a result's status
@@ -47,6 +49,26 @@ Run "diffusion-check <command> -h" for the flags of a command.
 Exit codes: 0 pass, 1 a check failed, 2 usage or configuration error, 3 could not run.
 `
 
+// kernelEnv forces the measuring kernels' instruction set (portable, avx2, avx512) instead of
+// the widest one the CPU has: to compare kernels, or to rule one out when a result looks wrong.
+const kernelEnv = "DIFFUSION_CHECK_KERNEL"
+
+// selectKernel applies $DIFFUSION_CHECK_KERNEL, before any kernel runs.
+func selectKernel(getenv func(string) string) error {
+	v := getenv(kernelEnv)
+	if v == "" {
+		return nil
+	}
+	l, err := kernel.Parse(v)
+	if err == nil {
+		err = kernel.Force(l)
+	}
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w", kernelEnv, v, err)
+	}
+	return nil
+}
+
 // run dispatches a command line and returns the process exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
@@ -54,9 +76,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if err := selectKernel(getenv); err != nil {
+		fmt.Fprintf(stderr, "diffusion-check: %s\n", err)
+		return exitUsage
+	}
 	switch args[0] {
 	case "version", "--version":
 		fmt.Fprintln(stdout, "diffusion-check", version())
+		fmt.Fprintf(stdout, "ssim kernel: %s (%s)\n", kernel.Selected(), kernel.Describe())
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

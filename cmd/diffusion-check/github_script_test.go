@@ -23,13 +23,17 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 
 // cmdGitHub drives a fake GitHub for a script:
 //
-//	github start [readonly] [pagesize=N]      start it; set GITHUB_* and write $WORK/event.json (PR 7)
+//	github start [readonly] [pagesize=N] [workflow_run[=fork]]
+//	                                          start it; set GITHUB_* and write $WORK/event.json (PR 7,
+//	                                          or a workflow_run payload about it: a fork's lists no PR)
+//	github pull PR SHA HEADREPO [closed]      the fake knows pull request PR with that head
 //	github seed PR N                          add N comments of other people
 //	github fault METHOD PATH CODE [retry-after=S] [times=N]
 //	github comments PR N                      PR has N comments with a diffusion-check marker
 //	github comment PR REGEXP                  the one diffusion-check comment matches
 //	github status CONTEXT STATE [REGEXP]      the last status of CONTEXT on the head commit
 //	github requests N                         it served N requests
+//	github statuses N                         it holds N commit statuses, on any commit
 //
 // The fake's problems (unexpected calls, bad bodies) fail the script when it ends.
 func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
@@ -38,8 +42,13 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if args[0] == "start" {
 		cfg := githubfake.Config{Owner: "octo", Repo: "diffusion", Token: "ghs_script_token"}
+		ev := fmt.Sprintf(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
 		for _, a := range args[1:] {
 			switch {
+			case a == "workflow_run":
+				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "octo/diffusion"}, "pull_requests": [{"number": 7, "head": {"sha": %q}}]}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead, scriptHead)
+			case a == "workflow_run=fork":
+				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
 			case a == "readonly":
 				cfg.ReadOnly = true
 			case strings.HasPrefix(a, "pagesize="):
@@ -64,7 +73,6 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		} {
 			ts.Setenv(k, v)
 		}
-		ev := fmt.Sprintf(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
 		ts.Check(os.WriteFile(ts.MkAbs("event.json"), []byte(ev), 0o644))
 		return
 	}
@@ -74,6 +82,18 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	f := v.(*githubfake.Fake)
 	switch args[0] {
+	case "pull":
+		need(ts, args, 4)
+		p := githubfake.Pull{Number: atoi(ts, args[1]), HeadSHA: args[2], HeadRepo: args[3]}
+		if len(args) > 4 {
+			p.State = args[4]
+		}
+		f.AddPull(p)
+	case "statuses":
+		need(ts, args, 2)
+		if got, want := len(f.Statuses()), atoi(ts, args[1]); got != want {
+			ts.Fatalf("fake holds %d statuses, want %d: %+v", got, want, f.Statuses())
+		}
 	case "seed":
 		need(ts, args, 3)
 		for i := range atoi(ts, args[2]) {

@@ -51,6 +51,9 @@ func planCmd(_ context.Context, e env, args []string) (int, error) {
 	}
 	fmt.Fprintf(e.stdout, "%s\n", b)
 	fmt.Fprintf(e.stderr, "plan: %s\n", p)
+	if p.Requested > 0 {
+		fmt.Fprintf(e.stderr, "plan: %d partitions asked for, %d made: no more than the cases can fill (at most %d, GitHub's matrix limit)\n", p.Requested, p.Total, runner.MaxPartitions)
+	}
 	for _, id := range p.Defaulted {
 		fmt.Fprintf(e.stderr, "plan: case %s has no estimate (no `estimate:`, no baseline); planned with %.0f s\n", id, runner.DefaultEstimate)
 	}

@@ -21,7 +21,7 @@ const maxAnnotations = 10
 
 // readOnlyNotice explains what to do when the token cannot write: the pattern that lets a
 // fork's pull request get its comment and statuses.
-const readOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders and the event ($GITHUB_EVENT_PATH) as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish --event event.json results*/". See docs/report.md.`
+const readOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
 
 func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("report", e)
@@ -29,7 +29,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	markdownPath := fs.String("markdown", "", "write the full Markdown report to `FILE`")
 	junitPath := fs.String("junit", "", "write JUnit XML (a test case per request) to `FILE`")
 	summary := fs.Bool("summary", e.getenv("GITHUB_STEP_SUMMARY") != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
-	eventPath := fs.String("event", "", "the event payload `FILE` (default $GITHUB_EVENT_PATH); for the workflow_run pattern, the uploaded pull_request event")
+	eventPath := fs.String("event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
 	key := fs.String("comment-key", "default", "tells apart the comments of several reports on one PR")
 	lanes := fs.String("lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
 	budget := fs.Duration("retry-budget", 2*time.Minute, "give up retrying GitHub after waiting this long in total")
@@ -51,7 +51,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	}
 	var pub *publishing
 	if *publish || *pending {
-		p, err := newPublishing(e, token, *eventPath, *budget)
+		p, err := newPublishing(ctx, e, token, *eventPath, *budget)
 		if err != nil {
 			return 0, err
 		}
@@ -102,14 +102,17 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		}
 	}
 	rep := &report.Report{Key: *key, Lanes: merged, Pending: running}
+	// GitHub being unreachable must not cost the files: they are written (without the
+	// comparison with the previous comment) before the failure is returned.
+	var ghErr error
 	if pub != nil {
 		rep.RunURL, rep.RunLabel, rep.FullURL = pub.runURL, pub.runLabel, pub.runURL
 		if pub.ev.Number > 0 {
 			prev, err := pub.p.FindComment(ctx, pub.ev.Number, *key)
-			if err != nil {
-				return pub.fail(e, err)
-			}
-			if prev != nil {
+			switch {
+			case err != nil:
+				ghErr = err
+			case prev != nil:
 				rep.Previous = report.ParseState(prev.Body)
 			}
 		}
@@ -139,6 +142,13 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		for _, an := range report.Annotations(merged, maxAnnotations) {
 			a.WithFieldsMap(map[string]string{"title": an.Title}).Errorf("%s", an.Message)
 		}
+	}
+	if ghErr != nil {
+		code, err := pub.fail(e, ghErr)
+		if serr := e.setOutputs(outs); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return code, err
 	}
 	if pub != nil {
 		url, err := pub.publish(ctx, rep)
@@ -180,7 +190,7 @@ type publishing struct {
 	inActions        bool
 }
 
-func newPublishing(e env, token, eventPath string, budget time.Duration) (*publishing, error) {
+func newPublishing(ctx context.Context, e env, token, eventPath string, budget time.Duration) (*publishing, error) {
 	var missing []string
 	if token == "" {
 		missing = append(missing, "GITHUB_TOKEN")
@@ -189,9 +199,15 @@ func newPublishing(e env, token, eventPath string, budget time.Duration) (*publi
 	if repo == "" {
 		missing = append(missing, "GITHUB_REPOSITORY")
 	}
-	eventPath = cmp.Or(eventPath, e.getenv("GITHUB_EVENT_PATH"))
-	if eventPath == "" {
-		missing = append(missing, "--event or GITHUB_EVENT_PATH")
+	// The workflow's own event (GITHUB_EVENT_PATH) is the only one trusted to say where to
+	// publish; --event (an uploaded artifact, which a pull request's code may have written)
+	// is only checked against it. Outside Actions there is no own event: --event is all.
+	trustedPath := e.getenv("GITHUB_EVENT_PATH")
+	if trustedPath == "" {
+		trustedPath, eventPath = eventPath, ""
+	}
+	if trustedPath == "" {
+		missing = append(missing, "GITHUB_EVENT_PATH or --event")
 	}
 	if len(missing) > 0 {
 		return nil, usagef("--publish needs %s", strings.Join(missing, ", "))
@@ -200,13 +216,17 @@ func newPublishing(e env, token, eventPath string, budget time.Duration) (*publi
 	if !ok || owner == "" || name == "" {
 		return nil, usagef("GITHUB_REPOSITORY: want OWNER/NAME, got %q", repo)
 	}
-	data, err := os.ReadFile(eventPath)
+	trusted, err := readEvent(trustedPath)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("read event: %w", err)}
+		return nil, err
 	}
-	ev, err := report.ParseEvent(data)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", eventPath, err)}
+	var uploaded *report.Event
+	if eventPath != "" {
+		ev, err := readEvent(eventPath)
+		if err != nil {
+			return nil, err
+		}
+		uploaded = &ev
 	}
 	client, err := report.NewClient(e.getenv("GITHUB_API_URL"), token, &report.RetryTransport{
 		MaxElapsed: budget,
@@ -223,7 +243,18 @@ func newPublishing(e env, token, eventPath string, budget time.Duration) (*publi
 		return nil, usageError{err}
 	}
 	server := cmp.Or(e.getenv("GITHUB_SERVER_URL"), "https://github.com")
-	p := &publishing{p: &report.Publisher{Client: client, Owner: owner, Repo: name}, ev: ev, inActions: e.getenv("GITHUB_ACTIONS") == "true"}
+	p := &publishing{p: &report.Publisher{Client: client, Owner: owner, Repo: name}, inActions: e.getenv("GITHUB_ACTIONS") == "true"}
+	t, err := p.p.Target(ctx, trusted, uploaded)
+	if err != nil {
+		if p.inActions {
+			e.action().Errorf("diffusion-check did not publish: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+		return nil, err
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintf(e.stderr, "publish: %s\n", n)
+	}
+	p.ev = t.Event
 	if id := e.getenv("GITHUB_RUN_ID"); id != "" {
 		p.runURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(server, "/"), repo, id)
 		p.runLabel = "run " + id
@@ -232,6 +263,19 @@ func newPublishing(e env, token, eventPath string, budget time.Duration) (*publi
 		}
 	}
 	return p, nil
+}
+
+// readEvent reads and parses an event payload file.
+func readEvent(path string) (report.Event, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return report.Event{}, usageError{fmt.Errorf("read event: %w", err)}
+	}
+	ev, err := report.ParseEvent(data)
+	if err != nil {
+		return report.Event{}, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	return ev, nil
 }
 
 // publish sets a status per lane on the PR head and upserts the comment; it tries every

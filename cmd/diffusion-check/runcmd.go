@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
@@ -27,12 +28,19 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	out := fs.String("out", "diffusion-check-out", "output folder: results.json, requests.jsonl, artifacts/")
 	mode := fs.String("mode", "check", "check; baseline: record perf and memory without enforcing them, for `diffusion-check baseline`; gt: write ground truth from the outputs")
 	clipScorer := fs.String("clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"), "CLIP scorer command (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
-	clipTimeout := fs.Duration("clip-timeout", checks.DefaultCLIPTimeout, "time limit of one CLIP scorer run")
+	clipTimeout := fs.Duration("clip-timeout", clip.DefaultTimeout, "time limit of one CLIP scorer run")
 	profile := fs.String("profile", baselines.DefaultProfile, "tolerance profile of the perf baseline file (pr_test, long_term)")
 	gpu := fs.String("gpu", "", "GPU class whose baselines apply (default: the suite's)")
 	memInterval := fs.Duration("memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
+	force := fs.Bool("force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
+	allowUntrusted := fs.Bool("allow-untrusted", false, "start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets")
 	if err := parse(fs, args); err != nil {
 		return 0, err
+	}
+	if !*allowUntrusted {
+		if err := trustedEvent(e); err != nil {
+			return 0, err
+		}
 	}
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected arguments %q", fs.Args())
@@ -100,7 +108,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		g = detectGPU(e, mem.DeviceNames())
 	}
 	res, err := runner.Run(ctx, runner.Options{
-		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Mode: *mode,
+		Suite: s, Lane: *lane, Partition: p, Plan: plan, Cases: ids, Out: *out, Force: *force, Mode: *mode,
 		Commit:     e.getenv("GITHUB_SHA"),
 		GPU:        g,
 		Executable: exe,
@@ -143,9 +151,9 @@ func parsePartition(s string) (checks.Partition, error) {
 }
 
 // clipScorerOf is the CLIP scorer of a --clip-scorer command line, nil when it is empty.
-func clipScorerOf(command string, timeout time.Duration) *checks.CLIPScorer {
+func clipScorerOf(command string, timeout time.Duration) *clip.Scorer {
 	if argv := strings.Fields(command); len(argv) > 0 {
-		return &checks.CLIPScorer{Command: argv, Timeout: timeout}
+		return &clip.Scorer{Command: argv, Timeout: timeout}
 	}
 	return nil
 }
@@ -163,4 +171,24 @@ func detectGPU(e env, names []string) string {
 	}
 	fmt.Fprintf(e.stderr, "gpu: %s (detected from %q)\n", class, names[0])
 	return class
+}
+
+// trustedEvent refuses events under which the suite (and so its server commands) may be a
+// pull request's code while the job holds this repository's secrets and write token:
+// pull_request_target, and a workflow_run triggered from a fork.
+func trustedEvent(e env) error {
+	const risk = "the suite's server commands would run code from the pull request with this repository's secrets and write token (and on its self-hosted runners)"
+	switch name := e.getenv("GITHUB_EVENT_NAME"); name {
+	case "pull_request_target":
+		return usagef("refusing to run under %s: %s; pass --allow-untrusted (action input allow_untrusted: \"true\") only if the suite comes from the base branch and a maintainer has reviewed the change", name, risk)
+	case "workflow_run":
+		ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
+		if err != nil {
+			return usagef("refusing to run under workflow_run: cannot tell whether a fork triggered it (%v); pass --allow-untrusted to run anyway", err)
+		}
+		if ev.FromFork() {
+			return usagef("refusing to run under workflow_run triggered from the fork %s: %s; pass --allow-untrusted (action input allow_untrusted: \"true\") only after a maintainer has reviewed the change", ev.HeadRepo, risk)
+		}
+	}
+	return nil
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/diffusion-check/diffusion-check/internal/refserver"
 )
@@ -23,8 +26,30 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected arguments %q", fs.Args())
 	}
+	if err := checkAddr(cfg.Addr); err != nil {
+		return 0, err
+	}
 	if err := refserver.Serve(ctx, cfg); err != nil {
 		return 1, err
 	}
 	return exitOK, nil
+}
+
+// checkAddr refuses a listen address that cannot be one (a usage error, exit 2) before the
+// server starts: HOST:PORT with an IP or a name and a port from 0 to 65535.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--addr %q: want HOST:PORT: %v", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usagef("--addr %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	if host != "" && net.ParseIP(host) == nil && strings.Trim(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != "" {
+		return usagef("--addr %q: host %q is neither an IP address nor a host name", addr, host)
+	}
+	if ip4 := strings.Count(host, "."); ip4 == 3 && net.ParseIP(host) == nil && strings.Trim(host, "0123456789.") == "" {
+		return usagef("--addr %q: %q is not an IPv4 address", addr, host)
+	}
+	return nil
 }

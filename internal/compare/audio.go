@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/metrics"
 )
 
 // AudioResult compares the audio track of an output with its ground truth's. Both are mixed
@@ -70,14 +71,14 @@ func measureAudio(g, o media.PCM) AudioResult {
 		SampleRate:   g.SampleRate,
 		GTDurationS:  g.DurationS(),
 		OutDurationS: o.DurationS(),
-		GTRMSdB:      checks.RMSdB(g.Samples),
-		OutRMSdB:     checks.RMSdB(o.Samples),
+		GTRMSdB:      metrics.RMSdB(g.Samples),
+		OutRMSdB:     metrics.RMSdB(o.Samples),
 	}
 	r.DurationDiffS = math.Abs(r.OutDurationS - r.GTDurationS)
 	r.RMSdBDiff = math.Abs(r.OutRMSdB - r.GTRMSdB)
 	var wg sync.WaitGroup
-	wg.Go(func() { r.SpectralSimilarity = checks.SpectralSimilarity(o.Samples, g.Samples, g.SampleRate) })
-	r.WaveformCorrelation = checks.WaveformCorrelation(o.Samples, g.Samples)
+	wg.Go(func() { r.SpectralSimilarity = metrics.SpectralSimilarity(o.Samples, g.Samples, g.SampleRate) })
+	r.WaveformCorrelation = metrics.WaveformCorrelation(o.Samples, g.Samples)
 	wg.Wait()
 	return r
 }

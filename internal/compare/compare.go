@@ -1,7 +1,7 @@
 // Package compare measures how far an output image or video is from its ground truth: it
 // decodes both sides through ffmpeg (concurrently, frame by frame, never a whole video in
 // memory) and computes SSIM, PSNR and mean absolute difference on every frame with the
-// kernels of package checks. It measures; thresholds and verdicts are the caller's.
+// kernels of package metrics. It measures; thresholds and verdicts are the caller's.
 package compare
 
 import (
@@ -17,8 +17,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/metrics"
 )
 
 // Frame is the metrics of one compared frame.
@@ -88,7 +88,7 @@ func Images(ctx context.Context, gt, out string) (Result, error) {
 	if err := checkSize(gt, out, g.w, g.h, o.w, o.h); err != nil {
 		return Result{}, err
 	}
-	var s checks.SSIMScratch
+	var s metrics.SSIMScratch
 	m := s.Metrics(o.rgb, g.rgb, o.w, o.h)
 	res := Result{Kind: "image", Width: o.w, Height: o.h, Frames: 1,
 		PerFrame: []Frame{{Index: 0, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff}}}
@@ -163,7 +163,7 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 	var frames []Frame
 	for range workers {
 		wg.Go(func() {
-			var s checks.SSIMScratch
+			var s metrics.SSIMScratch
 			for j := range jobs {
 				m := s.Metrics(j.out, j.gt, w, h)
 				mu.Lock()
@@ -322,7 +322,7 @@ func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result
 	w, h := r.Size()
 	buf := make([]byte, 3*w*h)
 	res := Result{Kind: "video", Width: w, Height: h, Frames: n}
-	var s checks.SSIMScratch
+	var s metrics.SSIMScratch
 	last := slices.Max(slices.Collect(maps.Keys(want)))
 	for i := 0; i <= last; i++ {
 		if err := r.Next(buf); err != nil {
@@ -411,6 +411,15 @@ func Files(ctx context.Context, gt, out string) (Result, error) {
 	kind := map[bool]string{true: "an image", false: "a video"}
 	switch {
 	case gtStill != outStill:
+		// A file that is not a still image is a video only if it decodes as one; else it is
+		// no media at all, which is "cannot decode", not a mismatch of kinds.
+		notStill := gt
+		if gtStill {
+			notStill = out
+		}
+		if _, err := media.Probe(ctx, notStill); err != nil {
+			return Result{}, fmt.Errorf("cannot decode %s as an image (PNG, JPEG, WebP) or a video: %w", notStill, err)
+		}
 		return Result{}, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("kind: ground truth is %s, output %s", kind[gtStill], kind[outStill])}
 	case outStill:
 		return Images(ctx, gt, out)

@@ -1,5 +1,5 @@
 // Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
-// uses: issue comments (paginated) and commit statuses. It checks every request — method,
+// uses: issue comments (paginated), commit statuses, and the pull requests of a commit. It checks every request — method,
 // path, authorization, headers, body — and records a problem for anything a real GitHub would
 // refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
 // responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
@@ -70,6 +70,16 @@ func SecondaryRateLimit(method, path, retryAfter string) Fault {
 		Message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}
 }
 
+// Pull is a pull request as the fake stores it, for the pull requests of a commit.
+type Pull struct {
+	Number int
+	// HeadSHA and HeadRepo (owner/name) are the head commit and the repository it comes from:
+	// a fork's for a pull request from a fork.
+	HeadSHA, HeadRepo string
+	// State is open or closed; empty means open.
+	State string
+}
+
 // Fake is a running fake GitHub.
 type Fake struct {
 	cfg Config
@@ -80,6 +90,7 @@ type Fake struct {
 	clock    time.Time
 	comments []*Comment
 	statuses []Status
+	pulls    []Pull
 	faults   []*Fault
 	requests []string
 	problems []string
@@ -150,6 +161,13 @@ func (f *Fake) add(issue int, user, body string) *Comment {
 	return c
 }
 
+// AddPull stores a pull request of the fake's repository.
+func (f *Fake) AddPull(p Pull) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pulls = append(f.pulls, p)
+}
+
 // Comments returns the comments of an issue, oldest first.
 func (f *Fake) Comments(issue int) []Comment {
 	f.mu.Lock()
@@ -205,6 +223,7 @@ var (
 	listRE    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
 	commentRE = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
 	statusRE  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([^/]+)$`)
+	pullsRE   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/commits/([^/]+)/pulls$`)
 	shaRE     = regexp.MustCompile(`^[0-9a-f]{40}$`)
 )
 
@@ -256,6 +275,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.delete(w, r, m, body)
 	case r.Method == http.MethodPost && match(statusRE, path, &m):
 		f.status(w, r, m, body)
+	case r.Method == http.MethodGet && match(pullsRE, path, &m):
+		f.pullsOf(w, r, m)
 	default:
 		f.problem("unexpected request %s %s", r.Method, r.URL.Path)
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -391,6 +412,34 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request, m []string) {
 	}
 	if len(links) > 0 {
 		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// pullsOf lists the pull requests whose head is the commit (one page: the fake holds few).
+func (f *Fake) pullsOf(w http.ResponseWriter, r *http.Request, m []string) {
+	if !f.repoOK(w, r, m) {
+		return
+	}
+	if !shaRE.MatchString(m[3]) {
+		f.problem("GET %s: %q is not a commit SHA", r.URL.Path, m[3])
+		writeError(w, http.StatusUnprocessableEntity, "No commit found for SHA: "+m[3])
+		return
+	}
+	base := map[string]any{"repo": map[string]any{"full_name": f.cfg.Owner + "/" + f.cfg.Repo}}
+	out := []map[string]any{}
+	for _, p := range f.pulls {
+		if p.HeadSHA != m[3] {
+			continue
+		}
+		state := p.State
+		if state == "" {
+			state = "open"
+		}
+		out = append(out, map[string]any{
+			"number": p.Number, "state": state, "base": base,
+			"head": map[string]any{"sha": p.HeadSHA, "repo": map[string]any{"full_name": p.HeadRepo}},
+		})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

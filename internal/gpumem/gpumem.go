@@ -1,8 +1,10 @@
 // Package gpumem samples the GPU memory of a server's process tree through NVML, and its host
 // anonymous memory through /proc (package hostmem), at a high fixed rate, and reports the peak
 // of every measurement window (server load, each request in flight). It is the only package
-// that uses cgo: go-nvml opens the driver's libnvidia-ml at run time, so it builds everywhere
-// and, without a driver, reports NVML as unavailable while host memory is still sampled.
+// that uses cgo: go-nvml opens the driver's libnvidia-ml at run time, so a cgo build runs
+// everywhere and, without a driver, reports NVML as unavailable while host memory is still
+// sampled. A build without cgo (CGO_ENABLED=0) behaves the same, with a note that says so
+// (package nvml).
 package gpumem
 
 import (
@@ -16,13 +18,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
+	"github.com/diffusion-check/diffusion-check/internal/gpumem/nvml"
 	"github.com/diffusion-check/diffusion-check/internal/hostmem"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
-
-var _ runner.MemorySampler = (*Sampler)(nil)
 
 // Source labels of the peaks, as recorded in results (peak_vram_mb).
 const (
@@ -53,7 +52,7 @@ type Options struct {
 	ProcessInterval time.Duration
 	// Proc is the /proc mount to read; default "/proc".
 	Proc string
-	// Library is the NVML library; nil means the driver's (nvml.New()). Tests pass a mock.
+	// Library is the NVML library; nil means the driver's (nvml.Open). Tests pass a mock.
 	Library nvml.Interface
 	// Timer chooses how the sampler waits for its next tick; the default is TimerThread
 	// where the platform has it.
@@ -119,7 +118,12 @@ func New(opts Options) *Sampler {
 	opts.defaults()
 	s := &Sampler{opts: opts, lib: opts.Library}
 	if s.lib == nil {
-		s.lib = nvml.New()
+		lib, err := nvml.Open()
+		if err != nil {
+			s.unavailable = "nvml unavailable: " + err.Error()
+			return s
+		}
+		s.lib = lib
 	}
 	if err := s.init(); err != nil {
 		s.unavailable = "nvml unavailable: " + err.Error()
@@ -198,7 +202,7 @@ func (s *Sampler) Close() error {
 
 // Start samples the process tree rooted at pid until the session is stopped. It takes a
 // first sample before returning.
-func (s *Sampler) Start(ctx context.Context, pid int) (runner.MemorySession, error) {
+func (s *Sampler) Start(ctx context.Context, pid int) (memory.Session, error) {
 	return s.start(ctx, pid)
 }
 
@@ -586,12 +590,12 @@ type window struct {
 	dev, proc, host             uint64
 	devSeen, procSeen, hostSeen bool
 	perDev, perProc             []uint64
-	peaks                       *runner.MemoryPeaks
+	peaks                       *memory.Peaks
 }
 
 // Window opens a measurement window and takes a sample at once, so that even a window
 // shorter than the interval holds at least two samples.
-func (x *Session) Window() runner.MemoryWindow {
+func (x *Session) Window() memory.Window {
 	nd := len(x.s.devices)
 	w := &window{x: x, perDev: make([]uint64, nd), perProc: make([]uint64, nd)}
 	x.mu.Lock()
@@ -603,7 +607,7 @@ func (x *Session) Window() runner.MemoryWindow {
 
 // End closes the window after a last sample and returns its peaks; a second End returns the
 // same peaks.
-func (w *window) End() runner.MemoryPeaks {
+func (w *window) End() memory.Peaks {
 	x := w.x
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -614,7 +618,7 @@ func (w *window) End() runner.MemoryPeaks {
 	if i := slices.Index(x.windows, w); i >= 0 {
 		x.windows = slices.Delete(x.windows, i, i+1)
 	}
-	p := runner.MemoryPeaks{MiB: map[string]float64{}, Samples: w.samples}
+	p := memory.Peaks{MiB: map[string]float64{}, Samples: w.samples}
 	multi := len(w.perDev) > 1
 	if w.devSeen {
 		p.MiB[LabelDevice] = mib(w.dev)

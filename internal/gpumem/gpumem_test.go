@@ -1,8 +1,11 @@
+//go:build cgo
+
+// The tests with go-nvml's mock need cgo, as go-nvml does; nocgo_test.go covers a build
+// without it.
+
 package gpumem
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,35 +16,10 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
 
 const gib = 1 << 30
-
-// fakeProc writes a /proc with a server (100), its worker (101), and an unrelated process
-// (200), each with an RssAnon.
-func fakeProc(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, p := range []struct {
-		pid, ppid string
-		anonKiB   string
-	}{{"100", "1", "1024"}, {"101", "100", "3072"}, {"200", "1", "999999"}, {"300", "1", "2048"}} {
-		d := filepath.Join(dir, p.pid)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		stat := p.pid + " (py thon) S " + p.ppid + " 1 1 0 -1\n"
-		status := "Name:\tpython\nVmRSS:\t9999 kB\nRssAnon:\t" + p.anonKiB + " kB\nRssFile:\t1 kB\n"
-		if err := os.WriteFile(filepath.Join(d, "stat"), []byte(stat), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "status"), []byte(status), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // gpu is a mock GPU whose memory follows the fake clock: the server's worker holds base,
 // plus spike between spikeFrom and spikeTo after start; an unrelated process holds 5 GiB.
@@ -322,27 +300,12 @@ func TestMultiGPURise(t *testing.T) {
 }
 
 func TestUnavailable(t *testing.T) {
-	proc := fakeProc(t)
 	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}
-	s := New(Options{Library: lib, Proc: proc, Timer: TimerRuntime})
+	s := New(Options{Library: lib, Proc: fakeProc(t), Timer: TimerRuntime})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Unavailable(); !strings.Contains(got, "nvml unavailable") || !strings.Contains(got, "ERROR_LIBRARY_NOT_FOUND") {
-		t.Fatalf("Unavailable() = %q", got)
-	}
-	sess, err := s.Start(t.Context(), 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Stop()
-	p := sess.Window().End()
-	if diff := cmp.Diff(map[string]float64{LabelHost: 4}, p.MiB); diff != "" {
-		t.Errorf("peaks without NVML (-want +got):\n%s", diff)
-	}
-	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "nvml unavailable") {
-		t.Errorf("notes %q, want the reason NVML is unavailable", p.Notes)
-	}
+	hostOnly(t, s, "ERROR_LIBRARY_NOT_FOUND")
 }
 
 // TestDegraded covers the per-process query refused or not answered: nvml_process is left
@@ -439,4 +402,4 @@ func TestSampleAllocs(t *testing.T) {
 	}
 }
 
-var _ runner.MemorySession = (*Session)(nil)
+var _ memory.Session = (*Session)(nil)

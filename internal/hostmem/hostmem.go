@@ -4,6 +4,7 @@
 package hostmem
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,14 +19,14 @@ import (
 // (field 2) is in parentheses and may itself hold spaces and parentheses, so the fields after
 // it are found from the last ')'.
 func ParseStat(b []byte) (pid, ppid int, err error) {
-	open := indexByte(b, '(')
-	end := lastIndexByte(b, ')')
+	open := bytes.IndexByte(b, '(')
+	end := bytes.LastIndexByte(b, ')')
 	if open < 1 || end < open {
 		return 0, 0, errors.New("stat: no (comm) field")
 	}
-	pid, ok := atoi(trimSpace(b[:open]))
+	pid, ok := atoi(bytes.TrimSpace(b[:open]))
 	if !ok {
-		return 0, 0, fmt.Errorf("stat: pid %q is not a number", trimSpace(b[:open]))
+		return 0, 0, fmt.Errorf("stat: pid %q is not a number", bytes.TrimSpace(b[:open]))
 	}
 	// After ") ": state, then ppid.
 	rest := b[end+1:]
@@ -56,25 +57,20 @@ func ParseStat(b []byte) (pid, ppid int, err error) {
 
 // ParseRssAnon returns the RssAnon value of /proc/PID/status content in bytes. ok is false
 // when the field is missing (kernel threads, a zombie, kernels before 4.5).
-func ParseRssAnon(b []byte) (bytes uint64, ok bool) {
-	const key = "RssAnon:"
+func ParseRssAnon(b []byte) (n uint64, ok bool) {
 	for len(b) > 0 {
-		line := b
-		if i := indexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		if len(line) < len(key) || string(line[:len(key)]) != key {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte{'\n'})
+		v, found := bytes.CutPrefix(line, []byte("RssAnon:"))
+		if !found {
 			continue
 		}
-		v := trimSpace(line[len(key):])
 		// "kB" (KiB) is the only unit the kernel writes.
-		n := len(v)
-		if n < 2 || string(v[n-2:]) != "kB" {
+		v, found = bytes.CutSuffix(bytes.TrimSpace(v), []byte("kB"))
+		if !found {
 			return 0, false
 		}
-		kib, good := atoi(trimSpace(v[:n-2]))
+		kib, good := atoi(bytes.TrimSpace(v))
 		if !good {
 			return 0, false
 		}
@@ -190,18 +186,18 @@ func (t *Tree) Len() int { return len(t.fds) }
 
 // RssAnon returns the summed RssAnon of the tree's processes in bytes, and how many of them
 // could be read (an exited process cannot).
-func (t *Tree) RssAnon() (bytes uint64, read int) {
+func (t *Tree) RssAnon() (total uint64, read int) {
 	for _, fd := range t.fds {
 		n, err := syscall.Pread(fd, t.buf, 0)
 		if err != nil || n <= 0 {
 			continue
 		}
 		if v, ok := ParseRssAnon(t.buf[:n]); ok {
-			bytes += v
+			total += v
 			read++
 		}
 	}
-	return bytes, read
+	return total, read
 }
 
 // Close closes every open status file.
@@ -211,34 +207,6 @@ func (t *Tree) Close() {
 		delete(t.files, p)
 	}
 	t.fds = t.fds[:0]
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func lastIndexByte(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // atoi parses a non-negative decimal without allocating.

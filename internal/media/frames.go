@@ -79,7 +79,7 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 	}
 	r := &FrameReader{parent: ctx, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames}
 	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
-	if err := r.start(ok && yuvVector && !noYUV, coef); err != nil {
+	if err := r.start(ok && yuvVector() && !noYUV, coef); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/diffusion-check/diffusion-check/internal/kernel"
 )
 
 // yuv420p → rgb24 in Go, bit for bit as ffmpeg's swscale does it by default.
@@ -115,12 +117,28 @@ func yuvRowPortable(dst, y, u, v []byte, c *yuvCoeffs) {
 	}
 }
 
-// yuv420ToRGBFast is the fastest converter this build and CPU have; nil-safe default portable.
-var yuv420ToRGBFast = yuv420ToRGB
+// yuvConverter is the converter of level l (a vector one where this build and CPU have it,
+// else the portable one), and whether it is a vector one.
+func yuvConverter(l kernel.Level) (conv func(dst, src []byte, w, h int, c *yuvCoeffs), vector bool) {
+	if v := vectorYUV(l); v != nil {
+		return v, true
+	}
+	return yuv420ToRGB, false
+}
 
-// yuvVector says whether yuv420ToRGBFast is a vector kernel; only then is moving yuv420p through
-// the pipe worth it (the portable loop costs more CPU than ffmpeg's SSSE3 conversion saves).
-var yuvVector = false
+// yuv420ToRGBFast converts with the converter of the kernel level selected for this process.
+func yuv420ToRGBFast(dst, src []byte, w, h int, c *yuvCoeffs) {
+	conv, _ := yuvConverter(kernel.Selected())
+	conv(dst, src, w, h, c)
+}
+
+// yuvVector says whether the selected converter is a vector one; only then is moving yuv420p
+// through the pipe worth it (the portable loop costs more CPU than ffmpeg's SSSE3 conversion
+// saves).
+func yuvVector() bool {
+	_, v := yuvConverter(kernel.Selected())
+	return v
+}
 
 // yuvCheck is the verdict on a set of constants: closed done, ok when ffmpeg's rgb24 conversion
 // of a real frame and ours were identical.

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/kernel"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
@@ -67,7 +69,7 @@ func TestYUVToRGBMatchesFFmpeg(t *testing.T) {
 		}
 		got := make([]byte, fd)
 		for f := range 64 {
-			for name, conv := range map[string]func([]byte, []byte, int, int, *yuvCoeffs){"portable": yuv420ToRGB, "selected": yuv420ToRGBFast} {
+			for name, conv := range converters() {
 				clear(got)
 				conv(got, src[f*fs:][:fs], w, h, &c)
 				if exp := want[f*fd:][:fd]; !bytes.Equal(got, exp) {
@@ -83,26 +85,44 @@ func TestYUVToRGBMatchesFFmpeg(t *testing.T) {
 	}
 }
 
-// TestYUVVectorMatchesPortable checks the selected converter against the portable one on
-// random frames of widths that end inside a 64-pixel step.
+// converters are the converters of every kernel level this build and CPU run, by level name
+// (./scripts/test runs the package once per level: see the comments there).
+func converters() map[string]func([]byte, []byte, int, int, *yuvCoeffs) {
+	m := map[string]func([]byte, []byte, int, int, *yuvCoeffs){}
+	for _, l := range kernel.Supported() {
+		m[l.String()], _ = yuvConverter(l)
+	}
+	return m
+}
+
+// TestYUVVectorMatchesPortable checks every vector converter this CPU runs against the portable
+// one on random frames of widths that end inside a 32- or 64-pixel step, also after a
+// destination buffer full of garbage (every byte must be written).
 func TestYUVVectorMatchesPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	c, _ := yuvEligible("yuv420p", "bt709", "", 16, 2)
-	for _, w := range []int{16, 32, 48, 64, 80, 112, 128, 208, 1280} {
-		h := 6
-		src := make([]byte, w*h*3/2)
-		for i := range src {
-			src[i] = byte(rng.Uint32())
-		}
-		a, b := make([]byte, 3*w*h), make([]byte, 3*w*h)
-		yuv420ToRGB(a, src, w, h, &c)
-		yuv420ToRGBFast(b, src, w, h, &c)
-		if !bytes.Equal(a, b) {
-			t.Errorf("width %d: vector and portable differ", w)
+	for name, conv := range converters() {
+		for _, w := range []int{16, 32, 48, 64, 80, 96, 112, 128, 208, 1280, 1296} {
+			h := 6
+			src := make([]byte, w*h*3/2)
+			for i := range src {
+				src[i] = byte(rng.Uint32())
+			}
+			a, b := make([]byte, 3*w*h), make([]byte, 3*w*h)
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+			yuv420ToRGB(a, src, w, h, &c)
+			conv(b, src, w, h, &c)
+			if !bytes.Equal(a, b) {
+				t.Errorf("width %d: %s and portable differ", w, name)
+			}
 		}
 	}
 }
 
+// BenchmarkYUVToRGB720p converts a 1280×720 frame with every converter this CPU runs and
+// reports each against the portable one timed in the same sub-benchmark (x-portable).
 func BenchmarkYUVToRGB720p(b *testing.B) {
 	const w, h = 1280, 720
 	src := make([]byte, w*h*3/2)
@@ -111,14 +131,23 @@ func BenchmarkYUVToRGB720p(b *testing.B) {
 	}
 	dst := make([]byte, 3*w*h)
 	c, _ := yuvEligible("yuv420p", "", "", w, h)
-	for _, k := range []struct {
-		name string
-		f    func([]byte, []byte, int, int, *yuvCoeffs)
-	}{{"portable", yuv420ToRGB}, {"selected", yuv420ToRGBFast}} {
-		b.Run(k.name, func(b *testing.B) {
+	for _, l := range kernel.Supported() {
+		conv, _ := yuvConverter(l)
+		b.Run(l.String(), func(b *testing.B) {
 			b.SetBytes(3 * w * h)
+			t0 := time.Now()
 			for b.Loop() {
-				k.f(dst, src, w, h, &c)
+				conv(dst, src, w, h, &c)
+			}
+			per := time.Since(t0).Seconds() / float64(b.N)
+			b.StopTimer()
+			const anchorFrames = 10
+			t1 := time.Now()
+			for range anchorFrames {
+				yuv420ToRGB(dst, src, w, h, &c)
+			}
+			if anchor := time.Since(t1).Seconds() / anchorFrames; per > 0 {
+				b.ReportMetric(anchor/per, "x-portable")
 			}
 		})
 	}
@@ -180,7 +209,7 @@ func TestYUVPathBitIdentical(t *testing.T) {
 		}
 		want, _ := frameHashes(t, path, false, false)
 		got, used := frameHashes(t, path, true, false)
-		if yuvVector && !used {
+		if yuvVector() && !used {
 			t.Errorf("%s: the yuv420p path was not taken", name)
 		}
 		if !slices.Equal(got, want) {

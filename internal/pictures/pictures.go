@@ -37,7 +37,7 @@ type Failure struct {
 	Lines []Line // the metric values and limits
 	GT    Frame
 	Out   Frame
-	// SSIMMap is the local SSIM of every 7×7 window fully inside the frame (checks.SSIMMap):
+	// SSIMMap is the local SSIM of every 7×7 window fully inside the frame (metrics.SSIMMap):
 	// MapW×MapH values whose (x, y) is centred on pixel (x+3, y+3).
 	SSIMMap    []float64
 	MapW, MapH int

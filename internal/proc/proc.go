@@ -1,5 +1,8 @@
-// Package proc starts helper processes (ffmpeg, ffprobe, scorers) so that none outlives its
-// caller: each leads its own process group, and cancelling the context terminates the group.
+// Package proc starts processes so that none outlives its caller: helpers (ffmpeg, ffprobe,
+// scorers) and the servers under test. Each leads its own process group; cancelling the
+// context of a helper terminates its group; on Linux the kernel kills each one when the
+// caller dies, even by SIGKILL (Pdeathsig); and a Guard kills a whole group, grandchildren
+// included, when the caller dies.
 package proc
 
 import (
@@ -16,5 +19,14 @@ func Command(ctx context.Context, waitDelay time.Duration, name string, args ...
 	setProcessGroup(cmd)
 	cmd.Cancel = func() error { return Terminate(cmd) }
 	cmd.WaitDelay = waitDelay
+	return cmd
+}
+
+// Group is exec.Command for a process whose lifetime the caller manages itself (a server
+// under test, stopped with Terminate and KillGroup): it leads its own process group, and on
+// Linux the kernel kills it when the caller dies.
+func Group(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	setProcessGroup(cmd)
 	return cmd
 }

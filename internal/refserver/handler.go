@@ -17,7 +17,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
-// Handler is the reference server's HTTP API (spec §2). NewHandler makes one; Serve wraps it in
+// Handler is the reference server's HTTP API (docs/sglang-compat.md §2). NewHandler makes one; Serve wraps it in
 // a listening server. Close stops its background work.
 type Handler struct {
 	cfg    Config

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
@@ -85,9 +86,9 @@ func start(t testing.TB, cfg Config) *testServer {
 	return ts
 }
 
-func faults(t testing.TB, specs ...string) Faults {
+func faults(t testing.TB, specs ...string) fault.Set {
 	t.Helper()
-	var f Faults
+	var f fault.Set
 	for _, s := range specs {
 		if err := f.Set(s); err != nil {
 			t.Fatal(err)

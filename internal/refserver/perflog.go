@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// perfRecord is one line of performance.log, in the shape of spec §3.
+// perfRecord is one line of performance.log, in the shape of docs/sglang-compat.md §3.
 type perfRecord struct {
 	RequestID       string      `json:"request_id"`
 	Timestamp       string      `json:"timestamp"`

@@ -1,5 +1,5 @@
 // Package refserver is the reference diffusion server behind `diffusion-check serve`: a small
-// Go server that speaks SGLang's OpenAI-style image and video API (spec/sglang-compat.md §1–§3)
+// Go server that speaks SGLang's OpenAI-style image and video API (docs/sglang-compat.md §1–§3)
 // and behaves like a diffusion server. Its output is a deterministic function of the request,
 // its stage timings are measured and appended to performance.log, and Faults make it misbehave
 // in the ways the repeated-request checks exist to catch.
@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 )
 
 // Config configures the reference server. Zero fields take the documented defaults.
@@ -31,7 +33,7 @@ type Config struct {
 	// PerfLag delays each perf record after its response, as real servers' records lag.
 	PerfLag time.Duration
 	// Faults are the misbehaviours to show; the zero value is a healthy server.
-	Faults Faults
+	Faults fault.Set
 	// Log receives the server's log (the runner captures stdout/stderr); nil discards it.
 	Log io.Writer
 	// Exit ends the process for the crash-at fault; nil means os.Exit. Tests pass a fake: when

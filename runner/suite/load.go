@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/internal/refserver"
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"gopkg.in/yaml.v3"
 )
 
@@ -20,7 +20,7 @@ const (
 	defaultHealth       = "/health"
 	defaultStartTimeout = 20 * time.Minute // as SGLang's own test harness
 	defaultStopGrace    = 10 * time.Second
-	// defaultStartEstimate is SGLang's planning figure for a server start (spec §7).
+	// defaultStartEstimate is SGLang's planning figure for a server start (docs/sglang-compat.md §7).
 	defaultStartEstimate        = 120 * time.Second
 	defaultBuiltinStartEstimate = time.Second
 	defaultRequestTimeout       = 10 * time.Minute
@@ -165,12 +165,13 @@ func (d *decoder) server(e entry) *Server {
 		RequestTimeout:    defaultRequestTimeout,
 		PerfRecordTimeout: defaultPerfRecordTimeout,
 		PollInterval:      defaultPollInterval,
+		MaxOutputMB:       DefaultMaxOutputMB,
 	}
 	if !validName(e.name) {
 		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
 	}
 	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
-		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse")
+		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb")
 	if o == nil {
 		return srv
 	}
@@ -215,6 +216,9 @@ func (d *decoder) server(e entry) *Server {
 		srv.StartEstimate = defaultBuiltinStartEstimate
 	}
 	o.duration("start_estimate", &srv.StartEstimate, 0)
+	if o.integer("max_output_mb", &srv.MaxOutputMB) {
+		o.atLeast("max_output_mb", srv.MaxOutputMB, 1)
+	}
 	var reuse *bool
 	if o.boolean("reuse", &reuse) {
 		srv.Reuse = *reuse
@@ -248,8 +252,8 @@ func (d *decoder) builtin(server *object) *Builtin {
 	}
 	if v, f, ok := o.get("faults"); ok {
 		if specs, ok := d.strings(v, f); ok {
-			// refserver decides what a valid fault is, so the suite and `serve --fault` agree.
-			var faults refserver.Faults
+			// Package fault decides what a valid fault is, so the suite and `serve --fault` agree.
+			var faults fault.Set
 			for i, spec := range specs {
 				if err := faults.Set(spec); err != nil {
 					d.errorf(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), "%v", err)

@@ -58,8 +58,16 @@ type Server struct {
 	StartEstimate time.Duration
 	// Reuse keeps one warm server for all of its cases in a partition.
 	Reuse bool
-	Line  int
+	// MaxOutputMB caps one response body (an image response, a video file), which is streamed
+	// to disk: a server that answers without end cannot fill the memory or the disk.
+	// Default DefaultMaxOutputMB.
+	MaxOutputMB int
+	Line        int
 }
+
+// DefaultMaxOutputMB is the response size cap of a server that sets none: far above any
+// image or video a diffusion test makes (a 97-frame 720p MP4 is a few MiB).
+const DefaultMaxOutputMB = 1024
 
 // Builtin configures the reference server.
 type Builtin struct {

@@ -41,6 +41,7 @@ func TestLoadFull(t *testing.T) {
 		s.PerfRecordTimeout = 30 * time.Second
 		s.PollInterval = 100 * time.Millisecond
 		s.StartEstimate = time.Second // every server that takes defaults here is builtin
+		s.MaxOutputMB = DefaultMaxOutputMB
 		return s
 	}
 	want := &Suite{
@@ -82,6 +83,7 @@ func TestLoadFull(t *testing.T) {
 				PerfRecordTimeout: time.Minute,
 				PollInterval:      250 * time.Millisecond,
 				StartEstimate:     2 * time.Minute,
+				MaxOutputMB:       DefaultMaxOutputMB,
 				Line:              19,
 			},
 		},

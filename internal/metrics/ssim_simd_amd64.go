@@ -1,14 +1,19 @@
 //go:build goexperiment.simd && amd64
 
-package checks
+package metrics
 
 import (
 	"simd/archsimd"
 	"unsafe"
+
+	"github.com/diffusion-check/diffusion-check/internal/kernel"
 )
 
-// The AVX-512 kernel, built with GOEXPERIMENT=simd on amd64 and used when the CPU has AVX-512
-// (else the portable kernel in ssim.go runs). Its window sums are exactly the portable
+// The AVX-512 kernel, built with GOEXPERIMENT=simd on amd64 and used when package kernel selects
+// AVX512 (the AVX2 kernel is in ssim_avx2_amd64.go; else the portable kernel in ssim.go runs).
+// No vector instruction of this file runs unless the CPU was asked first: there is no init and
+// no package-level vector value; the byte tables below are plain arrays, loaded into vectors
+// inside the kernel. Its window sums are exactly the portable
 // kernel's; the last few operations of the formula are float32, within a proven bound of the
 // exact result (vectorTolerance in ssim.go).
 //
@@ -30,35 +35,33 @@ import (
 // same channel (48 samples apart) per division, and each sum of two goes to a float64
 // accumulator.
 
-func init() {
-	if archsimd.X86.AVX512() {
-		vectorRun = runAVX512
-		useVBMI = archsimd.X86.AVX512VBMI()
+// vectorRun returns the vector kernel of level l, nil for Portable.
+func vectorRun(l kernel.Level) func(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64) {
+	switch l {
+	case kernel.AVX512:
+		return runAVX512
+	case kernel.AVX2:
+		return runAVX2
 	}
+	return nil
 }
-
-// useVBMI says whether vAddRow may use VPERMI2B (AVX512-VBMI: Ice Lake and later, Zen 4);
-// without it (Skylake-SP, Cascade Lake) it builds the same words with a few more instructions.
-var useVBMI bool
 
 // ssimStep is how many samples one step of the window loop handles: 6 vectors of 16; vector k
 // and k+3 (48 samples apart) hold windows of the same channels lane by lane.
 const ssimStep = 96
 
-// The byte indices (into a‖b, 128 bytes) that make the 16-bit words (x, y) of 16 samples out
-// of 64 bytes of a and b; the odd bytes are then zeroed.
-var pairIdx [4]archsimd.Uint8x64
-
-func init() {
+// pairIdx holds the byte indices (into a‖b, 128 bytes) that make the 16-bit words (x, y) of 16
+// samples out of 64 bytes of a and b; the odd bytes are then zeroed. A plain array: vAddRow loads
+// it into vectors, after the CPU check.
+var pairIdx = func() (idx [4][64]uint8) {
 	for k := range 4 {
-		var idx [64]uint8
 		for j := range 16 {
-			idx[4*j] = uint8(16*k + j)
-			idx[4*j+2] = uint8(64 + 16*k + j)
+			idx[k][4*j] = uint8(16*k + j)
+			idx[k][4*j+2] = uint8(64 + 16*k + j)
 		}
-		pairIdx[k] = archsimd.LoadUint8x64(&idx)
 	}
-}
+	return idx
+}()
 
 func (s *SSIMScratch) vreset(w int) {
 	mw3 := 3 * (w - 2*ssimPad)
@@ -94,6 +97,9 @@ func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad
 		}
 		last[k] = archsimd.Mask32x16FromBits(bits)
 	}
+	// VPERMI2B (AVX512-VBMI: Ice Lake and later, Zen 4) builds the words in one instruction;
+	// without it (Skylake-SP, Cascade Lake) vAddRow takes a few more.
+	vbmi := archsimd.X86.AVX512VBMI() && !noVBMI
 	var acc [6]archsimd.Float64x8
 	for r := range h {
 		pa := a[r*stride : r*stride+stride]
@@ -103,7 +109,7 @@ func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad
 			o := (r - ssimWin) * stride
 			oa, ob = a[o:o+stride], b[o:o+stride]
 		}
-		e2, e1 := vAddRow(pa, pb, oa, ob, &s.vcol)
+		e2, e1 := vAddRow(pa, pb, oa, ob, &s.vcol, vbmi)
 		sse += e2
 		sad += e1
 		if r < ssimWin-1 {
@@ -127,7 +133,7 @@ func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad
 // of oa, ob (the row 7 above, or zeros). It returns the sums of squared and absolute
 // differences of pa and pb. The main loop reads and writes through unsafe pointers that advance
 // 64 samples a step, inside the lengths resliced at the top (see vRow).
-func vAddRow(pa, pb, oa, ob []byte, col *[3][]int32) (sse, sad uint64) {
+func vAddRow(pa, pb, oa, ob []byte, col *[3][]int32, vbmi bool) (sse, sad uint64) {
 	n := len(pa)
 	pb, oa, ob = pb[:n], oa[:n], ob[:n]
 	cl, c2, cxy := col[0][:n], col[1][:n], col[2][:n]
@@ -135,7 +141,10 @@ func vAddRow(pa, pb, oa, ob []byte, col *[3][]int32) (sse, sad uint64) {
 	var vsad archsimd.Uint64x8
 	n49 := archsimd.BroadcastInt16x32(ssimN)
 	low := archsimd.BroadcastInt32x16(0x00ff00ff).AsUint8x64() // the even bytes
-	i0, i1, i2, i3 := pairIdx[0], pairIdx[1], pairIdx[2], pairIdx[3]
+	var i0, i1, i2, i3 archsimd.Uint8x64
+	if vbmi {
+		i0, i1, i2, i3 = archsimd.LoadUint8x64(&pairIdx[0]), archsimd.LoadUint8x64(&pairIdx[1]), archsimd.LoadUint8x64(&pairIdx[2]), archsimd.LoadUint8x64(&pairIdx[3])
+	}
 	blocks := n / 64
 	if blocks > 0 {
 		px, py := unsafe.Pointer(&pa[0]), unsafe.Pointer(&pb[0])
@@ -151,7 +160,7 @@ func vAddRow(pa, pb, oa, ob []byte, col *[3][]int32) (sse, sad uint64) {
 			lo := ad.GetLo().ExtendToUint16().AsInt16x32()
 			hi := ad.GetHi().ExtendToUint16().AsInt16x32()
 			vsse = vsse.Add(lo.DotProductPairs(lo)).Add(hi.DotProductPairs(hi))
-			if useVBMI { // (x, y) words by one byte permute of x‖y, and a mask
+			if vbmi { // (x, y) words by one byte permute of x‖y, and a mask
 				pairUpdate(x.ConcatPermute(y, i0).And(low), u.ConcatPermute(v, i0).And(low), n49, pl, p2, pxy)
 				pairUpdate(x.ConcatPermute(y, i1).And(low), u.ConcatPermute(v, i1).And(low), n49, unsafe.Add(pl, 64), unsafe.Add(p2, 64), unsafe.Add(pxy, 64))
 				pairUpdate(x.ConcatPermute(y, i2).And(low), u.ConcatPermute(v, i2).And(low), n49, unsafe.Add(pl, 128), unsafe.Add(p2, 128), unsafe.Add(pxy, 128))

@@ -1,6 +1,10 @@
-package checks
+package metrics
 
-import "math"
+import (
+	"math"
+
+	"github.com/diffusion-check/diffusion-check/internal/kernel"
+)
 
 // SSIM as scikit-image computes it with structural_similarity(a, b, channel_axis=2,
 // data_range=255) and its defaults: a 7×7 uniform window, sample covariance (N/(N−1)),
@@ -44,23 +48,37 @@ var (
 // allocates nothing after the first. The zero value is ready to use; one SSIMScratch must not
 // be used by two goroutines at once.
 type SSIMScratch struct {
-	w    int
-	col  [3][2][]uint64 // per channel: packed column sums over the last 7 rows (x²,y²) and (x,y,xy)
-	ring [3][2][]uint64 // per channel: the packed values of the last 7 rows, to subtract
-	// The vector kernel's state (ssim_simd_amd64.go): int32 column sums over the last 7 rows of
+	w   int
+	col [3][2][]uint64 // per channel: packed column sums over the last 7 rows (x²,y²) and (x,y,xy)
+	// The vector kernels' state (ssim_simd_amd64.go, ssim_avx2_amd64.go): int32 column sums over the last 7 rows of
 	// every sample of a row, channels interleaved as in the frame, padded with zeros.
 	vw   int
 	vcol [3][]int32 // Σx + Σy·2¹⁶, Σ(x²+y²), Σxy
 	zero []byte     // a row of zeros: the "row 7 above" of the first 7 rows
 }
 
-// vectorRun, when not nil, is a vector version of run without a map (smap == nil), chosen
-// at start-up for the CPU by ssim_simd_amd64.go; it returns the same SSE and SAD as run and
-// sums of the local SSIM within vectorTolerance a window.
-var vectorRun func(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64)
+// runFunc is a kernel without a map: run(s, a, b, w, h, nil), or a vector version of it that
+// returns the same SSE and SAD and sums of the local SSIM within vectorTolerance a window.
+// vectorRun(level) (ssim_simd_amd64.go, ssim_novec.go) gives the vector ones, nil for Portable.
+type runFunc = func(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64)
+
+// noVBMI, set by tests only, makes the AVX-512 kernel build its words without VPERMI2B on a
+// CPU that has it, so that both paths are tested there.
+var noVBMI bool
+
+// kernelRun is the kernel of level l: its vector kernel, else the portable one.
+func kernelRun(l kernel.Level) runFunc {
+	if v := vectorRun(l); v != nil {
+		return v
+	}
+	return func(s *SSIMScratch, a, b []byte, w, h int) ([3]float64, uint64, uint64) {
+		return s.run(a, b, w, h, nil)
+	}
+}
 
 // vectorTolerance bounds |vector − exact| for the local SSIM of one window, and so for their
-// mean over any set of windows, where vector is the kernel of ssim_simd_amd64.go. With u = 2⁻²⁴ (float32 rounding) and the window's SSIM written as
+// mean over any set of windows, where vector is either vector kernel (ssim_simd_amd64.go, ssim_avx2_amd64.go: the same
+// float32 operations on 16 or 8 lanes). With u = 2⁻²⁴ (float32 rounding) and the window's SSIM written as
 // (A/Q)·(B/D), |A/Q| ≤ 1 and |B/D| ≤ 1 (Cauchy–Schwarz), each of A, Q, D is computed with
 // relative error ≤ 2u (integer conversion, rounded constant, addition, all terms ≥ 0) and B with
 // absolute error ≤ 2u·D (|b| ≤ d), the products and the quotient add 3u: ≤ 10u for n/d before
@@ -110,13 +128,12 @@ func (s *SSIMScratch) Metrics(a, b []byte, w, h int) FrameMetrics {
 		nan := math.NaN()
 		return FrameMetrics{SSIM: nan, SSIMChannels: [3]float64{nan, nan, nan}, PSNR: nan, MeanAbsDiff: nan}
 	}
-	var sums [3]float64
-	var sse, sad uint64
-	if vectorRun != nil {
-		sums, sse, sad = vectorRun(s, a, b, w, h)
-	} else {
-		sums, sse, sad = s.run(a, b, w, h, nil)
-	}
+	return s.metrics(kernel.Selected(), a, b, w, h)
+}
+
+// metrics is Metrics with the kernel of level l, on frames known to be valid.
+func (s *SSIMScratch) metrics(l kernel.Level, a, b []byte, w, h int) FrameMetrics {
+	sums, sse, sad := kernelRun(l)(s, a, b, w, h)
 	windows := float64((w - 2*ssimPad) * (h - 2*ssimPad))
 	var m FrameMetrics
 	for c := range sums {

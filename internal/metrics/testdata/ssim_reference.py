@@ -5,7 +5,7 @@ usage: ssim_reference.py PAIRS_DIR > ssim_reference.json
        ssim_reference.py --bench PAIRS_DIR NAME RUNS   # median seconds of one structural_similarity call
 
 PAIRS_DIR holds NAME_a.png and NAME_b.png for every pair, written by
-`go test ./checks -ssim.pairs=PAIRS_DIR`. SSIM is structural_similarity(a, b, channel_axis=2,
+`go test ./internal/metrics -ssim.pairs=PAIRS_DIR`. SSIM is structural_similarity(a, b, channel_axis=2,
 data_range=255) with scikit-image's defaults; per-channel values are the same call on each
 channel alone; PSNR is peak_signal_noise_ratio(a, b, data_range=255) (null when identical: +Inf);
 MAD is np.mean(np.abs(a.astype(float) - b)).
@@ -48,7 +48,7 @@ def main():
         return
     d = sys.argv[1]
     out = {
-        "how": "checks/testdata/ssim_reference.py on PNGs written by `go test ./checks -ssim.pairs=DIR`",
+        "how": "internal/metrics/testdata/ssim_reference.py on PNGs written by `go test ./internal/metrics -ssim.pairs=DIR`",
         "date": datetime.date.today().isoformat(),
         "python": platform.python_version(),
         "numpy": np.__version__,

@@ -1,4 +1,7 @@
-package checks
+// Package clip runs the external CLIP scorer of the consistency.clip check: diffusion-check
+// carries no model, so a command given by the user scores image pairs. It measures; the verdict
+// is checks.CLIP's.
+package clip
 
 import (
 	"bytes"
@@ -23,18 +26,18 @@ import (
 // scorer could not score a pair). A non-zero exit status, output that is not that JSON, or a
 // run longer than the timeout is an error.
 
-// CLIPPair is one image pair sent to a CLIP scorer; the paths are absolute.
-type CLIPPair struct {
+// Pair is one image pair sent to a CLIP scorer; the paths are absolute.
+type Pair struct {
 	Output      string `json:"output"`
 	GroundTruth string `json:"ground_truth"`
 }
 
-// DefaultCLIPTimeout bounds a scorer run when CLIPScorer.Timeout is 0: loading a CLIP model on
+// DefaultTimeout bounds a scorer run when Scorer.Timeout is 0: loading a CLIP model on
 // a cold cache takes tens of seconds.
-const DefaultCLIPTimeout = 5 * time.Minute
+const DefaultTimeout = 5 * time.Minute
 
-// CLIPScorer runs an external CLIP scorer command.
-type CLIPScorer struct {
+// Scorer runs an external CLIP scorer command.
+type Scorer struct {
 	// Command is the argv of the scorer; Command[0] is looked up in PATH.
 	Command []string
 	Timeout time.Duration
@@ -44,19 +47,19 @@ type CLIPScorer struct {
 const maxScorerOutput = 1 << 20
 
 // Score sends pairs to the scorer and returns its scores, one per pair; a null score is NaN.
-func (s *CLIPScorer) Score(ctx context.Context, pairs []CLIPPair) ([]float64, error) {
+func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
 	if len(s.Command) == 0 {
 		return nil, errors.New("clip scorer: no command")
 	}
 	name := strings.Join(s.Command, " ")
 	timeout := s.Timeout
 	if timeout <= 0 {
-		timeout = DefaultCLIPTimeout
+		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	in, err := json.Marshal(struct {
-		Pairs []CLIPPair `json:"pairs"`
+		Pairs []Pair `json:"pairs"`
 	}{pairs})
 	if err != nil {
 		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
@@ -81,7 +84,7 @@ func (s *CLIPScorer) Score(ctx context.Context, pairs []CLIPPair) ([]float64, er
 	if stdout.over {
 		return nil, fmt.Errorf("clip scorer %q: more than %d bytes on stdout", name, maxScorerOutput)
 	}
-	scores, err := ParseCLIPScores(stdout.buf)
+	scores, err := ParseScores(stdout.buf)
 	if err != nil {
 		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
 	}
@@ -91,9 +94,9 @@ func (s *CLIPScorer) Score(ctx context.Context, pairs []CLIPPair) ([]float64, er
 	return scores, nil
 }
 
-// ParseCLIPScores reads a scorer's stdout, {"scores": [number or null, ...]}; null is NaN.
+// ParseScores reads a scorer's stdout, {"scores": [number or null, ...]}; null is NaN.
 // Unknown keys are errors: a scorer that answers something else must not pass.
-func ParseCLIPScores(b []byte) ([]float64, error) {
+func ParseScores(b []byte) ([]float64, error) {
 	var out struct {
 		Scores *[]*float64 `json:"scores"`
 	}

@@ -1,4 +1,8 @@
-package refserver
+// Package fault parses the fault specs of the reference server ("crash-at=2",
+// "slow-after=1:3", ...). It is the one place that decides what a valid spec is, so that
+// `diffusion-check serve --fault` (internal/refserver) and a suite's builtin server
+// (runner/suite) accept the same ones, and checking a suite does not pull in the server.
+package fault
 
 import (
 	"fmt"
@@ -6,10 +10,10 @@ import (
 	"strings"
 )
 
-// Faults are the misbehaviours the reference server can be told to show. Request numbers K
-// count every generation request this server process receives, from 1, across cases.
-// The zero value is a healthy server.
-type Faults struct {
+// Set is the misbehaviours the reference server is told to show. Request numbers K count
+// every generation request the server process receives, from 1, across cases. The zero value
+// is a healthy server.
+type Set struct {
 	DriftAfter      int     // outputs of requests > K drift from the deterministic output
 	VideoDriftAfter int     // only the pictures of requests > K drift
 	AudioDriftAfter int     // only the audio track of requests > K drifts
@@ -26,9 +30,9 @@ type Faults struct {
 	specs []string
 }
 
-// Set adds one fault spec such as "crash-at=2" or "slow-after=1:3". It makes *Faults a
+// Set adds one fault spec such as "crash-at=2" or "slow-after=1:3". It makes *Set a
 // flag.Value, so --fault can be repeated.
-func (f *Faults) Set(spec string) error {
+func (f *Set) Set(spec string) error {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), "=")
 	count := func(dst *int) error {
 		k, err := strconv.Atoi(arg)
@@ -90,7 +94,7 @@ func (f *Faults) Set(spec string) error {
 }
 
 // String lists the specs that were set, comma-separated.
-func (f *Faults) String() string {
+func (f *Set) String() string {
 	if f == nil {
 		return ""
 	}
@@ -98,4 +102,4 @@ func (f *Faults) String() string {
 }
 
 // Specs returns the specs that were set, in order, e.g. to pass them on as --fault flags.
-func (f *Faults) Specs() []string { return append([]string(nil), f.specs...) }
+func (f *Set) Specs() []string { return append([]string(nil), f.specs...) }

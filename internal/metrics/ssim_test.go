@@ -1,10 +1,12 @@
-package checks
+package metrics
 
 import (
 	"encoding/json"
 	"math"
 	"os"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/internal/kernel"
 )
 
 // naiveSSIM follows scikit-image's float64 formulas literally, window by window: the independent
@@ -59,29 +61,35 @@ func TestSSIMMatchesNaive(t *testing.T) {
 			b = drifted(a, w, h)
 		}
 		want, wantCh := naiveSSIM(a, b, w, h)
-		// The portable kernel within 1e-9; the one this build selects (the vector kernel's
-		// float32 part) within vectorTolerance more.
+		// The portable kernel within 1e-9; every vector kernel this CPU runs (its float32 part)
+		// within vectorTolerance more.
 		sums, _, _ := p.run(a, b, w, h, nil)
 		windows := float64((w - 2*ssimPad) * (h - 2*ssimPad))
 		if ps := (sums[0] + sums[1] + sums[2]) / 3 / windows; math.Abs(ps-want) > 1e-9 {
 			t.Errorf("%dx%d case %d: portable SSIM %.12f, naive %.12f", w, h, i%4, ps, want)
 		}
-		tol := 1e-9
-		if vectorRun != nil {
-			tol += vectorTolerance
-		}
-		got := s.Metrics(a, b, w, h)
-		if math.Abs(got.SSIM-want) > tol {
-			t.Errorf("%dx%d case %d: SSIM %.12f, naive %.12f", w, h, i%4, got.SSIM, want)
-		}
 		for c := range 3 {
 			if math.Abs(sums[c]/windows-wantCh[c]) > 1e-9 {
 				t.Errorf("%dx%d case %d channel %d: portable SSIM %.12f, naive %.12f", w, h, i%4, c, sums[c]/windows, wantCh[c])
 			}
-			if math.Abs(got.SSIMChannels[c]-wantCh[c]) > tol {
-				t.Errorf("%dx%d case %d channel %d: SSIM %.12f, naive %.12f", w, h, i%4, c, got.SSIMChannels[c], wantCh[c])
+		}
+		var got FrameMetrics
+		for _, l := range kernel.Supported() {
+			tol := 1e-9
+			if l != kernel.Portable {
+				tol += vectorTolerance
+			}
+			got = s.metrics(l, a, b, w, h)
+			if math.Abs(got.SSIM-want) > tol {
+				t.Errorf("%dx%d case %d, %s kernel: SSIM %.12f, naive %.12f", w, h, i%4, l, got.SSIM, want)
+			}
+			for c := range 3 {
+				if math.Abs(got.SSIMChannels[c]-wantCh[c]) > tol {
+					t.Errorf("%dx%d case %d channel %d, %s kernel: SSIM %.12f, naive %.12f", w, h, i%4, c, l, got.SSIMChannels[c], wantCh[c])
+				}
 			}
 		}
+		got = s.Metrics(a, b, w, h)
 		if p := PSNR(a, b); p != got.PSNR && !(math.IsInf(p, 1) && math.IsInf(got.PSNR, 1)) {
 			t.Errorf("%dx%d: PSNR %v in Metrics, %v alone", w, h, got.PSNR, p)
 		}
@@ -109,8 +117,8 @@ func TestSSIMMap(t *testing.T) {
 		}
 		sum += v
 	}
-	tol := 1e-12 // the map comes from the portable kernel, SSIM from the one this build selects
-	if vectorRun != nil {
+	tol := 1e-12 // the map comes from the portable kernel, SSIM from the one this CPU selects
+	if kernel.Selected() != kernel.Portable {
 		tol += vectorTolerance
 	}
 	if mean, want := sum/float64(len(m)), SSIM(a, b, w, h); math.Abs(mean-want) > tol {
@@ -189,20 +197,31 @@ func TestSSIMMatchesScikitImage(t *testing.T) {
 		t.Errorf("reference has %d pairs, refPairs makes %d: run testdata/ssim_reference.py again", len(ref.Pairs), len(pairs))
 	}
 	var s SSIMScratch
-	for _, p := range pairs {
+	for _, l := range kernel.Supported() {
+		for _, p := range pairs {
+			checkScikitPair(t, &s, l, p, ref)
+		}
+	}
+}
+
+// checkScikitPair compares one reference pair, measured with the kernel of level l, with
+// scikit-image's numbers.
+func checkScikitPair(t *testing.T, s *SSIMScratch, l kernel.Level, p refPair, ref reference) {
+	t.Helper()
+	{
 		want, ok := ref.Pairs[p.name]
 		if !ok {
 			t.Errorf("%s: no reference values", p.name)
-			continue
+			return
 		}
 		if want.Width != p.w || want.Height != p.h {
 			t.Errorf("%s: reference is %dx%d, pair is %dx%d", p.name, want.Width, want.Height, p.w, p.h)
-			continue
+			return
 		}
-		got := s.Metrics(p.a, p.b, p.w, p.h)
+		got := s.metrics(l, p.a, p.b, p.w, p.h)
 		near := func(what string, got, want float64) {
 			if math.Abs(got-want) > 1e-6 || math.IsNaN(got) {
-				t.Errorf("%s: %s %.10f, scikit-image %.10f (diff %.2g)", p.name, what, got, want, got-want)
+				t.Errorf("%s, %s kernel: %s %.10f, scikit-image %.10f (diff %.2g)", p.name, l, what, got, want, got-want)
 			}
 		}
 		near("SSIM", got.SSIM, want.SSIM)
@@ -219,8 +238,3 @@ func TestSSIMMatchesScikitImage(t *testing.T) {
 		near("mean abs diff", got.MeanAbsDiff, want.MeanAbsDiff)
 	}
 }
-
-// BenchmarkSSIM720p times the whole per-frame work of the consistency check on one 1280×720
-// RGB pair: SSIM (all three channels), PSNR and mean absolute difference in one pass, with the
-// kernel this build and CPU select (see BenchmarkSSIM720pPortable).
-func BenchmarkSSIM720p(b *testing.B) { benchMetrics(b, false) }

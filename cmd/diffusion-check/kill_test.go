@@ -1,0 +1,196 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner"
+)
+
+// wrapperSuite is a suite whose server is a shell that ignores SIGTERM, starts the reference
+// server and a grandchild (sleep) in the background and writes the pids: a server that
+// takes its whole stop grace to stop, with children of its own.
+func wrapperSuite(t *testing.T, dir string, grace string) string {
+	t.Helper()
+	p := filepath.Join(dir, "suite.yaml")
+	err := os.WriteFile(p, []byte(fmt.Sprintf(`
+servers:
+  wrapped:
+    command: [sh, -c, 'trap "" TERM; %s serve --addr 127.0.0.1:{port} --step-ms 100 & echo $! > serve.pid; sleep 600 & echo $! > sleep.pid; echo $$ > sh.pid; while :; do sleep 0.1; done']
+    stop_grace: %s
+cases:
+  - id: slow
+    server: wrapped
+    modality: image
+    repeat: 3
+    request: {prompt: a fox, size: 64x64, seed: 1, steps: 10}
+`, filepath.Join(binDir, "diffusion-check"), grace)), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startRun starts `diffusion-check run` on a suite and waits until its first request finished.
+func startRun(t *testing.T, suitePath, out string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "diffusion-check"), "run", "--suite", suitePath, "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		reqs, _, _ := runner.ReadRequests(filepath.Join(out, runner.RequestsFile))
+		if len(reqs) >= 1 {
+			return cmd, &stderr
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no request finished within 60s; stderr:\n%s", stderr.String())
+		}
+	}
+}
+
+func pidOf(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return n
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+func waitGone(pids map[string]int, d time.Duration) []string {
+	deadline := time.Now().Add(d)
+	for {
+		var left []string
+		for name, pid := range pids {
+			if alive(pid) {
+				left = append(left, fmt.Sprintf("%s (%d)", name, pid))
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSIGKILLOfRunKillsServerAndItsChildren kills `run` with SIGKILL (the OOM killer, a
+// runner's teardown) while a request is in flight: the server's shell, the reference server
+// it started and its sleeping grandchild all die within seconds, none left under PID 1.
+func TestSIGKILLOfRunKillsServerAndItsChildren(t *testing.T) {
+	dir := t.TempDir()
+	cmd, stderr := startRun(t, wrapperSuite(t, dir, "30s"), filepath.Join(dir, "out"))
+	pids := map[string]int{
+		"server shell": pidOf(t, filepath.Join(dir, "sh.pid")),
+		"serve":        pidOf(t, filepath.Join(dir, "serve.pid")),
+		"grandchild":   pidOf(t, filepath.Join(dir, "sleep.pid")),
+	}
+	t.Cleanup(func() { syscall.Kill(-pids["server shell"], syscall.SIGKILL) })
+	killed := time.Now()
+	cmd.Process.Kill()
+	cmd.Wait()
+	if left := waitGone(pids, 5*time.Second); len(left) > 0 {
+		t.Fatalf("alive 5 s after run was killed: %v; stderr:\n%s", left, stderr)
+	}
+	t.Logf("server, its child and grandchild gone %s after SIGKILL of run", time.Since(killed).Round(time.Millisecond))
+}
+
+// TestSIGINTWritesResultsBeforeStoppingServers cancels a run with SIGINT, as GitHub does
+// first when a job is cancelled (SIGTERM 7.5 s later, SIGKILL 2.5 s after that), while its
+// server takes a 4 s stop grace: results.json (the finished request kept, the rest
+// cancelled) is there within a second, while the server still runs; it is written again
+// once the server is gone, and the exit code is 3.
+func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cmd, stderr := startRun(t, wrapperSuite(t, dir, "4s"), out)
+	server := pidOf(t, filepath.Join(dir, "sh.pid"))
+	t.Cleanup(func() { syscall.Kill(-server, syscall.SIGKILL) })
+	time.Sleep(200 * time.Millisecond) // request 2 is in flight (it takes 1 s)
+	results := filepath.Join(out, runner.ResultsFile)
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var took time.Duration
+	for deadline := sent.Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(results); err == nil {
+			took = time.Since(sent)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no results.json 10 s after SIGINT; stderr:\n%s", stderr)
+		}
+	}
+	serverAlive := alive(server)
+	res, err := runner.ReadResults(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("results.json %s after SIGINT (server still running: %v)", took.Round(time.Millisecond), serverAlive)
+	if took > time.Second || !serverAlive {
+		t.Errorf("results.json after %s, server alive then: %v; want within 1 s, before the server stopped", took, serverAlive)
+	}
+	if got := requestStatuses(res, "slow"); got != "pass cancelled cancelled" {
+		t.Errorf("first results.json: requests %s, want pass cancelled cancelled", got)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("exit: %v, want exit status 3; stderr:\n%s", err, stderr)
+	}
+	if alive(server) {
+		t.Error("server outlived the run")
+	}
+	final, err := runner.ReadResults(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := requestStatuses(final, "slow"); got != "pass cancelled cancelled" || final.Status != checks.Cancelled {
+		t.Errorf("final results.json: requests %s, run %s", got, final.Status)
+	}
+	if !strings.Contains(stderr.String(), "cancelled: results.json written in") {
+		t.Errorf("stderr does not say results.json was written on cancel:\n%s", stderr)
+	}
+}
+
+func requestStatuses(res *checks.Result, id string) string {
+	var out []string
+	for _, c := range res.Cases {
+		if c.ID == id {
+			for _, r := range c.Requests {
+				out = append(out, string(r.Status))
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,100 @@
+//go:build linux
+
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// fileSizeLimit makes every write past limit bytes of a file fail (EFBIG, after a short
+// write), as a full disk does, until the returned function restores the limit.
+func fileSizeLimit(t *testing.T, limit uint64) (restore func()) {
+	t.Helper()
+	signal.Ignore(syscall.SIGXFSZ) // else the kernel kills the process at the limit
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: old.Max}); err != nil {
+		t.Skipf("cannot limit file sizes: %v", err)
+	}
+	done := false
+	restore = func() {
+		if !done {
+			done = true
+			syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+			signal.Reset(syscall.SIGXFSZ)
+		}
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// TestRequestsLogNoTornLineOnFullDisk fills the "disk" in the middle of a requests.jsonl
+// line: the request is reported as not saved there, the partial line is taken back, and once
+// there is room again the next line is whole: the file reads back with no torn line.
+func TestRequestsLogNoTornLineOnFullDisk(t *testing.T) {
+	rec, dir := newTestRecorder(t)
+	line, _ := json.Marshal(sampleRequest("c", 1, 3))
+	restore := fileSizeLimit(t, uint64(len(line)+1+len(line)/2)) // a line and a half
+	if err := rec.Request(sampleRequest("c", 1, 3)); err != nil {
+		t.Fatalf("request 1 fits: %v", err)
+	}
+	err := rec.Request(sampleRequest("c", 2, 3))
+	if !errors.Is(err, syscall.EFBIG) || !strings.Contains(err.Error(), "case c request 2/3 in requests.jsonl (not saved there") {
+		t.Fatalf("request 2 on a full disk: %v", err)
+	}
+	restore()
+	if err := rec.Request(sampleRequest("c", 3, 3)); err != nil {
+		t.Fatalf("request 3 after room came back: %v", err)
+	}
+	reqs, warnings, err := ReadRequests(filepath.Join(dir, RequestsFile))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("requests.jsonl has a torn line: %v %v", err, warnings)
+	}
+	if len(reqs) != 2 || reqs[0].Index != 1 || reqs[1].Index != 3 {
+		t.Errorf("read back %d requests: %+v", len(reqs), reqs)
+	}
+}
+
+// TestServerLogFullDiskKeepsDraining: when server.log cannot be written the output is still
+// read (Write never fails, so the pipe never backs up and the server never gets SIGPIPE), the
+// readiness marker and crash lines are still seen, and what was dropped is counted.
+func TestServerLogFullDiskKeepsDraining(t *testing.T) {
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	l := newLogWatch(f, "Application startup complete.")
+	total := 0
+	for _, chunk := range []string{"INFO loading\n", "INFO: Application startup complete.\n", "Fatal Python error: Aborted\n"} {
+		n, err := l.Write([]byte(chunk))
+		if err != nil || n != len(chunk) {
+			t.Fatalf("Write = %d, %v: a failing log file must not stop the draining", n, err)
+		}
+		total += n
+	}
+	select {
+	case <-l.ready:
+	default:
+		t.Error("marker not seen while the log file is full")
+	}
+	if l.fatalLine() == "" {
+		t.Error("crash line not seen while the log file is full")
+	}
+	got := l.unsaved()
+	if !strings.Contains(got, "bytes of server output could not be written") || !strings.Contains(got, "no space left on device") {
+		t.Errorf("unsaved() = %q", got)
+	}
+	if l.dropped != int64(total) {
+		t.Errorf("dropped %d bytes, want %d", l.dropped, total)
+	}
+	l.close()
+}
