@@ -39,7 +39,7 @@ commands:
   plan     --suite FILE [--lane L] (--partitions N | --target-minutes M)         split a lane for a job matrix (JSON)
   report   [--publish] [--markdown FILE] [--junit FILE] [--summary] RESULTS...  merge results; print the table; write reports; post the PR comment and statuses
   baseline --out FILE [--from FILE] RESULTS...                                 write a perf baseline file: worst value of every metric
-  compare  [--json] GT OUTPUT                                                  SSIM, PSNR and mean abs diff of an image or every video frame
+  compare  [--json] GT OUTPUT [OUTPUT...]                                      SSIM, PSNR and mean abs diff of an image or every video frame
   serve    [--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...           the built-in reference server
   version                                                                      print the version
 

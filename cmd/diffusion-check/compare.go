@@ -6,48 +6,140 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 )
 
-// compareCmd measures an output against its ground truth. It is a measuring tool with no
-// thresholds: exit 0 when compared, 1 when the shapes differ (size, frame count, image vs
-// video), 2 on usage errors, 3 when a file could not be decoded.
+// compareCmd measures outputs against their ground truth. It is a measuring tool with no
+// thresholds: exit 0 when every output was compared, 1 when one's shape differs from the
+// ground truth's (size, frame count, image vs video), 2 on usage errors, 3 when a file could
+// not be decoded. Several outputs are compared one after the other with one ground truth,
+// decoded once (kept within --gt-memory-mib); a failed output does not stop the others.
 func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("compare", e)
-	asJSON := fs.Bool("json", false, "print the metrics as JSON")
+	asJSON := fs.Bool("json", false, "print the metrics as JSON (with several outputs, an array: one object per output)")
+	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth in memory (MiB) rather than decode it for each; 0 decodes it every time")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: diffusion-check compare [--json] GT OUTPUT")
+		fmt.Fprintln(e.stderr, "usage: diffusion-check compare [--json] [--gt-memory-mib N] GT OUTPUT [OUTPUT...]")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	if fs.NArg() != 2 {
-		return 0, usagef("want GT OUTPUT (two files), got %d arguments", fs.NArg())
+	if fs.NArg() < 2 {
+		return 0, usagef("want GT OUTPUT [OUTPUT...] (a ground truth and at least one output), got %d arguments", fs.NArg())
 	}
-	res, err := compare.Files(ctx, fs.Arg(0), fs.Arg(1))
-	var audio *compare.AudioResult
-	if err == nil {
-		audio, err = compareAudio(ctx, fs.Arg(0), fs.Arg(1), res)
+	if *gtMiB < 0 {
+		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)
 	}
-	if err != nil {
-		var mm *compare.MismatchError
-		if errors.As(err, &mm) {
-			return 1, err
+	gt, outs := fs.Arg(0), fs.Args()[1:]
+	if len(outs) == 1 {
+		// No frames to reuse: a cache of 0 bytes keeps none, only what the video's probe said of
+		// the ground truth's audio (so that it is not probed again).
+		res, audio, err := compareOne(ctx, compare.NewCache(0), gt, outs[0])
+		if err != nil {
+			return compareExit(err), err
 		}
-		return exitInfra, err
+		if *asJSON {
+			return exitOK, writeJSON(e, withAudio(compareJSON(res), audio))
+		}
+		if err := compareTable(e, gt, outs[0], res); err != nil {
+			return 0, err
+		}
+		return exitOK, audioTable(e, audio)
+	}
+	cache := compare.NewCache(*gtMiB << 20)
+	code := exitOK
+	var failed []string
+	var all []any
+	for i, out := range outs {
+		res, audio, err := compareOne(ctx, cache, gt, out)
+		if err != nil {
+			// Worst first: a file that did not decode (3) over a mismatch (1).
+			if c := compareExit(err); c > code {
+				code = c
+			}
+			failed = append(failed, fmt.Sprintf("%s: %v", out, err))
+			all = append(all, struct {
+				Output string `json:"output"`
+				Error  string `json:"error"`
+			}{out, err.Error()})
+			continue
+		}
+		all = append(all, withOutput(out, withAudio(compareJSON(res), audio)))
+		if *asJSON {
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		if err := compareTable(e, gt, out, res); err != nil {
+			return 0, err
+		}
+		if err := audioTable(e, audio); err != nil {
+			return 0, err
+		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return exitOK, enc.Encode(withAudio(compareJSON(res), audio))
+		if err := writeJSON(e, all); err != nil {
+			return 0, err
+		}
 	}
-	if err := compareTable(e, fs.Arg(0), fs.Arg(1), res); err != nil {
-		return 0, err
+	if len(failed) > 0 {
+		return code, fmt.Errorf("%d of %d outputs not compared:\n%s", len(failed), len(outs), strings.Join(failed, "\n"))
 	}
-	return exitOK, audioTable(e, audio)
+	return exitOK, nil
+}
+
+// gtMemory turns --gt-memory-mib into runner.Options.GTMemory, where 0 means the default and
+// a negative value nothing.
+func gtMemory(mib int64) int64 {
+	if mib <= 0 {
+		return -1
+	}
+	return mib << 20
+}
+
+// compareOne compares one output (pictures, then audio) with the ground truth.
+func compareOne(ctx context.Context, cache *compare.Cache, gt, out string) (compare.Result, *compare.AudioResult, error) {
+	res, err := cache.Files(ctx, gt, out)
+	if err != nil {
+		return compare.Result{}, nil, err
+	}
+	audio, err := compareAudio(ctx, cache, gt, out, res)
+	if err != nil {
+		return compare.Result{}, nil, err
+	}
+	return res, audio, nil
+}
+
+// compareExit is the exit code of a comparison that failed: 1 for a shape mismatch (the
+// output is wrong), 3 when a file could not be read.
+func compareExit(err error) int {
+	var mm *compare.MismatchError
+	if errors.As(err, &mm) {
+		return 1
+	}
+	return exitInfra
+}
+
+func writeJSON(e env, v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// withOutput adds the "output" key (the file compared) in front of a result's JSON form.
+func withOutput(out string, v any) any {
+	b, err := json.Marshal(v)
+	key, kerr := json.Marshal(out)
+	if err != nil || kerr != nil || len(b) < 2 || b[0] != '{' {
+		return v
+	}
+	return json.RawMessage(slices.Concat([]byte(`{"output":`), key, []byte(","), b[1:]))
 }
 
 // finite turns +Inf (identical frames' PSNR) into null: JSON has no infinity.

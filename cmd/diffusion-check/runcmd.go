@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
@@ -30,6 +31,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	clipTimeout := fs.Duration("clip-timeout", checks.DefaultCLIPTimeout, "time limit of one CLIP scorer run")
 	profile := fs.String("profile", baselines.DefaultProfile, "tolerance profile of the perf baseline file (pr_test, long_term)")
 	gpu := fs.String("gpu", "", "GPU class whose baselines apply (default: the suite's)")
+	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "decoded ground truth a case keeps in memory for its requests (MiB); 0 decodes it for each request")
 	memInterval := fs.Duration("memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -109,6 +111,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		Memory:     mem,
 		Perf:       runner.PerfOptions{Profile: *profile, Overrides: overrides},
 		CLIPScorer: clipScorerOf(*clipScorer, *clipTimeout),
+		GTMemory:   gtMemory(*gtMiB),
 	})
 	if err != nil && res == nil {
 		return 0, usageError{err}

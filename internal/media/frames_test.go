@@ -228,6 +228,31 @@ func TestDecodeImageJPEG(t *testing.T) {
 	}
 }
 
+func TestParseFrameHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		want       FrameHeader
+		err        error
+	}{
+		{"video and audio, cover art first",
+			`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},` +
+				`{"codec_type":"audio","codec_name":"aac","sample_rate":"48000","channels":2,"disposition":{"attached_pic":0}},` +
+				`{"codec_type":"video","codec_name":"h264","width":1280,"height":720,"nb_frames":"97","pix_fmt":"yuv420p","color_space":"bt709","color_range":"tv","disposition":{"attached_pic":0}}]}`,
+			FrameHeader{Codec: "h264", Width: 1280, Height: 720, Frames: 97, PixFmt: "yuv420p", ColorSpace: "bt709", ColorRange: "tv", AudioRate: 48000, AudioChannels: 2}, nil},
+		{"image", `{"streams":[{"codec_type":"video","codec_name":"png","width":64,"height":48,"pix_fmt":"rgb24"}]}`,
+			FrameHeader{Codec: "png", Width: 64, Height: 48, PixFmt: "rgb24"}, nil},
+		{"audio only", `{"streams":[{"codec_type":"audio","sample_rate":"44100","channels":1}]}`, FrameHeader{}, ErrNoVideo},
+		{"cover art only", `{"streams":[{"codec_type":"video","width":8,"height":8,"disposition":{"attached_pic":1}}]}`, FrameHeader{}, ErrNoVideo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseFrameHeader([]byte(tc.json))
+			if !errors.Is(err, tc.err) || got != tc.want {
+				t.Errorf("got %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
 func FuzzParseFrameHeader(f *testing.F) {
 	f.Add([]byte(`{"programs":[],"streams":[{"codec_name":"h264","width":1280,"height":720,"nb_frames":"97"}]}`))
 	f.Add([]byte(`{"streams":[{"codec_name":"png","width":64,"height":48}]}`))
@@ -236,12 +261,13 @@ func FuzzParseFrameHeader(f *testing.F) {
 	f.Add([]byte(`{"streams":[]}`))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(``))
+	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},{"codec_type":"audio","sample_rate":"48000","channels":2},{"codec_type":"video","codec_name":"h264","width":32,"height":16}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hdr, err := ParseFrameHeader(data)
 		if err != nil {
 			return
 		}
-		if hdr.Width <= 0 || hdr.Height <= 0 || hdr.Width*hdr.Height > maxPixels || hdr.Frames < 0 {
+		if hdr.Width <= 0 || hdr.Height <= 0 || hdr.Width*hdr.Height > maxPixels || hdr.Frames < 0 || hdr.AudioRate < 0 || hdr.AudioChannels < 0 {
 			t.Errorf("accepted %+v", hdr)
 		}
 	})
