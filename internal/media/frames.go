@@ -29,16 +29,17 @@ type FrameReader struct {
 	path   string
 	w, h   int
 	listed int // frames the container lists; 0 when it does not say
+	cmd    *exec.Cmd
+	stdout io.ReadCloser
+	stderr *tail
+	parent context.Context
+	cancel context.CancelFunc
+	n      int   // frames read so far
+	err    error // sticky: io.EOF after the last frame, or what went wrong
+	warn   []string
+
 	// audioRate and audioChannels describe the file's first audio stream; 0 when it has none.
 	audioRate, audioChannels int
-	cmd                      *exec.Cmd
-	stdout                   io.ReadCloser
-	stderr                   *tail
-	parent                   context.Context
-	cancel                   context.CancelFunc
-	n                        int   // frames read so far
-	err                      error // sticky: io.EOF after the last frame, or what went wrong
-	warn                     []string
 
 	// The yuv420p path (yuv.go): ffmpeg sends yuv420p, converted here into the caller's buffer
 	// with coef, once verdict says that coef converts as ffmpeg does (settle: nil once known).
@@ -180,9 +181,6 @@ func (f RawFormat) Size() int {
 	}
 	return 3 * f.w * f.h
 }
-
-// YUV reports whether raw frames are yuv420p planes rather than rgb24.
-func (f RawFormat) YUV() bool { return f.yuv }
 
 // RGB returns a raw frame as packed rgb24, exactly as Next would have: raw itself when the
 // frames travel as rgb24, else raw converted into dst (3·w·h bytes).

@@ -89,6 +89,68 @@ func TestFrameReader(t *testing.T) {
 	}
 }
 
+// TestFrameReaderRaw reads a video's frames raw (as ffmpeg sent them) and converts them: the
+// same bytes as Next, on the yuv420p path (where this build has a vector converter) and on the
+// rgb24 one.
+func TestFrameReaderRaw(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	path := testVideo(t, "v.mp4", 64, 48, 7)
+	frames := func(raw bool) (out [][]byte, size int) {
+		r, err := OpenFrames(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		f, err := r.Format()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rgb := make([]byte, 3*64*48)
+		buf := make([]byte, f.Size())
+		if err := r.NextRaw(make([]byte, f.Size()+1)); err == nil || !strings.Contains(err.Error(), "raw frame buffer") {
+			t.Errorf("wrong raw buffer: %v", err)
+		}
+		for {
+			var err error
+			if raw {
+				if err = r.NextRaw(buf); err == nil {
+					out = append(out, bytes.Clone(f.RGB(rgb, buf)))
+				}
+			} else if err = r.Next(rgb); err == nil {
+				out = append(out, bytes.Clone(rgb))
+			}
+			if err == io.EOF {
+				return out, f.Size()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, rgbPath := range []bool{false, true} {
+		saved := noYUV
+		noYUV = rgbPath
+		want, _ := frames(false)
+		got, size := frames(true)
+		noYUV = saved
+		wantSize := 3 * 64 * 48
+		if yuvVector && !rgbPath {
+			wantSize = 64 * 48 * 3 / 2
+		}
+		if size != wantSize {
+			t.Errorf("rgb24 path %v: raw frames of %d bytes, want %d", rgbPath, size, wantSize)
+		}
+		if len(want) != 7 || len(got) != len(want) {
+			t.Fatalf("rgb24 path %v: %d raw frames, %d frames, want 7", rgbPath, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("rgb24 path %v: frame %d differs between NextRaw and Next", rgbPath, i)
+			}
+		}
+	}
+}
+
 func TestFrameReaderCloseEarly(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	r, err := OpenFrames(t.Context(), testVideo(t, "v.mp4", 64, 48, 40))
