@@ -22,7 +22,7 @@ import (
 func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("compare", e)
 	asJSON := fs.Bool("json", false, "print the metrics as JSON (with several outputs, an array: one object per output)")
-	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth in memory (`MiB`) rather than decode it for each; 0 decodes it every time")
+	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth in memory (`MIB`) rather than decode it for each; 0 decodes it every time")
 	var limits compareLimits
 	limits.register(fs)
 	if err := parse(fs, args); err != nil {
