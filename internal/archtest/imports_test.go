@@ -286,3 +286,102 @@ func TestViolations(t *testing.T) {
 		})
 	}
 }
+
+// TestDocumentedGraph keeps the diagram of docs/architecture.md true: its Mermaid flowchart
+// and its plain-text fallback must each list exactly the module's import edges.
+func TestDocumentedGraph(t *testing.T) {
+	const doc = "../../docs/architecture.md"
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := goList(t)
+	var want []string
+	for _, p := range g.own {
+		for _, i := range g.pkgs[p].Imports {
+			if slices.Contains(g.own, i) {
+				want = append(want, rel(g, p)+" -> "+rel(g, i))
+			}
+		}
+	}
+	slices.Sort(want)
+	mermaid, text, err := documentedEdges(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", doc, err)
+	}
+	for _, d := range []struct {
+		what string
+		got  []string
+	}{{"Mermaid flowchart", mermaid}, {"plain-text graph", text}} {
+		if diff := cmp.Diff(want, d.got); diff != "" {
+			t.Errorf("%s: the %s is not the import graph (-real +documented):\n%s", doc, d.what, diff)
+		}
+	}
+}
+
+// documentedEdges reads the edges "a -> b" of the first ```mermaid block of an architecture
+// document (node ids map to their quoted labels) and of the plain-text block after it ("a → b,
+// c" with indented continuation lines; "→ nothing of the module" lists leaves), both sorted.
+func documentedEdges(doc string) (mermaid, text []string, err error) {
+	_, rest, ok := strings.Cut(doc, "```mermaid\n")
+	if !ok {
+		return nil, nil, errors.New("no ```mermaid block")
+	}
+	flow, rest, ok := strings.Cut(rest, "\n```")
+	if !ok {
+		return nil, nil, errors.New("the ```mermaid block does not end")
+	}
+	labels := map[string]string{}
+	node := func(s string) string {
+		id, label, ok := strings.Cut(strings.TrimSpace(s), "[")
+		if ok {
+			labels[id] = strings.Trim(label, `"]`)
+		}
+		return id
+	}
+	var ids [][2]string
+	for line := range strings.Lines(flow) {
+		if from, to, ok := strings.Cut(line, "-->"); ok {
+			ids = append(ids, [2]string{node(from), node(to)})
+		} else if strings.Contains(line, "[") {
+			node(line)
+		}
+	}
+	label := func(id string) string {
+		if l, ok := labels[id]; ok {
+			return l
+		}
+		return id
+	}
+	for _, e := range ids {
+		mermaid = append(mermaid, label(e[0])+" -> "+label(e[1]))
+	}
+	_, rest, ok = strings.Cut(rest, "```\n")
+	if !ok {
+		return nil, nil, errors.New("no plain-text block after the Mermaid flowchart")
+	}
+	plain, _, _ := strings.Cut(rest, "```")
+	var joined []string
+	for line := range strings.Lines(plain) {
+		if strings.HasPrefix(line, " ") && len(joined) > 0 {
+			joined[len(joined)-1] += " " + strings.TrimSpace(line)
+		} else if strings.TrimSpace(line) != "" {
+			joined = append(joined, strings.TrimSpace(line))
+		}
+	}
+	for _, line := range joined {
+		from, to, ok := strings.Cut(line, "→")
+		if !ok {
+			return nil, nil, fmt.Errorf("plain-text graph line %q has no →", line)
+		}
+		if strings.TrimSpace(to) == "nothing of the module" {
+			continue
+		}
+		for _, d := range strings.Split(to, ",") {
+			text = append(text, strings.TrimSpace(from)+" -> "+strings.TrimSpace(d))
+		}
+	}
+	slices.Sort(mermaid)
+	slices.Sort(text)
+	return mermaid, text, nil
+}
