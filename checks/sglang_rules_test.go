@@ -1,8 +1,10 @@
 package checks
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -257,5 +259,48 @@ func TestPySum(t *testing.T) {
 	}
 	if naive == 0.6 {
 		t.Fatal(fmt.Sprint("the naive sum is already exact: the test proves nothing: ", naive))
+	}
+}
+
+// StepMean and StepMedian agree bit for bit with CPython 3.12's sum(steps)/len(steps) and
+// statistics.median(steps), on the lists testdata/pysum_reference.py made with CPython 3.12
+// (a third of which a naive sum gets wrong by an ulp or more).
+func TestStepMeanMatchesCPython312(t *testing.T) {
+	data, err := os.ReadFile("testdata/pysum_reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Python string
+		Cases  []struct {
+			Steps        []float64
+			Mean, Median float64
+		}
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ref.Python, "3.12") || len(ref.Cases) < 200 {
+		t.Fatalf("reference from Python %s with %d cases, want 3.12 and the full set", ref.Python, len(ref.Cases))
+	}
+	naiveWrong := 0
+	for i, c := range ref.Cases {
+		if got := StepMean(c.Steps); got != c.Mean {
+			t.Errorf("case %d (%d steps): StepMean = %v, CPython %s says %v", i, len(c.Steps), got, ref.Python, c.Mean)
+		}
+		if got := StepMedian(c.Steps); got != c.Median {
+			t.Errorf("case %d: StepMedian = %v, CPython says %v", i, got, c.Median)
+		}
+		naive := 0.0
+		for _, v := range c.Steps {
+			naive += v
+		}
+		if naive/float64(len(c.Steps)) != c.Mean {
+			naiveWrong++
+		}
+	}
+	t.Logf("%d step lists agree with CPython %s; a naive sum differs on %d", len(ref.Cases), ref.Python, naiveWrong)
+	if naiveWrong == 0 {
+		t.Error("no case where a naive sum differs: the reference does not test the compensation")
 	}
 }

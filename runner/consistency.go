@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
@@ -26,6 +27,30 @@ type consistencyConfig struct {
 	thresholds *baselines.Thresholds
 	gt         baselines.GroundTruth
 	clip       *clip.Scorer
+	gtMemory   int64 // bytes of decoded ground truth one case may keep
+
+	mu     sync.Mutex
+	caches map[string]*compare.Cache // by case id, while the case runs
+}
+
+// cache returns the decoded ground truth of case id: every request of the case is compared
+// with the same ground truth, decoded by the first comparison and kept for the others.
+func (cc *consistencyConfig) cache(id string) *compare.Cache {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	c := cc.caches[id]
+	if c == nil {
+		c = compare.NewCache(cc.gtMemory)
+		cc.caches[id] = c
+	}
+	return c
+}
+
+// dropCache frees the decoded ground truth of case id once the case has ended.
+func (cc *consistencyConfig) dropCache(id string) {
+	cc.mu.Lock()
+	delete(cc.caches, id)
+	cc.mu.Unlock()
 }
 
 // loadConsistency reads the suite's thresholds (a file, or a folder with one file per GPU
@@ -35,7 +60,12 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &consistencyConfig{thresholds: th, gt: baselines.GroundTruth{Dir: opts.Suite.GroundTruth}, clip: opts.CLIPScorer}, nil
+	mem := opts.GTMemory
+	if mem == 0 {
+		mem = compare.DefaultCacheBytes
+	}
+	return &consistencyConfig{thresholds: th, gt: baselines.GroundTruth{Dir: opts.Suite.GroundTruth}, clip: opts.CLIPScorer,
+		gtMemory: mem, caches: map[string]*compare.Cache{}}, nil
 }
 
 // Pictures of a consistency failure are saved in the request's artifact folder under this
@@ -114,15 +144,16 @@ func outputUsable(rr *checks.RequestResult) bool {
 // SGLang's key frames), CLIP when a scorer is configured, and a failure picture.
 func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry) []checks.Check {
 	out := rr.Output.Path
+	gt := r.cons.cache(c.ID)
 	var res compare.Result
 	var err error
 	switch e.Kind {
 	case baselines.GTImage:
-		res, err = compare.Images(ctx, e.Path, out)
+		res, err = gt.Images(ctx, e.Path, out)
 	case baselines.GTVideo:
-		res, err = compare.Videos(ctx, e.Path, out)
+		res, err = gt.Videos(ctx, e.Path, out)
 	case baselines.GTKeyFrames:
-		res, err = compare.KeyFrames(ctx, map[int]string{
+		res, err = gt.KeyFrames(ctx, map[int]string{
 			compare.FrameFirst: e.KeyFrames[0], compare.FrameMid: e.KeyFrames[1], compare.FrameLast: e.KeyFrames[2],
 		}, out)
 	}
@@ -140,9 +171,9 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResul
 		frames[i] = checks.FrameScore{Index: f.Index, SSIM: f.SSIM, PSNR: f.PSNR, MeanAbsDiff: f.MeanAbsDiff}
 	}
 	cs := checks.Consistency(frames, res.Frames, lim)
-	cs = append(cs, r.clipCheck(ctx, rr, dir, e, res, lim))
+	cs = append(cs, r.clipCheck(ctx, gt, rr, dir, e, res, lim))
 	if checks.RequestStatus(cs) == checks.Fail {
-		if err := r.failurePicture(ctx, c, rr, dir, e, res, cs); err != nil {
+		if err := r.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {
 			r.logf("%s request %d/%d: warning: failure picture: %v", c.ID, rr.Index, rr.Of, err)
 		}
 	}
@@ -151,7 +182,7 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResul
 
 // clipCheck scores the compared frames with the configured CLIP scorer: the image, or the key
 // frames 0, N//2 and N−1 of a video (extracted as PNGs beside the output).
-func (r *run) clipCheck(ctx context.Context, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, lim checks.ConsistencyLimits) checks.Check {
+func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, lim checks.ConsistencyLimits) checks.Check {
 	if r.cons.clip == nil {
 		return checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured (run --clip-scorer CMD or DIFFUSION_CHECK_CLIP_SCORER; see docs/consistency.md)")
 	}
@@ -166,13 +197,13 @@ func (r *run) clipCheck(ctx context.Context, rr *checks.RequestResult, dir strin
 		pairs, idx = []clip.Pair{{Output: abs(rr.Output.Path), GroundTruth: abs(e.Path)}}, []int{0}
 	default:
 		for k, i := range baselines.KeyFrameIndices(res.Frames) {
-			o, err := r.savedFrame(ctx, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
+			o, err := r.savedFrame(ctx, nil, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
 			if err != nil {
 				return fail(err)
 			}
 			g := e.KeyFrames[k]
 			if e.Kind == baselines.GTVideo {
-				if g, err = r.savedFrame(ctx, e.Path, i, filepath.Join(dir, fmt.Sprintf("clip-ground-truth-frame-%d.png", i))); err != nil {
+				if g, err = r.savedFrame(ctx, gt, e.Path, i, filepath.Join(dir, fmt.Sprintf("clip-ground-truth-frame-%d.png", i))); err != nil {
 					return fail(err)
 				}
 			}
@@ -194,9 +225,10 @@ func abs(p string) string {
 	return p
 }
 
-// savedFrame writes frame i of a video as a PNG at dst and returns dst.
-func (r *run) savedFrame(ctx context.Context, video string, i int, dst string) (string, error) {
-	rgb, w, h, err := compare.FrameAt(ctx, video, i)
+// savedFrame writes frame i of a video as a PNG at dst and returns dst; from the cache when
+// it holds the video decoded (a nil cache decodes it).
+func (r *run) savedFrame(ctx context.Context, cache *compare.Cache, video string, i int, dst string) (string, error) {
+	rgb, w, h, err := cache.FrameAt(ctx, video, i)
 	if err != nil {
 		return "", err
 	}
@@ -217,7 +249,7 @@ func rgbImage(rgb []byte, w, h int) *image.RGBA {
 
 // failurePicture draws the worst frame (lowest SSIM): ground truth | output | SSIM map, with
 // the metric values, into the request's artifact folder.
-func (r *run) failurePicture(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, cs []checks.Check) error {
+func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, cs []checks.Check) error {
 	k := res.WorstFrame
 	var gt, out pictures.Frame
 	var err error
@@ -228,7 +260,7 @@ func (r *run) failurePicture(ctx context.Context, c *suite.Case, rr *checks.Requ
 			out.RGB, out.W, out.H, err = media.DecodeImage(ctx, rr.Output.Path)
 		}
 	case baselines.GTVideo:
-		gt.RGB, gt.W, gt.H, err = compare.FrameAt(ctx, e.Path, k)
+		gt.RGB, gt.W, gt.H, err = cache.FrameAt(ctx, e.Path, k)
 		if err == nil {
 			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, rr.Output.Path, k)
 		}
@@ -271,7 +303,7 @@ func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult
 			"no audio ground truth: SGLang's key-frame PNGs (%s) hold no audio; write a whole-video ground truth %s with run --mode gt",
 			filepath.Base(e.KeyFrames[0]), baselines.VideoName(c.ID, c.NumGPUs)))}
 	}
-	res, err := compare.Audio(ctx, e.Path, rr.Output.Path)
+	res, err := r.cons.cache(c.ID).Audio(ctx, e.Path, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
@@ -306,7 +338,7 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 		files = append(files, file{baselines.VideoName(c.ID, c.NumGPUs), rr.Output.Path})
 		names := baselines.KeyFrameNames(c.ID, c.NumGPUs)
 		for k, i := range baselines.KeyFrameIndices(rr.Output.Frames) {
-			src, err := r.savedFrame(ctx, rr.Output.Path, i, filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
+			src, err := r.savedFrame(ctx, nil, rr.Output.Path, i, filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
 			if err != nil {
 				return checks.Errored(name, fmt.Sprintf("extract key frame %d: %v", i, err))
 			}

@@ -135,7 +135,7 @@ func (r *run) casePerf(c *suite.Case, cr *checks.CaseResult) {
 			base, tol = p.file.ExpectedLoadMs(c.ID, p.tol)
 		}
 		if p.rocm {
-			tol = checks.ROCmTolerance
+			tol = checks.ROCmTolerances().Load
 		}
 		load := []checks.Check{checks.PerfLoadCheck(cr.Load.DurationMs, base, tol)}
 		if p.rocm {

@@ -63,6 +63,10 @@ type Options struct {
 	Perf PerfOptions
 	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
 	CLIPScorer *clip.Scorer
+	// GTMemory bounds the decoded ground truth a case keeps in memory, in bytes, so that its
+	// requests do not each decode it again (see compare.Cache); 0 means
+	// compare.DefaultCacheBytes (1 GiB), negative keeps nothing.
+	GTMemory int64
 }
 
 // ConfigError is an error of Run that lies in its options or in the suite's files (a bad
@@ -355,6 +359,7 @@ func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
 // case, or nil when the server is gone or was stopped.
 func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, warm *server) (cr checks.CaseResult, keep *server) {
 	began := time.Now()
+	defer r.cons.dropCache(c.ID)
 	cr = checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
 	// Named results: the deferred assignment must reach the returned value.
 	defer func() { cr.WallMs = ms(time.Since(began)) }()

@@ -63,9 +63,9 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"run", "-h"}, 0, `(?s)^usage: diffusion-check run --suite FILE.*--heartbeat duration`, true},
 		{[]string{"report", "--help"}, 0, `(?s)^usage: diffusion-check report .*--comment MODE`, true},
 		{[]string{"help", "compare"}, 0, `(?s)--min-ssim X.*--case ID`, true},
-		{[]string{"-version"}, 0, `^diffusion-check \S.*\n$`, true},
-		{[]string{"--version"}, 0, `^diffusion-check \S.*\n$`, true},
-		{[]string{"version"}, 0, `^diffusion-check \S.*\n$`, true},
+		{[]string{"-version"}, 0, `(?s)^diffusion-check \S.*\nssim kernel: (portable|avx2|avx512) `, true},
+		{[]string{"--version"}, 0, `(?s)^diffusion-check \S.*\nssim kernel: (portable|avx2|avx512) `, true},
+		{[]string{"version"}, 0, `(?s)^diffusion-check \S.*\nssim kernel: (portable|avx2|avx512) `, true},
 		{[]string{"help", "frobnicate"}, 2, `^$`, false},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestExitCodes(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"unwritable --out could not run", []string{"run", "--suite", suitePath, "--out", filepath.Join(notADir, "out")}, 3, "create results folder"},
+		{"unwritable --out could not run", []string{"run", "--suite", suitePath, "--out", filepath.Join(notADir, "out")}, 3, "not a directory"},
 		{"unknown case is configuration", []string{"run", "--suite", suitePath, "--out", filepath.Join(dir, "o"), "--cases", "nope"}, 2, `case "nope": not in lane`},
 		{"bad flag is usage", []string{"run", "--suite", suitePath, "--frobnicate"}, 2, "flag provided but not defined: -frobnicate"},
 		{"bad mode is usage", []string{"run", "--suite", suitePath, "--mode", "fast"}, 2, `want check, baseline or gt, got "fast"`},

@@ -3,20 +3,26 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 )
 
-// compareCmd measures an output against its ground truth and, when thresholds are given,
-// judges it: exit 0 when compared (and within the thresholds), 1 when below a threshold or
-// the shapes differ (size, frame count, image vs video), 2 on usage errors, 3 when a file
-// could not be decoded.
+// compareCmd measures outputs against their ground truth and, when thresholds are given,
+// judges them: exit 0 when every output was compared (and is within the thresholds), 1 when
+// one is below a threshold or its shape differs from the ground truth's (size, frame count,
+// image vs video), 2 on usage errors, 3 when a file could not be decoded. Several outputs are
+// compared one after the other with one ground truth, decoded once (kept within
+// --gt-memory-mib); a failed output does not stop the others.
 func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("compare", e)
-	asJSON := fs.Bool("json", false, "print the metrics as JSON")
+	asJSON := fs.Bool("json", false, "print the metrics as JSON (with several outputs, an array: one object per output)")
+	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth in memory (`MIB`) rather than decode it for each; 0 decodes it every time")
 	var limits compareLimits
 	limits.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -25,36 +31,122 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := limits.validate(); err != nil {
 		return 0, err
 	}
-	if fs.NArg() != 2 {
-		return 0, usagef("want GT OUTPUT (two files), got %d arguments", fs.NArg())
+	if fs.NArg() < 2 {
+		return 0, usagef("want GT OUTPUT [OUTPUT...] (a ground truth and at least one output), got %d arguments", fs.NArg())
 	}
-	res, err := compare.Files(ctx, fs.Arg(0), fs.Arg(1))
-	var audio *compare.AudioResult
-	if err == nil {
-		audio, err = compareAudio(ctx, fs.Arg(0), fs.Arg(1), res)
-	}
-	if err != nil {
-		return 0, err // exitCode: a shape mismatch is a verdict (1), a decode failure 3
-	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(withAudio(compareJSON(res), audio)); err != nil {
-			return 0, err
-		}
-	} else {
-		if err := compareTable(e, fs.Arg(0), fs.Arg(1), res); err != nil {
-			return 0, err
-		}
-		if err := audioTable(e, audio); err != nil {
-			return 0, err
-		}
+	if *gtMiB < 0 {
+		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)
 	}
 	verdicts := e.stdout
 	if *asJSON {
 		verdicts = e.stderr // stdout is one JSON document
 	}
-	return exitOK, limits.judge(verdicts, fs.Arg(1), res)
+	gt, outs := fs.Arg(0), fs.Args()[1:]
+	if len(outs) == 1 {
+		// No frames to reuse: a cache of 0 bytes keeps none, only what the video's probe said of
+		// the ground truth's audio (so that it is not probed again).
+		res, audio, err := compareOne(ctx, compare.NewCache(0), gt, outs[0])
+		if err != nil {
+			return 0, err // exitCode: a shape mismatch is a verdict (1), a decode failure 3
+		}
+		if *asJSON {
+			if err := writeJSON(e, withAudio(compareJSON(res), audio)); err != nil {
+				return 0, err
+			}
+		} else {
+			if err := compareTable(e, gt, outs[0], res); err != nil {
+				return 0, err
+			}
+			if err := audioTable(e, audio); err != nil {
+				return 0, err
+			}
+		}
+		return exitOK, limits.judge(verdicts, outs[0], res)
+	}
+	cache := compare.NewCache(*gtMiB << 20)
+	worst := exitOK
+	var failed []string
+	var below []error
+	var all []any
+	for i, out := range outs {
+		res, audio, err := compareOne(ctx, cache, gt, out)
+		if err != nil {
+			// Worst first: a file that did not decode (3) over a mismatch (1).
+			worst = max(worst, exitCode(err))
+			failed = append(failed, fmt.Sprintf("%s: %v", out, err))
+			all = append(all, struct {
+				Output string `json:"output"`
+				Error  string `json:"error"`
+			}{out, err.Error()})
+			continue
+		}
+		all = append(all, withOutput(out, withAudio(compareJSON(res), audio)))
+		if !*asJSON {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			if err := compareTable(e, gt, out, res); err != nil {
+				return 0, err
+			}
+			if err := audioTable(e, audio); err != nil {
+				return 0, err
+			}
+		}
+		if err := limits.judge(verdicts, out, res); err != nil {
+			below = append(below, err)
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(e, all); err != nil {
+			return 0, err
+		}
+	}
+	if len(failed) > 0 {
+		err := fmt.Errorf("%d of %d outputs not compared:\n%s", len(failed), len(outs), strings.Join(failed, "\n"))
+		if worst == exitFailed {
+			return 0, failedError{err}
+		}
+		return 0, err
+	}
+	return exitOK, errors.Join(below...)
+}
+
+// gtMemory turns --gt-memory-mib into runner.Options.GTMemory, where 0 means the default and
+// a negative value nothing.
+func gtMemory(mib int64) int64 {
+	if mib <= 0 {
+		return -1
+	}
+	return mib << 20
+}
+
+// compareOne compares one output (pictures, then audio) with the ground truth.
+func compareOne(ctx context.Context, cache *compare.Cache, gt, out string) (compare.Result, *compare.AudioResult, error) {
+	res, err := cache.Files(ctx, gt, out)
+	if err != nil {
+		return compare.Result{}, nil, err
+	}
+	audio, err := compareAudio(ctx, cache, gt, out, res)
+	if err != nil {
+		return compare.Result{}, nil, err
+	}
+	return res, audio, nil
+}
+
+func writeJSON(e env, v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// withOutput adds the "output" key (the file compared) in front of a result's JSON form.
+func withOutput(out string, v any) any {
+	b, err := json.Marshal(v)
+	key, kerr := json.Marshal(out)
+	if err != nil || kerr != nil || len(b) < 2 || b[0] != '{' {
+		return v
+	}
+	return json.RawMessage(slices.Concat([]byte(`{"output":`), key, []byte(","), b[1:]))
 }
 
 // finite turns +Inf (identical frames' PSNR) into null: JSON has no infinity.

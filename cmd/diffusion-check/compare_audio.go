@@ -12,11 +12,11 @@ import (
 // compareAudio compares the audio tracks of two videos; nil when the comparison is of images or
 // the ground truth has no audio (nothing to compare). An output without the ground truth's
 // audio track is a *compare.MismatchError.
-func compareAudio(ctx context.Context, gt, out string, r compare.Result) (*compare.AudioResult, error) {
+func compareAudio(ctx context.Context, cache *compare.Cache, gt, out string, r compare.Result) (*compare.AudioResult, error) {
 	if r.Kind != "video" {
 		return nil, nil
 	}
-	a, err := compare.Audio(ctx, gt, out)
+	a, err := cache.Audio(ctx, gt, out)
 	if errors.Is(err, media.ErrNoAudio) {
 		return nil, nil
 	}

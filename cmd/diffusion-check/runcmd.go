@@ -13,6 +13,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
+	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
@@ -34,6 +35,7 @@ type runOptions struct {
 	gpu         string
 	memInterval time.Duration
 	heartbeat   time.Duration
+	gtMiB       int64
 	force       bool
 	// allowUntrusted lets run start server commands under events where they may be a pull
 	// request's code (trustedEvent).
@@ -54,6 +56,7 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.profile, "profile", baselines.DefaultProfile, "tolerance `PROFILE` of the perf baseline file (pr_test, long_term)")
 	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baselines apply (default: the suite's, else detected)")
 	fs.DurationVar(&o.memInterval, "memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
+	fs.Int64Var(&o.gtMiB, "gt-memory-mib", compare.DefaultCacheBytes>>20, "decoded ground truth a case keeps in memory for its requests (`MIB`); 0 decodes it for each request")
 	fs.DurationVar(&o.heartbeat, "heartbeat", runner.DefaultHeartbeat, "while a server starts or a request runs, print what it is doing this often")
 	fs.BoolVar(&o.force, "force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
 	fs.BoolVar(&o.allowUntrusted, "allow-untrusted", false, "start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets")
@@ -178,6 +181,7 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 		Memory:     mem,
 		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides},
 		CLIPScorer: clipScorerOf(o.clipScorer, o.clipTimeout),
+		GTMemory:   gtMemory(o.gtMiB),
 	}, closeMem, nil
 }
 

@@ -43,26 +43,64 @@ func (a AudioResult) Scores() checks.AudioScores {
 // *MismatchError (a failure of the output). A track that does not decode is an error naming
 // its file.
 func Audio(ctx context.Context, gt, out string) (AudioResult, error) {
-	rate, _, err := media.AudioStream(ctx, gt)
-	if err != nil {
-		if errors.Is(err, media.ErrNoAudio) {
-			return AudioResult{}, fmt.Errorf("ground truth %s: %w", gt, media.ErrNoAudio)
+	return (*Cache)(nil).Audio(ctx, gt, out)
+}
+
+// Audio is Audio with the ground truth's track decoded once for all the comparisons of the
+// cache. After a video comparison with gt, the cache knows from that decode's probe whether
+// gt has audio at all, and does not ask ffprobe again.
+func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) {
+	noAudio := fmt.Errorf("ground truth %s: %w", gt, media.ErrNoAudio)
+	var e *entry
+	if c != nil {
+		var err error
+		if e, err = c.acquire(ctx, gt); err != nil {
+			return AudioResult{}, err
 		}
-		return AudioResult{}, err
+		defer e.release()
 	}
-	var g, o media.PCM
+	a := c.audioState(e)
+	if a.known && a.rate == 0 {
+		return AudioResult{}, noAudio
+	}
+	g, rate := a.pcm, a.rate
+	if g == nil && !a.known {
+		var err error
+		if rate, _, err = media.AudioStream(ctx, gt); err != nil {
+			if errors.Is(err, media.ErrNoAudio) {
+				c.setAudio(e, gtAudio{known: true})
+				return AudioResult{}, noAudio
+			}
+			return AudioResult{}, err
+		}
+	}
+	var o media.PCM
 	var gerr, oerr error
 	var wg sync.WaitGroup
-	wg.Go(func() { g, gerr = media.DecodeAudio(ctx, gt, rate) })
+	if g == nil {
+		wg.Go(func() {
+			var p media.PCM
+			if p, gerr = media.DecodeAudio(ctx, gt, rate); gerr == nil {
+				g = &p
+			}
+		})
+	}
 	o, oerr = media.DecodeAudio(ctx, out, rate)
 	wg.Wait()
 	if errors.Is(oerr, media.ErrNoAudio) {
 		oerr = &MismatchError{GT: gt, Out: out, What: "audio: the ground truth has an audio track, the output has none"}
 	}
+	if gerr == nil && a.pcm == nil {
+		kept := gtAudio{known: true, rate: rate}
+		if c != nil && c.reserve(4*int64(len(g.Samples))) {
+			kept.pcm = g
+		}
+		c.setAudio(e, kept)
+	}
 	if err := errors.Join(gerr, oerr); err != nil {
 		return AudioResult{}, err
 	}
-	return measureAudio(g, o), nil
+	return measureAudio(*g, o), nil
 }
 
 // measureAudio computes the metrics of two decoded tracks at the same rate.

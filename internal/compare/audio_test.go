@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/google/go-cmp/cmp"
 )
 
 // ffmpegFile makes a test file with ffmpeg from lavfi sources.
@@ -73,5 +74,66 @@ func TestAudio(t *testing.T) {
 	}
 	if _, err := Audio(t.Context(), gt, empty); err == nil || errors.As(err, &me) {
 		t.Errorf("empty output: error %v, want an error naming it", err)
+	}
+}
+
+// TestCacheAudio: the ground truth's track is decoded once and the results are those of Audio;
+// after a video comparison the cache knows, without asking ffprobe, that a ground truth has no
+// audio.
+func TestCacheAudio(t *testing.T) {
+	av := func(name, freq string) string {
+		return ffmpegFile(t, name, "-f", "lavfi", "-i", "testsrc=size=64x48:rate=8:duration=2",
+			"-f", "lavfi", "-i", "sine=frequency="+freq+":duration=2:sample_rate=48000",
+			"-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac")
+	}
+	gt, same, other := av("gt.mp4", "440"), av("same.mp4", "440"), av("other.mp4", "880")
+	var want []AudioResult
+	for _, out := range []string{same, other} {
+		r, err := Audio(t.Context(), gt, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r)
+	}
+	for _, capBytes := range []int64{DefaultCacheBytes, 0} {
+		c := NewCache(capBytes)
+		if _, err := c.Videos(t.Context(), gt, same); err != nil {
+			t.Fatal(err)
+		}
+		video := c.Bytes()
+		for round := range 2 {
+			for i, out := range []string{same, other} {
+				got, err := c.Audio(t.Context(), gt, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(want[i], got); d != "" {
+					t.Errorf("cap %d, round %d, %s (-uncached +cached):\n%s", capBytes, round, filepath.Base(out), d)
+				}
+			}
+		}
+		// 2 s at 48 kHz, mono float32 (AAC may pad the end by a frame).
+		if pcm := c.Bytes() - video; capBytes > 0 && (pcm < 4*96000 || pcm > 4*(96000+2048)) {
+			t.Errorf("the cache holds %d bytes of audio, want about %d", pcm, 4*96000)
+		} else if capBytes == 0 && c.Bytes() != 0 {
+			t.Errorf("a cache of 0 bytes holds %d", c.Bytes())
+		}
+	}
+
+	silent := ffmpegFile(t, "silent.mp4", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=8:duration=1", "-c:v", "libx264", "-pix_fmt", "yuv420p")
+	c := NewCache(0)
+	if _, err := c.Videos(t.Context(), silent, silent); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.acquire(t.Context(), silent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.audioState(e); !a.known || a.rate != 0 {
+		t.Errorf("after the video comparison: %+v, want known to have no audio", a)
+	}
+	e.release()
+	if _, err := c.Audio(t.Context(), silent, gt); !errors.Is(err, media.ErrNoAudio) {
+		t.Errorf("ground truth without audio: error %v, want media.ErrNoAudio", err)
 	}
 }

@@ -1,6 +1,6 @@
 // Package compare measures how far an output image or video is from its ground truth: it
-// decodes both sides through ffmpeg (concurrently, frame by frame, never a whole video in
-// memory) and computes SSIM, PSNR and mean absolute difference on every frame with the
+// decodes both sides through ffmpeg (concurrently, frame by frame; a whole video is held in
+// memory only by a Cache, up to its cap, to compare several outputs with one ground truth) and computes SSIM, PSNR and mean absolute difference on every frame with the
 // kernels of package metrics. It measures; thresholds and verdicts are the caller's.
 package compare
 
@@ -72,6 +72,11 @@ func checkSize(gt, out string, gw, gh, ow, oh int) error {
 
 // Images compares two still images (PNG exactly; JPEG, WebP and others through ffmpeg).
 func Images(ctx context.Context, gt, out string) (Result, error) {
+	return (*Cache)(nil).Images(ctx, gt, out)
+}
+
+// Images is Images with the ground truth decoded once for all the comparisons of the cache.
+func (c *Cache) Images(ctx context.Context, gt, out string) (Result, error) {
 	type decoded struct {
 		rgb  []byte
 		w, h int
@@ -79,7 +84,7 @@ func Images(ctx context.Context, gt, out string) (Result, error) {
 	}
 	var g, o decoded
 	var wg sync.WaitGroup
-	wg.Go(func() { g.rgb, g.w, g.h, g.err = media.DecodeImage(ctx, gt) })
+	wg.Go(func() { g.rgb, g.w, g.h, g.err = c.image(ctx, gt) })
 	o.rgb, o.w, o.h, o.err = media.DecodeImage(ctx, out)
 	wg.Wait()
 	if err := errors.Join(g.err, o.err); err != nil {
@@ -123,13 +128,55 @@ func (r *Result) summarise() {
 // difference is a *MismatchError (with both exact counts); a file that does not decode is an
 // error naming it.
 func Videos(ctx context.Context, gt, out string) (Result, error) {
+	return (*Cache)(nil).Videos(ctx, gt, out)
+}
+
+// Videos is Videos with the ground truth decoded once for all the comparisons of the cache:
+// the first comparison keeps its frames as they stream past (when they fit), the next ones
+// decode only their output.
+func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
+	if c == nil {
+		return videos(ctx, gt, out, nil, nil)
+	}
+	e, err := c.acquire(ctx, gt)
+	if err != nil {
+		return Result{}, err
+	}
+	v, _, stream := c.state(e)
+	if v != nil || stream {
+		e.release()
+		return videos(ctx, gt, out, v, nil)
+	}
+	defer e.release()
+	k := &keeper{c: c}
+	res, err := videos(ctx, gt, out, nil, k)
+	if k.audioKnown && !c.audioState(e).known {
+		c.setAudio(e, gtAudio{known: true, rate: k.audioRate})
+	}
+	switch {
+	case k.over:
+		c.set(e, nil, nil, true)
+	case k.whole != nil:
+		c.set(e, k.whole, nil, false)
+	default:
+		// Not decoded to its end (the comparison stopped early): try again next time.
+		k.giveUp()
+	}
+	return res, err
+}
+
+// videos compares out with gt: gt's kept frames when kept is not nil, else gt decoded (and its
+// frames handed to keep, when not nil).
+func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Open both at once: each open waits for an ffprobe run (about 80 ms) before its ffmpeg starts.
 	var g, o *media.FrameReader
 	var gerr, oerr error
 	var open sync.WaitGroup
-	open.Go(func() { g, gerr = media.OpenFrames(ctx, gt) })
+	if kept == nil {
+		open.Go(func() { g, gerr = media.OpenFrames(ctx, gt) })
+	}
 	o, oerr = media.OpenFrames(ctx, out)
 	open.Wait()
 	if g != nil {
@@ -141,15 +188,38 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 	if err := errors.Join(gerr, oerr); err != nil {
 		return Result{}, err
 	}
-	gw, gh := g.Size()
 	w, h := o.Size()
-	if err := checkSize(gt, out, gw, gh, w, h); err != nil {
-		return Result{}, err
-	}
-
+	var sides [2]*stream
 	workers := max(1, runtime.GOMAXPROCS(0))
 	nbuf := workers + 2
-	sides := [2]*stream{newStream(g, nbuf, 3*w*h), newStream(o, nbuf, 3*w*h)}
+	if kept != nil {
+		if err := checkSize(gt, out, kept.w, kept.h, w, h); err != nil {
+			return Result{}, err
+		}
+		sides[0] = keptStream(ctx, kept, nbuf)
+	} else {
+		gw, gh := g.Size()
+		if err := checkSize(gt, out, gw, gh, w, h); err != nil {
+			return Result{}, err
+		}
+		var err error
+		if sides[0], err = newStream(g, nbuf); err != nil {
+			return Result{}, err
+		}
+		if keep != nil {
+			keep.audioRate, _ = g.Audio()
+			keep.audioKnown = true
+			// A video whose container says it will not fit is streamed from the start.
+			if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(sides[0].form.Size())) {
+				keep.over = true
+			}
+			sides[0].keep = keep
+		}
+	}
+	var err error
+	if sides[1], err = newStream(o, nbuf); err != nil {
+		return Result{}, err
+	}
 	var wg sync.WaitGroup
 	for _, s := range sides {
 		wg.Go(func() { s.read(ctx) })
@@ -164,13 +234,14 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 	for range workers {
 		wg.Go(func() {
 			var s metrics.SSIMScratch
+			gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
 			for j := range jobs {
-				m := s.Metrics(j.out, j.gt, w, h)
+				m := s.Metrics(sides[1].form.RGB(outRGB, j.out), sides[0].form.RGB(gtRGB, j.gt), w, h)
 				mu.Lock()
 				frames = append(frames, Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
 				mu.Unlock()
-				sides[0].free <- j.gt
-				sides[1].free <- j.out
+				sides[0].recycle(j.gt)
+				sides[1].recycle(j.out)
 			}
 		})
 	}
@@ -184,9 +255,9 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 				jobs <- job{i, a, b}
 				continue
 			case okA:
-				sides[0].free <- a
+				sides[0].recycle(a)
 			case okB:
-				sides[1].free <- b
+				sides[1].recycle(b)
 			}
 			// At least one side ended: drain the other to learn its exact length.
 			for _, s := range sides {
@@ -195,7 +266,7 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 			if err := errors.Join(sides[0].err, sides[1].err); err != nil {
 				return 0, err
 			}
-			if gn, on := g.Frames(), o.Frames(); gn != on {
+			if gn, on := sides[0].frames(), sides[1].frames(); gn != on {
 				return 0, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
 			}
 			return i, nil
@@ -205,6 +276,9 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 		cancel()
 	}
 	wg.Wait()
+	if keep != nil && !keep.over && sides[0].eof {
+		keep.whole = &keptVideo{form: sides[0].form, w: w, h: h, frames: keep.frames}
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -214,24 +288,53 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 	return res, nil
 }
 
-// stream reads one side's frames into recycled buffers.
+// stream hands on one side's frames in their raw form (media.RawFormat): decoded into recycled
+// buffers, or the frames a cache kept.
 type stream struct {
-	r          *media.FrameReader
+	r          *media.FrameReader // nil for kept frames
+	form       media.RawFormat
 	free, full chan []byte
-	err        error // the reader's error other than io.EOF; read once full is closed
+	kept       int     // kept frames: how many
+	keep       *keeper // when not nil, a copy of every frame read goes there
+	eof        bool    // the reader reached the end of the video without error
+	err        error   // the reader's error other than io.EOF; read once full is closed
 }
 
-func newStream(r *media.FrameReader, nbuf, size int) *stream {
-	s := &stream{r: r, free: make(chan []byte, nbuf), full: make(chan []byte, nbuf)}
-	for range nbuf {
-		s.free <- make([]byte, size)
+func newStream(r *media.FrameReader, nbuf int) (*stream, error) {
+	form, err := r.Format()
+	if err != nil {
+		return nil, err
 	}
+	s := &stream{r: r, form: form, free: make(chan []byte, nbuf), full: make(chan []byte, nbuf)}
+	for range nbuf {
+		s.free <- make([]byte, form.Size())
+	}
+	return s, nil
+}
+
+// keptStream hands on a kept video's frames; read is a no-op, they are already there.
+func keptStream(ctx context.Context, v *keptVideo, nbuf int) *stream {
+	s := &stream{form: v.form, full: make(chan []byte, nbuf), kept: len(v.frames)}
+	go func() {
+		defer close(s.full)
+		for _, f := range v.frames {
+			select {
+			case s.full <- f:
+			case <-ctx.Done():
+				s.err = ctx.Err()
+				return
+			}
+		}
+	}()
 	return s
 }
 
 // read decodes frames into free buffers and hands them on until the stream ends, fails or ctx
 // is cancelled; then it closes full.
 func (s *stream) read(ctx context.Context) {
+	if s.r == nil {
+		return
+	}
 	defer close(s.full)
 	for {
 		var buf []byte
@@ -241,20 +344,38 @@ func (s *stream) read(ctx context.Context) {
 			s.err = ctx.Err()
 			return
 		}
-		if err := s.r.Next(buf); err != nil {
-			if !errors.Is(err, io.EOF) {
+		if err := s.r.NextRaw(buf); err != nil {
+			if errors.Is(err, io.EOF) {
+				s.eof = true
+			} else {
 				s.err = err
 			}
 			return
 		}
+		s.keep.add(buf)
 		s.full <- buf
 	}
+}
+
+// recycle gives a frame buffer back once compared.
+func (s *stream) recycle(buf []byte) {
+	if s.r != nil {
+		s.free <- buf
+	}
+}
+
+// frames returns the side's exact frame count, once full is closed.
+func (s *stream) frames() int {
+	if s.r == nil {
+		return s.kept
+	}
+	return s.r.Frames()
 }
 
 // drain takes and recycles frames until the stream has ended.
 func (s *stream) drain() {
 	for buf := range s.full {
-		s.free <- buf
+		s.recycle(buf)
 	}
 }
 
@@ -296,12 +417,32 @@ func resolve(key, n int) int {
 // that actually decode; when the container does not say, the video is decoded twice. A key
 // outside the output or an image of another size is a *MismatchError.
 func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result, error) {
+	return (*Cache)(nil).KeyFrames(ctx, gtFrames, out)
+}
+
+// KeyFrames is KeyFrames with the key-frame images decoded once for all the comparisons of
+// the cache.
+func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result, error) {
 	if len(gtFrames) == 0 {
 		return Result{}, fmt.Errorf("compare %s: no ground-truth key frames", out)
 	}
-	n, err := countFrames(ctx, out)
+	r, err := media.OpenFrames(ctx, out)
 	if err != nil {
 		return Result{}, err
+	}
+	defer func() { r.Close() }()
+	n := r.Listed()
+	if n == 0 {
+		// The container does not say: count the frames, then decode again from the start.
+		if n, err = countFrames(r); err != nil {
+			return Result{}, err
+		}
+		again, err := media.OpenFrames(ctx, out)
+		if err != nil {
+			return Result{}, err
+		}
+		r.Close()
+		r = again
 	}
 	want := map[int]string{} // frame index → GT file
 	for key, path := range gtFrames {
@@ -314,11 +455,6 @@ func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result
 		}
 		want[i] = path
 	}
-	r, err := media.OpenFrames(ctx, out)
-	if err != nil {
-		return Result{}, err
-	}
-	defer r.Close()
 	w, h := r.Size()
 	buf := make([]byte, 3*w*h)
 	res := Result{Kind: "video", Width: w, Height: h, Frames: n}
@@ -335,7 +471,7 @@ func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result
 		if !ok {
 			continue
 		}
-		gt, gw, gh, err := media.DecodeImage(ctx, path)
+		gt, gw, gh, err := c.image(ctx, path)
 		if err != nil {
 			return Result{}, err
 		}
@@ -349,17 +485,8 @@ func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result
 	return res, nil
 }
 
-// countFrames returns a video's exact frame count: the container's, when it lists one (the
-// FrameReader checks while decoding that no fewer frames decode), else by decoding it all.
-func countFrames(ctx context.Context, path string) (int, error) {
-	r, err := media.OpenFrames(ctx, path)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	if n := r.Listed(); n > 0 {
-		return n, nil
-	}
+// countFrames decodes the rest of r and returns the video's exact frame count.
+func countFrames(r *media.FrameReader) (int, error) {
 	w, h := r.Size()
 	buf := make([]byte, 3*w*h)
 	for {
@@ -400,6 +527,11 @@ func FrameAt(ctx context.Context, video string, index int) (rgb []byte, w, h int
 // its first bytes) and as whole videos otherwise. An image against a video, either way round,
 // is a *MismatchError.
 func Files(ctx context.Context, gt, out string) (Result, error) {
+	return (*Cache)(nil).Files(ctx, gt, out)
+}
+
+// Files is Files with the ground truth decoded once for all the comparisons of the cache.
+func (c *Cache) Files(ctx context.Context, gt, out string) (Result, error) {
 	gtStill, err := isStill(gt)
 	if err != nil {
 		return Result{}, err
@@ -422,9 +554,9 @@ func Files(ctx context.Context, gt, out string) (Result, error) {
 		}
 		return Result{}, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("kind: ground truth is %s, output %s", kind[gtStill], kind[outStill])}
 	case outStill:
-		return Images(ctx, gt, out)
+		return c.Images(ctx, gt, out)
 	}
-	return Videos(ctx, gt, out)
+	return c.Videos(ctx, gt, out)
 }
 
 // isStill reports whether path starts like a PNG, JPEG or WebP file.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 )
 
 // maxPixels bounds the frame size a header may announce (a 16384×16384 frame), so that a
@@ -37,8 +38,11 @@ type FrameReader struct {
 	err    error // sticky: io.EOF after the last frame, or what went wrong
 	warn   []string
 
+	// audioRate and audioChannels describe the file's first audio stream; 0 when it has none.
+	audioRate, audioChannels int
+
 	// The yuv420p path (yuv.go): ffmpeg sends yuv420p, converted here into the caller's buffer
-	// with coef, once verdict says that coef converts as ffmpeg does.
+	// with coef, once verdict says that coef converts as ffmpeg does (settle: nil once known).
 	yuv     []byte // nil on the rgb24 path
 	coef    yuvCoeffs
 	verdict *yuvCheck
@@ -57,8 +61,11 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 	}
 	var stdout bytes.Buffer
 	stderr := &tail{n: 8 << 10}
-	probe := command(ctx, "ffprobe", "-v", "error", "-select_streams", "V:0",
-		"-show_entries", "stream=codec_name,width,height,nb_frames,pix_fmt,color_space,color_range", "-of", "json", fileArg(path))
+	// Every stream, not just the picture: the audio stream's header comes with it, so that a
+	// caller need not run ffprobe again to learn whether there is audio.
+	probe := command(ctx, "ffprobe", "-v", "error", "-show_entries",
+		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels:stream_disposition=attached_pic",
+		"-of", "json", fileArg(path))
 	probe.Stdout = &stdout
 	probe.Stderr = stderr
 	if err := probe.Run(); err != nil {
@@ -77,7 +84,8 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 		}
 		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
-	r := &FrameReader{parent: ctx, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames}
+	r := &FrameReader{parent: ctx, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames,
+		audioRate: hdr.AudioRate, audioChannels: hdr.AudioChannels}
 	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
 	if err := r.start(ok && yuvVector() && !noYUV, coef); err != nil {
 		return nil, err
@@ -126,6 +134,10 @@ func (r *FrameReader) Frames() int { return r.n }
 // Listed returns the frame count the container announces, 0 when it does not say.
 func (r *FrameReader) Listed() int { return r.listed }
 
+// Audio returns the sample rate and channel count of the file's first audio stream, as the
+// probe that opened the reader saw them; 0, 0 when the file has no audio.
+func (r *FrameReader) Audio() (rate, channels int) { return r.audioRate, r.audioChannels }
+
 // Warnings returns the errors ffmpeg printed while decoding a stream it could still read
 // (concealed damage, for instance); known once Next returned io.EOF.
 func (r *FrameReader) Warnings() []string { return r.warn }
@@ -140,23 +152,94 @@ func (r *FrameReader) Next(dst []byte) error {
 	if len(dst) != 3*r.w*r.h {
 		return fmt.Errorf("decode %s: frame buffer of %d bytes, want %d (%dx%d rgb24)", r.path, len(dst), 3*r.w*r.h, r.w, r.h)
 	}
-	buf := dst
-	if r.yuv != nil {
-		buf = r.yuv
+	if err := r.settle(); err != nil {
+		return err
 	}
-	got, err := io.ReadFull(r.stdout, buf)
-	if err == nil && r.yuv != nil {
-		yuv420ToRGBFast(dst, r.yuv, r.w, r.h, &r.coef)
-		if r.n == 0 && !r.verdict.wait() {
-			// Not what ffmpeg makes of it: decode again the old way.
-			r.stop()
-			if err := r.start(false, yuvCoeffs{}); err != nil {
-				r.err = err
-				return err
-			}
-			return r.Next(dst)
+	if r.yuv == nil {
+		return r.read(dst)
+	}
+	if err := r.read(r.yuv); err != nil {
+		return err
+	}
+	yuv420ToRGBFast(dst, r.yuv, r.w, r.h, &r.coef)
+	return nil
+}
+
+// RawFormat is the form in which a FrameReader receives its frames from ffmpeg: yuv420p planes
+// (1.5 bytes a pixel), converted to rgb24 in Go, or rgb24 converted by ffmpeg. Keeping frames
+// in this form rather than as rgb24 halves the memory of yuv420p videos.
+type RawFormat struct {
+	w, h int
+	yuv  bool
+	coef yuvCoeffs
+}
+
+// Size returns the number of bytes of one raw frame.
+func (f RawFormat) Size() int {
+	if f.yuv {
+		return f.w * f.h * 3 / 2
+	}
+	return 3 * f.w * f.h
+}
+
+// RGB returns a raw frame as packed rgb24, exactly as Next would have: raw itself when the
+// frames travel as rgb24, else raw converted into dst (3·w·h bytes).
+func (f RawFormat) RGB(dst, raw []byte) []byte {
+	if !f.yuv {
+		return raw
+	}
+	yuv420ToRGBFast(dst, raw, f.w, f.h, &f.coef)
+	return dst
+}
+
+// Format returns the form of the frames NextRaw returns. It first waits for the check that
+// converting yuv420p here gives ffmpeg's own rgb24 (falling back to rgb24 from ffmpeg when it
+// does not), so the form never changes once known.
+func (r *FrameReader) Format() (RawFormat, error) {
+	if err := r.settle(); err != nil {
+		return RawFormat{}, err
+	}
+	return RawFormat{w: r.w, h: r.h, yuv: r.yuv != nil, coef: r.coef}, nil
+}
+
+// NextRaw fills dst (Format().Size() bytes) with the next frame as ffmpeg sent it; convert it
+// with RawFormat.RGB. It ends and fails as Next does.
+func (r *FrameReader) NextRaw(dst []byte) error {
+	f, err := r.Format()
+	if err != nil {
+		return err
+	}
+	if len(dst) != f.Size() {
+		return fmt.Errorf("decode %s: raw frame buffer of %d bytes, want %d", r.path, len(dst), f.Size())
+	}
+	return r.read(dst)
+}
+
+// settle waits, before the first frame, for the verdict on the yuv420p path, and restarts
+// ffmpeg with rgb24 output when it says no.
+func (r *FrameReader) settle() error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.verdict == nil {
+		return nil
+	}
+	ok := r.verdict.wait()
+	r.verdict = nil
+	if !ok {
+		// Not what ffmpeg makes of it: decode the old way.
+		r.stop()
+		if err := r.start(false, yuvCoeffs{}); err != nil {
+			r.err = err
+			return err
 		}
 	}
+	return nil
+}
+
+// read fills buf with the next frame from ffmpeg's output.
+func (r *FrameReader) read(buf []byte) error {
+	got, err := io.ReadFull(r.stdout, buf)
 	switch {
 	case err == nil:
 		r.n++
@@ -164,7 +247,7 @@ func (r *FrameReader) Next(dst []byte) error {
 	case errors.Is(err, io.EOF):
 		r.err = r.finish(nil)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		r.err = r.finish(fmt.Errorf("frame %d is cut short (%d of %d bytes)", r.n, got, len(dst)))
+		r.err = r.finish(fmt.Errorf("frame %d is cut short (%d of %d bytes)", r.n, got, len(buf)))
 	default:
 		r.err = r.finish(fmt.Errorf("frame %d: %w", r.n, err))
 	}
@@ -229,30 +312,52 @@ type FrameHeader struct {
 	// PixFmt, ColorSpace and ColorRange are ffprobe's names ("yuv420p", "bt709", "tv"); empty
 	// when it does not say.
 	PixFmt, ColorSpace, ColorRange string
+	// AudioRate and AudioChannels describe the first audio stream; 0 when there is none.
+	AudioRate, AudioChannels int
 }
 
-// ParseFrameHeader reads the JSON of `ffprobe -select_streams V:0 -show_entries
-// stream=codec_name,width,height,nb_frames -of json`. It fails when there is no picture stream
-// or its size is unknown or absurd.
+// ParseFrameHeader reads the JSON of `ffprobe -show_entries stream=codec_type,codec_name,width,
+// height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels:stream_disposition=
+// attached_pic -of json`. The picture is the first video stream that is not cover art (what
+// ffmpeg's -map 0:V:0 takes; a stream without codec_type counts as video). It fails when there
+// is no picture stream or its size is unknown or absurd.
 func ParseFrameHeader(data []byte) (FrameHeader, error) {
 	var out struct {
 		Streams []struct {
-			CodecName string `json:"codec_name"`
-			Width     int    `json:"width"`
-			Height    int    `json:"height"`
-			NbFrames  string `json:"nb_frames"`
-			PixFmt    string `json:"pix_fmt"`
-			Space     string `json:"color_space"`
-			Range     string `json:"color_range"`
+			CodecType   string `json:"codec_type"`
+			CodecName   string `json:"codec_name"`
+			Width       int    `json:"width"`
+			Height      int    `json:"height"`
+			NbFrames    string `json:"nb_frames"`
+			PixFmt      string `json:"pix_fmt"`
+			Space       string `json:"color_space"`
+			Range       string `json:"color_range"`
+			SampleRate  string `json:"sample_rate"`
+			Channels    int    `json:"channels"`
+			Disposition struct {
+				AttachedPic int `json:"attached_pic"`
+			} `json:"disposition"`
 		} `json:"streams"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
 		return FrameHeader{}, fmt.Errorf("reading ffprobe output: %w", err)
 	}
-	if len(out.Streams) == 0 {
+	var hdr FrameHeader
+	video := -1
+	for i, s := range out.Streams {
+		switch {
+		case (s.CodecType == "video" || s.CodecType == "") && s.Disposition.AttachedPic == 0 && video < 0:
+			video = i
+		case s.CodecType == "audio" && hdr.AudioRate == 0:
+			if rate, err := strconv.Atoi(s.SampleRate); err == nil && rate > 0 {
+				hdr.AudioRate, hdr.AudioChannels = rate, max(s.Channels, 0)
+			}
+		}
+	}
+	if video < 0 {
 		return FrameHeader{}, ErrNoVideo
 	}
-	s := out.Streams[0]
+	s := out.Streams[video]
 	if s.Width <= 0 || s.Height <= 0 || s.Width > maxPixels/s.Height {
 		return FrameHeader{}, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
 	}
@@ -260,8 +365,9 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 	if err != nil {
 		return FrameHeader{}, fmt.Errorf("nb_frames: %w", err)
 	}
-	return FrameHeader{Codec: s.CodecName, Width: s.Width, Height: s.Height, Frames: n,
-		PixFmt: s.PixFmt, ColorSpace: s.Space, ColorRange: s.Range}, nil
+	hdr.Codec, hdr.Width, hdr.Height, hdr.Frames = s.CodecName, s.Width, s.Height, n
+	hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange = s.PixFmt, s.Space, s.Range
+	return hdr, nil
 }
 
 // pngMagic starts every PNG file.

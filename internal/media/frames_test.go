@@ -87,6 +87,68 @@ func TestFrameReader(t *testing.T) {
 	r.Close()
 }
 
+// TestFrameReaderRaw reads a video's frames raw (as ffmpeg sent them) and converts them: the
+// same bytes as Next, on the yuv420p path (where this build has a vector converter) and on the
+// rgb24 one.
+func TestFrameReaderRaw(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	path := testVideo(t, "v.mp4", 64, 48, 7)
+	frames := func(raw bool) (out [][]byte, size int) {
+		r, err := OpenFrames(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		f, err := r.Format()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rgb := make([]byte, 3*64*48)
+		buf := make([]byte, f.Size())
+		if err := r.NextRaw(make([]byte, f.Size()+1)); err == nil || !strings.Contains(err.Error(), "raw frame buffer") {
+			t.Errorf("wrong raw buffer: %v", err)
+		}
+		for {
+			var err error
+			if raw {
+				if err = r.NextRaw(buf); err == nil {
+					out = append(out, bytes.Clone(f.RGB(rgb, buf)))
+				}
+			} else if err = r.Next(rgb); err == nil {
+				out = append(out, bytes.Clone(rgb))
+			}
+			if err == io.EOF {
+				return out, f.Size()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, rgbPath := range []bool{false, true} {
+		saved := noYUV
+		noYUV = rgbPath
+		want, _ := frames(false)
+		got, size := frames(true)
+		noYUV = saved
+		wantSize := 3 * 64 * 48
+		if yuvVector && !rgbPath {
+			wantSize = 64 * 48 * 3 / 2
+		}
+		if size != wantSize {
+			t.Errorf("rgb24 path %v: raw frames of %d bytes, want %d", rgbPath, size, wantSize)
+		}
+		if len(want) != 7 || len(got) != len(want) {
+			t.Fatalf("rgb24 path %v: %d raw frames, %d frames, want 7", rgbPath, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("rgb24 path %v: frame %d differs between NextRaw and Next", rgbPath, i)
+			}
+		}
+	}
+}
+
 func TestFrameReaderCloseEarly(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	r, err := OpenFrames(t.Context(), testVideo(t, "v.mp4", 64, 48, 40))
@@ -232,6 +294,31 @@ func TestDecodeImageJPEG(t *testing.T) {
 	}
 }
 
+func TestParseFrameHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		want       FrameHeader
+		err        error
+	}{
+		{"video and audio, cover art first",
+			`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},` +
+				`{"codec_type":"audio","codec_name":"aac","sample_rate":"48000","channels":2,"disposition":{"attached_pic":0}},` +
+				`{"codec_type":"video","codec_name":"h264","width":1280,"height":720,"nb_frames":"97","pix_fmt":"yuv420p","color_space":"bt709","color_range":"tv","disposition":{"attached_pic":0}}]}`,
+			FrameHeader{Codec: "h264", Width: 1280, Height: 720, Frames: 97, PixFmt: "yuv420p", ColorSpace: "bt709", ColorRange: "tv", AudioRate: 48000, AudioChannels: 2}, nil},
+		{"image", `{"streams":[{"codec_type":"video","codec_name":"png","width":64,"height":48,"pix_fmt":"rgb24"}]}`,
+			FrameHeader{Codec: "png", Width: 64, Height: 48, PixFmt: "rgb24"}, nil},
+		{"audio only", `{"streams":[{"codec_type":"audio","sample_rate":"44100","channels":1}]}`, FrameHeader{}, ErrNoVideo},
+		{"cover art only", `{"streams":[{"codec_type":"video","width":8,"height":8,"disposition":{"attached_pic":1}}]}`, FrameHeader{}, ErrNoVideo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseFrameHeader([]byte(tc.json))
+			if !errors.Is(err, tc.err) || got != tc.want {
+				t.Errorf("got %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
 func FuzzParseFrameHeader(f *testing.F) {
 	f.Add([]byte(`{"programs":[],"streams":[{"codec_name":"h264","width":1280,"height":720,"nb_frames":"97"}]}`))
 	f.Add([]byte(`{"streams":[{"codec_name":"png","width":64,"height":48}]}`))
@@ -240,12 +327,13 @@ func FuzzParseFrameHeader(f *testing.F) {
 	f.Add([]byte(`{"streams":[]}`))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(``))
+	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},{"codec_type":"audio","sample_rate":"48000","channels":2},{"codec_type":"video","codec_name":"h264","width":32,"height":16}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hdr, err := ParseFrameHeader(data)
 		if err != nil {
 			return
 		}
-		if hdr.Width <= 0 || hdr.Height <= 0 || hdr.Width*hdr.Height > maxPixels || hdr.Frames < 0 {
+		if hdr.Width <= 0 || hdr.Height <= 0 || hdr.Width*hdr.Height > maxPixels || hdr.Frames < 0 || hdr.AudioRate < 0 || hdr.AudioChannels < 0 {
 			t.Errorf("accepted %+v", hdr)
 		}
 	})

@@ -1,6 +1,3 @@
-// Package metrics measures how alike two pictures or sounds are: SSIM (vector kernels chosen
-// at run time by package internal/kernel), PSNR, mean absolute difference and audio
-// similarity. Numbers only: no I/O (internal/compare decodes the media) and no verdicts.
 package metrics
 
 import "math"
