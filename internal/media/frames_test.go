@@ -132,7 +132,7 @@ func TestFrameReaderRaw(t *testing.T) {
 		got, size := frames(true)
 		noYUV = saved
 		wantSize := 3 * 64 * 48
-		if yuvVector && !rgbPath {
+		if yuvVector() && !rgbPath {
 			wantSize = 64 * 48 * 3 / 2
 		}
 		if size != wantSize {
