@@ -117,7 +117,7 @@ func TestFrameReaderRaw(t *testing.T) {
 			} else if err = r.Next(rgb); err == nil {
 				out = append(out, bytes.Clone(rgb))
 			}
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return out, f.Size()
 			}
 			if err != nil {
