@@ -41,7 +41,7 @@ commands:
   baseline --out FILE [--from FILE] RESULTS...                                 write a perf baseline file: worst value of every metric
   compare  [--json] GT OUTPUT                                                  SSIM, PSNR and mean abs diff of an image or every video frame
   serve    [--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...           the built-in reference server
-  version                                                                      print the version
+  version                                                                      print the version, the build, NVML and the SSIM kernel
 
 Run "diffusion-check <command> -h" for the flags of a command.
 Exit codes: 0 pass, 1 a check failed, 2 usage or configuration error, 3 could not run.
@@ -56,8 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch args[0] {
 	case "version", "--version":
-		fmt.Fprintln(stdout, "diffusion-check", version())
-		return exitOK
+		return versionCmd(e)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
