@@ -64,7 +64,8 @@ func newVersionInfo(st stamps, bi *debug.BuildInfo) versionInfo {
 			v.Version = bi.Main.Version
 		}
 	}
-	if experiment != "" {
+	// Go's own version string may already carry the experiment (go1.26.8-X:simd).
+	if experiment != "" && !strings.Contains(v.Go, "X:"+experiment) {
 		v.Go += " (GOEXPERIMENT=" + experiment + ")"
 	}
 	if v.Commit == "" && rev != "" {
