@@ -1,20 +1,51 @@
-# diffusion-check as a GitHub container action.
+# diffusion-check as a GitHub container action. The release workflow builds it for linux/amd64
+# and linux/arm64 and pushes it to GHCR; action.yml names that image (docs/releasing.md).
 #
 # Stage 1 builds the binary with cgo (go-nvml loads the driver's libnvidia-ml at run time, so no
-# CUDA is needed to build). Stage 2 is a slim Debian with ffmpeg/ffprobe, which decode and
-# encode every output. scripts/container-build builds this image without pulling any base image.
-FROM golang:1.26-bookworm AS build
+# CUDA is needed to build). It runs on the build machine's own platform and cross-compiles for
+# the target (arm64 with Debian's cross gcc), so a multi-arch build emulates nothing but the
+# runtime stage's package installation. Stage 2 is a slim Debian with ffmpeg/ffprobe, which
+# decode and encode every output. scripts/container-build builds this image without pulling
+# any base image.
+FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS build
+ARG TARGETARCH
+ARG BUILDARCH
+# Version stamps (docs/releasing.md); .git is not in the build context (.dockerignore).
+ARG VERSION=""
+ARG COMMIT=""
+ARG DATE=""
+RUN if [ "${TARGETARCH:-$BUILDARCH}" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then \
+      apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        gcc-aarch64-linux-gnu libc6-dev-arm64-cross && rm -rf /var/lib/apt/lists/*; \
+    fi
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=1 CGO_CFLAGS=-Wno-deprecated-declarations GOEXPERIMENT=simd \
-    go build -trimpath -ldflags="-s -w" -o /out/diffusion-check ./cmd/diffusion-check
+# amd64 is built with GOEXPERIMENT=simd: the vector kernels are compiled in and chosen at run
+# time by CPU feature, so the image runs on every x86-64 CPU.
+RUN set -e; arch=${TARGETARCH:-$(go env GOARCH)}; \
+    export CGO_ENABLED=1 CGO_CFLAGS=-Wno-deprecated-declarations GOOS=linux GOARCH=$arch; \
+    if [ "$arch" = amd64 ]; then export GOEXPERIMENT=simd; fi; \
+    if [ "$arch" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then export CC=aarch64-linux-gnu-gcc; fi; \
+    go build -trimpath \
+      -ldflags="-s -w -X main.stampVersion=$VERSION -X main.stampCommit=$COMMIT -X main.stampDate=$DATE" \
+      -o /out/diffusion-check ./cmd/diffusion-check
 
 FROM debian:bookworm-slim
+# Debian's ffmpeg without recommends. Through libGL it pulls Mesa's OpenGL drivers
+# (libgl1-mesa-dri) and the LLVM and Z3 libraries they need, about half of what the install
+# adds. ffmpeg and ffprobe do not link them (libGL loads a driver only when a GL context is made,
+# which no ffmpeg command of diffusion-check does), so they are purged in the same layer, and
+# the build fails if ffmpeg or ffprobe then lacks any library (ldd). docs/releasing.md has the
+# sizes.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ffmpeg ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && dpkg --purge --force-depends libgl1-mesa-dri libllvm15 libz3-4 \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
+      /usr/share/doc /usr/share/man /usr/share/info /usr/share/lintian \
+ && if ldd /usr/bin/ffmpeg /usr/bin/ffprobe | grep 'not found'; then exit 1; fi \
+ && ffmpeg -hide_banner -version >/dev/null
 COPY --from=build /out/diffusion-check /usr/local/bin/diffusion-check
 # With the nvidia container runtime (the runner host's default runtime), these expose every GPU
 # and the driver's compute and NVML libraries to the action.

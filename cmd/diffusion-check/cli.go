@@ -143,9 +143,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	name := args[0]
 	switch name {
 	case "version", "-version", "--version":
-		fmt.Fprintln(stdout, "diffusion-check", version())
-		fmt.Fprintf(stdout, "ssim kernel: %s (%s)\n", kernel.Selected(), kernel.Describe())
-		return exitOK
+		return versionCmd(e)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
 			// "help run" is "run -h": the command's own flags, on stdout.
