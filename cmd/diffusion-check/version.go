@@ -103,7 +103,7 @@ func (v versionInfo) write(w io.Writer) error {
 // nvmlStatus says whether NVML loads on this machine and which GPUs it sees.
 func nvmlStatus() string {
 	s := gpumem.New(gpumem.Options{})
-	defer s.Close()
+	defer s.Close() //nolint:errcheck // a probe: nothing was sampled that a failed shutdown could lose
 	if why := s.Unavailable(); why != "" {
 		return "not loaded (" + strings.TrimPrefix(why, "nvml unavailable: ") + ")"
 	}
