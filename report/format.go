@@ -97,9 +97,9 @@ func spreadText(ck *checks.Check) string {
 		return fmt.Sprintf("%+.1f MAD", d)
 	}
 	if sp.Outside(*ck.Value) {
-		return fmt.Sprintf("outside a zero spread (n=%d)", sp.N)
+		return "outside a zero spread of " + plural(sp.N, "request")
 	}
-	return fmt.Sprintf("within a zero spread (n=%d)", sp.N)
+	return "within a zero spread of " + plural(sp.N, "request")
 }
 
 // mark is a value in a table cell: bold with its icon when it did not pass (the icon alone
