@@ -64,20 +64,7 @@ func TestNoiseSimulation(t *testing.T) {
 		`, faults: ["slow-at=2:10"]`, `, faults: ["slow-after=1:10"]`, `, faults: ["slow-at=2:10"]`,
 		", repeat: 2, confirm: 2, on_unconfirmed: flaky", ", repeat: 2, confirm: 2, on_unconfirmed: flaky", ", repeat: 2, confirm: 2"))
 	var extraEnv []string
-	cli := func(args ...string) (string, int) {
-		t.Helper()
-		cmd := exec.Command(filepath.Join(binDir, "diffusion-check"), args...)
-		cmd.Dir = dir
-		cmd.Env = append(cleanEnv(), extraEnv...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return out.String(), cmd.ProcessState.ExitCode()
-	}
+	cli := binCLI(t, dir, func() []string { return append(cleanEnv(), extraEnv...) })
 
 	// 1. Baselines and their spread from three healthy requests per case.
 	if out, code := cli("run", "--suite", "healthy.yaml", "--mode", "baseline", "--out", "base"); code != 0 {
@@ -208,6 +195,26 @@ func TestNoiseSimulation(t *testing.T) {
 	if !regexp.MustCompile(`<property name="flaky" value="[0-9]+"></property>`).MatchString(tc) ||
 		!strings.Contains(tc, "<system-out>flaky (failed, not reproduced") || strings.Contains(tc, "<failure") {
 		t.Errorf("junit.xml: want the flaky request with a flaky property, named in system-out, and no failure:\n%s", tc)
+	}
+}
+
+// binCLI returns a function that runs the diffusion-check binary in dir with the
+// environment environ returns at the time of each call, and returns its combined output
+// and exit code.
+func binCLI(t *testing.T, dir string, environ func() []string) func(args ...string) (string, int) {
+	return func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(binDir, "diffusion-check"), args...)
+		cmd.Dir = dir
+		cmd.Env = environ()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return out.String(), cmd.ProcessState.ExitCode()
 	}
 }
 
