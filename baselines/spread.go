@@ -154,7 +154,7 @@ func RegenerateSpread(base *SpreadFile, gpu string, results []*checks.Result) *S
 		ms := map[string]checks.Spread{}
 		for m, vs := range values {
 			if s, ok := checks.SpreadOf(vs); ok {
-				ms[m] = s
+				ms[m] = checks.Spread{N: s.N, Min: round4(s.Min), Median: round4(s.Median), Max: round4(s.Max), MAD: round4(s.MAD)}
 			}
 		}
 		if len(ms) > 0 {
@@ -166,6 +166,10 @@ func RegenerateSpread(base *SpreadFile, gpu string, results []*checks.Result) *S
 	}
 	return out
 }
+
+// round4 rounds to 4 decimals (a ten-thousandth of a ms or MiB, far below any noise), so that
+// the file reads and diffs without float noise such as 0.5380000000000109.
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 // spreadValues gathers, per case and metric, the value of every request: the values the
 // perf and memory checks compare with the baseline.
