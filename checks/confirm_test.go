@@ -2,6 +2,7 @@ package checks
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -201,5 +202,32 @@ func TestFlakyNote(t *testing.T) {
 	}
 	if got := FlakyNote(Result{}); got != "" {
 		t.Errorf("FlakyNote of nothing flaky = %q, want empty", got)
+	}
+}
+
+// TestKnownCovers: the first matching entry decides, as in ApplyKnown; an expired one does
+// not cover (its failure counts, so it is confirmed).
+func TestKnownCovers(t *testing.T) {
+	today := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	entries := []KnownEntry{
+		{Case: "t2i", Check: "perf.e2e", Request: 2, Until: "2025-05-01"}, // expired, request 2 only
+		{Case: "t2*", Check: "perf.*"},
+	}
+	tests := []struct {
+		id   string
+		req  int
+		name string
+		want bool
+	}{
+		{"t2i", 1, PerfE2E, true},
+		{"t2i", 2, PerfE2E, false}, // the expired entry matches first
+		{"t2v", 2, PerfDenoiseAvg, true},
+		{"t2i", 1, MemoryRuntimePeak, false},
+		{"i2v", 1, PerfE2E, false},
+	}
+	for _, tt := range tests {
+		if got := KnownCovers(entries, tt.id, tt.req, tt.name, today); got != tt.want {
+			t.Errorf("KnownCovers(%s, %d, %s) = %v, want %v", tt.id, tt.req, tt.name, got, tt.want)
+		}
 	}
 }
