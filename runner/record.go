@@ -329,7 +329,24 @@ func requestIndexes(res *checks.Result) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, confirmIndexes(res)...)...)
+}
+
+// confirmIndexes checks the confirmation requests of every case: each marked as one, in the
+// order sent (indexes 1, 2, … of one "of"), so that none is taken for a request of the case.
+func confirmIndexes(res *checks.Result) []error {
+	var errs []error
+	for _, c := range res.Cases {
+		for i, rr := range c.Confirm {
+			switch {
+			case !rr.Confirm:
+				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is not marked \"confirm\": true", c.ID, i))
+			case rr.Index != i+1 || rr.Of != c.Confirm[0].Of || rr.Of < len(c.Confirm):
+				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is confirmation request %d/%d, want %d of at least %d, in the order sent", c.ID, i, rr.Index, rr.Of, i+1, len(c.Confirm)))
+			}
+		}
+	}
+	return errs
 }
 
 // posOf returns "path:line" for a JSON decoding error that carries an offset, else path.
