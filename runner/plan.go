@@ -13,6 +13,8 @@ import (
 	"strconv"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner/selection"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -62,6 +64,12 @@ type Plan struct {
 	Items      []PlanItem      `json:"estimates"`
 	// Defaulted lists the cases planned with DefaultEstimate: give them an estimate.
 	Defaulted []string `json:"defaulted,omitempty"`
+	// Selection, SelectedBy and Deselected are set when test-impact selection chose the
+	// cases (SetSelection): from which changes, why each planned case was kept, and every
+	// case left out with the reason.
+	Selection  *checks.Selection   `json:"selection,omitempty"`
+	SelectedBy []selection.Pick    `json:"selected_by,omitempty"`
+	Deselected []checks.Deselected `json:"deselected,omitempty"`
 }
 
 // PlanPartition is the cases of one job, in the order they run.
@@ -355,7 +363,8 @@ func starts(items []PlanItem) int {
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
-// planHash identifies the split itself (suite, lane, which case runs where), not the estimates.
+// planHash identifies the split itself (suite, lane, which case runs where), not the
+// estimates, and, when a selection made the plan, which cases it left out and why.
 func planHash(p *Plan) string {
 	h := sha256.New()
 	b, _ := json.Marshal(struct {
@@ -363,6 +372,14 @@ func planHash(p *Plan) string {
 		Parts       [][]string
 	}{p.Suite, p.Lane, p.caseLists()})
 	h.Write(b)
+	if p.Selection != nil {
+		// Not the source: the same changes read from another file make the same plan.
+		b, _ = json.Marshal(struct {
+			All        string
+			Deselected []checks.Deselected
+		}{p.Selection.All, p.Deselected})
+		h.Write(b)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

@@ -171,7 +171,7 @@ func (d *decoder) server(e entry) *Server {
 		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
 	}
 	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
-		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb")
+		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb", "paths")
 	if o == nil {
 		return srv
 	}
@@ -223,6 +223,7 @@ func (d *decoder) server(e entry) *Server {
 	if o.boolean("reuse", &reuse) {
 		srv.Reuse = *reuse
 	}
+	srv.Paths = d.paths(o)
 	return srv
 }
 
@@ -317,7 +318,7 @@ func (d *decoder) ready(raw *yaml.Node, field string, r *Readiness) {
 func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Server) (c *Case, idLine int) {
 	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1}
 	o := d.object(raw, field, "id", "server", "lane", "modality", "repeat", "concurrency",
-		"estimate", "timeout", "num_gpus", "request", "checks")
+		"estimate", "timeout", "num_gpus", "request", "checks", "paths")
 	if o == nil {
 		return c, 0
 	}
@@ -374,6 +375,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
+	c.Paths = d.paths(o)
 	return c, idLine
 }
 

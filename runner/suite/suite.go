@@ -62,7 +62,11 @@ type Server struct {
 	// to disk: a server that answers without end cannot fill the memory or the disk.
 	// Default DefaultMaxOutputMB.
 	MaxOutputMB int
-	Line        int
+	// Paths are globs over repository paths (test-impact selection, runner/selection): a
+	// change matching one selects every case of this server. A case's own Paths come after
+	// these, so its "!negations" can take some back.
+	Paths []string
+	Line  int
 }
 
 // DefaultMaxOutputMB is the response size cap of a server that sets none: far above any
@@ -103,7 +107,10 @@ type Case struct {
 	Timeout time.Duration
 	// NumGPUs names the ground-truth file ({id}_{n}gpu...); default 1.
 	NumGPUs int
-	Line    int
+	// Paths are globs over repository paths, added after its server's (see Server.Paths). A
+	// case with none, of its own or its server's, is selected by every change.
+	Paths []string
+	Line  int
 }
 
 // Request holds the request fields of a case. Width and Height come from Size ("WxH").
