@@ -179,7 +179,7 @@ func (o *selectOptions) root(ctx context.Context, s *suite.Suite) (string, error
 		}
 		return abs, nil
 	}
-	out, err := git(ctx, filepath.Dir(s.Path), "rev-parse", "--show-toplevel")
+	out, err := runGit(ctx, filepath.Dir(s.Path), "rev-parse", "--show-toplevel")
 	if err != nil {
 		return "", usagef("find the repository root of suite %s (pass --repo-root): %v", s.Path, err)
 	}
@@ -253,12 +253,12 @@ func gitChanged(ctx context.Context, root, ref string) (changed []string, base s
 	if strings.HasPrefix(ref, "-") {
 		return nil, "", usagef("--changed-since %q: a ref does not start with \"-\"", ref)
 	}
-	out, err := git(ctx, root, "merge-base", ref, "HEAD")
+	out, err := runGit(ctx, root, "merge-base", ref, "HEAD")
 	if err != nil {
 		return nil, "", usagef("--changed-since %s: find the merge base of %s and HEAD (is %s fetched? actions/checkout needs fetch-depth: 0): %v", ref, ref, ref, err)
 	}
 	base = strings.TrimSpace(string(out))
-	out, err = git(ctx, root, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", base, "--")
+	out, err = runGit(ctx, root, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", base, "--")
 	if err != nil {
 		return nil, "", usagef("--changed-since %s: git diff against %.12s: %v", ref, base, err)
 	}
@@ -274,9 +274,9 @@ func gitChanged(ctx context.Context, root, ref string) (changed []string, base s
 	return changed, base, nil
 }
 
-// git runs a git command in dir and returns its standard output; the error carries git's
+// runGit runs a git command in dir and returns its standard output; the error carries git's
 // own message.
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := proc.Command(ctx, 5*time.Second, "git", append([]string{"-C", dir}, args...)...)
