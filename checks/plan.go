@@ -21,8 +21,8 @@ func PlanProblems(inputs []Input) map[string][]string {
 		planned    [][]string
 		deselected []Deselected
 		from       string
-		parts   map[int]string // partition index → file
-		ran     map[string]string
+		parts      map[int]string // partition index → file
+		ran        map[string]string
 	}
 	groups := map[string]*group{}
 	problems := map[string][]string{}
