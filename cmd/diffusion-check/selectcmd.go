@@ -194,13 +194,13 @@ const maxChangedBytes = 16 << 20
 // lines ignored, duplicates dropped. The list is a pull request's data, so a path with a
 // control character, an invalid UTF-8 sequence, or a "." or ".." part is refused by line.
 func readChanged(name string, stdin io.Reader) ([]string, error) {
-	var r io.Reader = stdin
+	r := stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, usagef("--changed-files: %v", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxChangedBytes+1))

@@ -94,10 +94,10 @@ func Select(in Input) (*Outcome, error) {
 	known := r.rel(s.KnownFailures)
 	var errs []error
 	for _, p := range in.Changed {
-		switch {
-		case p == suiteFile:
+		switch p {
+		case suiteFile:
 			all("the suite file " + p + " changed")
-		case p == known:
+		case known:
 			all("the known-failures file " + p + " changed")
 		}
 		if r.inData(s.Baselines, p) {
