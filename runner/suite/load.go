@@ -206,6 +206,7 @@ func (d *decoder) server(e entry) *Server {
 		d.ready(v, f, &srv.Ready)
 	}
 	o.str("model", &srv.Model)
+	srv.Paths = d.paths(o)
 	o.duration("start_timeout", &srv.StartTimeout, 1)
 	o.duration("stop_grace", &srv.StopGrace, 0)
 	o.duration("request_timeout", &srv.RequestTimeout, 1)
@@ -223,7 +224,6 @@ func (d *decoder) server(e entry) *Server {
 	if o.boolean("reuse", &reuse) {
 		srv.Reuse = *reuse
 	}
-	srv.Paths = d.paths(o)
 	return srv
 }
 
@@ -364,6 +364,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	}
 	o.duration("estimate", &c.Estimate, 0)
 	o.duration("timeout", &c.Timeout, 0)
+	c.Paths = d.paths(o)
 	if o.integer("num_gpus", &c.NumGPUs) {
 		o.atLeast("num_gpus", c.NumGPUs, 1)
 	}
@@ -375,7 +376,6 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
-	c.Paths = d.paths(o)
 	return c, idLine
 }
 
