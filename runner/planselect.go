@@ -11,7 +11,7 @@ import (
 // KeepItems returns the items of the cases in ids, in their order: the cases a selection
 // kept, before MakePlan splits them.
 func KeepItems(items []PlanItem, ids []string) []PlanItem {
-	var out []PlanItem
+	out := []PlanItem{} // "estimates": [] in a plan of nothing, not null
 	for _, it := range items {
 		if slices.Contains(ids, it.Case) {
 			out = append(out, it)
