@@ -43,6 +43,8 @@ type PlanItem struct {
 	StartS float64 `json:"start_s"`
 	// Source says where the estimate came from: case, baseline, expected_e2e or default.
 	Source string `json:"source"`
+	// GPUs is the case's num_gpus: RunS and StartS of GPU time each, for what a plan costs.
+	GPUs int `json:"gpus"`
 }
 
 // MaxPartitions is GitHub's limit on the jobs of one matrix: a plan never has more.
@@ -107,7 +109,7 @@ func Items(s *suite.Suite, lane string, est Estimates) []PlanItem {
 	var out []PlanItem
 	for _, c := range s.CasesFor(lane) {
 		srv := s.Servers[c.Server]
-		it := PlanItem{Case: c.ID, Server: c.Server, Reuse: srv.Reuse, StartS: srv.StartEstimate.Seconds()}
+		it := PlanItem{Case: c.ID, Server: c.Server, Reuse: srv.Reuse, StartS: srv.StartEstimate.Seconds(), GPUs: c.NumGPUs}
 		full, source := 0.0, "default"
 		var ok bool
 		switch {

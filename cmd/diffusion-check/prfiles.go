@@ -31,6 +31,15 @@ func pullChanges(ctx context.Context, e env) (sel checks.Selection, changed []st
 	if !ok || owner == "" || name == "" {
 		return sel, nil, usagef("GITHUB_REPOSITORY: want OWNER/NAME, got %q", repo)
 	}
+	// A schedule or workflow_dispatch has no pull request (and its payload no head commit):
+	// there is nothing to select by, which is not an error.
+	switch name := e.getenv("GITHUB_EVENT_NAME"); name {
+	case "", "pull_request", "pull_request_target", "workflow_run":
+	default:
+		sel.Source = "the workflow's event"
+		sel.All = "the event is not about a pull request (" + name + "), so there is no change to select by"
+		return sel, nil, nil
+	}
 	ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
 	if err != nil {
 		return sel, nil, err
