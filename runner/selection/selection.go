@@ -101,16 +101,23 @@ func Select(in Input) (*Outcome, error) {
 			all("the known-failures file " + p + " changed")
 		}
 		if r.inData(s.Baselines, p) {
-			ids, err := r.baselineIDs(p)
+			// A baseline's spread sidecar (<gpu>.spread.json, beside <gpu>.json) holds the
+			// same scenarios as the baseline itself: the cases of that file are the ones whose
+			// report it changes.
+			file, what := p, "the perf baseline file "+p
+			if base, ok := strings.CutSuffix(p, spreadSuffix); ok {
+				file, what = base+".json", "the spread file "+p+" of the perf baseline file "+base+".json"
+			}
+			ids, err := r.baselineIDs(file)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
-				all("the perf baseline file " + p + " was deleted")
+				all(what + " was deleted")
 			case err != nil:
 				errs = append(errs, err)
 			default:
 				for _, c := range cases {
 					if ids[c.ID] {
-						pick(c.ID, "the perf baseline file "+p+" has an entry for it and changed")
+						pick(c.ID, what+" has an entry for it and changed")
 					}
 				}
 			}
@@ -160,6 +167,10 @@ func Select(in Input) (*Outcome, error) {
 	}
 	return out, nil
 }
+
+// spreadSuffix names the spread sidecar of a perf baseline file: h100.json → h100.spread.json
+// (the baseline command writes it; package baselines names it).
+const spreadSuffix = ".spread.json"
 
 // matched is the outcome of matching changed paths against a case's globs.
 type matched struct {

@@ -113,6 +113,10 @@ func TestSelect(t *testing.T) {
 			{Case: "wan_t2v", Lane: "base", Reason: "the perf baseline file ci/perf/h100.json has an entry for it and changed"},
 			always,
 		}, nil},
+		{"a baseline's spread sidecar selects the cases of the baseline", "", []string{"ci/perf/h100.spread.json"}, []Pick{
+			{Case: "wan_t2v", Lane: "base", Reason: "the spread file ci/perf/h100.spread.json of the perf baseline file ci/perf/h100.json has an entry for it and changed"},
+			always,
+		}, nil},
 		{"a deleted baseline file selects every case", "", []string{"ci/perf/h200.json"}, allFor("the perf baseline file ci/perf/h200.json was deleted"), nil},
 		{"a thresholds file selects its entries", "", []string{"ci/thresholds/h100.json"}, []Pick{
 			{Case: "qwen_edit", Lane: "base", Reason: "the consistency thresholds file ci/thresholds/h100.json has an entry for it and changed"},
