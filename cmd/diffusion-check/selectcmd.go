@@ -147,7 +147,7 @@ func (o *selectOptions) changes(ctx context.Context, e env, s *suite.Suite) (sel
 			return sel, nil, "", err
 		}
 	}
-	root, err = o.root(ctx, s)
+	root, err = o.root(ctx, e, s)
 	if err != nil {
 		return sel, nil, "", err
 	}
@@ -167,8 +167,11 @@ func (o *selectOptions) changes(ctx context.Context, e env, s *suite.Suite) (sel
 	return sel, changed, root, nil
 }
 
-// root is the repository root: --repo-root, else git's top level of the suite's folder.
-func (o *selectOptions) root(ctx context.Context, s *suite.Suite) (string, error) {
+// root is the repository root: --repo-root, else git's top level of the suite's folder, else
+// (in a workflow step) the workspace when it holds the suite: in a container action git
+// refuses the checkout, which another user owns ("dubious ownership"), and trusting it for
+// every repository would turn off that protection.
+func (o *selectOptions) root(ctx context.Context, e env, s *suite.Suite) (string, error) {
 	if o.repoRoot != "" {
 		abs, err := filepath.Abs(o.repoRoot)
 		if err != nil {
@@ -180,10 +183,16 @@ func (o *selectOptions) root(ctx context.Context, s *suite.Suite) (string, error
 		return abs, nil
 	}
 	out, err := runGit(ctx, filepath.Dir(s.Path), "rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", usagef("find the repository root of suite %s (pass --repo-root): %v", s.Path, err)
+	if err == nil {
+		return strings.TrimSpace(string(out)), nil
 	}
-	return strings.TrimSpace(string(out)), nil
+	if ws := e.getenv("GITHUB_WORKSPACE"); ws != "" {
+		if rel, rerr := filepath.Rel(ws, s.Path); rerr == nil && filepath.IsLocal(rel) {
+			fmt.Fprintf(e.stderr, "select: the repository root is $GITHUB_WORKSPACE %s (%v)\n", ws, err)
+			return ws, nil
+		}
+	}
+	return "", usagef("find the repository root of suite %s (pass --repo-root): %v", s.Path, err)
 }
 
 // maxChangedBytes bounds a changed-files list: far above any real change (GitHub lists at
