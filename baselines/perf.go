@@ -150,12 +150,19 @@ func Find(dir, gpu string) (string, error) {
 		return "", fmt.Errorf("baselines %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
+		if IsSpreadPath(dir) {
+			return "", fmt.Errorf("baselines %s is a spread file (the sidecar of %s), not a baseline file", dir, strings.TrimSuffix(dir, SpreadSuffix)+".json")
+		}
 		return dir, nil
 	}
 	if gpu == "" {
 		return "", fmt.Errorf("baselines %s is a folder of <gpu>.json files, but the GPU class is unknown: set gpu: in the suite or pass --gpu", dir)
 	}
-	return filepath.Join(dir, strings.ToLower(gpu)+".json"), nil
+	path := filepath.Join(dir, strings.ToLower(gpu)+".json")
+	if IsSpreadPath(path) {
+		return "", fmt.Errorf("GPU class %q names the spread file %s, not a baseline file", gpu, path)
+	}
+	return path, nil
 }
 
 // decoder collects the problems of one file.

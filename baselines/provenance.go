@@ -95,7 +95,7 @@ func firstFailure(cr checks.CaseResult) string {
 			continue
 		}
 		for _, ck := range rr.Checks {
-			if ck.Status == checks.Fail || ck.Status == checks.Error || ck.Status == checks.Skip || ck.Status == checks.Cancelled {
+			if ck.Status == checks.Fail || ck.Status == checks.Error || ck.Status == checks.Skip || ck.Status == checks.Cancelled || ck.Status == checks.Flaky {
 				return fmt.Sprintf(" (request %d/%d %s: %s %s)", rr.Index, rr.Of, rr.Status, ck.Name, ck.Status)
 			}
 		}

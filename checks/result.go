@@ -18,6 +18,10 @@ const (
 	Error     Status = "error"
 	Known     Status = "known"
 	Cancelled Status = "cancelled"
+	// Flaky is a perf or memory failure that the case's confirmation requests did not
+	// reproduce, in a case whose suite says on_unconfirmed: flaky (see Confirmation): shown,
+	// not red.
+	Flaky Status = "flaky"
 )
 
 // Check names are stable strings: reports, known-failure files and tools match on them.
@@ -54,6 +58,13 @@ type Check struct {
 	Cause string `json:"cause,omitempty"`
 	// Known is the known-failures entry that matched this check, if any.
 	Known *KnownFailure `json:"known,omitempty"`
+	// Confirm is what the case's confirmation requests said about this failed check (the
+	// suite's confirm: K); nil when none were asked for or it did not fail.
+	Confirm *Confirmation `json:"confirm,omitempty"`
+	// Spread is the baseline's spread of this metric over the requests the baseline was
+	// made from, when the baseline has a spread file; the report says how far outside it
+	// a failing value is.
+	Spread *Spread `json:"spread,omitempty"`
 }
 
 // KnownFailure is the entry of a known-failures file that matched a check.
@@ -111,7 +122,11 @@ type CaseResult struct {
 	Load     *Load           `json:"load,omitempty"`
 	Checks   []Check         `json:"checks,omitempty"`
 	Requests []RequestResult `json:"requests"`
-	Errors   []string        `json:"errors,omitempty"`
+	// Confirm holds the confirmation requests sent after Requests because a perf or memory
+	// check failed (the suite's confirm: K), in the order sent. They are not among the
+	// case's requests and do not change their verdicts; they label the failed checks.
+	Confirm []RequestResult `json:"confirm,omitempty"`
+	Errors  []string        `json:"errors,omitempty"`
 	// WallMs is the case's wall time including any server start it paid for.
 	WallMs float64 `json:"wall_ms"`
 	// LogTail holds the last lines of the server log when something went wrong.
@@ -129,7 +144,9 @@ type Load struct {
 	WarmupPeakVRAMMiB map[string]float64 `json:"warmup_peak_vram_mb,omitempty"`
 }
 
-// RequestResult is one request of a case, with its 1-based index among Of repetitions.
+// RequestResult is one request of a case, with its 1-based index among Of repetitions; a
+// confirmation request (Confirm set) has its 1-based index among the Of confirmation
+// requests the case may send.
 type RequestResult struct {
 	Case          string             `json:"case,omitempty"`
 	Index         int                `json:"index"`
@@ -144,6 +161,9 @@ type RequestResult struct {
 	PeakVRAMMiB   map[string]float64 `json:"peak_vram_mb,omitempty"`
 	Output        *Output            `json:"output,omitempty"`
 	Checks        []Check            `json:"checks"`
+	// Confirm marks a confirmation request (CaseResult.Confirm), which requests.jsonl
+	// holds beside the case's own requests.
+	Confirm bool `json:"confirm,omitempty"`
 }
 
 // Output describes the media a request returned, as decoded from the file, not as claimed.

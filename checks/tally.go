@@ -25,6 +25,8 @@ func (t Tally) Total() int {
 	return n
 }
 
-// Failed is the number of requests that neither passed, nor are known failures, nor were
-// skipped or cancelled: failed and errored ones (and any without a valid status).
-func (t Tally) Failed() int { return t.Total() - t[Pass] - t[Known] - t[Skip] - t[Cancelled] }
+// Failed is the number of requests that neither passed, nor are known failures or flaky,
+// nor were skipped or cancelled: failed and errored ones (and any without a valid status).
+func (t Tally) Failed() int {
+	return t.Total() - t[Pass] - t[Known] - t[Flaky] - t[Skip] - t[Cancelled]
+}

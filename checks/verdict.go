@@ -4,16 +4,20 @@ package checks
 // run itself. They are pure and order independent: each status is the worst thing seen, in
 // this precedence (highest first):
 //
-//	request: fail (a check failed or errored) > cancelled (a check was cancelled) > known > pass > skip
-//	case:    fail > error > cancelled > known > pass
-//	run:     fail > error > cancelled > known > pass
+//	request: fail (a check failed or errored) > cancelled (a check was cancelled) > flaky > known > pass > skip
+//	case:    fail > error > cancelled > flaky > known > pass
+//	run:     fail > error > cancelled > flaky > known > pass
 //
-// so no later pass or skip can hide an earlier failure. A check or request whose status is
-// not one of the known words counts as a failure: a typo must not pass.
+// so no later pass or skip can hide an earlier failure, and a flaky check (a failure that
+// its confirmation requests did not reproduce, under on_unconfirmed: flaky) never hides a
+// failure of another check. Flaky ranks above known: a known failure is explained by an
+// entry someone wrote, a flaky one by nobody yet. A check or request whose status is not one
+// of the known words counts as a failure: a typo must not pass.
 
 // RequestStatus is the status of a finished request with the given checks:
 //   - fail if any check failed or errored (or has an unknown status);
 //   - otherwise cancelled if any check was cancelled;
+//   - otherwise flaky if any check is flaky;
 //   - otherwise known if any check is a known failure;
 //   - otherwise pass if at least one check passed;
 //   - otherwise skip if every check was skipped;
@@ -25,12 +29,14 @@ func RequestStatus(cs []Check) Status {
 	if len(cs) == 0 {
 		return Error
 	}
-	var cancelled, known, passed bool
+	var cancelled, flaky, known, passed bool
 	for _, c := range cs {
 		switch c.Status {
 		case Pass:
 			passed = true
 		case Skip:
+		case Flaky:
+			flaky = true
 		case Known:
 			known = true
 		case Cancelled:
@@ -42,6 +48,8 @@ func RequestStatus(cs []Check) Status {
 	switch {
 	case cancelled:
 		return Cancelled
+	case flaky:
+		return Flaky
 	case known:
 		return Known
 	case passed:
@@ -55,6 +63,7 @@ func RequestStatus(cs []Check) Status {
 //     request was skipped (every request of a case is required);
 //   - otherwise error if the case has Errors, or no requests at all;
 //   - otherwise cancelled if a request or case-level check was cancelled;
+//   - otherwise flaky if a request or case-level check is flaky;
 //   - otherwise known if a request or case-level check is known;
 //   - otherwise pass.
 //
@@ -63,10 +72,12 @@ func RequestStatus(cs []Check) Status {
 // requests whose stored status is Cancelled (cancelled before its first request) is
 // cancelled instead of error, unless a case-level check failed or it has Errors.
 func CaseStatus(c CaseResult) Status {
-	var errored, cancelled, known bool
+	var errored, cancelled, flaky, known bool
 	for _, ck := range c.Checks {
 		switch ck.Status {
 		case Pass, Skip:
+		case Flaky:
+			flaky = true
 		case Known:
 			known = true
 		case Cancelled:
@@ -78,6 +89,8 @@ func CaseStatus(c CaseResult) Status {
 	for _, rr := range c.Requests {
 		switch requestStatus(rr) {
 		case Pass:
+		case Flaky:
+			flaky = true
 		case Known:
 			known = true
 		case Cancelled:
@@ -93,17 +106,19 @@ func CaseStatus(c CaseResult) Status {
 			errored = true
 		}
 	}
-	return settle(errored || len(c.Errors) > 0, cancelled, known)
+	return settle(errored || len(c.Errors) > 0, cancelled, flaky, known)
 }
 
 // settle is the status of something that did not fail, by precedence: error, then cancelled,
-// then known, else pass.
-func settle(errored, cancelled, known bool) Status {
+// then flaky, then known, else pass.
+func settle(errored, cancelled, flaky, known bool) Status {
 	switch {
 	case errored:
 		return Error
 	case cancelled:
 		return Cancelled
+	case flaky:
+		return Flaky
 	case known:
 		return Known
 	}
@@ -112,11 +127,12 @@ func settle(errored, cancelled, known bool) Status {
 
 // RunStatus is the status of a run from its cases and its run-level errors: fail if any case
 // failed; otherwise error if any case errored or errs is not empty; otherwise cancelled if any
-// case was cancelled; otherwise known if any case is known; otherwise pass. A run without cases
+// case was cancelled; otherwise flaky if any case is flaky; otherwise known if any case is
+// known; otherwise pass. A run without cases
 // is an error: it checked nothing. Case statuses are recomputed with CaseStatus.
 func RunStatus(cases []CaseResult, errs []string) Status {
 	errored := len(errs) > 0 || len(cases) == 0
-	var cancelled, known bool
+	var cancelled, flaky, known bool
 	for _, c := range cases {
 		switch CaseStatus(c) {
 		case Fail:
@@ -125,19 +141,22 @@ func RunStatus(cases []CaseResult, errs []string) Status {
 			errored = true
 		case Cancelled:
 			cancelled = true
+		case Flaky:
+			flaky = true
 		case Known:
 			known = true
 		}
 	}
-	return settle(errored, cancelled, known)
+	return settle(errored, cancelled, flaky, known)
 }
 
-// ExitCode maps a run status onto the process exit code: 0 for pass and known (known failures
-// are allowed), 1 for fail, 3 for error and cancelled (could not run), and 3 for anything else,
+// ExitCode maps a run status onto the process exit code: 0 for pass, known (known failures
+// are allowed) and flaky (failures that did not reproduce, which the suite asked to report
+// as flaky), 1 for fail, 3 for error and cancelled (could not run), and 3 for anything else,
 // which a finalized run never has. 2 (usage or configuration error) is decided before a run.
 func ExitCode(s Status) int {
 	switch s {
-	case Pass, Known:
+	case Pass, Known, Flaky:
 		return 0
 	case Fail:
 		return 1

@@ -41,6 +41,12 @@ func TestRequestStatus(t *testing.T) {
 		{"cancelled check", []Check{ck("a", Pass), ck("b", Cancelled)}, Cancelled},
 		{"cancelled and known", []Check{ck("a", Known), ck("b", Cancelled)}, Cancelled},
 		{"cancelled and fail", []Check{ck("a", Cancelled), ck("b", Fail)}, Fail},
+		{"flaky", []Check{ck("a", Pass), ck("perf.e2e", Flaky)}, Flaky},
+		{"flaky never hides a fail", []Check{ck("perf.e2e", Flaky), ck("output.valid", Fail)}, Fail},
+		{"flaky never hides an error", []Check{ck("perf.e2e", Flaky), ck("perf.record", Error)}, Fail},
+		{"flaky over known", []Check{ck("perf.e2e", Known), ck("perf.stage.X", Flaky)}, Flaky},
+		{"cancelled over flaky", []Check{ck("perf.e2e", Flaky), ck("b", Cancelled)}, Cancelled},
+		{"flaky and skip", []Check{ck("a", Skip), ck("perf.e2e", Flaky)}, Flaky},
 		{"empty status", []Check{ck("a", Pass), ck("b", "")}, Fail},
 		{"unknown status", []Check{ck("a", "PASS")}, Fail},
 	}
@@ -63,6 +69,7 @@ func TestCaseStatus(t *testing.T) {
 	cancelled := req(Cancelled)
 	cancelledWithFail := req(Cancelled, ck("server.alive", Fail))
 	stalePass := req(Fail, ck("server.alive", Pass))
+	flaky := req(Fail, ck("perf.e2e", Flaky)) // stored status stale on purpose
 
 	tests := []struct {
 		name string
@@ -105,6 +112,14 @@ func TestCaseStatus(t *testing.T) {
 		{"case errors, requests pass", CaseResult{Errors: []string{"artifact: disk full"}, Requests: []RequestResult{pass}}, Error},
 		{"case errors and failure", CaseResult{Errors: []string{"x"}, Requests: []RequestResult{fail}}, Fail},
 		{"case errors and cancelled", CaseResult{Errors: []string{"x"}, Requests: []RequestResult{cancelled}}, Error},
+		{"flaky", CaseResult{Requests: []RequestResult{pass, flaky}}, Flaky},
+		{"flaky and fail", CaseResult{Requests: []RequestResult{flaky, fail}}, Fail},
+		{"flaky and errored request", CaseResult{Requests: []RequestResult{flaky, errd}}, Fail},
+		{"flaky and skipped request", CaseResult{Requests: []RequestResult{flaky, skip}}, Fail},
+		{"flaky and known", CaseResult{Requests: []RequestResult{known, flaky}}, Flaky},
+		{"flaky and cancelled", CaseResult{Requests: []RequestResult{flaky, cancelled}}, Cancelled},
+		{"flaky and case errors", CaseResult{Errors: []string{"x"}, Requests: []RequestResult{flaky}}, Error},
+		{"case check flaky", CaseResult{Checks: []Check{ck("perf.load", Flaky)}, Requests: []RequestResult{pass}}, Flaky},
 		{"unknown request status is recomputed", CaseResult{Requests: []RequestResult{req("weird", ck("a", Pass))}}, Pass},
 	}
 	for _, tt := range tests {
@@ -141,6 +156,7 @@ func TestRunStatus(t *testing.T) {
 	known := CaseResult{ID: "k", Requests: []RequestResult{req(Known, ck("a", Known))}}
 	cancelled := CaseResult{ID: "c", Requests: []RequestResult{req(Cancelled)}}
 	staleFail := CaseResult{ID: "s", Status: Fail, Requests: []RequestResult{req(Fail, ck("a", Pass))}}
+	flaky := CaseResult{ID: "y", Requests: []RequestResult{req(Pass, ck("perf.e2e", Flaky))}}
 
 	tests := []struct {
 		name  string
@@ -165,6 +181,12 @@ func TestRunStatus(t *testing.T) {
 		{"known", []CaseResult{pass, known}, nil, Known},
 		{"known and cancelled", []CaseResult{known, cancelled}, nil, Cancelled},
 		{"known and fail", []CaseResult{known, fail}, nil, Fail},
+		{"flaky", []CaseResult{pass, flaky}, nil, Flaky},
+		{"flaky and known", []CaseResult{known, flaky}, nil, Flaky},
+		{"flaky and fail", []CaseResult{flaky, fail}, nil, Fail},
+		{"flaky and case error", []CaseResult{flaky, errd}, nil, Error},
+		{"flaky and run errors", []CaseResult{flaky}, []string{"x"}, Error},
+		{"flaky and cancelled", []CaseResult{flaky, cancelled}, nil, Cancelled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,6 +207,7 @@ func TestExitCode(t *testing.T) {
 	}{
 		{Pass, 0},
 		{Known, 0},
+		{Flaky, 0},
 		{Fail, 1},
 		{Error, 3},
 		{Cancelled, 3},

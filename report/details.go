@@ -17,7 +17,7 @@ func details(b *strings.Builder, lanes []checks.Result, lv level) {
 	for _, l := range lanes {
 		for i := range l.Cases {
 			c := &l.Cases[i]
-			if !bad(c.Status) {
+			if !bad(c.Status) && c.Status != checks.Flaky {
 				continue
 			}
 			if lv.maxDetails > 0 && shown >= lv.maxDetails {
@@ -41,7 +41,7 @@ type located struct {
 func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseResult, lv level) {
 	nbad := 0
 	for _, rr := range c.Requests {
-		if bad(rr.Status) {
+		if bad(rr.Status) || rr.Status == checks.Flaky {
 			nbad++
 		}
 	}
@@ -79,6 +79,13 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 			if block != "" {
 				detail = cmp.Or(detail, "see below")
 			}
+			if ck.Confirm != nil {
+				detail = ck.Confirm.Text() + "; " + detail
+			}
+			val := value(&ck)
+			if sp := spreadText(&ck); sp != "" {
+				val += " (" + sp + ")"
+			}
 			name := "—"
 			if ck.Name != "" {
 				name = code(ck.Name)
@@ -87,7 +94,7 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 				}
 			}
 			fmt.Fprintf(b, "| %s | %s%s%s | %s | %s | %s | %s |\n", f.req, icon(ck.Status), nbsp, name,
-				unbroken(value(&ck)), unbroken(cmp.Or(limitText(&ck), "—")), unbroken(baseline(&ck)), cmp.Or(cellEscape(detail), "—"))
+				unbroken(val), unbroken(cmp.Or(limitText(&ck), "—")), unbroken(baseline(&ck)), cmp.Or(cellEscape(detail), "—"))
 		}
 	}
 	for _, e := range c.Errors {

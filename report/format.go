@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -83,14 +84,32 @@ func ratio(ck *checks.Check) string {
 	return strconv.FormatFloat(*ck.Value / *ck.Limit, 'f', 2, 64) + "×"
 }
 
+// spreadText is how far a check's value lies from the median of its baseline's spread, in
+// median absolute deviations: "+4.1 MAD". A zero MAD (one request, or values all alike)
+// gives no such unit: then it says whether the value lies outside every value the baseline
+// saw. "" without spread data or a value.
+func spreadText(ck *checks.Check) string {
+	sp := ck.Spread
+	if sp == nil || ck.Value == nil {
+		return ""
+	}
+	if d, ok := sp.MADs(*ck.Value); ok {
+		return fmt.Sprintf("%+.1f MAD", d)
+	}
+	if sp.Outside(*ck.Value) {
+		return "outside a zero spread of " + plural(sp.N, "request")
+	}
+	return "within a zero spread of " + plural(sp.N, "request")
+}
+
 // mark is a value in a table cell: bold with its icon when it did not pass (the icon alone
 // for an empty value).
 func mark(ck *checks.Check, s string) string {
 	switch ck.Status {
 	case checks.Pass, checks.Skip:
 		return s
-	case checks.Known:
-		return strings.TrimSpace(icon(checks.Known) + nbsp + s)
+	case checks.Known, checks.Flaky:
+		return strings.TrimSpace(icon(ck.Status) + nbsp + s)
 	}
 	if s == "" {
 		return "**" + icon(ck.Status) + "**"
@@ -151,6 +170,8 @@ func severity(s checks.Status) int {
 		return 1
 	case checks.Cancelled:
 		return 2
+	case checks.Flaky:
+		return 3
 	case checks.Known:
 		return 4
 	case checks.Skip:

@@ -135,7 +135,8 @@ type Status struct {
 	TargetURL   string
 }
 
-// LaneStatus is the commit status a lane's result calls for: success for pass and known,
+// LaneStatus is the commit status a lane's result calls for: success for pass, known and
+// flaky (with a note naming the flaky check: "1 flaky: perf.e2e not reproduced in 0/2"),
 // failure for fail, error otherwise, with a description that names what failed first.
 func LaneStatus(l checks.Result, targetURL string) Status {
 	n := count([]checks.Result{l})
@@ -145,6 +146,11 @@ func LaneStatus(l checks.Result, targetURL string) Status {
 		st.State, st.Description = "success", fmt.Sprintf("all %s passed", plural(n.requests, "request"))
 	case checks.Known:
 		st.State, st.Description = "success", fmt.Sprintf("%d of %s passed, %d known failures", n.passed, plural(n.requests, "request"), n.known)
+	case checks.Flaky:
+		st.State, st.Description = "success", fmt.Sprintf("passed; %s", checks.FlakyNote(l))
+		if n.known > 0 {
+			st.Description += fmt.Sprintf("; %d known failures", n.known)
+		}
 	case checks.Fail:
 		st.State = "failure"
 		st.Description = fmt.Sprintf("%d of %s failed", n.failed, plural(n.requests, "request"))

@@ -18,6 +18,8 @@ func icon(s checks.Status) string {
 		return "❌"
 	case checks.Known:
 		return "🟡"
+	case checks.Flaky:
+		return "🟨"
 	case checks.Skip:
 		return "⏭️"
 	case checks.Cancelled:
@@ -63,6 +65,9 @@ func header(b *strings.Builder, r *Report) {
 	if n.cancelled > 0 {
 		facts = append(facts, fmt.Sprintf("%d cancelled", n.cancelled))
 	}
+	if n.flaky > 0 {
+		facts = append(facts, fmt.Sprintf("%d flaky", n.flaky))
+	}
 	facts = append(facts, plural(n.known, "known failure"))
 	b.WriteString(strings.Join(facts, " · ") + "\n")
 	links(b, r)
@@ -93,13 +98,14 @@ func links(b *strings.Builder, r *Report) {
 }
 
 // counts are of requests, except known: the known failures still failing (an entry of the
-// list on a case), however many requests each hit.
-type counts struct{ cases, requests, failed, known, skipped, cancelled, passed int }
+// list on a case), however many requests each hit. flaky counts requests whose worst check
+// is flaky (a failure its confirmation requests did not reproduce).
+type counts struct{ cases, requests, failed, known, skipped, cancelled, passed, flaky int }
 
 func count(lanes []checks.Result) counts {
 	t := checks.TallyRequests(lanes...)
 	n := counts{requests: t.Total(), failed: t.Failed(), skipped: t[checks.Skip],
-		cancelled: t[checks.Cancelled], passed: t[checks.Pass]}
+		cancelled: t[checks.Cancelled], passed: t[checks.Pass], flaky: t[checks.Flaky]}
 	for _, l := range lanes {
 		n.cases += len(l.Cases)
 	}
@@ -117,6 +123,8 @@ func headline(worst checks.Status, n counts) string {
 		return fmt.Sprintf("all %s passed", plural(n.requests, "request"))
 	case checks.Known:
 		return fmt.Sprintf("passed, with %s", plural(n.known, "known failure"))
+	case checks.Flaky:
+		return fmt.Sprintf("passed, with %d flaky (not reproduced)", n.flaky)
 	case checks.Fail:
 		return fmt.Sprintf("%d of %s failed", n.failed, plural(n.requests, "request"))
 	case checks.Cancelled:
@@ -127,10 +135,10 @@ func headline(worst checks.Status, n counts) string {
 	return "could not check everything"
 }
 
-// worstStatus orders as the verdict rules do: fail > error > cancelled > known > pass.
+// worstStatus orders as the verdict rules do: fail > error > cancelled > flaky > known > pass.
 func worstStatus(lanes []checks.Result) checks.Status {
 	rank := func(s checks.Status) int {
-		return map[checks.Status]int{checks.Pass: 1, checks.Skip: 0, checks.Known: 2, checks.Cancelled: 3, checks.Error: 4, checks.Fail: 5}[s]
+		return map[checks.Status]int{checks.Pass: 1, checks.Skip: 0, checks.Known: 2, checks.Flaky: 3, checks.Cancelled: 4, checks.Error: 5, checks.Fail: 6}[s]
 	}
 	w := checks.Pass
 	if len(lanes) == 0 {
@@ -138,7 +146,7 @@ func worstStatus(lanes []checks.Result) checks.Status {
 	}
 	for _, l := range lanes {
 		s := l.Status
-		if _, ok := map[checks.Status]bool{checks.Pass: true, checks.Skip: true, checks.Known: true, checks.Cancelled: true, checks.Error: true, checks.Fail: true}[s]; !ok {
+		if _, ok := map[checks.Status]bool{checks.Pass: true, checks.Skip: true, checks.Known: true, checks.Flaky: true, checks.Cancelled: true, checks.Error: true, checks.Fail: true}[s]; !ok {
 			s = checks.Fail
 		}
 		if rank(s) > rank(w) {

@@ -14,7 +14,8 @@ import (
 // "case request i/N", class = lane.case) with a property per check, and one per case that ran
 // no request. A request that failed has a <failure> listing its checks that did not pass;
 // one that errored or was cancelled an <error>; a skipped one <skipped>. Known failures pass
-// and are named in system-out.
+// and are named in system-out; so do flaky ones (failures that confirmation requests did not
+// reproduce), which also get a "flaky" property, as rerun-aware tools count them.
 func JUnit(w io.Writer, lanes []checks.Result) error {
 	doc := junitSuites{Name: "diffusion-check"}
 	for _, l := range lanes {
@@ -120,20 +121,30 @@ type junitProblem struct {
 // outcome sets the failure, error or skipped element of a test case from its status and the
 // checks and errors that explain it.
 func outcome(tc *junitCase, st checks.Status, cs []checks.Check, errs []string) {
-	var lines, known []string
+	var lines, known, flaky []string
 	for _, ck := range cs {
 		if s := checkLine(ck); s != "" {
-			if ck.Status == checks.Known {
+			switch ck.Status {
+			case checks.Known:
 				known = append(known, s)
+				continue
+			case checks.Flaky:
+				flaky = append(flaky, s)
 				continue
 			}
 			lines = append(lines, s)
 		}
 	}
 	lines = append(lines, errs...)
+	var out []string
 	if len(known) > 0 {
-		tc.SystemOut = "known failures:\n" + strings.Join(known, "\n")
+		out = append(out, "known failures:\n"+strings.Join(known, "\n"))
 	}
+	if len(flaky) > 0 {
+		out = append(out, "flaky (failed, not reproduced by the confirmation requests):\n"+strings.Join(flaky, "\n"))
+		tc.Props = append(tc.Props, junitProp{Name: "flaky", Value: strconv.Itoa(len(flaky))})
+	}
+	tc.SystemOut = strings.Join(out, "\n")
 	msg := func() string {
 		if len(lines) == 0 {
 			return string(st)
@@ -142,7 +153,7 @@ func outcome(tc *junitCase, st checks.Status, cs []checks.Check, errs []string) 
 	}
 	text := strings.Join(lines, "\n")
 	switch st {
-	case checks.Pass, checks.Known:
+	case checks.Pass, checks.Known, checks.Flaky:
 	case checks.Skip:
 		tc.Skipped = &junitProblem{Message: string(st) + because(cs)}
 	case checks.Fail:

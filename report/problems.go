@@ -47,7 +47,7 @@ func problems(lanes []checks.Result) []*problem {
 	for _, l := range lanes {
 		for ci := range l.Cases {
 			c := &l.Cases[ci]
-			if !bad(c.Status) {
+			if !bad(c.Status) && c.Status != checks.Flaky {
 				continue
 			}
 			index := map[string]*problem{}
@@ -142,11 +142,18 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if lim := limitText(ck); lim != "" && ck.Value != nil {
 		b.WriteString(" vs limit " + lim)
 		if r := ratio(ck); r != "" {
-			b.WriteString(" (**" + r + "**)")
+			b.WriteString(" (**" + r + "**")
+			if sp := spreadText(ck); sp != "" {
+				b.WriteString(", " + sp)
+			}
+			b.WriteString(")")
 		}
 	}
 	if c := cause(ck); c != "" {
 		b.WriteString(" — " + htmlEscape(clip(firstLine(c), 110)))
+	}
+	if cf := ck.Confirm; cf != nil {
+		b.WriteString(" · _" + htmlEscape(cf.Text()) + "_")
 	}
 	if k := ck.Known; k != nil && k.State == checks.KnownStateExpired {
 		b.WriteString(" (its known-failures entry expired on " + htmlEscape(k.Until) + ")")

@@ -156,9 +156,10 @@ func laneTitle(l checks.Result) string {
 	return s
 }
 
-// bad is a status that makes a lane red (or unknown): everything but pass, known and skip.
+// bad is a status that makes a lane red (or unknown): everything but pass, known, flaky
+// and skip.
 func bad(s checks.Status) bool {
-	return s != checks.Pass && s != checks.Known && s != checks.Skip
+	return s != checks.Pass && s != checks.Known && s != checks.Flaky && s != checks.Skip
 }
 
 // failed is a check (or request) status that needs a reader's eye: everything but pass and

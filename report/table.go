@@ -227,6 +227,8 @@ func checkLine(ck checks.Check) string {
 	case checks.Fail:
 	case checks.Known:
 		s.WriteString(" (known)")
+	case checks.Flaky:
+		s.WriteString(" (flaky)")
 	default:
 		s.WriteString(" (" + cmp.Or(string(ck.Status), "no status") + ")")
 	}
@@ -237,6 +239,9 @@ func checkLine(ck checks.Check) string {
 		}
 	}
 	s.WriteString(": " + cmp.Or(strings.TrimRight(ck.Detail, "\n"), "(no detail)"))
+	if ck.Confirm != nil {
+		s.WriteString(" [" + ck.Confirm.Text() + "]")
+	}
 	return s.String()
 }
 
@@ -264,7 +269,10 @@ func summary(b *bytes.Buffer, r *checks.Result) {
 	if k := n[checks.Cancelled]; k > 0 {
 		fmt.Fprintf(b, ", %d cancelled", k)
 	}
-	if k := total - n[checks.Pass] - n[checks.Fail] - n[checks.Known] - n[checks.Skip] - n[checks.Error] - n[checks.Cancelled]; k > 0 {
+	if k := n[checks.Flaky]; k > 0 {
+		fmt.Fprintf(b, ", %d flaky", k)
+	}
+	if k := total - n[checks.Pass] - n[checks.Fail] - n[checks.Known] - n[checks.Skip] - n[checks.Error] - n[checks.Cancelled] - n[checks.Flaky]; k > 0 {
 		fmt.Fprintf(b, ", %d without a status", k)
 	}
 	fmt.Fprintf(b, " — %s\n", strings.ToUpper(cmp.Or(string(r.Status), "no status")))

@@ -32,6 +32,8 @@ type perfConfig struct {
 	rocm  bool
 	known []checks.KnownEntry
 	today time.Time
+	// spread is the baseline file's spread sidecar (baselines.SpreadPath), nil without one.
+	spread *baselines.SpreadFile
 }
 
 // loadPerf reads the suite's baseline file for the run's GPU class and its known-failures
@@ -58,6 +60,13 @@ func loadPerf(opts Options) (*perfConfig, error) {
 			p.tol, err = p.file.Tolerances(opts.Perf.Profile, opts.Perf.Overrides)
 			if err != nil {
 				errs = append(errs, err)
+			}
+			// The spread is optional: without the sidecar nothing changes.
+			if p.enforce {
+				p.spread, err = baselines.LoadSpread(baselines.SpreadPath(path))
+				if err != nil && !errors.Is(err, os.ErrNotExist) {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}
@@ -109,7 +118,7 @@ func (r *run) perf(c *suite.Case, rr *checks.RequestResult) []checks.Check {
 			StepFractions: []float64{0, 0.2, 0.4, 0.6, 0.8, 1}}
 	}
 	pb.NumFrames, pb.ROCm = c.Request.NumFrames, p.rocm
-	return p.finish(checks.Perf(*rr, pb))
+	return p.finish(p.withSpread(c.ID, checks.Perf(*rr, pb)))
 }
 
 // casePerf makes the checks that need the whole case: perf.load and memory.load_peak once per
@@ -122,13 +131,7 @@ func (r *run) casePerf(c *suite.Case, cr *checks.CaseResult) {
 		return
 	}
 	paid := cr.Load != nil && !cr.Load.Reused
-	var mb checks.MemoryBaseline
-	if p.file != nil {
-		mb = p.file.Memory(c.ID, p.tol)
-	} else {
-		mb = checks.NoMemoryBaseline()
-		mb.LoadTol, mb.RuntimeTol = p.tol.LoadPeakVRAM, p.tol.RuntimePeakVRAM
-	}
+	mb := r.memoryBaseline(c)
 	if paid && p.collecting() && suite.Enabled(c.Checks.Perf) {
 		base, tol := math.NaN(), p.tol.NonDenoiseStage
 		if p.file != nil {
@@ -158,7 +161,7 @@ func (r *run) casePerf(c *suite.Case, cr *checks.CaseResult) {
 			if len(rr.PeakVRAMMiB) == 0 && !perfRecorded(rr) {
 				continue // never reached the server: nothing was measured, and other checks say why
 			}
-			rr.Checks = append(rr.Checks, p.finish(checks.RuntimeMemory(rr.PeakVRAMMiB, mb))...)
+			rr.Checks = append(rr.Checks, p.finish(p.withSpread(c.ID, checks.RuntimeMemory(rr.PeakVRAMMiB, mb)))...)
 		}
 	}
 	if n := checks.Growth(cr.Requests, mb.RuntimeTol); n > 0 {
@@ -175,6 +178,32 @@ func (r *run) casePerf(c *suite.Case, cr *checks.CaseResult) {
 			}
 		}
 	}
+}
+
+// withSpread records on each check with a value the baseline's spread of its metric, where
+// the spread file has one, so that a report can say how far outside it a failure lies.
+func (p *perfConfig) withSpread(scenario string, cs []checks.Check) []checks.Check {
+	if p.spread == nil {
+		return cs
+	}
+	for i := range cs {
+		if cs[i].Value != nil {
+			cs[i].Spread = p.spread.For(scenario, cs[i].Name, cs[i].Source)
+		}
+	}
+	return cs
+}
+
+// memoryBaseline is the case's memory baselines and tolerances: from the baseline file, or
+// none with the run's tolerances (growth is watched all the same).
+func (r *run) memoryBaseline(c *suite.Case) checks.MemoryBaseline {
+	p := r.perfCfg
+	if p.file != nil {
+		return p.file.Memory(c.ID, p.tol)
+	}
+	mb := checks.NoMemoryBaseline()
+	mb.LoadTol, mb.RuntimeTol = p.tol.LoadPeakVRAM, p.tol.RuntimePeakVRAM
+	return mb
 }
 
 // perfRecorded reports whether a request's perf record was joined.

@@ -79,7 +79,7 @@ func hungRequest(t *testing.T, modality suite.Modality, poll time.Duration) (che
 			rec:      rec,
 			progress: &progress,
 		}
-		rr, _, _ = r.request(t.Context(), c, srv, 2)
+		rr, _, _ = r.request(t.Context(), c, srv, slot{index: 2, of: c.Repeat})
 	})
 	return rr, strings.Split(strings.TrimSpace(progress.String()), "\n")
 }

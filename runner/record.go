@@ -187,13 +187,24 @@ func writeFileAtomic(path string, data []byte) (err error) {
 // ArtifactDir creates and returns the folder for the artifacts of one request:
 // DIR/artifacts/<caseID>/request-<index>/. caseID must be a single, local path element.
 func (r *Recorder) ArtifactDir(caseID string, index int) (string, error) {
+	return r.artifactDir(caseID, slot{index: index})
+}
+
+// artifactDir is ArtifactDir for a request or, for a confirmation request, the folder
+// DIR/artifacts/<caseID>/confirm-<index>/.
+func (r *Recorder) artifactDir(caseID string, at slot) (string, error) {
+	index := at.index
 	if caseID == "" || caseID == "." || caseID == ".." || strings.ContainsAny(caseID, `/\`) || !filepath.IsLocal(caseID) {
 		return "", fmt.Errorf("artifact folder: case id %q is not a plain folder name", caseID)
 	}
 	if index < 1 {
 		return "", fmt.Errorf("artifact folder: case %s: request index %d, want ≥ 1", caseID, index)
 	}
-	d := filepath.Join(r.dir, ArtifactsDir, caseID, "request-"+strconv.Itoa(index))
+	folder := "request-"
+	if at.confirm {
+		folder = "confirm-"
+	}
+	d := filepath.Join(r.dir, ArtifactsDir, caseID, folder+strconv.Itoa(index))
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return "", fmt.Errorf("artifact folder: case %s request %d: %w", caseID, index, err)
 	}
@@ -318,7 +329,24 @@ func requestIndexes(res *checks.Result) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, confirmIndexes(res)...)...)
+}
+
+// confirmIndexes checks the confirmation requests of every case: each marked as one, in the
+// order sent (indexes 1, 2, … of one "of"), so that none is taken for a request of the case.
+func confirmIndexes(res *checks.Result) []error {
+	var errs []error
+	for _, c := range res.Cases {
+		for i, rr := range c.Confirm {
+			switch {
+			case !rr.Confirm:
+				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is not marked \"confirm\": true", c.ID, i))
+			case rr.Index != i+1 || rr.Of != c.Confirm[0].Of || rr.Of < len(c.Confirm):
+				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is confirmation request %d/%d, want %d of at least %d, in the order sent", c.ID, i, rr.Index, rr.Of, i+1, len(c.Confirm)))
+			}
+		}
+	}
+	return errs
 }
 
 // posOf returns "path:line" for a JSON decoding error that carries an offset, else path.

@@ -26,12 +26,30 @@ const settleTime = 500 * time.Millisecond
 // load peak and its warm-up peak (nil when not reported).
 type startPeaks struct{ load, warmup map[string]float64 }
 
-// request sends request i of a case and validates it. It returns the result, the peaks of
-// the server start it reported with it and, when the server can no longer be used, why.
-func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (rr checks.RequestResult, loadPeak startPeaks, halt string) {
-	rr = checks.RequestResult{Case: c.ID, Index: i, Of: c.Repeat, StartedAt: time.Now().UTC()}
+// slot names one request of a case: one of its Repeat requests, or a confirmation request
+// (confirm set), each 1-based index of of.
+type slot struct {
+	index, of int
+	confirm   bool
+}
+
+// String is how progress lines and messages name the request: "request 2/3",
+// "confirmation request 1/2".
+func (s slot) String() string {
+	if s.confirm {
+		return fmt.Sprintf("confirmation request %d/%d", s.index, s.of)
+	}
+	return fmt.Sprintf("request %d/%d", s.index, s.of)
+}
+
+// request sends one request of a case and validates it. It returns the result, the peaks of
+// the server start it reported with it and, when the server can no longer be used, why. A
+// confirmation request is validated as any other except for consistency with the ground
+// truth: it is sent to re-measure perf and memory, and its output was checked N times already.
+func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) (rr checks.RequestResult, loadPeak startPeaks, halt string) {
+	rr = checks.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
 	spec := r.opts.Suite.Servers[c.Server]
-	dir, err := r.rec.ArtifactDir(c.ID, i)
+	dir, err := r.rec.artifactDir(c.ID, at)
 	if err != nil {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
 		return rr, startPeaks{}, ""
@@ -44,7 +62,7 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	mem := srv.openRequestMemory()
-	stopBeat := r.beat(fmt.Sprintf("%s request %d/%d: waiting", c.ID, i, c.Repeat), timeout, func() string { return requestStatus(cl, srv) })
+	stopBeat := r.beat(fmt.Sprintf("%s %s: waiting", c.ID, at), timeout, func() string { return requestStatus(cl, srv) })
 	rep, t0, err := srv.generate(rctx, cl, c)
 	stopBeat()
 	rr.E2EMs = ms(time.Since(t0))
@@ -66,7 +84,7 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 			detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
 			saveTail(dir, srv)
-			return rr, startPeaks{}, fmt.Sprintf("not sent: the server died during request %d/%d", i, c.Repeat)
+			return rr, startPeaks{}, fmt.Sprintf("not sent: the server died during %s", at)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 		if timedOut {
@@ -74,7 +92,7 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
 				Cause:  fmt.Sprintf("request hung: no output within %s", timeout)})
 			saveTail(dir, srv)
-			return rr, startPeaks{}, fmt.Sprintf("not sent: the server was stopped after request %d/%d hung", i, c.Repeat)
+			return rr, startPeaks{}, fmt.Sprintf("not sent: the server was stopped after %s hung", at)
 		}
 		st := checks.Fail
 		var se *saveError
@@ -93,12 +111,14 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, i int) (r
 	if why := srv.dead(); why != "" {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
 			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv), Cause: srv.crashCause("server crashed after answering")})
-		halt = fmt.Sprintf("not sent: the server died after request %d/%d", i, c.Repeat)
+		halt = fmt.Sprintf("not sent: the server died after %s", at)
 	} else {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 	}
 	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, &rr)...)
-	rr.Checks = append(rr.Checks, r.consistency(ctx, c, &rr, dir)...)
+	if !at.confirm {
+		rr.Checks = append(rr.Checks, r.consistency(ctx, c, &rr, dir)...)
+	}
 	if halt == "" {
 		rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 	}

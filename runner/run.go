@@ -182,10 +182,11 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	return res, nil
 }
 
-// requestKey names one request of one case.
+// requestKey names one request of one case, or one of its confirmation requests.
 type requestKey struct {
-	caseID string
-	index  int
+	caseID  string
+	index   int
+	confirm bool
 }
 
 // writeSnapshot writes results.json as the run stands when it is cancelled: every request
@@ -200,13 +201,19 @@ func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
 	for _, c := range cases {
 		cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
 		for i := 1; i <= c.Repeat; i++ {
-			rr, ok := r.finished[requestKey{c.ID, i}]
+			rr, ok := r.finished[requestKey{c.ID, i, false}]
 			if !ok {
 				rr = cancelledRequest(c, i, "run cancelled before the request finished")
 			} else {
 				kept++
 			}
 			cr.Requests = append(cr.Requests, rr)
+		}
+		// The confirmation requests that finished (their labels come with the final write).
+		for i := 1; i <= c.Noise.Confirm; i++ {
+			if rr, ok := r.finished[requestKey{c.ID, i, true}]; ok {
+				cr.Confirm = append(cr.Confirm, rr)
+			}
 		}
 		snap.Cases = append(snap.Cases, cr)
 	}
@@ -412,6 +419,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	r.casePerf(c, &cr)
+	r.confirm(ctx, c, srv, &cr)
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
 		r.stopServer(srv)
@@ -498,7 +506,7 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			rr, loadPeak, halt := r.request(ctx, c, srv, i)
+			rr, loadPeak, halt := r.request(ctx, c, srv, slot{index: i, of: c.Repeat})
 			if rr.Status != checks.Cancelled {
 				rr.Status = checks.RequestStatus(rr.Checks)
 			}
@@ -528,7 +536,7 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 // not stop the run (results.json still gets everything).
 func (r *run) record(rr checks.RequestResult) {
 	r.mu.Lock()
-	r.finished[requestKey{rr.Case, rr.Index}] = rr
+	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = rr
 	r.mu.Unlock()
 	if err := r.rec.Request(rr); err != nil {
 		r.logf("warning: %v", err)

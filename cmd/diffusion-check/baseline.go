@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -24,7 +25,7 @@ type baselineOptions struct {
 }
 
 func (o *baselineOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.out, "out", "", "baseline `FILE` to write (SGLang perf_baselines/<gpu>.json format)")
+	fs.StringVar(&o.out, "out", "", "baseline `FILE` to write (SGLang perf_baselines/<gpu>.json format); the spread of every metric goes beside it, in <gpu>.spread.json")
 	fs.StringVar(&o.from, "from", "", "existing baseline `FILE` whose tolerances, metadata and other scenarios are kept (default: --out when it exists)")
 	fs.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to `FILE` (a pull request's body)")
 	fs.BoolVar(&o.allowFailed, "allow-failed", false, "write the baseline even from results with failed, errored, cancelled or incomplete cases (each is listed as a warning)")
@@ -32,7 +33,9 @@ func (o *baselineOptions) register(fs *flag.FlagSet) {
 
 // baselineCmd merges results (every partition and repetition) into an SGLang perf baseline
 // file that keeps the worst value of every metric, and prints old → new per metric and how
-// many requests × partitions each scenario's values came from.
+// many requests × partitions each scenario's values came from. Beside the baseline file it
+// writes the spread sidecar (baselines.SpreadPath): each metric's n, min, median, max and
+// median absolute deviation over the same requests, which SGLang's file has no place for.
 func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 	var o baselineOptions
 	fs := newFlags("baseline", e)
@@ -43,10 +46,17 @@ func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 	if o.out == "" {
 		return 0, usagef("--out is required")
 	}
+	if baselines.IsSpreadPath(o.out) {
+		return 0, usagef("--out %s names a spread file; give the baseline file (%s), the spread goes beside it", o.out, strings.TrimSuffix(o.out, baselines.SpreadSuffix)+".json")
+	}
 	if fs.NArg() == 0 {
 		return 0, usagef("name at least one results.json or folder holding one")
 	}
 	base, err := o.base()
+	if err != nil {
+		return 0, err
+	}
+	baseSpread, err := o.baseSpread()
 	if err != nil {
 		return 0, err
 	}
@@ -67,6 +77,10 @@ func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 	if err := os.WriteFile(o.out, reg.File.Marshal(), 0o644); err != nil {
 		return 0, fmt.Errorf("write baseline: %w", err)
 	}
+	spreadPath, spreadMetrics, err := writeSpread(o.out, baseSpread, results)
+	if err != nil {
+		return 0, err
+	}
 	var table bytes.Buffer
 	if err := baselines.WriteChanges(&table, reg.Changes); err != nil {
 		return 0, err
@@ -85,7 +99,52 @@ func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 		}
 	}
 	fmt.Fprintf(e.stderr, "wrote %s (%d metrics from %d results files)\n", o.out, len(reg.Changes), len(results))
+	if spreadPath != "" {
+		fmt.Fprintf(e.stderr, "wrote %s (the spread of %d metrics)\n", spreadPath, spreadMetrics)
+	}
 	return exitOK, nil
+}
+
+// baseSpread reads the spread sidecar of the file base reads (--from, else --out when it
+// exists), whose scenarios the results do not measure are kept; nil when there is none. A
+// malformed one is an error: it would otherwise be overwritten without a word.
+func (o *baselineOptions) baseSpread() (*baselines.SpreadFile, error) {
+	src := cmp.Or(o.from, o.out)
+	f, err := baselines.LoadSpread(baselines.SpreadPath(src))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, usageError{err}
+	}
+	return f, nil
+}
+
+// writeSpread writes the spread sidecar of the baseline file out and returns its path and
+// how many metrics it holds for the scenarios the results measured; "" when there was
+// nothing to write.
+func writeSpread(out string, base *baselines.SpreadFile, results []*checks.Result) (string, int, error) {
+	gpu := ""
+	for _, r := range results {
+		gpu = cmp.Or(gpu, r.GPU)
+	}
+	sf := baselines.RegenerateSpread(base, gpu, results)
+	if sf == nil {
+		return "", 0, nil
+	}
+	data, err := sf.Marshal()
+	if err != nil {
+		return "", 0, err
+	}
+	path := baselines.SpreadPath(out)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", 0, fmt.Errorf("write spread file: %w", err)
+	}
+	n := 0
+	for id := range baselines.Sources(results) {
+		n += len(sf.Scenarios[id])
+	}
+	return path, n, nil
 }
 
 // base reads the baseline file whose tolerances and other scenarios are kept, nil for none.

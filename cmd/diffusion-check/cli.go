@@ -14,7 +14,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner"
 )
 
-// Exit codes: the contract of DESIGN.md. A command's verdict gives 0, 1 or 3 when it ran
+// Exit codes: the contract documented in the README and in `diffusion-check help`. A command's verdict gives 0, 1 or 3 when it ran
 // (checks.ExitCode); when it returns an error, exitCode picks the code from the error's type.
 const (
 	exitOK     = 0

@@ -48,7 +48,7 @@ func (m commentMode) wants(rep *report.Report, exists bool) (bool, string) {
 			return true, ""
 		}
 		for _, l := range rep.Lanes {
-			if l.Status != checks.Pass && l.Status != checks.Known {
+			if l.Status != checks.Pass && l.Status != checks.Known && l.Status != checks.Flaky {
 				return true, ""
 			}
 		}

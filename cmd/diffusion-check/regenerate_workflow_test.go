@@ -294,7 +294,7 @@ cases:
 		files []string // in the pull request's branch
 		body  []string // regexps the pull request's body must match
 	}{
-		{"baseline", []string{"ci/diffusion/perf_baselines/h100.json"}, []string{
+		{"baseline", []string{"ci/diffusion/perf_baselines/h100.json", "ci/diffusion/perf_baselines/h100.spread.json"}, []string{
 			`(?m)^SCENARIO +METRIC +OLD +NEW +CHANGE$`,
 			`(?m)^fox +expected_e2e_ms +- +[0-9.]+ +new$`,
 			`(?m)^waves +stages_ms\.\w+ +- +[0-9.]+ +new$`,

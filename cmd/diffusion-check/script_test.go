@@ -90,7 +90,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	for _, rr := range cr.Requests {
 		found := false
 		for _, l := range lines {
-			if l.Case == cr.ID && l.Index == rr.Index && l.Status == rr.Status {
+			if l.Case == cr.ID && l.Index == rr.Index && l.Status == rr.Status && !l.Confirm {
 				found = true
 			}
 		}

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,19 +41,7 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 	if err := os.WriteFile(suitePath, []byte(simulationSuite), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(binDir, "diffusion-check")
-	cli := func(args ...string) (string, int) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return out.String(), cmd.ProcessState.ExitCode()
-	}
+	cli := binCLI(t, dir, os.Environ)
 	planJSON, code := cli("plan", "--suite", suitePath, "--partitions", "3")
 	if code != 0 {
 		t.Fatalf("plan: exit %d\n%s", code, planJSON)

@@ -19,6 +19,8 @@ type Set struct {
 	AudioDriftAfter int     // only the audio track of requests > K drifts
 	SlowAfter       int     // requests > K are slower ...
 	SlowFactor      float64 // ... by this factor
+	SlowAt          int     // only request K is slower (a one-off, as noise on a shared runner) ...
+	SlowAtFactor    float64 // ... by this factor
 	MemGrowMiB      float64 // each request's runtime peak is this much higher than the previous one's
 	CrashAt         int     // the process dies during request K
 	HangAt          int     // request K never completes
@@ -69,14 +71,18 @@ func (f *Set) Set(spec string) error {
 		err = flag(&f.NoPerfRecord)
 	case "fail-startup":
 		err = flag(&f.FailStartup)
-	case "slow-after":
+	case "slow-after", "slow-at":
 		k, factor, ok := strings.Cut(arg, ":")
 		kn, err1 := strconv.Atoi(k)
 		fv, err2 := strconv.ParseFloat(factor, 64)
 		if !hasArg || !ok || err1 != nil || err2 != nil || kn < 1 || !(fv > 0) {
-			return fmt.Errorf("fault %q: want slow-after=K:FACTOR with K ≥ 1 and FACTOR > 0", spec)
+			return fmt.Errorf("fault %q: want %s=K:FACTOR with K ≥ 1 and FACTOR > 0", spec, name)
 		}
-		f.SlowAfter, f.SlowFactor = kn, fv
+		if name == "slow-at" {
+			f.SlowAt, f.SlowAtFactor = kn, fv
+		} else {
+			f.SlowAfter, f.SlowFactor = kn, fv
+		}
 	case "mem-grow":
 		v, perr := strconv.ParseFloat(arg, 64)
 		if !hasArg || perr != nil || !(v > 0) {
@@ -84,7 +90,7 @@ func (f *Set) Set(spec string) error {
 		}
 		f.MemGrowMiB = v
 	default:
-		return fmt.Errorf("unknown fault %q (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)", spec)
+		return fmt.Errorf("unknown fault %q (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)", spec)
 	}
 	if err != nil {
 		return err

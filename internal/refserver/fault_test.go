@@ -65,6 +65,30 @@ func TestFaultSlow(t *testing.T) {
 	}
 }
 
+// TestFaultSlowAt checks that slow-at slows request K only: the requests before and after
+// it run at the normal pace.
+func TestFaultSlowAt(t *testing.T) {
+	ts := start(t, Config{StepMs: 5, Faults: faults(t, "slow-at=2:10")})
+	body := map[string]any{"prompt": "p", "size": "16x16", "num_inference_steps": 6}
+	for range 3 {
+		ts.image(t, body)
+	}
+	recs := waitRecords(t, ts.dir, 3)
+	mean := func(r perfRecord) float64 {
+		var s float64
+		for _, v := range r.Steps[1:] {
+			s += v
+		}
+		return s / float64(len(r.Steps)-1)
+	}
+	before, slow, after := mean(recs[0]), mean(recs[1]), mean(recs[2])
+	// Floors, and the slow request clearly the slowest: sleeps may overshoot on a loaded
+	// machine (tens of ms), never undershoot, so the margin is wide.
+	if before < 5 || slow < 50 || after < 5 || slow-before < 20 || slow-after < 20 {
+		t.Errorf("mean step %.2f, %.2f, %.2f ms; want ≈ 5, ≥ 50 (10×), ≈ 5", before, slow, after)
+	}
+}
+
 func TestFaultMemGrow(t *testing.T) {
 	ts := start(t, Config{Faults: faults(t, "mem-grow=100")})
 	var peaks []float64

@@ -164,6 +164,9 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if fl.SlowAfter > 0 && r.number > fl.SlowAfter {
 		factor = fl.SlowFactor
 	}
+	if fl.SlowAt > 0 && r.number == fl.SlowAt {
+		factor *= fl.SlowAtFactor
+	}
 	for i := range g.steps {
 		if i == g.steps/2 {
 			if fl.CrashAt == r.number {

@@ -105,7 +105,7 @@ func Select(in Input) (*Outcome, error) {
 			// same scenarios as the baseline itself: the cases of that file are the ones whose
 			// report it changes.
 			file, what := p, "the perf baseline file "+p
-			if base, ok := strings.CutSuffix(p, spreadSuffix); ok {
+			if base, ok := strings.CutSuffix(p, baselines.SpreadSuffix); ok {
 				file, what = base+".json", "the spread file "+p+" of the perf baseline file "+base+".json"
 			}
 			ids, err := r.baselineIDs(file)
@@ -167,10 +167,6 @@ func Select(in Input) (*Outcome, error) {
 	}
 	return out, nil
 }
-
-// spreadSuffix names the spread sidecar of a perf baseline file: h100.json → h100.spread.json
-// (the baseline command writes it; package baselines names it).
-const spreadSuffix = ".spread.json"
 
 // matched is the outcome of matching changed paths against a case's globs.
 type matched struct {

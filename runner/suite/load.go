@@ -80,7 +80,8 @@ func (d *decoder) suite(data []byte) *Suite {
 		d.errorf(root.Line, "", "want a mapping with name, servers and cases at the top level, got %s", describe(root))
 		return nil
 	}
-	o := d.object(root, "", "name", "gpu", "baselines", "thresholds", "ground_truth", "known_failures", "servers", "cases")
+	o := d.object(root, "", "name", "gpu", "baselines", "thresholds", "ground_truth", "known_failures", "servers", "cases",
+		"confirm", "on_unconfirmed")
 	if o == nil {
 		return nil
 	}
@@ -88,6 +89,7 @@ func (d *decoder) suite(data []byte) *Suite {
 	s := &Suite{Name: strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file)), Servers: map[string]*Server{}}
 	o.str("name", &s.Name)
 	o.str("gpu", &s.GPU)
+	s.Noise = d.noise(o, Noise{OnUnconfirmed: OnUnconfirmedFail})
 	for key, dst := range map[string]*string{
 		"baselines": &s.Baselines, "thresholds": &s.Thresholds,
 		"ground_truth": &s.GroundTruth, "known_failures": &s.KnownFailures,
@@ -98,7 +100,7 @@ func (d *decoder) suite(data []byte) *Suite {
 	if v, field, ok := o.get("servers"); ok {
 		if es, ok := d.entries(v, field); ok {
 			for _, e := range es {
-				s.Servers[e.name] = d.server(e)
+				s.Servers[e.name] = d.server(e, s.Noise)
 			}
 		}
 	}
@@ -120,7 +122,7 @@ func (d *decoder) suite(data []byte) *Suite {
 	}
 	ids := map[string]seen{} // by lower-case id
 	for i, raw := range n.Content {
-		c, idLine := d.testCase(fmt.Sprintf("cases[%d]", i), raw, s.Servers)
+		c, idLine := d.testCase(fmt.Sprintf("cases[%d]", i), raw, s.Servers, s.Noise)
 		s.Cases = append(s.Cases, c)
 		if c.ID == "" {
 			continue
@@ -154,7 +156,7 @@ func validName(s string) bool {
 
 const namePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*"
 
-func (d *decoder) server(e entry) *Server {
+func (d *decoder) server(e entry, noise Noise) *Server {
 	field := "servers." + e.name
 	srv := &Server{
 		Name:              e.name,
@@ -166,15 +168,18 @@ func (d *decoder) server(e entry) *Server {
 		PerfRecordTimeout: defaultPerfRecordTimeout,
 		PollInterval:      defaultPollInterval,
 		MaxOutputMB:       DefaultMaxOutputMB,
+		Noise:             noise,
 	}
 	if !validName(e.name) {
 		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
 	}
 	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
-		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb", "paths")
+		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb",
+		"confirm", "on_unconfirmed", "paths")
 	if o == nil {
 		return srv
 	}
+	srv.Noise = d.noise(o, noise)
 	// `builtin:` with no value is the healthy reference server, like `builtin: {}`.
 	if o.has("builtin") {
 		srv.Builtin = d.builtin(o)
@@ -315,10 +320,11 @@ func (d *decoder) ready(raw *yaml.Node, field string, r *Readiness) {
 }
 
 // testCase reads one case; idLine is where its id is written, for duplicate ids.
-func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Server) (c *Case, idLine int) {
-	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1}
+func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Server, noise Noise) (c *Case, idLine int) {
+	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1, Noise: noise}
 	o := d.object(raw, field, "id", "server", "lane", "modality", "repeat", "concurrency",
-		"estimate", "timeout", "num_gpus", "request", "checks", "paths")
+		"estimate", "timeout", "num_gpus", "request", "checks",
+		"confirm", "on_unconfirmed", "paths")
 	if o == nil {
 		return c, 0
 	}
@@ -335,8 +341,10 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.require("server"); ok {
 		if name, ok := d.str(v, f); ok {
 			c.Server = name
-			if _, declared := servers[name]; !declared {
+			if srv, declared := servers[name]; !declared {
 				d.errorf(v.Line, f, "unknown server %q (declared: %s)", name, serverNames(servers))
+			} else {
+				c.Noise = srv.Noise
 			}
 		}
 	}
@@ -376,6 +384,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
+	c.Noise = d.noise(o, c.Noise)
 	return c, idLine
 }
 

@@ -28,6 +28,8 @@ type Suite struct {
 	Thresholds    string // consistency_thresholds/<gpu>.json or a folder of them
 	GroundTruth   string // folder of ground-truth media
 	KnownFailures string // known-failures YAML
+	// Noise is the top level's confirm and on_unconfirmed, which servers and cases inherit.
+	Noise Noise
 }
 
 // Server says how to start one server under test and when it is ready.
@@ -66,7 +68,10 @@ type Server struct {
 	// to disk: a server that answers without end cannot fill the memory or the disk.
 	// Default DefaultMaxOutputMB.
 	MaxOutputMB int
-	Line        int
+	// Noise is the server's confirm and on_unconfirmed (the suite's where it sets none),
+	// which its cases inherit.
+	Noise Noise
+	Line  int
 }
 
 // DefaultMaxOutputMB is the response size cap of a server that sets none: far above any
@@ -110,7 +115,10 @@ type Case struct {
 	Timeout time.Duration
 	// NumGPUs names the ground-truth file ({id}_{n}gpu...); default 1.
 	NumGPUs int
-	Line    int
+	// Noise is the confirm and on_unconfirmed in force for the case: its own, else its
+	// server's, else the suite's.
+	Noise Noise
+	Line  int
 }
 
 // Request holds the request fields of a case. Width and Height come from Size ("WxH").

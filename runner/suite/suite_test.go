@@ -155,6 +155,14 @@ func TestLoadFull(t *testing.T) {
 			},
 		},
 	}
+	// full.yaml sets no confirm: every level has the default (TestNoise covers the rest).
+	want.Noise = Noise{OnUnconfirmed: OnUnconfirmedFail}
+	for _, s := range want.Servers {
+		s.Noise = want.Noise
+	}
+	for _, c := range want.Cases {
+		c.Noise = want.Noise
+	}
 	got, err := Load("testdata/full.yaml")
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -255,7 +263,7 @@ servers:
 cases:
   - {id: a, server: ref, modality: image, request: {size: 8x8, sizes: 9x9}}
 `, []string{
-			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases)`,
+			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed)`,
 			"suite.yaml:3: name: duplicate key, first at line 1",
 			"suite.yaml:5: servers.ref.reuse: duplicate key, first at line 5",
 			`suite.yaml:7: cases[0].request: unknown key "sizes" (allowed: prompt, negative_prompt, size, seed, steps, guidance_scale, output_format, n, seconds, fps, num_frames, input_reference, images, extra)`,
@@ -420,7 +428,7 @@ cases:
 			"suite.yaml:11: servers.timeouts.stop_grace: must not be negative, got -1s",
 			"suite.yaml:11: servers.timeouts.request_timeout: must be > 0, got 0s",
 			`suite.yaml:11: servers.timeouts.poll_interval: want a duration such as "90s" or "10m", got "1 minute"`,
-			`suite.yaml:12: servers.faults.builtin.faults[0]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
+			`suite.yaml:12: servers.faults.builtin.faults[0]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 			`suite.yaml:12: servers.faults.builtin.faults[1]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 			`suite.yaml:12: servers.faults.builtin.faults[2]: fault "slow-after=2": want slow-after=K:FACTOR with K ≥ 1 and FACTOR > 0`,
 			`suite.yaml:12: servers.faults.builtin.faults[3]: fault "no-perf-record=1": no-perf-record takes no value`,
@@ -500,8 +508,8 @@ func TestLoadManyMistakes(t *testing.T) {
 	f := "testdata/mistakes.yaml"
 	want := []string{
 		f + `:1: name: want a string, got a list`,
-		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases)`,
-		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
+		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed)`,
+		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 		f + `:8: servers.ref.builtin.step_ms: must not be negative, got -1`,
 		f + `:9: servers.ref: both builtin and command; a server is one or the other`,

@@ -1,0 +1,191 @@
+package checks
+
+import "fmt"
+
+// The states of Confirmation.State.
+const (
+	// ConfirmReproduced: the check failed again in at least one confirmation request.
+	ConfirmReproduced = "reproduced"
+	// ConfirmNotReproduced: every confirmation request sent measured the check, and it
+	// passed in each.
+	ConfirmNotReproduced = "not_reproduced"
+	// ConfirmInconclusive: it never failed again, but some confirmation request gave no
+	// verdict on it (the server crashed, the request errored or was cancelled, no perf
+	// record), or none could be sent. Not a pass: the failure stands as it is.
+	ConfirmInconclusive = "inconclusive"
+)
+
+// Confirmation is what a case's confirmation requests said about one failed check: in how
+// many of them the same check (same name and source) failed again, passed, or gave no
+// verdict.
+type Confirmation struct {
+	State  string `json:"state"`
+	Failed int    `json:"failed"`
+	Passed int    `json:"passed"`
+	// Unmeasured counts the confirmation requests that gave no verdict on the check.
+	Unmeasured int `json:"unmeasured,omitempty"`
+	// Of is how many confirmation requests were sent; Max is the case's confirm (K).
+	// Of < Max when confirmation stopped early (every failed check reproduced, the server
+	// died, the run was cancelled).
+	Of  int `json:"of"`
+	Max int `json:"max"`
+	// Note says why confirmation was cut short or gave no verdict, when it did.
+	Note string `json:"note,omitempty"`
+}
+
+// Text is the label in a few words: "reproduced in 2/2 confirmation requests", "not
+// reproduced in 0/2", "inconclusive: …".
+func (c *Confirmation) Text() string {
+	switch c.State {
+	case ConfirmReproduced:
+		return fmt.Sprintf("reproduced in %d/%d confirmation requests", c.Failed, c.Of)
+	case ConfirmNotReproduced:
+		return fmt.Sprintf("not reproduced in %d/%d confirmation requests", c.Failed, c.Of)
+	}
+	s := fmt.Sprintf("not confirmed: failed in %d/%d confirmation requests, %d without a verdict", c.Failed, c.Of, c.Unmeasured)
+	if c.Note != "" {
+		s += " (" + c.Note + ")"
+	}
+	return s
+}
+
+// Confirmable reports whether a failed check is one that confirmation requests re-measure: a
+// request's perf or memory check that failed by crossing its limit with a measured value.
+// A value that is missing or not a measurement, a crash, an error or a consistency failure
+// is not noise, and a known failure is already explained.
+func Confirmable(c Check) bool {
+	if c.Status != Fail || c.Value == nil || c.Limit == nil {
+		return false
+	}
+	g := KindOf(c.Name).Group
+	return g == GroupPerf || g == GroupMemory
+}
+
+// confirmKey names a check across requests: the same check of the same source.
+func confirmKey(c Check) string { return c.Name + "\x00" + c.Source }
+
+// ConfirmTargets returns the checks of requests that confirmation requests would re-measure
+// (Confirmable), each once, keyed as LabelConfirmed matches them. skip reports a check that
+// must not be confirmed (e.g. one a known-failures entry covers); nil skips none.
+func ConfirmTargets(requests []RequestResult, skip func(req int, c Check) bool) map[string]bool {
+	out := map[string]bool{}
+	for _, rr := range requests {
+		for _, c := range rr.Checks {
+			if Confirmable(c) && (skip == nil || !skip(rr.Index, c)) {
+				out[confirmKey(c)] = true
+			}
+		}
+	}
+	return out
+}
+
+// Reproduced reports whether every target has failed again in some confirmation request,
+// so that more of them cannot change a label.
+func Reproduced(targets map[string]bool, confirm []RequestResult) bool {
+	for k := range targets {
+		if tallyConfirm(k, confirm).Failed == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// tallyConfirm counts, over the confirmation requests, how the check keyed k came out.
+func tallyConfirm(k string, confirm []RequestResult) Confirmation {
+	var c Confirmation
+	for _, rr := range confirm {
+		st := Status("")
+		for _, ck := range rr.Checks {
+			if confirmKey(ck) == k {
+				st = ck.Status
+				break
+			}
+		}
+		switch st {
+		case Fail:
+			c.Failed++
+		case Pass:
+			c.Passed++
+		default: // not made, skipped, errored, cancelled: no verdict either way
+			c.Unmeasured++
+		}
+	}
+	c.Of = len(confirm)
+	return c
+}
+
+// LabelConfirmed labels every target check of the requests (ConfirmTargets) with what the
+// confirmation requests said (Check.Confirm), with maxConfirm the case's confirm and note why
+// confirmation stopped short, if it did. With flaky (on_unconfirmed: flaky), a check that
+// was not reproduced becomes Flaky; every other label leaves the status as it was, so a
+// failure is never hidden. It returns how many checks it labelled and how many became
+// flaky.
+func LabelConfirmed(requests []RequestResult, targets map[string]bool, confirm []RequestResult, maxConfirm int, note string, flaky bool) (labelled, flakies int) {
+	for i := range requests {
+		for j := range requests[i].Checks {
+			c := &requests[i].Checks[j]
+			k := confirmKey(*c)
+			if c.Status != Fail || !targets[k] {
+				continue
+			}
+			cf := tallyConfirm(k, confirm)
+			cf.Max, cf.Note = maxConfirm, note
+			switch {
+			case cf.Failed > 0:
+				cf.State = ConfirmReproduced
+			case cf.Unmeasured == 0 && cf.Passed > 0:
+				cf.State = ConfirmNotReproduced
+			default:
+				cf.State = ConfirmInconclusive
+				if cf.Note == "" && cf.Of == 0 {
+					cf.Note = "no confirmation request was sent"
+				}
+			}
+			c.Confirm = &cf
+			labelled++
+			if flaky && cf.State == ConfirmNotReproduced {
+				c.Status = Flaky
+				flakies++
+			}
+		}
+	}
+	return labelled, flakies
+}
+
+// FlakyNote is the remark a passing status carries for flaky requests, e.g. "1 flaky:
+// perf.e2e not reproduced in 0/2": how many requests have a flaky check, and the first flaky
+// check met with its count, then how many other checks were flaky. "" when none is.
+func FlakyNote(results ...Result) string {
+	var first *Check
+	requests := 0
+	others := map[string]bool{}
+	for _, r := range results {
+		for _, c := range r.Cases {
+			for _, rr := range c.Requests {
+				hit := false
+				for i, ck := range rr.Checks {
+					if ck.Status != Flaky || ck.Confirm == nil {
+						continue
+					}
+					hit = true
+					if first == nil {
+						first = &rr.Checks[i]
+					} else if ck.Name != first.Name {
+						others[ck.Name] = true
+					}
+				}
+				if hit {
+					requests++
+				}
+			}
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d flaky: %s not reproduced in %d/%d", requests, first.Name, first.Confirm.Failed, first.Confirm.Of)
+	if len(others) > 0 {
+		s += fmt.Sprintf(" (+%d more %s)", len(others), map[bool]string{true: "check", false: "checks"}[len(others) == 1])
+	}
+	return s
+}

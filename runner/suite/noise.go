@@ -1,0 +1,41 @@
+package suite
+
+// Noise says what a case does when a perf or memory check fails: how many confirmation
+// requests it sends to the same warm server, and how a failure they do not reproduce is
+// reported. It is set at the top of the suite, on a server or on a case; the most specific
+// level that sets a field wins.
+type Noise struct {
+	// Confirm is the most confirmation requests sent after a case's Repeat requests when a
+	// perf.* or memory.* check failed on one of them; 0 sends none.
+	Confirm int
+	// OnUnconfirmed is what a failure the confirmation requests did not reproduce becomes:
+	// OnUnconfirmedFail (red, labelled) or OnUnconfirmedFlaky (yellow, the lane passes).
+	OnUnconfirmed string
+}
+
+// The values of on_unconfirmed.
+const (
+	OnUnconfirmedFail  = "fail"
+	OnUnconfirmedFlaky = "flaky"
+)
+
+// MaxConfirm bounds confirm: each confirmation request costs as much GPU time as a request
+// of the case, and past a handful a rerun of the job is the cheaper way to settle a doubt.
+const MaxConfirm = 10
+
+// noise reads confirm and on_unconfirmed from o, starting from what the enclosing level set.
+func (d *decoder) noise(o *object, inherit Noise) Noise {
+	n := inherit
+	if o.integer("confirm", &n.Confirm) && o.atLeast("confirm", n.Confirm, 0) && n.Confirm > MaxConfirm {
+		d.errorf(o.lineOf("confirm"), join(o.field, "confirm"), "must be ≤ %d, got %d; each confirmation request costs as much as a request of the case", MaxConfirm, n.Confirm)
+	}
+	if o.str("on_unconfirmed", &n.OnUnconfirmed) {
+		switch n.OnUnconfirmed {
+		case OnUnconfirmedFail, OnUnconfirmedFlaky:
+		default:
+			d.errorf(o.lineOf("on_unconfirmed"), join(o.field, "on_unconfirmed"), "unknown value %q (known: %s, %s)", n.OnUnconfirmed, OnUnconfirmedFail, OnUnconfirmedFlaky)
+			n.OnUnconfirmed = inherit.OnUnconfirmed
+		}
+	}
+	return n
+}
