@@ -63,6 +63,11 @@ func Merge(inputs []Input) ([]Result, error) {
 		if len(r.Cases) == 0 && !r.emptyPartition() {
 			names = append(names, cmp.Or(r.Lane, DefaultLane))
 		}
+		// A lane whose every case selection left out still has a verdict: nothing to check.
+		deselectedLane := func(d Deselected) string { return cmp.Or(d.Lane, r.Lane, DefaultLane) }
+		for _, d := range r.Deselected {
+			names = append(names, deselectedLane(d))
+		}
 		for _, name := range names {
 			if seen[name] {
 				continue
@@ -97,6 +102,15 @@ func Merge(inputs []Input) ([]Result, error) {
 			}
 			for _, e := range r.Errors {
 				l.res.Errors = append(l.res.Errors, x.File+": "+e)
+			}
+			if r.Selection != nil && l.res.Selection == nil {
+				l.res.Selection = r.Selection
+			}
+			for _, d := range r.Deselected {
+				if deselectedLane(d) == name && !slices.ContainsFunc(l.res.Deselected, func(o Deselected) bool { return o.Case == d.Case }) {
+					d.Lane = name
+					l.res.Deselected = append(l.res.Deselected, d)
+				}
 			}
 		}
 		for _, c := range r.Cases {

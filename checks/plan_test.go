@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,5 +58,88 @@ func TestMergeMissingPartitionIsALaneError(t *testing.T) {
 	}
 	if want := []string{"partition 1/2 of plan h never reported: its cases b did not run"}; !cmp.Equal(want, got[0].Errors) {
 		t.Errorf("errors %q, want %q", got[0].Errors, want)
+	}
+}
+
+func TestPlanProblemsDeselected(t *testing.T) {
+	planned := [][]string{{"a"}, {"b"}}
+	left := []Deselected{{Case: "x", Lane: "base", Reason: "no changed path matches paths: models/x/**"}}
+	part := func(i int, desel []Deselected, cases ...string) *Result {
+		r := &Result{PlanHash: "h1", Planned: planned, Deselected: desel, Partition: Partition{Index: i, Total: 2}}
+		for _, c := range cases {
+			r.Cases = append(r.Cases, CaseResult{ID: c})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		inputs []Input
+		want   []string
+	}{
+		{"deselected cases are neither missing nor unplanned", []Input{{"p0", part(0, left, "a")}, {"p1", part(1, left, "b")}}, nil},
+		{"a deselected case that ran", []Input{{"p0", part(0, left, "a", "x")}, {"p1", part(1, left, "b")}},
+			[]string{"p0: case x ran in partition 0/2, but the plan deselected it"}},
+		{"partitions that disagree on what was left out", []Input{{"p0", part(0, left, "a")}, {"p1", part(1, nil, "b")}},
+			[]string{"p0 and p1 claim plan h1 but list different deselected cases", "partition 1/2 of plan h1 never reported: its cases b did not run"}},
+		{"another reason is another selection", []Input{{"p0", part(0, left, "a")}, {"p1", part(1, []Deselected{{Case: "x", Lane: "base", Reason: "other"}}, "b")}},
+			[]string{"p0 and p1 claim plan h1 but list different deselected cases", "partition 1/2 of plan h1 never reported: its cases b did not run"}},
+		{"a case both planned and deselected", []Input{{"p0", part(0, []Deselected{{Case: "b"}}, "a")}, {"p1", part(1, []Deselected{{Case: "b"}}, "b")}},
+			[]string{"p0: case b is both planned and deselected in plan h1", "p1: case b ran in partition 1/2, but the plan deselected it"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, PlanProblems(tc.inputs)["h1"]); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMergeDeselected(t *testing.T) {
+	pass := []Check{{Name: ServerAlive, Status: Pass}}
+	sel := &Selection{Source: "--changed-files c.txt", ChangedFiles: 2, Selected: 1, Of: 3}
+	left := []Deselected{{Case: "b", Lane: "base", Reason: "r1"}, {Case: "e", Lane: "extra", Reason: "r2"}}
+	// A plan of every lane: one partition ran case a, the other was left empty by selection.
+	planned := [][]string{{"a"}}
+	r0 := &Result{Schema: Schema, Suite: "s", PlanHash: "h", Planned: planned, Partition: Partition{Index: 0, Total: 1},
+		Selection: sel, Deselected: left,
+		Cases: []CaseResult{{ID: "a", Lane: "base", Requests: []RequestResult{{Index: 1, Of: 1, Checks: pass}}}}}
+	merged, err := Merge([]Input{{"r0", r0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range merged {
+		got = append(got, fmt.Sprintf("%s %s cases=%d deselected=%v selection=%v", l.Lane, l.Status, len(l.Cases), l.Deselected, l.Selection != nil))
+	}
+	want := []string{
+		"base pass cases=1 deselected=[{b base r1}] selection=true",
+		// Every case of extra was left out: a lane with nothing to check passes.
+		"extra pass cases=0 deselected=[{e extra r2}] selection=true",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lanes (-want +got):\n%s", diff)
+	}
+}
+
+func TestNothingSelectedPasses(t *testing.T) {
+	left := []Deselected{{Case: "a", Reason: "r"}}
+	for _, tc := range []struct {
+		name string
+		r    Result
+		want Status
+	}{
+		{"every case left out", Result{Planned: [][]string{{}}, Deselected: left}, Pass},
+		{"merged lane, every case left out", Result{Deselected: left}, Pass},
+		{"left out, but an error", Result{Deselected: left, Errors: []string{"boom"}}, Error},
+		{"nothing left out and nothing run", Result{}, Error},
+		{"a planned case did not run", Result{Planned: [][]string{{}, {"b"}}, Partition: Partition{Index: 1, Total: 2}, Deselected: left}, Error},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r
+			Finalize(&r)
+			if r.Status != tc.want {
+				t.Errorf("status %s, want %s", r.Status, tc.want)
+			}
+		})
 	}
 }

@@ -93,7 +93,11 @@ type Result struct {
 	PlanHash string `json:"plan_hash,omitempty"`
 	// Planned lists the case ids of every partition of the plan, so that a merge can name the
 	// cases of a partition whose results never arrived.
-	Planned    [][]string   `json:"planned,omitempty"`
+	Planned [][]string `json:"planned,omitempty"`
+	// Selection and Deselected are the plan's test-impact selection: every case it left out,
+	// and why (selection.go). A merge carries them per lane.
+	Selection  *Selection   `json:"selection,omitempty"`
+	Deselected []Deselected `json:"deselected,omitempty"`
 	Commit     string       `json:"commit,omitempty"`
 	Status     Status       `json:"status"`
 	StartedAt  time.Time    `json:"started_at"`

@@ -176,8 +176,9 @@ func Finalize(r *Result) {
 	}
 	r.Status = RunStatus(r.Cases, r.Errors)
 	// A partition its plan left empty (a plan file from before plans dropped empty
-	// partitions) checked nothing because there was nothing to check: it passes.
-	if r.emptyPartition() {
+	// partitions, or a selection that left out every case) checked nothing because there was
+	// nothing to check: it passes.
+	if r.emptyPartition() || r.nothingSelected() {
 		r.Status = Pass
 	}
 }

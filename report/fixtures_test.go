@@ -231,3 +231,22 @@ func hugeReport(n int) *Report {
 		FullURL: "https://github.com/o/r/actions/runs/99#summary",
 		Lanes:   []checks.Result{lane("base", base...), lane("extra", extra...)}}
 }
+
+// selectedReport: test-impact selection ran 2 of 5 cases of base and none of extra.
+func selectedReport() *Report {
+	sel := &checks.Selection{Source: "pull request #12", ChangedFiles: 7, Selected: 2, Of: 5}
+	base := lane("base",
+		caseOf("qwen_image_t2i", false, good, goodWarm),
+		caseOf("wan_t2v_audio", true, good, goodWarm),
+	)
+	base.Selection = sel
+	base.Deselected = []checks.Deselected{
+		{Case: "flux_t2i", Lane: "base", Reason: "no changed path matches paths: python/sglang/multimodal_gen/runtime/models/**/*flux*"},
+		{Case: "hunyuan_t2v", Lane: "base", Reason: "no changed path matches paths: python/models/hunyuan/** (docs/@team/_notes_.md is taken out by !**/*.md)"},
+	}
+	extra := lane("extra")
+	extra.Selection = sel
+	extra.Deselected = []checks.Deselected{{Case: "minimax_h3_t2va_2gpu", Lane: "extra", Reason: "no changed path matches paths: python/sglang/multimodal_gen/**/*minimax_h3*"}}
+	checks.Finalize(&extra)
+	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/77", RunLabel: "run #77", Lanes: []checks.Result{base, extra}}
+}

@@ -164,6 +164,13 @@ func LaneStatus(l checks.Result, targetURL string) Status {
 			st.Description += ": " + firstLine(l.Errors[0])
 		}
 	}
+	if ran, of, sel, _ := selected([]checks.Result{l}); sel != nil && sel.All == "" && st.State == "success" {
+		if ran == 0 {
+			st.Description = fmt.Sprintf("nothing to check: none of the %s is selected by the changed paths", plural(of, "case"))
+		} else {
+			st.Description += fmt.Sprintf(" (%d of %s selected by the changed paths)", ran, plural(of, "case"))
+		}
+	}
 	st.Description = clip(st.Description, MaxDescription)
 	return st
 }

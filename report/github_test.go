@@ -263,6 +263,15 @@ func TestLaneStatus(t *testing.T) {
 	if want := "4 of 6 requests failed: qwen_image_t2i/2, wan_t2v_audio/1, wan_t2v_audio/2, flux_crash/2, hunyuan_t2v"; st.State != "failure" || st.Description != want {
 		t.Errorf("got %s %q, want failure %q", st.State, st.Description, want)
 	}
+	sel := selectedReport()
+	for i, want := range []string{
+		"all 4 requests passed (2 of 4 cases selected by the changed paths)",
+		"nothing to check: none of the 1 case is selected by the changed paths",
+	} {
+		if st := LaneStatus(sel.Lanes[i], "u"); st.State != "success" || st.Description != want {
+			t.Errorf("selection, lane %s: got %s %q, want success %q", sel.Lanes[i].Lane, st.State, st.Description, want)
+		}
+	}
 	l := checks.Result{Lane: "amd", Status: checks.Error, Errors: []string{"no GPU found\nmore"}}
 	if st := LaneStatus(l, ""); st.State != "error" || st.Description != "could not check everything (error): no GPU found" {
 		t.Errorf("got %+v", st)

@@ -34,7 +34,11 @@ func icon(s checks.Status) string {
 func header(b *strings.Builder, r *Report) {
 	worst := worstStatus(r.Lanes)
 	n := count(r.Lanes)
-	fmt.Fprintf(b, "## %s diffusion-check: %s\n\n", icon(worst), headline(worst, n))
+	head := headline(worst, n)
+	if worst == checks.Pass && n.requests == 0 && nothingSelected(r.Lanes) {
+		head = "nothing to check: no case is selected by the changed paths"
+	}
+	fmt.Fprintf(b, "## %s diffusion-check: %s\n\n", icon(worst), head)
 	var lanes []string
 	for _, l := range r.headerLanes() {
 		s := "**" + mdEscape(l.Name) + "** " + icon(l.Status)

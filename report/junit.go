@@ -15,7 +15,8 @@ import (
 // no request. A request that failed has a <failure> listing its checks that did not pass;
 // one that errored or was cancelled an <error>; a skipped one <skipped>. Known failures pass
 // and are named in system-out; so do flaky ones (failures that confirmation requests did not
-// reproduce), which also get a "flaky" property, as rerun-aware tools count them.
+// reproduce), which also get a "flaky" property, as rerun-aware tools count them. A case that
+// test-impact selection left out is one skipped test case, the reason in its message.
 func JUnit(w io.Writer, lanes []checks.Result) error {
 	doc := junitSuites{Name: "diffusion-check"}
 	for _, l := range lanes {
@@ -44,6 +45,12 @@ func JUnit(w io.Writer, lanes []checks.Result) error {
 				outcome(&tc, rr.Status, cs, errs)
 				s.add(tc)
 			}
+		}
+		// Cases that test-impact selection left out are skipped test cases, with the reason,
+		// so that test-report tools list them instead of losing them.
+		for _, d := range l.Deselected {
+			s.add(junitCase{Name: d.Case, Class: l.Lane + "." + d.Case, Time: seconds(0),
+				Skipped: &junitProblem{Message: "deselected: " + d.Reason, Type: "deselected"}})
 		}
 		doc.Suites = append(doc.Suites, s)
 		doc.Tests += s.Tests

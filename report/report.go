@@ -99,6 +99,7 @@ var levels = []level{
 func render(r *Report, lv level, where string) string {
 	var b strings.Builder
 	header(&b, r)
+	selectionLine(&b, r, lv)
 	if lv.trimmed != "" {
 		fmt.Fprintf(&b, "\n> [!NOTE]\n> Trimmed to fit GitHub's size limit (%s). %s\n", lv.trimmed, where)
 	}
@@ -110,6 +111,9 @@ func render(r *Report, lv level, where string) string {
 		}
 		for _, e := range l.Errors {
 			fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", quoteLines(e))
+		}
+		if len(l.Cases) == 0 && len(l.Deselected) > 0 {
+			b.WriteString("\nNo case of this lane is selected by the changed paths: nothing to check.\n")
 		}
 		if lv.tables {
 			requestTable(&b, &l, lv)

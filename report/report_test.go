@@ -21,6 +21,7 @@ var reports = []struct {
 	{"fail", failingReport, checks.Fail},
 	{"known", knownReport, checks.Fail},
 	{"mixed", mixedReport, checks.Fail},
+	{"selected", selectedReport, checks.Pass},
 }
 
 func TestGolden(t *testing.T) {

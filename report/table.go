@@ -275,6 +275,9 @@ func summary(b *bytes.Buffer, r *checks.Result) {
 	if k := total - n[checks.Pass] - n[checks.Fail] - n[checks.Known] - n[checks.Skip] - n[checks.Error] - n[checks.Cancelled] - n[checks.Flaky]; k > 0 {
 		fmt.Fprintf(b, ", %d without a status", k)
 	}
+	if k := len(r.Deselected); k > 0 {
+		fmt.Fprintf(b, "; %s left out by test-impact selection", plural(k, "case"))
+	}
 	fmt.Fprintf(b, " — %s\n", strings.ToUpper(cmp.Or(string(r.Status), "no status")))
 }
 

@@ -13,6 +13,8 @@ import (
 	"strconv"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner/selection"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -41,6 +43,8 @@ type PlanItem struct {
 	StartS float64 `json:"start_s"`
 	// Source says where the estimate came from: case, baseline, expected_e2e or default.
 	Source string `json:"source"`
+	// GPUs is the case's num_gpus: RunS and StartS of GPU time each, for what a plan costs.
+	GPUs int `json:"gpus"`
 }
 
 // MaxPartitions is GitHub's limit on the jobs of one matrix: a plan never has more.
@@ -62,6 +66,12 @@ type Plan struct {
 	Items      []PlanItem      `json:"estimates"`
 	// Defaulted lists the cases planned with DefaultEstimate: give them an estimate.
 	Defaulted []string `json:"defaulted,omitempty"`
+	// Selection, SelectedBy and Deselected are set when test-impact selection chose the
+	// cases (SetSelection): from which changes, why each planned case was kept, and every
+	// case left out with the reason.
+	Selection  *checks.Selection   `json:"selection,omitempty"`
+	SelectedBy []selection.Pick    `json:"selected_by,omitempty"`
+	Deselected []checks.Deselected `json:"deselected,omitempty"`
 }
 
 // PlanPartition is the cases of one job, in the order they run.
@@ -99,7 +109,7 @@ func Items(s *suite.Suite, lane string, est Estimates) []PlanItem {
 	var out []PlanItem
 	for _, c := range s.CasesFor(lane) {
 		srv := s.Servers[c.Server]
-		it := PlanItem{Case: c.ID, Server: c.Server, Reuse: srv.Reuse, StartS: srv.StartEstimate.Seconds()}
+		it := PlanItem{Case: c.ID, Server: c.Server, Reuse: srv.Reuse, StartS: srv.StartEstimate.Seconds(), GPUs: c.NumGPUs}
 		full, source := 0.0, "default"
 		var ok bool
 		switch {
@@ -355,7 +365,8 @@ func starts(items []PlanItem) int {
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
-// planHash identifies the split itself (suite, lane, which case runs where), not the estimates.
+// planHash identifies the split itself (suite, lane, which case runs where), not the
+// estimates, and, when a selection made the plan, which cases it left out and why.
 func planHash(p *Plan) string {
 	h := sha256.New()
 	b, _ := json.Marshal(struct {
@@ -363,6 +374,14 @@ func planHash(p *Plan) string {
 		Parts       [][]string
 	}{p.Suite, p.Lane, p.caseLists()})
 	h.Write(b)
+	if p.Selection != nil {
+		// Not the source: the same changes read from another file make the same plan.
+		b, _ = json.Marshal(struct {
+			All        string
+			Deselected []checks.Deselected
+		}{p.Selection.All, p.Deselected})
+		h.Write(b)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

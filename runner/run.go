@@ -136,8 +136,12 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		Partition: opts.Partition,
 		PlanHash:  opts.Plan.Hash,
 		Planned:   opts.Plan.caseLists(),
-		Commit:    opts.Commit,
-		StartedAt: time.Now().UTC(),
+		// What the plan's selection left out travels with every partition, so that the merge
+		// counts those cases as deselected, not missing.
+		Selection:  opts.Plan.Selection,
+		Deselected: opts.Plan.Deselected,
+		Commit:     opts.Commit,
+		StartedAt:  time.Now().UTC(),
 	}
 	if len(cases) == 0 {
 		r.logf("partition %d/%d has no cases in the plan: nothing to run, results.json says so", opts.Partition.Index, opts.Partition.Total)

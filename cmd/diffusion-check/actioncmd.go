@@ -64,8 +64,19 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 		if in("target_minutes") != "" {
 			flag("max-partitions", "max_partitions")
 		}
+		switch v := in("select"); v {
+		case "", "all":
+		case "auto":
+			argv = append(argv, "--changed-in-pr")
+		default:
+			return nil, usagef("input select: want all or auto, got %q", v)
+		}
 		return argv, nil
 	case "run":
+		// The run jobs must run the plan job's selection, not plan again without it.
+		if in("select") == "auto" && in("plan") == "" {
+			return nil, usagef("input select: auto applies to the plan step; give this run step the plan step's plan file (input plan), which holds the selection")
+		}
 		for _, f := range []string{"suite", "lane", "gpu", "partition", "plan", "cases", "profile", "mode", "out"} {
 			flag(f, f)
 		}

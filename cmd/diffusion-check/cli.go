@@ -75,7 +75,7 @@ type commandInfo struct {
 func commands() []commandInfo {
 	return []commandInfo{
 		{"run", "--suite FILE [--lane L] [--partition I/N | --plan FILE] [--cases a,b] [--out DIR] [--mode check|baseline|gt] [--gpu CLASS]", "run a suite's cases, validate every request, write results.json"},
-		{"plan", "--suite FILE [--lane L] (--partitions N | --target-minutes M) [--gpu CLASS]", "split a lane into partitions for a job matrix (prints JSON)"},
+		{"plan", "--suite FILE [--lane L] (--partitions N | --target-minutes M) [--gpu CLASS] [--changed-files FILE | --changed-since REF | --changed-in-pr]", "split a lane into partitions for a job matrix (prints JSON)"},
 		{"report", "[--publish] [--comment always|failures|changes|off] [--markdown FILE] [--junit FILE] [--summary] RESULTS...", "merge results; print the table; write reports; post the PR comment and statuses"},
 		{"baseline", "--out FILE [--from FILE] [--markdown FILE] [--allow-failed] RESULTS...", "write a perf baseline file: the worst value of every metric"},
 		{"compare", "[--json] [--min-ssim X] [--min-psnr DB] [--max-mad X] [--thresholds PATH --gpu CLASS --case ID] GT OUTPUT [OUTPUT...]", "SSIM, PSNR and mean abs diff of an image or every video frame, optionally against limits; several outputs share one decoded ground truth"},

@@ -27,6 +27,8 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 //	                                          start it; set GITHUB_* and write $WORK/event.json (PR 7,
 //	                                          or a workflow_run payload about it: a fork's lists no PR)
 //	github pull PR SHA HEADREPO [closed]      the fake knows pull request PR with that head
+//	github files PR PATH|OLD->NEW|many=N|"GO STRING"...
+//	                                          the files pull request PR changes (OLD->NEW: a rename)
 //	github seed PR N                          add N comments of other people
 //	github fault METHOD PATH CODE [retry-after=S] [times=N]
 //	github comments PR N                      PR has N comments with a diffusion-check marker
@@ -89,6 +91,28 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			p.State = args[4]
 		}
 		f.AddPull(p)
+	case "files":
+		need(ts, args, 3)
+		var files []githubfake.PullFile
+		for _, a := range args[2:] {
+			switch {
+			case strings.HasPrefix(a, "many="):
+				for i := range atoi(ts, strings.TrimPrefix(a, "many=")) {
+					files = append(files, githubfake.PullFile{Filename: fmt.Sprintf("docs/page%04d.md", i)})
+				}
+			case strings.Contains(a, "->"):
+				from, to, _ := strings.Cut(a, "->")
+				files = append(files, githubfake.PullFile{Filename: to, PreviousFilename: from, Status: "renamed"})
+			case strings.HasPrefix(a, `"`):
+				// A Go string literal, for names with control characters.
+				name, err := strconv.Unquote(a)
+				ts.Check(err)
+				files = append(files, githubfake.PullFile{Filename: name})
+			default:
+				files = append(files, githubfake.PullFile{Filename: a})
+			}
+		}
+		f.SetPullFiles(atoi(ts, args[1]), files)
 	case "statuses":
 		need(ts, args, 2)
 		if got, want := len(f.Statuses()), atoi(ts, args[1]); got != want {

@@ -19,6 +19,7 @@ type planOptions struct {
 	target     float64
 	maxJobs    int
 	gpu        string
+	sel        selectOptions
 }
 
 func (o *planOptions) register(fs *flag.FlagSet) {
@@ -28,9 +29,10 @@ func (o *planOptions) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.target, "target-minutes", 0, "instead of --partitions: as many partitions as keep each near `M` minutes")
 	fs.IntVar(&o.maxJobs, "max-partitions", 10, "upper bound on partitions with --target-minutes")
 	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baseline file gives the estimates (default: the suite's)")
+	o.sel.register(fs, true)
 }
 
-func planCmd(_ context.Context, e env, args []string) (int, error) {
+func planCmd(ctx context.Context, e env, args []string) (int, error) {
 	var o planOptions
 	fs := newFlags("plan", e)
 	o.register(fs)
@@ -49,15 +51,10 @@ func planCmd(_ context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, usageError{err}
 	}
-	items, err := runner.SuiteItems(s, o.lane, o.gpu)
+	p, err := o.sel.selectedPlan(ctx, e, s, o.lane, o.gpu, o.partitions, o.target*60, o.maxJobs)
 	if err != nil {
-		return 0, usageError{err}
+		return 0, err
 	}
-	n := o.partitions
-	if o.target > 0 {
-		n = runner.PartitionsFor(items, o.target*60, o.maxJobs)
-	}
-	p := runner.MakePlan(s.Name, o.lane, items, n)
 	b, err := json.MarshalIndent(struct {
 		*runner.Plan
 		Matrix map[string]any `json:"matrix"`
@@ -73,6 +70,7 @@ func planCmd(_ context.Context, e env, args []string) (int, error) {
 	for _, id := range p.Defaulted {
 		fmt.Fprintf(e.stderr, "plan: case %s has no estimate (no `estimate:`, no baseline); planned with %.0f s\n", id, runner.DefaultEstimate)
 	}
+	tellSelection(e, p)
 	if err := e.setOutputs(map[string]any{"matrix": p.Matrix(), "plan": p}); err != nil {
 		return 0, err
 	}
@@ -102,6 +100,14 @@ func loadPlan(path string, s *suite.Suite) (*runner.Plan, error) {
 				return nil, usagef("plan %s: case %q is not in suite %s", path, id, s.Path)
 			}
 		}
+	}
+	for _, d := range p.Deselected {
+		if !known[d.Case] {
+			return nil, usagef("plan %s: deselected case %q is not in suite %s", path, d.Case, s.Path)
+		}
+	}
+	if err := p.CheckSelection(); err != nil {
+		return nil, usagef("plan %s: %v", path, err)
 	}
 	return &p, nil
 }

@@ -40,6 +40,8 @@ type runOptions struct {
 	// allowUntrusted lets run start server commands under events where they may be a pull
 	// request's code (trustedEvent).
 	allowUntrusted bool
+	// sel plans again with the plan job's selection, when there is no plan file.
+	sel selectOptions
 }
 
 func (o *runOptions) register(fs *flag.FlagSet, e env) {
@@ -59,6 +61,7 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	fs.Int64Var(&o.gtMiB, "gt-memory-mib", compare.DefaultCacheBytes>>20, "decoded ground truth a case keeps in memory for its requests (`MIB`); 0 decodes it for each request")
 	fs.DurationVar(&o.heartbeat, "heartbeat", runner.DefaultHeartbeat, "while a server starts or a request runs, print what it is doing this often")
 	fs.BoolVar(&o.force, "force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
+	o.sel.register(fs, false)
 	fs.BoolVar(&o.allowUntrusted, "allow-untrusted", false, "start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets")
 }
 
@@ -77,7 +80,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected arguments %q", fs.Args())
 	}
-	opts, closeMem, err := o.runnerOptions(e)
+	opts, closeMem, err := o.runnerOptions(ctx, e)
 	if err != nil {
 		return 0, err
 	}
@@ -116,7 +119,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 
 // runnerOptions checks the flags and turns them into the runner's options; the returned
 // function releases the memory sampler.
-func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
+func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, func(), error) {
 	none := func() {}
 	if o.suitePath == "" {
 		return runner.Options{}, none, usagef("--suite is required")
@@ -143,7 +146,7 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 	if g == "" {
 		g = s.GPU
 	}
-	lane, plan, err := o.plan(s, g, p.Total)
+	lane, plan, err := o.plan(ctx, e, s, g, p.Total)
 	if err != nil {
 		return runner.Options{}, none, err
 	}
@@ -187,16 +190,24 @@ func (o *runOptions) runnerOptions(e env) (runner.Options, func(), error) {
 
 // plan is the split the partition belongs to, and the lane: --plan's file (whose lane is the
 // default), or the suite planned here into total partitions.
-func (o *runOptions) plan(s *suite.Suite, gpu string, total int) (string, *runner.Plan, error) {
+func (o *runOptions) plan(ctx context.Context, e env, s *suite.Suite, gpu string, total int) (string, *runner.Plan, error) {
 	lane := o.lane
+	selecting, err := o.sel.active()
+	if err != nil {
+		return "", nil, err
+	}
 	if o.planPath == "" {
 		// The split must be the one the plan job computed, which knows no detected GPU: plan
-		// with the GPU class given on the command line or in the suite, before detection.
-		plan, err := runner.PlanSuite(s, lane, gpu, total)
+		// with the GPU class given on the command line or in the suite, before detection,
+		// and with the same selection (the same --changed-files or --changed-since).
+		plan, err := o.sel.selectedPlan(ctx, e, s, lane, gpu, total, 0, 0)
 		if err != nil {
-			return "", nil, usageError{err}
+			return "", nil, err
 		}
 		return lane, plan, nil
+	}
+	if selecting {
+		return "", nil, usagef("--plan %s holds the plan job's selection already; --changed-files and --changed-since apply only without --plan", o.planPath)
 	}
 	plan, err := loadPlan(o.planPath, s)
 	if err != nil {

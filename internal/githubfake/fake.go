@@ -1,5 +1,6 @@
 // Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
-// uses: issue comments (paginated), commit statuses, and the pull requests of a commit. It checks every request — method,
+// uses: issue comments (paginated), commit statuses, the pull requests of a commit, and the
+// files of a pull request (paginated, at most 3,000 as GitHub). It checks every request — method,
 // path, authorization, headers, body — and records a problem for anything a real GitHub would
 // refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
 // responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
@@ -7,6 +8,7 @@ package githubfake
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,9 +93,11 @@ type Fake struct {
 	comments []*Comment
 	statuses []Status
 	pulls    []Pull
-	faults   []*Fault
-	requests []string
-	problems []string
+	// pullFiles are the changed files of each pull request.
+	pullFiles map[int][]PullFile
+	faults    []*Fault
+	requests  []string
+	problems  []string
 }
 
 // New starts a fake; Close stops it. Problems lists what it found wrong.
@@ -224,6 +228,7 @@ var (
 	commentRE = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
 	statusRE  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([^/]+)$`)
 	pullsRE   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/commits/([^/]+)/pulls$`)
+	filesRE   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls/([0-9]+)/files$`)
 	shaRE     = regexp.MustCompile(`^[0-9a-f]{40}$`)
 )
 
@@ -277,6 +282,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.status(w, r, m, body)
 	case r.Method == http.MethodGet && match(pullsRE, path, &m):
 		f.pullsOf(w, r, m)
+	case r.Method == http.MethodGet && match(filesRE, path, &m):
+		f.filesOf(w, r, m)
 	default:
 		f.problem("unexpected request %s %s", r.Method, r.URL.Path)
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -361,6 +368,23 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request, m []string) {
 		return
 	}
 	issue, _ := strconv.Atoi(m[3])
+	var all []*Comment
+	for _, c := range f.comments {
+		if c.Issue == issue {
+			all = append(all, c)
+		}
+	}
+	lo, hi := f.page(w, r, len(all))
+	out := []map[string]any{}
+	for _, c := range all[lo:hi] {
+		out = append(out, f.commentJSON(c))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// page reads per_page and page as GitHub does (per_page capped at the fake's PageSize), sets
+// the Link header of the pages around it, and returns the slice [lo, hi) of n items to send.
+func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	q := r.URL.Query()
 	per := f.cfg.PageSize
 	if s := q.Get("per_page"); s != "" {
@@ -379,21 +403,11 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request, m []string) {
 		}
 		page = n
 	}
-	var all []*Comment
-	for _, c := range f.comments {
-		if c.Issue == issue {
-			all = append(all, c)
-		}
-	}
-	last := max(1, (len(all)+per-1)/per)
-	if page > last && len(all) > 0 {
+	last := max(1, (n+per-1)/per)
+	if page > last && n > 0 {
 		f.problem("GET %s: page %d past the last page %d", r.URL.Path, page, last)
 	}
-	lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
-	out := []map[string]any{}
-	for _, c := range all[lo:hi] {
-		out = append(out, f.commentJSON(c))
-	}
+	lo, hi = min((page-1)*per, n), min(page*per, n)
 	link := func(p int, rel string) string {
 		u := *r.URL
 		u.Scheme, u.Host = "http", r.Host
@@ -412,6 +426,52 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request, m []string) {
 	}
 	if len(links) > 0 {
 		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	return lo, hi
+}
+
+// MaxPullFiles is how many files GitHub lists for one pull request; the rest are not listed.
+const MaxPullFiles = 3000
+
+// PullFile is a file a pull request changes, as GET /repos/{o}/{r}/pulls/{n}/files lists it.
+type PullFile struct {
+	Filename string
+	// PreviousFilename is set for a renamed file.
+	PreviousFilename string
+	// Status is added, modified, removed, renamed, ...; empty means modified.
+	Status string
+}
+
+// SetPullFiles sets the files pull request number changes.
+func (f *Fake) SetPullFiles(number int, files []PullFile) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pullFiles == nil {
+		f.pullFiles = map[int][]PullFile{}
+	}
+	f.pullFiles[number] = slices.Clone(files)
+}
+
+// filesOf lists the files of a pull request, paginated, at most MaxPullFiles of them as GitHub.
+func (f *Fake) filesOf(w http.ResponseWriter, r *http.Request, m []string) {
+	if !f.repoOK(w, r, m) {
+		return
+	}
+	number, _ := strconv.Atoi(m[3])
+	files, ok := f.pullFiles[number]
+	if !ok {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	files = files[:min(len(files), MaxPullFiles)]
+	lo, hi := f.page(w, r, len(files))
+	out := []map[string]any{}
+	for _, pf := range files[lo:hi] {
+		j := map[string]any{"filename": pf.Filename, "status": cmp.Or(pf.Status, "modified"), "sha": "0000000000000000000000000000000000000000"}
+		if pf.PreviousFilename != "" {
+			j["previous_filename"] = pf.PreviousFilename
+		}
+		out = append(out, j)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -175,7 +175,7 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	}
 	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
 		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb",
-		"confirm", "on_unconfirmed")
+		"confirm", "on_unconfirmed", "paths")
 	if o == nil {
 		return srv
 	}
@@ -211,6 +211,7 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 		d.ready(v, f, &srv.Ready)
 	}
 	o.str("model", &srv.Model)
+	srv.Paths = d.paths(o)
 	o.duration("start_timeout", &srv.StartTimeout, 1)
 	o.duration("stop_grace", &srv.StopGrace, 0)
 	o.duration("request_timeout", &srv.RequestTimeout, 1)
@@ -323,7 +324,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1, Noise: noise}
 	o := d.object(raw, field, "id", "server", "lane", "modality", "repeat", "concurrency",
 		"estimate", "timeout", "num_gpus", "request", "checks",
-		"confirm", "on_unconfirmed")
+		"confirm", "on_unconfirmed", "paths")
 	if o == nil {
 		return c, 0
 	}
@@ -371,6 +372,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	}
 	o.duration("estimate", &c.Estimate, 0)
 	o.duration("timeout", &c.Timeout, 0)
+	c.Paths = d.paths(o)
 	if o.integer("num_gpus", &c.NumGPUs) {
 		o.atLeast("num_gpus", c.NumGPUs, 1)
 	}

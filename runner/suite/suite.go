@@ -60,6 +60,10 @@ type Server struct {
 	StartEstimate time.Duration
 	// Reuse keeps one warm server for all of its cases in a partition.
 	Reuse bool
+	// Paths are globs over repository paths (test-impact selection, runner/selection): a
+	// change matching one selects every case of this server. A case's own Paths come after
+	// these, so its "!negations" can take some back.
+	Paths []string
 	// MaxOutputMB caps one response body (an image response, a video file), which is streamed
 	// to disk: a server that answers without end cannot fill the memory or the disk.
 	// Default DefaultMaxOutputMB.
@@ -102,6 +106,9 @@ type Case struct {
 	// Concurrency sends up to this many of the case's requests at once; default 1 (in order).
 	Concurrency int
 	Checks      Toggles
+	// Paths are globs over repository paths, added after its server's (see Server.Paths). A
+	// case with none, of its own or its server's, is selected by every change.
+	Paths []string
 	// Estimate is the expected wall time of the case, for planning; 0 means unknown.
 	Estimate time.Duration
 	// Timeout overrides the server's RequestTimeout for this case.

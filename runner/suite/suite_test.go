@@ -460,6 +460,34 @@ cases:
 			`suite.yaml:11: cases[1].request.extra.bad: must be a finite number, got ".inf"`,
 			"suite.yaml:12: cases[1].request.extra.nested: keys must be strings, got a list",
 		}},
+		{"paths", `servers:
+  ref: {builtin: {}, paths: ["!a/**"]}
+cases:
+  - id: a
+    server: ref
+    modality: image
+    request: {size: 8x8}
+    paths:
+      - "/abs/**"
+      - "src/[a-"
+      - "./src/**"
+      - "src/../x"
+      - "docs/"
+      - ""
+      - "!"
+      - ok/**
+  - {id: b, server: ref, modality: image, request: {size: 8x8}, paths: src/**}
+`, []string{
+			`suite.yaml:2: servers.ref.paths: only negations ("!..."): they can take paths out, but nothing puts any in; add the globs that select`,
+			`suite.yaml:9: cases[0].paths[0]: "/abs/**": globs are relative to the repository root already; drop the leading "/"`,
+			`suite.yaml:10: cases[0].paths[1]: "src/[a-": not a valid glob (an unclosed [ or {, or a trailing \)`,
+			`suite.yaml:11: cases[0].paths[2]: "./src/**": repository paths have no "." or ".." parts; write the path from the repository root`,
+			`suite.yaml:12: cases[0].paths[3]: "src/../x": repository paths have no "." or ".." parts; write the path from the repository root`,
+			`suite.yaml:13: cases[0].paths[4]: "docs/": a changed path is a file; write "docs/**" for everything under the folder`,
+			"suite.yaml:14: cases[0].paths[5]: empty glob",
+			"suite.yaml:15: cases[0].paths[6]: empty glob",
+			`suite.yaml:17: cases[1].paths: want a list, got "src/**"`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

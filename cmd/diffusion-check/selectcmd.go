@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
+	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/runner/selection"
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+)
+
+// selectOptions are the flags of test-impact selection, shared by plan and by run (which
+// plans again when it has no plan file, and must then make the same selection).
+type selectOptions struct {
+	changedFiles string
+	changedSince string
+	repoRoot     string
+	// fromPR takes the changed files from the pull request of the workflow's event (plan only:
+	// the action's select: auto).
+	fromPR bool
+}
+
+func (o *selectOptions) register(fs *flag.FlagSet, withPR bool) {
+	fs.StringVar(&o.changedFiles, "changed-files", "", "test-impact selection: plan only the cases the changed paths listed in `FILE` can affect (one repository path a line; - reads stdin)")
+	fs.StringVar(&o.changedSince, "changed-since", "", "test-impact selection: the changed paths are those of \"git diff\" against the merge base of `REF` and HEAD")
+	fs.StringVar(&o.repoRoot, "repo-root", "", "the repository root `DIR` that changed paths and paths: globs are relative to (default: git rev-parse --show-toplevel in the suite's folder)")
+	if withPR {
+		fs.BoolVar(&o.fromPR, "changed-in-pr", false, "test-impact selection: the changed paths are the files of the event's pull request (GitHub API; needs GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_EVENT_PATH); more than GitHub lists, or an event that is not a pull request, selects every case")
+	}
+}
+
+// active reports whether a selection was asked for, after checking that at most one source was.
+func (o *selectOptions) active() (bool, error) {
+	n := 0
+	for _, on := range []bool{o.changedFiles != "", o.changedSince != "", o.fromPR} {
+		if on {
+			n++
+		}
+	}
+	if n > 1 {
+		return false, usagef("give one of --changed-files, --changed-since and --changed-in-pr")
+	}
+	if n == 0 && o.repoRoot != "" {
+		return false, usagef("--repo-root applies to test-impact selection: give --changed-files, --changed-since or --changed-in-pr too")
+	}
+	return n == 1, nil
+}
+
+// gitTimeout bounds one git command: they read the local repository only.
+const gitTimeout = time.Minute
+
+// selectedPlan plans a lane of s into n partitions (or, with targetS > 0, as many as keep each
+// near targetS, at most maxJobs), keeping only the cases the selection selects when one is
+// asked for. It says on stderr what the selection left out, and why.
+func (o *selectOptions) selectedPlan(ctx context.Context, e env, s *suite.Suite, lane, gpu string, n int, targetS float64, maxJobs int) (*runner.Plan, error) {
+	items, err := runner.SuiteItems(s, lane, gpu)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	on, err := o.active()
+	if err != nil {
+		return nil, err
+	}
+	if !on {
+		return makePlan(s, lane, items, n, targetS, maxJobs), nil
+	}
+	sel, changed, root, err := o.changes(ctx, e, s)
+	if err != nil {
+		return nil, err
+	}
+	var out *selection.Outcome
+	if sel.All != "" {
+		out = &selection.Outcome{}
+		for _, c := range s.CasesFor(lane) {
+			out.Selected = append(out.Selected, selection.Pick{Case: c.ID, Lane: c.Lane, Reason: "every case runs: " + sel.All})
+		}
+	} else if out, err = selection.Select(selection.Input{Suite: s, Lane: lane, Root: root, Changed: changed}); err != nil {
+		return nil, usageError{fmt.Errorf("test-impact selection: %w", err)}
+	}
+	p := makePlan(s, lane, runner.KeepItems(items, out.IDs()), n, targetS, maxJobs)
+	p.SetSelection(sel, out)
+	return p, nil
+}
+
+func makePlan(s *suite.Suite, lane string, items []runner.PlanItem, n int, targetS float64, maxJobs int) *runner.Plan {
+	if targetS > 0 {
+		n = runner.PartitionsFor(items, targetS, maxJobs)
+	}
+	return runner.MakePlan(s.Name, lane, items, n)
+}
+
+// tellSelection says on stderr (and in the job summary, when there is one) what a plan's
+// selection kept and left out.
+func tellSelection(e env, p *runner.Plan) {
+	sel := p.Selection
+	if sel == nil {
+		return
+	}
+	var b strings.Builder
+	if sel.All != "" {
+		fmt.Fprintf(&b, "select: all %d cases: %s\n", sel.Of, sel.All)
+	} else {
+		fmt.Fprintf(&b, "select: %d of %d cases selected by %s (%s)\n", sel.Selected, sel.Of, plural(sel.ChangedFiles, "changed path"), sel.Source)
+		for _, pk := range p.SelectedBy {
+			fmt.Fprintf(&b, "select: + %s: %s\n", pk.Case, pk.Reason)
+		}
+		for _, d := range p.Deselected {
+			fmt.Fprintf(&b, "select: - %s: %s\n", d.Case, d.Reason)
+		}
+		if sel.Selected == 0 {
+			fmt.Fprintf(&b, "select: nothing to run: the plan is one empty partition, whose run checks nothing and passes\n")
+		}
+	}
+	fmt.Fprint(e.stderr, b.String())
+	if e.getenv("GITHUB_STEP_SUMMARY") != "" {
+		e.action().AddStepSummary(report.SelectionSummary(sel, p.Deselected))
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// changes reads the changed paths from the source the flags name, and the repository root
+// they are relative to. sel.All is set instead of paths when everything must run.
+func (o *selectOptions) changes(ctx context.Context, e env, s *suite.Suite) (sel checks.Selection, changed []string, root string, err error) {
+	if o.fromPR {
+		sel, changed, err = pullChanges(ctx, e)
+		if err != nil || sel.All != "" {
+			return sel, nil, "", err
+		}
+	}
+	root, err = o.root(ctx, e, s)
+	if err != nil {
+		return sel, nil, "", err
+	}
+	switch {
+	case o.changedFiles != "":
+		sel.Source = "--changed-files " + o.changedFiles
+		changed, err = readChanged(o.changedFiles, os.Stdin)
+	case o.changedSince != "":
+		var base string
+		changed, base, err = gitChanged(ctx, root, o.changedSince)
+		sel.Source = fmt.Sprintf("--changed-since %s (merge base %.12s)", o.changedSince, base)
+	}
+	if err != nil {
+		return sel, nil, "", err
+	}
+	sel.ChangedFiles = len(changed)
+	return sel, changed, root, nil
+}
+
+// root is the repository root: --repo-root, else git's top level of the suite's folder, else
+// (in a workflow step) the workspace when it holds the suite: in a container action git
+// refuses the checkout, which another user owns ("dubious ownership"), and trusting it for
+// every repository would turn off that protection.
+func (o *selectOptions) root(ctx context.Context, e env, s *suite.Suite) (string, error) {
+	if o.repoRoot != "" {
+		abs, err := filepath.Abs(o.repoRoot)
+		if err != nil {
+			return "", usagef("--repo-root %s: %v", o.repoRoot, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return "", usagef("--repo-root %s: not a folder", o.repoRoot)
+		}
+		return abs, nil
+	}
+	out, err := runGit(ctx, filepath.Dir(s.Path), "rev-parse", "--show-toplevel")
+	if err == nil {
+		return strings.TrimSpace(string(out)), nil
+	}
+	if ws := e.getenv("GITHUB_WORKSPACE"); ws != "" {
+		if rel, rerr := filepath.Rel(ws, s.Path); rerr == nil && filepath.IsLocal(rel) {
+			fmt.Fprintf(e.stderr, "select: the repository root is $GITHUB_WORKSPACE %s (%v)\n", ws, err)
+			return ws, nil
+		}
+	}
+	return "", usagef("find the repository root of suite %s (pass --repo-root): %v", s.Path, err)
+}
+
+// maxChangedBytes bounds a changed-files list: far above any real change (GitHub lists at
+// most 3,000 files), so that a runaway input fails instead of filling the memory.
+const maxChangedBytes = 16 << 20
+
+// readChanged reads a changed-files list: one repository path a line ("-": stdin), blank
+// lines ignored, duplicates dropped. The list is a pull request's data, so a path with a
+// control character, an invalid UTF-8 sequence, or a "." or ".." part is refused by line.
+func readChanged(name string, stdin io.Reader) ([]string, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usagef("--changed-files: %v", err)
+		}
+		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxChangedBytes+1))
+	if err != nil {
+		return nil, usagef("--changed-files %s: %v", name, err)
+	}
+	if len(data) > maxChangedBytes {
+		return nil, usagef("--changed-files %s: more than %d MiB; want one path a line", name, maxChangedBytes>>20)
+	}
+	return parseChanged(name, data)
+}
+
+// parseChanged parses the lines of a changed-files list; name names it in messages.
+func parseChanged(name string, data []byte) ([]string, error) {
+	var out []string
+	var errs []error
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxChangedBytes)
+	for line := 1; sc.Scan(); line++ {
+		p := strings.TrimSuffix(sc.Text(), "\r")
+		switch {
+		case strings.TrimSpace(p) == "":
+			continue
+		case !utf8.ValidString(p):
+			errs = append(errs, fmt.Errorf("%s:%d: not UTF-8: %q", name, line, p))
+			continue
+		}
+		if why := selection.ValidPath(p); why != "" {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", name, line, why))
+			continue
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	if len(errs) > 0 {
+		return nil, usageError{fmt.Errorf("--changed-files: %w", errors.Join(errs...))}
+	}
+	return out, nil
+}
+
+// gitChanged lists the paths changed since the merge base of ref and HEAD, in the working
+// tree (committed or not); a renamed file counts under both names.
+func gitChanged(ctx context.Context, root, ref string) (changed []string, base string, err error) {
+	if strings.HasPrefix(ref, "-") {
+		return nil, "", usagef("--changed-since %q: a ref does not start with \"-\"", ref)
+	}
+	out, err := runGit(ctx, root, "merge-base", ref, "HEAD")
+	if err != nil {
+		return nil, "", usagef("--changed-since %s: find the merge base of %s and HEAD (is %s fetched? actions/checkout needs fetch-depth: 0): %v", ref, ref, ref, err)
+	}
+	base = strings.TrimSpace(string(out))
+	out, err = runGit(ctx, root, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", base, "--")
+	if err != nil {
+		return nil, "", usagef("--changed-since %s: git diff against %.12s: %v", ref, base, err)
+	}
+	for p := range strings.SplitSeq(string(out), "\x00") {
+		if p == "" {
+			continue
+		}
+		if why := selection.ValidPath(p); why != "" {
+			return nil, "", usagef("--changed-since %s: %s", ref, why)
+		}
+		changed = append(changed, p)
+	}
+	return changed, base, nil
+}
+
+// runGit runs a git command in dir and returns its standard output; the error carries git's
+// own message.
+func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := proc.Command(ctx, 5*time.Second, "git", append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, cmp.Or(strings.TrimSpace(stderr.String()), "no message"))
+	}
+	return out, nil
+}

@@ -1,0 +1,43 @@
+package report
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// MaxPullFiles is how many files GitHub lists for one pull request
+// (GET /repos/{owner}/{repo}/pulls/{number}/files): a pull request that changes more lists
+// only its first MaxPullFiles, so a list that long cannot say what the pull request touched.
+const MaxPullFiles = 3000
+
+// PullFiles lists the paths pull request number changes, page by page (100 a page): every
+// file's name, and a renamed file's previous name too, since the cases that depended on the
+// old path are affected as well. complete is false when GitHub listed MaxPullFiles files or
+// more: the list may be cut, and a caller must not conclude anything from what is missing.
+func (p *Publisher) PullFiles(ctx context.Context, number int) (paths []string, complete bool, err error) {
+	opts := &github.ListOptions{PerPage: 100}
+	files := 0
+	seen := map[string]bool{}
+	for {
+		page, resp, err := p.Client.PullRequests.ListFiles(ctx, p.Owner, p.Repo, number, opts)
+		if err != nil {
+			return nil, false, fmt.Errorf("list the files of %s/%s#%d: %w", p.Owner, p.Repo, number, err)
+		}
+		for _, f := range page {
+			files++
+			for _, name := range []string{f.GetFilename(), f.GetPreviousFilename()} {
+				if name != "" && !seen[name] {
+					seen[name] = true
+					paths = append(paths, name)
+				}
+			}
+		}
+		if resp.NextPage == 0 || files >= MaxPullFiles {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return paths, files < MaxPullFiles, nil
+}
