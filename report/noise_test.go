@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -95,5 +96,43 @@ func TestSpreadText(t *testing.T) {
 		if got := spreadText(tt.ck); got != tt.want {
 			t.Errorf("spreadText(%v, %+v) = %q, want %q", *tt.ck.Value, tt.ck.Spread, got, tt.want)
 		}
+	}
+}
+
+// TestAnnotationsFlaky: a flaky request is a warning, never an error, and says what the
+// confirmation requests found; a reproduced failure stays an error. Each kind has its own
+// cap, as GitHub shows 10 errors and 10 warnings per step.
+func TestAnnotationsFlaky(t *testing.T) {
+	r := noisyReport()
+	const detail = "server total_duration_ms 67630 ms > limit 66000 ms (baseline 60000 ms, tolerance 10%, pad 20 ms; 12.7% over the baseline)"
+	var got []string
+	for _, a := range Annotations(r.Lanes, 10) {
+		got = append(got, fmt.Sprintf("%v %s: %s", a.Warning, a.Title, a.Message))
+	}
+	want := []string{
+		"false diffusion-check: lane extra case flux_t2i request 2/2 fail: perf.e2e = 67630 ms, limit 66000 ms: " + detail + " [reproduced in 1/1 confirmation requests]",
+		"true diffusion-check: lane base case qwen_image_t2i request 2/2 flaky: perf.e2e (flaky) = 67630 ms, limit 66000 ms: " + detail + " [not reproduced in 0/2 confirmation requests]",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+
+	many := noisyReport()
+	base := many.Lanes[0].Cases[0]
+	many.Lanes[0].Cases = nil
+	for i := range 12 {
+		c := base
+		c.ID = fmt.Sprintf("case%02d", i)
+		many.Lanes[0].Cases = append(many.Lanes[0].Cases, c)
+	}
+	as := Annotations(many.Lanes, 10)
+	var warnings []Annotation
+	for _, a := range as {
+		if a.Warning {
+			warnings = append(warnings, a)
+		}
+	}
+	if len(warnings) != 10 || warnings[9].Title != "diffusion-check: 3 more flaky requests" {
+		t.Errorf("%d warnings, last %+v; want 10, the last saying 3 more", len(warnings), warnings[len(warnings)-1])
 	}
 }

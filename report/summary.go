@@ -16,25 +16,40 @@ func Summary(r *Report) string {
 	return markdown(r, SummaryLimit, "The full report is in report.md and results.json of the run's artifacts.")
 }
 
-// Annotation is one `::error` annotation: a request (or a case) that did not pass.
+// Annotation is one annotation: an `::error` for a request (or a case) that did not pass, a
+// `::warning` (Warning set) for a flaky request, whose failure confirmation requests did not
+// reproduce: the lane passes, but a reader of the run's page should see it.
 type Annotation struct {
 	Title, Message string
+	Warning        bool
 }
 
-// Annotations returns an annotation per request (or case that ran no request) that did not
-// pass, at most limit of them: GitHub shows only the first 10 errors of a step, so when there
-// are more, the last one says how many were left out and where to read them all.
+// Annotations returns an error annotation per request (or case that ran no request) that did
+// not pass, and a warning per flaky request, at most limit of each: GitHub shows only the
+// first 10 errors and 10 warnings of a step, so when there are more, the last one of that
+// kind says how many were left out and where to read them all.
 func Annotations(lanes []checks.Result, limit int) []Annotation {
-	var all []Annotation
+	errs, warns := annotations(lanes)
+	return append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
+}
+
+// annotations are the error and warning annotations of lanes, uncapped.
+func annotations(lanes []checks.Result) (all, warns []Annotation) {
 	multi := len(lanes) > 1
 	for _, l := range lanes {
 		for _, c := range l.Cases {
-			if !bad(c.Status) {
-				continue
-			}
 			where := "case " + c.ID
 			if multi {
 				where = "lane " + l.Lane + " " + where
+			}
+			// A flaky request of a case that failed otherwise is still worth its warning.
+			for _, rr := range c.Requests {
+				if rr.Status == checks.Flaky {
+					warns = append(warns, flakyAnnotation(where, rr))
+				}
+			}
+			if !bad(c.Status) {
+				continue
 			}
 			var caseProblems []string
 			for _, ck := range c.Checks {
@@ -77,12 +92,40 @@ func Annotations(lanes []checks.Result, limit int) []Annotation {
 			all = append(all, Annotation{Title: "diffusion-check: lane " + l.Lane + " could not check everything", Message: firstLine(e)})
 		}
 	}
-	if limit > 0 && len(all) > limit {
-		rest := len(all) - (limit - 1)
-		all = append(all[:limit-1], Annotation{
-			Title:   fmt.Sprintf("diffusion-check: %d more problems", rest),
-			Message: fmt.Sprintf("%d more requests or cases did not pass; see the job summary for all of them.", rest),
-		})
+	return all, warns
+}
+
+// flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
+// the confirmation requests found).
+func flakyAnnotation(where string, rr checks.RequestResult) Annotation {
+	var ps []string
+	for _, ck := range rr.Checks {
+		if ck.Status != checks.Flaky {
+			continue
+		}
+		ps = append(ps, firstLine(checkLine(ck)))
 	}
-	return all
+	return Annotation{
+		Title:   fmt.Sprintf("diffusion-check: %s request %d/%d flaky", where, rr.Index, rr.Of),
+		Message: strings.Join(ps, "; "),
+		Warning: true,
+	}
+}
+
+// capAnnotations keeps at most limit annotations (limit ≤ 0: all), the last one saying how
+// many more there were.
+func capAnnotations(all []Annotation, limit int, warning bool) []Annotation {
+	if limit <= 0 || len(all) <= limit {
+		return all
+	}
+	rest := len(all) - (limit - 1)
+	what, did := "problems", "did not pass"
+	if warning {
+		what, did = "flaky requests", "were flaky"
+	}
+	return append(all[:limit-1:limit-1], Annotation{
+		Title:   fmt.Sprintf("diffusion-check: %d more %s", rest, what),
+		Message: fmt.Sprintf("%d more requests or cases %s; see the job summary for all of them.", rest, did),
+		Warning: warning,
+	})
 }

@@ -158,10 +158,23 @@ func TestNoiseSimulation(t *testing.T) {
 	head := "0123456789abcdef0123456789abcdef01234567"
 	write("event.json", fmt.Sprintf(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}}, "repository": {"full_name": "octo/diffusion"}}`, head))
 	extraEnv = []string{"GITHUB_API_URL=" + f.URL() + "/api/v3", "GITHUB_TOKEN=ghs_noise", "GITHUB_REPOSITORY=octo/diffusion",
-		"GITHUB_EVENT_PATH=" + filepath.Join(dir, "event.json"), "GITHUB_SERVER_URL=https://github.com", "GITHUB_RUN_ID=1"}
+		"GITHUB_EVENT_PATH=" + filepath.Join(dir, "event.json"), "GITHUB_SERVER_URL=https://github.com", "GITHUB_RUN_ID=1",
+		"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary.md"), "GITHUB_OUTPUT=" + filepath.Join(dir, "output.txt")}
 	out, code := cli("report", "--publish", "--markdown", "report.md", "--junit", "junit.xml", "flaky", "persistent")
 	if code != 1 {
 		t.Errorf("report: exit %d, want 1 (the persistent lane failed)\n%s", code, out)
+	}
+	// The flaky request is a warning annotation, the reproduced failure an error.
+	for _, re := range []string{
+		`(?m)^::warning title=diffusion-check%3A lane flaky case oneoff request 2/2 flaky::perf\.[a-z0-9_.]+ \(flaky\).*not reproduced in 0/2 confirmation requests`,
+		`(?m)^::error title=diffusion-check%3A lane persistent case persistent request 2/2 fail::.*reproduced in 1/1 confirmation requests`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("report output lacks an annotation matching %q:\n%s", re, out)
+		}
+	}
+	if regexp.MustCompile(`(?m)^::error title=[^:]*oneoff`).MatchString(out) {
+		t.Errorf("the flaky request is an error annotation:\n%s", out)
 	}
 	states := map[string]string{}
 	for _, s := range f.Statuses() {

@@ -17,7 +17,8 @@ import (
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
-// maxAnnotations is how many error annotations GitHub shows for one step.
+// maxAnnotations is how many error annotations, and how many warnings, GitHub shows for one
+// step.
 const maxAnnotations = 10
 
 // readOnlyNotice explains what to do when the token cannot write: the pattern that lets a
@@ -115,7 +116,12 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if o.inActions {
 		a := e.action()
 		for _, an := range report.Annotations(merged, maxAnnotations) {
-			a.WithFieldsMap(map[string]string{"title": an.Title}).Errorf("%s", an.Message)
+			with := a.WithFieldsMap(map[string]string{"title": an.Title})
+			if an.Warning {
+				with.Warningf("%s", an.Message)
+			} else {
+				with.Errorf("%s", an.Message)
+			}
 		}
 	}
 	if ghErr != nil {
