@@ -414,7 +414,11 @@ func (p *Plan) String() string {
 	if lane == "" {
 		lane = "all lanes:"
 	}
-	return lane + " " + strconv.Itoa(p.Total) + " partitions, longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
+	parts := " partitions"
+	if p.Total == 1 {
+		parts = " partition"
+	}
+	return lane + " " + strconv.Itoa(p.Total) + parts + ", longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
 }
 
 // fileEstimates reads planning estimates from a perf baseline file.
