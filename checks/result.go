@@ -164,6 +164,11 @@ type RequestResult struct {
 	// Confirm marks a confirmation request (CaseResult.Confirm), which requests.jsonl
 	// holds beside the case's own requests.
 	Confirm bool `json:"confirm,omitempty"`
+	// Revised marks a second line of a request in requests.jsonl: its verdict as it stood
+	// once the whole case was known (memory growth across the case's requests, confirmation
+	// labels, flaky). The last line of a request is its final verdict. Never set in
+	// results.json.
+	Revised bool `json:"revised,omitempty"`
 }
 
 // Output describes the media a request returned, as decoded from the file, not as claimed.

@@ -6,7 +6,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -420,6 +422,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	r.casePerf(c, &cr)
 	r.confirm(ctx, c, srv, &cr)
+	r.revise(&cr)
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
 		r.stopServer(srv)
@@ -535,8 +538,10 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 // record appends a finished request to requests.jsonl; a write failure is reported but does
 // not stop the run (results.json still gets everything).
 func (r *run) record(rr checks.RequestResult) {
+	kept := rr
+	kept.Revised = false // a mark of the line, not of the request
 	r.mu.Lock()
-	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = rr
+	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = kept
 	r.mu.Unlock()
 	if err := r.rec.Request(rr); err != nil {
 		r.logf("warning: %v", err)
@@ -544,6 +549,38 @@ func (r *run) record(rr checks.RequestResult) {
 		r.unsaved = append(r.unsaved, err.Error())
 		r.mu.Unlock()
 	}
+}
+
+// revise records again, marked revised, every request of a finished case whose verdict
+// changed after its line was written: memory growth is judged across the case's requests,
+// and confirmation requests label (and may turn flaky) checks of requests already recorded.
+// The last line of a request in requests.jsonl is then its final verdict, and a snapshot
+// written on cancel takes the revised one too.
+func (r *run) revise(cr *checks.CaseResult) {
+	for _, rr := range cr.Requests {
+		r.mu.Lock()
+		prev, ok := r.finished[requestKey{rr.Case, rr.Index, false}]
+		r.mu.Unlock()
+		if !ok {
+			continue // never recorded: there is no line to revise
+		}
+		if rr.Status != checks.Cancelled {
+			rr.Status = checks.RequestStatus(rr.Checks)
+		}
+		if prev.Status == rr.Status && sameChecks(prev.Checks, rr.Checks) {
+			continue
+		}
+		rr.Revised = true
+		r.record(rr)
+	}
+}
+
+// sameChecks reports whether two lists of checks say the same thing, compared as they are
+// written.
+func sameChecks(a, b []checks.Check) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 func firstProblem(cs []checks.Check) string {

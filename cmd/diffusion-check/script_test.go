@@ -88,14 +88,19 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	lines, _, err := runner.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
 	ts.Check(err)
 	for _, rr := range cr.Requests {
-		found := false
-		for _, l := range lines {
-			if l.Case == cr.ID && l.Index == rr.Index && l.Status == rr.Status && !l.Confirm {
-				found = true
+		// The last line of a request is its final verdict (an earlier one may be revised once
+		// the case is known): it must say what results.json says.
+		var last *checks.RequestResult
+		for i, l := range lines {
+			if l.Case == cr.ID && l.Index == rr.Index && !l.Confirm {
+				last = &lines[i]
 			}
 		}
-		if !found {
-			ts.Fatalf("case %s request %d/%d (%s): no matching line in requests.jsonl", cr.ID, rr.Index, rr.Of, rr.Status)
+		switch {
+		case last == nil:
+			ts.Fatalf("case %s request %d/%d (%s): no line in requests.jsonl", cr.ID, rr.Index, rr.Of, rr.Status)
+		case last.Status != rr.Status:
+			ts.Fatalf("case %s request %d/%d: its last line in requests.jsonl says %s, results.json %s", cr.ID, rr.Index, rr.Of, last.Status, rr.Status)
 		}
 	}
 }
