@@ -391,7 +391,10 @@ func TestSampleAllocs(t *testing.T) {
 	defer sess.Stop()
 	w := sess.Window()
 	defer w.End()
+	// The session's own sampler goroutine appends to g.calls too: under g.mu, like it.
+	g.mu.Lock()
 	g.calls = make([]time.Duration, 0, 10000)
+	g.mu.Unlock()
 	allocs := testing.AllocsPerRun(1000, func() {
 		sess.mu.Lock()
 		sess.sampleLocked(time.Now(), true)
