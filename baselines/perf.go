@@ -142,8 +142,11 @@ func Load(path string) (*File, error) {
 	return Parse(path, data)
 }
 
+// ErrNoGPUClass is returned (wrapped) by Find for a folder of baseline files and no GPU class.
+var ErrNoGPUClass = errors.New("the GPU class is unknown")
+
 // Find returns the baseline file for a GPU class: dir itself when it is a file, else
-// dir/<gpu>.json. A folder without a gpu class is an error.
+// dir/<gpu>.json. A folder without a gpu class is an error wrapping ErrNoGPUClass.
 func Find(dir, gpu string) (string, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -156,7 +159,7 @@ func Find(dir, gpu string) (string, error) {
 		return dir, nil
 	}
 	if gpu == "" {
-		return "", fmt.Errorf("baselines %s is a folder of <gpu>.json files, but the GPU class is unknown: set gpu: in the suite or pass --gpu", dir)
+		return "", fmt.Errorf("baselines %s is a folder of <gpu>.json files, but %w: set gpu: in the suite or pass --gpu", dir, ErrNoGPUClass)
 	}
 	path := filepath.Join(dir, strings.ToLower(gpu)+".json")
 	if IsSpreadPath(path) {

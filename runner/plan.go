@@ -450,13 +450,18 @@ func PlanSuite(s *suite.Suite, lane, gpu string, n int) (*Plan, error) {
 }
 
 // SuiteItems estimates the cases of a lane from the suite and its baseline file for the GPU
-// class (a missing file is fine: the plan then says which cases it had to guess).
+// class (a missing file, or a folder of them and no class, is fine: the plan then says which
+// cases it had to guess).
 func SuiteItems(s *suite.Suite, lane, gpu string) ([]PlanItem, error) {
 	var est Estimates
 	if s.Baselines != "" {
 		path, err := baselines.Find(s.Baselines, cmp.Or(gpu, s.GPU))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
+		case errors.Is(err, baselines.ErrNoGPUClass):
+			// A folder of baselines and no class given: the split is planned without their
+			// estimates, in the plan job (no GPU) and in every run job alike; a run detects
+			// its GPU's class afterwards, for its checks only.
 		case err != nil:
 			return nil, err
 		default:
