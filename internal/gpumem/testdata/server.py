@@ -5,7 +5,10 @@ b64_json PNG output, GET /health, GET /v1/models) and appends one performance.lo
 request to $SGLANG_PERF_LOG_DIR. Loading holds --load-mib of "weights" on the GPU; each request
 runs its denoise steps on --step-mib activation tensors that are freed after each step, like a
 diffusion step. --leak-mib keeps that much more GPU memory alive after every request: the
-cross-request leak that diffusion-check's growth check exists to catch.
+cross-request leak that diffusion-check's growth check exists to catch. --slow-at K or
+--slow-after K with --slow-factor F make request K (or every request after K) run each denoise
+step F times over, real GPU work: a one-off or a persistent slowdown, for confirmation requests
+(docs/noise.md).
 
 --no-gpu runs the same HTTP and perf-log logic without PyTorch, for a dry run on a machine
 without a GPU.
@@ -142,9 +145,14 @@ class Handler(BaseHTTPRequestHandler):
             stages = [{"name": "TextEncodingStage", "execution_time_ms": 1.0}]
             steps = []
             d0 = time.perf_counter()
+            st.count += 1
+            a = self.server.args
+            slow = (a.slow_at and st.count == a.slow_at) or (a.slow_after and st.count > a.slow_after)
+            repeat = a.slow_factor if slow else 1
             for _ in range(int(req.get("num_inference_steps") or 8)):
                 s0 = time.perf_counter()
-                st.gpu.step()
+                for _ in range(repeat):
+                    st.gpu.step()
                 steps.append((time.perf_counter() - s0) * 1000)
             stages.append({"name": "DenoisingStage", "execution_time_ms": (time.perf_counter() - d0) * 1000})
             st.gpu.leak()
@@ -167,6 +175,7 @@ class State:
     def __init__(self, gpu, perf_dir):
         self.gpu = gpu
         self.lock = threading.Lock()
+        self.count = 0  # requests served, 1-based once counted: what --slow-at counts
         self.perf = os.path.join(perf_dir, "performance.log") if perf_dir else None
 
     def append(self, rec):
@@ -181,11 +190,15 @@ def main():
     ap.add_argument("--load-mib", type=int, default=2048)
     ap.add_argument("--step-mib", type=int, default=1024, help="activation memory of one step")
     ap.add_argument("--leak-mib", type=int, default=0, help="GPU memory kept after every request")
+    ap.add_argument("--slow-at", type=int, default=0, help="request K (1-based) is slow")
+    ap.add_argument("--slow-after", type=int, default=0, help="every request after K is slow")
+    ap.add_argument("--slow-factor", type=int, default=3, help="a slow request runs each step this many times")
     ap.add_argument("--no-gpu", action="store_true")
     args = ap.parse_args()
     gpu = GPU(args)
     srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.state = State(gpu, os.environ.get("SGLANG_PERF_LOG_DIR"))
+    srv.args = args
     print("Application startup complete.", flush=True)
     try:
         srv.serve_forever()
