@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,11 @@ import (
 
 // stubPortEnv makes the test binary act as a uvicorn-like server (TestUvicornStubProcess).
 const stubPortEnv = "DIFFUSION_CHECK_UVICORN_STUB_PORT"
+
+// stubGateEnv names a file the stub waits for between its marker and binding the port: the
+// test creates it once it has checked that the marker alone did not open the port, so that the
+// check does not depend on how fast a loaded machine reads the log.
+const stubGateEnv = "DIFFUSION_CHECK_UVICORN_STUB_GATE"
 
 // stubImageHandler answers /health and image generations, as a diffusion server would.
 func stubImageHandler() http.Handler {
@@ -37,6 +43,13 @@ func TestUvicornStubProcess(t *testing.T) {
 	}
 	fmt.Println("INFO:     Waiting for application startup.")
 	fmt.Println("INFO:     Application startup complete.")
+	if gate := os.Getenv(stubGateEnv); gate != "" {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+		}
+	}
 	time.Sleep(200 * time.Millisecond)
 	l, err := net.Listen("tcp", "127.0.0.1:"+port)
 	if err != nil {
@@ -49,7 +62,7 @@ func TestUvicornStubProcess(t *testing.T) {
 }
 
 // Readiness waits for the marker and the port: against a server that logs the marker 200 ms
-// before it binds, the first request right after readiness is answered, 20 times out of 20.
+// (or more: it binds only once the test has looked) before it binds, the first request right after readiness is answered, 20 times out of 20.
 // The marker alone is not enough: a connection tried on it is refused (checked each time, so
 // the test shows the race it guards against).
 func TestReadinessUvicornOrder(t *testing.T) {
@@ -64,6 +77,8 @@ func TestReadinessUvicornOrder(t *testing.T) {
 	}
 	hc := &http.Client{Timeout: 10 * time.Second}
 	for run := 1; run <= 20; run++ {
+		gate := filepath.Join(t.TempDir(), "bind")
+		spec.Env[stubGateEnv] = gate
 		srv, err := startServer(spec, serverEnv{dir: t.TempDir(), suiteDir: t.TempDir(), environ: os.Environ()})
 		if err != nil {
 			t.Fatal(err)
@@ -71,6 +86,10 @@ func TestReadinessUvicornOrder(t *testing.T) {
 		<-srv.log.ready
 		if srv.accepting() {
 			t.Errorf("run %d: the port accepted connections when the marker appeared: the stub does not reproduce uvicorn's order", run)
+		}
+		// Now let the stub bind, 200 ms later: readiness must wait for it.
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Fatal(err)
 		}
 		err = srv.waitReady(t.Context(), hc)
 		if err != nil {
