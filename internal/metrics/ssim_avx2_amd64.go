@@ -114,17 +114,8 @@ func vAddRow2(pa, pb, oa, ob []byte, col *[3][]int32, swap archsimd.Int8x32) (ss
 	for _, e := range t4 {
 		sad += e
 	}
-	for i := 32 * blocks; i < n; i++ {
-		x, y, u, v := int32(pa[i]), int32(pb[i]), int32(oa[i]), int32(ob[i])
-		d := int64(x - y)
-		sse += uint64(d * d)
-		m := d >> 63
-		sad += uint64((d ^ m) - m)
-		cl[i] += x - u + (y-v)<<16
-		c2[i] += ssimN * (x*x + y*y - u*u - v*v)
-		cxy[i] += 2 * ssimN * (x*y - u*v)
-	}
-	return sse, sad
+	e2, e1 := addRowTail(pa, pb, oa, ob, cl, c2, cxy, 32*blocks)
+	return sse + e2, sad + e1
 }
 
 // words2 returns the 16-bit words (x, y) of the 8 samples at px+o and py+o.

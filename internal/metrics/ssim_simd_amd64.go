@@ -189,7 +189,15 @@ func vAddRow(pa, pb, oa, ob []byte, col *[3][]int32, vbmi bool) (sse, sad uint64
 	for _, e := range t8 {
 		sad += e
 	}
-	for i := 64 * blocks; i < n; i++ {
+	e2, e1 := addRowTail(pa, pb, oa, ob, cl, c2, cxy, 64*blocks)
+	return sse + e2, sad + e1
+}
+
+// addRowTail is vAddRow's and vAddRow2's scalar end: it moves the column sums of the samples
+// from `from` on, which fill no whole vector, and returns their sums of squared and absolute
+// differences.
+func addRowTail(pa, pb, oa, ob []byte, cl, c2, cxy []int32, from int) (sse, sad uint64) {
+	for i := from; i < len(pa); i++ {
 		x, y, u, v := int32(pa[i]), int32(pb[i]), int32(oa[i]), int32(ob[i])
 		d := int64(x - y)
 		sse += uint64(d * d)
