@@ -99,22 +99,8 @@ func (r *run) confirmMemory(c *suite.Case, cr *checks.CaseResult, rr *checks.Req
 	if p.collecting() && (len(rr.PeakVRAMMiB) > 0 || perfRecorded(rr)) {
 		rr.Checks = append(rr.Checks, p.finish(p.withSpread(c.ID, checks.RuntimeMemory(rr.PeakVRAMMiB, mb)))...)
 	}
-	prev, name := lastRequest(cr)
-	if prev == nil {
-		return
-	}
-	// Growth pairs requests by Index: number the two 1 and 2, then say which ones they are.
-	pair := []checks.RequestResult{{Index: 1, PeakVRAMMiB: prev.PeakVRAMMiB}, *rr}
-	pair[1].Index = 2
-	if checks.Growth(pair, mb.RuntimeTol) == 0 {
-		return
-	}
-	rr.Checks = pair[1].Checks
-	for i := range rr.Checks {
-		ck := &rr.Checks[i]
-		if ck.Name == checks.MemoryRuntimePeak && strings.Contains(ck.Detail, "since request 1 ") {
-			ck.Detail = strings.Replace(ck.Detail, "since request 1 ", "since "+name+" ", 1)
-		}
+	if prev, name := lastRequest(cr); prev != nil {
+		checks.GrowthSince(prev, rr, name, mb.RuntimeTol)
 	}
 }
 
