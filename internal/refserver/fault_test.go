@@ -50,19 +50,21 @@ func TestFaultSlow(t *testing.T) {
 	ts.image(t, body)
 	ts.image(t, body)
 	recs := waitRecords(t, ts.dir, 2)
-	mean := func(r perfRecord) float64 {
-		var s float64
-		for _, v := range r.Steps[1:] {
-			s += v
-		}
-		return s / float64(len(r.Steps)-1)
-	}
-	fast, slow := mean(recs[0]), mean(recs[1])
+	fast, slow := meanStep(recs[0]), meanStep(recs[1])
 	// Sleeps never end early but may overshoot on a loaded machine (tens of ms): check the
 	// floors and that the slow steps are clearly longer, with a margin wide enough for that.
 	if fast < 5 || slow < 50 || slow-fast < 20 {
 		t.Errorf("mean step %.2f ms then %.2f ms, want ≥ 5 then ≥ 50 (≈ 10× as long)", fast, slow)
 	}
+}
+
+// meanStep is the mean denoise step of a record, leaving out the first (a warm-up).
+func meanStep(r perfRecord) float64 {
+	var s float64
+	for _, v := range r.Steps[1:] {
+		s += v
+	}
+	return s / float64(len(r.Steps)-1)
 }
 
 // TestFaultSlowAt checks that slow-at slows request K only: the requests before and after
@@ -74,14 +76,7 @@ func TestFaultSlowAt(t *testing.T) {
 		ts.image(t, body)
 	}
 	recs := waitRecords(t, ts.dir, 3)
-	mean := func(r perfRecord) float64 {
-		var s float64
-		for _, v := range r.Steps[1:] {
-			s += v
-		}
-		return s / float64(len(r.Steps)-1)
-	}
-	before, slow, after := mean(recs[0]), mean(recs[1]), mean(recs[2])
+	before, slow, after := meanStep(recs[0]), meanStep(recs[1]), meanStep(recs[2])
 	// Floors, and the slow request clearly the slowest: sleeps may overshoot on a loaded
 	// machine (tens of ms), never undershoot, so the margin is wide.
 	if before < 5 || slow < 50 || after < 5 || slow-before < 20 || slow-after < 20 {
