@@ -98,6 +98,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// StageLoggingEnv turns on SGLang's per-request stage timers and its performance.log records.
+const StageLoggingEnv = "SGLANG_DIFFUSION_STAGE_LOGGING"
+
 // startServer launches a server process; it does not wait for readiness.
 func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	args, err := argv(spec, env.executable)
@@ -137,7 +140,10 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 		cmd.Dir = env.suiteDir
 	}
 	cmd.Env = ServerEnviron(env.environ)
-	cmd.Env = append(cmd.Env, "SGLANG_PERF_LOG_DIR="+perfDir, "PYTHONUNBUFFERED=1")
+	// SGLang writes a performance.log record only with stage logging on
+	// (gpu_worker._execute_forward_common); its own harness sets both for every server
+	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
+	cmd.Env = append(cmd.Env, "SGLANG_PERF_LOG_DIR="+perfDir, StageLoggingEnv+"=1", "PYTHONUNBUFFERED=1")
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+fill(v))
 	}
