@@ -18,6 +18,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/pyimport"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -33,6 +34,9 @@ type Input struct {
 	// Changed are the changed paths: repository-relative, slash-separated, as git and
 	// GitHub's API write them.
 	Changed []string
+	// Graphs, when set, keeps the import graphs this selection reads for the next one over
+	// the same checkout (a benchmark over many change lists); nil reads them afresh.
+	Graphs *Graphs
 }
 
 // Pick is a selected case and the first reason found for it.
@@ -149,13 +153,37 @@ func Select(in Input) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{}
+	graphs := in.Graphs
+	if graphs == nil {
+		graphs = NewGraphs()
+	}
 	for _, c := range cases {
-		globs := append(slices.Clone(s.Servers[c.Server].Paths), c.Paths...)
-		if len(globs) == 0 {
+		srv := s.Servers[c.Server]
+		globs := append(slices.Clone(srv.Paths), c.Paths...)
+		changed := in.Changed
+		var ig *importGraph
+		if srv.Imports != nil {
+			ig = graphs.get(r, srv)
+			var other []string
+			for _, p := range in.Changed {
+				rel, ok := pyimport.Rel(srv.Imports.Root, p)
+				if !ok || !strings.HasSuffix(p, ".py") {
+					other = append(other, p)
+					continue
+				}
+				if reason := ig.reason(p, rel); reason != "" {
+					pick(c.ID, reason)
+				}
+			}
+			changed = other
+			if len(globs) == 0 && len(other) > 0 {
+				pick(c.ID, fmt.Sprintf("%s changed outside the Python tree %s/, and it has no paths: for such changes", other[0], srv.Imports.Root))
+			}
+		} else if len(globs) == 0 {
 			pick(c.ID, "no paths: it always runs")
 		}
 		reason, ok := why[c.ID]
-		m := match(globs, in.Changed)
+		m := match(globs, changed)
 		if !ok && m.path != "" {
 			reason, ok = fmt.Sprintf("%s matches paths: %s", m.path, m.glob), true
 		}
@@ -163,7 +191,11 @@ func Select(in Input) (*Outcome, error) {
 			out.Selected = append(out.Selected, Pick{Case: c.ID, Lane: c.Lane, Reason: reason})
 			continue
 		}
-		out.Deselected = append(out.Deselected, checks.Deselected{Case: c.ID, Lane: c.Lane, Reason: m.miss(globs)})
+		miss := m.miss(globs)
+		if ig != nil {
+			miss = ig.miss(globs, m)
+		}
+		out.Deselected = append(out.Deselected, checks.Deselected{Case: c.ID, Lane: c.Lane, Reason: miss})
 	}
 	return out, nil
 }

@@ -175,7 +175,7 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	}
 	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
 		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb",
-		"confirm", "on_unconfirmed", "paths")
+		"confirm", "on_unconfirmed", "paths", "imports")
 	if o == nil {
 		return srv
 	}
@@ -212,6 +212,7 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	}
 	o.str("model", &srv.Model)
 	srv.Paths = d.paths(o)
+	srv.Imports = d.imports(o)
 	o.duration("start_timeout", &srv.StartTimeout, 1)
 	o.duration("stop_grace", &srv.StopGrace, 0)
 	o.duration("request_timeout", &srv.RequestTimeout, 1)

@@ -64,6 +64,10 @@ type Server struct {
 	// change matching one selects every case of this server. A case's own Paths come after
 	// these, so its "!negations" can take some back.
 	Paths []string
+	// Imports, when set, decide for a changed .py file below their root whether it can
+	// affect this server's cases: when the server imports it. Paths then decide only for
+	// the other changed paths.
+	Imports *Imports
 	// MaxOutputMB caps one response body (an image response, a video file), which is streamed
 	// to disk: a server that answers without end cannot fill the memory or the disk.
 	// Default DefaultMaxOutputMB.
