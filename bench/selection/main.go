@@ -77,7 +77,7 @@ func readStream(path string) ([]pull, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	var prs []pull
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)

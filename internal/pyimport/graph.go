@@ -99,20 +99,20 @@ func (t *Tree) Len() int { return len(t.modules) }
 type Kind int
 
 const (
-	// Package: the call imports every module of package Loads (pkgutil.walk_packages when
+	// Package is a call that imports every module of package Loads (pkgutil.walk_packages when
 	// Recursive, pkgutil.iter_modules otherwise).
 	Package Kind = iota + 1
-	// Named: the call imports those modules of package Loads that the entry points name
+	// Named is a call that imports those modules of package Loads that the entry points name
 	// (a registry that loads a model's modules by the architecture in its config); with none
 	// of them named, every module of Loads.
 	Named
-	// Qualified: the call imports a module named by a qualified-name string; the dotted
+	// Qualified is a call that imports a module named by a qualified-name string; the dotted
 	// strings of the modules read are followed as imports, so nothing more is needed.
 	Qualified
-	// Outside: the call loads files or modules from outside the tree (a model repository,
+	// Outside is a call that loads files or modules from outside the tree (a model repository,
 	// a third-party package).
 	Outside
-	// Ignored: the call is never made by the program the entries start (a registry of
+	// Ignored is a call never made by the program the entries start (a registry of
 	// another server that shares the tree); the rule's Source says how that was checked.
 	Ignored
 )
@@ -327,7 +327,7 @@ func (t *Tree) parse(m string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	defer fh.Close()
+	defer fh.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	src, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)

@@ -371,119 +371,138 @@ type logicalLine struct {
 // logicalLines tokenizes src into Python's logical lines: a bracket or a backslash continues
 // a line; comments and blank lines are dropped.
 func logicalLines(src string) ([]logicalLine, error) {
-	var out []logicalLine
-	var cur *logicalLine
-	depth, line, col := 0, 1, 0
-	atStart := true // at the start of a physical line, before its first token
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case c == '\n':
-			line++
-			col, atStart = 0, true
-			i++
-			if depth == 0 && cur != nil {
-				out = append(out, *cur)
-				cur = nil
-			}
-			continue
-		case c == '\\' && i+1 < len(src) && (src[i+1] == '\n' || src[i+1] == '\r'):
-			i++
-			if src[i] == '\r' {
-				i++
-			}
-			if i < len(src) && src[i] == '\n' {
-				i++
-			}
-			line++
-			col, atStart = 0, false
-			continue
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f':
-			if c == '\t' {
-				col += 8 - col%8
-			} else {
-				col++
-			}
-			i++
-			continue
-		case c == '#':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
+	lx := &lexer{src: src, line: 1, atStart: true}
+	for lx.i < len(src) {
+		if lx.space() {
 			continue
 		}
-		if cur == nil {
-			indent := col
-			if !atStart {
+		if lx.cur == nil {
+			indent := lx.col
+			if !lx.atStart {
 				indent = 0
 			}
-			cur = &logicalLine{line: line, indent: indent}
+			lx.cur = &logicalLine{line: lx.line, indent: indent}
 		}
-		atStart = false
-		if q, n := stringStart(src[i:]); n > 0 {
-			val, end, lines, err := readString(src, i+n, q)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", line, err)
-			}
-			prefix := strings.ToLower(src[i : i+n-len(q)])
-			tok := token{kind: tString, text: val, plain: !strings.Contains(prefix, "f") && !strings.Contains(prefix, "t")}
-			if k := len(cur.toks); k > 0 && cur.toks[k-1].kind == tString {
-				cur.toks[k-1].plain = false // implicit concatenation: not one literal
-				tok.plain = false
-			}
-			cur.toks = append(cur.toks, tok)
-			line += lines
-			col += end - i
-			i = end
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(src[i:])
-		switch {
-		case r == '_' || unicode.IsLetter(r):
-			j := i
-			for j < len(src) {
-				r, n := utf8.DecodeRuneInString(src[j:])
-				if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-					break
-				}
-				j += n
-			}
-			cur.toks = append(cur.toks, token{kind: tName, text: src[i:j]})
-			col += j - i
-			i = j
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(src) && (isAlnum(src[j]) || src[j] == '.' || src[j] == '_') {
-				j++
-			}
-			cur.toks = append(cur.toks, token{kind: tNumber, text: src[i:j]})
-			col += j - i
-			i = j
-		default:
-			op := src[i : i+size]
-			if strings.HasPrefix(src[i:], "...") {
-				op = "..."
-			}
-			switch op {
-			case "(", "[", "{":
-				depth++
-			case ")", "]", "}":
-				if depth > 0 {
-					depth--
-				}
-			}
-			cur.toks = append(cur.toks, token{kind: tOp, text: op})
-			col += len(op)
-			i += len(op)
+		lx.atStart = false
+		if err := lx.token(); err != nil {
+			return nil, err
 		}
 	}
-	if depth > 0 {
-		return nil, fmt.Errorf("line %d: unclosed bracket at end of file", line)
+	if lx.depth > 0 {
+		return nil, fmt.Errorf("line %d: unclosed bracket at end of file", lx.line)
 	}
-	if cur != nil {
-		out = append(out, *cur)
+	if lx.cur != nil {
+		lx.out = append(lx.out, *lx.cur)
 	}
-	return out, nil
+	return lx.out, nil
+}
+
+// lexer is logicalLines' position in the source.
+type lexer struct {
+	src          string
+	i, line, col int
+	depth        int  // open brackets
+	atStart      bool // at the start of a physical line, before its first token
+	cur          *logicalLine
+	out          []logicalLine
+}
+
+// space consumes what is not a token (a newline, a continuation, blanks, a comment) and
+// reports whether it did.
+func (lx *lexer) space() bool {
+	src, c := lx.src, lx.src[lx.i]
+	switch {
+	case c == '\n':
+		lx.line++
+		lx.col, lx.atStart = 0, true
+		lx.i++
+		if lx.depth == 0 && lx.cur != nil {
+			lx.out = append(lx.out, *lx.cur)
+			lx.cur = nil
+		}
+	case c == '\\' && lx.i+1 < len(src) && (src[lx.i+1] == '\n' || src[lx.i+1] == '\r'):
+		lx.i++
+		if src[lx.i] == '\r' {
+			lx.i++
+		}
+		if lx.i < len(src) && src[lx.i] == '\n' {
+			lx.i++
+		}
+		lx.line++
+		lx.col, lx.atStart = 0, false
+	case c == '\t':
+		lx.col += 8 - lx.col%8
+		lx.i++
+	case c == ' ' || c == '\r' || c == '\f':
+		lx.col++
+		lx.i++
+	case c == '#':
+		for lx.i < len(src) && src[lx.i] != '\n' {
+			lx.i++
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// token consumes one token into the current logical line.
+func (lx *lexer) token() error {
+	src, i := lx.src, lx.i
+	if q, n := stringStart(src[i:]); n > 0 {
+		val, end, lines, err := readString(src, i+n, q)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", lx.line, err)
+		}
+		prefix := strings.ToLower(src[i : i+n-len(q)])
+		tok := token{kind: tString, text: val, plain: !strings.ContainsAny(prefix, "ft")}
+		if k := len(lx.cur.toks); k > 0 && lx.cur.toks[k-1].kind == tString {
+			lx.cur.toks[k-1].plain = false // implicit concatenation: not one literal
+			tok.plain = false
+		}
+		lx.emit(tok, end)
+		lx.line += lines
+		return nil
+	}
+	r, size := utf8.DecodeRuneInString(src[i:])
+	switch {
+	case r == '_' || unicode.IsLetter(r):
+		j := i
+		for j < len(src) {
+			r, n := utf8.DecodeRuneInString(src[j:])
+			if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			j += n
+		}
+		lx.emit(token{kind: tName, text: src[i:j]}, j)
+	case r >= '0' && r <= '9':
+		j := i
+		for j < len(src) && (isAlnum(src[j]) || src[j] == '.' || src[j] == '_') {
+			j++
+		}
+		lx.emit(token{kind: tNumber, text: src[i:j]}, j)
+	default:
+		op := src[i : i+size]
+		if strings.HasPrefix(src[i:], "...") {
+			op = "..."
+		}
+		switch op {
+		case "(", "[", "{":
+			lx.depth++
+		case ")", "]", "}":
+			lx.depth = max(lx.depth-1, 0)
+		}
+		lx.emit(token{kind: tOp, text: op}, i+len(op))
+	}
+	return nil
+}
+
+// emit appends a token that ends at end.
+func (lx *lexer) emit(t token, end int) {
+	lx.cur.toks = append(lx.cur.toks, t)
+	lx.col += end - lx.i
+	lx.i = end
 }
 
 func isAlnum(c byte) bool {

@@ -28,6 +28,21 @@ func (gs *Graphs) get(r resolver, srv *suite.Server) *importGraph {
 	return ig
 }
 
+// decide is what a server's imports make of the changed paths: its graph (nil for a server
+// without imports:), the paths left for its globs, and the first reason the changes select
+// its cases ("no paths: it always runs" for a server with neither imports nor globs).
+func (gs *Graphs) decide(r resolver, srv *suite.Server, changed []string, hasGlobs bool) (*importGraph, []string, string) {
+	if srv.Imports == nil {
+		if !hasGlobs {
+			return nil, changed, "no paths: it always runs"
+		}
+		return nil, changed, ""
+	}
+	ig := gs.get(r, srv)
+	rest, reason := ig.decide(changed, hasGlobs)
+	return ig, rest, reason
+}
+
 // importGraph is the import closure of one server's entry modules, read from the
 // repository's checkout (the pull request's head, in a plan job).
 type importGraph struct {
@@ -61,6 +76,26 @@ func (r resolver) graph(srv *suite.Server) *importGraph {
 	rules = append(rules, sglangRules...)
 	ig.g = ig.tree.Closure(im.Modules, rules)
 	return ig
+}
+
+// decide applies the graph to the changed paths: the first reason a changed .py file below
+// the root (or, for a case without globs, a change outside it) selects the case, and the
+// changed paths left for the globs.
+func (ig *importGraph) decide(changed []string, hasGlobs bool) (rest []string, reason string) {
+	for _, p := range changed {
+		rel, ok := pyimport.Rel(ig.root, p)
+		if !ok || !strings.HasSuffix(p, ".py") {
+			rest = append(rest, p)
+			continue
+		}
+		if r := ig.reason(p, rel); r != "" && reason == "" {
+			reason = r
+		}
+	}
+	if reason == "" && !hasGlobs && len(rest) > 0 {
+		reason = fmt.Sprintf("%s changed outside the Python tree %s/, and it has no paths: for such changes", rest[0], ig.root)
+	}
+	return rest, reason
 }
 
 // reason is why changed Python file p (rel below the source root) selects the server's

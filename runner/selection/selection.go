@@ -18,7 +18,6 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/internal/pyimport"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -160,27 +159,9 @@ func Select(in Input) (*Outcome, error) {
 	for _, c := range cases {
 		srv := s.Servers[c.Server]
 		globs := append(slices.Clone(srv.Paths), c.Paths...)
-		changed := in.Changed
-		var ig *importGraph
-		if srv.Imports != nil {
-			ig = graphs.get(r, srv)
-			var other []string
-			for _, p := range in.Changed {
-				rel, ok := pyimport.Rel(srv.Imports.Root, p)
-				if !ok || !strings.HasSuffix(p, ".py") {
-					other = append(other, p)
-					continue
-				}
-				if reason := ig.reason(p, rel); reason != "" {
-					pick(c.ID, reason)
-				}
-			}
-			changed = other
-			if len(globs) == 0 && len(other) > 0 {
-				pick(c.ID, fmt.Sprintf("%s changed outside the Python tree %s/, and it has no paths: for such changes", other[0], srv.Imports.Root))
-			}
-		} else if len(globs) == 0 {
-			pick(c.ID, "no paths: it always runs")
+		ig, changed, reason := graphs.decide(r, srv, in.Changed, len(globs) > 0)
+		if reason != "" {
+			pick(c.ID, reason)
 		}
 		reason, ok := why[c.ID]
 		m := match(globs, changed)
