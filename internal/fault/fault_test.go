@@ -79,3 +79,15 @@ func TestSetErrors(t *testing.T) {
 		t.Errorf("nil String() = %q", s)
 	}
 }
+
+// TestKnownMatchesSet proves that every spec Known lists (the --fault help and the
+// unknown-fault error) is one Set accepts, with sample values for K, FACTOR and MiB.
+func TestKnownMatchesSet(t *testing.T) {
+	for _, k := range Known() {
+		spec := strings.NewReplacer("=K:FACTOR", "=2:1.5", "=K", "=2", "=MiB", "=1.5").Replace(k)
+		var f Set
+		if err := f.Set(spec); err != nil {
+			t.Errorf("Known lists %s, but Set(%q): %v", k, spec, err)
+		}
+	}
+}
