@@ -406,3 +406,12 @@ func testPicture(w, h, variant int) *image.RGBA {
 }
 
 func encodeTestPNG(w, h int) ([]byte, error) { return media.EncodePNG(testPicture(w, h, 0)) }
+
+// httptestServer serves h for the test and closes both at its end.
+func httptestServer(t testing.TB, h *Handler) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	t.Cleanup(h.Close)
+	return s
+}
