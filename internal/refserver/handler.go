@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -518,15 +519,19 @@ func writeRequestError(w http.ResponseWriter, err error, jsonVideo bool) {
 	}
 }
 
+// writeJSON answers as FastAPI's JSONResponse renders: compact, "<" and "&" unescaped, no
+// trailing newline.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n')) // fails only when the client has gone
+	_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) // fails only when the client has gone
 }
 
 type statusRecorder struct {

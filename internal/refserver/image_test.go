@@ -35,7 +35,7 @@ func TestHealthAndModels(t *testing.T) {
 		t.Errorf("GET /v1/models = %s", b)
 	}
 	st, b = ts.call(t, http.MethodGet, "/v1/nothing", "", nil)
-	if st != http.StatusNotFound || string(b) != `{"detail":"Not Found"}`+"\n" {
+	if st != http.StatusNotFound || string(b) != `{"detail":"Not Found"}` {
 		t.Errorf("GET /v1/nothing: %d %s", st, b)
 	}
 }
@@ -164,7 +164,7 @@ func TestImageBadRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, b := ts.call(t, http.MethodPost, "/v1/images/generations", "application/json", strings.NewReader(tc.body))
-			if want := `{"detail":` + tc.want + "}\n"; st != http.StatusUnprocessableEntity || string(b) != want {
+			if want := `{"detail":` + tc.want + "}"; st != http.StatusUnprocessableEntity || string(b) != want {
 				t.Errorf("status %d, body %s; want 422 %s", st, b, want)
 			}
 		})

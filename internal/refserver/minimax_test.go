@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"image"
 	"image/png"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -206,5 +207,48 @@ func TestNoPerfRecordWithoutStageLogging(t *testing.T) {
 	ts.image(t, small)
 	if recs := perfRecords(t, dir); len(recs) != 0 {
 		t.Errorf("%d perf records with stage logging off, want none", len(recs))
+	}
+}
+
+// TestMiniMaxFormExtrasAreJSON proves that a multipart request (as the runner sends one with an
+// input_reference) carries the MiniMax-H3 extras as JSON text that SGLang parses
+// (_parse_extra_value), and that its fields are checked as in a JSON body.
+func TestMiniMaxFormExtrasAreJSON(t *testing.T) {
+	ts := start(t, Config{Model: minimaxID, StepMs: 0.1})
+	form := func(extra map[string]string) (int, []byte) {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fields := map[string]string{"prompt": "p", "size": "1280x720", "seconds": "4", "task": "t2va", "conditions": "[]",
+			"target": `{"short_edge": 768, "aspect_ratio": "16:9", "duration_seconds": 4.0}`, "num_inference_steps": "1"}
+		for k, v := range extra {
+			fields[k] = v
+		}
+		for k, v := range fields {
+			if err := mw.WriteField(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fw, err := mw.CreateFormFile("input_reference", "ref.png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := png.Encode(fw, image.NewRGBA(image.Rect(0, 0, 16, 16))); err != nil {
+			t.Fatal(err)
+		}
+		if err := mw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return ts.call(t, http.MethodPost, "/v1/videos", mw.FormDataContentType(), &buf)
+	}
+	if st, b := form(nil); st != http.StatusOK || !bytes.Contains(b, []byte(`"size":"1344x768"`)) {
+		t.Errorf("form t2va: %d %s, want a 1344x768 job", st, b)
+	}
+	if st, b := form(map[string]string{"fps": "24"}); st != http.StatusBadRequest ||
+		string(b) != `{"detail":"fps is not supported: MiniMax H3 derives the temporal shape from target.duration_seconds"}` {
+		t.Errorf("form with fps: %d %s", st, b)
+	}
+	if st, b := form(map[string]string{"target": `{"short_edge": 768, "aspect_ratio": "16:9", "duration_seconds": 20}`}); st != http.StatusBadRequest ||
+		string(b) != `{"detail":"target.duration_seconds must be in [4, 15], got 20"}` {
+		t.Errorf("form with 20 s: %d %s", st, b)
 	}
 }

@@ -92,7 +92,7 @@ func TestServeLifecycle(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if string(body) != `{"status":"ok"}`+"\n" || !strings.Contains(s.log.String(), "The server is fired up and ready to roll!") {
+	if string(body) != `{"status":"ok"}` || !strings.Contains(s.log.String(), "The server is fired up and ready to roll!") {
 		t.Fatalf("GET /health after warm-up: %s\n%s", body, s.log)
 	}
 	resp, err := client.Post(s.url+"/v1/images/generations", "application/json", strings.NewReader(`{"prompt": "p", "size": "16x16"}`))
@@ -196,7 +196,7 @@ func TestWarmupHoldsRequests(t *testing.T) {
 	if st, b := ts.call(t, http.MethodGet, "/health", "", nil); st != http.StatusServiceUnavailable || len(b) != 0 {
 		t.Errorf("GET /health while warming up: %d %q, want an empty 503", st, b)
 	}
-	if st, b := ts.call(t, http.MethodGet, "/liveness", "", nil); st != http.StatusOK || string(b) != `{"status":"ok"}`+"\n" {
+	if st, b := ts.call(t, http.MethodGet, "/liveness", "", nil); st != http.StatusOK || string(b) != `{"status":"ok"}` {
 		t.Errorf("GET /liveness while warming up: %d %s", st, b)
 	}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/v1/models", nil)
@@ -217,7 +217,7 @@ func TestWarmupHoldsRequests(t *testing.T) {
 	if resp := <-held; resp == nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("held GET /v1/models after the warm-up: %v", resp)
 	}
-	if st, b := ts.call(t, http.MethodGet, "/health", "", nil); st != http.StatusOK || string(b) != `{"status":"ok"}`+"\n" {
+	if st, b := ts.call(t, http.MethodGet, "/health", "", nil); st != http.StatusOK || string(b) != `{"status":"ok"}` {
 		t.Errorf("GET /health after the warm-up: %d %s", st, b)
 	}
 }

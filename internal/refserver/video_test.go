@@ -26,7 +26,7 @@ func TestVideoLifecycle(t *testing.T) {
 	}
 	// 10 steps of 5 ms: the job is still running when we look.
 	st, b = ts.call(t, http.MethodGet, "/v1/videos/"+j.ID+"/content", "", nil)
-	if st != http.StatusNotFound || string(b) != `{"detail":"Generation is still in-progress"}`+"\n" {
+	if st != http.StatusNotFound || string(b) != `{"detail":"Generation is still in-progress"}` {
 		t.Errorf("content while running: %d %s", st, b)
 	}
 	seen := map[string]bool{}
@@ -64,7 +64,7 @@ func TestVideoLifecycle(t *testing.T) {
 		t.Errorf("DELETE: %d %s, want the job as deleted", st, b)
 	}
 	for _, path := range []string{"/v1/videos/nope", "/v1/videos/nope/content", "/v1/videos/" + j.ID} {
-		if st, b := ts.call(t, http.MethodGet, path, "", nil); st != http.StatusNotFound || string(b) != `{"detail":"Video not found"}`+"\n" {
+		if st, b := ts.call(t, http.MethodGet, path, "", nil); st != http.StatusNotFound || string(b) != `{"detail":"Video not found"}` {
 			t.Errorf("GET %s: %d %s", path, st, b)
 		}
 	}
@@ -141,7 +141,7 @@ func TestVideoBadRequests(t *testing.T) {
 	_ = mw.WriteField("seconds", "2.5")
 	_ = mw.Close()
 	st, b := ts.call(t, http.MethodPost, "/v1/videos", mw.FormDataContentType(), &buf)
-	want := `{"detail":[{"type":"int_parsing","loc":["body","seconds"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"2.5"}]}` + "\n"
+	want := `{"detail":[{"type":"int_parsing","loc":["body","seconds"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"2.5"}]}`
 	if st != http.StatusUnprocessableEntity || string(b) != want {
 		t.Errorf("form seconds=2.5: %d %s, want 422 %s", st, b, want)
 	}
