@@ -98,8 +98,12 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	extra := func(name string) any {
 		v := f.m[name]
 		if s, ok := v.(string); ok && f.multipart {
-			var decoded any // _parse_extra_value: form values are JSON text when they parse
-			if json.Unmarshal([]byte(s), &decoded) == nil {
+			// _parse_extra_value: form values are JSON text when they parse. Numbers stay
+			// json.Number, so that 768.0 is a float there as in Python.
+			dec := json.NewDecoder(strings.NewReader(s))
+			dec.UseNumber()
+			var decoded any
+			if dec.Decode(&decoded) == nil && !dec.More() {
 				return decoded
 			}
 		}
@@ -222,8 +226,6 @@ func finite(v any) (float64, bool) {
 	switch v := v.(type) {
 	case json.Number:
 		x, err = v.Float64()
-	case float64:
-		x = v
 	case string:
 		x, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
 	default:
@@ -238,10 +240,6 @@ func pyInt(v any) (int64, bool) {
 	case json.Number:
 		n, err := v.Int64()
 		return n, err == nil
-	case float64: // decoded from a form's JSON text
-		if v == math.Trunc(v) && !strings.Contains(strconv.FormatFloat(v, 'f', -1, 64), ".") {
-			return int64(v), true
-		}
 	}
 	return 0, false
 }
