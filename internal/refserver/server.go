@@ -160,16 +160,15 @@ func load(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// warmupSteps is the denoise steps of the warm-up generation.
-const warmupSteps = 2
-
 // warmup is SGLang's synthetic server warm-up (http_server.py, _run_server_warmup_after_http_live):
 // once the port is live, one generation through the pipeline that no client sent, so it counts
 // as no request and writes no perf record (gpu_worker.py skips req.is_warmup); then "The server
-// is fired up and ready to roll!" and /health turns 200.
+// is fired up and ready to roll!" and /health turns 200. It lasts one warm-up step: a client
+// that sends its first request on the startup marker (before /health says 200) waits for it,
+// and a short one keeps that wait out of the first request's timings.
 func (h *Handler) warmup() {
 	defer h.warmed()
-	d := h.stepDuration(textEncodingSteps + latentPrepSteps + warmupSteps*warmupFactor)
+	d := h.stepDuration(warmupFactor)
 	if err := sleep(h.ctx, d); err != nil {
 		return
 	}
