@@ -43,6 +43,11 @@ func TestVideoLifecycle(t *testing.T) {
 	if !seen["queued"] || seen["in_progress"] || j.Status != "completed" || j.Progress != 100 || j.PeakMemoryMB == nil || j.InferenceTimeS == nil || *j.InferenceTimeS <= 0.05 {
 		t.Fatalf("job ended %+v after statuses %v", j, seen)
 	}
+	// The record is written before the job turns completed, as SGLang's GPU worker writes it
+	// before the result reaches the HTTP server.
+	if recs := perfRecords(t, ts.dir); len(recs) != 1 || recs[0].RequestID != j.ID {
+		t.Errorf("perf records when the job completed: %+v, want the job's", recs)
+	}
 	resp, err := ts.Client().Get(ts.URL + "/v1/videos/" + j.ID + "/content")
 	if err != nil {
 		t.Fatal(err)
