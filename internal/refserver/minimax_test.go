@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/google/go-cmp/cmp"
@@ -168,7 +167,7 @@ func TestMiniMaxOutputsAreRequests(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	ts := start(t, Config{Model: minimaxID, StepMs: 0.1})
 	st, b := ts.postJSON(t, "/v1/videos", with(t2va(), "n", 2))
-	j := ts.wait(t, decodeJob(t, st, b).ID, time.Minute)
+	j := ts.waitDone(t, decodeJob(t, st, b).ID)
 	if j.Status != "completed" {
 		t.Fatalf("job %+v", j)
 	}
