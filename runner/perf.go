@@ -71,7 +71,7 @@ func loadPerf(opts Options) (*perfConfig, error) {
 		}
 	}
 	if p.file == nil {
-		p.tol = baselines.Tolerances{LoadPeakVRAM: checks.DefaultLoadPeakTolerance, RuntimePeakVRAM: checks.DefaultRuntimePeakTolerance}
+		p.tol = opts.Perf.Overrides.Apply(baselines.Tolerances{LoadPeakVRAM: checks.DefaultLoadPeakTolerance, RuntimePeakVRAM: checks.DefaultRuntimePeakTolerance})
 	}
 	if s.KnownFailures != "" {
 		k, err := baselines.LoadKnown(s.KnownFailures)

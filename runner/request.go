@@ -187,21 +187,23 @@ func fillOutput(o *checks.Output, info media.Info) {
 	}
 }
 
-// shapeProblems compares what was decoded with what the case asked for.
+// shapeProblems compares what was decoded with what the case asked for: the size and frame
+// count of SGLang's rule (checks.ExpectedShape: upscaling multiplies the size, frame
+// interpolation sets the frame count, no other frame count is checked), the image codec of the
+// output format, at least one video frame and, for video+audio, an audio track.
 func shapeProblems(c *suite.Case, info media.Info) []string {
-	var p []string
 	r := c.Request
-	if r.Width > 0 && (info.Width != r.Width || info.Height != r.Height) {
-		p = append(p, fmt.Sprintf("size %dx%d, want %dx%d", info.Width, info.Height, r.Width, r.Height))
+	shape, err := checks.ExpectedShape(checks.ShapeRequest{Width: r.Width, Height: r.Height, Video: c.Modality != suite.Image,
+		Edit: len(r.Images) > 0, ImageToVideo: r.InputReference != "", NumFrames: r.NumFrames, Extra: r.Extra})
+	if err != nil {
+		return []string{fmt.Sprintf("case %s: %v", c.ID, err)}
 	}
+	p := shape.Problems(info.Width, info.Height, info.Frames)
 	if c.Modality == suite.Image {
 		if want := imageCodec(r.OutputFormat); want != "" && info.Codec != want {
 			p = append(p, fmt.Sprintf("image codec %s, want %s for output_format %s", info.Codec, want, r.OutputFormat))
 		}
 		return p
-	}
-	if r.NumFrames > 0 && info.Frames != r.NumFrames {
-		p = append(p, fmt.Sprintf("%d frames, want %d", info.Frames, r.NumFrames))
 	}
 	if info.Frames < 1 {
 		p = append(p, "no decodable video frames")
