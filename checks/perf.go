@@ -128,6 +128,21 @@ func Perf(rr RequestResult, b PerfBaseline) []Check {
 	return out
 }
 
+// PerfE2EOnly is what SGLang PR #39206 checks on a case with run_perf_check=False: the E2E
+// time alone (with the AMD rule of Perf), and no stage, step or aggregate: "Require valid
+// inference E2E and loading metrics for every diffusion CI case, including
+// run_perf_check=False" (its test test_e2e_only_does_not_require_stage_metrics).
+func PerfE2EOnly(rr RequestResult, b PerfBaseline) []Check {
+	if b.ROCm {
+		b.Tol = ROCmTolerances()
+	}
+	out := []Check{E2ECheck(rr.ServerTotalMs, b)}
+	if b.ROCm {
+		out = Warn(out, ROCmWarning)
+	}
+	return out
+}
+
 // ROCmWarning is why a check passed over its limit on an AMD GPU.
 const ROCmWarning = "AMD GPU (ROCm): SGLang's harness uses tolerance 1.0 there and only warns"
 

@@ -131,6 +131,9 @@ type CaseResult struct {
 	WallMs float64 `json:"wall_ms"`
 	// LogTail holds the last lines of the server log when something went wrong.
 	LogTail []string `json:"log_tail,omitempty"`
+	// Skipped says why SGLang's harness would skip the whole case (pytest.skip), e.g. a video
+	// job that timed out on AMD; its requests that were skipped do not fail it then.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Load describes the server start that served a case. Reused marks a case that ran on a

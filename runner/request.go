@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -87,6 +88,11 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 			return rr, startPeaks{}, fmt.Sprintf("not sent: the server died during %s", at)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+		if timedOut && c.Modality != suite.Image && baselines.ROCm(r.opts.GPU) {
+			rr.Checks = append(rr.Checks, checks.AMDVideoTimeout(c.ID, timeout))
+			saveTail(dir, srv)
+			return rr, startPeaks{}, fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
+		}
 		if timedOut {
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
 				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),

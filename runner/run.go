@@ -63,6 +63,9 @@ type Options struct {
 	Memory MemorySampler
 	// Perf configures the perf and memory verdicts (tolerance profile, env overrides).
 	Perf PerfOptions
+	// SkipConsistency skips every consistency and audio comparison, as SGLang's harness does
+	// under SGLANG_SKIP_CONSISTENCY=1 (read by cmd), which its AMD workflows set.
+	SkipConsistency bool
 	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
 	CLIPScorer *clip.Scorer
 	// GTMemory bounds the decoded ground truth a case keeps in memory, in bytes, so that its
@@ -420,6 +423,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 		r.logf("%s: server %s ready in %s (log %s)", c.ID, spec.Name, load.Round(time.Millisecond), srv.logPath)
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
+	cr.Skipped = checks.SkippedBy(cr.Requests)
 	r.casePerf(c, &cr)
 	r.confirm(ctx, c, srv, &cr)
 	r.revise(&cr)

@@ -545,10 +545,11 @@ func (d *decoder) inputFile(line int, field, path string) {
 }
 
 func (d *decoder) toggles(raw *yaml.Node, field string, t *Toggles) {
-	o := d.object(raw, field, "perf", "memory", "consistency", "audio", "perf_record", "output")
+	o := d.object(raw, field, "perf", "memory", "consistency", "audio", "perf_record", "output", "ground_truth_required")
 	if o == nil {
 		return
 	}
+	o.boolean("ground_truth_required", &t.GroundTruthRequired)
 	o.boolean("perf", &t.Perf)
 	o.boolean("memory", &t.Memory)
 	o.boolean("consistency", &t.Consistency)

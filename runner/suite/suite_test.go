@@ -541,7 +541,7 @@ func TestLoadManyMistakes(t *testing.T) {
 		f + `:45: cases[2].request.n: applies to image cases only; this case's modality is video`,
 		f + `:46: cases[2].request.seconds: must not be negative, got -2`,
 		f + `:47: cases[2].request.extra: want a mapping of extra request fields, got a list`,
-		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output)`,
+		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output, ground_truth_required)`,
 		f + `:48: cases[2].checks.perf: want true or false, got "yes"`,
 		f + `:50: cases[3].id: id "T2I" differs from "t2i" (line 18) only in letter case; ids become folder names`,
 		f + `:52: cases[3].request.seed: want an integer, got "1.5"`,
