@@ -385,6 +385,21 @@ func PerfLoadCheck(loadMs, baselineMs, tol float64) Check {
 	return limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch to ready)")
 }
 
+// PerfRecordJoined is the verdict on a request's performance.log record once it was found: a
+// pass naming what it holds, or, when a value is impossible (a negative time or memory
+// figure: impossible names each field and value), a failure naming them, since a check that
+// passed on such a value would mean nothing. The values stay in the result either way.
+func PerfRecordJoined(totalMs float64, stages, steps int, impossible []string) Check {
+	c := Check{Name: PerfRecord, Status: Pass, Value: finite(totalMs), Unit: "ms",
+		Detail: fmt.Sprintf("%d stages, %d denoise steps", stages, steps)}
+	if len(impossible) > 0 {
+		c.Status = Fail
+		c.Detail = "impossible values in the perf record: " + strings.Join(impossible, ", ") + " (" + c.Detail + ")"
+		c.Cause = "impossible perf record value " + impossible[0]
+	}
+	return c
+}
+
 // MissingScenario is the failure of a case whose scenario the baseline file lacks. snippet
 // is the measured values in the file's format, ready to paste under "scenarios".
 func MissingScenario(file, scenario, snippet string) Check {

@@ -268,9 +268,7 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 	rr.StepsMs = rec.Steps
 	rr.ServerTotalMs = rec.TotalDurationMs
 	rr.PeakVRAMMiB = rec.peaks("runtime_peak")
-	rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Pass,
-		Value: checks.Float(rec.TotalDurationMs), Unit: "ms",
-		Detail: fmt.Sprintf("%d stages, %d denoise steps", len(rec.Stages), len(rec.Steps))})
+	rr.Checks = append(rr.Checks, checks.PerfRecordJoined(rec.TotalDurationMs, len(rec.Stages), len(rec.Steps), rec.impossible()))
 	return rr, startPeaks{load: rec.peaks("load_peak"), warmup: rec.peaks("warmup_peak")}
 }
 

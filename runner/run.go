@@ -162,6 +162,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	for _, u := range units(opts.Suite, cases) {
 		res.Cases = append(res.Cases, r.unit(ctx, u)...)
 	}
+	res.Cases = r.retry(ctx, res.Cases, cases)
 	if stopSnapshot() {
 		close(r.snapshotDone)
 	} else {

@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+)
+
+// retry is the suite's retry mode, SGLang's rule of PR #39206 (run_pytest in
+// test/runner/pytest_runner.py): once every case of the partition has run (confirmation
+// requests included), the cases that failed are run again from a fresh server start, up to
+// their retry: times, as long as every failed case of the last attempt may be retried
+// (checks.RetryBlocked: one consistency failure stops all retries, as SGLang decides over the
+// whole attempt's output). A case that passes stops being retried; the last attempt's verdict
+// stands and the earlier ones are kept in CaseResult.Attempts. results holds the cases in
+// the order of cases.
+func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*suite.Case) []checks.CaseResult {
+	byID := map[string]*suite.Case{}
+	for _, c := range cases {
+		byID[c.ID] = c
+	}
+	last := results // the cases the previous attempt ran
+	for attempt := 1; attempt <= suite.MaxRetry; attempt++ {
+		var again []*suite.Case
+		for _, cr := range last {
+			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && checks.CaseStatus(cr) == checks.Fail {
+				again = append(again, c)
+			}
+		}
+		if len(again) == 0 || ctx.Err() != nil {
+			return results
+		}
+		if why := checks.RetryBlocked(last); why != "" {
+			r.logf("retry: not retrying %d failed case(s): %s (SGLang retries only when every failure of an attempt may be retried)", len(again), why)
+			return results
+		}
+		r.logf("retry %d: running %d failed case(s) again from a fresh server start", attempt, len(again))
+		last = nil
+		for _, u := range units(r.opts.Suite, again) {
+			last = append(last, r.unit(ctx, u)...)
+		}
+		for _, cr := range last {
+			for i := range results {
+				if results[i].ID != cr.ID {
+					continue
+				}
+				prev := results[i]
+				attempts := prev.Attempts
+				prev.Attempts = nil
+				prev.Status = checks.CaseStatus(prev)
+				cr.Attempts = append(attempts, prev)
+				results[i] = cr
+				r.logf("%s: retry %d of %d: %s", cr.ID, attempt, byID[cr.ID].Noise.Retry, checks.CaseStatus(cr))
+			}
+		}
+	}
+	return results
+}
