@@ -1,6 +1,8 @@
 package baselines
 
 import (
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -104,4 +106,58 @@ func TestRegenerateFieldsRule(t *testing.T) {
 			t.Errorf("%s (%s): keys (-want +got):\n%s", tt.input, src, diff)
 		}
 	}
+}
+
+// Rule: on SGLang's own h100.json, 12 of the 63 scenarios have a model-specific
+// denoising-role stage (LTX2AVDenoisingStage, DmdDenoisingStage, ...), which PR #39206 checks
+// with the denoise_stage tolerance instead of non_denoise_stage. Source: PR #39206 (stage
+// role); testdata/sglang/perf_baselines/h100.json (SOURCES.md).
+func TestStageRoleOnSGLangBaselines(t *testing.T) {
+	const src = "PR #39206, stage role"
+	f, err := Load(perfBaselinesDir + "/h100.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tol, err := f.Tolerances("pr_test", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, checked := 0, 0
+	for _, id := range slices.Sorted(maps.Keys(f.Scenarios)) {
+		pb, ok := f.Perf(id, tol, false)
+		if !ok {
+			continue
+		}
+		role := false
+		for _, st := range pb.Stages {
+			if st.Name == checks.DenoisingStage || !checks.DenoisingRole(st.Name) || math.IsNaN(st.Ms) || st.Ms <= 0 {
+				continue
+			}
+			role = true
+			limit := checks.PerfLimit(st.Ms, pb.Tol.DenoiseStage, checks.StagePadMs)
+			for _, v := range []float64{limit, math.Nextafter(limit, math.Inf(1))} {
+				want := checks.Pass
+				if v > limit {
+					want = checks.Fail
+				}
+				var got checks.Status
+				for _, c := range checks.StageChecks(checks.Stages{{Name: st.Name, Ms: v}}, pb) {
+					if c.Name == checks.PerfStagePrefix+st.Name {
+						got = c.Status
+					}
+				}
+				if got != want {
+					t.Errorf("%s %s at %v (%s): %s, want %s", id, st.Name, v, src, got, want)
+				}
+				checked++
+			}
+		}
+		if role {
+			n++
+		}
+	}
+	if n != 12 || len(f.Scenarios) != 63 {
+		t.Errorf("%d of %d scenarios with a denoising-role stage, want 12 of 63 (%s)", n, len(f.Scenarios), src)
+	}
+	t.Logf("%d verdicts at the denoise_stage limit of role stages", checked)
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +101,22 @@ func TestPerfWiring(t *testing.T) {
 		}
 		if warm == nil || warm.Status != tt.warm || *warm.Limit != 1128 {
 			t.Errorf("%s: warm-up peak 1129 MiB against 1000 + 128: %+v", tt.gpu, warm)
+		}
+		// The scenario has no load or runtime peak VRAM baseline: on CUDA a failure per
+		// missing key (test_server_common.py @ a7ec6b97f786, _validate_and_record); off CUDA
+		// no VRAM verdict at all.
+		var missing []string
+		for _, ck := range cr.Checks {
+			if ck.Status == checks.Fail && strings.Contains(ck.Detail, "is missing a load/runtime peak VRAM baseline") {
+				missing = append(missing, ck.Name)
+			}
+		}
+		want := []string{checks.MemoryLoadPeak, checks.MemoryRuntimePeak}
+		if tt.gpu == "mi300x" {
+			want = nil
+		}
+		if !slices.Equal(missing, want) {
+			t.Errorf("%s: missing VRAM baseline failures %v, want %v", tt.gpu, missing, want)
 		}
 	}
 }
