@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -24,7 +25,7 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 	for attempt := 1; attempt <= suite.MaxRetry; attempt++ {
 		var again []*suite.Case
 		for _, cr := range last {
-			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && checks.CaseStatus(cr) == checks.Fail {
+			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && r.failsUnexplained(cr) {
 				again = append(again, c)
 			}
 		}
@@ -56,4 +57,27 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 		}
 	}
 	return results
+}
+
+// failsUnexplained reports whether a case fails once the suite's known failures are applied
+// (which happens to the results only at the end of the run): a failure that an entry of the
+// known-failures file explains is reported as known, and running the case again could not
+// change that.
+func (r *run) failsUnexplained(cr checks.CaseResult) bool {
+	if checks.CaseStatus(cr) != checks.Fail {
+		return false
+	}
+	p := r.perfCfg
+	if p == nil || len(p.known) == 0 {
+		return true
+	}
+	cp := cr
+	cp.Checks = slices.Clone(cr.Checks)
+	cp.Requests = slices.Clone(cr.Requests)
+	for i := range cp.Requests {
+		cp.Requests[i].Checks = slices.Clone(cp.Requests[i].Checks)
+	}
+	tmp := &checks.Result{Cases: []checks.CaseResult{cp}}
+	checks.ApplyKnown(tmp, p.known, p.today)
+	return checks.CaseStatus(tmp.Cases[0]) == checks.Fail
 }
