@@ -93,6 +93,8 @@ func TestRetryRule(t *testing.T) {
 		{"GT not found", req(Failed(ConsistencyGroup, "GT not found for c: no ground truth")), false},
 		{"consistency failed beside a timeout", req(Check{Name: OutputPresent, Status: Fail, Cause: "request hung: no output within 2s"}, Failed(ConsistencySSIM, "")), false},
 		{"a request timed out (TimeoutError)", req(Check{Name: OutputPresent, Status: Fail, Cause: "request hung: no output within 2s"}), true},
+		{"the server start timed out (TimeoutError in _wait_for_ready)", CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: CauseStartTimeout}}, Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, true},
+		{"the server exited while starting (RuntimeError)", CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: "server failed to start, exit 1"}}, Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, false},
 		{"the server ran out of memory", withTail(req(Failed(ServerAlive, "server exited")), "torch.OutOfMemoryError: CUDA out of memory."), true},
 		{"SafetensorError in the log", withTail(req(Failed(OutputPresent, "500")), "safetensors_rust.SafetensorError: invalid header"), true},
 		{"an output assertion is not retried", req(Failed(OutputValid, "size 64x64, want 256x256")), false},

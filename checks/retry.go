@@ -11,6 +11,11 @@ import (
 // with at most six retries").
 const MaxRetries = 6
 
+// CauseStartTimeout is the Cause of a server.alive failure of a server still starting when
+// its start_timeout ran out: SGLang's _wait_for_ready raises TimeoutError then, which its
+// runner retries.
+const CauseStartTimeout = "server start timed out"
+
 // RetryVerdict says whether a failed case may be run again, and why.
 type RetryVerdict struct {
 	Retryable bool
@@ -31,7 +36,8 @@ var infraMarkers = []string{"timeouterror", "safetensorerror", "filenotfounderro
 //     consistency.* check (a missing ground truth included) or a missing audio ground truth
 //     ("Consistency check failed for", "GT not found for");
 //   - a case whose failures are all perf.* or memory.* checks is retried ("[performance]");
-//   - so is an infrastructure failure: a request that hung (TimeoutError), or "out of memory",
+//   - so is an infrastructure failure: a request that hung or a server start that timed out
+//     (TimeoutError), or "out of memory",
 //     "oom killer", SafetensorError, TimeoutError, FileNotFoundError in a failure's detail or
 //     the server's log tail;
 //   - any other failure (output.valid, an audio metric, a crash) is not retried.
@@ -68,8 +74,8 @@ func RetryOf(cr CaseResult) RetryVerdict {
 		return RetryVerdict{Retryable: true, Why: "only perf and memory checks failed"}
 	}
 	for _, c := range failed {
-		if strings.HasPrefix(c.Cause, "request hung") {
-			return RetryVerdict{Retryable: true, Why: c.Name + ": a request timed out (TimeoutError)"}
+		if strings.HasPrefix(c.Cause, "request hung") || c.Cause == CauseStartTimeout {
+			return RetryVerdict{Retryable: true, Why: c.Name + ": timed out (TimeoutError)"}
 		}
 	}
 	texts := slices.Clone(cr.LogTail)
