@@ -14,8 +14,9 @@ import (
 // their retry: times, as long as every failed case of the last attempt may be retried
 // (checks.RetryBlocked: one consistency failure stops all retries, as SGLang decides over the
 // whole attempt's output). A case that passes stops being retried; the last attempt's verdict
-// stands and the earlier ones are kept in CaseResult.Attempts. results holds the cases in
-// the order of cases.
+// stands and the earlier ones are kept in CaseResult.Attempts, except that a retry cut short
+// by a cancel leaves the failure it was to settle in place. results holds the cases in the
+// order of cases.
 func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*suite.Case) []checks.CaseResult {
 	byID := map[string]*suite.Case{}
 	for _, c := range cases {
@@ -47,6 +48,11 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 					continue
 				}
 				prev := results[i]
+				if checks.CaseStatus(cr) == checks.Cancelled {
+					// A retry cut short says nothing new: the failure it was to settle stands.
+					r.logf("%s: retry %d cancelled; the failure of the attempt before it stands", cr.ID, attempt)
+					continue
+				}
 				attempts := prev.Attempts
 				prev.Attempts = nil
 				prev.Status = checks.CaseStatus(prev)
