@@ -51,6 +51,11 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 				if checks.CaseStatus(cr) == checks.Cancelled {
 					// A retry cut short says nothing new: the failure it was to settle stands.
 					r.logf("%s: retry %d cancelled; the failure of the attempt before it stands", cr.ID, attempt)
+					// requests.jsonl's last line of a request is its verdict: the one that stands.
+					for _, rr := range prev.Requests {
+						rr.Revised = true
+						r.record(rr)
+					}
 					continue
 				}
 				attempts := prev.Attempts
