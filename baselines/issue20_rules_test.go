@@ -3,6 +3,7 @@ package baselines
 import (
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -160,4 +161,20 @@ func TestStageRoleOnSGLangBaselines(t *testing.T) {
 		t.Errorf("%d of %d scenarios with a denoising-role stage, want 12 of 63 (%s)", n, len(f.Scenarios), src)
 	}
 	t.Logf("%d verdicts at the denoise_stage limit of role stages", checked)
+}
+
+// Every env override of OverrideEnv is documented where the tolerances are (one list, one
+// home: the docs are tested against the table).
+func TestOverrideEnvDocumented(t *testing.T) {
+	for _, doc := range []string{"../docs/baselines.md", "../docs/sglang-compat.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range OverrideEnv {
+			if !strings.Contains(string(b), "`"+e.Var+"`") {
+				t.Errorf("%s does not name %s", doc, e.Var)
+			}
+		}
+	}
 }
