@@ -156,6 +156,10 @@ type Toggles struct {
 	Audio       *bool
 	PerfRecord  *bool // require a performance.log record per request
 	Output      *bool // require decodable output of the declared shape
+	// GroundTruthRequired: a case with consistency on and no ground truth fails, as SGLang's
+	// "GT not found for <case>" (test_server_common.py); false is the per-case opt-out that
+	// skips the comparison instead.
+	GroundTruthRequired *bool
 }
 
 // Enabled reports whether a toggle is on; an unset toggle is on.
