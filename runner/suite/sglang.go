@@ -59,12 +59,12 @@ func FlagGiven(argv []string, flag string) bool {
 type pyType int
 
 const (
-	pyInt     pyType = iota // Optional[int]: an int, a float without a fraction, or such a string
-	pyFloat                 // Optional[float]: a number, or a numeric string
-	pyStr                   // Optional[str]: a string only (pydantic 2 turns no number into a string)
-	pyBool                  // Optional[bool]: true/false, 0/1, or one of pydantic's bool words
-	pyDict                  // Optional[Dict[str, Any]]: a mapping
-	pySeed                  // Optional[Union[int, List[int]]]: an int or a list of ints
+	pyInt   pyType = iota // Optional[int]: an int, a float without a fraction, or such a string
+	pyFloat               // Optional[float]: a number, or a numeric string
+	pyStr                 // Optional[str]: a string only (pydantic 2 turns no number into a string)
+	pyBool                // Optional[bool]: true/false, 0/1, or one of pydantic's bool words
+	pyDict                // Optional[Dict[str, Any]]: a mapping
+	pySeed                // Optional[Union[int, List[int]]]: an int or a list of ints
 )
 
 // Field types of VideoGenerationsRequest and ImageGenerationsRequest
