@@ -264,6 +264,10 @@ func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
 		return reply{}, err
 	}
 	if job.ID == "" {
+		if job.Error != nil {
+			// A 2xx that carries an error and no job is a failure with the server's words.
+			return reply{}, &httpError{Method: http.MethodPost, URL: "/v1/videos", Status: http.StatusOK, Message: errorText(job.Error)}
+		}
 		return reply{}, errors.New("POST /v1/videos: response has no job id")
 	}
 	c.job.Store(new(job))

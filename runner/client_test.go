@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -25,24 +24,17 @@ const sglangJobID = "3f2b8c1e-7d4a-4b6e-9a51-2c8e0f6d7b93"
 // sglangAPI answers the OpenAI-style API as SGLang's handlers do, at the transport level so
 // that it runs inside a synctest bubble: POST /v1/videos makes a queued job
 // (video_api.create_video), every poll returns the job in status (the state
-// _dispatch_job_async or delete_video left it in); POST /v1/images/generations answers
-// imageStatus with imageBody. Every request is counted by path.
+// _dispatch_job_async or delete_video left it in), or videoBody when set, as the answer to
+// the POST; POST /v1/images/generations answers imageStatus with imageBody.
 type sglangAPI struct {
 	status      string
 	jobError    any // the job's "error" object; nil: none
+	videoBody   string
 	imageStatus int
 	imageBody   string
-	mu          sync.Mutex
-	calls       map[string]int
 }
 
 func (a *sglangAPI) RoundTrip(req *http.Request) (*http.Response, error) {
-	a.mu.Lock()
-	if a.calls == nil {
-		a.calls = map[string]int{}
-	}
-	a.calls[req.Method+" "+req.URL.Path]++
-	a.mu.Unlock()
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
 	}
@@ -55,6 +47,8 @@ func (a *sglangAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 		return answer(200, string(b))
 	}
 	switch {
+	case req.Method == http.MethodPost && req.URL.Path == "/v1/videos" && a.videoBody != "":
+		return answer(200, a.videoBody)
 	case req.Method == http.MethodPost && req.URL.Path == "/v1/videos":
 		return job("queued", nil)
 	case req.Method == http.MethodGet && req.URL.Path == "/v1/videos/"+sglangJobID:
@@ -134,6 +128,8 @@ func TestServerReportedFailureIsNotJoinedToAPerfRecord(t *testing.T) {
 			"output.present: POST /v1/images/generations: HTTP 400: response_format=url is not supported"},
 		{"HTTP 422 from request validation", &sglangAPI{imageStatus: 422, imageBody: `{"detail": [{"type": "int_from_float", "loc": ["body", "n"], "msg": "Input should be a valid integer, got a number with a fractional part", "input": 1.5}]}`}, suite.Image,
 			"output.present: POST /v1/images/generations: HTTP 422: body.n: Input should be a valid integer, got a number with a fractional part"},
+		{"HTTP 200 carrying an error object instead of a job", &sglangAPI{videoBody: `{"error": {"message": "queue full"}}`}, suite.Video,
+			"output.present: POST /v1/videos: HTTP 200: queue full"},
 		{"HTTP 200 carrying an error object", &sglangAPI{imageStatus: 200, imageBody: `{"id": "x", "data": [], "error": {"message": "safety checker refused the prompt"}}`}, suite.Image,
 			"output.present: POST /v1/images/generations: HTTP 200: safety checker refused the prompt"},
 	} {
