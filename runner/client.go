@@ -525,10 +525,22 @@ func quoted(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-// errorText is the text of an error value: a string as it is, an object's "message" (or
-// "msg"), FastAPI's validation list as "loc: msg" items joined by "; ", anything else as
-// its JSON.
+// maxErrorText bounds the server's words in a failure detail: a server can answer with an
+// error of any size.
+const maxErrorText = 2000
+
+// errorText is the text of an error value, at most maxErrorText bytes: a string as it is, an
+// object's "message" (or "msg"), FastAPI's validation list as "loc: msg" items joined by
+// "; ", anything else as its JSON.
 func errorText(v any) string {
+	s := errorValue(v)
+	if len(s) > maxErrorText {
+		s = strings.ToValidUTF8(s[:maxErrorText], "") + "…"
+	}
+	return s
+}
+
+func errorValue(v any) string {
 	switch v := v.(type) {
 	case string:
 		return v
@@ -544,7 +556,7 @@ func errorText(v any) string {
 	case []any:
 		parts := make([]string, 0, len(v))
 		for _, item := range v {
-			parts = append(parts, errorText(item))
+			parts = append(parts, errorValue(item))
 		}
 		return strings.Join(parts, "; ")
 	}

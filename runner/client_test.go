@@ -193,6 +193,7 @@ func TestErrorMessage(t *testing.T) {
 		{`{"error": "plain"}`, "plain"},
 		{`Internal Server Error`, `"Internal Server Error"`},
 		{`{"detail": {"code": 7}}`, `"{\"code\":7}"`},
+		{`{"detail": "` + strings.Repeat("é", 3000) + `"}`, strings.Repeat("é", maxErrorText/2) + "…"},
 	} {
 		if got := errorMessage([]byte(tc.body)); got != tc.want {
 			t.Errorf("errorMessage(%s) = %q, want %q", tc.body, got, tc.want)
