@@ -59,6 +59,36 @@ func (a *sglangAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 	return answer(404, `{"detail": "Not Found"}`)
 }
 
+// requestRun is a run of one case on a server that is no process: its HTTP answers come from
+// transport and its log is written by the test. For tests of run.request inside a synctest
+// bubble; closed at the end of the test.
+func requestRun(t *testing.T, spec *suite.Server, c *suite.Case, transport http.RoundTripper, heartbeat time.Duration, progress io.Writer) (*run, *server) {
+	t.Helper()
+	dir := t.TempDir()
+	rec, err := NewRecorder(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	logFile, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &server{spec: spec, baseURL: "http://server.invalid", log: newLogWatch(logFile, "ready"),
+		perf: newPerfLog(filepath.Join(dir, "perf", "performance.log")), exited: make(chan struct{})}
+	t.Cleanup(srv.log.close)
+	r := &run{
+		opts: Options{
+			Suite:      &suite.Suite{Servers: map[string]*suite.Server{spec.Name: spec}, Cases: []*suite.Case{c}},
+			HTTPClient: &http.Client{Transport: transport},
+			Heartbeat:  heartbeat,
+		},
+		rec:      rec,
+		progress: progress,
+	}
+	return r, srv
+}
+
 // sendOne sends request 1/1 of a case to api inside a synctest bubble, with a request timeout
 // of 100 s and a perf_record_timeout of an hour, and returns the result and how long it took
 // on the bubble's clock (which moves only while every goroutine waits, so no real time is
@@ -66,32 +96,11 @@ func (a *sglangAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 func sendOne(t *testing.T, api *sglangAPI, modality suite.Modality) (rr checks.RequestResult, took time.Duration) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
 		spec := &suite.Server{Name: "sglang", RequestTimeout: 100 * time.Second, PerfRecordTimeout: time.Hour,
 			PollInterval: 100 * time.Millisecond, StopGrace: time.Second}
 		c := &suite.Case{ID: "fails", Server: "sglang", Modality: modality, Repeat: 1,
 			Request: suite.Request{Prompt: "a fox", N: 1, OutputFormat: "png"}}
-		rec, err := NewRecorder(filepath.Join(dir, "out"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rec.Close()
-		logFile, err := os.Create(filepath.Join(dir, "server.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &server{spec: spec, baseURL: "http://server.invalid", log: newLogWatch(logFile, "ready"),
-			perf: newPerfLog(filepath.Join(dir, "perf", "performance.log")), exited: make(chan struct{})}
-		defer srv.log.close()
-		r := &run{
-			opts: Options{
-				Suite:      &suite.Suite{Servers: map[string]*suite.Server{"sglang": spec}, Cases: []*suite.Case{c}},
-				HTTPClient: &http.Client{Transport: api},
-				Heartbeat:  time.Hour,
-			},
-			rec:      rec,
-			progress: io.Discard,
-		}
+		r, srv := requestRun(t, spec, c, api, time.Hour, io.Discard)
 		began := time.Now()
 		rr, _, _ = r.request(t.Context(), c, srv, slot{index: 1, of: 1})
 		took = time.Since(began)
