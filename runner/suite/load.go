@@ -203,6 +203,10 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	}
 	if srv.Builtin == nil && len(srv.Command) > 0 && !mentionsPort(srv) {
 		d.errorf(o.lineOf("command"), join(field, "command"), "no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
+	} else if srv.Builtin == nil && SGLangServe(srv.Command) {
+		if problem := sglangPort(srv.Command); problem != "" {
+			d.errorf(o.lineOf("command"), join(field, "command"), "%s", problem)
+		}
 	}
 	if o.str("dir", &srv.Dir) {
 		srv.Dir = d.path(srv.Dir)

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -221,4 +222,36 @@ func requestExtra(request *yaml.Node) (*yaml.Node, int, bool) {
 		}
 	}
 	return nil, 0, false
+}
+
+// sglangDefaultPort is where `sglang serve` listens without --port (server_args.py
+// ServerArgs.port).
+const sglangDefaultPort = 30000
+
+// sglangPort says why an `sglang serve` command would not listen on the port diffusion-check
+// picks, or "": it has no --port (SGLang then listens on its default), or its last --port,
+// the one argparse keeps, is not "{port}". A --config file, or an abbreviation of --port
+// (argparse accepts one), may set the port too; such a command is not judged.
+func sglangPort(argv []string) string {
+	last, found := "", false
+	for i, a := range argv {
+		name, value, hasValue := strings.Cut(a, "=")
+		switch {
+		case name == "--config", strings.HasPrefix(name, "--po") && name != "--port" && strings.HasPrefix("--port", name):
+			return ""
+		case name != "--port":
+			continue
+		case hasValue:
+			last, found = value, true
+		case i+1 < len(argv):
+			last, found = argv[i+1], true
+		}
+	}
+	switch {
+	case !found:
+		return fmt.Sprintf("no --port: sglang serve would listen on its default port %d (server_args.py ServerArgs.port), not on the one diffusion-check picks; add --port, \"{port}\"", sglangDefaultPort)
+	case !strings.Contains(last, "{port}"):
+		return fmt.Sprintf("the last --port is %q, and sglang serve listens on the last one given (argparse); diffusion-check talks to \"{port}\" only", last)
+	}
+	return ""
 }

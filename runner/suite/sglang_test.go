@@ -134,3 +134,34 @@ func TestFlagGiven(t *testing.T) {
 		}
 	}
 }
+
+// TestSGLangServePort: `sglang serve` listens on the last --port given (argparse) or on its
+// default 30000 without one, so a command whose port is not diffusion-check's is refused at
+// load; a --config file or an abbreviation, which may set it, is not judged.
+func TestSGLangServePort(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command string
+		want    []string
+	}{
+		{"no --port", `[sglang, serve, --model-path, m, --strict-ports]
+    env: {X: "{port}"}`, []string{
+			`suite.yaml:3: servers.s.command: no --port: sglang serve would listen on its default port 30000 (server_args.py ServerArgs.port), not on the one diffusion-check picks; add --port, "{port}"`,
+		}},
+		{"a later --port wins", `[sglang, serve, --port, "{port}", --port, "30001"]`, []string{
+			`suite.yaml:3: servers.s.command: the last --port is "30001", and sglang serve listens on the last one given (argparse); diffusion-check talks to "{port}" only`,
+		}},
+		{"--port=", `[sglang, serve, "--port={port}"]`, nil},
+		{"--config may set it", `[sglang, serve, --config, c.yaml, --model-path, "{port}"]`, nil},
+		{"abbreviated", `[sglang, serve, --por, "{port}"]`, nil},
+		{"another backend", `[sglang, serve, --model-type, llm, --model-path, "{port}"]`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := "servers:\n  s:\n    command: " + tc.command + "\ncases:\n  - {id: a, server: s, modality: image, request: {size: 8x8}}\n"
+			_, err := Parse("suite.yaml", []byte(data))
+			if diff := cmp.Diff(tc.want, errLines(err)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
