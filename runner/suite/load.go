@@ -207,6 +207,9 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 		if problem := sglangPort(srv.Command); problem != "" {
 			d.errorf(o.lineOf("command"), join(field, "command"), "%s", problem)
 		}
+		for _, problem := range sglangFlagValues(srv.Command) {
+			d.errorf(o.lineOf("command"), join(field, "command"), "%s: sglang serve would stop at once (server_args.py)", problem)
+		}
 	}
 	if o.str("dir", &srv.Dir) {
 		srv.Dir = d.path(srv.Dir)

@@ -255,3 +255,73 @@ func sglangPort(argv []string) string {
 	}
 	return ""
 }
+
+// sglangFlag is one option of `sglang serve` whose value argparse checks: Type "int" or
+// "float" (argparse's type=int or float) or "str"; Choices, when set, the values it takes.
+type sglangFlag struct {
+	Names   []string
+	Type    string
+	Choices []string
+}
+
+// sglangFlagValues says, for each option of sglangValueFlags that an `sglang serve` command
+// gives with a value argparse refuses, what argparse would say: the server exits at once
+// with that message ("argument --num-gpus: invalid int value: 'two'"). Only options written
+// whole are checked (an abbreviation is left to argparse), and a value holding a
+// placeholder ("{port}") is checked once filled, by SGLang.
+func sglangFlagValues(argv []string) []string {
+	byName := map[string]sglangFlag{}
+	for _, f := range sglangValueFlags {
+		for _, n := range f.Names {
+			byName[n] = f
+		}
+	}
+	var problems []string
+	for i := 2; i < len(argv); i++ {
+		name, value, hasValue := strings.Cut(argv[i], "=")
+		f, ok := byName[name]
+		if !ok {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(argv) || strings.HasPrefix(argv[i+1], "--") {
+				problems = append(problems, fmt.Sprintf("argument %s: expected one argument", name))
+				continue
+			}
+			i++
+			value = argv[i]
+		}
+		if strings.Contains(value, "{") {
+			continue
+		}
+		if p := pythonValueProblem(f, value); p != "" {
+			problems = append(problems, fmt.Sprintf("argument %s: %s", name, p))
+		}
+	}
+	return problems
+}
+
+// pythonValueProblem is argparse's complaint about value for f, or "" when it takes it: the
+// value goes through Python's int() or float() (which strip spaces and allow "_" between
+// digits), then is looked up in the choices.
+func pythonValueProblem(f sglangFlag, value string) string {
+	v := strings.ReplaceAll(strings.TrimSpace(value), "_", "")
+	switch f.Type {
+	case "int":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Sprintf("invalid int value: '%s'", value)
+		}
+		v = strconv.FormatInt(n, 10)
+	case "float":
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Sprintf("invalid float value: '%s'", value)
+		}
+	default:
+		v = value
+	}
+	if f.Choices != nil && !slices.Contains(f.Choices, v) {
+		return fmt.Sprintf("invalid choice: '%s' (choose from %s)", value, strings.Join(f.Choices, ", "))
+	}
+	return ""
+}

@@ -165,3 +165,33 @@ func TestSGLangServePort(t *testing.T) {
 		})
 	}
 }
+
+// TestSGLangServeFlagValues: an option of `sglang serve` whose value argparse refuses
+// (server_args.py: type=int or float, a literal list of choices) is refused at load with
+// argparse's words; values argparse takes (Python's int() and float(), placeholders filled
+// later) pass.
+func TestSGLangServeFlagValues(t *testing.T) {
+	const suffix = " (server_args.py)"
+	for _, tc := range []struct {
+		name    string
+		command string
+		want    []string
+	}{
+		{"bad values", `[sglang, serve, --port, "{port}", --num-gpus, two, --dit-offload-prefetch-size=lots, --log-requests-format, yaml, --kv-cache-quant-sink, "2", --tp-size]`, []string{
+			`suite.yaml:3: servers.s.command: argument --num-gpus: invalid int value: 'two': sglang serve would stop at once` + suffix,
+			`suite.yaml:3: servers.s.command: argument --dit-offload-prefetch-size: invalid float value: 'lots': sglang serve would stop at once` + suffix,
+			`suite.yaml:3: servers.s.command: argument --log-requests-format: invalid choice: 'yaml' (choose from text, json): sglang serve would stop at once` + suffix,
+			`suite.yaml:3: servers.s.command: argument --kv-cache-quant-sink: invalid choice: '2' (choose from 0, 1): sglang serve would stop at once` + suffix,
+			`suite.yaml:3: servers.s.command: argument --tp-size: expected one argument: sglang serve would stop at once` + suffix,
+		}},
+		{"values argparse takes", `[sglang, serve, --port, "{port}", --num-gpus, " 2 ", --dp, "1_0", --base-gpu-id, "-1", --dit-layerwise-resident-layers, "1e1", --kv-cache-quant-sink, "01", --log-requests-format=json, --master-port, "{port}"]`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := "servers:\n  s:\n    command: " + tc.command + "\ncases:\n  - {id: a, server: s, modality: image, request: {size: 8x8}}\n"
+			_, err := Parse("suite.yaml", []byte(data))
+			if diff := cmp.Diff(tc.want, errLines(err)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
