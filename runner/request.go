@@ -107,8 +107,15 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: st, Detail: err.Error()})
 		saveTail(dir, srv)
-		// The server answered with an error; it may still have logged timings for it.
-		if rep.ID != "" {
+		switch {
+		case failedOnServer(err):
+			// SGLang writes no performance.log record for a request it reports failed
+			// (gpu_worker._execute_forward_common): waiting for one would only add
+			// perf_record_timeout and a second failure to the one above.
+			rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip,
+				Detail: "not joined: the server reported this request failed, and SGLang writes no performance.log record for a failed request"})
+		case rep.ID != "":
+			// The generation may have run (a failed download, a full disk): its record may be there.
 			rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 		}
 		return rr, loadPeak, ""

@@ -470,6 +470,9 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 		return nil, 0, &startError{err: err}
 	}
 	r.servers = append(r.servers, srv)
+	for _, n := range srv.notes {
+		r.logf("%s: server %s: %s", c.ID, spec.Name, n)
+	}
 	r.startMemory(srv)
 	stopBeat := r.beat(fmt.Sprintf("%s: starting server %s", c.ID, spec.Name), spec.StartTimeout, func() string { return lastLogLine(srv) })
 	err = srv.waitReady(ctx, r.opts.HTTPClient)

@@ -203,6 +203,13 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	}
 	if srv.Builtin == nil && len(srv.Command) > 0 && !mentionsPort(srv) {
 		d.errorf(o.lineOf("command"), join(field, "command"), "no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
+	} else if srv.Builtin == nil && SGLangServe(srv.Command) {
+		if problem := sglangPort(srv.Command); problem != "" {
+			d.errorf(o.lineOf("command"), join(field, "command"), "%s", problem)
+		}
+		for _, problem := range sglangFlagValues(srv.Command) {
+			d.errorf(o.lineOf("command"), join(field, "command"), "%s: sglang serve would stop at once (server_args.py)", problem)
+		}
 	}
 	if o.str("dir", &srv.Dir) {
 		srv.Dir = d.path(srv.Dir)
@@ -383,6 +390,11 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	}
 	if v, f, ok := o.get("request"); ok {
 		c.Request = d.request(v, f, c.Modality)
+		if srv := servers[c.Server]; srv != nil && SGLangServe(srv.Command) && c.Modality != "" {
+			if extra, _, ok := requestExtra(v); ok {
+				d.sglangExtra(extra, join(f, "extra"), c.Modality)
+			}
+		}
 	} else {
 		d.errorf(o.line, join(field, "request.size"), "missing")
 	}
@@ -465,8 +477,13 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	d.imageFields(o, field, &r, image, video, wrongModality)
 
 	// Video fields.
-	if o.number("seconds", &r.Seconds) && r.Seconds < 0 {
-		d.errorf(o.lineOf("seconds"), join(field, "seconds"), "must not be negative, got %v", r.Seconds)
+	var seconds float64
+	if o.number("seconds", &seconds) {
+		if seconds < 0 {
+			d.errorf(o.lineOf("seconds"), join(field, "seconds"), "must not be negative, got %v", seconds)
+		} else if s, ok := d.wholeSeconds(o.lineOf("seconds"), join(field, "seconds"), seconds); ok {
+			r.Seconds = s
+		}
 	}
 	if o.integer("fps", &r.FPS) {
 		o.atLeast("fps", r.FPS, 0)

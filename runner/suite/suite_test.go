@@ -136,7 +136,7 @@ func TestLoadFull(t *testing.T) {
 					Width:          1280,
 					Height:         720,
 					N:              1,
-					Seconds:        2.5,
+					Seconds:        2,
 					FPS:            8,
 					NumFrames:      16,
 					InputReference: filepath.Join(dir, "inputs/ref.png"),
