@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -27,6 +28,8 @@ const (
 type env struct {
 	getenv         func(string) string
 	stdout, stderr io.Writer
+	// transport carries GitHub API requests (nil: the network); tests give a fake GitHub's.
+	transport http.RoundTripper
 }
 
 // usageError marks a problem with the command line or configuration (exit 2).
