@@ -23,7 +23,7 @@ func knownFailures(b *strings.Builder, lanes []checks.Result) {
 	for _, o := range outs {
 		until := ""
 		if o.Entry.Until != "" {
-			until = " until " + cellEscape(o.Entry.Until)
+			until = " until " + escape(o.Entry.Until)
 		}
 		var ic, state string
 		switch o.State {
@@ -34,9 +34,9 @@ func knownFailures(b *strings.Builder, lanes []checks.Result) {
 		case checks.KnownStateExpired:
 			ic, state = icon(checks.Fail), "**expired"+strings.Replace(until, "until", "on", 1)+": counts as a failure**"
 		default:
-			ic, state = icon(checks.Error), cellEscape(o.State)
+			ic, state = icon(checks.Error), escape(o.State)
 		}
-		reason := cellEscape(o.Entry.Reason)
+		reason := escape(o.Entry.Reason)
 		if o.Entry.Link != "" {
 			reason += " ([link](" + o.Entry.Link + "))"
 		}
