@@ -168,7 +168,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err == nil {
 		return code
 	}
-	fmt.Fprintf(stderr, "diffusion-check %s: %s\n", name, indent(err.Error()))
+	// An error may quote a results file or a server: no line of it runs as a workflow command.
+	_ = e.untrusted(stderr, func() error {
+		_, err := fmt.Fprintf(stderr, "diffusion-check %s: %s\n", name, indent(err.Error()))
+		return err
+	})
 	return exitCode(err)
 }
 
