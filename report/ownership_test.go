@@ -190,9 +190,10 @@ func TestCheckCommitRefusesOtherCommits(t *testing.T) {
 	if err := CheckCommit(ok, head); err != nil {
 		t.Errorf("same commit: %v", err)
 	}
-	bad := []checks.Result{{Lane: "base", Commit: other}, {Lane: "extra"}}
+	bad := []checks.Result{{Lane: "base", Commit: other}, {Lane: "extra"}, {Lane: "third", Commit: "main\n::error::x"}}
 	err := CheckCommit(bad, head)
-	if !errors.Is(err, ErrOtherCommit) || !strings.Contains(err.Error(), "lane base tested commit "+other) || !strings.Contains(err.Error(), "lane extra records no commit") {
+	if !errors.Is(err, ErrOtherCommit) || !strings.Contains(err.Error(), "lane base tested commit "+other) || !strings.Contains(err.Error(), "lane extra records no commit") ||
+		!strings.Contains(err.Error(), `lane third records "main\n::error::x", not a commit SHA`) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -107,6 +107,8 @@ func CheckCommit(lanes []checks.Result, head string) error {
 		switch {
 		case l.Commit == "":
 			bad = append(bad, fmt.Sprintf("lane %s records no commit", l.Lane))
+		case !isSHA(l.Commit):
+			bad = append(bad, fmt.Sprintf("lane %s records %q, not a commit SHA", l.Lane, clip(l.Commit, 80)))
 		case l.Commit != head:
 			bad = append(bad, fmt.Sprintf("lane %s tested commit %s", l.Lane, l.Commit))
 		}

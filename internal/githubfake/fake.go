@@ -138,8 +138,10 @@ type Fake struct {
 	// pullFiles are the changed files of each pull request.
 	pullFiles map[int][]PullFile
 	faults    []*Fault
-	requests  []string
-	problems  []string
+	// lastPage is the highest last page a Link header offered, per path.
+	lastPage map[string]int
+	requests []string
+	problems []string
 }
 
 // New starts a fake; Close stops it. Problems lists what it found wrong.
@@ -512,7 +514,13 @@ func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) 
 		page = n
 	}
 	last := max(1, (n+per-1)/per)
-	if page > last && n > 0 {
+	// A page past the last is a problem unless a Link header offered it: another client may
+	// have deleted comments between two pages, and GitHub then answers an empty page.
+	if f.lastPage == nil {
+		f.lastPage = map[string]int{}
+	}
+	f.lastPage[r.URL.Path] = max(f.lastPage[r.URL.Path], last)
+	if page > f.lastPage[r.URL.Path] && n > 0 {
 		f.problem("GET %s: page %d past the last page %d", r.URL.Path, page, last)
 	}
 	lo, hi = min((page-1)*per, n), min(page*per, n)
