@@ -174,13 +174,13 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 					return 0, err
 				}
 			}
-			code, err := pub.fail(e, err)
-			if serr := e.setOutputs(outs); serr != nil {
-				err = errors.Join(err, serr)
-			}
-			if err != nil || code != exitOK {
+			if code, err := pub.fail(e, err); err != nil || code != exitOK {
+				if serr := e.setOutputs(outs); serr != nil {
+					err = errors.Join(err, serr)
+				}
 				return code, err
 			}
+			// A fork's read-only token: told, and the verdict is the exit code.
 		}
 	}
 	if err := e.setOutputs(outs); err != nil {
