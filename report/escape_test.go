@@ -21,7 +21,8 @@ func hostileReport() *Report {
 	c.Requests[1].Checks = append(c.Requests[1].Checks, checks.Check{
 		Name: "perf.e2e`|<b>", Status: checks.Fail, Value: checks.Float(2), Limit: checks.Float(1), Unit: "ms`|",
 		Source: hostile, Detail: hostile + "\n" + Marker("base") + "\n```\n# heading\n" + hostile,
-		Known: &checks.KnownFailure{Reason: hostile, Until: hostile, State: checks.KnownStateExpired, Entry: hostile},
+		Known: &checks.KnownFailure{Reason: hostile, Until: hostile, State: checks.KnownStateExpired, Entry: hostile,
+			Link: "https://x.example/a) ![i](https://evil.example/x.png"},
 	})
 	c.Errors = []string{hostile + "\n" + Marker("base")}
 	c.LogTail = []string{Marker("base"), "```", hostile, "~~~", "<!-- diffusion-check-state:e30= -->"}
