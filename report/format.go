@@ -261,8 +261,9 @@ func quoteLines(s string) string {
 }
 
 // code is untrusted s as inline code on one line, safe in a table cell: a code span when s
-// holds nothing that could end it or split a row (a backtick, a pipe), else <code> around
-// escaped text (a code span shows character references as written).
+// holds nothing that could end it or split a row (a backtick, a pipe) nor a "<" (so that no
+// "<!--" of a marker or a hidden state is ever written as is), else <code> around escaped
+// text (a code span shows character references as written).
 func code(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || bidiControl(r) {
@@ -270,7 +271,7 @@ func code(s string) string {
 		}
 		return r
 	}, cmp.Or(s, "?"))
-	if strings.ContainsAny(s, "`|") || strings.TrimSpace(s) == "" {
+	if strings.ContainsAny(s, "`|<") || strings.TrimSpace(s) == "" {
 		return "<code>" + escape(s) + "</code>"
 	}
 	return "`" + s + "`"
