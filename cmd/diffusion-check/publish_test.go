@@ -124,3 +124,19 @@ func TestTrustedEventFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestSecurityDocListsTrustedEvents: docs/security.md names every event run trusts, so the
+// list there is the one in code.
+func TestSecurityDocListsTrustedEvents(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "## Untrusted events do not start server commands")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, ev := range trustedEvents {
+		if !strings.Contains(section, "`"+ev+"`") {
+			t.Errorf("docs/security.md does not list the trusted event %s", ev)
+		}
+	}
+}
