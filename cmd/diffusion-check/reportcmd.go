@@ -125,22 +125,8 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		if err := pub.statuses(ctx, rep); err != nil {
 			ghErrs = append(ghErrs, err)
 		}
-		if pub.ev.Number <= 0 || o.comment == commentOff {
-			// No pull request, or comments off: nothing to read.
-			var why string
-			if pub.comment, why = false, "the event names no pull request"; o.comment == commentOff {
-				_, why = o.comment.wants(rep, false)
-			}
-			fmt.Fprintf(e.stderr, "PR comment: not posted (--comment %s: %s)\n", o.comment, why)
-		} else if found, err := pub.previous(ctx, e, rep); err != nil {
+		if err := o.decideComment(ctx, e, pub, rep); err != nil {
 			ghErrs = append(ghErrs, err)
-			pub.comment = false
-		} else {
-			var why string
-			pub.comment, why = o.comment.wants(rep, found)
-			if !pub.comment {
-				fmt.Fprintf(e.stderr, "PR comment: not posted (--comment %s: %s)\n", o.comment, why)
-			}
 		}
 	}
 	outs := map[string]any{"verdict": string(worstOf(merged)), "failed": strconv.Itoa(checks.TallyRequests(merged...).Failed())}
@@ -187,6 +173,29 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	return worst, nil
+}
+
+// decideComment sets pub.comment: whether the report's comment is posted or edited, after
+// reading the previous one (rep.Previous) when --comment needs it. An error is GitHub's, and
+// then no comment is written blind.
+func (o *reportOptions) decideComment(ctx context.Context, e env, pub *publishing, rep *report.Report) error {
+	pub.comment = false
+	if pub.ev.Number <= 0 {
+		fmt.Fprintln(e.stderr, "PR comment: not posted (the event names no pull request)")
+		return nil
+	}
+	found := false
+	if o.comment != commentOff { // off: no comment to read, and no account to find
+		var err error
+		if found, err = pub.previous(ctx, e, rep); err != nil {
+			return err
+		}
+	}
+	var why string
+	if pub.comment, why = o.comment.wants(rep, found); !pub.comment {
+		fmt.Fprintf(e.stderr, "PR comment: not posted (--comment %s: %s)\n", o.comment, why)
+	}
+	return nil
 }
 
 // commentKeyRE is what a --comment-key may be: it goes into the marker, an HTML comment.
