@@ -53,7 +53,7 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.event, "event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
 	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
-	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up retrying GitHub after waiting this long in total")
+	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
 }
 
@@ -63,6 +63,9 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	o.register(fs, e)
 	if err := parse(fs, args); err != nil {
 		return 0, err
+	}
+	if o.budget <= 0 {
+		return 0, usagef("--retry-budget %s: must be > 0 (it is the deadline of the whole publish)", o.budget)
 	}
 	if !commentKeyRE.MatchString(o.key) {
 		return 0, usagef("--comment-key %q: want 1 to 64 letters, digits, '.', '_' or '-' (it is written into the comment's marker)", o.key)
