@@ -371,9 +371,10 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 		fmt.Fprintf(e.stderr, "publish: %s\n", n)
 	}
 	p.ev = t.Event
-	// A fork's pull_request run holds a read-only token; a workflow_run (even of a fork's pull
-	// request) runs in this repository with its token, so a 403 there is a missing permission.
-	p.p.Fork = t.FromFork() && !t.WorkflowRun
+	// A fork's pull_request run holds a read-only token; pull_request_target and workflow_run
+	// (even of a fork's pull request) run with this repository's token, so a 403 there is a
+	// missing permission.
+	p.p.Fork = t.FromFork() && !t.WorkflowRun && e.getenv("GITHUB_EVENT_NAME") != "pull_request_target"
 	if id := e.getenv("GITHUB_RUN_ID"); id != "" {
 		p.runURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(server, "/"), repo, id)
 		p.runLabel = "run " + id
