@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -54,7 +56,38 @@ func readResults(args []string) ([]checks.Input, error) {
 		if err != nil {
 			return nil, usageError{err}
 		}
+		if err := validNames(res); err != nil {
+			return nil, usagef("%s: %w", p, err)
+		}
 		inputs = append(inputs, checks.Input{File: p, Result: res})
 	}
 	return inputs, nil
+}
+
+// validNames refuses a results file whose lane or case names are not names (checks.ValidName):
+// an uploaded results file is the pull request's to write, and its names reach headings,
+// status contexts and logs.
+func validNames(res *checks.Result) error {
+	var errs []error
+	if res.Lane != "" {
+		if err := checks.ValidName(res.Lane); err != nil {
+			errs = append(errs, fmt.Errorf("lane: %w", err))
+		}
+	}
+	for i, c := range res.Cases {
+		if err := checks.ValidName(c.ID); err != nil {
+			errs = append(errs, fmt.Errorf("cases[%d].id: %w", i, err))
+		}
+		if c.Lane != "" {
+			if err := checks.ValidName(c.Lane); err != nil {
+				errs = append(errs, fmt.Errorf("case %s: lane: %w", c.ID, err))
+			}
+		}
+	}
+	for i, d := range res.Deselected {
+		if err := checks.ValidName(d.Case); err != nil {
+			errs = append(errs, fmt.Errorf("deselected[%d].case: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
 }

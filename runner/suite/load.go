@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"gopkg.in/yaml.v3"
 )
@@ -142,19 +143,11 @@ func (d *decoder) suite(data []byte) *Suite {
 	return s
 }
 
-// validName reports whether s can be a case id or server name: both become folder names, so
-// no separators, no leading dot and no spaces.
-func validName(s string) bool {
-	for i, r := range s {
-		alnum := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
-		if !alnum && (i == 0 || r != '_' && r != '.' && r != '-') {
-			return false
-		}
-	}
-	return s != ""
-}
+// validName reports whether s can be a case id, server name or lane name (checks.ValidName):
+// they become folder names and status contexts, and are shown in PR comments.
+func validName(s string) bool { return checks.ValidName(s) == nil }
 
-const namePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*"
+const namePattern = checks.NamePattern
 
 func (d *decoder) server(e entry, noise Noise) *Server {
 	field := "servers." + e.name
@@ -358,6 +351,9 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	}
 	if o.str("lane", &c.Lane) && c.Lane == "" {
 		c.Lane = defaultLane
+	}
+	if v, f, ok := o.get("lane"); ok && !validName(c.Lane) {
+		d.errorf(v.Line, f, "must match %s, got %q; lane names become status contexts and PR comment headings", namePattern, c.Lane)
 	}
 	if v, f, ok := o.require("modality"); ok {
 		if m, ok := d.str(v, f); ok {
