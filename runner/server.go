@@ -21,6 +21,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
+	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -105,16 +106,12 @@ func freePort() (int, error) {
 }
 
 // StageLoggingEnv turns on SGLang's per-request stage timers and its performance.log records.
-const StageLoggingEnv = "SGLANG_DIFFUSION_STAGE_LOGGING"
-
-// sglangTrue are the values SGLang reads as true (runtime/utils/common.py get_bool_env_var,
-// after strip and lower-casing); anything else is false.
-var sglangTrue = []string{"1", "true", "yes", "y", "t", "on"}
+const StageLoggingEnv = sglangenv.StageLogging
 
 // stageLoggingNote says what a suite's value of StageLoggingEnv, which replaces the runner's
 // "1", does to SGLang.
 func stageLoggingNote(v string) string {
-	if slices.Contains(sglangTrue, strings.ToLower(strings.TrimSpace(v))) {
+	if sglangenv.Bool(v) {
 		return fmt.Sprintf("the suite's env sets %s=%s (diffusion-check sets 1); SGLang reads it as on and writes performance.log records", StageLoggingEnv, v)
 	}
 	return fmt.Sprintf("the suite's env sets %s=%q, which turns SGLang's stage logging OFF: SGLang then writes no performance.log records and no stage or step timings "+
@@ -212,7 +209,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	// SGLang writes a performance.log record only with stage logging on
 	// (gpu_worker._execute_forward_common); its own harness sets both for every server
 	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
-	cmd.Env = append(cmd.Env, "SGLANG_PERF_LOG_DIR="+perfDir, StageLoggingEnv+"=1", "PYTHONUNBUFFERED=1")
+	cmd.Env = append(cmd.Env, sglangenv.PerfLogDir+"="+perfDir, StageLoggingEnv+"=1", "PYTHONUNBUFFERED=1")
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+fill(v))
 	}

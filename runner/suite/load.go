@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
+	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"gopkg.in/yaml.v3"
 )
 
@@ -35,7 +36,7 @@ const (
 
 // perfLogEnv is set by the runner for every server it starts; a value in the suite would be
 // overridden without a word, so it is refused.
-const perfLogEnv = "SGLANG_PERF_LOG_DIR"
+const perfLogEnv = sglangenv.PerfLogDir
 
 // Load reads and validates the suite file at path. A returned error joins one *Error per
 // problem found, each formatted as "path:line: field: message".
