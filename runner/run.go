@@ -93,6 +93,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 			return nil, &ConfigError{err}
 		}
 	}
+	opts.Plan = opts.Plan.Widen(opts.Partition.Total)
 	cases, err := Select(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
 	if err != nil {
 		return nil, &ConfigError{err}

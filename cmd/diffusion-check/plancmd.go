@@ -92,21 +92,8 @@ func loadPlan(path string, s *suite.Suite) (*runner.Plan, error) {
 	if p.Schema != runner.PlanSchema {
 		return nil, usagef("plan %s: schema %q, want %q", path, p.Schema, runner.PlanSchema)
 	}
-	known := map[string]bool{}
-	for _, c := range s.Cases {
-		known[c.ID] = true
-	}
-	for _, pp := range p.Partitions {
-		for _, id := range pp.Cases {
-			if !known[id] {
-				return nil, usagef("plan %s: case %q is not in suite %s", path, id, s.Path)
-			}
-		}
-	}
-	for _, d := range p.Deselected {
-		if !known[d.Case] {
-			return nil, usagef("plan %s: deselected case %q is not in suite %s", path, d.Case, s.Path)
-		}
+	if err := p.CheckSuite(s); err != nil {
+		return nil, usagef("plan %s: %w", path, err)
 	}
 	if err := p.CheckSelection(); err != nil {
 		return nil, usagef("plan %s: %v", path, err)
