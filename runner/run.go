@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -106,6 +107,14 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
+	// Held until Run returns: a second run into this folder is refused before it touches
+	// anything (it would interleave its lines into requests.jsonl and overwrite results.json).
+	lock, err := lockOut(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	// The results are written by then; a failed close of the lock file changes none of them.
+	defer func() { _ = lock.release() }()
 	removed, err := ClearOut(opts.Out, opts.Force)
 	if err != nil {
 		return nil, err
@@ -446,6 +455,14 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	r.starts++
 	dir := filepath.Join(r.opts.Out, ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
 	r.logf("%s: starting server %s", c.ID, spec.Name)
+	// Exclusively: a folder that exists already belongs to another server start, whose logs
+	// this one must not overwrite.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, 0, &startError{err: fmt.Errorf("create server folder: %w", err)}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, 0, &startError{err: fmt.Errorf("create server folder: %w", err)}
+	}
 	var mirror io.Writer
 	if r.opts.ServerLog != nil {
 		mirror = r.opts.ServerLog(fmt.Sprintf("%s: server %s log (%s)", c.ID, spec.Name, filepath.Join(dir, "server.log")))
