@@ -47,6 +47,9 @@ type server struct {
 	started    time.Time
 
 	guard    *proc.Guard   // kills the process group if the run dies before stop
+	// survivors names the processes that had left the server's process group (setsid) and
+	// were still running after it was killed: stop killed them (or could not: "left").
+	survivors, left []string
 	exited   chan struct{} // closed when the process has exited
 	exitErr  error         // set before exited is closed
 	stopOnce sync.Once
@@ -294,6 +297,9 @@ func (s *server) settle(d time.Duration) {
 func (s *server) stop() { s.stopOnce.Do(s.kill) }
 
 func (s *server) kill() {
+	// Before any signal, while every descendant is still linked to its parent: the workers
+	// that left the group are found through it.
+	tree := proc.Snapshot(s.cmd.Process.Pid)
 	select {
 	case <-s.exited:
 	default:
@@ -305,6 +311,7 @@ func (s *server) kill() {
 	}
 	_ = proc.KillGroup(s.cmd)
 	<-s.exited
+	s.survivors, s.left = tree.Sweep()
 	// Released only now: until the group is gone, a run killed mid-stop leaves it to the guard.
 	_ = s.guard.Release()
 	if s.mem != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,50 +13,110 @@ import (
 )
 
 // readResults reads the results named on a command line: results.json files, or folders that
-// hold them at any depth (an artifact download puts each job's results in a folder of its own).
-func readResults(args []string) ([]checks.Input, error) {
+// hold runs' output folders at any depth (an artifact download puts each job's results in a
+// folder of its own). An output folder whose results.json is marked incomplete (the run
+// ended before its final write) or missing is read from its requests.jsonl too
+// (runner.ReadOut), and what was rebuilt is said on stderr. Inputs may come from a pull
+// request's artifacts: only regular files are read, each at most runner.MaxInputBytes, and
+// reading stops when ctx ends.
+func readResults(ctx context.Context, e env, args []string) ([]checks.Input, error) {
 	if len(args) == 0 {
 		return nil, usagef("name at least one results.json or folder holding one")
 	}
-	var files []string
+	var inputs []checks.Input
+	add := func(file string, res *checks.Result, warnings []error) {
+		for _, w := range warnings {
+			fmt.Fprintf(e.stderr, "warning: %v\n", w)
+		}
+		inputs = append(inputs, checks.Input{File: file, Result: res})
+	}
 	for _, a := range args {
 		fi, err := os.Stat(a)
 		if err != nil {
 			return nil, usageError{err}
 		}
-		if !fi.IsDir() {
-			files = append(files, a)
-			continue
-		}
-		var found []string
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case fi.Mode().IsRegular():
+			res, err := runner.ReadResultsContext(ctx, a)
 			if err != nil {
-				return err
+				return nil, usageError{err}
 			}
-			if d.IsDir() && d.Name() == "artifacts" {
-				return filepath.SkipDir // request outputs, never results
+			var warnings []error
+			if res.Incomplete != "" && filepath.Base(a) == runner.ResultsFile {
+				if res, warnings, err = runner.ReadOut(ctx, filepath.Dir(a)); err != nil {
+					return nil, usageError{err}
+				}
 			}
-			if !d.IsDir() && d.Name() == runner.ResultsFile {
-				found = append(found, p)
-			}
-			return nil
-		})
+			add(a, res, warnings)
+			continue
+		case !fi.IsDir():
+			return nil, usagef("%s: not a results file or a folder (%s)", a, fi.Mode().Type())
+		}
+		dirs, err := outDirs(ctx, a)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, err
 		}
-		if len(found) == 0 {
-			return nil, usagef("%s: no %s in this folder or below", a, runner.ResultsFile)
+		for _, d := range dirs {
+			res, warnings, err := runner.ReadOut(ctx, d)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			add(filepath.Join(d, runner.ResultsFile), res, warnings)
 		}
-		slices.Sort(found)
-		files = append(files, found...)
 	}
-	var inputs []checks.Input
-	for _, p := range files {
-		res, err := runner.ReadResults(p)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		inputs = append(inputs, checks.Input{File: p, Result: res})
-	}
+	fillRebuiltHeads(inputs)
 	return inputs, nil
+}
+
+// outDirs are the folders at or below root that hold a run's results.json or requests.jsonl
+// (regular files), sorted.
+func outDirs(ctx context.Context, root string) ([]string, error) {
+	var found []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == runner.ArtifactsDir || d.Name() == runner.ServersDir) {
+			return filepath.SkipDir // request outputs and server logs, never results
+		}
+		if d.Type().IsRegular() && (d.Name() == runner.ResultsFile || d.Name() == runner.RequestsFile) {
+			if dir := filepath.Dir(p); !slices.Contains(found, dir) {
+				found = append(found, dir)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if len(found) == 0 {
+		return nil, usagef("%s: no %s in this folder or below", root, runner.ResultsFile)
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
+// fillRebuiltHeads gives a result rebuilt from requests.jsonl alone (no results.json: its
+// suite unknown) the suite of the other inputs when they agree on one, so that it merges
+// with them instead of conflicting; its partition stays unknown.
+func fillRebuiltHeads(inputs []checks.Input) {
+	suites := map[string]bool{}
+	for _, x := range inputs {
+		if x.Result.Suite != "" {
+			suites[x.Result.Suite] = true
+		}
+	}
+	if len(suites) != 1 {
+		return
+	}
+	for name := range suites {
+		for _, x := range inputs {
+			if x.Result.Suite == "" && x.Result.Incomplete != "" {
+				x.Result.Suite = name
+			}
+		}
+	}
 }

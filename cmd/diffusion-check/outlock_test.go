@@ -23,18 +23,14 @@ import (
 // request once, and results.json its one case.
 func TestSimultaneousRunsIntoOneOutOneWins(t *testing.T) {
 	dir := t.TempDir()
-	suitePath := filepath.Join(dir, "suite.yaml")
 	gate := filepath.Join(dir, "gate")
-	err := os.WriteFile(suitePath, []byte(fmt.Sprintf(`
+	suitePath := writeSuite(t, dir, fmt.Sprintf(`
 servers:
   gated:
     command: [sh, -c, 'while [ ! -e %s ]; do sleep 0.05; done; exec %s serve --addr 127.0.0.1:{port} --step-ms 1']
 cases:
   - {id: only, server: gated, modality: image, request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}}
-`, gate, filepath.Join(binDir, "diffusion-check"))), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, gate, filepath.Join(binDir, "diffusion-check")))
 	out := filepath.Join(dir, "out")
 	const n = 6
 	type ended struct {

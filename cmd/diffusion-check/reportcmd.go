@@ -78,7 +78,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if o.pending {
 		return setPending(ctx, e, pub, expected)
 	}
-	inputs, err := readResults(fs.Args())
+	inputs, err := readResults(ctx, e, fs.Args())
 	if err != nil {
 		return 0, err
 	}

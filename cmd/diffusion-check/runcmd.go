@@ -15,6 +15,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -89,6 +90,11 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		lg := &actionsLog{w: e.stderr}
 		defer lg.close()
 		opts.Progress, opts.ServerLog = lg.progress(), lg.server
+	}
+	// A server worker that leaves its process group (setsid) and loses its server is then
+	// reparented here, not to PID 1: within reach of the stop that ends it, and reaped here.
+	if err := proc.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(e.stderr, "warning: %v; a server worker that calls setsid may outlive its server\n", err)
 	}
 	res, err := runner.Run(ctx, opts)
 	if res != nil {
