@@ -356,7 +356,7 @@ type run struct {
 	starts   int // server starts so far, to name their log folders
 	perfCfg  *perfConfig
 	cons     *consistencyConfig
-	servers  []*server // every server started, to report output their logs could not keep
+	servers  []*server        // every server started, to report output their logs could not keep
 	swept    map[*server]bool // servers whose stop has been reported (guarded by mu)
 
 	// finished holds every recorded request (guarded by mu), for the results.json written
