@@ -46,13 +46,14 @@ type server struct {
 	perf       *perfLog
 	started    time.Time
 
-	guard *proc.Guard // kills the process group if the run dies before stop
+	guard    *proc.Guard   // kills the process group if the run dies before stop
+	exited   chan struct{} // closed when the process has exited
+	exitErr  error         // set before exited is closed
+	stopOnce sync.Once
+
 	// survivors names the processes that had left the server's process group (setsid) and
-	// were still running after it was killed: stop killed them (or could not: "left").
+	// were still running after it was killed: stop killed them (or could not: left).
 	survivors, left []string
-	exited          chan struct{} // closed when the process has exited
-	exitErr         error         // set before exited is closed
-	stopOnce        sync.Once
 
 	// mem samples the process tree's memory (nil without a sampler); loadWin is open from
 	// launch to ready; memNote says why there is no session when starting one failed.
