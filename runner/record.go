@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // The files a Recorder owns inside its folder.
@@ -290,6 +291,12 @@ func (r *Recorder) artifactDir(caseID string, at slot) (string, error) {
 	return d, nil
 }
 
+// MaxInputBytes bounds a results.json or requests.jsonl that a reader accepts: far above
+// what a run writes (a few MiB for thousands of requests), far below what would exhaust a
+// report job's memory. Inputs come from artifacts, which a pull request's code may have
+// written.
+const MaxInputBytes int64 = 256 << 20
+
 // Close closes requests.jsonl and removes the space reserve. Later calls to Request fail;
 // Close again does nothing.
 func (r *Recorder) Close() error {
@@ -336,7 +343,7 @@ func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, e
 // ReadRequestsContext is ReadRequests that stops when ctx ends. Only a regular file of at
 // most MaxInputBytes is read.
 func ReadRequestsContext(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
-	data, err := readInput(ctx, path, MaxInputBytes)
+	data, err := inputfile.Read(ctx, path, MaxInputBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read requests: %w", err)
 	}
@@ -370,7 +377,7 @@ func ReadResults(path string) (*checks.Result, error) {
 // ReadResultsContext is ReadResults that stops when ctx ends. Only a regular file of at most
 // MaxInputBytes is read.
 func ReadResultsContext(ctx context.Context, path string) (*checks.Result, error) {
-	data, err := readInput(ctx, path, MaxInputBytes)
+	data, err := inputfile.Read(ctx, path, MaxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -79,9 +79,13 @@ func planCmd(ctx context.Context, e env, args []string) (int, error) {
 	return exitOK, nil
 }
 
+// maxPlanBytes bounds a plan file (an artifact of the plan job): a plan of thousands of
+// cases is a few MiB.
+const maxPlanBytes = 64 << 20
+
 // loadPlan reads a plan written by `plan` and checks it against the suite.
-func loadPlan(path string, s *suite.Suite) (*runner.Plan, error) {
-	b, err := os.ReadFile(path)
+func loadPlan(ctx context.Context, path string, s *suite.Suite) (*runner.Plan, error) {
+	b, err := inputfile.Read(ctx, path, maxPlanBytes)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -74,7 +74,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	if !o.allowUntrusted {
-		if err := trustedEvent(e); err != nil {
+		if err := trustedEvent(ctx, e); err != nil {
 			return 0, err
 		}
 	}
@@ -215,7 +215,7 @@ func (o *runOptions) plan(ctx context.Context, e env, s *suite.Suite, gpu string
 	if selecting {
 		return "", nil, usagef("--plan %s holds the plan job's selection already; --changed-files and --changed-since apply only without --plan", o.planPath)
 	}
-	plan, err := loadPlan(o.planPath, s)
+	plan, err := loadPlan(ctx, o.planPath, s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -265,13 +265,13 @@ func detectGPU(e env, names []string) string {
 // trustedEvent refuses events under which the suite (and so its server commands) may be a
 // pull request's code while the job holds this repository's secrets and write token:
 // pull_request_target, and a workflow_run triggered from a fork.
-func trustedEvent(e env) error {
+func trustedEvent(ctx context.Context, e env) error {
 	const risk = "the suite's server commands would run code from the pull request with this repository's secrets and write token (and on its self-hosted runners)"
 	switch name := e.getenv("GITHUB_EVENT_NAME"); name {
 	case "pull_request_target":
 		return usagef("refusing to run under %s: %s; pass --allow-untrusted (action input allow_untrusted: \"true\") only if the suite comes from the base branch and a maintainer has reviewed the change", name, risk)
 	case "workflow_run":
-		ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
+		ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
 		if err != nil {
 			return usagef("refusing to run under workflow_run: cannot tell whether a fork triggered it (%v); pass --allow-untrusted to run anyway", err)
 		}

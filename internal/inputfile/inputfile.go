@@ -1,4 +1,7 @@
-package runner
+// Package inputfile reads files that may be hostile (artifacts a pull request's code may have
+// written, event payloads): regular files only, bounded, and a read that stops when its
+// context ends.
+package inputfile
 
 import (
 	"bytes"
@@ -10,20 +13,14 @@ import (
 	"syscall"
 )
 
-// MaxInputBytes bounds a results.json or requests.jsonl that a reader accepts: far above
-// what a run writes (a few MiB for thousands of requests), far below what would exhaust a
-// report job's memory. Inputs come from artifacts, which a pull request's code may have
-// written.
-const MaxInputBytes int64 = 256 << 20
-
-// readChunk is how much readInput reads between looks at its context.
+// readChunk is how much Read reads between looks at its context.
 const readChunk = 1 << 20
 
-// readInput reads the regular file at path, at most limit bytes, and stops when ctx ends.
+// Read reads the regular file at path, at most limit bytes, and stops when ctx ends.
 // Anything else is refused before a byte is read: a FIFO (opened without blocking, so that
 // no writer is waited for), a device (/dev/zero never ends), a folder; a symbolic link is
 // followed to what it names and judged by that.
-func readInput(ctx context.Context, path string, limit int64) ([]byte, error) {
+func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -46,7 +43,7 @@ func readInput(ctx context.Context, path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d MiB a results file may have", path, fi.Size(), limit>>20)
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d MiB such a file may have", path, fi.Size(), limit>>20)
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(fi.Size()))
@@ -57,7 +54,7 @@ func readInput(ctx context.Context, path string, limit int64) ([]byte, error) {
 		// One byte past the limit tells a file that grew while it was read.
 		n, err := io.CopyN(&buf, f, min(readChunk, limit+1-int64(buf.Len())))
 		if int64(buf.Len()) > limit {
-			return nil, fmt.Errorf("%s: more than the %d MiB a results file may have", path, limit>>20)
+			return nil, fmt.Errorf("%s: more than the %d MiB such a file may have", path, limit>>20)
 		}
 		if errors.Is(err, io.EOF) || n == 0 && err == nil {
 			return buf.Bytes(), nil
