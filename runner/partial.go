@@ -21,7 +21,7 @@ import (
 // never a pass and its failures show. The warnings say what was rebuilt and what was skipped.
 func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	resPath, reqPath := filepath.Join(dir, ResultsFile), filepath.Join(dir, RequestsFile)
-	res, err := ReadResultsContext(ctx, resPath)
+	res, err := readResultsFile(ctx, resPath)
 	missing := errors.Is(err, fs.ErrNotExist)
 	switch {
 	case missing:

@@ -77,6 +77,17 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 			if w := fmt.Sprint(warnings); !strings.Contains(w, "rebuilt with the 3 request lines") {
 				t.Errorf("warnings %s: want what was rebuilt", w)
 			}
+			if tc.results == nil {
+				return
+			}
+			// ReadResults of the file itself completes it the same way.
+			direct, err := ReadResults(filepath.Join(dir, ResultsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(res, direct); diff != "" {
+				t.Errorf("ReadResults differs from ReadOut (-ReadOut +ReadResults):\n%s", diff)
+			}
 		})
 	}
 }

@@ -369,7 +369,9 @@ func ReadRequestsContext(ctx context.Context, path string) (reqs []checks.Reques
 }
 
 // ReadResults reads a results.json written by Results. A file with another schema (or none)
-// is an error that names the file and the schema it found.
+// is an error that names the file and the schema it found. A results.json marked incomplete
+// (the run ended before its final write) comes back completed with the requests of the
+// requests.jsonl beside it, as ReadOut does, so that no measured request is lost.
 func ReadResults(path string) (*checks.Result, error) {
 	return ReadResultsContext(context.Background(), path)
 }
@@ -377,6 +379,16 @@ func ReadResults(path string) (*checks.Result, error) {
 // ReadResultsContext is ReadResults that stops when ctx ends. Only a regular file of at most
 // MaxInputBytes is read.
 func ReadResultsContext(ctx context.Context, path string) (*checks.Result, error) {
+	res, err := readResultsFile(ctx, path)
+	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
+		return res, err
+	}
+	full, _, err := ReadOut(ctx, filepath.Dir(path))
+	return full, err
+}
+
+// readResultsFile reads one results.json as it is.
+func readResultsFile(ctx context.Context, path string) (*checks.Result, error) {
 	data, err := inputfile.Read(ctx, path, MaxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)

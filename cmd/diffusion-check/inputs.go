@@ -36,18 +36,20 @@ func readResults(ctx context.Context, e env, args []string) ([]checks.Input, err
 			return nil, usageError{err}
 		}
 		switch {
+		case fi.Mode().IsRegular() && filepath.Base(a) == runner.ResultsFile:
+			// Read as the folder it is in: an incomplete one is completed from requests.jsonl.
+			res, warnings, err := runner.ReadOut(ctx, filepath.Dir(a))
+			if err != nil {
+				return nil, usageError{err}
+			}
+			add(a, res, warnings)
+			continue
 		case fi.Mode().IsRegular():
 			res, err := runner.ReadResultsContext(ctx, a)
 			if err != nil {
 				return nil, usageError{err}
 			}
-			var warnings []error
-			if res.Incomplete != "" && filepath.Base(a) == runner.ResultsFile {
-				if res, warnings, err = runner.ReadOut(ctx, filepath.Dir(a)); err != nil {
-					return nil, usageError{err}
-				}
-			}
-			add(a, res, warnings)
+			add(a, res, nil)
 			continue
 		case !fi.IsDir():
 			return nil, usagef("%s: not a results file or a folder (%s)", a, fi.Mode().Type())
