@@ -80,7 +80,7 @@ func Complete(res *checks.Result, reqs []checks.RequestResult) []error {
 	for i, c := range res.Cases {
 		at[c.ID] = i
 	}
-	for _, id := range order {
+	for _, id := range slices.Clone(order) {
 		if _, ok := at[id]; ok {
 			continue
 		}
@@ -89,6 +89,14 @@ func Complete(res *checks.Result, reqs []checks.RequestResult) []error {
 			if !k.confirm {
 				of = max(of, rr.Of)
 			}
+		}
+		// A hostile file could claim a billion requests for one line: that many placeholders
+		// are not made.
+		if of > maxRebuiltRequests {
+			warnings = append(warnings, fmt.Errorf("case %s: request lines say it has %d requests, more than the %d a rebuilt case may have: skipped", id, of, maxRebuiltRequests))
+			delete(byCase, id)
+			order = slices.DeleteFunc(order, func(o string) bool { return o == id })
+			continue
 		}
 		c := checks.CaseResult{ID: id}
 		for i := 1; i <= of; i++ {
@@ -128,6 +136,9 @@ func Complete(res *checks.Result, reqs []checks.RequestResult) []error {
 	checks.Finalize(res)
 	return warnings
 }
+
+// maxRebuiltRequests bounds the requests of a case that only requests.jsonl knows.
+const maxRebuiltRequests = 100_000
 
 // noResult is a request of a rebuilt result that no line of requests.jsonl holds: the run
 // ended before it finished. An error, never a pass.

@@ -118,3 +118,17 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 		t.Errorf("an empty folder: %v", err)
 	}
 }
+
+// TestCompleteRefusesALineThatClaimsHugeCounts: a hostile requests.jsonl line claiming a
+// billion requests for a case results.json lacks makes no billion placeholders; a line that
+// does not fit its case's count is skipped; both are warnings.
+func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
+	res := &checks.Result{Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{noResult("c", 1, 1)}}}}
+	warnings := Complete(res, []checks.RequestResult{sampleRequest("bomb", 1, 1_000_000_000), sampleRequest("c", 2, 2)})
+	if len(res.Cases) != 1 || len(res.Cases[0].Requests) != 1 || len(warnings) != 2 {
+		t.Fatalf("cases %d, requests %d, warnings %v", len(res.Cases), len(res.Cases[0].Requests), warnings)
+	}
+	if w := fmt.Sprint(warnings); !strings.Contains(w, "more than the 100000 a rebuilt case may have") || !strings.Contains(w, "does not fit the case's 1 requests") {
+		t.Errorf("warnings %s", w)
+	}
+}
