@@ -57,6 +57,9 @@ type server struct {
 	// notes are what the run says about this start beside its start line: a suite env that
 	// turns SGLang's stage logging off, where SGLang's outputs go.
 	notes []string
+	// survivors names the processes that had left the server's process group (setsid) and
+	// were still running after it was killed: stop killed them (or could not: left).
+	survivors, left []string
 
 	// mem samples the process tree's memory (nil without a sampler); loadWin is open from
 	// launch to ready; memNote says why there is no session when starting one failed.
@@ -404,6 +407,9 @@ func (s *server) settle(d time.Duration) {
 func (s *server) stop() { s.stopOnce.Do(s.kill) }
 
 func (s *server) kill() {
+	// Before any signal, while every descendant is still linked to its parent: the workers
+	// that left the group are found through it.
+	tree := proc.Snapshot(s.cmd.Process.Pid)
 	select {
 	case <-s.exited:
 	default:
@@ -415,6 +421,7 @@ func (s *server) kill() {
 	}
 	_ = proc.KillGroup(s.cmd)
 	<-s.exited
+	s.survivors, s.left = tree.Sweep()
 	// Released only now: until the group is gone, a run killed mid-stop leaves it to the guard.
 	_ = s.guard.Release()
 	if s.mem != nil {

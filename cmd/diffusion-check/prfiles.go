@@ -42,7 +42,7 @@ func pullChanges(ctx context.Context, e env) (sel checks.Selection, changed []st
 		sel.All = "the event is not about a pull request (" + name + "), so there is no change to select by"
 		return sel, nil, nil
 	}
-	ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
+	ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
 	if err != nil {
 		return sel, nil, err
 	}

@@ -115,7 +115,7 @@ func TestTrustedEventFailsClosed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		vars := map[string]string{"GITHUB_EVENT_NAME": tt.event, "GITHUB_ACTIONS": tt.actions, "GITHUB_EVENT_PATH": tt.path}
-		err := trustedEvent(env{getenv: func(k string) string { return vars[k] }})
+		err := trustedEvent(t.Context(), env{getenv: func(k string) string { return vars[k] }})
 		switch {
 		case tt.refused == "" && err != nil:
 			t.Errorf("%s (actions %q): refused: %v", tt.event, tt.actions, err)

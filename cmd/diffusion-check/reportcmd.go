@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
@@ -97,7 +98,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if o.pending {
 		return setPending(ctx, e, pub, expected)
 	}
-	inputs, err := readResults(fs.Args())
+	inputs, err := readResults(ctx, e, fs.Args())
 	if err != nil {
 		return 0, err
 	}
@@ -342,13 +343,13 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 	if !ok || owner == "" || name == "" {
 		return nil, usagef("GITHUB_REPOSITORY: want OWNER/NAME, got %q", repo)
 	}
-	trusted, err := readEvent(trustedPath)
+	trusted, err := readEvent(ctx, trustedPath)
 	if err != nil {
 		return nil, err
 	}
 	var uploaded *report.Event
 	if eventPath != "" {
-		ev, err := readEvent(eventPath)
+		ev, err := readEvent(ctx, eventPath)
 		if err != nil {
 			return nil, err
 		}
@@ -385,9 +386,14 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 	return p, nil
 }
 
-// readEvent reads and parses an event payload file.
-func readEvent(path string) (report.Event, error) {
-	data, err := os.ReadFile(path)
+// maxEventBytes bounds an event payload file: GitHub's are a few MiB at most, and an uploaded
+// one (--event) may be anything a pull request's code wrote.
+const maxEventBytes = 64 << 20
+
+// readEvent reads and parses an event payload file: a regular file of at most maxEventBytes,
+// read while ctx lasts.
+func readEvent(ctx context.Context, path string) (report.Event, error) {
+	data, err := inputfile.Read(ctx, path, maxEventBytes)
 	if err != nil {
 		return report.Event{}, usageError{fmt.Errorf("read event: %w", err)}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -74,7 +75,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	if !o.allowUntrusted {
-		if err := trustedEvent(e); err != nil {
+		if err := trustedEvent(ctx, e); err != nil {
 			return 0, err
 		}
 	}
@@ -90,6 +91,11 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		lg := &actionsLog{w: e.stderr}
 		defer lg.close()
 		opts.Progress, opts.ServerLog = lg.progress(), lg.server
+	}
+	// A server worker that leaves its process group (setsid) and loses its server is then
+	// reparented here, not to PID 1: within reach of the stop that ends it, and reaped here.
+	if err := proc.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(e.stderr, "warning: %v; a server worker that calls setsid may outlive its server\n", err)
 	}
 	res, err := runner.Run(ctx, opts)
 	if res != nil {
@@ -176,7 +182,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	}
 	return runner.Options{
 		Suite: s, Lane: lane, Partition: p, Plan: plan, Cases: ids, Out: o.out, Force: o.force, Mode: o.mode,
-		Commit:     headCommit(e),
+		Commit:     headCommit(ctx, e),
 		GPU:        g,
 		Executable: exe,
 		Environ:    os.Environ(),
@@ -212,7 +218,7 @@ func (o *runOptions) plan(ctx context.Context, e env, s *suite.Suite, gpu string
 	if selecting {
 		return "", nil, usagef("--plan %s holds the plan job's selection already; --changed-files and --changed-since apply only without --plan", o.planPath)
 	}
-	plan, err := loadPlan(o.planPath, s)
+	plan, err := loadPlan(ctx, o.planPath, s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -263,10 +269,10 @@ func detectGPU(e env, names []string) string {
 // head commit of the workflow's own event (GITHUB_SHA is then a merge commit that no status
 // goes on), else GITHUB_SHA. report --publish refuses results of another commit than the
 // one it publishes on (report.CheckCommit).
-func headCommit(e env) string {
+func headCommit(ctx context.Context, e env) string {
 	switch e.getenv("GITHUB_EVENT_NAME") {
 	case "pull_request", "pull_request_target", "workflow_run":
-		ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
+		ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
 		if err == nil {
 			return ev.HeadSHA
 		}
@@ -287,7 +293,7 @@ var trustedEvents = []string{"push", "pull_request", "merge_group", "schedule", 
 // workflow_run is trusted only when its payload shows it ran in this repository (a
 // head_repository equal to the repository); without GITHUB_EVENT_NAME (which GitHub always
 // sets) it is not a GitHub event but a person's run, and it is trusted.
-func trustedEvent(e env) error {
+func trustedEvent(ctx context.Context, e env) error {
 	const risk = "the suite's server commands would run code from the pull request with this repository's secrets and write token (and on its self-hosted runners)"
 	const optIn = "pass --allow-untrusted (action input allow_untrusted: \"true\") only if the suite comes from the base branch and a maintainer has reviewed the change"
 	name := e.getenv("GITHUB_EVENT_NAME")
@@ -298,7 +304,7 @@ func trustedEvent(e env) error {
 	case slices.Contains(trustedEvents, name):
 		return nil
 	case name == "workflow_run":
-		ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
+		ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
 		switch {
 		case err != nil:
 			return usagef("refusing to run under workflow_run: cannot tell whether a fork triggered it (%v); %s", err, optIn)
