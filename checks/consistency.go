@@ -181,8 +181,8 @@ func CLIP(scores []float64, frames []int, total int, lim ConsistencyLimits) Chec
 
 // AudioScores are the audio metrics of one output against its ground truth.
 type AudioScores struct {
-	SpectralSimilarity  float64 // cosine of mel-magnitude spectrograms, [0, 1]
-	WaveformCorrelation float64 // Pearson, [-1, 1]
+	SpectralSimilarity  float64 // cosine of the magnitude spectrograms (SGLang's), [0, 1]
+	WaveformCorrelation float64 // cosine of the mean-centred tracks, [-1, 1]
 	RMSdBDiff           float64 // |level(out) − level(gt)|, dB
 	DurationDiffS       float64 // |duration(out) − duration(gt)|, seconds
 }
@@ -208,4 +208,23 @@ func AudioFailed(detail string) []Check {
 		Failed(AudioSpectralSimilarity, detail), Failed(AudioWaveformCorrelation, detail),
 		Failed(AudioRMSdBDiff, detail), Failed(AudioDurationDiff, detail),
 	}
+}
+
+// MinAudioRMS is the level an output's decoded track must exceed: SGLang's
+// validate_audio_output (test_utils.py) asserts rms > 1e-5 on every video+audio output.
+const MinAudioRMS = 1e-5
+
+// AudioOutputProblem says why an output's decoded audio track (samples long, finite when no
+// sample is NaN or infinite, of root mean square rms) fails SGLang's validate_audio_output, in
+// its order: empty, not finite, silent. "" when it passes.
+func AudioOutputProblem(samples int, finite bool, rms float64) string {
+	switch {
+	case samples <= 0:
+		return "the decoded audio track is empty"
+	case !finite:
+		return "the decoded audio track contains NaN or inf"
+	case !(rms > MinAudioRMS):
+		return fmt.Sprintf("the decoded audio track is silent or near-silent: RMS %.3e, want > %g", rms, MinAudioRMS)
+	}
+	return ""
 }
