@@ -15,8 +15,11 @@ import (
 //	{id}_{n}gpu.{png|jpg|webp}                       an image case
 //	{id}_{n}gpu_frame_0.png, _frame_mid.png, _frame_last.png   key frames 0, N//2, N−1 of a video
 //
-// plus diffusion-check's whole-video ground truth {id}_{n}gpu.mp4 (every frame, and the audio).
-// n is the case's GPU count.
+//	{id}_{n}gpu_audio.wav                            the audio track of a video+audio case
+//
+// plus diffusion-check's whole-video ground truth {id}_{n}gpu.mp4 (every frame). n is the
+// case's GPU count. The audio ground truth is SGLang's alone (_audio_consistency_gt_filenames,
+// test_utils.py): 16-bit mono PCM at 16 kHz, whatever holds the pictures.
 type GroundTruth struct {
 	Dir string
 }
@@ -103,6 +106,9 @@ func KeyFrameNames(caseID string, numGPUs int) [3]string {
 	return [3]string{s + "_frame_0.png", s + "_frame_mid.png", s + "_frame_last.png"}
 }
 
+// AudioName is SGLang's audio ground-truth file name of a video+audio case.
+func AudioName(caseID string, numGPUs int) string { return Stem(caseID, numGPUs) + "_audio.wav" }
+
 // KeyFrameIndices are the frame indices SGLang's key frames hold in a video of n frames.
 func KeyFrameIndices(n int) [3]int { return [3]int{0, n / 2, n - 1} }
 
@@ -173,6 +179,23 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 		return GTEntry{}, &NotFoundError{Dir: g.Dir, Tried: append([]string{whole}, names[:]...)}
 	}
 	return GTEntry{}, fmt.Errorf("ground truth of %s in %s is incomplete: key frames %s missing (and no %s)", caseID, g.Dir, strings.Join(missing, ", "), whole)
+}
+
+// LookupAudio finds the audio ground truth of a video+audio case, {stem}_audio.wav, beside the
+// pictures' ground truth (SGLang's audio_gt_exists and load_audio_consistency_gt). Nothing
+// there is a *NotFoundError.
+func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (string, error) {
+	name := AudioName(caseID, numGPUs)
+	st, err := os.Stat(g.Path(name))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &NotFoundError{Dir: g.Dir, Tried: []string{name}}
+	case err != nil:
+		return "", fmt.Errorf("audio ground truth: %w", err)
+	case st.IsDir():
+		return "", fmt.Errorf("audio ground truth %s: is a folder", g.Path(name))
+	}
+	return g.Path(name), nil
 }
 
 // Put states of a ground-truth file.
