@@ -214,17 +214,33 @@ func AudioFailed(detail string) []Check {
 // validate_audio_output (test_utils.py) asserts rms > 1e-5 on every video+audio output.
 const MinAudioRMS = 1e-5
 
-// AudioOutputProblem says why an output's decoded audio track (samples long, finite when no
-// sample is NaN or infinite, of root mean square rms) fails SGLang's validate_audio_output, in
-// its order: empty, not finite, silent. "" when it passes.
-func AudioOutputProblem(samples int, finite bool, rms float64) string {
+// AudioOutput is what SGLang's validate_audio_output looks at in an output's audio track: its
+// stream as probed (probe_audio_stream) and its samples as decoded (extract_audio_pcm).
+type AudioOutput struct {
+	SampleRate, Channels int
+	DurationS            float64 // the stream's, else the container's
+	Samples              int
+	Finite               bool    // no sample is NaN or infinite
+	RMS                  float64 // of the samples, accumulated in float64
+}
+
+// AudioOutputProblem says why an output's audio track fails SGLang's validate_audio_output, in
+// its order (an invalid sample rate, channel count or duration; no samples; a NaN or infinite
+// sample; silence), "" when it passes.
+func AudioOutputProblem(a AudioOutput) string {
 	switch {
-	case samples <= 0:
+	case a.SampleRate <= 0:
+		return fmt.Sprintf("the audio stream has an invalid sample rate: %d", a.SampleRate)
+	case a.Channels <= 0:
+		return fmt.Sprintf("the audio stream has an invalid channel count: %d", a.Channels)
+	case !(a.DurationS > 0) || math.IsInf(a.DurationS, 0):
+		return fmt.Sprintf("the audio stream has an invalid duration: %g", a.DurationS)
+	case a.Samples <= 0:
 		return "the decoded audio track is empty"
-	case !finite:
+	case !a.Finite:
 		return "the decoded audio track contains NaN or inf"
-	case !(rms > MinAudioRMS):
-		return fmt.Sprintf("the decoded audio track is silent or near-silent: RMS %.3e, want > %g", rms, MinAudioRMS)
+	case !(a.RMS > MinAudioRMS):
+		return fmt.Sprintf("the decoded audio track is silent or near-silent: RMS %.3e, want > %g", a.RMS, MinAudioRMS)
 	}
 	return ""
 }

@@ -326,15 +326,17 @@ func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult
 	return checks.AudioConsistency(res.Scores(), r.cons.thresholds.AudioFor(c.ID))
 }
 
-// audioOutputProblem decodes an output's audio track as SGLang's validate_audio_output does
-// (test_utils.py) and says why it fails that check (empty, not finite, silent), "" when it
-// passes. An error means the track could not be decoded.
-func audioOutputProblem(ctx context.Context, path string) (string, error) {
+// audioOutputProblem checks an output's audio track (as probed: a) as SGLang's
+// validate_audio_output does (test_utils.py): it decodes the track and says why it fails that
+// check (an invalid stream, empty, not finite, silent), "" when it passes. An error means the
+// track could not be decoded.
+func audioOutputProblem(ctx context.Context, path string, a *media.AudioInfo) (string, error) {
 	pcm, err := media.DecodeAudio(ctx, path)
 	if err != nil {
 		return "", err
 	}
-	return checks.AudioOutputProblem(len(pcm.Samples), metrics.Finite(pcm.Samples), metrics.RMS(pcm.Samples)), nil
+	return checks.AudioOutputProblem(checks.AudioOutput{SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS,
+		Samples: len(pcm.Samples), Finite: metrics.Finite(pcm.Samples), RMS: metrics.RMS(pcm.Samples)}), nil
 }
 
 // writeGroundTruth stores request 1's output as the case's ground truth: the image, or the

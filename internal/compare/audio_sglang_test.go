@@ -172,7 +172,9 @@ func TestAudioMetricsEqualSGLang(t *testing.T) {
 				RMSdBDiff: s.RMSdBDiff, DurationDiffS: s.DurationDiffS}, want, 1e-12)
 			t.Logf("spectral %.6f (SGLang %.6f), correlation %.6f (%.6f), RMS diff %.4f dB (%.4f), passed %v",
 				s.SpectralSimilarity, want.SpectralSimilarity, s.WaveformCorrelation, want.WaveformCorrelation, s.RMSdBDiff, want.RMSdBDiff, want.Passed)
-			problem := checks.AudioOutputProblem(len(out), metrics.Finite(out), metrics.RMS(out))
+			// The stream as probed is the decoded part's business (below): a valid one here.
+			problem := checks.AudioOutputProblem(checks.AudioOutput{SampleRate: 16000, Channels: 1, DurationS: 1,
+				Samples: len(out), Finite: metrics.Finite(out), RMS: metrics.RMS(out)})
 			if (problem == "") != want.OutputValid {
 				t.Errorf("output check: %q; SGLang's validate_audio_output: valid %v %s", problem, want.OutputValid, want.OutputInvalidReason)
 			}
@@ -208,7 +210,12 @@ func audioPairsDecoded(t *testing.T, pairs []audioPair, ref map[string]sglangAud
 					t.Errorf("DecodeAudio(%s) differs from extract_audio_pcm's output %s (same ffmpeg)", p.Output, p.OutputRaw)
 				}
 			}
-			problem := checks.AudioOutputProblem(len(o.Samples), metrics.Finite(o.Samples), metrics.RMS(o.Samples))
+			rate, channels, err := media.AudioStream(t.Context(), filepath.Join(audioData, p.Output))
+			if err != nil {
+				t.Fatal(err)
+			}
+			problem := checks.AudioOutputProblem(checks.AudioOutput{SampleRate: rate, Channels: channels, DurationS: o.DurationS(),
+				Samples: len(o.Samples), Finite: metrics.Finite(o.Samples), RMS: metrics.RMS(o.Samples)})
 			if (problem == "") != want.OutputValid {
 				t.Errorf("output check: %q; SGLang's validate_audio_output: valid %v %s", problem, want.OutputValid, want.OutputInvalidReason)
 			}
