@@ -15,10 +15,14 @@ import (
 //	{id}_{n}gpu.{png|jpg|webp}                       an image case
 //	{id}_{n}gpu_frame_0.png, _frame_mid.png, _frame_last.png   key frames 0, N//2, N−1 of a video
 //
-// plus diffusion-check's whole-video ground truth {id}_{n}gpu.mp4 (every frame, and the audio).
-// n is the case's GPU count and id the case id, or its ground-truth alias (GTAlias). As in
-// SGLang's store, a platform subfolder ({Platform}/, e.g. 5090/) holds the ground truth of one
-// consistency platform and is looked in first.
+//	{id}_{n}gpu_audio.wav                            the audio track of a video+audio case
+//
+// plus diffusion-check's whole-video ground truth {id}_{n}gpu.mp4 (every frame). n is the
+// case's GPU count and id the case id, or its ground-truth alias (GTAlias). As in SGLang's
+// store, a platform subfolder ({Platform}/, e.g. 5090/) holds the ground truth of one
+// consistency platform and is looked in first. The audio ground truth is SGLang's alone
+// (_audio_consistency_gt_filenames, test_utils.py): 16-bit mono PCM at 16 kHz, whatever holds
+// the pictures.
 type GroundTruth struct {
 	Dir string
 	// Platform is SGLang's consistency platform of the run (ConsistencyPlatform): h100, b200
@@ -155,6 +159,9 @@ func KeyFrameNames(caseID string, numGPUs int) [3]string {
 	return [3]string{s + "_frame_0.png", s + "_frame_mid.png", s + "_frame_last.png"}
 }
 
+// AudioName is SGLang's audio ground-truth file name of a video+audio case.
+func AudioName(caseID string, numGPUs int) string { return Stem(caseID, numGPUs) + "_audio.wav" }
+
 // KeyFrameIndices are the frame indices SGLang's key frames hold in a video of n frames.
 func KeyFrameIndices(n int) [3]int { return [3]int{0, n / 2, n - 1} }
 
@@ -244,6 +251,29 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 		}
 	}
 	return GTEntry{}, nf
+}
+
+// LookupAudio finds the audio ground truth of a video+audio case, {stem}_audio.wav, beside the
+// pictures' ground truth: in the platform subfolder first, then the store, as SGLang's
+// get_audio_consistency_gt_candidate_sets orders them (audio_gt_exists,
+// load_audio_consistency_gt). Nothing found is a *NotFoundError naming every name tried.
+func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (string, error) {
+	nf := &NotFoundError{Dir: g.Dir}
+	for _, dir := range g.folders(caseID) {
+		name := dir + AudioName(caseID, numGPUs)
+		st, err := os.Stat(g.Path(name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			nf.Tried = append(nf.Tried, name)
+			continue
+		case err != nil:
+			return "", fmt.Errorf("audio ground truth: %w", err)
+		case st.IsDir():
+			return "", fmt.Errorf("audio ground truth %s: is a folder", g.Path(name))
+		}
+		return g.Path(name), nil
+	}
+	return "", nf
 }
 
 // Put states of a ground-truth file.

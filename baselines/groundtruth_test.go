@@ -186,3 +186,33 @@ func TestConsistencyPlatformRule(t *testing.T) {
 		}
 	}
 }
+
+// TestGroundTruthLookupAudio: the audio ground truth is SGLang's {id}_{n}gpu_audio.wav
+// (_audio_consistency_gt_filenames, test_utils.py), found on its own, whatever holds the
+// pictures (a whole video, key frames or nothing).
+func TestGroundTruthLookupAudio(t *testing.T) {
+	if got := AudioName("ltx2_ti2v", 2); got != "ltx2_ti2v_2gpu_audio.wav" {
+		t.Errorf("AudioName = %q", got)
+	}
+	dir := t.TempDir()
+	g := GroundTruth{Dir: dir}
+	_, err := g.LookupAudio("av", 1)
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || err.Error() != "no ground truth at "+filepath.Join(dir, "av_1gpu_audio.wav") {
+		t.Errorf("missing: %v", err)
+	}
+	for _, n := range []string{"av_1gpu_frame_0.png", "av_1gpu_frame_mid.png", "av_1gpu_frame_last.png", "av_1gpu_audio.wav"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, err := g.LookupAudio("av", 1); err != nil || p != filepath.Join(dir, "av_1gpu_audio.wav") {
+		t.Errorf("beside key frames: %q, %v", p, err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir_1gpu_audio.wav"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.LookupAudio("dir", 1); err == nil || errors.As(err, &nf) {
+		t.Errorf("a folder of that name: %v, want an error other than not found", err)
+	}
+}

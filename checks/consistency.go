@@ -181,8 +181,8 @@ func CLIP(scores []float64, frames []int, total int, lim ConsistencyLimits) Chec
 
 // AudioScores are the audio metrics of one output against its ground truth.
 type AudioScores struct {
-	SpectralSimilarity  float64 // cosine of mel-magnitude spectrograms, [0, 1]
-	WaveformCorrelation float64 // Pearson, [-1, 1]
+	SpectralSimilarity  float64 // cosine of the magnitude spectrograms (SGLang's), [0, 1]
+	WaveformCorrelation float64 // cosine of the mean-centred tracks, [-1, 1]
 	RMSdBDiff           float64 // |level(out) − level(gt)|, dB
 	DurationDiffS       float64 // |duration(out) − duration(gt)|, seconds
 }
@@ -208,4 +208,39 @@ func AudioFailed(detail string) []Check {
 		Failed(AudioSpectralSimilarity, detail), Failed(AudioWaveformCorrelation, detail),
 		Failed(AudioRMSdBDiff, detail), Failed(AudioDurationDiff, detail),
 	}
+}
+
+// MinAudioRMS is the level an output's decoded track must exceed: SGLang's
+// validate_audio_output (test_utils.py) asserts rms > 1e-5 on every video+audio output.
+const MinAudioRMS = 1e-5
+
+// AudioOutput is what SGLang's validate_audio_output looks at in an output's audio track: its
+// stream as probed (probe_audio_stream) and its samples as decoded (extract_audio_pcm).
+type AudioOutput struct {
+	SampleRate, Channels int
+	DurationS            float64 // the stream's, else the container's
+	Samples              int
+	Finite               bool    // no sample is NaN or infinite
+	RMS                  float64 // of the samples, accumulated in float64
+}
+
+// AudioOutputProblem says why an output's audio track fails SGLang's validate_audio_output, in
+// its order (an invalid sample rate, channel count or duration; no samples; a NaN or infinite
+// sample; silence), "" when it passes.
+func AudioOutputProblem(a AudioOutput) string {
+	switch {
+	case a.SampleRate <= 0:
+		return fmt.Sprintf("the audio stream has an invalid sample rate: %d", a.SampleRate)
+	case a.Channels <= 0:
+		return fmt.Sprintf("the audio stream has an invalid channel count: %d", a.Channels)
+	case !(a.DurationS > 0) || math.IsInf(a.DurationS, 0):
+		return fmt.Sprintf("the audio stream has an invalid duration: %g", a.DurationS)
+	case a.Samples <= 0:
+		return "the decoded audio track is empty"
+	case !a.Finite:
+		return "the decoded audio track contains NaN or inf"
+	case !(a.RMS > MinAudioRMS):
+		return fmt.Sprintf("the decoded audio track is silent or near-silent: RMS %.3e, want > %g", a.RMS, MinAudioRMS)
+	}
+	return ""
 }

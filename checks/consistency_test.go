@@ -127,3 +127,33 @@ func TestAudioConsistency(t *testing.T) {
 		}
 	}
 }
+
+// TestAudioOutputProblemIsValidateAudioOutput: SGLang's validate_audio_output (test_utils.py)
+// with probe_audio_stream's assertions, in their order.
+func TestAudioOutputProblemIsValidateAudioOutput(t *testing.T) {
+	ok := AudioOutput{SampleRate: 48000, Channels: 2, DurationS: 1, Samples: 16000, Finite: true, RMS: 0.1}
+	with := func(f func(*AudioOutput)) AudioOutput { a := ok; f(&a); return a }
+	for _, tc := range []struct {
+		name string
+		a    AudioOutput
+		want string
+	}{
+		{"sounding", ok, ""},
+		{"just above 1e-5", with(func(a *AudioOutput) { a.RMS = 1.0001e-5 }), ""},
+		{"RMS of exactly 1e-5", with(func(a *AudioOutput) { a.RMS = 1e-5 }), "silent or near-silent: RMS 1.000e-05, want > 1e-05"},
+		{"silence", with(func(a *AudioOutput) { a.RMS = 0 }), "silent or near-silent: RMS 0.000e+00"},
+		{"NaN", with(func(a *AudioOutput) { a.Finite = false }), "contains NaN or inf"},
+		{"no samples", with(func(a *AudioOutput) { a.Samples, a.RMS = 0, 0 }), "is empty"},
+		{"no duration", with(func(a *AudioOutput) { a.DurationS = 0 }), "invalid duration: 0"},
+		{"infinite duration", with(func(a *AudioOutput) { a.DurationS = math.Inf(1) }), "invalid duration: +Inf"},
+		{"no channels", with(func(a *AudioOutput) { a.Channels = 0 }), "invalid channel count: 0"},
+		{"no sample rate, and silent", with(func(a *AudioOutput) { a.SampleRate, a.RMS = 0, 0 }), "invalid sample rate: 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := AudioOutputProblem(tc.a)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("AudioOutputProblem = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -112,22 +112,28 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 	if r.cons.gt.Dir == "" {
 		return notCompared(checks.Skip, "no ground truth: the suite names no ground_truth folder")
 	}
+	if doVisual {
+		out = append(out, r.visualGT(ctx, c, rr, dir)...)
+	}
+	if doAudio {
+		out = append(out, r.audio(ctx, c, rr)...)
+	}
+	return out
+}
+
+// visualGT finds the pictures' ground truth of a case and compares the output with it.
+func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) []checks.Check {
 	video := c.Modality != suite.Image
 	entry, err := r.cons.gt.Lookup(c.ID, c.NumGPUs, video, rr.Output.Format)
 	var nf *baselines.NotFoundError
 	switch {
 	case errors.As(err, &nf):
-		return notCompared(missingGT(c, nf))
+		st, detail := missingGT(c, nf)
+		return []checks.Check{{Name: checks.ConsistencyGroup, Status: st, Detail: detail}}
 	case err != nil:
-		return notCompared(checks.Error, err.Error())
+		return []checks.Check{checks.Errored(checks.ConsistencyGroup, err.Error())}
 	}
-	if doVisual {
-		out = append(out, r.visual(ctx, c, rr, dir, entry)...)
-	}
-	if doAudio {
-		out = append(out, r.audio(ctx, c, rr, entry)...)
-	}
-	return out
+	return r.visual(ctx, c, rr, dir, entry)
 }
 
 // missingGT is the verdict on a case without ground truth: SGLang fails it ("GT not found
@@ -310,30 +316,50 @@ func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite
 	return pictures.Write(filepath.Join(dir, picturePrefix+strconv.Itoa(k)+".png"), f)
 }
 
-// audio compares the output's audio track with the whole-video ground truth's.
-func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult, e baselines.GTEntry) []checks.Check {
-	if e.Kind != baselines.GTVideo {
-		return []checks.Check{checks.Skipped(checks.AudioGroup, fmt.Sprintf(
-			"no audio ground truth: SGLang's key-frame PNGs (%s) hold no audio; write a whole-video ground truth %s with run --mode gt",
-			filepath.Base(e.KeyFrames[0]), baselines.VideoName(c.ID, c.NumGPUs)))}
+// audio compares the output's audio track with the case's audio ground truth, SGLang's
+// {stem}_audio.wav (_validate_audio_consistency in test_server_common.py), whatever holds the
+// pictures' ground truth: a whole video, key frames or nothing.
+func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult) []checks.Check {
+	gt, err := r.cons.gt.LookupAudio(c.ID, c.NumGPUs)
+	var nf *baselines.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		st, detail := missingGT(c, nf)
+		return []checks.Check{{Name: checks.AudioGroup, Status: st, Detail: detail}}
+	case err != nil:
+		return []checks.Check{checks.Errored(checks.AudioGroup, err.Error())}
 	}
-	res, err := r.cons.cache(c.ID).Audio(ctx, e.Path, rr.Output.Path)
+	res, err := r.cons.cache(c.ID).Audio(ctx, gt, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
 		return checks.AudioFailed(me.Error())
-	case errors.Is(err, media.ErrNoAudio):
-		return []checks.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf(
-			"%v, but case %s is video+audio: regenerate its ground truth (run --mode gt)", err, c.ID))}
+	case errors.Is(err, media.ErrGTWAV):
+		return []checks.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("%v: regenerate the case's ground truth (run --mode gt)", err))}
 	case err != nil:
 		return []checks.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("compare audio with ground truth: %v", err))}
 	}
 	return checks.AudioConsistency(res.Scores(), r.cons.thresholds.AudioFor(c.ID))
 }
 
+// audioOutputProblem checks an output's audio track (as probed: a) as SGLang's
+// validate_audio_output does (test_utils.py): it decodes the track and says why it fails that
+// check (an invalid stream, empty, not finite, silent), "" when it passes. An error means the
+// track could not be decoded.
+func audioOutputProblem(ctx context.Context, path string, a *media.AudioInfo) (string, error) {
+	pcm, err := media.DecodeAudio(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	return checks.AudioOutputProblem(checks.AudioOutput{SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS,
+		Samples: len(pcm.Samples), Finite: metrics.Finite(pcm.Samples), RMS: metrics.RMS(pcm.Samples)}), nil
+}
+
 // writeGroundTruth stores request 1's output as the case's ground truth: the image, or the
-// whole video plus SGLang's three key-frame PNGs. It never overwrites silently: every file is
-// reported as new, unchanged, or changed with its SSIM against the file it replaced.
+// whole video plus SGLang's three key-frame PNGs, plus for a video+audio case SGLang's audio
+// ground truth {stem}_audio.wav (encode_audio_gt_wav of the decoded track, as
+// test_server_common.py saves it). It never overwrites silently: every file is reported as new,
+// unchanged, or changed with its SSIM (audio: spectral similarity) against the file it replaced.
 func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) checks.Check {
 	name := checks.GroundTruthWrite
 	switch {
@@ -358,6 +384,13 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 			}
 			files = append(files, file{names[k], src})
 		}
+	}
+	if c.Modality == suite.VideoAudio {
+		src := filepath.Join(dir, "ground-truth-audio.wav")
+		if err := writeAudioGT(ctx, rr.Output.Path, src); err != nil {
+			return checks.Errored(name, err.Error())
+		}
+		files = append(files, file{baselines.AudioName(c.ID, c.NumGPUs), src})
 	}
 	var report []string
 	for _, f := range files {
@@ -384,8 +417,29 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 	return checks.Passed(name, strings.Join(report, "; "))
 }
 
+// writeAudioGT writes the audio ground truth of an output as SGLang does: its track decoded
+// by extract_audio_pcm, encoded by encode_audio_gt_wav.
+func writeAudioGT(ctx context.Context, output, dst string) error {
+	pcm, err := media.DecodeAudio(ctx, output)
+	if err != nil {
+		return fmt.Errorf("audio ground truth: %w", err)
+	}
+	b, err := media.EncodeGTWAV(pcm.Samples)
+	if err != nil {
+		return fmt.Errorf("audio ground truth of %s: %w", output, err)
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
 // changeVersusOld describes how a new ground-truth file differs from the one it replaces.
 func (r *run) changeVersusOld(ctx context.Context, old, src string) string {
+	if compare.IsGTWAV(old) {
+		a, err := compare.Audio(ctx, old, src)
+		if err != nil {
+			return fmt.Sprintf("not comparable with the old file: %v", err)
+		}
+		return fmt.Sprintf("audio vs the old file: spectral similarity %.4f, waveform correlation %.4f", a.SpectralSimilarity, a.WaveformCorrelation)
+	}
 	var res compare.Result
 	var err error
 	if strings.HasSuffix(old, ".mp4") {

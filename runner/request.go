@@ -184,6 +184,19 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 			fillOutput(rr.Output, info)
 		}
 		problems = append(problems, shapeProblems(c, info)...)
+		if c.Modality == suite.VideoAudio && info.Audio != nil {
+			problem, err := audioOutputProblem(ctx, p, info.Audio)
+			if err != nil {
+				st := checks.Fail // SGLang's extract_audio_pcm fails the request too
+				if errors.Is(err, exec.ErrNotFound) {
+					st = checks.Error
+				}
+				return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("the audio track does not decode: %v", err)})
+			}
+			if problem != "" {
+				problems = append(problems, problem)
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Fail,

@@ -34,6 +34,9 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	if fs.NArg() < 2 {
 		return 0, usagef("want GT OUTPUT [OUTPUT...] (a ground truth and at least one output), got %d arguments", fs.NArg())
 	}
+	if compare.IsGTWAV(fs.Arg(0)) && limits.pictureLimits() {
+		return 0, usagef("--min-ssim, --min-psnr and --max-mad judge pictures, and the audio ground truth %s has none: give --case ID to judge with a case's audio thresholds", fs.Arg(0))
+	}
 	if *gtMiB < 0 {
 		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)
 	}
@@ -61,7 +64,7 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 				return 0, err
 			}
 		}
-		return exitOK, limits.judge(verdicts, outs[0], res)
+		return exitOK, limits.judge(verdicts, outs[0], res, audio)
 	}
 	cache := compare.NewCache(*gtMiB << 20)
 	worst := exitOK
@@ -92,7 +95,7 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 				return 0, err
 			}
 		}
-		if err := limits.judge(verdicts, out, res); err != nil {
+		if err := limits.judge(verdicts, out, res, audio); err != nil {
 			below = append(below, err)
 		}
 	}
@@ -120,11 +123,15 @@ func gtMemory(mib int64) int64 {
 	return mib << 20
 }
 
-// compareOne compares one output (pictures, then audio) with the ground truth.
+// compareOne compares one output (pictures, then audio) with the ground truth; against an
+// audio ground truth (a WAV), the audio alone.
 func compareOne(ctx context.Context, cache *compare.Cache, gt, out string) (compare.Result, *compare.AudioResult, error) {
-	res, err := cache.Files(ctx, gt, out)
-	if err != nil {
-		return compare.Result{}, nil, err
+	res := compare.Result{Kind: kindAudio}
+	if !compare.IsGTWAV(gt) {
+		var err error
+		if res, err = cache.Files(ctx, gt, out); err != nil {
+			return compare.Result{}, nil, err
+		}
 	}
 	audio, err := compareAudio(ctx, cache, gt, out, res)
 	if err != nil {
@@ -190,6 +197,9 @@ type videoJSON struct {
 
 // compareJSON is the JSON form of a comparison: psnr is null where it is +Inf (identical).
 func compareJSON(r compare.Result) any {
+	if r.Kind == kindAudio {
+		return r // withAudio gives it its form
+	}
 	if r.Kind == "image" && len(r.PerFrame) == 1 {
 		f := r.PerFrame[0]
 		return imageJSON{Kind: r.Kind, Width: r.Width, Height: r.Height, SSIM: f.SSIM, PSNR: finite(f.PSNR), MeanAbsDiff: f.MeanAbsDiff}
@@ -205,6 +215,10 @@ func compareJSON(r compare.Result) any {
 
 // compareTable prints a comparison for people: one row per frame and the summaries.
 func compareTable(e env, gt, out string, r compare.Result) error {
+	if r.Kind == kindAudio {
+		_, err := fmt.Fprintf(e.stdout, "audio: %s against audio ground truth %s\n", out, gt)
+		return err
+	}
 	psnr := func(v float64) string {
 		if math.IsInf(v, 1) {
 			return "inf"

@@ -5,15 +5,22 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
-// compareAudio compares the audio tracks of two videos; nil when the comparison is of images or
-// the ground truth has no audio (nothing to compare). An output without the ground truth's
-// audio track is a *compare.MismatchError.
+// kindAudio is the Kind of a comparison with an audio ground truth (SGLang's
+// {id}_{n}gpu_audio.wav): audio alone, no pictures.
+const kindAudio = "audio"
+
+// compareAudio compares the audio tracks of two videos, or an output's track with an audio
+// ground truth (r.Kind kindAudio); nil when the comparison is of images or the ground truth has
+// no audio (nothing to compare). An output without the ground truth's audio track is a
+// *compare.MismatchError.
 func compareAudio(ctx context.Context, cache *compare.Cache, gt, out string, r compare.Result) (*compare.AudioResult, error) {
-	if r.Kind != "video" {
+	if r.Kind != "video" && r.Kind != kindAudio {
 		return nil, nil
 	}
 	a, err := cache.Audio(ctx, gt, out)
@@ -26,16 +33,39 @@ func compareAudio(ctx context.Context, cache *compare.Cache, gt, out string, r c
 	return &a, nil
 }
 
-// withAudio adds the "audio" key to a video's JSON form.
+// withAudio adds the "audio" key to a video's JSON form, or makes the JSON form of a
+// comparison with an audio ground truth: {"kind": "audio", "audio": {...}}.
 func withAudio(v any, a *compare.AudioResult) any {
+	if a == nil {
+		return v
+	}
+	if r, ok := v.(compare.Result); ok && r.Kind == kindAudio {
+		return struct {
+			Kind  string               `json:"kind"`
+			Audio *compare.AudioResult `json:"audio"`
+		}{kindAudio, a}
+	}
 	vj, ok := v.(videoJSON)
-	if !ok || a == nil {
+	if !ok {
 		return v
 	}
 	return struct {
 		videoJSON
 		Audio *compare.AudioResult `json:"audio"`
 	}{vj, a}
+}
+
+// audioVerdict judges an audio comparison with the audio thresholds of --case (SGLang's
+// compare_audio_with_gt limits; none without --case).
+func (l *compareLimits) audioVerdict(a *compare.AudioResult) ([]checks.Check, error) {
+	if l.caseID == "" || a == nil {
+		return nil, nil
+	}
+	th, err := baselines.ThresholdsFor(l.thresholds, l.gpu)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return checks.AudioConsistency(a.Scores(), th.AudioFor(l.caseID)), nil
 }
 
 // audioTable prints the audio comparison for people.

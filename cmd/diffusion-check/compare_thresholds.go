@@ -45,8 +45,11 @@ func floatFlag(v *float64) func(string) error {
 }
 
 // active reports whether any threshold was given: compare then judges as well as measures.
-func (l *compareLimits) active() bool {
-	return l.caseID != "" || !math.IsNaN(l.minSSIM) || !math.IsNaN(l.minPSNR) || !math.IsNaN(l.maxMAD)
+func (l *compareLimits) active() bool { return l.caseID != "" || l.pictureLimits() }
+
+// pictureLimits reports whether a limit of the pictures was given explicitly.
+func (l *compareLimits) pictureLimits() bool {
+	return !math.IsNaN(l.minSSIM) || !math.IsNaN(l.minPSNR) || !math.IsNaN(l.maxMAD)
 }
 
 // validate reports flags that cannot work together.
@@ -107,13 +110,19 @@ func (l *compareLimits) verdict(r compare.Result) ([]checks.Check, error) {
 	return out, nil
 }
 
-// judge prints the verdict of each threshold to w and returns a failedError (exit 1) naming
-// the output when one failed.
-func (l *compareLimits) judge(w io.Writer, out string, r compare.Result) error {
+// judge prints the verdict of each threshold to w (the audio thresholds, against an audio
+// ground truth) and returns a failedError (exit 1) naming the output when one failed.
+func (l *compareLimits) judge(w io.Writer, out string, r compare.Result, audio *compare.AudioResult) error {
 	if !l.active() {
 		return nil
 	}
-	cs, err := l.verdict(r)
+	var cs []checks.Check
+	var err error
+	if r.Kind == kindAudio {
+		cs, err = l.audioVerdict(audio)
+	} else {
+		cs, err = l.verdict(r)
+	}
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/diffusion-check/diffusion-check/checks"
@@ -12,14 +13,17 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 )
 
-// AudioResult compares the audio track of an output with its ground truth's. Both are mixed
-// down to mono and the output is resampled to the ground truth's rate; the metrics are those
-// of package checks (SpectralSimilarity, WaveformCorrelation, RMSdB) over the common length.
+// AudioResult compares the audio track of an output with its ground truth as SGLang's
+// compare_audio_with_gt does (test_utils.py): both at 16 kHz mono, every metric but the
+// duration difference over the common length (internal/metrics.CompareAudio).
 type AudioResult struct {
-	SampleRate          int     `json:"sample_rate"`
-	GTDurationS         float64 `json:"gt_duration_s"`
-	OutDurationS        float64 `json:"out_duration_s"`
-	DurationDiffS       float64 `json:"duration_diff_s"`
+	SampleRate   int     `json:"sample_rate"`
+	GTDurationS  float64 `json:"gt_duration_s"`
+	OutDurationS float64 `json:"out_duration_s"`
+	// DurationDiffS is |OutDurationS − GTDurationS|, from the sample counts.
+	DurationDiffS float64 `json:"duration_diff_s"`
+	// GTRMSdB and OutRMSdB are the levels over the common length (20·log10 of the RMS, floored
+	// at 1e-12: −240 dB for silence).
 	GTRMSdB             float64 `json:"gt_rms_db"`
 	OutRMSdB            float64 `json:"out_rms_db"`
 	RMSdBDiff           float64 `json:"rms_db_diff"`
@@ -37,11 +41,18 @@ func (a AudioResult) Scores() checks.AudioScores {
 	}
 }
 
-// Audio compares the audio tracks of out and gt (any files ffmpeg reads: MP4, WAV, M4A, ...),
-// decoding both at once. Ground truth without audio is an error wrapping media.ErrNoAudio
-// (nothing to compare with); an output without audio where the ground truth has it is a
-// *MismatchError (a failure of the output). A track that does not decode is an error naming
-// its file.
+// IsGTWAV reports whether path names an audio ground truth as SGLang stores it
+// ({id}_{n}gpu_audio.wav, any .wav file): it is read as decode_audio_gt_wav reads it
+// (media.ReadGTWAV), not through ffmpeg.
+func IsGTWAV(path string) bool { return strings.EqualFold(filepath.Ext(path), ".wav") }
+
+// Audio compares the audio tracks of out and gt, decoding both at once. The output is any
+// file ffmpeg reads (media.DecodeAudio, SGLang's extract_audio_pcm); so is the ground truth,
+// unless it is a WAV (IsGTWAV), which must be SGLang's 16-bit mono 16 kHz ground truth. Ground
+// truth without audio is an error wrapping media.ErrNoAudio (nothing to compare with); an output
+// without audio where the ground truth has it, or with no samples or a NaN, is a
+// *MismatchError (a failure of the output). A track that does not decode is an error naming its
+// file.
 func Audio(ctx context.Context, gt, out string) (AudioResult, error) {
 	return (*Cache)(nil).Audio(ctx, gt, out)
 }
@@ -63,35 +74,34 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 	if a.known && a.rate == 0 {
 		return AudioResult{}, noAudio
 	}
-	g, rate := a.pcm, a.rate
-	if g == nil && !a.known {
-		var err error
-		if rate, _, err = media.AudioStream(ctx, gt); err != nil {
-			if errors.Is(err, media.ErrNoAudio) {
-				c.setAudio(e, gtAudio{known: true})
-				return AudioResult{}, noAudio
-			}
-			return AudioResult{}, err
-		}
-	}
+	g := a.pcm
 	var o media.PCM
 	var gerr, oerr error
 	var wg sync.WaitGroup
 	if g == nil {
 		wg.Go(func() {
 			var p media.PCM
-			if p, gerr = media.DecodeAudio(ctx, gt, rate); gerr == nil {
+			if IsGTWAV(gt) {
+				p, gerr = media.ReadGTWAV(gt)
+			} else {
+				p, gerr = media.DecodeAudio(ctx, gt)
+			}
+			if gerr == nil {
 				g = &p
 			}
 		})
 	}
-	o, oerr = media.DecodeAudio(ctx, out, rate)
+	o, oerr = media.DecodeAudio(ctx, out)
 	wg.Wait()
+	if errors.Is(gerr, media.ErrNoAudio) {
+		c.setAudio(e, gtAudio{known: true})
+		return AudioResult{}, noAudio
+	}
 	if errors.Is(oerr, media.ErrNoAudio) {
 		oerr = &MismatchError{GT: gt, Out: out, What: "audio: the ground truth has an audio track, the output has none"}
 	}
 	if gerr == nil && a.pcm == nil {
-		kept := gtAudio{known: true, rate: rate}
+		kept := gtAudio{known: true, rate: g.SampleRate}
 		if c != nil && c.reserve(4*int64(len(g.Samples))) {
 			kept.pcm = g
 		}
@@ -100,23 +110,26 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 	if err := errors.Join(gerr, oerr); err != nil {
 		return AudioResult{}, err
 	}
-	return measureAudio(*g, o), nil
-}
-
-// measureAudio computes the metrics of two decoded tracks at the same rate.
-func measureAudio(g, o media.PCM) AudioResult {
-	r := AudioResult{
-		SampleRate:   g.SampleRate,
-		GTDurationS:  g.DurationS(),
-		OutDurationS: o.DurationS(),
-		GTRMSdB:      metrics.RMSdB(g.Samples),
-		OutRMSdB:     metrics.RMSdB(o.Samples),
+	if len(g.Samples) == 0 {
+		return AudioResult{}, fmt.Errorf("ground truth %s: the audio track decodes to no samples", gt)
 	}
-	r.DurationDiffS = math.Abs(r.OutDurationS - r.GTDurationS)
-	r.RMSdBDiff = math.Abs(r.OutRMSdB - r.GTRMSdB)
-	var wg sync.WaitGroup
-	wg.Go(func() { r.SpectralSimilarity = metrics.SpectralSimilarity(o.Samples, g.Samples, g.SampleRate) })
-	r.WaveformCorrelation = metrics.WaveformCorrelation(o.Samples, g.Samples)
-	wg.Wait()
-	return r
+	if !metrics.Finite(g.Samples) {
+		return AudioResult{}, fmt.Errorf("ground truth %s: %w", gt, metrics.ErrNonFiniteAudio)
+	}
+	s, err := metrics.CompareAudio(o.Samples, g.Samples, media.AudioRate)
+	if err != nil {
+		// The ground truth passed both tests above: what failed is the output's track.
+		return AudioResult{}, &MismatchError{GT: gt, Out: out, What: "audio: the output's track: " + err.Error()}
+	}
+	return AudioResult{
+		SampleRate:          media.AudioRate,
+		GTDurationS:         g.DurationS(),
+		OutDurationS:        o.DurationS(),
+		DurationDiffS:       s.DurationDiffS,
+		GTRMSdB:             metrics.LevelDB(s.GTRMS),
+		OutRMSdB:            metrics.LevelDB(s.OutRMS),
+		RMSdBDiff:           s.RMSdBDiff,
+		WaveformCorrelation: s.WaveformCorrelation,
+		SpectralSimilarity:  s.SpectralSimilarity,
+	}, nil
 }

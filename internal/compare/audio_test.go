@@ -29,10 +29,11 @@ func tone(t *testing.T, name string, freq string, extra ...string) string {
 	return ffmpegFile(t, name, append([]string{"-f", "lavfi", "-i", "sine=frequency=" + freq + ":duration=2:sample_rate=48000"}, extra...)...)
 }
 
-// TestAudio shows that the default limits separate the same audio re-encoded (passes) from
-// other audio (fails), and that a missing track is a mismatch of the output.
+// TestAudio shows that SGLang's default limits separate the same audio re-encoded (passes)
+// from other audio (fails), that a missing track is a mismatch of the output, and that a WAV
+// ground truth must be SGLang's (16-bit mono at 16 kHz).
 func TestAudio(t *testing.T) {
-	gt := tone(t, "gt.wav", "440", "-c:a", "pcm_s16le")
+	gt := tone(t, "gt.wav", "440", "-ar", "16000", "-c:a", "pcm_s16le")
 	lim := checks.AudioLimits{SpectralSimilarity: 0.95, WaveformCorrelation: 0.90, RMSdBDiff: 2, DurationDiffS: 0.1}
 	for _, tc := range []struct {
 		name string
@@ -58,6 +59,10 @@ func TestAudio(t *testing.T) {
 		})
 	}
 
+	wide := tone(t, "48k.wav", "440", "-c:a", "pcm_s16le")
+	if _, err := Audio(t.Context(), wide, gt); !errors.Is(err, media.ErrGTWAV) {
+		t.Errorf("a 48 kHz WAV as ground truth: error %v, want media.ErrGTWAV", err)
+	}
 	silent := ffmpegFile(t, "silent.mp4", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=8:duration=1", "-c:v", "libx264", "-pix_fmt", "yuv420p")
 	_, err := Audio(t.Context(), gt, silent)
 	var me *MismatchError
@@ -112,9 +117,9 @@ func TestCacheAudio(t *testing.T) {
 				}
 			}
 		}
-		// 2 s at 48 kHz, mono float32 (AAC may pad the end by a frame).
-		if pcm := c.Bytes() - video; capBytes > 0 && (pcm < 4*96000 || pcm > 4*(96000+2048)) {
-			t.Errorf("the cache holds %d bytes of audio, want about %d", pcm, 4*96000)
+		// 2 s at 16 kHz, mono float32 (AAC may pad the end by a frame).
+		if pcm := c.Bytes() - video; capBytes > 0 && (pcm < 4*32000 || pcm > 4*(32000+1024)) {
+			t.Errorf("the cache holds %d bytes of audio, want about %d", pcm, 4*32000)
 		} else if capBytes == 0 && c.Bytes() != 0 {
 			t.Errorf("a cache of 0 bytes holds %d", c.Bytes())
 		}

@@ -21,13 +21,18 @@ import (
 var ErrNoAudio = errors.New("no audio stream")
 
 // MaxAudioSeconds bounds what DecodeAudio holds in memory: a longer track is an error rather
-// than an unbounded allocation (30 minutes of mono float32 at 48 kHz is 345 MB).
+// than an unbounded allocation (30 minutes of mono float32 at 16 kHz is 115 MB).
 const MaxAudioSeconds = 30 * 60
 
-// PCM is a decoded audio track, mixed down to mono: Samples are in [-1, 1] at SampleRate Hz.
+// AudioRate is the rate DecodeAudio resamples every track to: SGLang's
+// AUDIO_CONSISTENCY_SAMPLE_RATE (test_utils.py).
+const AudioRate = 16000
+
+// PCM is a decoded audio track, mixed down to mono: Samples at SampleRate Hz, full scale ±1.
 type PCM struct {
 	SampleRate int
-	// Channels is the number of channels the track had before the mix-down.
+	// Channels is the number of channels the track had before the mix-down (0 when not known,
+	// as for a ground-truth WAV, which is mono).
 	Channels int
 	Samples  []float32
 }
@@ -95,23 +100,22 @@ func parseAudioStream(b []byte) (rate, channels int, err error) {
 	return rate, s.Channels, nil
 }
 
-// DecodeAudio decodes the first audio stream of path through ffmpeg as float32 PCM, resampled
-// to rate Hz (0 keeps the stream's own rate), and mixes its channels down to mono by averaging
-// them. The samples are read as ffmpeg produces them, without an intermediate file; a track
-// longer than MaxAudioSeconds is an error. A file without audio gives an error wrapping
-// ErrNoAudio; one ffmpeg cannot decode gives an error that names it and quotes ffmpeg.
-func DecodeAudio(ctx context.Context, path string, rate int) (PCM, error) {
-	native, channels, err := AudioStream(ctx, path)
+// DecodeAudio decodes the first audio stream of path as SGLang's extract_audio_pcm does
+// (test_utils.py): ffmpeg mixes it down to mono (-ac 1, ffmpeg's own down-mix matrix) and
+// resamples it to AudioRate Hz, as little-endian float32. The samples are read as ffmpeg
+// produces them, without an intermediate file; a track longer than MaxAudioSeconds is an
+// error. A file without audio gives an error wrapping ErrNoAudio; one ffmpeg cannot decode gives
+// an error that names it and quotes ffmpeg. A stream that decodes to no samples is no error:
+// an empty PCM, which SGLang's checks reject (see checks.AudioOutput).
+func DecodeAudio(ctx context.Context, path string) (PCM, error) {
+	_, channels, err := AudioStream(ctx, path)
 	if err != nil {
 		return PCM{}, err
 	}
-	if rate <= 0 {
-		rate = native
-	}
 	stderr := &tail{n: 4 << 10}
-	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
-		"-i", fileArg(path), "-map", "0:a:0", "-vn",
-		"-f", "f32le", "-acodec", "pcm_f32le", "-ar", strconv.Itoa(rate), "-ac", strconv.Itoa(channels), "pipe:1")
+	// extract_audio_pcm's arguments, in its order; -nostdin and -hide_banner change no sample.
+	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-v", "error",
+		"-i", fileArg(path), "-map", "0:a:0", "-vn", "-ac", "1", "-ar", strconv.Itoa(AudioRate), "-f", "f32le", "pipe:1")
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -120,8 +124,8 @@ func DecodeAudio(ctx context.Context, path string, rate int) (PCM, error) {
 	if err := cmd.Start(); err != nil {
 		return PCM{}, fmt.Errorf("decode audio of %s: ffmpeg: %w", path, err)
 	}
-	pcm := PCM{SampleRate: rate, Channels: channels}
-	rerr := readMono(bufio.NewReaderSize(stdout, 64<<10), channels, MaxAudioSeconds*rate, &pcm.Samples)
+	pcm := PCM{SampleRate: AudioRate, Channels: channels}
+	rerr := readSamples(bufio.NewReaderSize(stdout, 64<<10), MaxAudioSeconds*AudioRate, &pcm.Samples)
 	if rerr != nil {
 		// Stop ffmpeg: nobody reads the rest.
 		_ = proc.Terminate(cmd)
@@ -134,33 +138,27 @@ func DecodeAudio(ctx context.Context, path string, rate int) (PCM, error) {
 		return PCM{}, fmt.Errorf("decode audio of %s: %w", path, rerr)
 	case werr != nil:
 		return PCM{}, ffmpegError(ctx, "decode audio of "+path, werr, stderr)
-	case len(pcm.Samples) == 0:
-		return PCM{}, fmt.Errorf("decode audio of %s: no samples decoded: %w", path, ErrTruncated)
 	}
 	return pcm, nil
 }
 
-// readMono reads interleaved little-endian float32 frames of the given channel count and
-// appends their average to dst, up to maxFrames frames.
-func readMono(r io.Reader, channels, maxFrames int, dst *[]float32) error {
-	frame := make([]byte, 4*channels)
+// readSamples reads little-endian float32 samples and appends them to dst, up to max
+// samples.
+func readSamples(r io.Reader, max int, dst *[]float32) error {
+	var b [4]byte
 	for {
-		if _, err := io.ReadFull(r, frame); err != nil {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("ffmpeg stopped in the middle of a sample frame: %w", ErrTruncated)
+				return fmt.Errorf("ffmpeg stopped in the middle of a sample: %w", ErrTruncated)
 			}
 			return err
 		}
-		if len(*dst) >= maxFrames {
+		if len(*dst) >= max {
 			return fmt.Errorf("audio longer than %d s (MaxAudioSeconds)", MaxAudioSeconds)
 		}
-		var sum float64
-		for c := range channels {
-			sum += float64(math.Float32frombits(binary.LittleEndian.Uint32(frame[4*c:])))
-		}
-		*dst = append(*dst, float32(sum/float64(channels)))
+		*dst = append(*dst, math.Float32frombits(binary.LittleEndian.Uint32(b[:])))
 	}
 }

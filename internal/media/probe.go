@@ -147,6 +147,10 @@ func ParseProbe(data []byte) (Info, error) {
 			info.Audio = a
 		}
 	}
+	if info.Audio != nil && info.Audio.DurationS == 0 {
+		// SGLang's probe_audio_stream: the stream's duration, else the container's.
+		info.Audio.DurationS = parseSeconds(out.Format.Duration)
+	}
 	if video < 0 {
 		return Info{}, ErrNoVideo
 	}

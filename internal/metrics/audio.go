@@ -1,212 +1,179 @@
 package metrics
 
 import (
+	"errors"
 	"math"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
-// The audio metrics compare an output's audio track with its ground truth. Both are mono
-// float32 samples at the same rate (internal/media.DecodeAudio mixes down and resamples).
-//
-// Spectral similarity is the cosine of the two linear mel-magnitude spectrograms, flattened
-// over their common frames. The spectrogram follows librosa.feature.melspectrogram with
-// power=1: a periodic Hann window of MelFFTSize samples, hop MelHop, centred frames (the
-// signal padded with MelFFTSize/2 zeros at both ends), magnitude |STFT| (not power, not dB),
-// projected on MelBands triangular Slaney-scale filters from 0 Hz to Nyquist with Slaney area
-// normalisation (librosa's defaults). Magnitudes, not decibels: in the log domain every
-// spectrum looks alike (a 440 Hz and an 880 Hz tone score above 0.9), while linear magnitudes
-// put the energy where it is and separate them (≈ 0).
+// The audio metrics are SGLang's: compare_audio_with_gt and _audio_magnitude_spectrogram in
+// python/sglang/multimodal_gen/test/test_utils.py (sgl-project/sglang main, 2026-08-21, after
+// PR #35511). Both tracks are mono float32 samples at AudioRate Hz (internal/media.DecodeAudio
+// decodes them as SGLang's extract_audio_pcm does). Every metric but the duration difference is
+// taken over the common length: the longer track is cut to the shorter one.
 
-// Parameters of the mel spectrogram used by SpectralSimilarity.
+// AudioRate is the sample rate of the tracks the audio metrics compare: SGLang's
+// AUDIO_CONSISTENCY_SAMPLE_RATE.
+const AudioRate = 16000
+
+// The frames of SGLang's magnitude spectrogram: SpectrumFrame samples every SpectrumHop, no
+// centring (the track is zero-padded to one frame when shorter).
 const (
-	MelFFTSize = 2048
-	MelHop     = 512
-	MelBands   = 128
+	SpectrumFrame = 512
+	SpectrumHop   = 160
 )
 
-// SilenceDB is the level RMSdB reports for digital silence (an RMS of 0), so that level
-// differences stay finite.
-const SilenceDB = -200.0
+// RMSFloor is the lowest RMS level the level difference uses (SGLang's max(rms, 1e-12)): a
+// silent track is at 20·log10(1e-12) = −240 dB rather than −Inf.
+const RMSFloor = 1e-12
 
-// SpectralSimilarity returns the cosine similarity, in [0, 1], of the linear mel-magnitude
-// spectrograms of a and b (both at rate Hz) over the frames both have. Two silent tracks are
-// identical (1); a silent track against a sounding one scores 0. Empty input scores NaN.
-func SpectralSimilarity(a, b []float32, rate int) float64 {
-	if len(a) == 0 || len(b) == 0 || rate <= 0 {
-		return math.NaN()
-	}
-	fb := melFilters(rate)
-	sa, sb := melSpectrogram(a, fb), melSpectrogram(b, fb)
-	n := min(len(sa), len(sb))
-	var dot, na, nb float64
-	for i := range n {
-		x, y := sa[i], sb[i]
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	switch {
-	case na == 0 && nb == 0:
-		return 1
-	case na == 0 || nb == 0:
-		return 0
-	}
-	return math.Min(1, dot/math.Sqrt(na*nb))
+// AudioScores are the metrics of one output track against its ground truth.
+type AudioScores struct {
+	// SpectralSimilarity is the cosine of the two magnitude spectrograms, flattened: [0, 1],
+	// 0 when either is all zeros.
+	SpectralSimilarity float64
+	// WaveformCorrelation is the cosine of the two mean-centred tracks (Pearson's r): [−1, 1],
+	// 0 when either is constant.
+	WaveformCorrelation float64
+	// OutRMS and GTRMS are the root mean squares over the common length.
+	OutRMS, GTRMS float64
+	// RMSdBDiff is |LevelDB(OutRMS) − LevelDB(GTRMS)|.
+	RMSdBDiff float64
+	// DurationDiffS is the difference of the sample counts in seconds.
+	DurationDiffS float64
 }
 
-// WaveformCorrelation is the Pearson correlation of a and b over their common length, in
-// [-1, 1]. Two constant tracks correlate 1 when equal and 0 otherwise; empty input is NaN.
-func WaveformCorrelation(a, b []float32) float64 {
-	n := min(len(a), len(b))
-	if n == 0 {
-		return math.NaN()
+// Errors of CompareAudio, as SGLang's compare_audio_with_gt raises them.
+var (
+	ErrEmptyAudio     = errors.New("audio consistency inputs must be non-empty")
+	ErrNonFiniteAudio = errors.New("audio consistency inputs must be finite")
+)
+
+// CompareAudio measures out against gt, both mono at rate Hz, as SGLang's
+// compare_audio_with_gt: an empty track is ErrEmptyAudio, a NaN or infinite sample
+// ErrNonFiniteAudio.
+func CompareAudio(out, gt []float32, rate int) (AudioScores, error) {
+	if len(out) == 0 || len(gt) == 0 || rate <= 0 {
+		return AudioScores{}, ErrEmptyAudio
 	}
-	var ma, mb float64
-	for i := range n {
-		ma += float64(a[i])
-		mb += float64(b[i])
+	if !Finite(out) || !Finite(gt) {
+		return AudioScores{}, ErrNonFiniteAudio
 	}
-	ma /= float64(n)
-	mb /= float64(n)
-	var sab, saa, sbb float64
-	for i := range n {
-		x, y := float64(a[i])-ma, float64(b[i])-mb
-		sab += x * y
-		saa += x * x
-		sbb += y * y
-	}
-	if saa == 0 || sbb == 0 {
-		if saa == sbb && ma == mb {
-			return 1
+	s := AudioScores{DurationDiffS: math.Abs(float64(len(out)-len(gt))) / float64(rate)}
+	n := min(len(out), len(gt))
+	out, gt = out[:n], gt[:n]
+	s.WaveformCorrelation = waveformCorrelation(out, gt)
+	s.SpectralSimilarity = spectralSimilarity(out, gt)
+	s.OutRMS, s.GTRMS = RMS(out), RMS(gt)
+	s.RMSdBDiff = math.Abs(LevelDB(s.OutRMS) - LevelDB(s.GTRMS))
+	return s, nil
+}
+
+// Finite reports whether every sample of x is a finite number.
+func Finite(x []float32) bool {
+	for _, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return false
 		}
-		return 0
 	}
-	return math.Max(-1, math.Min(1, sab/math.Sqrt(saa*sbb)))
+	return true
 }
 
-// RMSdB is the level of x in dBFS: 20·log10 of its root mean square, SilenceDB for silence or
-// empty input.
-func RMSdB(x []float32) float64 {
+// RMS is the root mean square of x, accumulated in float64 (SGLang's
+// np.sqrt(np.mean(np.square(x, dtype=np.float64)))); 0 for no samples.
+func RMS(x []float32) float64 {
+	if len(x) == 0 {
+		return 0
+	}
 	var s float64
 	for _, v := range x {
 		s += float64(v) * float64(v)
 	}
-	if len(x) == 0 || s == 0 {
-		return SilenceDB
-	}
-	return math.Max(SilenceDB, 20*math.Log10(math.Sqrt(s/float64(len(x)))))
+	return math.Sqrt(s / float64(len(x)))
 }
 
-// melSpectrogram returns the frames×MelBands mel-magnitude spectrogram of x, row by row.
-func melSpectrogram(x []float32, fb *filterbank) []float64 {
-	const pad = MelFFTSize / 2
-	frames := 1 + len(x)/MelHop // librosa, center=True
-	out := make([]float64, frames*MelBands)
-	fft := fourier.NewFFT(MelFFTSize)
-	seq := make([]float64, MelFFTSize)
-	coeff := make([]complex128, MelFFTSize/2+1)
-	mag := make([]float64, MelFFTSize/2+1)
-	win := hannWindow()
+// LevelDB is an RMS level in dB: 20·log10(max(rms, RMSFloor)).
+func LevelDB(rms float64) float64 { return 20 * math.Log10(math.Max(rms, RMSFloor)) }
+
+// waveformCorrelation is the cosine of a and b (equally long) once each has its mean removed;
+// 0 when either has no variation.
+func waveformCorrelation(a, b []float32) float64 {
+	return cosine(centred(a), centred(b))
+}
+
+// centred returns x less its mean.
+func centred(x []float32) []float64 {
+	var m float64
+	for _, v := range x {
+		m += float64(v)
+	}
+	m /= float64(len(x))
+	c := make([]float64, len(x))
+	for i, v := range x {
+		c[i] = float64(v) - m
+	}
+	return c
+}
+
+// spectralSimilarity is the cosine of the magnitude spectrograms of a and b (equally long),
+// flattened over frames and bins; 0 when either is all zeros.
+func spectralSimilarity(a, b []float32) float64 { return cosine(spectrogram(a), spectrogram(b)) }
+
+// cosine is x·y / (|x|·|y|) of two equally long vectors, 0 when either is zero (SGLang's
+// "if denominator > 0 else 0.0").
+func cosine(x, y []float64) float64 {
+	var dot, xx, yy float64
+	for i := range x {
+		dot += x[i] * y[i]
+		xx += x[i] * x[i]
+		yy += y[i] * y[i]
+	}
+	d := math.Sqrt(xx) * math.Sqrt(yy)
+	if d <= 0 {
+		return 0
+	}
+	return dot / d
+}
+
+// SpectrumFrames is the number of frames of the spectrogram of n samples: SGLang's
+// 1 + (n − 512) // 160, with n padded to 512 when shorter.
+func SpectrumFrames(n int) int { return 1 + (max(n, SpectrumFrame)-SpectrumFrame)/SpectrumHop }
+
+// spectrogram is SGLang's _audio_magnitude_spectrogram, frame by frame in one slice: the square
+// root of |rfft| of each frame weighted by the symmetric Hann window (np.hanning), 257 bins a
+// frame.
+func spectrogram(x []float32) []float64 {
+	const bins = SpectrumFrame/2 + 1
+	frames := SpectrumFrames(len(x))
+	out := make([]float64, frames*bins)
+	fft := fourier.NewFFT(SpectrumFrame)
+	win := hanning()
+	seq := make([]float64, SpectrumFrame)
+	coeff := make([]complex128, bins)
 	for f := range frames {
-		start := f*MelHop - pad
+		start := f * SpectrumHop
 		for i := range seq {
-			j := start + i
-			if j < 0 || j >= len(x) {
-				seq[i] = 0
-				continue
+			seq[i] = 0 // the padding of a track shorter than a frame
+			if j := start + i; j < len(x) {
+				seq[i] = float64(x[j] * win[i]) // a float32 product, as numpy's frames * window
 			}
-			seq[i] = float64(x[j]) * win[i]
 		}
 		coeff = fft.Coefficients(coeff, seq)
+		row := out[f*bins : (f+1)*bins]
 		for k, c := range coeff {
-			mag[k] = math.Hypot(real(c), imag(c))
-		}
-		row := out[f*MelBands : (f+1)*MelBands]
-		for m, band := range fb.bands {
-			var s float64
-			for k, w := range band.weights {
-				s += w * mag[band.lo+k]
-			}
-			row[m] = s
+			row[k] = math.Sqrt(math.Hypot(real(c), imag(c)))
 		}
 	}
 	return out
 }
 
-// hannWindow is the periodic Hann window of MelFFTSize samples (scipy's get_window("hann")).
-func hannWindow() []float64 {
-	w := make([]float64, MelFFTSize)
+// hanning is numpy's np.hanning(SpectrumFrame).astype(np.float32), the symmetric Hann window
+// 0.5 − 0.5·cos(2πi/(M−1)).
+func hanning() []float32 {
+	w := make([]float32, SpectrumFrame)
 	for i := range w {
-		w[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/MelFFTSize)
+		w[i] = float32(0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/(SpectrumFrame-1)))
 	}
 	return w
-}
-
-// filterbank holds the non-zero weights of each mel filter over the FFT bins.
-type filterbank struct {
-	bands [MelBands]struct {
-		lo      int
-		weights []float64
-	}
-}
-
-// melFilters builds librosa.filters.mel(sr=rate, n_fft=MelFFTSize, n_mels=MelBands) with its
-// defaults: fmin 0, fmax rate/2, Slaney mel scale (htk=False), norm="slaney".
-func melFilters(rate int) *filterbank {
-	fmax := float64(rate) / 2
-	lo, hi := hzToMel(0), hzToMel(fmax)
-	var hz [MelBands + 2]float64
-	for i := range hz {
-		hz[i] = melToHz(lo + (hi-lo)*float64(i)/float64(MelBands+1))
-	}
-	nbins := MelFFTSize/2 + 1
-	fb := &filterbank{}
-	for m := range MelBands {
-		enorm := 2 / (hz[m+2] - hz[m])
-		first := -1
-		var w []float64
-		for k := range nbins {
-			f := float64(k) * float64(rate) / MelFFTSize
-			lower := (f - hz[m]) / (hz[m+1] - hz[m])
-			upper := (hz[m+2] - f) / (hz[m+2] - hz[m+1])
-			v := math.Max(0, math.Min(lower, upper)) * enorm
-			if v <= 0 {
-				continue // the weights of a triangle are contiguous
-			}
-			if first < 0 {
-				first = k
-			}
-			w = append(w, v)
-		}
-		if first < 0 { // a band narrower than one bin: librosa leaves it empty too
-			first = 0
-		}
-		fb.bands[m].lo = first
-		fb.bands[m].weights = w
-	}
-	return fb
-}
-
-// The Slaney mel scale: linear below 1 kHz, logarithmic above (librosa's hz_to_mel, htk=False).
-const (
-	melFSp     = 200.0 / 3
-	melMinLogH = 1000.0
-	melMinLogM = melMinLogH / melFSp
-)
-
-func melLogStep() float64 { return math.Log(6.4) / 27 }
-
-func hzToMel(f float64) float64 {
-	if f < melMinLogH {
-		return f / melFSp
-	}
-	return melMinLogM + math.Log(f/melMinLogH)/melLogStep()
-}
-
-func melToHz(m float64) float64 {
-	if m < melMinLogM {
-		return m * melFSp
-	}
-	return melMinLogH * math.Exp(melLogStep()*(m-melMinLogM))
 }

@@ -1,111 +1,128 @@
 package metrics
 
 import (
+	"errors"
 	"math"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-func sine(freq, amp float64, rate int, seconds float64) []float32 {
-	n := int(seconds * float64(rate))
+func sine(freq, amp float64, n int) []float32 {
 	x := make([]float32, n)
 	for i := range x {
-		x[i] = float32(amp * math.Sin(2*math.Pi*freq*float64(i)/float64(rate)))
+		x[i] = float32(amp * math.Sin(2*math.Pi*freq*float64(i)/AudioRate))
 	}
 	return x
 }
 
-func TestAudioMetrics(t *testing.T) {
-	const rate = 48000
-	a440 := sine(440, 0.5, rate, 1)
+// TestCompareAudioProperties checks the metrics on tracks whose answer is known without
+// SGLang (the numbers SGLang's own functions give are in internal/compare's
+// TestAudioMetricsEqualSGLang): a track against itself, inverted, half as loud, cut short,
+// and against silence.
+func TestCompareAudioProperties(t *testing.T) {
+	a440 := sine(440, 0.5, AudioRate)
+	silence := make([]float32, AudioRate)
 	for _, tc := range []struct {
-		name                 string
-		a, b                 []float32
-		specLo, specHi       float64
-		corrLo, corrHi       float64
-		rmsDiffLo, rmsDiffHi float64
+		name    string
+		out, gt []float32
+		want    AudioScores
 	}{
-		{"same", a440, a440, 1 - 1e-12, 1, 1 - 1e-12, 1, 0, 1e-9},
-		{"440 vs 880", a440, sine(880, 0.5, rate, 1), 0, 0.1, -0.05, 0.05, 0, 0.01},
-		{"440 vs 445", a440, sine(445, 0.5, rate, 1), 0.5, 1, -0.2, 0.2, 0, 0.01},
-		{"half as loud", a440, sine(440, 0.25, rate, 1), 1 - 1e-9, 1, 1 - 1e-9, 1, 6.0, 6.05},
-		{"inverted", a440, sine(440, -0.5, rate, 1), 1 - 1e-9, 1, -1, -1 + 1e-9, 0, 1e-9},
-		{"silence vs tone", make([]float32, rate), a440, 0, 0, 0, 0, 190, 200},
-		{"silence vs silence", make([]float32, rate), make([]float32, rate), 1, 1, 1, 1, 0, 0},
+		{"same", a440, a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
+		// |rfft| does not see the sign; the waveform does.
+		{"inverted", a440, sine(440, -0.5, AudioRate), AudioScores{SpectralSimilarity: 1, WaveformCorrelation: -1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
+		// Half the amplitude: −6.02 dB, and every magnitude halved (the cosine does not see it).
+		{"half as loud", sine(440, 0.25, AudioRate), a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.25 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: 20 * math.Log10(2)}},
+		// The output stops after 0.75 s: compared over 0.75 s, 0.25 s shorter.
+		{"cut short", a440[:12000], a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, DurationDiffS: 0.25}},
+		// Silence has no spectrum and no variation (0, not NaN) and sits at the 1e-12 floor.
+		{"silent output", silence, a440, AudioScores{GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: LevelDB(0.5/math.Sqrt2) + 240}},
+		{"silence against silence", silence, silence, AudioScores{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := SpectralSimilarity(tc.a, tc.b, rate)
-			corr := WaveformCorrelation(tc.a, tc.b)
-			rms := math.Abs(RMSdB(tc.a) - RMSdB(tc.b))
-			t.Logf("spectral %.4f, correlation %.4f, RMS diff %.3f dB", spec, corr, rms)
-			if spec < tc.specLo || spec > tc.specHi {
-				t.Errorf("spectral similarity %.6f, want in [%g, %g]", spec, tc.specLo, tc.specHi)
+			got, err := CompareAudio(tc.out, tc.gt, AudioRate)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if corr < tc.corrLo || corr > tc.corrHi {
-				t.Errorf("waveform correlation %.6f, want in [%g, %g]", corr, tc.corrLo, tc.corrHi)
-			}
-			if rms < tc.rmsDiffLo || rms > tc.rmsDiffHi {
-				t.Errorf("RMS difference %.4f dB, want in [%g, %g]", rms, tc.rmsDiffLo, tc.rmsDiffHi)
+			if d := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-4)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
 	}
 }
 
-func TestAudioMetricsEmpty(t *testing.T) {
-	if v := SpectralSimilarity(nil, sine(1, 1, 8000, 1), 8000); !math.IsNaN(v) {
-		t.Errorf("spectral similarity of nothing = %g, want NaN", v)
-	}
-	if v := WaveformCorrelation(nil, nil); !math.IsNaN(v) {
-		t.Errorf("correlation of nothing = %g, want NaN", v)
-	}
-	if v := RMSdB(nil); v != SilenceDB {
-		t.Errorf("RMSdB(nil) = %g, want %g", v, SilenceDB)
+// TestCompareAudioRejects: SGLang raises ValueError for an empty or non-finite track.
+func TestCompareAudioRejects(t *testing.T) {
+	ok := sine(440, 0.5, 1000)
+	nan := append(sine(440, 0.5, 999), float32(math.NaN()))
+	inf := append(sine(440, 0.5, 999), float32(math.Inf(-1)))
+	for _, tc := range []struct {
+		name    string
+		out, gt []float32
+		want    error
+	}{
+		{"empty output", nil, ok, ErrEmptyAudio},
+		{"empty ground truth", ok, []float32{}, ErrEmptyAudio},
+		{"NaN in the output", nan, ok, ErrNonFiniteAudio},
+		// Beyond the common length still counts: SGLang checks the whole tracks.
+		{"-Inf at the end of the longer ground truth", ok[:10], inf, ErrNonFiniteAudio},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := CompareAudio(tc.out, tc.gt, AudioRate); !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+		})
 	}
 }
 
-// TestMelFilters checks the filter bank's shape: triangles that tile 0 Hz to Nyquist in
-// increasing order, and a pure tone whose energy lands in the band centred nearest to it.
-func TestMelFilters(t *testing.T) {
-	for _, rate := range []int{16000, 44100, 48000} {
-		fb := melFilters(rate)
-		prev := -1
-		for m, b := range fb.bands {
-			if len(b.weights) == 0 && rate >= 44100 {
-				t.Errorf("rate %d: band %d is empty", rate, m)
-			}
-			if b.lo < prev {
-				t.Errorf("rate %d: band %d starts at bin %d, before band %d (%d)", rate, m, b.lo, m-1, prev)
-			}
-			prev = b.lo
+// TestSpectrumFrames is SGLang's frame count: 1 + (n − 512) // 160, one frame for a track
+// shorter than 512 samples (padded), no centring.
+func TestSpectrumFrames(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{
+		{1, 1}, {511, 1}, {512, 1}, {671, 1}, {672, 2}, {16000, 97},
+	} {
+		if got := SpectrumFrames(tc.n); got != tc.want {
+			t.Errorf("SpectrumFrames(%d) = %d, want %d", tc.n, got, tc.want)
 		}
-	}
-	const rate = 48000
-	fb := melFilters(rate)
-	spec := melSpectrogram(sine(1000, 0.5, rate, 0.5), fb)
-	row := spec[10*MelBands : 11*MelBands]
-	best := 0
-	for m := range row {
-		if row[m] > row[best] {
-			best = m
+		if got := len(spectrogram(make([]float32, tc.n))); got != tc.want*257 {
+			t.Errorf("spectrogram of %d samples: %d values, want %d frames of 257", tc.n, got, tc.want)
 		}
-	}
-	// Band centres are mel points 1..128 of 130 equally spaced from 0 to mel(24 kHz).
-	lo, hi := hzToMel(0), hzToMel(rate/2)
-	centre := melToHz(lo + (hi-lo)*float64(best+1)/(MelBands+1))
-	if math.Abs(centre-1000) > 100 {
-		t.Errorf("a 1 kHz tone peaks in band %d centred at %.0f Hz", best, centre)
-	}
-	if got := melToHz(hzToMel(3210)); math.Abs(got-3210) > 1e-9 {
-		t.Errorf("melToHz(hzToMel(3210)) = %g", got)
-	}
-	if got := hzToMel(1000); got != 15 {
-		t.Errorf("hzToMel(1000) = %g, want 15 (Slaney)", got)
 	}
 }
 
-func BenchmarkSpectralSimilarity10s(b *testing.B) {
-	const rate = 48000
-	x, y := sine(440, 0.5, rate, 10), sine(445, 0.5, rate, 10)
+// TestSpectrogramTone: a 1 kHz tone (bin 32 of 512 at 16 kHz, exactly) peaks in bin 32 of
+// every frame, with sqrt(A·Σw/2) there; the window is np.hanning's, symmetric (zero at both
+// ends).
+func TestSpectrogramTone(t *testing.T) {
+	w := hanning()
+	if w[0] != 0 || w[SpectrumFrame-1] != 0 || math.Abs(float64(w[255]-w[256])) > 1e-6 {
+		t.Errorf("window ends %g, %g and middle %g, %g: want np.hanning's symmetric window", w[0], w[SpectrumFrame-1], w[255], w[256])
+	}
+	var sum float64
+	for _, v := range w {
+		sum += float64(v)
+	}
+	s := spectrogram(sine(1000, 0.5, 2000))
+	for f := range SpectrumFrames(2000) {
+		row := s[f*257 : (f+1)*257]
+		best := 0
+		for k := range row {
+			if row[k] > row[best] {
+				best = k
+			}
+		}
+		if want := math.Sqrt(0.5 * sum / 2); best != 32 || math.Abs(row[32]-want) > 1e-3*want {
+			t.Errorf("frame %d peaks in bin %d at %g, want bin 32 at %g", f, best, row[best], want)
+		}
+	}
+}
+
+func BenchmarkCompareAudio10s(b *testing.B) {
+	x, y := sine(440, 0.5, 10*AudioRate), sine(445, 0.5, 10*AudioRate)
 	for b.Loop() {
-		SpectralSimilarity(x, y, rate)
+		if _, err := CompareAudio(x, y, AudioRate); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func TestFaultDriftSplit(t *testing.T) {
 		if err := os.WriteFile(p, mp4, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		a, err := media.DecodeAudio(t.Context(), p, 0)
+		a, err := media.DecodeAudio(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
