@@ -404,3 +404,29 @@ func TestSuiteKeysAreAllRead(t *testing.T) {
 		}
 	}
 }
+
+// TestSuiteKeysAreDocumented: every key of the key table has a row in a table of
+// docs/suite.md, so that the reference cannot lag the loader.
+func TestSuiteKeysAreDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/suite.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "| `") {
+			rows = append(rows, strings.Split(line, "|")[1])
+		}
+	}
+	for object, keys := range keyTable() {
+		for _, k := range keys {
+			found := false
+			for _, r := range rows {
+				found = found || strings.Contains(r, "`"+k.name+"`")
+			}
+			if !found {
+				t.Errorf("%s key %s has no row in docs/suite.md", object, k.name)
+			}
+		}
+	}
+}
