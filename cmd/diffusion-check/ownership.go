@@ -60,12 +60,12 @@ func giveBack(dir string, since time.Time) (n, uid, gid int, err error) {
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd) // only read
 		return 0, 0, 0, fmt.Errorf("stat workspace %s: %w", dir, err)
 	}
 	w := &ownerWalk{uid: int(st.Uid), gid: int(st.Gid), me: uint32(os.Geteuid()), since: since}
 	if st.Uid == w.me {
-		unix.Close(fd)
+		_ = unix.Close(fd) // only read
 		return 0, w.uid, w.gid, nil // the workspace is this user's: nothing to give back
 	}
 	w.walk(fd, dir, 0)
@@ -96,7 +96,7 @@ func (w *ownerWalk) fail(err error) {
 // walk handles the entries of the open folder fd (named path in messages) and closes it.
 func (w *ownerWalk) walk(fd int, path string, depth int) {
 	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
+	defer func() { _ = f.Close() }() // a folder only listed: closing it loses nothing
 	if depth >= maxOwnershipDepth {
 		w.fail(fmt.Errorf("%s: more than %d folders deep, not walked", path, maxOwnershipDepth))
 		return
