@@ -65,7 +65,7 @@ func giveBack(dir string, since time.Time) (n, uid, gid int, err error) {
 	}
 	w := &ownerWalk{uid: int(st.Uid), gid: int(st.Gid), me: uint32(os.Geteuid()), since: since}
 	if st.Uid == w.me {
-		_ = unix.Close(fd) // only read
+		_ = unix.Close(fd)          // only read
 		return 0, w.uid, w.gid, nil // the workspace is this user's: nothing to give back
 	}
 	w.walk(fd, dir, 0)
