@@ -64,9 +64,9 @@ func giveBack(dir string, since time.Time) (n, uid, gid int, err error) {
 		return 0, 0, 0, fmt.Errorf("stat workspace %s: %w", dir, err)
 	}
 	w := &ownerWalk{uid: int(st.Uid), gid: int(st.Gid), me: uint32(os.Geteuid()), since: since}
-	if st.Uid == w.me {
-		_ = unix.Close(fd)          // only read
-		return 0, w.uid, w.gid, nil // the workspace is this user's: nothing to give back
+	if st.Uid == w.me { // the workspace is this user's: nothing to give back
+		_ = unix.Close(fd) // only read
+		return 0, w.uid, w.gid, nil
 	}
 	w.walk(fd, dir, 0)
 	return w.changed, w.uid, w.gid, errors.Join(w.errs...)
