@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffusion-check/diffusion-check/runner/suite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
 	"gopkg.in/yaml.v3"
@@ -165,6 +166,17 @@ func TestReadmeSaysWhatTheScriptsInstall(t *testing.T) {
 	for _, p := range installed {
 		if !strings.Contains(readme, p) {
 			t.Errorf("the scripts install %s; the README does not say so", p)
+		}
+	}
+}
+
+// TestSchemaLineNamesTheSchema: the yaml-language-server line that the docs tell people to
+// put in a suite, and that the quickstart suite has, names the suite schema's $id.
+func TestSchemaLineNamesTheSchema(t *testing.T) {
+	line := "# yaml-language-server: $schema=" + suite.SchemaID
+	for _, f := range []string{"README.md", "docs/suite.md", "examples/quickstart/suite.yaml"} {
+		if !strings.Contains(readRepoFile(t, f), line) {
+			t.Errorf("%s does not have the line %q", f, line)
 		}
 	}
 }
