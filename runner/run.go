@@ -326,7 +326,7 @@ func units(s *suite.Suite, cases []*suite.Case) []unit {
 // Every id must belong to the partition.
 func Select(s *suite.Suite, plan *Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
 	if p.Total != plan.Total || p.Index < 0 || p.Index >= p.Total {
-		return nil, fmt.Errorf("partition %d/%d: the plan has %d partitions (want 0 ≤ index < %d)", p.Index, p.Total, plan.Total, plan.Total)
+		return nil, fmt.Errorf("partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, as the matrix output of plan lists them", p.Index, p.Total, plan.Total, p.Total, plan.Total, plan.Total-1)
 	}
 	in := map[string]bool{}
 	for _, id := range plan.Cases(p.Index) {

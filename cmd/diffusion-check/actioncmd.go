@@ -17,6 +17,7 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 	if len(args) > 0 {
 		return 0, usagef("action takes its arguments from INPUT_* variables, not %q", args)
 	}
+	defer workspaceOwnership(e)() // what the step writes in the checkout ends the workspace owner's
 	a := e.action()
 	in := func(name string) string { return strings.TrimSpace(a.GetInput(name)) }
 	failOn, err := parseFailOn(in("fail_on"))

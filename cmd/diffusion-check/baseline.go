@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -75,6 +76,10 @@ func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 	}
 	if len(reg.Changes) == 0 {
 		return 0, errors.New("no case in the results has perf measurements; nothing to write")
+	}
+	// A first baseline goes into a folder that does not exist yet (perf_baselines/h200.json).
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return 0, fmt.Errorf("create the baseline's folder: %w", err)
 	}
 	if err := os.WriteFile(o.out, reg.File.Marshal(), 0o644); err != nil {
 		return 0, fmt.Errorf("write baseline: %w", err)

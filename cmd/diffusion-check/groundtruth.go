@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +21,11 @@ func writeGroundTruthTable(dir string, res *checks.Result) (string, error) {
 	// The runner names files by absolute path; the table is read in the repository.
 	wd, _ := os.Getwd()
 	var b strings.Builder
-	fmt.Fprintf(&b, "Ground truth of lane %q partition %d/%d (GPU %s), from request 1 of each case.\n\n", res.Lane, res.Partition.Index, res.Partition.Total, res.GPU)
+	lanes := "every lane" // a run without --lane, not a lane named ""
+	if res.Lane != "" {
+		lanes = "lane " + res.Lane
+	}
+	fmt.Fprintf(&b, "Ground truth of %s, partition %d/%d (GPU %s), from request 1 of each case.\n\n", lanes, res.Partition.Index, res.Partition.Total, cmp.Or(res.GPU, "not known"))
 	b.WriteString("| Case | Status | Files (state, change against the old file) |\n|---|---|---|\n")
 	for _, c := range res.Cases {
 		wrote := false

@@ -104,7 +104,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		}
 	}
 	if err != nil {
-		return 0, err
+		return 0, firstSuiteHint(err, opts.Suite, o.mode)
 	}
 	outs := map[string]any{
 		"verdict":      string(res.Status),

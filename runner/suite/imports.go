@@ -53,7 +53,7 @@ func (d *decoder) imports(o *object) *Imports {
 	if !ok {
 		return nil
 	}
-	io := d.object(v, field, "root", "modules", "dynamic", "lazy")
+	io := d.object(v, field, keysOf(importsObject)...)
 	if io == nil {
 		return nil
 	}
@@ -88,7 +88,7 @@ func (d *decoder) imports(o *object) *Imports {
 		}
 		for i, el := range n.Content {
 			f := fmt.Sprintf("%s[%d]", df, i)
-			ro := d.object(el, f, "module", "function", "loads", "package", "recursive")
+			ro := d.object(el, f, keysOf(dynamicObject)...)
 			if ro == nil {
 				continue
 			}

@@ -82,8 +82,7 @@ func (d *decoder) suite(data []byte) *Suite {
 		d.errorf(root.Line, "", "want a mapping with name, servers and cases at the top level, got %s", describe(root))
 		return nil
 	}
-	o := d.object(root, "", "name", "gpu", "baselines", "thresholds", "ground_truth", "known_failures", "servers", "cases",
-		"confirm", "on_unconfirmed", "retry")
+	o := d.object(root, "", keysOf(suiteObject)...)
 	if o == nil {
 		return nil
 	}
@@ -167,9 +166,7 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	if !validName(e.name) {
 		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
 	}
-	o := d.object(e.val, field, "builtin", "command", "env", "dir", "ready", "model",
-		"start_timeout", "stop_grace", "request_timeout", "perf_record_timeout", "poll_interval", "start_estimate", "reuse", "max_output_mb",
-		"confirm", "on_unconfirmed", "retry", "paths", "imports")
+	o := d.object(e.val, field, keysOf(serverObject)...)
 	if o == nil {
 		return srv
 	}
@@ -254,7 +251,7 @@ func (d *decoder) builtin(server *object) *Builtin {
 	if !ok {
 		return b
 	}
-	o := d.object(v, field, "faults", "step_ms", "load_ms", "model", "perf_lag")
+	o := d.object(v, field, keysOf(builtinObject)...)
 	if o == nil {
 		return b
 	}
@@ -308,7 +305,7 @@ func (d *decoder) env(raw *yaml.Node, field string) map[string]string {
 }
 
 func (d *decoder) ready(raw *yaml.Node, field string, r *Readiness) {
-	o := d.object(raw, field, "log", "health")
+	o := d.object(raw, field, keysOf(readyObject)...)
 	if o == nil {
 		return
 	}
@@ -324,9 +321,7 @@ func (d *decoder) ready(raw *yaml.Node, field string, r *Readiness) {
 // testCase reads one case; idLine is where its id is written, for duplicate ids.
 func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Server, noise Noise) (c *Case, idLine int) {
 	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1, Noise: noise}
-	o := d.object(raw, field, "id", "server", "lane", "modality", "repeat", "concurrency",
-		"estimate", "timeout", "num_gpus", "request", "checks",
-		"confirm", "on_unconfirmed", "retry", "paths")
+	o := d.object(raw, field, keysOf(caseObject)...)
 	if o == nil {
 		return c, 0
 	}
@@ -435,8 +430,7 @@ func serverNames(servers map[string]*Server) string {
 // the fields that depend on it are not checked against it.
 func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Request {
 	var r Request
-	o := d.object(raw, field, "prompt", "negative_prompt", "size", "seed", "steps", "guidance_scale",
-		"output_format", "n", "seconds", "fps", "num_frames", "input_reference", "images", "extra")
+	o := d.object(raw, field, keysOf(requestObject)...)
 	if o == nil {
 		return r
 	}
@@ -581,7 +575,7 @@ func (d *decoder) inputFile(line int, field, path string) {
 }
 
 func (d *decoder) toggles(raw *yaml.Node, field string, t *Toggles) {
-	o := d.object(raw, field, "perf", "memory", "consistency", "audio", "perf_record", "output", "ground_truth_required")
+	o := d.object(raw, field, keysOf(checksObject)...)
 	if o == nil {
 		return
 	}
