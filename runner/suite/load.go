@@ -29,6 +29,7 @@ const (
 	defaultBuiltinStepMs        = 2
 	defaultBuiltinLoadMs        = 50
 	defaultBuiltinModel         = "diffusion-check/reference"
+	defaultBuiltinTiming        = "measured"
 	defaultOutputFormat         = "png"
 )
 
@@ -247,12 +248,12 @@ func mentionsPort(srv *Server) bool {
 }
 
 func (d *decoder) builtin(server *object) *Builtin {
-	b := &Builtin{StepMs: defaultBuiltinStepMs, LoadMs: defaultBuiltinLoadMs, Model: defaultBuiltinModel}
+	b := &Builtin{StepMs: defaultBuiltinStepMs, LoadMs: defaultBuiltinLoadMs, Model: defaultBuiltinModel, Timing: defaultBuiltinTiming}
 	v, field, ok := server.get("builtin")
 	if !ok {
 		return b
 	}
-	o := d.object(v, field, "faults", "step_ms", "load_ms", "model", "perf_lag")
+	o := d.object(v, field, "faults", "step_ms", "load_ms", "model", "perf_lag", "timing")
 	if o == nil {
 		return b
 	}
@@ -276,6 +277,9 @@ func (d *decoder) builtin(server *object) *Builtin {
 	}
 	o.str("model", &b.Model)
 	o.duration("perf_lag", &b.Lag, 0)
+	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {
+		d.errorf(o.lineOf("timing"), join(field, "timing"), "want %s, got %q", strings.Join(BuiltinTimings(), " or "), b.Timing)
+	}
 	return b
 }
 
