@@ -98,6 +98,9 @@ type Fake struct {
 	faults    []*Fault
 	requests  []string
 	problems  []string
+	// linked is the highest page the fake has linked to (rel="next" or "last") per list path:
+	// a client that follows such a link after a concurrent delete shrank the list is right.
+	linked map[string]int
 }
 
 // New starts a fake; Close stops it. Problems lists what it found wrong.
@@ -105,7 +108,7 @@ func New(cfg Config) *Fake {
 	if cfg.PageSize <= 0 || cfg.PageSize > 100 {
 		cfg.PageSize = 100
 	}
-	f := &Fake{cfg: cfg, nextID: 1000, clock: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	f := &Fake{cfg: cfg, nextID: 1000, clock: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), linked: map[string]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
@@ -384,6 +387,9 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request, m []string) {
 
 // page reads per_page and page as GitHub does (per_page capped at the fake's PageSize), sets
 // the Link header of the pages around it, and returns the slice [lo, hi) of n items to send.
+// A page past the last is a problem unless the fake linked to it before: when another client
+// deletes items while one pages, the page it was sent to can be gone, and GitHub then answers
+// an empty page, as the fake does.
 func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	q := r.URL.Query()
 	per := f.cfg.PageSize
@@ -404,7 +410,7 @@ func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) 
 		page = n
 	}
 	last := max(1, (n+per-1)/per)
-	if page > last && n > 0 {
+	if page > last && n > 0 && page > f.linked[r.URL.Path] {
 		f.problem("GET %s: page %d past the last page %d", r.URL.Path, page, last)
 	}
 	lo, hi = min((page-1)*per, n), min(page*per, n)
@@ -420,6 +426,7 @@ func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) 
 	var links []string
 	if page < last {
 		links = append(links, link(page+1, "next"), link(last, "last"))
+		f.linked[r.URL.Path] = max(f.linked[r.URL.Path], last)
 	}
 	if page > 1 {
 		links = append(links, link(1, "first"), link(page-1, "prev"))
