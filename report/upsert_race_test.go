@@ -8,6 +8,39 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
 )
 
+// otherRun is a run racing the one under test: through the transport it wraps, it deletes
+// the comment with id (set once the comments exist) the first time at says so, before the
+// request is sent (before) or once it is answered.
+type otherRun struct {
+	t      *testing.T
+	p      *Publisher
+	id     int64
+	at     func(r *http.Request) bool
+	before bool
+	once   sync.Once
+}
+
+func (o *otherRun) transport(rt *RetryTransport) {
+	rt.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if o.before && o.at(r) {
+			o.delete(r)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if !o.before && err == nil && o.at(r) {
+			o.delete(r)
+		}
+		return resp, err
+	})
+}
+
+func (o *otherRun) delete(r *http.Request) {
+	o.once.Do(func() {
+		if _, err := o.p.Client.Issues.DeleteComment(r.Context(), "octo", "diffusion", o.id); err != nil {
+			o.t.Errorf("the other run's delete of comment %d: %v", o.id, err)
+		}
+	})
+}
+
 // roundTripFunc adapts a function to http.RoundTripper.
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
@@ -19,33 +52,18 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // this run reads page 2, another run deletes the second of ours, so the third moves up from
 // page 3 to page 2 and this run's look misses it. It must look again and delete that one too.
 func TestUpsertFindsCommentMovedUpByConcurrentDelete(t *testing.T) {
-	var (
-		p    *Publisher
-		ids  []int64
-		once sync.Once
-	)
-	deleteWhilePaging := func(rt *RetryTransport) {
-		rt.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			resp, err := http.DefaultTransport.RoundTrip(r)
-			if err == nil && r.Method == http.MethodGet && r.URL.Query().Get("page") == "2" {
-				once.Do(func() {
-					if _, err := p.Client.Issues.DeleteComment(r.Context(), "octo", "diffusion", ids[1]); err != nil {
-						t.Errorf("the other run's delete: %v", err)
-					}
-				})
-			}
-			return resp, err
-		})
-	}
-	f, pub, _ := setup(t, githubfake.Config{PageSize: 3}, deleteWhilePaging)
-	p = pub
+	other := &otherRun{t: t, at: func(r *http.Request) bool { return r.Method == http.MethodGet && r.URL.Query().Get("page") == "2" }}
+	f, p, _ := setup(t, githubfake.Config{PageSize: 3}, other.transport)
+	other.p = p
 	for range 4 {
 		f.AddComment(9, "reviewer", "looks good")
 	}
 	body := Comment(passingReport())
+	var ids []int64
 	for range 3 {
 		ids = append(ids, f.AddComment(9, "github-actions[bot]", body))
 	}
+	other.id = ids[1]
 	posted, err := p.UpsertComment(t.Context(), 9, "base", body)
 	if err != nil {
 		t.Fatal(err)
@@ -65,29 +83,14 @@ func TestUpsertFindsCommentMovedUpByConcurrentDelete(t *testing.T) {
 // edit's 404 makes it look again and edit the comment that is left, instead of failing or
 // taking the 404 for a read-only token.
 func TestUpsertEditsTheSurvivorWhenItsCommentIsDeleted(t *testing.T) {
-	var (
-		p    *Publisher
-		ids  []int64
-		once sync.Once
-	)
-	deleteBeforeEdit := func(rt *RetryTransport) {
-		rt.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPatch {
-				once.Do(func() {
-					if _, err := p.Client.Issues.DeleteComment(r.Context(), "octo", "diffusion", ids[0]); err != nil {
-						t.Errorf("the other run's delete: %v", err)
-					}
-				})
-			}
-			return http.DefaultTransport.RoundTrip(r)
-		})
-	}
-	f, pub, _ := setup(t, githubfake.Config{}, deleteBeforeEdit)
-	p = pub
-	old := Comment(passingReport())
+	other := &otherRun{t: t, before: true, at: func(r *http.Request) bool { return r.Method == http.MethodPatch }}
+	f, p, _ := setup(t, githubfake.Config{}, other.transport)
+	other.p = p
+	var ids []int64
 	for range 2 {
-		ids = append(ids, f.AddComment(9, "github-actions[bot]", old))
+		ids = append(ids, f.AddComment(9, "github-actions[bot]", Comment(passingReport())))
 	}
+	other.id = ids[0]
 	r := passingReport()
 	r.RunLabel = "run #78"
 	body := Comment(r)
