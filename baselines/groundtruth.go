@@ -16,9 +16,50 @@ import (
 //	{id}_{n}gpu_frame_0.png, _frame_mid.png, _frame_last.png   key frames 0, N//2, N−1 of a video
 //
 // plus diffusion-check's whole-video ground truth {id}_{n}gpu.mp4 (every frame, and the audio).
-// n is the case's GPU count.
+// n is the case's GPU count and id the case id, or its ground-truth alias (GTAlias). As in
+// SGLang's store, a platform subfolder ({Platform}/, e.g. 5090/) holds the ground truth of one
+// consistency platform and is looked in first.
 type GroundTruth struct {
 	Dir string
+	// Platform is SGLang's consistency platform of the run (ConsistencyPlatform): h100, b200
+	// or 5090; empty looks in Dir only.
+	Platform string
+}
+
+// gtAliases is SGLang's CONSISTENCY_GT_CASE_ALIASES (test_utils.py @ a7ec6b97f786): cases
+// that share the ground truth of another case.
+var gtAliases = map[string]string{
+	"fsdp-inference": "zimage_image_t2i_2_gpus",
+}
+
+// GTAlias is the case id whose ground-truth files case caseID uses: its alias in SGLang's
+// table, else itself (get_consistency_gt_case_id).
+func GTAlias(caseID string) string {
+	if a, ok := gtAliases[caseID]; ok {
+		return a
+	}
+	return caseID
+}
+
+// consistencyPlatforms is SGLang's CONSISTENCY_PLATFORM_ALIASES (test_utils.py @
+// a7ec6b97f786), with diffusion-check's GPU classes of the same compute capability: major 10
+// (is_blackwell) is b200, major 12 (is_sm120) is 5090. Keys are normalized as SGLang does:
+// lower case, without "_" and "-".
+var consistencyPlatforms = map[string]string{
+	"sm90": "h100", "hopper": "h100", "h100": "h100",
+	"sm100": "b200", "blackwell": "b200", "b200": "b200", "b300": "b200", "gb200": "b200",
+	"sm120": "5090", "rtx5090": "5090", "5090": "5090", "rtxpro6000": "5090",
+}
+
+// ConsistencyPlatform is SGLang's consistency platform of a GPU class
+// (get_consistency_platform, test_utils.py @ a7ec6b97f786): 5090 for an sm120 GPU, b200 for a
+// Blackwell one, and h100 for every other GPU, AMD included.
+func ConsistencyPlatform(gpuClass string) string {
+	k := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(strings.TrimSpace(gpuClass)))
+	if p, ok := consistencyPlatforms[k]; ok {
+		return p
+	}
+	return "h100"
 }
 
 // The kinds of ground truth Lookup finds.
@@ -37,14 +78,24 @@ type GTEntry struct {
 	KeyFrames [3]string
 }
 
-// NotFoundError says that a case has no ground truth, and which names were looked for.
+// NotFoundError says that a case has no ground truth, which names were looked for (one entry
+// per folder, alternatives in braces) and which sets of key frames were incomplete.
 type NotFoundError struct {
-	Dir   string
-	Tried []string
+	Dir        string
+	Tried      []string
+	Incomplete []string
 }
 
 func (e *NotFoundError) Error() string {
-	return "no ground truth at " + filepath.Join(e.Dir, braces(e.Tried))
+	var at []string
+	for _, t := range e.Tried {
+		at = append(at, filepath.Join(e.Dir, t))
+	}
+	s := "no ground truth at " + strings.Join(at, " or ")
+	if len(e.Incomplete) > 0 {
+		s += " (" + strings.Join(e.Incomplete, "; ") + ")"
+	}
+	return s
 }
 
 // braces writes names sharing a stem as stem{a,b,c}: "x_1gpu.{png,jpg,webp}".
@@ -74,9 +125,10 @@ func braces(names []string) string {
 	return stem + "{" + strings.Join(alts, ",") + "}"
 }
 
-// Stem is the common part of a case's ground-truth names: {id}_{n}gpu.
+// Stem is the common part of a case's ground-truth names: {id}_{n}gpu, with id the case's
+// ground-truth alias (GTAlias).
 func Stem(caseID string, numGPUs int) string {
-	return fmt.Sprintf("%s_%dgpu", caseID, max(numGPUs, 1))
+	return fmt.Sprintf("%s_%dgpu", GTAlias(caseID), max(numGPUs, 1))
 }
 
 // ImageExt maps an output format onto SGLang's ground-truth extension: jpeg → jpg; png and
@@ -109,10 +161,22 @@ func KeyFrameIndices(n int) [3]int { return [3]int{0, n / 2, n - 1} }
 // Path is the path of a ground-truth file name in the store.
 func (g GroundTruth) Path(name string) string { return filepath.Join(g.Dir, name) }
 
-// Lookup finds the ground truth of a case. An image case takes the first of
-// {stem}.{ext of format}, .png, .jpg, .webp that exists (SGLang's order). A video case takes the
-// whole video {stem}.mp4 when it exists, else the three key frames. Nothing found is a
-// *NotFoundError; key frames of which only some exist are an error that names the missing ones.
+// folders are the folders Lookup looks in, in order, as prefixes of the names: the platform
+// subfolder, then the store itself (get_consistency_gt_candidate_sets). A case whose id holds
+// "npu" (an Ascend case) has no platform subfolder, as in SGLang.
+func (g GroundTruth) folders(caseID string) []string {
+	if g.Platform == "" || strings.Contains(caseID, "npu") {
+		return []string{""}
+	}
+	return []string{g.Platform + "/", ""}
+}
+
+// Lookup finds the ground truth of a case in each folder (the platform subfolder first, then
+// the store) in turn. An image case takes the first of {stem}.{ext of format}, .png, .jpg,
+// .webp that exists (SGLang's order). A video case takes the whole video {stem}.mp4 when it
+// exists, else the three key frames when all three exist: a folder with only some of them is
+// passed over, as SGLang passes over an incomplete candidate set. Nothing found is a
+// *NotFoundError naming every name tried and every incomplete set.
 func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format string) (GTEntry, error) {
 	exists := func(name string) (bool, error) {
 		st, err := os.Stat(g.Path(name))
@@ -126,53 +190,60 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 		}
 		return true, nil
 	}
-	if !video {
-		pref := ImageExt(format)
-		tried := []string{Stem(caseID, numGPUs) + "." + pref}
-		for _, e := range []string{"png", "jpg", "webp"} {
-			if e != pref {
-				tried = append(tried, Stem(caseID, numGPUs)+"."+e)
+	nf := &NotFoundError{Dir: g.Dir}
+	for _, dir := range g.folders(caseID) {
+		stem := dir + Stem(caseID, numGPUs)
+		if !video {
+			pref := ImageExt(format)
+			tried := []string{stem + "." + pref}
+			for _, e := range []string{"png", "jpg", "webp"} {
+				if e != pref {
+					tried = append(tried, stem+"."+e)
+				}
 			}
+			for _, name := range tried {
+				ok, err := exists(name)
+				if err != nil {
+					return GTEntry{}, err
+				}
+				if ok {
+					return GTEntry{Kind: GTImage, Path: g.Path(name)}, nil
+				}
+			}
+			nf.Tried = append(nf.Tried, braces(tried))
+			continue
 		}
-		for _, name := range tried {
+		whole := stem + ".mp4"
+		ok, err := exists(whole)
+		if err != nil {
+			return GTEntry{}, err
+		}
+		if ok {
+			return GTEntry{Kind: GTVideo, Path: g.Path(whole)}, nil
+		}
+		names := KeyFrameNames(caseID, numGPUs)
+		e := GTEntry{Kind: GTKeyFrames}
+		var missing []string
+		for i, name := range names {
+			name = dir + name
 			ok, err := exists(name)
 			if err != nil {
 				return GTEntry{}, err
 			}
-			if ok {
-				return GTEntry{Kind: GTImage, Path: g.Path(name)}, nil
+			if !ok {
+				missing = append(missing, name)
 			}
+			e.KeyFrames[i] = g.Path(name)
 		}
-		return GTEntry{}, &NotFoundError{Dir: g.Dir, Tried: tried}
-	}
-	whole := VideoName(caseID, numGPUs)
-	ok, err := exists(whole)
-	if err != nil {
-		return GTEntry{}, err
-	}
-	if ok {
-		return GTEntry{Kind: GTVideo, Path: g.Path(whole)}, nil
-	}
-	names := KeyFrameNames(caseID, numGPUs)
-	e := GTEntry{Kind: GTKeyFrames}
-	var missing []string
-	for i, name := range names {
-		ok, err := exists(name)
-		if err != nil {
-			return GTEntry{}, err
+		if len(missing) == 0 {
+			return e, nil
 		}
-		if !ok {
-			missing = append(missing, name)
+		nf.Tried = append(nf.Tried, braces([]string{whole, dir + names[0], dir + names[1], dir + names[2]}))
+		if len(missing) < len(names) {
+			nf.Incomplete = append(nf.Incomplete, fmt.Sprintf("key frames %s missing", strings.Join(missing, ", ")))
 		}
-		e.KeyFrames[i] = g.Path(name)
 	}
-	switch len(missing) {
-	case 0:
-		return e, nil
-	case len(names):
-		return GTEntry{}, &NotFoundError{Dir: g.Dir, Tried: append([]string{whole}, names[:]...)}
-	}
-	return GTEntry{}, fmt.Errorf("ground truth of %s in %s is incomplete: key frames %s missing (and no %s)", caseID, g.Dir, strings.Join(missing, ", "), whole)
+	return GTEntry{}, nf
 }
 
 // Put states of a ground-truth file.

@@ -65,10 +65,11 @@ func TestGroundTruthLookup(t *testing.T) {
 		t.Errorf("jpeg falls back to png: %+v, %v", e, err)
 	}
 
-	// Incomplete key frames are an error naming the missing ones.
+	// Incomplete key frames are not a ground truth (SGLang's gt_exists wants the whole set):
+	// not found, naming the missing ones.
 	touch("vid_1gpu_frame_0.png", "vid_1gpu_frame_last.png")
 	_, err = g.Lookup("vid", 1, true, "")
-	if err == nil || errors.As(err, &nf) || !strings.Contains(err.Error(), "key frames vid_1gpu_frame_mid.png missing") {
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "key frames vid_1gpu_frame_mid.png missing") {
 		t.Errorf("incomplete key frames: %v", err)
 	}
 	touch("vid_1gpu_frame_mid.png")
@@ -105,5 +106,83 @@ func TestGroundTruthPut(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(g.Dir, ".*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// Rule: ground truth is looked for under the consistency platform's subfolder before the
+// store itself, under the case's alias, and an incomplete set of key frames is passed over;
+// an Ascend case ("npu" in its id) has no platform subfolder. Source: SGLang test_utils.py @
+// a7ec6b97f786: get_consistency_gt_candidate_sets, CONSISTENCY_GT_CASE_ALIASES,
+// get_consistency_gt_case_id, gt_exists, load_consistency_gt, get_consistency_platform.
+func TestGroundTruthPlatformAndAliasRule(t *testing.T) {
+	const source = "test_utils.py @ a7ec6b97f786 (get_consistency_gt_candidate_sets, gt_exists, CONSISTENCY_GT_CASE_ALIASES)"
+	for _, tt := range []struct {
+		name     string
+		files    []string
+		platform string
+		id       string
+		video    bool
+		gpus     int    // 0: 1
+		want     string // the file found (the first key frame for key frames), "" for not found
+	}{
+		{"platform folder first", []string{"5090/img_1gpu.png", "img_1gpu.png"}, "5090", "img", false, 0, "5090/img_1gpu.png"},
+		{"store when the platform folder lacks it", []string{"img_1gpu.png"}, "5090", "img", false, 0, "img_1gpu.png"},
+		{"another platform's folder is not ours", []string{"b200/img_1gpu.png"}, "5090", "img", false, 0, ""},
+		{"every extension of the platform folder before the store", []string{"5090/img_1gpu.webp", "img_1gpu.jpg"}, "5090", "img", false, 0, "5090/img_1gpu.webp"},
+		{"no platform: the store only", []string{"h100/img_1gpu.png"}, "", "img", false, 0, ""},
+		{"alias", []string{"zimage_image_t2i_2_gpus_2gpu.png"}, "h100", "fsdp-inference", false, 2, "zimage_image_t2i_2_gpus_2gpu.png"},
+		{"alias under the platform", []string{"h100/zimage_image_t2i_2_gpus_2gpu.png"}, "h100", "fsdp-inference", false, 2, "h100/zimage_image_t2i_2_gpus_2gpu.png"},
+		{"no file under the case's own id for an alias", []string{"fsdp-inference_2gpu.png"}, "h100", "fsdp-inference", false, 2, ""},
+		{"Ascend case: no platform folder", []string{"h100/x_npu_1gpu.png"}, "h100", "x_npu", false, 0, ""},
+		{"incomplete platform key frames pass to the store", []string{"5090/v_1gpu_frame_0.png", "v_1gpu_frame_0.png", "v_1gpu_frame_mid.png", "v_1gpu_frame_last.png"}, "5090", "v", true, 0, "v_1gpu_frame_0.png"},
+		{"complete platform key frames", []string{"5090/v_1gpu_frame_0.png", "5090/v_1gpu_frame_mid.png", "5090/v_1gpu_frame_last.png"}, "5090", "v", true, 0, "5090/v_1gpu_frame_0.png"},
+		{"key frames incomplete everywhere", []string{"v_1gpu_frame_0.png", "v_1gpu_frame_mid.png"}, "5090", "v", true, 0, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range tt.files {
+				p := filepath.Join(dir, filepath.FromSlash(f))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e, err := GroundTruth{Dir: dir, Platform: tt.platform}.Lookup(tt.id, max(tt.gpus, 1), tt.video, "png")
+			var nf *NotFoundError
+			got := ""
+			switch {
+			case errors.As(err, &nf):
+			case err != nil:
+				t.Fatalf("%s: %v", source, err)
+			case e.Kind == GTKeyFrames:
+				got = e.KeyFrames[0]
+			default:
+				got = e.Path
+			}
+			if tt.want != "" {
+				tt.want = filepath.Join(dir, filepath.FromSlash(tt.want))
+			}
+			if got != tt.want {
+				t.Errorf("%s: found %q, want %q (err %v)", source, got, tt.want, err)
+			}
+		})
+	}
+}
+
+// Rule: the consistency platform is 5090 for an sm120 GPU, b200 for a Blackwell one, h100 for
+// everything else; names are normalized (case, "_", "-"). Source: SGLang test_utils.py @
+// a7ec6b97f786: get_consistency_platform, _normalize_consistency_platform,
+// CONSISTENCY_PLATFORM_ALIASES; platforms/interface.py is_blackwell (major 10), is_sm120 (major 12).
+func TestConsistencyPlatformRule(t *testing.T) {
+	for gpu, want := range map[string]string{
+		"h100": "h100", "h200": "h100", "H100": "h100", "sm90": "h100", "hopper": "h100", "a100": "h100", "": "h100", "mi300x": "h100", "gfx1250": "h100",
+		"b200": "b200", "B-200": "b200", "gb200": "b200", "b300": "b200", "sm100": "b200", "blackwell": "b200",
+		"5090": "5090", "rtx_5090": "5090", "rtx_pro_6000": "5090", "sm120": "5090",
+	} {
+		if got := ConsistencyPlatform(gpu); got != want {
+			t.Errorf("ConsistencyPlatform(%q) = %q, want %q (get_consistency_platform, test_utils.py @ a7ec6b97f786)", gpu, got, want)
+		}
 	}
 }

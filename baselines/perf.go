@@ -62,22 +62,58 @@ func (t *Tolerances) field(key string) *float64 {
 // Overrides are SGLang's env overrides of the profile in force; nil means not set.
 type Overrides struct {
 	E2E, DenoiseStage, NonDenoiseStage, DenoiseStep, DenoiseAgg *float64
+	// LoadPeakVRAM and RuntimePeakVRAM replace the profile's load_peak_vram and
+	// runtime_peak_vram (or their defaults 0.01 and 0.02 when it has none).
+	LoadPeakVRAM, RuntimePeakVRAM *float64
 }
 
-// OverrideEnv maps each env variable SGLang's harness honours to the profile key it sets.
+// OverrideEnv maps each env variable SGLang's harness honours to the profile key it sets
+// (ToleranceConfig.load_profile, testcase_configs.py @ a7ec6b97f786).
 var OverrideEnv = []struct{ Var, Key string }{
 	{"SGLANG_E2E_TOLERANCE", "e2e"},
 	{"SGLANG_STAGE_TIME_TOLERANCE", "denoise_stage"},
 	{"SGLANG_NON_DENOISE_STAGE_TIME_TOLERANCE", "non_denoise_stage"},
 	{"SGLANG_DENOISE_STEP_TOLERANCE", "denoise_step"},
 	{"SGLANG_DENOISE_AGG_TOLERANCE", "denoise_agg"},
+	{"SGLANG_LOAD_PEAK_VRAM_TOLERANCE", "load_peak_vram"},
+	{"SGLANG_RUNTIME_PEAK_VRAM_TOLERANCE", "runtime_peak_vram"},
+}
+
+// field is the override of a profile key, for ParseOverrides and Apply.
+func (o *Overrides) field(key string) **float64 {
+	switch key {
+	case "e2e":
+		return &o.E2E
+	case "denoise_stage":
+		return &o.DenoiseStage
+	case "non_denoise_stage":
+		return &o.NonDenoiseStage
+	case "denoise_step":
+		return &o.DenoiseStep
+	case "denoise_agg":
+		return &o.DenoiseAgg
+	case "load_peak_vram":
+		return &o.LoadPeakVRAM
+	case "runtime_peak_vram":
+		return &o.RuntimePeakVRAM
+	}
+	return nil
+}
+
+// Apply returns t with every override that is set in place of the profile's value.
+func (o Overrides) Apply(t Tolerances) Tolerances {
+	for _, e := range OverrideEnv {
+		if v := *o.field(e.Key); v != nil {
+			*t.field(e.Key) = *v
+		}
+	}
+	return t
 }
 
 // ParseOverrides reads the env overrides through getenv (cmd passes its environment; nothing
 // else reads it). A value that is not a non-negative number is an error naming the variable.
 func ParseOverrides(getenv func(string) string) (Overrides, error) {
 	var o Overrides
-	dst := map[string]**float64{"e2e": &o.E2E, "denoise_stage": &o.DenoiseStage, "non_denoise_stage": &o.NonDenoiseStage, "denoise_step": &o.DenoiseStep, "denoise_agg": &o.DenoiseAgg}
 	var errs []error
 	for _, e := range OverrideEnv {
 		s := strings.TrimSpace(getenv(e.Var))
@@ -89,7 +125,7 @@ func ParseOverrides(getenv func(string) string) (Overrides, error) {
 			errs = append(errs, fmt.Errorf("%s=%q: want a tolerance ≥ 0 such as 0.25", e.Var, s))
 			continue
 		}
-		*dst[e.Key] = &v
+		*o.field(e.Key) = &v
 	}
 	return o, errors.Join(errs...)
 }
@@ -443,15 +479,7 @@ func (f *File) Tolerances(profile string, ov Overrides) (Tolerances, error) {
 		})
 		return Tolerances{}, fmt.Errorf("%s: tolerances: no profile %q (the file has %s)", f.Path, profile, strings.Join(names, ", "))
 	}
-	for _, o := range []struct {
-		v   *float64
-		dst *float64
-	}{{ov.E2E, &t.E2E}, {ov.DenoiseStage, &t.DenoiseStage}, {ov.NonDenoiseStage, &t.NonDenoiseStage}, {ov.DenoiseStep, &t.DenoiseStep}, {ov.DenoiseAgg, &t.DenoiseAgg}} {
-		if o.v != nil {
-			*o.dst = *o.v
-		}
-	}
-	return t, nil
+	return ov.Apply(t), nil
 }
 
 // scenarioTolerances applies a scenario's tolerance_overrides on top of the profile and the

@@ -165,9 +165,11 @@ func ms2(v float64) float64 {
 //   - expected_e2e_ms (server total), expected_avg/median_denoise_ms: the max over requests;
 //   - estimated_full_test_time_s: the longest case wall time, seconds, one decimal;
 //   - load/runtime_peak_vram_mb: max; in the top-level map when the file keeps them there;
-//   - expected_load_ms and the *_allocated_mb, *_host_anon_mb keys: written when the
-//     scenario has the key already, or is new and they were measured.
-func Regenerate(base *File, results []*checks.Result) (*Regenerated, error) {
+//   - expected_load_ms and the *_allocated_mb, *_host_anon_mb keys, which SGLang's baseline
+//     dump does not write (_dump_baseline_for_testcase, test_server_common.py @
+//     a7ec6b97f786): written when the scenario has the key already, or, for a new scenario,
+//     when another scenario of the file has it or opts.AllFields asks for every measured key.
+func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*Regenerated, error) {
 	var doc *node
 	if base != nil {
 		// A deep copy through the writer: base stays as it was read.
@@ -219,7 +221,7 @@ func Regenerate(base *File, results []*checks.Result) (*Regenerated, error) {
 			sc = objectNode()
 			scenarios.set(id, sc)
 		}
-		out.Changes = append(out.Changes, writeScenario(doc, sc, m, isNew, fractions)...)
+		out.Changes = append(out.Changes, writeScenario(doc, sc, m, isNew, fractions, opts.AllFields)...)
 	}
 	data := doc.marshal()
 	f, err := Parse(pathOr(base), data)
@@ -337,7 +339,38 @@ func writeStages(sc *node, m *measured) []Change {
 }
 
 // writeScenario writes m into the scenario node sc and returns what changed.
-func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64) []Change {
+// RegenerateOptions configures Regenerate.
+type RegenerateOptions struct {
+	// AllFields writes every measured key into a new scenario, also those that SGLang's
+	// files do not have (expected_load_ms, *_allocated_mb, *_host_anon_mb).
+	AllFields bool
+}
+
+// extraKeys are the scenario keys diffusion-check can measure that SGLang's baseline dump
+// does not write.
+var extraKeys = []string{"expected_load_ms", "load_peak_allocated_mb", "runtime_peak_allocated_mb", "load_peak_host_anon_mb", "runtime_peak_host_anon_mb"}
+
+// fileHas reports whether some scenario of the document has key.
+func fileHas(doc *node, key string) bool {
+	sc := doc.get("scenarios")
+	if sc == nil || sc.kind != 'o' {
+		return false
+	}
+	for _, id := range sc.keys {
+		if s := sc.get(id); s != nil && s.kind == 'o' && s.get(key) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64, allFields bool) []Change {
+	// An extra key is written where the scenario has it, or into a new scenario where the
+	// file uses it or every field was asked for.
+	extra := map[string]bool{}
+	for _, k := range extraKeys {
+		extra[k] = sc.get(k) != nil || isNew && (allFields || fileHas(doc, k))
+	}
 	var ch []Change
 	put := func(obj *node, key, metric string, v float64, sorted bool) {
 		old := oldValue(obj.get(key))
@@ -384,7 +417,7 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64) 
 	if !math.IsNaN(m.wallS) {
 		put(sc, "estimated_full_test_time_s", "estimated_full_test_time_s", math.Round(m.wallS*10)/10, false)
 	}
-	if !math.IsNaN(m.loadMs) && (isNew || sc.get("expected_load_ms") != nil) {
+	if !math.IsNaN(m.loadMs) && extra["expected_load_ms"] {
 		put(sc, "expected_load_ms", "expected_load_ms", ms2(m.loadMs), false)
 	}
 	for _, key := range []string{"load_peak_vram_mb", "runtime_peak_vram_mb"} {
@@ -399,7 +432,7 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64) 
 		}
 	}
 	for _, key := range []string{"load_peak_allocated_mb", "runtime_peak_allocated_mb", "load_peak_host_anon_mb", "runtime_peak_host_anon_mb"} {
-		if v, ok := m.mem[key]; ok && (isNew || sc.get(key) != nil) {
+		if v, ok := m.mem[key]; ok && extra[key] {
 			put(sc, key, key, ms2(v), false)
 		}
 	}
@@ -430,7 +463,7 @@ func Snippet(id string, rr checks.RequestResult) string {
 	m := newMeasured(id)
 	m.addRequest(rr)
 	sc := objectNode()
-	writeScenario(objectNode(), sc, m, true, nil)
+	writeScenario(objectNode(), sc, m, true, nil, false)
 	var b bytes.Buffer
 	writePyString(&b, id)
 	b.WriteString(": ")

@@ -142,7 +142,7 @@ func TestRegenerateGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := Regenerate(base, twoPartitions())
+	reg, err := Regenerate(base, twoPartitions(), RegenerateOptions{AllFields: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,18 +230,18 @@ func TestRegenerateStable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := twoPartitions()
-	a, err := Regenerate(base, rs)
+	a, err := Regenerate(base, rs, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Regenerate(base, []*checks.Result{rs[1], rs[0]})
+	b, err := Regenerate(base, []*checks.Result{rs[1], rs[0]}, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.File.Marshal(), b.File.Marshal()) {
 		t.Error("result order changed the file")
 	}
-	c, err := Regenerate(a.File, rs)
+	c, err := Regenerate(a.File, rs, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestRegenerateRealFileMinimalDiff(t *testing.T) {
 	}
 	rr := checks.RequestResult{Index: 1, Of: 1, ServerTotalMs: *s.E2EMs, Stages: s.Stages, StepsMs: steps}
 	res := &checks.Result{Cases: []checks.CaseResult{{ID: "qwen_image_t2i", Requests: []checks.RequestResult{rr}}}}
-	reg, err := Regenerate(f, []*checks.Result{res})
+	reg, err := Regenerate(f, []*checks.Result{res}, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,6 +156,35 @@ func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, hos
 	return out
 }
 
+// NoVRAMVerdict is why memory checks are recorded, not enforced, off CUDA: SGLang's harness
+// validates peak VRAM only under current_platform.is_cuda() (test_server_common.py @
+// a7ec6b97f786, _validate_and_record), so an AMD (ROCm) run gets no VRAM verdict.
+const NoVRAMVerdict = "recorded, not enforced: SGLang makes no VRAM verdict off CUDA (AMD, ROCm)"
+
+// MissingVRAMBaseline is SGLang's failure of a perf-checked scenario on CUDA whose baseline
+// lacks load_peak_vram_mb or runtime_peak_vram_mb ("Testcase '<id>' is missing a load/runtime
+// peak VRAM baseline in <file>", test_server_common.py @ a7ec6b97f786, _validate_and_record):
+// one case-level failure per missing key, memory.load_peak or memory.runtime_peak, with what
+// was measured; nil when both are there.
+func MissingVRAMBaseline(file, scenario string, b MemoryBaseline, loadPeaks map[string]float64) []Check {
+	var out []Check
+	for _, m := range []struct {
+		name, key string
+		base      float64
+		measured  map[string]float64
+	}{{MemoryLoadPeak, "load_peak_vram_mb", b.LoadPeakMiB, loadPeaks}, {MemoryRuntimePeak, "runtime_peak_vram_mb", b.RuntimePeakMiB, nil}} {
+		if !math.IsNaN(m.base) {
+			continue
+		}
+		d := fmt.Sprintf("Testcase '%s' is missing a load/runtime peak VRAM baseline in %s: the scenario has no %s", scenario, file, m.key)
+		if v, ok := m.measured[SourceServerReserved]; ok {
+			d += fmt.Sprintf(" (measured %s MiB)", fmtNum(v))
+		}
+		out = append(out, Check{Name: m.name, Status: Fail, Unit: "MiB", Detail: d, Cause: "no " + m.key + " baseline"})
+	}
+	return out
+}
+
 // missingVRAM is the failure of an enforced VRAM baseline without a measurement.
 func missingVRAM(name, src string, baseline, tol float64, key, why string) Check {
 	c := memCheck(name, src, math.NaN(), baseline, tol, VRAMPadMiB, key)

@@ -40,7 +40,8 @@ const (
 	FramePadMs        = 20.0
 	// ROCmTolerance replaces every perf tolerance on AMD GPUs, where SGLang only warns.
 	ROCmTolerance = 1.0
-	// DenoisingStage is the stage checked with the denoise_stage tolerance.
+	// DenoisingStage is SGLang's generic denoising stage; every stage whose name ends in it
+	// (DenoisingRole) is checked with the denoise_stage tolerance.
 	DenoisingStage = "DenoisingStage"
 	// PerFrameGeneration is the stages_ms key SGLang keeps the video frame-time baseline in;
 	// it is not a stage and never checked as one.
@@ -121,6 +122,21 @@ func Perf(rr RequestResult, b PerfBaseline) []Check {
 	if c, ok := PerFrameCheck(rr.ServerTotalMs, b); ok {
 		out = append(out, c)
 	}
+	if b.ROCm {
+		out = Warn(out, ROCmWarning)
+	}
+	return out
+}
+
+// PerfE2EOnly is what SGLang PR #39206 checks on a case with run_perf_check=False: the E2E
+// time alone (with the AMD rule of Perf), and no stage, step or aggregate: "Require valid
+// inference E2E and loading metrics for every diffusion CI case, including
+// run_perf_check=False" (its test test_e2e_only_does_not_require_stage_metrics).
+func PerfE2EOnly(rr RequestResult, b PerfBaseline) []Check {
+	if b.ROCm {
+		b.Tol = ROCmTolerances()
+	}
+	out := []Check{E2ECheck(rr.ServerTotalMs, b)}
 	if b.ROCm {
 		out = Warn(out, ROCmWarning)
 	}
@@ -222,8 +238,9 @@ func StepChecks(steps []float64, b PerfBaseline) []Check {
 }
 
 // StageChecks are SGLang's stage assertions (test_server_utils.py @ dd8c5849af99,
-// PerformanceValidator): every baseline stage is checked; "DenoisingStage" (exact name) with
-// the denoise_stage tolerance and a 120 ms pad, a name ending in "DecodingStage" with
+// PerformanceValidator, with the stage roles of PR #39206): every baseline stage is checked; a
+// stage of the denoising role (DenoisingRole) with the denoise_stage tolerance and a 120 ms
+// pad, a name ending in "DecodingStage" with
 // max(non_denoise_stage, 0.9) and a 450 ms pad, any other with non_denoise_stage and a 120 ms
 // pad. A baseline stage the record lacks fails ("Stage X timing missing"); a record with no
 // stages fails every one ("Stage metrics missing"). A null baseline is a metric that does not
@@ -237,7 +254,7 @@ func StageChecks(got Stages, b PerfBaseline) []Check {
 		name := PerfStagePrefix + st.Name
 		tol, pad := b.Tol.NonDenoiseStage, StagePadMs
 		switch {
-		case st.Name == DenoisingStage:
+		case DenoisingRole(st.Name):
 			tol = b.Tol.DenoiseStage
 		case strings.HasSuffix(st.Name, decodingSuffix):
 			tol, pad = math.Max(tol, DecodingTolerance), DecodingPadMs
@@ -258,13 +275,23 @@ func StageChecks(got Stages, b PerfBaseline) []Check {
 			continue
 		}
 		improve := 0.0
-		if st.Name == DenoisingStage {
+		if DenoisingRole(st.Name) {
 			improve = b.ImprovementThreshold
 		}
 		out = append(out, limitCheck(name, "ms", v, st.Ms, tol, pad, improve, ""))
 	}
 	return out
 }
+
+// DenoisingRole reports whether a stage is a denoising stage, which SGLang PR #39206 checks
+// with the denoise_stage tolerance ("apply denoising tolerances by stage role"): before it only
+// the exact name "DenoisingStage" was, and model-specific stages (LTX2AVDenoisingStage,
+// DmdDenoisingStage, Cosmos3DenoisingStage, 12 of the 63 scenarios of SGLang's h100.json) got
+// the non_denoise_stage tolerance. The code of #39206 is not in the sources this project can
+// read, only its description; the role is taken as the name's suffix "DenoisingStage", which
+// also counts QwenImageLayeredBeforeDenoisingStage, the stricter reading (docs/sglang-compat.md,
+// "Verdict rules").
+func DenoisingRole(stage string) bool { return strings.HasSuffix(stage, DenoisingStage) }
 
 // PerFrameCheck is SGLang's frame-time assertion (test_server_utils.py @ dd8c5849af99,
 // VideoPerformanceValidator): for a video whose case sets num_frames, e2e_ms / num_frames
@@ -356,6 +383,21 @@ func PerfLoadCheck(loadMs, baselineMs, tol float64) Check {
 			Detail: "no expected_load_ms in the baseline for this scenario: load time recorded, not checked"}
 	}
 	return limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch to ready)")
+}
+
+// PerfRecordJoined is the verdict on a request's performance.log record once it was found: a
+// pass naming what it holds, or, when a value is impossible (a negative time or memory
+// figure: impossible names each field and value), a failure naming them, since a check that
+// passed on such a value would mean nothing. The values stay in the result either way.
+func PerfRecordJoined(totalMs float64, stages, steps int, impossible []string) Check {
+	c := Check{Name: PerfRecord, Status: Pass, Value: finite(totalMs), Unit: "ms",
+		Detail: fmt.Sprintf("%d stages, %d denoise steps", stages, steps)}
+	if len(impossible) > 0 {
+		c.Status = Fail
+		c.Detail = "impossible values in the perf record: " + strings.Join(impossible, ", ") + " (" + c.Detail + ")"
+		c.Cause = "impossible perf record value " + impossible[0]
+	}
+	return c
 }
 
 // MissingScenario is the failure of a case whose scenario the baseline file lacks. snippet

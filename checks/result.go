@@ -131,6 +131,13 @@ type CaseResult struct {
 	WallMs float64 `json:"wall_ms"`
 	// LogTail holds the last lines of the server log when something went wrong.
 	LogTail []string `json:"log_tail,omitempty"`
+	// Attempts are the earlier runs of a case that the suite's retry mode ran again (oldest
+	// first, each with its own requests and checks); the case's own fields are its last run,
+	// whose verdict stands, as SGLang's runner keeps the last attempt's result.
+	Attempts []CaseResult `json:"attempts,omitempty"`
+	// Skipped says why SGLang's harness would skip the whole case (pytest.skip), e.g. a video
+	// job that timed out on AMD; its requests that were skipped do not fail it then.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Load describes the server start that served a case. Reused marks a case that ran on a

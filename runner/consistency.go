@@ -64,7 +64,8 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 	if mem == 0 {
 		mem = compare.DefaultCacheBytes
 	}
-	return &consistencyConfig{thresholds: th, gt: baselines.GroundTruth{Dir: opts.Suite.GroundTruth}, clip: opts.CLIPScorer,
+	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: baselines.ConsistencyPlatform(opts.GPU)}
+	return &consistencyConfig{thresholds: th, gt: gt, clip: opts.CLIPScorer,
 		gtMemory: mem, caches: map[string]*compare.Cache{}}, nil
 }
 
@@ -101,6 +102,9 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 	if !doVisual && !doAudio {
 		return out
 	}
+	if r.opts.SkipConsistency {
+		return notCompared(checks.Skip, "not compared: SGLANG_SKIP_CONSISTENCY=1 (SGLang's harness skips consistency then, as its AMD workflows set it)")
+	}
 	if !outputUsable(rr) {
 		// output.present or output.valid already failed the request and says why.
 		return notCompared(checks.Skip, "not compared: the request has no valid output (see output.present and output.valid)")
@@ -113,7 +117,7 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 	var nf *baselines.NotFoundError
 	switch {
 	case errors.As(err, &nf):
-		return notCompared(checks.Skip, nf.Error())
+		return notCompared(missingGT(c, nf))
 	case err != nil:
 		return notCompared(checks.Error, err.Error())
 	}
@@ -124,6 +128,16 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 		out = append(out, r.audio(ctx, c, rr, entry)...)
 	}
 	return out
+}
+
+// missingGT is the verdict on a case without ground truth: SGLang fails it ("GT not found
+// for <case>", _validate_consistency in test_server_common.py @ a7ec6b97f786), unless the
+// case opts out with checks.ground_truth_required: false.
+func missingGT(c *suite.Case, nf *baselines.NotFoundError) (checks.Status, string) {
+	if !suite.Enabled(c.Checks.GroundTruthRequired) {
+		return checks.Skip, nf.Error() + ": not compared (checks.ground_truth_required: false)"
+	}
+	return checks.Fail, fmt.Sprintf("GT not found for %s: %v; write it with run --mode gt, or set checks.ground_truth_required: false to skip the comparison", c.ID, nf)
 }
 
 // outputUsable reports whether the request saved an output that the output checks did not

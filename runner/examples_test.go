@@ -58,6 +58,17 @@ var sglangServeFlags = map[string]string{
 	"--layerwise-offload-components":  "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
 	"--layerwise-resident-layers":     "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
 	"--dit-layerwise-resident-layers": "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	// The flags of SGLang's MiniMax-H3 cases (test/server/gpu_cases.py) and of its harness
+	// (test_server_common.py, test_server_utils.py).
+	"--log-level":                           "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--tp-size":                             "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--ulysses-degree":                      "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--strict-ports":                        "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--revision":                            "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--component-residency":                 "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--dit-offload-prefetch-size":           "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--enable-torch-compile":                "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
+	"--uvicorn-access-log-exclude-prefixes": "python/sglang/multimodal_gen/runtime/server_args/server_args.py",
 }
 
 // sglangEnv are the environment variables the examples set, from SGLang's envs.py.
@@ -71,7 +82,8 @@ func TestSGLangExampleFlagsAreReal(t *testing.T) {
 		}
 		for name, srv := range s.Servers {
 			for _, a := range srv.Command {
-				if strings.HasPrefix(a, "--") && sglangServeFlags[a] == "" {
+				name, _, _ := strings.Cut(a, "=") // --log-level=debug
+				if strings.HasPrefix(a, "--") && sglangServeFlags[name] == "" {
 					t.Errorf("%s: server %s: %s is not a checked SGLang server argument", file, name, a)
 				}
 			}

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -295,6 +297,37 @@ func (r PerfRecord) stages() checks.Stages {
 		}
 		idx[s.Name] = len(out)
 		out = append(out, checks.Stage{Name: s.Name, Ms: s.ExecutionTimeMs})
+	}
+	return out
+}
+
+// impossible names every value of the record that no measurement can have: a negative
+// time or memory figure ("steps[3] = -1.5"). Non-finite numbers never get here: the record
+// is malformed (ParsePerfLine).
+func (r PerfRecord) impossible() []string {
+	var out []string
+	bad := func(field string, v float64) {
+		if v < 0 {
+			out = append(out, fmt.Sprintf("%s = %s", field, strconv.FormatFloat(v, 'g', -1, 64)))
+		}
+	}
+	bad("total_duration_ms", r.TotalDurationMs)
+	for i, v := range r.Steps {
+		bad(fmt.Sprintf("steps[%d]", i), v)
+	}
+	for i, st := range r.Stages {
+		bad(fmt.Sprintf("stages[%d] (%s).execution_time_ms", i, st.Name), st.ExecutionTimeMs)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.MemorySnapshots)) {
+		m := r.MemorySnapshots[name]
+		for _, f := range []struct {
+			key string
+			v   *float64
+		}{{"allocated_mb", m.AllocatedMB}, {"reserved_mb", m.ReservedMB}, {"peak_allocated_mb", m.PeakAllocatedMB}, {"peak_reserved_mb", m.PeakReservedMB}, {"peak_host_anon_mb", m.PeakHostAnonMB}} {
+			if f.v != nil {
+				bad("memory_snapshots."+name+"."+f.key, *f.v)
+			}
+		}
 	}
 	return out
 }

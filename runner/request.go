@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -87,6 +88,11 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 			return rr, startPeaks{}, fmt.Sprintf("not sent: the server died during %s", at)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+		if timedOut && c.Modality != suite.Image && baselines.ROCm(r.opts.GPU) {
+			rr.Checks = append(rr.Checks, checks.AMDVideoTimeout(c.ID, timeout))
+			saveTail(dir, srv)
+			return rr, startPeaks{}, fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
+		}
 		if timedOut {
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
 				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
@@ -187,21 +193,23 @@ func fillOutput(o *checks.Output, info media.Info) {
 	}
 }
 
-// shapeProblems compares what was decoded with what the case asked for.
+// shapeProblems compares what was decoded with what the case asked for: the size and frame
+// count of SGLang's rule (checks.ExpectedShape: upscaling multiplies the size, frame
+// interpolation sets the frame count, no other frame count is checked), the image codec of the
+// output format, at least one video frame and, for video+audio, an audio track.
 func shapeProblems(c *suite.Case, info media.Info) []string {
-	var p []string
 	r := c.Request
-	if r.Width > 0 && (info.Width != r.Width || info.Height != r.Height) {
-		p = append(p, fmt.Sprintf("size %dx%d, want %dx%d", info.Width, info.Height, r.Width, r.Height))
+	shape, err := checks.ExpectedShape(checks.ShapeRequest{Width: r.Width, Height: r.Height, Video: c.Modality != suite.Image,
+		Edit: len(r.Images) > 0, ImageToVideo: r.InputReference != "", NumFrames: r.NumFrames, Extra: r.Extra})
+	if err != nil {
+		return []string{fmt.Sprintf("case %s: %v", c.ID, err)}
 	}
+	p := shape.Problems(info.Width, info.Height, info.Frames)
 	if c.Modality == suite.Image {
 		if want := imageCodec(r.OutputFormat); want != "" && info.Codec != want {
 			p = append(p, fmt.Sprintf("image codec %s, want %s for output_format %s", info.Codec, want, r.OutputFormat))
 		}
 		return p
-	}
-	if r.NumFrames > 0 && info.Frames != r.NumFrames {
-		p = append(p, fmt.Sprintf("%d frames, want %d", info.Frames, r.NumFrames))
 	}
 	if info.Frames < 1 {
 		p = append(p, "no decodable video frames")
@@ -260,9 +268,7 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 	rr.StepsMs = rec.Steps
 	rr.ServerTotalMs = rec.TotalDurationMs
 	rr.PeakVRAMMiB = rec.peaks("runtime_peak")
-	rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Pass,
-		Value: checks.Float(rec.TotalDurationMs), Unit: "ms",
-		Detail: fmt.Sprintf("%d stages, %d denoise steps", len(rec.Stages), len(rec.Steps))})
+	rr.Checks = append(rr.Checks, checks.PerfRecordJoined(rec.TotalDurationMs, len(rec.Stages), len(rec.Steps), rec.impossible()))
 	return rr, startPeaks{load: rec.peaks("load_peak"), warmup: rec.peaks("warmup_peak")}
 }
 

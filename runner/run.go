@@ -63,6 +63,9 @@ type Options struct {
 	Memory MemorySampler
 	// Perf configures the perf and memory verdicts (tolerance profile, env overrides).
 	Perf PerfOptions
+	// SkipConsistency skips every consistency and audio comparison, as SGLang's harness does
+	// under SGLANG_SKIP_CONSISTENCY=1 (read by cmd), which its AMD workflows set.
+	SkipConsistency bool
 	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
 	CLIPScorer *clip.Scorer
 	// GTMemory bounds the decoded ground truth a case keeps in memory, in bytes, so that its
@@ -159,6 +162,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	for _, u := range units(opts.Suite, cases) {
 		res.Cases = append(res.Cases, r.unit(ctx, u)...)
 	}
+	res.Cases = r.retry(ctx, res.Cases, cases)
 	if stopSnapshot() {
 		close(r.snapshotDone)
 	} else {
@@ -406,6 +410,9 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 			if errors.As(err, &pe) {
 				cr.LogTail = pe.srv.log.lastLines(tailLines)
 				cause = pe.srv.crashCause(cause)
+				if pe.timedOut {
+					cause = checks.CauseStartTimeout
+				}
 			}
 			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail, Cause: cause})
 			for i := 1; i <= c.Repeat; i++ {
@@ -420,6 +427,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 		r.logf("%s: server %s ready in %s (log %s)", c.ID, spec.Name, load.Round(time.Millisecond), srv.logPath)
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
+	cr.Skipped = checks.SkippedBy(cr.Requests)
 	r.casePerf(c, &cr)
 	r.confirm(ctx, c, srv, &cr)
 	r.revise(&cr)
@@ -432,9 +440,11 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 }
 
 // startError is a failed server start; srv is nil when the process could not be launched.
+// timedOut marks a server that was still starting when its start_timeout ran out.
 type startError struct {
-	srv *server
-	err error
+	srv      *server
+	err      error
+	timedOut bool
 }
 
 func (e *startError) Error() string { return e.err.Error() }
@@ -465,12 +475,14 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	err = srv.waitReady(ctx, r.opts.HTTPClient)
 	stopBeat()
 	if err != nil {
+		// Still running when the start timeout ran out: SGLang's TimeoutError (retryable).
+		timedOut := ctx.Err() == nil && srv.dead() == "" && time.Since(srv.started) >= spec.StartTimeout
 		r.stopServer(srv)
 		tail := srv.log.lastLines(8)
 		if len(tail) > 0 {
 			err = fmt.Errorf("%w; last log lines:\n%s", err, strings.Join(tail, "\n"))
 		}
-		return nil, 0, &startError{srv: srv, err: err}
+		return nil, 0, &startError{srv: srv, err: err, timedOut: timedOut}
 	}
 	return srv, time.Since(srv.started), nil
 }

@@ -22,12 +22,14 @@ type baselineOptions struct {
 	from        string
 	markdown    string
 	allowFailed bool
+	allFields   bool
 }
 
 func (o *baselineOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "baseline `FILE` to write (SGLang perf_baselines/<gpu>.json format); the spread of every metric goes beside it, in <gpu>.spread.json")
 	fs.StringVar(&o.from, "from", "", "existing baseline `FILE` whose tolerances, metadata and other scenarios are kept (default: --out when it exists)")
 	fs.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to `FILE` (a pull request's body)")
+	fs.BoolVar(&o.allFields, "all-fields", false, "write into new scenarios every measured key, also those SGLang's files do not have (expected_load_ms, *_allocated_mb, *_host_anon_mb); by default only the keys SGLang's baseline dump writes and those the file already uses")
 	fs.BoolVar(&o.allowFailed, "allow-failed", false, "write the baseline even from results with failed, errored, cancelled or incomplete cases (each is listed as a warning)")
 }
 
@@ -64,7 +66,7 @@ func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	reg, err := baselines.Regenerate(base, results)
+	reg, err := baselines.Regenerate(base, results, baselines.RegenerateOptions{AllFields: o.allFields})
 	if err != nil {
 		return 0, err
 	}

@@ -258,14 +258,16 @@ func TestRegenerateWorkflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The ground truth is what the gt mode writes: until then a case without it is skipped,
+	// not failed (checks.ground_truth_required: false).
 	suiteYAML := `gpu: h100
 baselines: perf_baselines
 ground_truth: ground_truth
 servers:
   ref: {builtin: {step_ms: 1, load_ms: 10}}
 cases:
-  - {id: fox, server: ref, lane: base, modality: image, repeat: 3, estimate: 20m, request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}}
-  - {id: waves, server: ref, lane: base, modality: video, repeat: 2, estimate: 20m, request: {prompt: waves, size: 64x48, seed: 2, steps: 2, num_frames: 4, fps: 4}}
+  - {id: fox, server: ref, lane: base, modality: image, repeat: 3, estimate: 20m, request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}, checks: {ground_truth_required: false}}
+  - {id: waves, server: ref, lane: base, modality: video, repeat: 2, estimate: 20m, request: {prompt: waves, size: 64x48, seed: 2, steps: 2, num_frames: 4, fps: 4}, checks: {ground_truth_required: false}}
 `
 	if err := os.WriteFile(filepath.Join(suiteDir, "suite.yaml"), []byte(suiteYAML), 0o644); err != nil {
 		t.Fatal(err)

@@ -185,6 +185,8 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides},
 		CLIPScorer: clipScorerOf(o.clipScorer, o.clipTimeout),
 		GTMemory:   gtMemory(o.gtMiB),
+		// SGLang's harness compares the value with "1" exactly (test_server_common.py).
+		SkipConsistency: e.getenv("SGLANG_SKIP_CONSISTENCY") == "1",
 	}, closeMem, nil
 }
 

@@ -7,21 +7,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/refserver"
 )
 
 func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("serve", e)
-	cfg := refserver.Config{Log: e.stderr, Exit: os.Exit}
+	// SGLang writes performance.log records only with SGLANG_DIFFUSION_STAGE_LOGGING on
+	// (managers/gpu_worker.py); the runner sets it for every server it starts.
+	cfg := refserver.Config{Log: e.stderr, Exit: os.Exit, StageLogging: refserver.StageLogging(e.getenv("SGLANG_DIFFUSION_STAGE_LOGGING"))}
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:30000", "listen address HOST:PORT")
 	fs.StringVar(&cfg.PerfLogDir, "perf-log-dir", e.getenv("SGLANG_PERF_LOG_DIR"), "folder of performance.log (default $SGLANG_PERF_LOG_DIR; empty: none)")
 	fs.Float64Var(&cfg.StepMs, "step-ms", 2, "time of one denoise step in ms")
 	fs.Float64Var(&cfg.LoadMs, "load-ms", 50, "simulated model load time in ms")
-	fs.StringVar(&cfg.Model, "model", "diffusion-check/reference", "model id to report")
+	fs.StringVar(&cfg.Model, "model", "diffusion-check/reference", "model id to report; MiniMaxAI/MiniMax-H3 validates video requests as SGLang's MiniMax-H3 does")
 	fs.DurationVar(&cfg.PerfLag, "perf-lag", 0, "delay before a request's performance.log record is written")
 	cfg.Timing = refserver.DefaultTiming
 	fs.Var(&cfg.Timing, "timing", "where the perf record's durations come from: measured (the clock) or computed (the planned durations: the same on any machine under any load)")
-	fs.Var(&cfg.Faults, "fault", "inject a fault (repeatable): drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup")
+	fs.Var(&cfg.Faults, "fault", "inject a fault (repeatable): "+strings.Join(fault.Known(), ", "))
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,69 +88,201 @@ type wfStep struct {
 func TestExampleWorkflowsTrust(t *testing.T) {
 	dir := filepath.Join("..", "..", "examples", "workflows")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yml"))
-	usesLine := regexp.MustCompile(`^\s*(?:- )?uses: `)
-	pinned := regexp.MustCompile(`^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
 	for _, path := range files {
-		name := filepath.Base(path)
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkWorkflowTrust(t, filepath.Base(path), raw)
+	}
+}
+
+// TestReadmeWorkflowTrust: the README's workflow, the first one a newcomer copies, follows the
+// same rules as the examples and passes actionlint.
+func TestReadmeWorkflowTrust(t *testing.T) {
+	raw := readmeWorkflow(t)
+	checkWorkflowTrust(t, "README.md (workflow block)", raw)
+	path := filepath.Join(t.TempDir(), "readme.yml")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	actionlint(t, "-config-file", filepath.Join("..", "..", "examples", "workflows", "actionlint.yaml"), path)
+}
+
+// readmeWorkflow is the YAML block of the README's "In a GitHub workflow" section.
+func readmeWorkflow(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "### In a GitHub workflow")
+	if !ok {
+		t.Fatal("README.md: no \"In a GitHub workflow\" section")
+	}
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	if !ok {
+		t.Fatal("README.md: the workflow section has no yaml block")
+	}
+	block, _, ok = strings.Cut(block, "```")
+	if !ok {
+		t.Fatal("README.md: the workflow's yaml block is not closed")
+	}
+	return []byte(block)
+}
+
+// checkWorkflowTrust holds one workflow file to the rules of TestExampleWorkflowsTrust.
+func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
+	t.Helper()
+	usesLine := regexp.MustCompile(`^\s*(?:- )?uses: `)
+	pinned := regexp.MustCompile(`^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
+	for i, line := range strings.Split(string(raw), "\n") {
+		if !usesLine.MatchString(line) || strings.Contains(line, "uses: diffusion-check/diffusion-check@") {
+			continue
+		}
+		if !pinned.MatchString(line) {
+			t.Errorf("%s:%d: %q: pin third-party actions by commit SHA, tag in a comment", name, i+1, strings.TrimSpace(line))
+		}
+	}
+	var wf workflow
+	if err := yaml.Unmarshal(raw, &wf); err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	_, onPR := wf.On["pull_request"]
+	if pr, ok := wf.On["pull_request"].(map[string]any); ok {
+		if _, bad := pr["paths-ignore"]; bad {
+			t.Errorf("%s: paths-ignore leaves the required status pending on docs-only PRs", name)
+		}
+	}
+	gated := false
+	publishes, fallback := false, false
+	for jobName, job := range wf.Jobs {
+		if job.Environment == "fork-gpu" {
+			gated = true
+		}
+		if onPR && strings.Contains(fmt.Sprint(job.RunsOn), "self-hosted") &&
+			(!strings.Contains(fmt.Sprint(job.Needs), "gate") || !strings.Contains(job.If, "needs.gate.result == 'success'")) {
+			t.Errorf("%s: job %s runs on a self-hosted runner without the fork gate", name, jobName)
+		}
+		for _, st := range job.Steps {
+			if strings.HasPrefix(st.Uses, "actions/upload-artifact@") && st.With["overwrite"] != "true" {
+				t.Errorf("%s: job %s uploads %s without overwrite: true", name, jobName, st.With["name"])
+			}
+			if strings.HasPrefix(st.Uses, "diffusion-check/diffusion-check@") && st.With["publish"] == "true" {
+				publishes = true
+				if st.With["event"] != "" {
+					t.Errorf("%s: job %s publishes from an uploaded event %q", name, jobName, st.With["event"])
+				}
+			}
+			if st.If == "failure()" && strings.Contains(st.Run, "state=error") {
+				fallback = true
+			}
+			if name == "diffusion-fork-publish.yml" && strings.HasPrefix(st.Uses, "actions/checkout@") {
+				t.Errorf("%s: checks out code in the workflow that holds a write token", name)
+			}
+		}
+	}
+	if onPR && !gated && strings.Contains(string(raw), "self-hosted") {
+		t.Errorf("%s: no job in the fork-gpu environment", name)
+	}
+	if publishes && !fallback {
+		t.Errorf("%s: publishes, but sets no error status when there is no report", name)
+	}
+	if pr, ok := wf.On["pull_request"].(map[string]any); ok && strings.Contains(fmt.Sprint(pr["types"]), "labeled") &&
+		!strings.Contains(wf.Concurrency.Group, "github.event.label.name") {
+		t.Errorf("%s: an unrelated label event would cancel the GPU run in progress", name)
+	}
+}
+
+// node24Majors is, for each action the workflows use, its first major whose action.yml runs on
+// Node.js 24 (`runs.using: node24` at that tag; GitHub is retiring node20). Read from each
+// action's repository: checkout v5, upload-artifact v6, download-artifact v7, setup-go v7, and
+// docker's login/setup-qemu/setup-buildx v4 and build-push v7.
+var node24Majors = map[string]int{
+	"actions/checkout":           5,
+	"actions/upload-artifact":    6,
+	"actions/download-artifact":  7,
+	"actions/setup-go":           7,
+	"docker/login-action":        4,
+	"docker/setup-qemu-action":   4,
+	"docker/setup-buildx-action": 4,
+	"docker/build-push-action":   7,
+}
+
+// TestWorkflowActionsCurrent: every third-party action of the example workflows, the README's
+// workflow and the release workflow is pinned by commit SHA at a major that runs on Node.js 24.
+func TestWorkflowActionsCurrent(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "workflows", "*.yml"))
+	files = append(files, filepath.Join("..", "..", ".github", "workflows", "release.yml"))
+	sources := map[string][]byte{"README.md (workflow block)": readmeWorkflow(t)}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources[filepath.Base(f)] = raw
+	}
+	use := regexp.MustCompile(`^\s*(?:- )?uses: ([\w.-]+/[\w.-]+)@(\S+)(?: # v(\d+)\.\d+\.\d+)?\s*$`)
+	for name, raw := range sources {
 		for i, line := range strings.Split(string(raw), "\n") {
-			if !usesLine.MatchString(line) || strings.Contains(line, "uses: diffusion-check/diffusion-check@") {
+			m := use.FindStringSubmatch(line)
+			if m == nil || m[1] == "diffusion-check/diffusion-check" {
 				continue
 			}
-			if !pinned.MatchString(line) {
-				t.Errorf("%s:%d: %q: pin third-party actions by commit SHA, tag in a comment", name, i+1, strings.TrimSpace(line))
+			min, known := node24Majors[m[1]]
+			if !known {
+				t.Errorf("%s:%d: %s: not in node24Majors; add its first Node.js 24 major", name, i+1, m[1])
+				continue
+			}
+			if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(m[2]) || m[3] == "" {
+				t.Errorf("%s:%d: %s@%s: pin by commit SHA with the tag in a comment", name, i+1, m[1], m[2])
+				continue
+			}
+			if major, _ := strconv.Atoi(m[3]); major < min {
+				t.Errorf("%s:%d: %s v%d runs on Node.js 20 or older; use v%d or newer", name, i+1, m[1], major, min)
 			}
 		}
-		var wf workflow
-		if err := yaml.Unmarshal(raw, &wf); err != nil {
-			t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// TestReleaseShipsLicense: the release archives and the image carry LICENSE, goreleaser takes
+// the repository from the origin remote (a fork releases to itself), and the Dockerfile declares
+// its version stamps after the module download, so a new version does not re-download modules.
+func TestReleaseShipsLicense(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
 		}
-		_, onPR := wf.On["pull_request"]
-		if pr, ok := wf.On["pull_request"].(map[string]any); ok {
-			if _, bad := pr["paths-ignore"]; bad {
-				t.Errorf("%s: paths-ignore leaves the required status pending on docs-only PRs", name)
-			}
+		return string(b)
+	}
+	if !strings.Contains(read("LICENSE"), "Apache License") {
+		t.Error("LICENSE: not the Apache License 2.0")
+	}
+	var gr struct {
+		Archives []struct {
+			Files []string `yaml:"files"`
+		} `yaml:"archives"`
+		Release map[string]any `yaml:"release"`
+	}
+	if err := yaml.Unmarshal([]byte(read(".goreleaser.yaml")), &gr); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range gr.Archives {
+		if !slices.Contains(a.Files, "LICENSE") {
+			t.Errorf(".goreleaser.yaml: archives[%d] does not ship LICENSE", i)
 		}
-		gated := false
-		publishes, fallback := false, false
-		for jobName, job := range wf.Jobs {
-			if job.Environment == "fork-gpu" {
-				gated = true
-			}
-			if onPR && strings.Contains(fmt.Sprint(job.RunsOn), "self-hosted") &&
-				(!strings.Contains(fmt.Sprint(job.Needs), "gate") || !strings.Contains(job.If, "needs.gate.result == 'success'")) {
-				t.Errorf("%s: job %s runs on a self-hosted runner without the fork gate", name, jobName)
-			}
-			for _, st := range job.Steps {
-				if strings.HasPrefix(st.Uses, "actions/upload-artifact@") && st.With["overwrite"] != "true" {
-					t.Errorf("%s: job %s uploads %s without overwrite: true", name, jobName, st.With["name"])
-				}
-				if strings.HasPrefix(st.Uses, "diffusion-check/diffusion-check@") && st.With["publish"] == "true" {
-					publishes = true
-					if st.With["event"] != "" {
-						t.Errorf("%s: job %s publishes from an uploaded event %q", name, jobName, st.With["event"])
-					}
-				}
-				if st.If == "failure()" && strings.Contains(st.Run, "state=error") {
-					fallback = true
-				}
-				if name == "diffusion-fork-publish.yml" && strings.HasPrefix(st.Uses, "actions/checkout@") {
-					t.Errorf("%s: checks out code in the workflow that holds a write token", name)
-				}
-			}
-		}
-		if onPR && !gated && strings.Contains(string(raw), "self-hosted") {
-			t.Errorf("%s: no job in the fork-gpu environment", name)
-		}
-		if publishes && !fallback {
-			t.Errorf("%s: publishes, but sets no error status when there is no report", name)
-		}
-		if pr, ok := wf.On["pull_request"].(map[string]any); ok && strings.Contains(fmt.Sprint(pr["types"]), "labeled") &&
-			!strings.Contains(wf.Concurrency.Group, "github.event.label.name") {
-			t.Errorf("%s: an unrelated label event would cancel the GPU run in progress", name)
-		}
+	}
+	if _, fixed := gr.Release["github"]; fixed {
+		t.Error(".goreleaser.yaml: release.github hard-codes the repository; a fork's release would target it")
+	}
+	df := read("Dockerfile")
+	if !strings.Contains(df, "COPY LICENSE ") || !strings.Contains(df, "org.opencontainers.image.licenses") {
+		t.Error("Dockerfile: the image does not carry LICENSE and its license label")
+	}
+	download, stamp := strings.Index(df, "go mod download"), strings.Index(df, "ARG VERSION")
+	if download < 0 || stamp < download {
+		t.Error("Dockerfile: ARG VERSION comes before `go mod download`, so every version re-downloads the modules")
 	}
 }

@@ -90,13 +90,21 @@ func (f *Set) Set(spec string) error {
 		}
 		f.MemGrowMiB = v
 	default:
-		return fmt.Errorf("unknown fault %q (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)", spec)
+		return fmt.Errorf("unknown fault %q (known: %s)", spec, strings.Join(Known(), ", "))
 	}
 	if err != nil {
 		return err
 	}
 	f.specs = append(f.specs, strings.TrimSpace(spec))
 	return nil
+}
+
+// Known lists the fault specs Set accepts, in the form `serve --fault` help and the
+// unknown-fault error show them. TestKnownMatchesSet keeps it equal to Set's switch.
+func Known() []string {
+	return []string{"drift-after=K", "video-drift-after=K", "audio-drift-after=K", "slow-after=K:FACTOR",
+		"slow-at=K:FACTOR", "mem-grow=MiB", "crash-at=K", "hang-at=K", "corrupt-at=K", "empty-at=K",
+		"no-perf-record", "fail-startup"}
 }
 
 // String lists the specs that were set, comma-separated.

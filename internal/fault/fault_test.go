@@ -2,6 +2,9 @@ package fault
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,5 +80,43 @@ func TestSetErrors(t *testing.T) {
 	var nilSet *Set
 	if s := nilSet.String(); s != "" {
 		t.Errorf("nil String() = %q", s)
+	}
+}
+
+// TestKnownMatchesSet proves that every spec Known lists (the --fault help and the
+// unknown-fault error) is one Set accepts, with sample values for K, FACTOR and MiB.
+func TestKnownMatchesSet(t *testing.T) {
+	for _, k := range Known() {
+		spec := strings.NewReplacer("=K:FACTOR", "=2:1.5", "=K", "=2", "=MiB", "=1.5").Replace(k)
+		var f Set
+		if err := f.Set(spec); err != nil {
+			t.Errorf("Known lists %s, but Set(%q): %v", k, spec, err)
+		}
+	}
+}
+
+// TestDocsListEveryFault keeps the fault table of docs/reference-server.md equal to Known: a
+// row per fault, no row for a fault that does not exist.
+func TestDocsListEveryFault(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "reference-server.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n## Faults\n")
+	if !ok {
+		t.Fatal("docs/reference-server.md has no ## Faults section")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)[=`]").FindAllStringSubmatch(table, -1) {
+		documented = append(documented, m[1])
+	}
+	var known []string
+	for _, k := range Known() {
+		name, _, _ := strings.Cut(k, "=")
+		known = append(known, name)
+	}
+	if diff := cmp.Diff(known, documented); diff != "" {
+		t.Errorf("fault table of docs/reference-server.md (-Known +documented):\n%s", diff)
 	}
 }

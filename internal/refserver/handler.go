@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -9,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,8 +25,13 @@ import (
 // a listening server. Close stops its background work.
 type Handler struct {
 	cfg    Config
+	model  *model
 	mux    *http.ServeMux
 	commit string
+	// warm is closed when the warm-up generation has ended; until then /health answers 503
+	// and every other path but the bypass list waits (SGLang's wait_for_server_warmup).
+	warm     chan struct{}
+	warmOnce sync.Once
 
 	// ctx is cancelled by Close: it aborts running generations.
 	ctx    context.Context
@@ -48,38 +57,76 @@ type Handler struct {
 	webpErr  error
 }
 
-// NewHandler returns the API of a reference server with cfg (defaults applied for zero fields).
-// The caller must Close it. Use Serve for the whole server: startup log, fail-startup fault,
-// listening and graceful shutdown.
+// NewHandler returns the API of a reference server with cfg (defaults applied for zero fields),
+// already warm. The caller must Close it. Use Serve for the whole server: startup log,
+// fail-startup fault, listening, warm-up and graceful shutdown.
 func NewHandler(cfg Config) *Handler {
+	h := newHandler(cfg)
+	h.warmed()
+	return h
+}
+
+func newHandler(cfg Config) *Handler {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Handler{
-		cfg: cfg, commit: commitHash(), ctx: ctx, cancel: cancel,
-		stopping: make(chan struct{}), crashed: make(chan struct{}),
+		cfg: cfg, model: modelFor(cfg.Model), commit: commitHash(), ctx: ctx, cancel: cancel,
+		warm: make(chan struct{}), stopping: make(chan struct{}), crashed: make(chan struct{}),
 		jobs: map[string]*videoJob{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.health)
+	mux.HandleFunc("GET /health_generate", h.health)
+	mux.HandleFunc("GET /liveness", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, statusOK) })
 	mux.HandleFunc("GET /v1/models", h.models)
 	mux.HandleFunc("POST /v1/images/generations", h.images(parseGeneration))
 	mux.HandleFunc("POST /v1/images/edits", h.images(parseEdit))
 	mux.HandleFunc("POST /v1/videos", h.createVideo)
 	mux.HandleFunc("GET /v1/videos", h.listVideos)
 	mux.HandleFunc("GET /v1/videos/{id}", h.getVideo)
+	mux.HandleFunc("DELETE /v1/videos/{id}", h.deleteVideo)
 	mux.HandleFunc("GET /v1/videos/{id}/content", h.videoContent)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, "Not Found") // Starlette's answer for no route
 	})
 	h.mux = mux
 	return h
 }
 
-// ServeHTTP serves the API and writes an access-log line per request (polls excepted). After
-// a crash fault (with a cfg.Exit that returned) every request is dropped, as by a dead process.
+// statusOK is the body of SGLang's /health and /liveness (http_server.py: {"status": "ok"}).
+var statusOK = map[string]string{"status": "ok"}
+
+// warmupBypass are the paths SGLang answers during warm-up (http_server.py,
+// SERVER_WARMUP_BYPASS_PATHS); the reference server has the first three.
+var warmupBypass = []string{"/liveness", "/health", "/health_generate", "/model_info", "/server_info"}
+
+func (h *Handler) warmed() { h.warmOnce.Do(func() { close(h.warm) }) }
+
+func (h *Handler) isWarm() bool {
+	select {
+	case <-h.warm:
+		return true
+	default:
+		return false
+	}
+}
+
+// ServeHTTP serves the API and writes an access-log line per request (polls excepted). During
+// warm-up it holds every request but the bypass paths. After a crash fault (with a cfg.Exit
+// that returned) every request is dropped, as by a dead process.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.isCrashed() {
 		panic(http.ErrAbortHandler)
+	}
+	if !h.isWarm() && !slices.Contains(warmupBypass, r.URL.Path) {
+		select {
+		case <-h.warm:
+		case <-r.Context().Done():
+			return
+		case <-h.stopping:
+			writeError(w, http.StatusServiceUnavailable, "server is shutting down")
+			return
+		}
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	h.mux.ServeHTTP(rec, r)
@@ -139,9 +186,13 @@ func (h *Handler) goBackground(f func()) bool {
 	return true
 }
 
+// health is SGLang's /health: an empty 503 until warm-up has ended, then {"status": "ok"}.
 func (h *Handler) health(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = io.WriteString(w, "OK\n") // fails only when the client has gone
+	if !h.isWarm() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusOK)
 }
 
 func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
@@ -168,12 +219,12 @@ type imageResponse struct {
 
 // images serves /v1/images/generations and /v1/images/edits: the generation runs in the
 // request, which answers when it is done.
-func (h *Handler) images(parse func(*http.Request) (*genRequest, error)) http.HandlerFunc {
+func (h *Handler) images(parse func(*http.Request, *model) (*genRequest, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		number := h.next()
-		g, err := parse(r)
+		g, err := parse(r, h.model)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
+			writeRequestError(w, err, false)
 			return
 		}
 		if g.format == "webp" {
@@ -186,7 +237,7 @@ func (h *Handler) images(parse func(*http.Request) (*genRequest, error)) http.Ha
 		defer cancel()
 		defer context.AfterFunc(h.ctx, cancel)()
 
-		rn := run{id: newID("img"), number: number, req: g}
+		rn := run{id: newID(), number: number, req: g}
 		h.logStart(rn)
 		out, err := h.generate(ctx, rn)
 		switch {
@@ -205,7 +256,7 @@ func (h *Handler) images(parse func(*http.Request) (*genRequest, error)) http.Ha
 			return
 		}
 		h.logDone(rn, out)
-		h.schedulePerf(rn, out)
+		h.recordPerf(rn, out) // before the response, as SGLang's GPU worker logs it
 		resp := imageResponse{ID: rn.id, Created: time.Now().Unix(), PeakMemoryMB: out.mem.RuntimePeak.PeakReservedMB,
 			InferenceTimeS: round(out.total.Seconds(), 4)}
 		for _, m := range out.media {
@@ -228,40 +279,60 @@ func (h *Handler) webpAvailable() error {
 	return h.webpErr
 }
 
-// videoJob is a video generation job as /v1/videos shows it.
+// videoJob is a video generation job as /v1/videos shows it: SGLang's VideoResponse
+// (runtime/entrypoints/openai/protocol.py), every field, in its order.
 type videoJob struct {
-	ID             string    `json:"id"`
-	Object         string    `json:"object"`
-	Model          string    `json:"model"`
-	Status         string    `json:"status"`
-	Progress       int       `json:"progress"`
-	CreatedAt      int64     `json:"created_at"`
-	CompletedAt    *int64    `json:"completed_at,omitempty"`
-	Prompt         string    `json:"prompt"`
-	Size           string    `json:"size"`
-	Seconds        string    `json:"seconds"`
-	FPS            int       `json:"fps"`
-	NumFrames      int       `json:"num_frames"`
-	GenerateAudio  bool      `json:"generate_audio"`
-	Error          *apiError `json:"error,omitempty"`
-	PeakMemoryMB   *float64  `json:"peak_memory_mb,omitempty"`
-	InferenceTimeS *float64  `json:"inference_time_s,omitempty"`
+	ID                 string         `json:"id"`
+	Object             string         `json:"object"`
+	Model              string         `json:"model"`
+	Status             string         `json:"status"`
+	Progress           int            `json:"progress"`
+	CreatedAt          int64          `json:"created_at"`
+	Size               string         `json:"size"`
+	Seconds            string         `json:"seconds"`
+	Quality            string         `json:"quality"`
+	URL                *string        `json:"url"`
+	RemixedFromVideoID *string        `json:"remixed_from_video_id"`
+	CompletedAt        *int64         `json:"completed_at"`
+	ExpiresAt          *int64         `json:"expires_at"`
+	Error              map[string]any `json:"error"`
+	FilePath           *string        `json:"file_path"`
+	FilePaths          []string       `json:"file_paths"`
+	NumOutputs         *int           `json:"num_outputs"`
+	PeakMemoryMB       *float64       `json:"peak_memory_mb"`
+	InferenceTimeS     *float64       `json:"inference_time_s"`
+	Action             map[string]any `json:"action"`
 
-	content []byte
+	content [][]byte
 }
+
+// Video job statuses as SGLang sets them (video_api.py): a job is "queued" from creation until
+// it ends "completed" (progress 100) or "failed"; DELETE answers it as "deleted". SGLang has
+// no in-progress status and no intermediate progress.
+const (
+	jobQueued    = "queued"
+	jobCompleted = "completed"
+	jobFailed    = "failed"
+	jobDeleted   = "deleted"
+)
 
 func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 	number := h.next()
-	g, err := parseVideo(r)
+	g, err := parseVideo(r, h.model)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeRequestError(w, err, !isMultipart(r))
 		return
 	}
-	rn := run{id: newID("video"), number: number, req: g}
+	rn := run{id: newID(), number: number, req: g}
+	// _video_job_from_sampling: size "WxH", seconds round(num_frames / fps) (MiniMax-H3:
+	// the resolved frame count over 24 fps, to 6 decimals, project_queued_job_fields).
+	seconds := strconv.Itoa(int(math.RoundToEven(float64(g.frames) / float64(g.fps))))
+	if g.minimax {
+		seconds = formatSeconds(float64(g.frames) / float64(g.fps))
+	}
 	j := &videoJob{
-		ID: rn.id, Object: "video", Model: h.cfg.Model, Status: "queued", CreatedAt: time.Now().Unix(),
-		Prompt: g.prompt, Size: g.size(), Seconds: strconv.FormatFloat(g.seconds, 'f', -1, 64),
-		FPS: g.fps, NumFrames: g.frames, GenerateAudio: g.audio,
+		ID: rn.id, Object: "video", Model: h.cfg.Model, Status: jobQueued, CreatedAt: time.Now().Unix(),
+		Size: g.size(), Seconds: seconds, Quality: "standard",
 	}
 	h.mu.Lock()
 	h.jobs[j.ID] = j
@@ -269,41 +340,65 @@ func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 	snapshot := *j
 	h.mu.Unlock()
 	if !h.goBackground(func() { h.runVideo(rn, j) }) {
-		h.update(j, func(j *videoJob) {
-			j.Status, j.Error = "failed", &apiError{Message: "server is shutting down", Type: "server_error"}
-		})
+		h.update(j, func(j *videoJob) { j.Status, j.Error = jobFailed, map[string]any{"message": "server is shutting down"} })
 		writeError(w, http.StatusServiceUnavailable, "server is shutting down")
 		return
 	}
 	writeJSON(w, http.StatusOK, snapshot)
 }
 
-// runVideo runs one video job in the background and records how it ended.
-func (h *Handler) runVideo(rn run, j *videoJob) {
-	h.update(j, func(j *videoJob) { j.Status = "in_progress" })
-	h.logStart(rn)
-	rn.progress = func(p int) { h.update(j, func(j *videoJob) { j.Progress = p }) }
-	out, err := h.generate(h.ctx, rn)
-	switch {
-	case errors.Is(err, errCrashed), errors.Is(err, errHung):
-		return // the job stays in_progress: nobody is left to finish it
-	case err != nil:
-		msg := err.Error()
-		if h.ctx.Err() != nil {
-			msg = "server shut down during generation"
-		}
-		h.logf("ERROR", "[%s #%d] %v", rn.id, rn.number, err)
-		h.update(j, func(j *videoJob) { j.Status, j.Error = "failed", &apiError{Message: msg, Type: "server_error"} })
-		return
+// formatSeconds is _format_video_seconds of SGLang's MiniMax-H3 video adapter.
+func formatSeconds(v float64) string {
+	if r := math.RoundToEven(v); math.Abs(v-r) < 1e-9 {
+		return strconv.Itoa(int(r))
 	}
-	h.logDone(rn, out)
-	h.schedulePerf(rn, out)
+	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 6, 64), "0"), ".")
+}
+
+func isMultipart(r *http.Request) bool {
+	return strings.Contains(strings.ToLower(r.Header.Get("Content-Type")), "multipart/form-data")
+}
+
+// runVideo runs one video job in the background and records how it ended. A MiniMax-H3 job
+// with n outputs runs n generations, each its own request "<id>:<i>" with seed + i, as SGLang's
+// expand_request_outputs splits it (runtime/entrypoints/utils.py).
+func (h *Handler) runVideo(rn run, j *videoJob) {
+	outputs := max(rn.req.outputs, 1)
+	var media [][]byte
+	var peakMB, inferS float64
+	for i := range outputs {
+		one := rn
+		if outputs > 1 {
+			g := *rn.req
+			g.seed += int64(i)
+			one.id, one.req = fmt.Sprintf("%s:%d", rn.id, i), &g
+		}
+		h.logStart(one)
+		out, err := h.generate(h.ctx, one)
+		switch {
+		case errors.Is(err, errCrashed), errors.Is(err, errHung):
+			return // the job stays queued: nobody is left to finish it
+		case err != nil:
+			msg := err.Error()
+			if h.ctx.Err() != nil {
+				msg = "server shut down during generation"
+			}
+			h.logf("ERROR", "Video job %s failed: %v", rn.id, err)
+			h.update(j, func(j *videoJob) { j.Status, j.Error = jobFailed, map[string]any{"message": msg} })
+			return
+		}
+		h.logDone(one, out)
+		h.recordPerf(one, out) // before the job is completed, as SGLang's GPU worker logs it
+		media = append(media, out.media[0])
+		peakMB = max(peakMB, out.mem.RuntimePeak.PeakReservedMB)
+		inferS += round(out.total.Seconds(), 4)
+	}
 	now := time.Now().Unix()
-	peakMB, inferS := out.mem.RuntimePeak.PeakReservedMB, round(out.total.Seconds(), 4)
 	h.update(j, func(j *videoJob) {
-		j.Status, j.Progress, j.CompletedAt = "completed", 100, &now
+		j.Status, j.Progress, j.CompletedAt = jobCompleted, 100, &now
 		j.PeakMemoryMB, j.InferenceTimeS = &peakMB, &inferS
-		j.content = out.media[0]
+		j.NumOutputs = &outputs
+		j.content = media
 	})
 }
 
@@ -327,60 +422,116 @@ func (h *Handler) job(id string) (videoJob, bool) {
 func (h *Handler) getVideo(w http.ResponseWriter, r *http.Request) {
 	j, ok := h.job(r.PathValue("id"))
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("video %s not found", r.PathValue("id")))
+		writeError(w, http.StatusNotFound, "Video not found")
 		return
 	}
 	writeJSON(w, http.StatusOK, j)
 }
 
+// deleteVideo is SGLang's delete_video: the job is removed and answered as "deleted" (a
+// running generation is not aborted: SGLang's TODO).
+func (h *Handler) deleteVideo(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	h.mu.Lock()
+	j, ok := h.jobs[id]
+	var snapshot videoJob
+	if ok {
+		delete(h.jobs, id)
+		h.order = slices.DeleteFunc(h.order, func(o string) bool { return o == id })
+		snapshot = *j
+	}
+	h.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "Video not found")
+		return
+	}
+	snapshot.Status = jobDeleted
+	writeJSON(w, http.StatusOK, snapshot)
+}
+
 func (h *Handler) listVideos(w http.ResponseWriter, _ *http.Request) {
 	h.mu.Lock()
 	data := make([]videoJob, 0, len(h.order))
-	for _, id := range h.order {
+	for _, id := range slices.Backward(h.order) { // SGLang lists newest first (order "desc")
 		data = append(data, *h.jobs[id])
 	}
 	h.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	writeJSON(w, http.StatusOK, map[string]any{"data": data, "object": "list"})
 }
 
+// videoContent is download_video_content: 404 "Generation is still in-progress" until the job
+// has ended, 404 "Video variant ... not found" for a failed job or a missing variant.
 func (h *Handler) videoContent(w http.ResponseWriter, r *http.Request) {
 	j, ok := h.job(r.PathValue("id"))
-	switch {
-	case !ok:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("video %s not found", r.PathValue("id")))
-	case j.Status != "completed":
-		writeError(w, http.StatusNotFound, fmt.Sprintf("video %s is not ready (status %s)", j.ID, j.Status))
-	default:
-		w.Header().Set("Content-Type", "video/mp4")
-		w.Header().Set("Content-Length", strconv.Itoa(len(j.content)))
-		_, _ = w.Write(j.content) // fails only when the client has gone
+	if !ok {
+		writeError(w, http.StatusNotFound, "Video not found")
+		return
 	}
+	if j.Status != jobCompleted && j.Status != jobFailed {
+		writeError(w, http.StatusNotFound, "Generation is still in-progress")
+		return
+	}
+	variant := r.URL.Query().Get("variant")
+	k, err := 0, error(nil)
+	if variant != "" {
+		k, err = strconv.Atoi(variant)
+	}
+	if err != nil || k < 0 || k >= len(j.content) {
+		name := variant
+		if name == "" {
+			name = "None"
+		}
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Video variant %s not found", name))
+		return
+	}
+	w.Header().Set("Content-Type", "video/mp4")
+	w.Header().Set("Content-Length", strconv.Itoa(len(j.content[k])))
+	_, _ = w.Write(j.content[k]) // fails only when the client has gone
 }
 
-// apiError is the OpenAI-style error object.
-type apiError struct {
-	Message string `json:"message"`
-	Type    string `json:"type,omitempty"`
-	Code    int    `json:"code,omitempty"`
-}
-
+// writeError answers as FastAPI answers an HTTPException: {"detail": "..."}.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	typ := "invalid_request_error"
-	if status >= 500 {
-		typ = "server_error"
-	}
-	writeJSON(w, status, map[string]any{"error": apiError{Message: msg, Type: typ, Code: status}})
+	writeJSON(w, status, map[string]any{"detail": msg})
 }
 
+// writeRequestError answers a rejected request as SGLang does: type errors as FastAPI's 422
+// {"detail": [{type, loc, msg, input}, ...]}, except in a JSON video body, which SGLang
+// validates itself and answers 400 "Invalid request body: <pydantic's text>"
+// (video_api.py, create_video); a ValueError of SGLang's as 400 {"detail": "..."}; an
+// unreadable MiniMax-H3 material as Starlette's bare 500.
+func writeRequestError(w http.ResponseWriter, err error, jsonVideo bool) {
+	var inv *invalidFields
+	var st *httpStatusError
+	var unreadable *errMaterialUnreadable
+	switch {
+	case errors.As(err, &inv) && jsonVideo:
+		writeError(w, http.StatusBadRequest, "Invalid request body: "+inv.pydanticText())
+	case errors.As(err, &inv):
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": inv.errors})
+	case errors.As(err, &st):
+		writeError(w, st.status, st.detail)
+	case errors.As(err, &unreadable):
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, "Internal Server Error") // fails only when the client has gone
+	default:
+		writeError(w, http.StatusBadRequest, err.Error())
+	}
+}
+
+// writeJSON answers as FastAPI's JSONResponse renders: compact, "<" and "&" unescaped, no
+// trailing newline.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n')) // fails only when the client has gone
+	_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) // fails only when the client has gone
 }
 
 type statusRecorder struct {
@@ -393,11 +544,15 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// newID returns a random id such as "video_5f0c...". Ids need to be unique, not reproducible.
-func newID(prefix string) string {
-	var b [12]byte
+// newID returns a random UUID version 4, as SGLang's generate_request_id (str(uuid.uuid4()),
+// configs/sample/sampling_params.py) names every image and video request.
+func newID() string {
+	var b [16]byte
 	rand.Read(b[:])
-	return prefix + "_" + hex.EncodeToString(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	x := hex.EncodeToString(b[:])
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
 }
 
 // logf writes one server log line, in the shape SGLang's logger uses.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
+
+// uuid4 is the form of SGLang's request ids (str(uuid.uuid4())).
+var uuid4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 // syncBuffer is a log sink safe for concurrent writers and readers.
 type syncBuffer struct {
@@ -68,7 +72,8 @@ type testServer struct {
 	dir  string // perf log dir
 }
 
-// start runs a handler with fast defaults: 1 ms steps and a perf log in a temp dir.
+// start runs a handler with fast defaults: 1 ms steps, stage logging on (as the runner starts
+// every server) and a perf log in a temp dir.
 func start(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	ts := &testServer{log: &syncBuffer{}, exit: &exitRecorder{}, dir: t.TempDir()}
@@ -79,6 +84,7 @@ func start(t testing.TB, cfg Config) *testServer {
 		cfg.PerfLogDir = ts.dir
 	}
 	cfg.Log, cfg.Exit = ts.log, ts.exit.exit
+	cfg.StageLogging = true
 	ts.h = NewHandler(cfg)
 	ts.Server = httptest.NewServer(ts.h)
 	t.Cleanup(ts.Close)
@@ -203,8 +209,7 @@ type jobReply struct {
 	Progress       int      `json:"progress"`
 	CreatedAt      int64    `json:"created_at"`
 	Size           string   `json:"size"`
-	NumFrames      int      `json:"num_frames"`
-	FPS            int      `json:"fps"`
+	Seconds        string   `json:"seconds"`
 	PeakMemoryMB   *float64 `json:"peak_memory_mb"`
 	InferenceTimeS *float64 `json:"inference_time_s"`
 	Error          *struct {
@@ -224,17 +229,34 @@ func decodeJob(t testing.TB, status int, body []byte) jobReply {
 	return j
 }
 
-// wait polls a job until it leaves queued/in_progress or the timeout passes.
+// wait polls a job until it leaves queued or the timeout passes.
 func (ts *testServer) wait(t testing.TB, id string, timeout time.Duration) jobReply {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		st, b := ts.call(t, http.MethodGet, "/v1/videos/"+id, "", nil)
 		j := decodeJob(t, st, b)
-		if (j.Status != "queued" && j.Status != "in_progress") || time.Now().After(deadline) {
+		if j.Status != "queued" || time.Now().After(deadline) {
 			return j
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitDone polls a job until it has ended. A job that is not hung always ends, however busy
+// the machine: only the test's own deadline bounds the wait.
+func (ts *testServer) waitDone(t testing.TB, id string) jobReply {
+	t.Helper()
+	for {
+		st, b := ts.call(t, http.MethodGet, "/v1/videos/"+id, "", nil)
+		if j := decodeJob(t, st, b); j.Status != "queued" {
+			return j
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("job %s still queued when the test ended", id)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
@@ -242,8 +264,7 @@ func (ts *testServer) wait(t testing.TB, id string, timeout time.Duration) jobRe
 func (ts *testServer) video(t testing.TB, body map[string]any) (jobReply, []byte) {
 	t.Helper()
 	st, b := ts.postJSON(t, "/v1/videos", body)
-	j := decodeJob(t, st, b)
-	j = ts.wait(t, j.ID, 30*time.Second)
+	j := ts.waitDone(t, decodeJob(t, st, b).ID)
 	if j.Status != "completed" {
 		t.Fatalf("job %s: status %s, want completed (%+v)", j.ID, j.Status, j.Error)
 	}
@@ -416,3 +437,12 @@ func testPicture(w, h, variant int) *image.RGBA {
 }
 
 func encodeTestPNG(w, h int) ([]byte, error) { return media.EncodePNG(testPicture(w, h, 0)) }
+
+// httptestServer serves h for the test and closes both at its end.
+func httptestServer(t testing.TB, h *Handler) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	t.Cleanup(h.Close)
+	return s
+}

@@ -35,7 +35,7 @@ func TestHealthAndModels(t *testing.T) {
 		t.Errorf("GET /v1/models = %s", b)
 	}
 	st, b = ts.call(t, http.MethodGet, "/v1/nothing", "", nil)
-	if st != http.StatusNotFound || !strings.Contains(string(b), `"message":"no route for GET /v1/nothing"`) {
+	if st != http.StatusNotFound || string(b) != `{"detail":"Not Found"}` {
 		t.Errorf("GET /v1/nothing: %d %s", st, b)
 	}
 }
@@ -57,7 +57,7 @@ func TestImageGeneration(t *testing.T) {
 				body["output_format"] = format
 			}
 			r := ts.image(t, body)
-			if !strings.HasPrefix(r.ID, "img_") || r.Created == 0 || r.PeakMemoryMB < loadReservedMiB || r.InferenceTimeS <= 0 || len(r.media) != 1 {
+			if !uuid4.MatchString(r.ID) || r.Created == 0 || r.PeakMemoryMB < loadReservedMiB || r.InferenceTimeS <= 0 || len(r.media) != 1 {
 				t.Fatalf("reply %+v", r)
 			}
 			info, err := probeBytes(t, "out."+format, r.media[0])
@@ -137,26 +137,35 @@ func TestImageBadRequests(t *testing.T) {
 	}{
 		{"not json", `{"prompt": `, "request body: want a JSON object"},
 		{"array", `[1]`, "request body: want a JSON object"},
-		{"no prompt", `{"size": "64x64"}`, "prompt: required"},
 		{"bad size", `{"prompt": "x", "size": "big"}`, `size "big": want WIDTHxHEIGHT`},
 		{"tiny size", `{"prompt": "x", "size": "4x4"}`, "must be between 8 and 4096"},
 		{"huge size", `{"prompt": "x", "size": "5000x64"}`, "must be between 8 and 4096"},
 		{"format", `{"prompt": "x", "output_format": "gif"}`, `output_format "gif": want png, jpeg or webp`},
 		{"url", `{"prompt": "x", "response_format": "url"}`, "b64_json only"},
-		{"seed type", `{"prompt": "x", "seed": "abc"}`, `seed: want a number, got "abc"`},
 		{"steps range", `{"prompt": "x", "num_inference_steps": 0}`, "num_inference_steps: 0 is out of range [1, 1000]"},
 		{"n", `{"prompt": "x", "n": 9}`, "n: 9 is out of range"},
-		{"two problems", `{"prompt": 3, "size": "1x1"}`, `prompt: want a string, got a number; size "1x1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, b := ts.call(t, http.MethodPost, "/v1/images/generations", "application/json", strings.NewReader(tc.body))
-			var e struct {
-				Error struct {
-					Message string `json:"message"`
-				} `json:"error"`
-			}
-			if err := json.Unmarshal(b, &e); err != nil || st != http.StatusBadRequest || !strings.Contains(e.Error.Message, tc.want) {
+			var e struct{ Detail string }
+			if err := json.Unmarshal(b, &e); err != nil || st != http.StatusBadRequest || !strings.Contains(e.Detail, tc.want) {
 				t.Errorf("status %d, body %s; want 400 with %q", st, b, tc.want)
+			}
+		})
+	}
+	// Type errors are FastAPI's 422, pydantic's list of every wrong field.
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"no prompt", `{"size": "64x64"}`, `[{"type":"missing","loc":["body","prompt"],"msg":"Field required","input":{"size":"64x64"}}]`},
+		{"seed type", `{"prompt": "x", "seed": "abc"}`, `[{"type":"int_parsing","loc":["body","seed"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"abc"}]`},
+		{"two problems", `{"prompt": 3, "n": 1.5}`, `[{"type":"string_type","loc":["body","prompt"],"msg":"Input should be a valid string","input":3},` +
+			`{"type":"int_from_float","loc":["body","n"],"msg":"Input should be a valid integer, got a number with a fractional part","input":1.5}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, b := ts.call(t, http.MethodPost, "/v1/images/generations", "application/json", strings.NewReader(tc.body))
+			if want := `{"detail":` + tc.want + "}"; st != http.StatusUnprocessableEntity || string(b) != want {
+				t.Errorf("status %d, body %s; want 422 %s", st, b, want)
 			}
 		})
 	}
@@ -212,19 +221,21 @@ func TestImageEdits(t *testing.T) {
 		name  string
 		files []multipartFile
 		want  string
+
+		status int
 	}{
-		{"no image", nil, "image: required"},
-		{"not an image", []multipartFile{{"image", "x.png", []byte("hello")}}, "image[0]: cannot decode the image"},
+		{"no image", nil, "Field 'image' or 'url' is required", http.StatusUnprocessableEntity},
+		{"not an image", []multipartFile{{"image", "x.png", []byte("hello")}}, "image[0]: cannot decode the image", http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, b := edit(t, fields, tc.files...)
-			if st != http.StatusBadRequest || !strings.Contains(string(b), tc.want) {
-				t.Errorf("status %d, body %s; want 400 with %q", st, b, tc.want)
+			if st != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Errorf("status %d, body %s; want %d with %q", st, b, tc.status, tc.want)
 			}
 		})
 	}
 	st, b := ts.postJSON(t, "/v1/images/edits", map[string]any{"prompt": "x"})
-	if st != http.StatusBadRequest || !strings.Contains(string(b), "multipart/form-data") {
+	if st != http.StatusUnprocessableEntity || !strings.Contains(string(b), "Field 'image' or 'url' is required") {
 		t.Errorf("JSON edit: %d %s", st, b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 )
 
@@ -21,14 +22,30 @@ type perfRecord struct {
 	MemorySnapshots memory      `json:"memory_snapshots"`
 }
 
+// StageLogging reports whether an SGLANG_DIFFUSION_STAGE_LOGGING value turns stage logging
+// on, as SGLang's get_bool_env_var reads it (runtime/utils/common.py): case-insensitive and
+// trimmed, "1", "true", "yes", "y", "t" and "on" are true; anything else (unset, "0", "off",
+// or a value it does not understand) is false.
+func StageLogging(value string) bool {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "1", "true", "yes", "y", "t", "on":
+		return true
+	}
+	return false
+}
+
 // PerfLogName is the file in Config.PerfLogDir that perf records are appended to.
 const PerfLogName = "performance.log"
 
-// schedulePerf writes the request's perf record after cfg.PerfLag, unless the no-perf-record
-// fault is set or there is no perf log. A record still waiting when the handler closes is
-// written at once: a graceful shutdown loses nothing.
-func (h *Handler) schedulePerf(rn run, out *outcome) {
-	if h.cfg.PerfLogDir == "" || h.cfg.Faults.NoPerfRecord {
+// recordPerf writes the request's perf record, as SGLang's GPU worker does after the forward
+// pass and before the result goes back to the HTTP server (managers/gpu_worker.py): only with
+// stage logging on (SGLANG_DIFFUSION_STAGE_LOGGING), never for the warm-up, never for a failed
+// request (the callers call it on success only). Without a perf log dir or with the
+// no-perf-record fault nothing is written. Config.PerfLag > 0 writes it that much later
+// instead, in the background; a record still waiting when the handler closes is written at
+// once: a graceful shutdown loses nothing.
+func (h *Handler) recordPerf(rn run, out *outcome) {
+	if !h.cfg.StageLogging || h.cfg.PerfLogDir == "" || h.cfg.Faults.NoPerfRecord {
 		return
 	}
 	rec := perfRecord{
@@ -42,14 +59,16 @@ func (h *Handler) schedulePerf(rn run, out *outcome) {
 		}
 	}
 	lag := h.cfg.PerfLag
+	if lag == 0 {
+		write()
+		return
+	}
 	if !h.goBackground(func() {
-		if lag > 0 {
-			t := time.NewTimer(lag)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-h.stopping:
-			}
+		t := time.NewTimer(lag)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-h.stopping:
 		}
 		write()
 	}) {

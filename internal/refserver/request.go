@@ -50,6 +50,8 @@ type genRequest struct {
 	seed             int64
 	w, h             int
 	n                int    // images per request
+	outputs          int    // videos per request (MiniMax-H3's n); 0 means 1
+	minimax          bool   // validated and shaped as MiniMax-H3 (minimax.go)
 	format           string // png, jpeg or webp (images)
 	frames, fps      int    // 1 and 0 for images
 	seconds          float64
@@ -61,20 +63,120 @@ type genRequest struct {
 
 func (g *genRequest) size() string { return fmt.Sprintf("%dx%d", g.w, g.h) }
 
-// badRequest is a request the server rejects with 400; it lists every problem found.
+// badRequest is a request the server rejects with 400, as SGLang's endpoints turn a ValueError
+// into HTTPException(400, detail=str(e)); it lists every problem found.
 type badRequest []string
 
 func (b badRequest) Error() string { return strings.Join(b, "; ") }
 
+// typeError is one entry of pydantic's validation error list, the shape FastAPI's 422 body
+// carries in "detail" (pydantic_core ErrorDetails: type, loc, msg, input).
+type typeError struct {
+	Type  string `json:"type"`
+	Loc   []any  `json:"loc"`
+	Msg   string `json:"msg"`
+	Input any    `json:"input"`
+}
+
+// invalidFields is a request whose fields have the wrong types, as pydantic rejects them.
+// model names the pydantic model for the text form of the errors (VideoGenerationsRequest).
+type invalidFields struct {
+	model  string
+	errors []typeError
+}
+
+func (e *invalidFields) Error() string { return e.pydanticText() }
+
+// pydanticText renders the errors as str(ValidationError) does:
+//
+//	1 validation error for VideoGenerationsRequest
+//	seconds
+//	  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=2.5, input_type=float]
+func (e *invalidFields) pydanticText() string {
+	var b strings.Builder
+	plural := "s"
+	if len(e.errors) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(&b, "%d validation error%s for %s", len(e.errors), plural, e.model)
+	for _, te := range e.errors {
+		var loc []string
+		for _, l := range te.Loc[1:] { // without "body", as pydantic has no such prefix
+			loc = append(loc, fmt.Sprint(l))
+		}
+		fmt.Fprintf(&b, "\n%s\n  %s [type=%s, input_value=%s, input_type=%s]", strings.Join(loc, "."), te.Msg, te.Type, pyRepr(te.Input), pyType(te.Input))
+	}
+	return b.String()
+}
+
+// pyRepr approximates Python's repr of a decoded JSON value.
+func pyRepr(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "'" + strings.ReplaceAll(v, "'", "\\'") + "'"
+	case bool:
+		if v {
+			return "True"
+		}
+		return "False"
+	case nil:
+		return "None"
+	case json.Number:
+		return v.String()
+	}
+	b, _ := json.Marshal(v) // decoded JSON re-encodes
+	return string(b)
+}
+
+func pyType(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "str"
+	case bool:
+		return "bool"
+	case nil:
+		return "NoneType"
+	case json.Number:
+		if _, err := v.Int64(); err == nil {
+			return "int"
+		}
+		return "float"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 // fields are the parameters of a request: decoded JSON values (json.Number for numbers) or,
-// from a multipart form, strings. Accessors accept both, as real servers do.
+// from a multipart form, strings. Accessors accept both as pydantic's lax mode does ("4" is an
+// integer, 4.0 too, 4.5 is not), record a type error otherwise, and return def.
 type fields struct {
-	m        map[string]any
-	problems badRequest
+	m         map[string]any
+	multipart bool
+	problems  badRequest
+	types     []typeError
 }
 
 func (f *fields) bad(format string, args ...any) {
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+}
+
+func (f *fields) wrongType(name, typ, msg string) {
+	f.types = append(f.types, typeError{Type: typ, Loc: []any{"body", name}, Msg: msg, Input: f.m[name]})
+}
+
+// err returns the request's problems: type errors first (pydantic rejects the body before any
+// endpoint code runs), then the endpoint's own.
+func (f *fields) err(model string) error {
+	if len(f.types) > 0 {
+		return &invalidFields{model: model, errors: f.types}
+	}
+	if len(f.problems) > 0 {
+		return f.problems
+	}
+	return nil
 }
 
 func (f *fields) has(name string) bool { v, ok := f.m[name]; return ok && v != nil }
@@ -86,7 +188,7 @@ func (f *fields) str(name, def string) string {
 	if v, ok := f.m[name].(string); ok {
 		return v
 	}
-	f.bad("%s: want a string, got %s", name, jsonType(f.m[name]))
+	f.wrongType(name, "string_type", "Input should be a valid string")
 	return def
 }
 
@@ -100,49 +202,50 @@ func (f *fields) number(name string, def float64) float64 {
 		s = v.String()
 	case string:
 		s = strings.TrimSpace(v)
-		if s == "" {
-			return def
-		}
 	default:
-		f.bad("%s: want a number, got %s", name, jsonType(v))
+		f.wrongType(name, "float_type", "Input should be a valid number")
 		return def
 	}
 	x, err := strconv.ParseFloat(s, 64)
 	if err != nil || x-x != 0 {
-		f.bad("%s: want a number, got %q", name, s)
+		f.wrongType(name, "float_parsing", "Input should be a valid number, unable to parse string as a number")
 		return def
 	}
 	return x
 }
 
+// integer reads an Optional[int] field; lo and hi bound it (a value outside is a 400 problem).
 func (f *fields) integer(name string, def, lo, hi int64) int64 {
 	if !f.has(name) {
 		return def
 	}
-	var s string
+	var n int64
 	switch v := f.m[name].(type) {
 	case json.Number:
-		s = v.String()
+		var err error
+		if n, err = v.Int64(); err != nil {
+			x, ferr := v.Float64()
+			if ferr != nil || x != math.Trunc(x) || math.Abs(x) >= 1<<63 {
+				f.wrongType(name, "int_from_float", "Input should be a valid integer, got a number with a fractional part")
+				return def
+			}
+			n = int64(x)
+		}
 	case string:
-		s = strings.TrimSpace(v)
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < lo || n > hi {
-			f.bad("%s: %d is out of range [%d, %d]", name, n, lo, hi)
+		var err error
+		if n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+			f.wrongType(name, "int_parsing", "Input should be a valid integer, unable to parse string as an integer")
 			return def
 		}
-		return n
-	}
-	x := f.number(name, float64(def))
-	if x != float64(int64(x)) {
-		f.bad("%s: want an integer, got %v", name, x)
+	default:
+		f.wrongType(name, "int_type", "Input should be a valid integer")
 		return def
 	}
-	if n := int64(x); n < lo || n > hi {
+	if n < lo || n > hi {
 		f.bad("%s: %d is out of range [%d, %d]", name, n, lo, hi)
 		return def
 	}
-	return int64(x)
+	return n
 }
 
 // boolean returns the field's value and whether it was set.
@@ -157,12 +260,10 @@ func (f *fields) boolean(name string) (value, set bool) {
 		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
 			return b, true
 		}
-	case json.Number:
-		if b, err := strconv.ParseBool(v.String()); err == nil {
-			return b, true
-		}
+		f.wrongType(name, "bool_parsing", "Input should be a valid boolean, unable to interpret input")
+		return false, false
 	}
-	f.bad("%s: want true or false, got %v", name, f.m[name])
+	f.wrongType(name, "bool_type", "Input should be a valid boolean")
 	return false, false
 }
 
@@ -208,7 +309,7 @@ func readFields(r *http.Request) (*fields, map[string][][]byte, error) {
 		if err := r.ParseMultipartForm(maxBody); err != nil {
 			return nil, nil, badRequest{"reading multipart form: " + err.Error()}
 		}
-		f := &fields{m: map[string]any{}}
+		f := &fields{m: map[string]any{}, multipart: true}
 		for k, v := range r.MultipartForm.Value {
 			if len(v) > 0 {
 				f.m[k] = v[0]
@@ -308,36 +409,57 @@ func parseImageOptions(f *fields, g *genRequest) {
 	}
 }
 
-// parseGeneration reads POST /v1/images/generations.
-func parseGeneration(r *http.Request) (*genRequest, error) {
+// Pydantic models of SGLang's request bodies (runtime/entrypoints/openai/protocol.py), named
+// in the text of their validation errors.
+const (
+	imageModel = "ImageGenerationsRequest"
+	videoModel = "VideoGenerationsRequest"
+)
+
+// required records a missing required field as pydantic does (type "missing").
+func (f *fields) required(name string) {
+	if !f.has(name) {
+		f.types = append(f.types, typeError{Type: "missing", Loc: []any{"body", name}, Msg: "Field required", Input: f.m})
+	}
+}
+
+// parseGeneration reads POST /v1/images/generations (a JSON ImageGenerationsRequest).
+func parseGeneration(r *http.Request, _ *model) (*genRequest, error) {
 	f, _, err := readFields(r)
 	if err != nil {
 		return nil, err
 	}
-	if !f.has("prompt") {
-		f.bad("prompt: required")
-	}
+	f.required("prompt")
 	g := parseCommon(f, kindImage, "512x512")
 	parseImageOptions(f, g)
-	if len(f.problems) > 0 {
-		return nil, f.problems
+	if err := f.err(imageModel); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
+// errNoImage is what SGLang's images/edits answers without an image (image_api.py, edits:
+// HTTPException(422, "Field 'image' or 'url' is required")).
+var errNoImage = &httpStatusError{status: http.StatusUnprocessableEntity, detail: "Field 'image' or 'url' is required"}
+
+// httpStatusError is an error answered with its own status and a {"detail": ...} body.
+type httpStatusError struct {
+	status int
+	detail string
+}
+
+func (e *httpStatusError) Error() string { return e.detail }
+
 // parseEdit reads the multipart form of POST /v1/images/edits. Without a size, the output has
 // the size of the first input image.
-func parseEdit(r *http.Request) (*genRequest, error) {
+func parseEdit(r *http.Request, _ *model) (*genRequest, error) {
 	f, files, err := readFields(r)
 	if err != nil {
 		return nil, err
 	}
-	if files == nil {
-		return nil, badRequest{"images/edits: want a multipart/form-data body with image files"}
-	}
 	uploads := append(files["image"], files["image[]"]...)
 	if len(uploads) == 0 {
-		f.bad("image: required (one or more files in field image or image[])")
+		return nil, errNoImage
 	}
 	g := parseCommon(f, kindEdit, "")
 	parseImageOptions(f, g)
@@ -348,42 +470,35 @@ func parseEdit(r *http.Request) (*genRequest, error) {
 			f.bad("image[0]: %v", err)
 		}
 	}
-	if len(f.problems) > 0 {
-		return nil, f.problems
+	if err := f.err(imageModel); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
-// parseVideo reads POST /v1/videos, JSON or multipart (input_reference as a file). The frame
-// count is num_frames, else round(seconds × fps), else 16; fps defaults to 8.
-func parseVideo(r *http.Request) (*genRequest, error) {
+// parseVideo reads POST /v1/videos, JSON or multipart (input_reference as a file). seconds is
+// an Optional[int] as in SGLang's VideoGenerationsRequest. The frame count is num_frames, else
+// seconds × fps, else 16; fps defaults to 8. A MiniMax-H3 model takes its shape from
+// extra.target instead (minimax.go).
+func parseVideo(r *http.Request, m *model) (*genRequest, error) {
 	f, files, err := readFields(r)
 	if err != nil {
 		return nil, err
 	}
-	g := parseCommon(f, kindVideo, "256x256")
-	if g.w%2 != 0 || g.h%2 != 0 {
-		f.bad("size %dx%d: a video needs an even width and height (H.264 4:2:0)", g.w, g.h)
+	if f.multipart && !f.has("prompt") {
+		// video_api.py create_video: a form without a prompt is refused before validation.
+		return nil, badRequest{"prompt is required"}
+	}
+	f.required("prompt")
+	var g *genRequest
+	if m.minimax {
+		g = parseCommon(f, kindVideo, "")
+	} else {
+		g = parseCommon(f, kindVideo, "256x256")
 	}
 	g.fps = int(f.integer("fps", defaultFPS, 1, maxFPS))
-	g.seconds = f.number("seconds", 0)
-	if g.seconds < 0 {
-		f.bad("seconds: must be positive, got %v", g.seconds)
-	}
-	switch {
-	case f.has("num_frames"):
-		g.frames = int(f.integer("num_frames", defaultFrames, 1, maxFrames))
-	case g.seconds > 0:
-		g.frames = int(g.seconds*float64(g.fps) + 0.5)
-		if g.frames < 1 || g.frames > maxFrames {
-			f.bad("seconds × fps = %d frames: must be between 1 and %d", g.frames, maxFrames)
-		}
-	default:
-		g.frames = defaultFrames
-	}
-	if g.seconds == 0 {
-		g.seconds = float64(g.frames) / float64(g.fps)
-	}
+	seconds := f.integer("seconds", 0, 0, maxFrames)
+	frames := f.integer("num_frames", 0, 1, maxFrames)
 	g.audio = wantsAudio(f)
 	if refs := files["input_reference"]; len(refs) > 0 {
 		g.inputs, g.inputHash = decodeInputs(f, "input_reference", refs)
@@ -397,11 +512,35 @@ func parseVideo(r *http.Request) (*genRequest, error) {
 			g.inputHash = sum[:]
 		}
 	}
-	if !f.has("prompt") && g.inputHash == nil {
-		f.bad("prompt: required (or an input_reference)")
+	if len(f.types) > 0 {
+		return nil, f.err(videoModel)
 	}
-	if len(f.problems) > 0 {
-		return nil, f.problems
+	if m.minimax {
+		if err := minimaxShape(r.Context(), f, g); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+	if g.w%2 != 0 || g.h%2 != 0 {
+		f.bad("size %dx%d: a video needs an even width and height (H.264 4:2:0)", g.w, g.h)
+	}
+	switch {
+	case f.has("num_frames"):
+		g.frames = int(frames)
+	case seconds > 0:
+		g.frames = int(seconds) * g.fps
+		if g.frames < 1 || g.frames > maxFrames {
+			f.bad("seconds × fps = %d frames: must be between 1 and %d", g.frames, maxFrames)
+		}
+	default:
+		g.frames = defaultFrames
+	}
+	g.seconds = float64(seconds)
+	if seconds == 0 {
+		g.seconds = float64(g.frames) / float64(g.fps)
+	}
+	if err := f.err(videoModel); err != nil {
+		return nil, err
 	}
 	return g, nil
 }

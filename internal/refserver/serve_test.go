@@ -3,7 +3,9 @@ package refserver
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"runtime"
 	"strings"
@@ -63,25 +65,45 @@ func TestServeLifecycle(t *testing.T) {
 	before := runtime.NumGoroutine()
 	client := &http.Client{Transport: &http.Transport{}}
 	began := time.Now()
-	s := serveAsync(t, Config{LoadMs: 80, PerfLogDir: t.TempDir(), Faults: faults(t, "hang-at=2")})
+	perfDir := t.TempDir()
+	s := serveAsync(t, Config{LoadMs: 80, PerfLogDir: perfDir, StageLogging: true, Faults: faults(t, "hang-at=2")})
 	if d := time.Since(began); d < 80*time.Millisecond {
 		t.Errorf("ready after %v, before the 80ms load", d)
 	}
 	log := s.log.String()
-	load, ready := strings.Index(log, "Pipeline loaded"), strings.Index(log, "Application startup complete.")
-	if load < 0 || ready < load {
-		t.Errorf("want the load line before the startup line:\n%s", log)
+	load, ready, bound := strings.Index(log, "Pipeline loaded"), strings.Index(log, "Application startup complete."), strings.Index(log, "Uvicorn running on")
+	if load < 0 || ready < load || bound < ready {
+		t.Errorf("want the load line, then uvicorn's startup line, then its bind line:\n%s", log)
 	}
-	resp, err := client.Get(s.url + "/health")
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /health: %v %v", resp, err)
+	// /health turns 200 once the warm-up has ended, with SGLang's body.
+	var body []byte
+	for deadline := time.Now().Add(eventTimeout); ; {
+		resp, err := client.Get(s.url + "/health")
+		if err != nil {
+			t.Fatalf("GET /health: %v", err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || time.Now().After(deadline) {
+			break
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("GET /health during warm-up: %d, want 503", resp.StatusCode)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
-	resp.Body.Close()
-	resp, err = client.Post(s.url+"/v1/images/generations", "application/json", strings.NewReader(`{"prompt": "p", "size": "16x16"}`))
+	if string(body) != `{"status":"ok"}` || !strings.Contains(s.log.String(), "The server is fired up and ready to roll!") {
+		t.Fatalf("GET /health after warm-up: %s\n%s", body, s.log)
+	}
+	resp, err := client.Post(s.url+"/v1/images/generations", "application/json", strings.NewReader(`{"prompt": "p", "size": "16x16"}`))
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("image: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	// The warm-up wrote no record; the request wrote its own before answering.
+	if recs := perfRecords(t, perfDir); len(recs) != 1 {
+		t.Errorf("%d perf records after the warm-up and one request, want 1", len(recs))
+	}
 	// Request 2 hangs; a video job is running: shutdown must not wait for either. Waiting
 	// would show as the hung request cut off at the shutdown timeout instead of answered 503,
 	// and as a video finished instead of aborted; no wall-clock bound is needed to see it.
@@ -166,5 +188,42 @@ func TestServeConfigErrors(t *testing.T) {
 	s.stop()
 	if err := s.wait(t, 3*time.Second); err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+// TestWarmupHoldsRequests proves SGLang's warm-up gate (http_server.py): until the warm-up ends
+// /health answers an empty 503, /liveness answers, and a generation request waits; then
+// /health is {"status": "ok"} and the held request is served.
+func TestWarmupHoldsRequests(t *testing.T) {
+	h := newHandler(Config{StepMs: 1, Log: io.Discard})
+	ts := &testServer{Server: httptest.NewServer(h), h: h}
+	t.Cleanup(ts.Close)
+	t.Cleanup(h.Close)
+	if st, b := ts.call(t, http.MethodGet, "/health", "", nil); st != http.StatusServiceUnavailable || len(b) != 0 {
+		t.Errorf("GET /health while warming up: %d %q, want an empty 503", st, b)
+	}
+	if st, b := ts.call(t, http.MethodGet, "/liveness", "", nil); st != http.StatusOK || string(b) != `{"status":"ok"}` {
+		t.Errorf("GET /liveness while warming up: %d %s", st, b)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/v1/models", nil)
+	held := make(chan *http.Response, 1)
+	go func() {
+		resp, err := ts.Client().Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		held <- resp
+	}()
+	select {
+	case <-held:
+		t.Fatal("GET /v1/models was answered during the warm-up")
+	case <-time.After(50 * time.Millisecond): // held: nothing can answer it until warmed()
+	}
+	h.warmed()
+	if resp := <-held; resp == nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("held GET /v1/models after the warm-up: %v", resp)
+	}
+	if st, b := ts.call(t, http.MethodGet, "/health", "", nil); st != http.StatusOK || string(b) != `{"status":"ok"}` {
+		t.Errorf("GET /health after the warm-up: %d %s", st, b)
 	}
 }

@@ -24,13 +24,18 @@ type Config struct {
 	Addr string
 	// PerfLogDir is where performance.log is appended; empty means no perf log.
 	PerfLogDir string
+	// StageLogging turns on the per-request performance.log records, as
+	// SGLANG_DIFFUSION_STAGE_LOGGING does for SGLang (read it with StageLogging); off, the
+	// server writes none, as SGLang writes none.
+	StageLogging bool
 	// StepMs is the time of one denoise step in milliseconds; default 2.
 	StepMs float64
 	// LoadMs is the simulated model load before the server is ready, in milliseconds; default 50.
 	LoadMs float64
 	// Model is the model id the server reports; default "diffusion-check/reference".
 	Model string
-	// PerfLag delays each perf record after its response, as real servers' records lag.
+	// PerfLag delays each perf record until after its response (a test of the runner's wait);
+	// zero writes it before the response, as SGLang does.
 	PerfLag time.Duration
 	// Timing is where the perf record's durations come from (timing.go); default measured.
 	Timing Timing
@@ -110,9 +115,12 @@ var (
 const shutdownTimeout = 5 * time.Second
 
 // Serve runs the server until ctx is done, then shuts it down gracefully (in-flight requests
-// get shutdownTimeout to finish; hung ones are released). Like a real server it logs its model
-// load, sleeps LoadMs, starts listening and then logs "Application startup complete.". With
-// the fail-startup fault it logs a traceback and returns an ErrStartup error without listening.
+// get shutdownTimeout to finish; hung ones are released). Like SGLang under uvicorn it logs its
+// model load, sleeps LoadMs, logs "Application startup complete." (the lifespan has run),
+// only then binds the port and logs "Uvicorn running on ...", and then warms up: one
+// generation that writes no perf record and counts as no request, during which /health
+// answers 503 and other requests wait. With the fail-startup fault it logs a traceback and
+// returns an ErrStartup error without listening.
 func Serve(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -121,11 +129,15 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err := load(ctx, cfg); err != nil {
 		return err
 	}
+	h := newHandler(cfg)
+	h.writeLog(fmt.Sprintf("INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\n"+
+		"INFO:     Application startup complete.\n", os.Getpid()))
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
+		h.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	return serve(ctx, cfg, ln)
+	return serve(ctx, h, ln)
 }
 
 // load logs the model load and sleeps LoadMs, or fails as fail-startup says.
@@ -158,15 +170,35 @@ func load(ctx context.Context, cfg Config) error {
 	return nil
 }
 
+// warmup is SGLang's synthetic server warm-up (http_server.py, _run_server_warmup_after_http_live):
+// once the port is live, one generation through the pipeline that no client sent, so it counts
+// as no request and writes no perf record (gpu_worker.py skips req.is_warmup); then "The server
+// is fired up and ready to roll!" and /health turns 200. It lasts one warm-up step: a client
+// that sends its first request on the startup marker (before /health says 200) waits for it,
+// and a short one keeps that wait out of the first request's timings.
+func (h *Handler) warmup() {
+	defer h.warmed()
+	d := h.stepDuration(warmupFactor)
+	if err := sleep(h.ctx, d); err != nil {
+		return
+	}
+	select {
+	case <-h.stopping:
+		return
+	default:
+	}
+	h.logf("INFO", "The server is fired up and ready to roll!")
+}
+
 // serve runs the HTTP server on ln until ctx is done or a crash fault happens.
-func serve(ctx context.Context, cfg Config, ln net.Listener) error {
-	h := NewHandler(cfg)
+func serve(ctx context.Context, h *Handler, ln net.Listener) error {
+	cfg := h.cfg
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
-	h.writeLog(fmt.Sprintf("INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\n"+
-		"INFO:     Application startup complete.\nINFO:     Uvicorn running on http://%s (Press CTRL+C to quit)\n", os.Getpid(), addr))
+	h.writeLog(fmt.Sprintf("INFO:     Uvicorn running on http://%s (Press CTRL+C to quit)\n", addr))
+	h.goBackground(h.warmup)
 
 	var result error
 	select {

@@ -33,6 +33,9 @@ type Input struct {
 	// Changed are the changed paths: repository-relative, slash-separated, as git and
 	// GitHub's API write them.
 	Changed []string
+	// Graphs, when set, keeps the import graphs this selection reads for the next one over
+	// the same checkout (a benchmark over many change lists); nil reads them afresh.
+	Graphs *Graphs
 }
 
 // Pick is a selected case and the first reason found for it.
@@ -149,13 +152,19 @@ func Select(in Input) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{}
+	graphs := in.Graphs
+	if graphs == nil {
+		graphs = NewGraphs()
+	}
 	for _, c := range cases {
-		globs := append(slices.Clone(s.Servers[c.Server].Paths), c.Paths...)
-		if len(globs) == 0 {
-			pick(c.ID, "no paths: it always runs")
+		srv := s.Servers[c.Server]
+		globs := append(slices.Clone(srv.Paths), c.Paths...)
+		ig, changed, reason := graphs.decide(r, srv, in.Changed, len(globs) > 0)
+		if reason != "" {
+			pick(c.ID, reason)
 		}
 		reason, ok := why[c.ID]
-		m := match(globs, in.Changed)
+		m := match(globs, changed)
 		if !ok && m.path != "" {
 			reason, ok = fmt.Sprintf("%s matches paths: %s", m.path, m.glob), true
 		}
@@ -163,7 +172,11 @@ func Select(in Input) (*Outcome, error) {
 			out.Selected = append(out.Selected, Pick{Case: c.ID, Lane: c.Lane, Reason: reason})
 			continue
 		}
-		out.Deselected = append(out.Deselected, checks.Deselected{Case: c.ID, Lane: c.Lane, Reason: m.miss(globs)})
+		miss := m.miss(globs)
+		if ig != nil {
+			miss = ig.miss(globs, m)
+		}
+		out.Deselected = append(out.Deselected, checks.Deselected{Case: c.ID, Lane: c.Lane, Reason: miss})
 	}
 	return out, nil
 }

@@ -37,7 +37,6 @@ cases:
 // repo writes the test repository and returns its root and the suite read from it.
 func repo(t *testing.T) (string, *suite.Suite) {
 	t.Helper()
-	root := t.TempDir()
 	files := map[string]string{
 		"ci/suite.yaml":       testSuite,
 		"ci/inputs/cat.png":   "png",
@@ -51,20 +50,7 @@ func repo(t *testing.T) (string, *suite.Suite) {
 		"ci/thresholds/b200.json": `{"cases": {"wan_t2v": {"ssim_threshold": 0.9}}, "default_ssim_threshold_image": 0.9}`,
 		"ci/thresholds/bad.json":  `{"cases": {"x": {"nope": 1}}}`,
 	}
-	for name, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := suite.Load(filepath.Join(root, "ci", "suite.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root, s
+	return writeRepo(t, files)
 }
 
 func TestSelect(t *testing.T) {

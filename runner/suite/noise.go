@@ -11,7 +11,14 @@ type Noise struct {
 	// OnUnconfirmed is what a failure the confirmation requests did not reproduce becomes:
 	// OnUnconfirmedFail (red, labelled) or OnUnconfirmedFlaky (yellow, the lane passes).
 	OnUnconfirmed string
+	// Retry is SGLang's retry mode (PR #39206): how many times a failed case is run again,
+	// from a fresh server start, when its failure may be retried (checks.RetryOf); the last
+	// attempt's verdict stands. 0 runs no retries; at most MaxRetry.
+	Retry int
 }
+
+// MaxRetry bounds retry: SGLang's runner retries a failed item at most six times.
+const MaxRetry = 6
 
 // The values of on_unconfirmed.
 const (
@@ -29,6 +36,7 @@ func (d *decoder) noise(o *object, inherit Noise) Noise {
 	if o.integer("confirm", &n.Confirm) && o.atLeast("confirm", n.Confirm, 0) && n.Confirm > MaxConfirm {
 		d.errorf(o.lineOf("confirm"), join(o.field, "confirm"), "must be ≤ %d, got %d; each confirmation request costs as much as a request of the case", MaxConfirm, n.Confirm)
 	}
+	d.retry(o, &n)
 	if o.str("on_unconfirmed", &n.OnUnconfirmed) {
 		switch n.OnUnconfirmed {
 		case OnUnconfirmedFail, OnUnconfirmedFlaky:
@@ -38,4 +46,11 @@ func (d *decoder) noise(o *object, inherit Noise) Noise {
 		}
 	}
 	return n
+}
+
+// retry reads retry from o into n (kept from the enclosing level when o does not set it).
+func (d *decoder) retry(o *object, n *Noise) {
+	if o.integer("retry", &n.Retry) && o.atLeast("retry", n.Retry, 0) && n.Retry > MaxRetry {
+		d.errorf(o.lineOf("retry"), join(o.field, "retry"), "must be ≤ %d (SGLang's most retries of a failed case), got %d", MaxRetry, n.Retry)
+	}
 }

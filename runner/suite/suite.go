@@ -64,6 +64,10 @@ type Server struct {
 	// change matching one selects every case of this server. A case's own Paths come after
 	// these, so its "!negations" can take some back.
 	Paths []string
+	// Imports, when set, decide for a changed .py file below their root whether it can
+	// affect this server's cases: when the server imports it. Paths then decide only for
+	// the other changed paths.
+	Imports *Imports
 	// MaxOutputMB caps one response body (an image response, a video file), which is streamed
 	// to disk: a server that answers without end cannot fill the memory or the disk.
 	// Default DefaultMaxOutputMB.
@@ -159,6 +163,10 @@ type Toggles struct {
 	Audio       *bool
 	PerfRecord  *bool // require a performance.log record per request
 	Output      *bool // require decodable output of the declared shape
+	// GroundTruthRequired: a case with consistency on and no ground truth fails, as SGLang's
+	// "GT not found for <case>" (test_server_common.py); false is the per-case opt-out that
+	// skips the comparison instead.
+	GroundTruthRequired *bool
 }
 
 // Enabled reports whether a toggle is on; an unset toggle is on.

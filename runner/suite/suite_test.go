@@ -264,7 +264,7 @@ servers:
 cases:
   - {id: a, server: ref, modality: image, request: {size: 8x8, sizes: 9x9}}
 `, []string{
-			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed)`,
+			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed, retry)`,
 			"suite.yaml:3: name: duplicate key, first at line 1",
 			"suite.yaml:5: servers.ref.reuse: duplicate key, first at line 5",
 			`suite.yaml:7: cases[0].request: unknown key "sizes" (allowed: prompt, negative_prompt, size, seed, steps, guidance_scale, output_format, n, seconds, fps, num_frames, input_reference, images, extra)`,
@@ -510,7 +510,7 @@ func TestLoadManyMistakes(t *testing.T) {
 	f := "testdata/mistakes.yaml"
 	want := []string{
 		f + `:1: name: want a string, got a list`,
-		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed)`,
+		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed, retry)`,
 		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 		f + `:8: servers.ref.builtin.step_ms: must not be negative, got -1`,
@@ -543,7 +543,7 @@ func TestLoadManyMistakes(t *testing.T) {
 		f + `:45: cases[2].request.n: applies to image cases only; this case's modality is video`,
 		f + `:46: cases[2].request.seconds: must not be negative, got -2`,
 		f + `:47: cases[2].request.extra: want a mapping of extra request fields, got a list`,
-		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output)`,
+		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output, ground_truth_required)`,
 		f + `:48: cases[2].checks.perf: want true or false, got "yes"`,
 		f + `:50: cases[3].id: id "T2I" differs from "t2i" (line 18) only in letter case; ids become folder names`,
 		f + `:52: cases[3].request.seed: want an integer, got "1.5"`,

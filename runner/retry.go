@@ -1,0 +1,94 @@
+package runner
+
+import (
+	"context"
+	"slices"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner/suite"
+)
+
+// retry is the suite's retry mode, SGLang's rule of PR #39206 (run_pytest in
+// test/runner/pytest_runner.py): once every case of the partition has run (confirmation
+// requests included), the cases that failed are run again from a fresh server start, up to
+// their retry: times, as long as every failed case of the last attempt may be retried
+// (checks.RetryBlocked: one consistency failure stops all retries, as SGLang decides over the
+// whole attempt's output). A case that passes stops being retried; the last attempt's verdict
+// stands and the earlier ones are kept in CaseResult.Attempts, except that a retry cut short
+// by a cancel leaves the failure it was to settle in place. results holds the cases in the
+// order of cases.
+func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*suite.Case) []checks.CaseResult {
+	byID := map[string]*suite.Case{}
+	for _, c := range cases {
+		byID[c.ID] = c
+	}
+	last := results // the cases the previous attempt ran
+	for attempt := 1; attempt <= suite.MaxRetry; attempt++ {
+		var again []*suite.Case
+		for _, cr := range last {
+			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && r.failsUnexplained(cr) {
+				again = append(again, c)
+			}
+		}
+		if len(again) == 0 || ctx.Err() != nil {
+			return results
+		}
+		if why := checks.RetryBlocked(last); why != "" {
+			r.logf("retry: not retrying %d failed case(s): %s (SGLang retries only when every failure of an attempt may be retried)", len(again), why)
+			return results
+		}
+		r.logf("retry %d: running %d failed case(s) again from a fresh server start", attempt, len(again))
+		last = nil
+		for _, u := range units(r.opts.Suite, again) {
+			last = append(last, r.unit(ctx, u)...)
+		}
+		for _, cr := range last {
+			for i := range results {
+				if results[i].ID != cr.ID {
+					continue
+				}
+				prev := results[i]
+				if checks.CaseStatus(cr) == checks.Cancelled {
+					// A retry cut short says nothing new: the failure it was to settle stands.
+					r.logf("%s: retry %d cancelled; the failure of the attempt before it stands", cr.ID, attempt)
+					// requests.jsonl's last line of a request is its verdict: the one that stands.
+					for _, rr := range prev.Requests {
+						rr.Revised = true
+						r.record(rr)
+					}
+					continue
+				}
+				attempts := prev.Attempts
+				prev.Attempts = nil
+				prev.Status = checks.CaseStatus(prev)
+				cr.Attempts = append(attempts, prev)
+				results[i] = cr
+				r.logf("%s: retry %d of %d: %s", cr.ID, attempt, byID[cr.ID].Noise.Retry, checks.CaseStatus(cr))
+			}
+		}
+	}
+	return results
+}
+
+// failsUnexplained reports whether a case fails once the suite's known failures are applied
+// (which happens to the results only at the end of the run): a failure that an entry of the
+// known-failures file explains is reported as known, and running the case again could not
+// change that.
+func (r *run) failsUnexplained(cr checks.CaseResult) bool {
+	if checks.CaseStatus(cr) != checks.Fail {
+		return false
+	}
+	p := r.perfCfg
+	if p == nil || len(p.known) == 0 {
+		return true
+	}
+	cp := cr
+	cp.Checks = slices.Clone(cr.Checks)
+	cp.Requests = slices.Clone(cr.Requests)
+	for i := range cp.Requests {
+		cp.Requests[i].Checks = slices.Clone(cp.Requests[i].Checks)
+	}
+	tmp := &checks.Result{Cases: []checks.CaseResult{cp}}
+	checks.ApplyKnown(tmp, p.known, p.today)
+	return checks.CaseStatus(tmp.Cases[0]) == checks.Fail
+}

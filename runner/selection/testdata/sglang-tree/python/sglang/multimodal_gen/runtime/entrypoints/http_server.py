@@ -1,0 +1,1 @@
+import sglang.multimodal_gen.runtime.entrypoints.post_training.rollout_api

@@ -1,0 +1,1 @@
+import sglang.multimodal_gen.runtime.vla.cuda_graph

@@ -1,0 +1,1 @@
+import sglang.multimodal_gen.runtime.pipelines_core.stages.model_specific_stages.glm_image

@@ -1,0 +1,2 @@
+import sglang.multimodal_gen.runtime.pipelines_core
+import sglang.multimodal_gen.runtime.pipelines_core.stages.model_specific_stages.minimax_h3.stages.denoising

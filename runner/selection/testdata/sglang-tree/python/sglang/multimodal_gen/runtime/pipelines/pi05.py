@@ -1,0 +1,1 @@
+import sglang.multimodal_gen.runtime.models.vlas.pi05_policy

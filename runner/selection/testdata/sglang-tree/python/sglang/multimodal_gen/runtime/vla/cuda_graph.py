@@ -1,0 +1,1 @@
+import sglang.srt.model_executor.runner_utils.deepep_adapter

@@ -1,0 +1,1 @@
+import sglang.srt.layers.moe.topk
