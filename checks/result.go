@@ -104,6 +104,11 @@ type Result struct {
 	FinishedAt time.Time    `json:"finished_at"`
 	Cases      []CaseResult `json:"cases"`
 	Errors     []string     `json:"errors,omitempty"`
+	// Incomplete, when set, says why this file does not hold the run's final verdicts: it
+	// was written at the start of the run or when it was cancelled, and the run ended
+	// before its final write; or a reader rebuilt it from requests.jsonl. Its requests
+	// without a result say they have none.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // Partition says which part of a planned lane a result covers: Index is 0-based, Total ≥ 1.

@@ -30,7 +30,7 @@ func (m metric) label() string {
 		return m.e2e
 	}
 	ck := checks.Check{Name: m.name, Source: m.source}
-	return cellEscape(title(&ck))
+	return escape(title(&ck))
 }
 
 // crossRequest is, per case with ≥ 2 requests, one row per metric: its value on every
@@ -52,7 +52,7 @@ func crossRequest(b *strings.Builder, l *checks.Result, multi bool, lv level) {
 	slices.SortStableFunc(cases, func(a, b *checks.CaseResult) int { return cmp.Compare(severity(a.Status), severity(b.Status)) })
 	lane := ""
 	if multi {
-		lane = " of lane " + htmlEscape(l.Lane)
+		lane = " of lane " + escape(l.Lane)
 	}
 	fmt.Fprintf(b, "\n<details><summary>Across requests%s: %s with repeated requests</summary>\n\n", lane, plural(len(cases), "case"))
 	b.WriteString("| Case | Metric |")

@@ -45,9 +45,9 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 			nbad++
 		}
 	}
-	heading := "<code>" + htmlEscape(c.ID) + "</code>"
+	heading := "<code>" + escape(c.ID) + "</code>"
 	if showLane {
-		heading += " (" + htmlEscape(lane) + ")"
+		heading += " (" + escape(lane) + ")"
 	}
 	what := fmt.Sprintf("%d of %d requests did not pass", nbad, len(c.Requests))
 	if len(c.Requests) == 0 {
@@ -90,20 +90,20 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 			if ck.Name != "" {
 				name = code(ck.Name)
 				if ck.Source != "" {
-					name += " " + cellEscape(ck.Source)
+					name += " " + escape(ck.Source)
 				}
 			}
 			fmt.Fprintf(b, "| %s | %s%s%s | %s | %s | %s | %s |\n", f.req, icon(ck.Status), nbsp, name,
-				unbroken(val), unbroken(cmp.Or(limitText(&ck), "—")), unbroken(baseline(&ck)), cmp.Or(cellEscape(detail), "—"))
+				unbroken(val), unbroken(cmp.Or(limitText(&ck), "—")), unbroken(baseline(&ck)), cmp.Or(escape(detail), "—"))
 		}
 	}
 	for _, e := range c.Errors {
-		fmt.Fprintf(b, "\n- error: %s\n", cellEscape(firstLine(e)))
+		fmt.Fprintf(b, "\n- error: %s\n", escape(firstLine(e)))
 	}
 	if lv.detailBlocks {
 		for _, f := range fails {
 			if _, block := splitDetail(f.ck.Detail); block != "" {
-				fmt.Fprintf(b, "\n**%s · `%s`**\n\n", f.req, cellEscape(f.ck.Name))
+				fmt.Fprintf(b, "\n**%s · %s**\n\n", f.req, code(f.ck.Name))
 				codeBlock(b, "text", block, lv.maxBlock)
 			}
 		}
@@ -142,15 +142,17 @@ func splitDetail(d string) (line, block string) {
 	return first, d
 }
 
-// codeBlock writes s fenced so that no backtick run inside can close it, keeping the last
-// maxLines lines (0: all) — a log's end is where the failure is.
+// codeBlock writes untrusted s fenced so that no backtick run inside can close it, keeping the
+// last maxLines lines (0: all) — a log's end is where the failure is. Inside a code block
+// nothing is markup, but a line is still a line of the comment's source: "<!--" gets a
+// zero-width space, so that no line of a log equals a comment's marker or hidden state.
 func codeBlock(b *strings.Builder, lang, s string, maxLines int) {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if maxLines > 0 && len(lines) > maxLines {
 		cut := len(lines) - maxLines
 		lines = append([]string{fmt.Sprintf("… %d earlier lines left out", cut)}, lines[cut:]...)
 	}
-	body := strings.Join(lines, "\n")
+	body := strings.ReplaceAll(strings.Join(lines, "\n"), "<!--", "<!"+zwsp+"--")
 	fence := "```"
 	for strings.Contains(body, fence) {
 		fence += "`"
@@ -196,12 +198,12 @@ func notes(b *strings.Builder, lanes []checks.Result, lv level) {
 	b.WriteString("\n<details><summary>Notes, possible improvements and baseline snippets (" + strconv.Itoa(len(ns)) + ")</summary>\n\n")
 	for _, n := range ns {
 		if n.text != "" {
-			fmt.Fprintf(b, "- %s · `%s`: %s\n", n.where, cellEscape(n.name), cellEscape(n.text))
+			fmt.Fprintf(b, "- %s · %s: %s\n", n.where, code(n.name), escape(n.text))
 		}
 	}
 	for _, n := range ns {
 		if n.block != "" {
-			fmt.Fprintf(b, "\n%s · `%s`\n\n", n.where, cellEscape(n.name))
+			fmt.Fprintf(b, "\n%s · %s\n\n", n.where, code(n.name))
 			codeBlock(b, "text", n.block, lv.maxBlock)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 )
@@ -25,7 +26,7 @@ func fmtValue(v float64, k checks.Kind) string {
 		s = strconv.FormatFloat(v, 'f', k.Decimals, 64)
 	}
 	if k.Unit != "" {
-		s += " " + cellEscape(k.Unit)
+		s += " " + escape(k.Unit)
 	}
 	return s
 }
@@ -187,25 +188,91 @@ func firstLine(s string) string {
 	return f
 }
 
-// cellEscape makes text safe inside a table cell: no line breaks, no pipes, no HTML.
-func cellEscape(s string) string {
-	s = strings.ReplaceAll(s, "\r", "")
-	s = strings.ReplaceAll(s, "\n", " ")
-	return htmlEscape(strings.ReplaceAll(s, "|", `\|`))
+// escape is the one way untrusted text (lane and case names, check names, details, known-
+// failure reasons, server messages and logs from results files: a pull request can write
+// any of them) goes into the report's Markdown outside a code block. It makes the text one
+// inert line that reads the same: line breaks and control characters become spaces,
+// bidirectional overrides go; HTML and every character that opens Markdown syntax (emphasis,
+// code, links and images, tables, math, entities) becomes a character reference, which
+// Markdown and raw HTML (a <summary>) both show as the character and never as syntax; and
+// a zero-width space after "@", before the "//" of "://", after "www" and after a "#"
+// that precedes a letter or digit keeps GitHub from making a mention that notifies
+// someone, a link, or an issue reference. No output of escape contains "<", so untrusted
+// text never forms a line that equals a comment's marker.
+func escape(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	rs := []rune(s)
+	for i, r := range rs {
+		next := rune(0)
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case r == '\n' || r == '\r' || r == '\t' || unicode.IsControl(r):
+			b.WriteByte(' ')
+		case bidiControl(r):
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"':
+			b.WriteString("&quot;")
+		case r == '_' && i > 0 && alnum(rs[i-1]) && alnum(next):
+			// Within a word (server_reserved) "_" opens and closes no emphasis: kept as
+			// written, so that names read the same in the source.
+			b.WriteRune(r)
+		case strings.ContainsRune("\\`*_~[]|$", r):
+			fmt.Fprintf(&b, "&#%d;", r)
+		case r == '@':
+			b.WriteString("@" + zwsp)
+		case r == '#' && (unicode.IsLetter(next) || unicode.IsDigit(next)):
+			b.WriteString("#" + zwsp)
+		case r == ':' && next == '/':
+			b.WriteString(":" + zwsp)
+		case (r == 'w' || r == 'W') && next == '.' && i >= 2 && strings.EqualFold(string(rs[i-2:i+1]), "www"):
+			b.WriteString(string(r) + zwsp)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
-func htmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+func alnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// zwsp is the zero-width space that breaks a mention, an autolink or an issue reference.
+const zwsp = "\u200b"
+
+// bidiControl reports the characters that reorder how text is shown (a "Trojan source").
+func bidiControl(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
-// mdEscape keeps a name from being read as emphasis or a link.
-func mdEscape(s string) string {
-	return strings.NewReplacer("*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", "&lt;", "`", "'").Replace(s)
-}
-
+// quoteLines is multi-line untrusted text as the lines of a block quote ("> "), each escaped.
 func quoteLines(s string) string {
-	return strings.ReplaceAll(htmlEscape(strings.TrimRight(s, "\n")), "\n", "\n> ")
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = escape(l)
+	}
+	return strings.Join(lines, "\n> ")
 }
 
-// code is s as inline code, safe in a table cell.
-func code(s string) string { return "`" + cellEscape(cmp.Or(s, "?")) + "`" }
+// code is untrusted s as inline code on one line, safe in a table cell: a code span when s
+// holds nothing that could end it or split a row (a backtick, a pipe) nor a "<" (so that no
+// "<!--" of a marker or a hidden state is ever written as is), else <code> around escaped
+// text (a code span shows character references as written).
+func code(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || bidiControl(r) {
+			return ' '
+		}
+		return r
+	}, cmp.Or(s, "?"))
+	if strings.ContainsAny(s, "`|<") || strings.TrimSpace(s) == "" {
+		return "<code>" + escape(s) + "</code>"
+	}
+	return "`" + s + "`"
+}

@@ -17,9 +17,11 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// ErrReadOnly marks a write that GitHub refused for lack of permission (403 or 404): the
-// token of a pull request from a fork can read but not write.
-var ErrReadOnly = errors.New("the token cannot write to this repository")
+// ErrReadOnly marks a write GitHub refused with 403 for a pull request from a fork: its
+// workflow's token can read but not write. Any other refusal (401, a 403 in this
+// repository's own pull request, 404) is an error of its own: a token or a permissions:
+// block that needs fixing.
+var ErrReadOnly = errors.New("the token is read-only (a pull request from a fork)")
 
 // Publisher posts the report to a pull request: one comment per key, edited in place, and a
 // commit status per lane. Client is a real *github.Client; its HTTP transport should retry
@@ -27,6 +29,75 @@ var ErrReadOnly = errors.New("the token cannot write to this repository")
 type Publisher struct {
 	Client      *github.Client
 	Owner, Repo string
+	// Self is the account the token acts as (Publisher.Identity); only comments it wrote are
+	// ever edited or deleted. nil: not known, and then a comment is only ever created.
+	Self *Identity
+	// Fork says the event is a pull request from a fork, whose token is read-only: a 403 then
+	// means ErrReadOnly.
+	Fork bool
+}
+
+// Identity is a GitHub account, as the author of a comment: its login and its numeric ID
+// (which, unlike a login, never changes hands).
+type Identity struct {
+	Login string
+	ID    int64
+}
+
+// ActionsBot is the account of the GitHub Actions app: what a workflow's GITHUB_TOKEN writes
+// is written by it. https://api.github.com/users/github-actions%5Bbot%5D gives its ID.
+var ActionsBot = Identity{Login: "github-actions[bot]", ID: 41898282}
+
+// Identity finds the account the token acts as, and says how it knows.
+//
+// The rule: GET /user answers for a user's token (a personal access token, classic or
+// fine-grained): that user. An installation token, which the workflow's GITHUB_TOKEN is, is
+// refused by GET /user with 403 (not a rate limit): then the account is ActionsBot. A token
+// of another GitHub App is taken for GITHUB_TOKEN too, so its own comments are never found
+// again and each run creates one (never an edit of another account's). Anything else (no
+// answer, 401, 5xx) is an error: the caller then publishes without an identity, creating
+// a comment and never editing or deleting one.
+//
+// GitHub API docs: https://docs.github.com/rest/users/users#get-the-authenticated-user
+//
+//meta:operation GET /user
+func (p *Publisher) Identity(ctx context.Context) (Identity, string, error) {
+	u, _, err := p.Client.Users.Get(ctx, "")
+	if err == nil {
+		if u.GetLogin() == "" || u.GetID() == 0 {
+			return Identity{}, "", errors.New("find the token's account: GET /user answered no login or id")
+		}
+		return Identity{Login: u.GetLogin(), ID: u.GetID()}, "GET /user: the token acts as " + u.GetLogin(), nil
+	}
+	var gerr *github.ErrorResponse
+	var rl *github.RateLimitError
+	var abuse *github.AbuseRateLimitError
+	if errors.As(err, &gerr) && !errors.As(err, &rl) && !errors.As(err, &abuse) &&
+		gerr.Response != nil && gerr.Response.StatusCode == http.StatusForbidden {
+		return ActionsBot, "GET /user refused an installation token (403): the workflow's GITHUB_TOKEN, which writes as github-actions[bot]", nil
+	}
+	return Identity{}, "", fmt.Errorf("find the token's account (GET /user): %w", err)
+}
+
+// owns says whether a comment is the comment of key that this token wrote: its author is
+// Self (by ID; by login where GitHub gave no ID) and its first line is the marker of key.
+// Anything else — a maintainer quoting the marker, a fork author's comment that starts with
+// it, a marker inside a code block of another comment — is someone else's.
+func (p *Publisher) owns(c *github.IssueComment, key string) bool {
+	if p.Self == nil {
+		return false
+	}
+	u := c.GetUser()
+	switch {
+	case u.GetID() != 0 && p.Self.ID != 0:
+		if u.GetID() != p.Self.ID {
+			return false
+		}
+	case !strings.EqualFold(u.GetLogin(), p.Self.Login):
+		return false
+	}
+	first, _, _ := strings.Cut(c.GetBody(), "\n")
+	return strings.TrimSuffix(first, "\r") == Marker(key)
 }
 
 // Posted is the comment of a key on a pull request.
@@ -37,7 +108,7 @@ type Posted struct {
 }
 
 // FindComment pages through every comment of pull request number and returns the oldest
-// that carries the marker of key, or nil if there is none.
+// that this token wrote for key (owns), or nil if there is none.
 func (p *Publisher) FindComment(ctx context.Context, number int, key string) (*Posted, error) {
 	ours, err := p.comments(ctx, number, key)
 	if err != nil || len(ours) == 0 {
@@ -46,9 +117,16 @@ func (p *Publisher) FindComment(ctx context.Context, number int, key string) (*P
 	return toComment(ours[0]), nil
 }
 
-// comments lists the comments of key, oldest first.
+// comments lists the comments of key that this token wrote, oldest first; none when Self
+// is not known.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#list-issue-comments
+//
+//meta:operation GET /repos/{owner}/{repo}/issues/{issue_number}/comments
 func (p *Publisher) comments(ctx context.Context, number int, key string) ([]*github.IssueComment, error) {
-	marker := Marker(key)
+	if p.Self == nil {
+		return nil, nil
+	}
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	var ours []*github.IssueComment
 	for {
@@ -57,7 +135,7 @@ func (p *Publisher) comments(ctx context.Context, number int, key string) ([]*gi
 			return nil, fmt.Errorf("list comments of %s/%s#%d: %w", p.Owner, p.Repo, number, err)
 		}
 		for _, c := range page {
-			if strings.Contains(c.GetBody(), marker) {
+			if p.owns(c, key) {
 				ours = append(ours, c)
 			}
 		}
@@ -76,15 +154,26 @@ func toComment(c *github.IssueComment) *Posted {
 	return &Posted{ID: c.GetID(), URL: c.GetHTMLURL(), Body: c.GetBody()}
 }
 
-// UpsertComment makes body (which must carry the marker of key) the one comment of key on
-// pull request number: it edits the oldest comment of key, or creates one, then deletes any
-// others — two runs that raced may both have created one. When the race left another
-// comment as the oldest, that one gets body too. It returns the comment kept.
+// UpsertComment makes body (whose first line must be the marker of key) the one comment of
+// key on pull request number: it edits the oldest comment of key this token wrote (owns), or
+// creates one, then deletes its other comments of key — two runs that raced may both have
+// created one. When the race left another comment as the oldest, that one gets body too. It
+// returns the comment kept. Without Self it only creates. No comment of another account is
+// ever edited or deleted.
 //
 // After deleting it looks again, until a look finds no duplicate: a list pages, and when
 // another run deletes a comment on an earlier page meanwhile, the later ones move up a page
 // and this look misses one. The look after the last delete of all runs sees every comment.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#create-an-issue-comment
+//
+//meta:operation POST /repos/{owner}/{repo}/issues/{issue_number}/comments
+//meta:operation PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}
+//meta:operation DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}
 func (p *Publisher) UpsertComment(ctx context.Context, number int, key, body string) (*Posted, error) {
+	if first, _, _ := strings.Cut(body, "\n"); first != Marker(key) {
+		return nil, fmt.Errorf("comment of key %q: its first line is not the marker %s", key, Marker(key))
+	}
 	for round := 1; ; round++ {
 		kept, dups, err := p.upsertOnce(ctx, number, key, body)
 		if err != nil || dups == 0 {
@@ -111,7 +200,10 @@ func (p *Publisher) upsertOnce(ctx context.Context, number int, key, body string
 	if len(ours) == 0 {
 		c, _, err := p.Client.Issues.CreateComment(ctx, p.Owner, p.Repo, number, &github.IssueComment{Body: &body})
 		if err != nil {
-			return nil, 0, writeErr(fmt.Sprintf("create comment on %s/%s#%d", p.Owner, p.Repo, number), err)
+			return nil, 0, p.writeErr(fmt.Sprintf("create comment on %s/%s#%d", p.Owner, p.Repo, number), err)
+		}
+		if p.Self == nil {
+			return toComment(c), 0, nil
 		}
 		// Another run may have created one at the same time: look again.
 		if ours, err = p.comments(ctx, number, key); err != nil {
@@ -133,7 +225,7 @@ func (p *Publisher) upsertOnce(ctx context.Context, number int, key, body string
 			}
 		}
 		if err != nil {
-			return nil, 0, writeErr(fmt.Sprintf("edit comment %d on %s/%s#%d", ours[0].GetID(), p.Owner, p.Repo, number), err)
+			return nil, 0, p.writeErr(fmt.Sprintf("edit comment %d on %s/%s#%d", ours[0].GetID(), p.Owner, p.Repo, number), err)
 		}
 		kept = c
 	}
@@ -144,7 +236,7 @@ func (p *Publisher) upsertOnce(ctx context.Context, number int, key, body string
 		dups++
 		// Not found: the other run deleted it first.
 		if _, err := p.Client.Issues.DeleteComment(ctx, p.Owner, p.Repo, c.GetID()); err != nil && !notFound(err) {
-			return nil, 0, writeErr(fmt.Sprintf("delete duplicate comment %d on %s/%s#%d", c.GetID(), p.Owner, p.Repo, number), err)
+			return nil, 0, p.writeErr(fmt.Sprintf("delete duplicate comment %d on %s/%s#%d", c.GetID(), p.Owner, p.Repo, number), err)
 		}
 	}
 	return toComment(kept), dups, nil
@@ -225,6 +317,10 @@ func clip(s string, n int) string {
 }
 
 // SetStatus sets st on commit sha (the pull request's head, never the merge commit).
+//
+// GitHub API docs: https://docs.github.com/rest/commits/statuses#create-a-commit-status
+//
+//meta:operation POST /repos/{owner}/{repo}/statuses/{sha}
 func (p *Publisher) SetStatus(ctx context.Context, sha string, st Status) error {
 	desc := clip(st.Description, MaxDescription)
 	rs := &github.RepoStatus{State: &st.State, Description: &desc, Context: github.String(StatusContext(st.Lane))}
@@ -232,19 +328,29 @@ func (p *Publisher) SetStatus(ctx context.Context, sha string, st Status) error 
 		rs.TargetURL = &st.TargetURL
 	}
 	if _, _, err := p.Client.Repositories.CreateStatus(ctx, p.Owner, p.Repo, sha, rs); err != nil {
-		return writeErr(fmt.Sprintf("set status %s on %s/%s@%s", StatusContext(st.Lane), p.Owner, p.Repo, shortSHA(sha)), err)
+		return p.writeErr(fmt.Sprintf("set status %s on %s/%s@%s", StatusContext(st.Lane), p.Owner, p.Repo, shortSHA(sha)), err)
 	}
 	return nil
 }
 
-// writeErr wraps a failed write, marking refusals for lack of permission with ErrReadOnly.
-func writeErr(what string, err error) error {
+// writeErr wraps a failed write and says what a refusal means: a 403 for a fork's pull
+// request is ErrReadOnly (expected, not a failure); 401, another 403 and 404 name what to fix.
+func (p *Publisher) writeErr(what string, err error) error {
 	var gerr *github.ErrorResponse
-	if errors.As(err, &gerr) && gerr.Response != nil {
-		switch gerr.Response.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
-			return fmt.Errorf("%s: %w (%w)", what, ErrReadOnly, err)
+	if !errors.As(err, &gerr) || gerr.Response == nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	switch gerr.Response.StatusCode {
+	case http.StatusUnauthorized:
+		return fmt.Errorf("%s: GitHub refused the token (401): it is invalid or expired: %w", what, err)
+	case http.StatusForbidden:
+		if p.Fork {
+			// One %w: a fork's refusal is ErrReadOnly, and nothing else to tell apart.
+			return fmt.Errorf("%s: %w: %v", what, ErrReadOnly, err)
 		}
+		return fmt.Errorf("%s: the token may not write this (403): give the job \"permissions: statuses: write\" for statuses and \"pull-requests: write\" for the comment: %w", what, err)
+	case http.StatusNotFound:
+		return fmt.Errorf("%s: not found (404): the repository %s/%s, the commit or the comment does not exist, or the token cannot see it: %w", what, p.Owner, p.Repo, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

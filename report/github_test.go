@@ -63,7 +63,8 @@ func setup(t *testing.T, cfg githubfake.Config, opts ...func(*RetryTransport)) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, &Publisher{Client: c, Owner: "octo", Repo: "diffusion"}, s
+	self := ActionsBot
+	return f, &Publisher{Client: c, Owner: "octo", Repo: "diffusion", Self: &self}, s
 }
 
 func ours(cs []githubfake.Comment) []githubfake.Comment {
@@ -268,6 +269,7 @@ func TestSlow(t *testing.T) {
 // TestReadOnly: a fork's token is refused on every write; the error says so.
 func TestReadOnly(t *testing.T) {
 	_, p, s := setup(t, githubfake.Config{ReadOnly: true})
+	p.Fork = true
 	_, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
 	if !errors.Is(err, ErrReadOnly) {
 		t.Errorf("comment: err = %v, want ErrReadOnly", err)

@@ -41,11 +41,11 @@ func header(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "## %s diffusion-check: %s\n\n", icon(worst), head)
 	var lanes []string
 	for _, l := range r.headerLanes() {
-		s := "**" + mdEscape(l.Name) + "** " + icon(l.Status)
+		s := "**" + escape(l.Name) + "** " + icon(l.Status)
 		if l.Status == statusPending {
 			s += " running"
 		} else if l.RunURL != "" {
-			s += " [" + mdEscape(cmp.Or(l.RunLabel, "run")) + "](" + l.RunURL + ")"
+			s += " [" + escape(cmp.Or(l.RunLabel, "run")) + "](" + l.RunURL + ")"
 		}
 		lanes = append(lanes, s)
 	}
@@ -55,10 +55,10 @@ func header(b *strings.Builder, r *Report) {
 	}
 	var facts []string
 	if g := distinct(r.Lanes, func(l checks.Result) string { return l.GPU }); g != "" {
-		facts = append(facts, "GPU **"+mdEscape(g)+"**")
+		facts = append(facts, "GPU **"+escape(g)+"**")
 	}
 	if c := distinct(r.Lanes, func(l checks.Result) string { return shortSHA(l.Commit) }); c != "" {
-		facts = append(facts, "commit `"+c+"`")
+		facts = append(facts, "commit "+code(c))
 	}
 	facts = append(facts, plural(n.cases, "case"), plural(n.requests, "request"),
 		fmt.Sprintf("%d failed", n.failed), fmt.Sprintf("%d skipped", n.skipped))
@@ -79,7 +79,7 @@ func header(b *strings.Builder, r *Report) {
 // links: where to look further — the run, the failure pictures and the job summary.
 func links(b *strings.Builder, r *Report) {
 	var ls []string
-	run := mdEscape(cmp.Or(r.RunLabel, "run"))
+	run := escape(cmp.Or(r.RunLabel, "run"))
 	if r.RunURL != "" {
 		if r.FullURL == r.RunURL { // the job summary is on the run's page
 			run += " and its job summary"
@@ -209,9 +209,9 @@ func keyList(keys []string) string {
 			break
 		}
 		parts := strings.Split(k, "/")
-		s := "`" + strings.Join(parts[1:2], "") + "`"
+		s := code(strings.Join(parts[1:2], ""))
 		if len(parts) > 2 {
-			s += " request " + parts[2]
+			s += " request " + escape(parts[2])
 		}
 		out = append(out, s)
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -23,7 +25,7 @@ func knownFailures(b *strings.Builder, lanes []checks.Result) {
 	for _, o := range outs {
 		until := ""
 		if o.Entry.Until != "" {
-			until = " until " + cellEscape(o.Entry.Until)
+			until = " until " + escape(o.Entry.Until)
 		}
 		var ic, state string
 		switch o.State {
@@ -34,11 +36,13 @@ func knownFailures(b *strings.Builder, lanes []checks.Result) {
 		case checks.KnownStateExpired:
 			ic, state = icon(checks.Fail), "**expired"+strings.Replace(until, "until", "on", 1)+": counts as a failure**"
 		default:
-			ic, state = icon(checks.Error), cellEscape(o.State)
+			ic, state = icon(checks.Error), escape(o.State)
 		}
-		reason := cellEscape(o.Entry.Reason)
-		if o.Entry.Link != "" {
-			reason += " ([link](" + o.Entry.Link + "))"
+		reason := escape(o.Entry.Reason)
+		if l := o.Entry.Link; safeLink(l) {
+			reason += " ([link](" + l + "))"
+		} else if l != "" {
+			reason += " (link: " + escape(l) + ")"
 		}
 		var names []string
 		for _, n := range o.Checks {
@@ -46,4 +50,16 @@ func knownFailures(b *strings.Builder, lanes []checks.Result) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %d/%d | %s | %s |\n", ic, code(o.Case), strings.Join(names, " "), len(o.Hit), o.Of, reason, state)
 	}
+}
+
+// linkRE is what a link destination from a known-failures file may hold: an https URL of
+// characters that cannot end the destination or the link ("(", ")", "<", ">", spaces) or
+// open other Markdown.
+var linkRE = regexp.MustCompile(`^https://[A-Za-z0-9._~:/?#@!$&'+,;=%-]+$`)
+
+// safeLink reports whether an untrusted URL can be a link as written: https, a host, and
+// nothing that would break out of the link.
+func safeLink(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && linkRE.MatchString(s) && u.Host != "" && len(s) <= 500
 }

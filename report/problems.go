@@ -124,17 +124,17 @@ func (p *problem) line(multi bool, artifacts string) string {
 	}
 	b.WriteString(ic + " " + code(p.caseID))
 	if multi {
-		b.WriteString(" (" + mdEscape(p.lane) + ")")
+		b.WriteString(" (" + escape(p.lane) + ")")
 	}
 	if where := requests(p.reqs, p.of); where != "" {
 		b.WriteString(" " + where)
 	}
 	if p.top == nil {
-		b.WriteString(" — " + htmlEscape(clip(firstLine(p.notRun), 160)))
+		b.WriteString(" — " + escape(clip(firstLine(p.notRun), 160)))
 		return b.String()
 	}
 	ck := p.top
-	b.WriteString(" · **" + htmlEscape(title(ck)))
+	b.WriteString(" · **" + escape(title(ck)))
 	if ck.Value != nil {
 		b.WriteString(" " + value(ck))
 	}
@@ -150,13 +150,13 @@ func (p *problem) line(multi bool, artifacts string) string {
 		}
 	}
 	if c := cause(ck); c != "" {
-		b.WriteString(" — " + htmlEscape(clip(firstLine(c), 110)))
+		b.WriteString(" — " + escape(clip(firstLine(c), 110)))
 	}
 	if cf := ck.Confirm; cf != nil {
-		b.WriteString(" · _" + htmlEscape(cf.Text()) + "_")
+		b.WriteString(" · _" + escape(cf.Text()) + "_")
 	}
 	if k := ck.Known; k != nil && k.State == checks.KnownStateExpired {
-		b.WriteString(" (its known-failures entry expired on " + htmlEscape(k.Until) + ")")
+		b.WriteString(" (its known-failures entry expired on " + escape(k.Until) + ")")
 	}
 	if also := p.also(); also != "" {
 		b.WriteString("; also " + also)
@@ -195,7 +195,7 @@ func (p *problem) also() string {
 		if r := ratio(worst[t]); r != "" {
 			t += " " + r
 		}
-		names = append(names, htmlEscape(t))
+		names = append(names, escape(t))
 	}
 	return strings.Join(names, ", ")
 }

@@ -142,10 +142,10 @@ func render(r *Report, lv level, where string) string {
 }
 
 func laneTitle(l checks.Result) string {
-	s := "Lane " + l.Lane
+	s := "Lane " + escape(l.Lane)
 	var extra []string
 	if l.GPU != "" {
-		extra = append(extra, l.GPU)
+		extra = append(extra, escape(l.GPU))
 	}
 	if l.Partition.Total > 1 {
 		extra = append(extra, plural(l.Partition.Total, "partition"))

@@ -276,11 +276,11 @@ func cellOther(x row) string {
 		if n > maxOther {
 			continue
 		}
-		what := cellEscape(title(ck))
+		what := escape(title(ck))
 		if ck.Value != nil {
 			what += " " + unbroken(value(ck))
 		} else if c := cause(ck); c != "" {
-			what = cellEscape(clip(firstLine(c), 40))
+			what = escape(clip(firstLine(c), 40))
 		}
 		out = append(out, mark(ck, what))
 	}

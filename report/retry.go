@@ -16,8 +16,9 @@ import (
 // and 403s that are rate limits (primary: X-RateLimit-Remaining 0; secondary: Retry-After or
 // a "secondary rate limit" message). It waits as GitHub asks (Retry-After,
 // X-RateLimit-Reset), else with exponential backoff and full jitter, and gives up — returning
-// the last response as it came — once the next wait would pass MaxElapsed in total. Transport
-// errors (connection reset, a per-attempt timeout) are retried the same way.
+// the last response as it came — once the next wait would pass MaxElapsed in total, or the
+// request context's deadline (one deadline for a whole publish: see report --retry-budget).
+// Transport errors (connection reset, a per-attempt timeout) are retried the same way.
 type RetryTransport struct {
 	Base http.RoundTripper // nil: http.DefaultTransport
 	// MaxElapsed bounds the total time spent waiting between attempts (default 2 minutes).
@@ -79,7 +80,8 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			backoff := min(delay<<min(attempt, 5), 30*time.Second)
 			wait = max(backoff/10, time.Duration(jitter()*float64(backoff)))
 		}
-		if waited+wait > maxElapsed {
+		deadline, hasDeadline := req.Context().Deadline()
+		if waited+wait > maxElapsed || hasDeadline && now().Add(wait).After(deadline) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: gave up after %d attempts: %w", req.Method, req.URL.Path, attempt+1, err)
 			}

@@ -36,10 +36,10 @@ func selectionLine(b *strings.Builder, r *Report, lv level) {
 		return
 	}
 	if sel.All != "" {
-		fmt.Fprintf(b, "\n🎯 All %s run: %s.\n", plural(of, "case"), safeText(sel.All))
+		fmt.Fprintf(b, "\n🎯 All %s run: %s.\n", plural(of, "case"), escape(sel.All))
 		return
 	}
-	fmt.Fprintf(b, "\n🎯 **%d of %s selected by the changed paths** (%s from %s).\n", ran, plural(of, "case"), plural(sel.ChangedFiles, "changed file"), safeText(sel.Source))
+	fmt.Fprintf(b, "\n🎯 **%d of %s selected by the changed paths** (%s from %s).\n", ran, plural(of, "case"), plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
 	if len(left) == 0 || !lv.tables {
 		return
 	}
@@ -56,17 +56,11 @@ func deselectedList(b *strings.Builder, left []checks.Deselected) {
 		}
 		lane := ""
 		if d.Lane != "" {
-			lane = " (" + safeText(d.Lane) + ")"
+			lane = " (" + escape(d.Lane) + ")"
 		}
-		fmt.Fprintf(b, "- %s%s: %s\n", code(d.Case), lane, safeText(d.Reason))
+		fmt.Fprintf(b, "- %s%s: %s\n", code(d.Case), lane, escape(d.Reason))
 	}
 	b.WriteString("\n</details>\n")
-}
-
-// safeText is text that a pull request chose (changed paths, in selection reasons) made inert
-// in Markdown: no emphasis, links or HTML, and no @mention that would notify anyone.
-func safeText(s string) string {
-	return strings.ReplaceAll(mdEscape(s), "@", "&#64;")
 }
 
 // SelectionSummary is the job summary of a plan made by test-impact selection: how many
@@ -75,10 +69,10 @@ func SelectionSummary(sel *checks.Selection, left []checks.Deselected) string {
 	var b strings.Builder
 	b.WriteString("### diffusion-check plan: test-impact selection\n")
 	if sel.All != "" {
-		fmt.Fprintf(&b, "\nAll %s run: %s.\n", plural(sel.Of, "case"), safeText(sel.All))
+		fmt.Fprintf(&b, "\nAll %s run: %s.\n", plural(sel.Of, "case"), escape(sel.All))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\n**%d of %s selected by the changed paths** (%s from %s).\n", sel.Selected, plural(sel.Of, "case"), plural(sel.ChangedFiles, "changed file"), safeText(sel.Source))
+	fmt.Fprintf(&b, "\n**%d of %s selected by the changed paths** (%s from %s).\n", sel.Selected, plural(sel.Of, "case"), plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
 	if sel.Selected == 0 {
 		b.WriteString("\nNothing to run: the plan is one empty partition, whose run checks nothing and passes.\n")
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // ErrForgedTarget marks an uploaded event that names another pull request, commit or
@@ -90,4 +92,29 @@ func (p *Publisher) pullForCommit(ctx context.Context, sha, headRepo string) (in
 		return found[0], fmt.Sprintf("pull request #%d found by its head commit %s", found[0], shortSHA(sha)), nil
 	}
 	return 0, fmt.Sprintf("%d open pull requests have head %s: statuses only, no comment", len(found), shortSHA(sha)), nil
+}
+
+// ErrOtherCommit marks results that did not test the commit being published: their verdict
+// is not this commit's, and nothing is published.
+var ErrOtherCommit = errors.New("the results are not of the commit being published")
+
+// CheckCommit refuses lanes whose results tested another commit than head (the pull
+// request's head from the trusted event), or do not say which commit they tested: the
+// runner records it (results.json "commit"), and an uploaded results file can name any.
+func CheckCommit(lanes []checks.Result, head string) error {
+	var bad []string
+	for _, l := range lanes {
+		switch {
+		case l.Commit == "":
+			bad = append(bad, fmt.Sprintf("lane %s records no commit", l.Lane))
+		case !isSHA(l.Commit):
+			bad = append(bad, fmt.Sprintf("lane %s records %q, not a commit SHA", l.Lane, clip(l.Commit, 80)))
+		case l.Commit != head:
+			bad = append(bad, fmt.Sprintf("lane %s tested commit %s", l.Lane, l.Commit))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s, but the pull request's head is %s; nothing was published", ErrOtherCommit, strings.Join(bad, ", "), head)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -92,13 +93,26 @@ func (e *httpError) Error() string {
 	return fmt.Sprintf("%s %s: HTTP %d: %s", e.Method, e.URL, e.Status, e.Message)
 }
 
-// jobFailed is a video job that ended in status failed or cancelled.
+// jobFailed is a video job that ended in a status other than completed: failed (the
+// server's error message kept), deleted, or a status SGLang does not define.
 type jobFailed struct {
 	ID, Status, Message string
 }
 
 func (e *jobFailed) Error() string {
-	return fmt.Sprintf("video job %s %s: %s", e.ID, e.Status, e.Message)
+	return fmt.Sprintf("video job %s ended in status %q: %s", e.ID, e.Status, e.Message)
+}
+
+// failedOnServer reports whether the server itself said that the generation failed: a video
+// job that ended failed (or deleted, or in an unknown status), or an error answer to the
+// generation POST. SGLang writes no performance.log record for such a request
+// (gpu_worker._execute_forward_common logs the summary only after a forward that returned),
+// so none is waited for. A failed download or poll of a job is not one: the forward may have
+// run and written its record.
+func failedOnServer(err error) bool {
+	var jf *jobFailed
+	var he *httpError
+	return errors.As(err, &jf) || errors.As(err, &he) && he.Method == http.MethodPost
 }
 
 // generate sends one request of a case and waits for its complete output.
@@ -155,15 +169,22 @@ func (c *client) image(ctx context.Context, cs *suite.Case) (reply, error) {
 		} `json:"data"`
 		PeakMemoryMB   *float64 `json:"peak_memory_mb"`
 		InferenceTimeS *float64 `json:"inference_time_s"`
+		Error          any      `json:"error"`
 	}
 	var err error
+	path := "/v1/images/generations"
 	if len(r.Images) > 0 {
-		err = c.multipart(ctx, "/v1/images/edits", body, "image", r.Images, &resp)
+		path = "/v1/images/edits"
+		err = c.multipart(ctx, path, body, "image", r.Images, &resp)
 	} else {
-		err = c.postJSON(ctx, "/v1/images/generations", body, &resp)
+		err = c.postJSON(ctx, path, body, &resp)
 	}
 	if err != nil {
 		return reply{}, err
+	}
+	if resp.Error != nil && len(resp.Data) == 0 {
+		// A 2xx that carries an error and no media is a failure with the server's words.
+		return reply{ID: resp.ID}, &httpError{Method: http.MethodPost, URL: path, Status: http.StatusOK, Message: errorText(resp.Error)}
 	}
 	out := reply{ID: resp.ID, Ext: r.OutputFormat, PeakMemoryMB: resp.PeakMemoryMB, InferenceS: resp.InferenceTimeS}
 	for i, d := range resp.Data {
@@ -183,16 +204,40 @@ func (c *client) image(ctx context.Context, cs *suite.Case) (reply, error) {
 	return out, nil
 }
 
-// videoJob is the job object of /v1/videos.
+// videoJob is the job object of /v1/videos (protocol.py VideoResponse). Error is SGLang's
+// Optional[Dict[str, Any]], read loosely: a message of another type must not hide the status.
 type videoJob struct {
-	ID       string  `json:"id"`
-	Status   string  `json:"status"`
-	Progress float64 `json:"progress"`
-	Error    *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	ID             string   `json:"id"`
+	Status         string   `json:"status"`
+	Progress       float64  `json:"progress"`
+	Error          any      `json:"error"`
 	PeakMemoryMB   *float64 `json:"peak_memory_mb"`
 	InferenceTimeS *float64 `json:"inference_time_s"`
+}
+
+// The video job statuses SGLang sets (video_api.py: create_video "queued",
+// _dispatch_job_async "completed" or "failed", delete_video "deleted"); OpenAI's API adds
+// "in_progress". Only queued and in_progress are waited on: any other status but completed
+// ends the request, so a status the runner does not know is a failure naming it, not a hang.
+const (
+	jobQueued     = "queued"
+	jobInProgress = "in_progress"
+	jobCompleted  = "completed"
+	jobDeleted    = "deleted"
+)
+
+// jobEnded says why a job in a terminal status other than completed ended.
+func jobEnded(j videoJob) *jobFailed {
+	msg := "no error message"
+	switch {
+	case j.Error != nil:
+		msg = errorText(j.Error)
+	case j.Status == jobDeleted:
+		msg = "the job was deleted before it completed"
+	case j.Status != "failed":
+		msg = "a status SGLang's video API does not define (known: queued, in_progress, completed, failed, deleted)"
+	}
+	return &jobFailed{ID: j.ID, Status: j.Status, Message: msg}
 }
 
 func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
@@ -219,19 +264,18 @@ func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
 		return reply{}, err
 	}
 	if job.ID == "" {
+		if job.Error != nil {
+			// A 2xx that carries an error and no job is a failure with the server's words.
+			return reply{}, &httpError{Method: http.MethodPost, URL: "/v1/videos", Status: http.StatusOK, Message: errorText(job.Error)}
+		}
 		return reply{}, errors.New("POST /v1/videos: response has no job id")
 	}
 	c.job.Store(new(job))
 	tick := time.NewTicker(c.poll)
 	defer tick.Stop()
-	for job.Status != "completed" {
-		switch job.Status {
-		case "failed", "cancelled":
-			msg := "no error message"
-			if job.Error != nil {
-				msg = job.Error.Message
-			}
-			return reply{ID: job.ID}, &jobFailed{ID: job.ID, Status: job.Status, Message: msg}
+	for job.Status != jobCompleted {
+		if job.Status != jobQueued && job.Status != jobInProgress {
+			return reply{ID: job.ID}, jobEnded(job)
 		}
 		select {
 		case <-ctx.Done():
@@ -239,8 +283,12 @@ func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
 		case <-tick.C:
 		}
 		id := job.ID
+		job = videoJob{}
 		if err := c.getJSON(ctx, "/v1/videos/"+id, &job); err != nil {
 			return reply{ID: id}, err
+		}
+		if job.ID == "" {
+			job.ID = id
 		}
 		c.job.Store(new(job))
 	}
@@ -448,27 +496,82 @@ func (c *client) body(req *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// errorMessage extracts the message of an OpenAI-style error body, or the body itself.
+// errorMessage extracts the message of an error body: FastAPI's {"detail": "..."} (an
+// HTTPException) or {"detail": [{"loc": [...], "msg": "..."}, ...]} (a 422 from request
+// validation), or OpenAI's {"error": {"message": "..."}}; else the body itself, quoted.
 func errorMessage(b []byte) string {
 	var e struct {
 		Error  any `json:"error"`
 		Detail any `json:"detail"`
 	}
 	if json.Unmarshal(b, &e) == nil {
-		switch v := e.Error.(type) {
-		case string:
-			return v
-		case map[string]any:
-			if m, ok := v["message"].(string); ok {
+		if e.Error != nil {
+			return errorText(e.Error)
+		}
+		if e.Detail != nil {
+			return errorText(e.Detail)
+		}
+	}
+	return quoted(b)
+}
+
+// maxMessage bounds a server's error message in a failure detail.
+const maxMessage = 300
+
+func quoted(b []byte) string {
+	if len(b) > maxMessage {
+		b = b[:maxMessage]
+	}
+	return strconv.Quote(string(b))
+}
+
+// maxErrorText bounds the server's words in a failure detail: a server can answer with an
+// error of any size.
+const maxErrorText = 2000
+
+// errorText is the text of an error value, at most maxErrorText bytes: a string as it is, an
+// object's "message" (or "msg"), FastAPI's validation list as "loc: msg" items joined by
+// "; ", anything else as its JSON.
+func errorText(v any) string {
+	s := errorValue(v)
+	if len(s) > maxErrorText {
+		s = strings.ToValidUTF8(s[:maxErrorText], "") + "…"
+	}
+	return s
+}
+
+func errorValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any:
+		for _, k := range []string{"message", "msg"} {
+			if m, ok := v[k].(string); ok {
+				if loc, ok := v["loc"].([]any); ok && len(loc) > 0 {
+					return fmt.Sprintf("%s: %s", joinLoc(loc), m)
+				}
 				return m
 			}
 		}
-		if e.Detail != nil {
-			return fmt.Sprint(e.Detail)
+	case []any:
+		parts := make([]string, 0, len(v))
+		for _, item := range v {
+			parts = append(parts, errorValue(item))
 		}
+		return strings.Join(parts, "; ")
 	}
-	if len(b) > 300 {
-		b = b[:300]
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
 	}
-	return strconv.Quote(string(b))
+	return quoted(b)
+}
+
+// joinLoc writes a pydantic error location (["body", "seconds"]) as body.seconds.
+func joinLoc(loc []any) string {
+	parts := make([]string, len(loc))
+	for i, p := range loc {
+		parts[i] = fmt.Sprint(p)
+	}
+	return strings.Join(parts, ".")
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // fileSizeLimit makes every write past limit bytes of a file fail (EFBIG, after a short
@@ -97,4 +99,57 @@ func TestServerLogFullDiskKeepsDraining(t *testing.T) {
 		t.Errorf("dropped %d bytes, want %d", l.dropped, total)
 	}
 	l.close()
+}
+
+// TestResultsJSONWrittenFromTheReserveOnAFullDisk fills a real disk (a small tmpfs; root
+// only) to the last byte after the recorder started: requests.jsonl then fails, as the
+// disk does, but results.json, holding every request, is written in the space reserved
+// for it, and Close removes the reserve.
+func TestResultsJSONWrittenFromTheReserveOnAFullDisk(t *testing.T) {
+	disk := filepath.Join(t.TempDir(), "disk")
+	if err := os.Mkdir(disk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(disk, syscall.MNT_DETACH) })
+	rec, err := NewRecorder(filepath.Join(disk, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler, err := os.Create(filepath.Join(disk, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := filler.Write(make([]byte, 4096)); err != nil {
+			if !IsDiskFull(err) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	filler.Close()
+	res := &checks.Result{Suite: "s", Partition: checks.Partition{Index: 0, Total: 1}, Cases: []checks.CaseResult{{ID: "c"}}}
+	for i := 1; i <= 20; i++ {
+		rr := sampleRequest("c", i, 20)
+		if err := rec.Request(rr); err == nil {
+			t.Fatalf("request %d written to a full disk", i)
+		}
+		res.Cases[0].Requests = append(res.Cases[0].Requests, rr)
+	}
+	if err := rec.Results(res); err != nil {
+		t.Fatalf("results.json on a full disk, with the reserve: %v", err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadResults(filepath.Join(disk, "out", ResultsFile))
+	if err != nil || len(got.Cases[0].Requests) != 20 {
+		t.Fatalf("results.json read back: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(disk, "out", reserveFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the reserve is still there after Close: %v", err)
+	}
 }

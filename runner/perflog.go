@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -358,28 +359,52 @@ func (r PerfRecord) peaks(snapshot string) map[string]float64 {
 // ends must not grow without bound in memory.
 const maxPerfLine = 16 << 20
 
+// fingerprintBytes is how much of the start and of the end of what was read is kept, to
+// notice a file rewritten in place (truncated and written again to the same size or larger:
+// its size and identity alone do not tell).
+const fingerprintBytes = 4 << 10
+
+// recordStart begins every performance.log record: SGLang writes
+// json.dumps(dataclasses.asdict(RequestPerfRecord(...))) (perf_logger.log_request_summary),
+// whose first field is request_id. Inside a JSON string a quote is escaped, so the sequence
+// can only start an object: a line that does not decode is split where it occurs, so that a
+// record cut short (a server killed mid-write) does not hide the record written after it.
+var recordStart = []byte(`{"request_id"`)
+
+// outputSuffix matches the id of one output of a request expanded into several: SGLang's
+// entrypoints/utils.expand_request_outputs names them "<id>:<i>" (MiniMax-H3 with n > 1).
+var outputSuffix = regexp.MustCompile(`^(.+):([0-9]+)$`)
+
 // perfLog follows a performance.log file as the server appends to it and indexes its records
 // by request id. It reads only complete lines, so a record being written is never half-read;
-// a line longer than maxPerfLine is skipped with a note; a file that was truncated or
-// replaced (log rotation) is read again from its start.
+// a line longer than maxPerfLine is skipped with a note; a file that was truncated, rewritten
+// or replaced (log rotation) is read again from its start. A record joins one request only.
 type perfLog struct {
 	path string
 
 	mu       sync.Mutex
 	fi       os.FileInfo // the file read last, to notice that it was replaced
 	offset   int64
+	head     []byte // the first fingerprintBytes read from the file
+	tail     []byte // the last fingerprintBytes read, ending at offset
 	part     []byte
 	skipping bool // inside a line past maxPerfLine: drop up to its end
 	lines    int  // lines read so far (complete or skipped), for the malformed-record error
 	records  map[string]PerfRecord
+	// outputs maps a request id to the record id of its lowest-numbered output ("<id>:0"),
+	// for records written per output.
+	outputs map[string]string
 	// malformed holds the records that name their request but cannot be read: that request
 	// gets this error, not "no record".
 	malformed map[string]*MalformedRecordError
-	bad       []string // other lines that could not be parsed or were skipped, for the failure detail
+	// joined holds the request ids whose record was handed to a request.
+	joined map[string]bool
+	bad    []string // other lines that could not be parsed or were skipped, for the failure detail
 }
 
 func newPerfLog(path string) *perfLog {
-	return &perfLog{path: path, records: map[string]PerfRecord{}, malformed: map[string]*MalformedRecordError{}}
+	return &perfLog{path: path, records: map[string]PerfRecord{}, outputs: map[string]string{},
+		malformed: map[string]*MalformedRecordError{}, joined: map[string]bool{}}
 }
 
 // poll reads whatever was appended since the last call.
@@ -398,9 +423,10 @@ func (p *perfLog) poll() error {
 	if err != nil {
 		return err
 	}
-	if p.fi != nil && (!os.SameFile(p.fi, fi) || fi.Size() < p.offset) {
-		// Rotated (another file now) or truncated: what it holds now starts at byte 0.
-		p.offset, p.part, p.skipping, p.lines = 0, nil, false, 0
+	if p.fi != nil && (!os.SameFile(p.fi, fi) || fi.Size() < p.offset || !p.sameContent(f)) {
+		// Rotated (another file now), truncated, or rewritten: what it holds now starts at
+		// byte 0. Records already indexed stay; the ones read again are the same records.
+		p.offset, p.part, p.skipping, p.lines, p.head, p.tail = 0, nil, false, 0, nil, nil
 	}
 	p.fi = fi
 	if _, err := f.Seek(p.offset, io.SeekStart); err != nil {
@@ -411,6 +437,7 @@ func (p *perfLog) poll() error {
 		n, err := f.Read(buf)
 		if n > 0 {
 			p.offset += int64(n)
+			p.remember(buf[:n])
 			p.feed(buf[:n])
 		}
 		if errors.Is(err, io.EOF) {
@@ -420,6 +447,28 @@ func (p *perfLog) poll() error {
 			return err
 		}
 	}
+}
+
+// remember keeps the fingerprint of what was read: its first and its last fingerprintBytes.
+func (p *perfLog) remember(data []byte) {
+	if k := min(fingerprintBytes-len(p.head), len(data)); k > 0 {
+		p.head = append(p.head, data[:k]...)
+	}
+	p.tail = append(p.tail, data...)
+	if extra := len(p.tail) - fingerprintBytes; extra > 0 {
+		p.tail = append(p.tail[:0], p.tail[extra:]...)
+	}
+}
+
+// sameContent reports whether the file still holds, where they were read, the bytes of the
+// fingerprint; a read error counts as a change (the file is then read again from 0).
+func (p *perfLog) sameContent(f *os.File) bool {
+	same := func(want []byte, at int64) bool {
+		got := make([]byte, len(want))
+		n, err := f.ReadAt(got, at)
+		return n == len(want) && (err == nil || errors.Is(err, io.EOF)) && bytes.Equal(got, want)
+	}
+	return same(p.head, 0) && same(p.tail, p.offset-int64(len(p.tail)))
 }
 
 // feed splits data into lines, keeping an unfinished one for the next call.
@@ -447,16 +496,35 @@ func (p *perfLog) feed(data []byte) {
 	}
 }
 
+// line reads one line: a record, or, when it does not decode, the records that start in it
+// (a record cut short with the next one written on the same line).
 func (p *perfLog) line(b []byte) {
 	line := bytes.TrimSpace(b)
 	if len(line) == 0 {
 		return
 	}
+	if json.Valid(quoteNonFinite(line)) {
+		p.record(line)
+		return
+	}
+	for len(line) > 0 {
+		next := bytes.Index(line[1:], recordStart)
+		if next < 0 {
+			p.record(line)
+			return
+		}
+		p.record(bytes.TrimSpace(line[:next+1]))
+		line = line[next+1:]
+	}
+}
+
+func (p *perfLog) record(line []byte) {
 	rec, err := ParsePerfLine(line)
 	var me *MalformedRecordError
 	if errors.As(err, &me) && me.RequestID != "" {
 		me.Path, me.Line = p.path, p.lines
 		p.malformed[me.RequestID] = me
+		p.output(me.RequestID)
 		return
 	}
 	if err != nil {
@@ -464,6 +532,33 @@ func (p *perfLog) line(b []byte) {
 		return
 	}
 	p.records[rec.RequestID] = rec
+	p.output(rec.RequestID)
+}
+
+// output indexes a record named "<id>:<i>" under its request <id>, keeping the lowest i.
+func (p *perfLog) output(recordID string) {
+	m := outputSuffix.FindStringSubmatch(recordID)
+	if m == nil {
+		return
+	}
+	parent := m[1]
+	if prev, ok := p.outputs[parent]; ok && outputIndex(prev) <= outputIndex(recordID) {
+		return
+	}
+	p.outputs[parent] = recordID
+}
+
+// outputIndex is the i of a record id "<id>:<i>" (a huge i sorts last).
+func outputIndex(recordID string) uint64 {
+	m := outputSuffix.FindStringSubmatch(recordID)
+	if m == nil {
+		return 0
+	}
+	i, err := strconv.ParseUint(m[2], 10, 64)
+	if err != nil {
+		return math.MaxUint64
+	}
+	return i
 }
 
 func (p *perfLog) note(s string) {
@@ -472,10 +567,37 @@ func (p *perfLog) note(s string) {
 	}
 }
 
+// find returns the record of request id: the record named id, else the record of its
+// lowest-numbered output ("<id>:0"); or the error of a malformed one. Called with mu held.
+func (p *perfLog) find(id string) (PerfRecord, *MalformedRecordError, bool) {
+	if rec, ok := p.records[id]; ok {
+		return rec, nil, true
+	}
+	if me := p.malformed[id]; me != nil {
+		return PerfRecord{}, me, true
+	}
+	if out, ok := p.outputs[id]; ok {
+		if rec, ok := p.records[out]; ok {
+			return rec, nil, true
+		}
+		if me := p.malformed[out]; me != nil {
+			return PerfRecord{}, me, true
+		}
+	}
+	return PerfRecord{}, nil, false
+}
+
 // errNoPerfRecord is returned when no record for a request appeared in time.
 var errNoPerfRecord = errors.New("no performance.log record")
 
+// errRecordJoined is returned for a request whose id already had its record joined to an
+// earlier request: SGLang gives every request a fresh uuid4 (sampling_params.
+// generate_request_id), so a repeat is a server that reuses ids, and joining would judge this
+// request on the other one's timings.
+var errRecordJoined = errors.New("an earlier request with the same id already claimed its performance.log record")
+
 // wait returns the record of a request, polling the file until it appears or timeout passes.
+// A record is handed out once: a second request with the same id gets errRecordJoined.
 func (p *perfLog) wait(ctx context.Context, id string, timeout time.Duration) (PerfRecord, error) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -483,15 +605,21 @@ func (p *perfLog) wait(ctx context.Context, id string, timeout time.Duration) (P
 			return PerfRecord{}, fmt.Errorf("read %s: %w", p.path, err)
 		}
 		p.mu.Lock()
-		rec, ok := p.records[id]
-		malformed := p.malformed[id]
+		joined := p.joined[id]
+		rec, malformed, found := p.find(id)
+		if found && !joined {
+			// Claimed under the lock: of two requests with one id in flight, one joins.
+			p.joined[id] = true
+		}
 		bad := p.bad
 		p.mu.Unlock()
-		if ok {
-			return rec, nil
-		}
-		if malformed != nil {
+		switch {
+		case joined:
+			return PerfRecord{}, fmt.Errorf("request_id %q: %w; ids must be unique to tell requests apart", id, errRecordJoined)
+		case malformed != nil:
 			return PerfRecord{}, malformed
+		case found:
+			return rec, nil
 		}
 		if time.Now().After(deadline) {
 			var unreadable string

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -250,5 +251,117 @@ func TestPerfLogSkipsOverlongLine(t *testing.T) {
 	_, err = p.wait(t.Context(), "missing", 10*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "a line longer than 16 MiB") {
 		t.Errorf("no note of the skipped line: %v", err)
+	}
+}
+
+// perfRecordLine is one performance.log line for request id, as SGLang writes it
+// (perf_logger.log_request_summary: request_id first).
+func perfRecordLine(id string, totalMs float64) string {
+	return fmt.Sprintf(`{"request_id": %q, "commit_hash": "abc", "tag": "pipeline_stage_metrics", "stages": [], "steps": [], "total_duration_ms": %g, "memory_snapshots": {}}`, id, totalMs) + "\n"
+}
+
+// TestPerfLogRecordJoinsOneRequest (issue 23.5): a record is handed to one request; a second
+// request with the same id fails naming the id instead of being judged on the first one's
+// timings, even when the file holds a second record with that id.
+func TestPerfLogRecordJoinsOneRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.log")
+	if err := os.WriteFile(path, []byte(perfRecordLine("dup", 1)+perfRecordLine("dup", 2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newPerfLog(path)
+	if _, err := p.wait(t.Context(), "dup", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.wait(t.Context(), "dup", time.Hour) // an error at once, or the test times out
+	if !errors.Is(err, errRecordJoined) || !strings.Contains(err.Error(), `request_id "dup"`) {
+		t.Errorf("second request with the same id: %v", err)
+	}
+}
+
+// TestPerfLogOutputRecordJoinsItsRequest: SGLang names the record of an expanded request
+// "<id>:<i>" (entrypoints/utils.expand_request_outputs, MiniMax-H3 with n > 1); request <id>
+// joins the record of its lowest-numbered output, whatever order they were written in, and a
+// record named exactly <id> wins over them.
+func TestPerfLogOutputRecordJoinsItsRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		wantMs    float64
+	}{
+		{"output 0 only", perfRecordLine("req:0", 10), 10},
+		{"outputs out of order", perfRecordLine("req:1", 11) + perfRecordLine("req:0", 10), 10},
+		{"exact id wins", perfRecordLine("req:0", 10) + perfRecordLine("req", 7), 7},
+		{"another request's outputs are not it", perfRecordLine("req2:0", 5) + perfRecordLine("req:3", 13), 13},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "performance.log")
+			if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := newPerfLog(path).wait(t.Context(), "req", time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.TotalDurationMs != tc.wantMs {
+				t.Errorf("joined the record of %s (total %g ms), want total %g ms", rec.RequestID, rec.TotalDurationMs, tc.wantMs)
+			}
+		})
+	}
+}
+
+// TestPerfLogRereadsFileRewrittenToItsOldSize (issue 23.15): a performance.log truncated and
+// written again to exactly the size already read has the same size and the same inode; its
+// changed content is noticed and it is read again from 0.
+func TestPerfLogRereadsFileRewrittenToItsOldSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.log")
+	p := newPerfLog(path)
+	old := perfRecordLine("req-a", 1) + perfRecordLine("req-b", 2)
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.wait(t.Context(), "req-b", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten := perfRecordLine("req-c", 3) + perfRecordLine("req-d", 4)
+	if len(rewritten) != len(old) {
+		t.Fatalf("test setup: %d bytes rewritten, want %d", len(rewritten), len(old))
+	}
+	if _, err := f.WriteString(rewritten); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"req-c", "req-d"} {
+		if _, err := p.wait(t.Context(), id, time.Second); err != nil {
+			t.Errorf("after a rewrite to the old size: %v", err)
+		}
+	}
+}
+
+// TestPerfLogCutRecordDoesNotHideTheNext (issue 23.15): a record cut short without its
+// newline (a server killed while writing it) runs into the next record on one line; the
+// next record is found, and the cut one is malformed for its own request.
+func TestPerfLogCutRecordDoesNotHideTheNext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.log")
+	cut := perfRecordLine("req-cut", 1)[:40]
+	if err := os.WriteFile(path, []byte(cut+perfRecordLine("req-next", 2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newPerfLog(path)
+	rec, err := p.wait(t.Context(), "req-next", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.TotalDurationMs != 2 {
+		t.Errorf("next record: total %g, want 2", rec.TotalDurationMs)
+	}
+	_, err = p.wait(t.Context(), "req-cut", time.Hour)
+	var me *MalformedRecordError
+	if !errors.As(err, &me) || me.RequestID != "req-cut" {
+		t.Errorf("cut record: %v, want it malformed for req-cut", err)
 	}
 }

@@ -56,7 +56,11 @@ type Plan struct {
 	Suite  string `json:"suite"`
 	Lane   string `json:"lane"`
 	Hash   string `json:"hash"`
-	Total  int    `json:"total"`
+	// CasesHash identifies the lane's case list the plan was made from: every case it
+	// planned and every case its selection left out (caseListHash). A run refuses a plan
+	// whose list is not the suite's (CheckSuite): a case added after planning would not run.
+	CasesHash string `json:"cases_hash"`
+	Total     int    `json:"total"`
 	// Requested is the number of partitions asked for when the plan has fewer (Total): no more
 	// than there are cases to fill them, and no more than MaxPartitions.
 	Requested  int             `json:"requested,omitempty"`
@@ -97,6 +101,27 @@ func (p *Plan) caseLists() [][]string {
 		out = append(out, pp.Cases)
 	}
 	return out
+}
+
+// Widen is the plan as a matrix of n jobs sees it. A plan asked for n partitions that made
+// fewer (Total < Requested == n: fewer cases than jobs) gets empty partitions up to n, so that
+// every job of a static matrix (--partition I/n without a plan file) finds its partition, and
+// a job beyond the cases writes an empty, passing result as a planned empty partition does.
+// Every job widens the same plan the same way, so they all carry the same hash. Any other
+// plan is returned as it is.
+func (p *Plan) Widen(n int) *Plan {
+	if p.Total >= n || p.Requested != n {
+		return p
+	}
+	w := *p
+	w.Partitions = slices.Clone(p.Partitions)
+	for i := p.Total; i < n; i++ {
+		w.Partitions = append(w.Partitions, PlanPartition{Index: i, Cases: []string{}})
+	}
+	w.Total, w.Requested = n, 0
+	w.IdealS = round1(p.IdealS * float64(p.Total) / float64(n))
+	w.seal()
+	return &w
 }
 
 // Cases returns the case ids of partition i.
@@ -203,7 +228,7 @@ func split(suiteName, lane string, items []PlanItem, n int) *Plan {
 		p.LongestS = math.Max(p.LongestS, pp.EstimatedS)
 	}
 	p.IdealS = round1(total / float64(n))
-	p.Hash = planHash(p)
+	p.seal()
 	return p
 }
 
@@ -365,14 +390,42 @@ func starts(items []PlanItem) int {
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
-// planHash identifies the split itself (suite, lane, which case runs where), not the
-// estimates, and, when a selection made the plan, which cases it left out and why.
+// seal sets the plan's hashes once its partitions and selection are final.
+func (p *Plan) seal() {
+	p.CasesHash = caseListHash(p.caseList())
+	p.Hash = planHash(p)
+}
+
+// caseList is every case the plan knows of: those it planned and those its selection left
+// out.
+func (p *Plan) caseList() []string {
+	var ids []string
+	for _, pp := range p.Partitions {
+		ids = append(ids, pp.Cases...)
+	}
+	for _, d := range p.Deselected {
+		ids = append(ids, d.Case)
+	}
+	return ids
+}
+
+// caseListHash identifies a list of case ids, whatever their order.
+func caseListHash(ids []string) string {
+	ids = slices.Sorted(slices.Values(ids))
+	b, _ := json.Marshal(ids)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// planHash identifies the split itself (suite, lane, the case list, which case runs where),
+// not the estimates, and, when a selection made the plan, which cases it left out and why.
 func planHash(p *Plan) string {
 	h := sha256.New()
 	b, _ := json.Marshal(struct {
 		Suite, Lane string
+		Cases       string
 		Parts       [][]string
-	}{p.Suite, p.Lane, p.caseLists()})
+	}{p.Suite, p.Lane, p.CasesHash, p.caseLists()})
 	h.Write(b)
 	if p.Selection != nil {
 		// Not the source: the same changes read from another file make the same plan.

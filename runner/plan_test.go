@@ -239,3 +239,72 @@ func TestPlanNeverEmptyPartitions(t *testing.T) {
 		})
 	}
 }
+
+// TestWidenGivesEveryJobOfAStaticMatrixItsPartition: a plan asked for more partitions than
+// it could fill is widened with empty ones to the count asked for, the same way in every job
+// (one hash); the cases keep their partitions; any other plan stays as it is.
+func TestWidenGivesEveryJobOfAStaticMatrixItsPartition(t *testing.T) {
+	items := []PlanItem{{Case: "a", Server: "s", RunS: 100}, {Case: "b", Server: "s", RunS: 90}}
+	p := MakePlan("s", "base", items, 4)
+	w := p.Widen(4)
+	if w.Total != 4 || len(w.Partitions) != 4 || w.Requested != 0 {
+		t.Fatalf("widened: total %d, %d partitions, requested %d; want 4, 4, 0", w.Total, len(w.Partitions), w.Requested)
+	}
+	if diff := cmp.Diff([][]string{p.Cases(0), p.Cases(1), {}, {}}, w.caseLists()); diff != "" {
+		t.Errorf("widened partitions (-want +got):\n%s", diff)
+	}
+	if w.Hash == p.Hash || w.Hash != MakePlan("s", "base", items, 4).Widen(4).Hash {
+		t.Errorf("hash %s (plan %s): want one of its own, the same in every job", w.Hash, p.Hash)
+	}
+	for _, n := range []int{1, 2, 3, 5} {
+		if got := p.Widen(n); got != p {
+			t.Errorf("Widen(%d) of a plan asked for 4 changed it", n)
+		}
+	}
+}
+
+// TestCheckSuiteRefusesStalePlans: a plan refuses a suite whose lane has a case it neither
+// planned nor deselected, one it planned that is gone or in another lane, and a case list
+// hash that is not the lane's; the suite it was made from, with cases of other lanes added, is
+// fine.
+func TestCheckSuiteRefusesStalePlans(t *testing.T) {
+	parse := func(ids ...string) *suite.Suite {
+		var b strings.Builder
+		b.WriteString("servers:\n  ref: {builtin: {}}\ncases:\n")
+		for _, id := range ids {
+			lane, id, _ := strings.Cut(id, ":")
+			fmt.Fprintf(&b, "  - {id: %s, lane: %s, server: ref, modality: image, request: {size: 8x8}}\n", id, lane)
+		}
+		s, err := suite.Parse("suite.yaml", []byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	plan, err := PlanSuite(parse("base:a", "base:b"), "base", "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := *plan
+	edited.CasesHash = "0000000000000000"
+	for _, tc := range []struct {
+		name  string
+		plan  *Plan
+		suite *suite.Suite
+		want  string // "" for no error
+	}{
+		{"same suite", plan, parse("base:a", "base:b"), ""},
+		{"a case of another lane added", plan, parse("base:a", "base:b", "extra:x"), ""},
+		{"a case added to the lane", plan, parse("base:a", "base:b", "base:new"), `case "new" of lane "base" is neither planned nor deselected`},
+		{"a planned case gone", plan, parse("base:a"), `case "b" is not in suite `},
+		{"a planned case moved to another lane", plan, parse("base:a", "extra:b"), `case "b" is not in lane "base" of suite `},
+		{"edited case list hash", &edited, parse("base:a", "base:b"), "cases_hash 0000000000000000 is not the hash of the lane's 2 cases"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.plan.CheckSuite(tc.suite)
+			if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || !strings.Contains(got, tc.want) {
+				t.Errorf("CheckSuite = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -54,31 +52,11 @@ func hungRequest(t *testing.T, modality suite.Modality, poll time.Duration) (che
 	var rr checks.RequestResult
 	var progress bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
 		spec := &suite.Server{Name: "ref", RequestTimeout: 100 * time.Second, PollInterval: poll, StopGrace: time.Second}
 		c := &suite.Case{ID: "hangs", Server: "ref", Modality: modality, Repeat: 3, Request: suite.Request{Prompt: "a fox", N: 1, OutputFormat: "png"}}
-		rec, err := NewRecorder(filepath.Join(dir, "out"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rec.Close()
-		logFile, err := os.Create(filepath.Join(dir, "server.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &server{spec: spec, baseURL: "http://server.invalid", log: newLogWatch(logFile, "ready"), exited: make(chan struct{})}
-		defer srv.log.close()
+		r, srv := requestRun(t, spec, c, &hangingServer{}, 30*time.Second, &progress)
 		fmt.Fprintln(srv.log, "INFO: Application startup complete.")
 		fmt.Fprintln(srv.log, "INFO: denoising step 3/50")
-		r := &run{
-			opts: Options{
-				Suite:      &suite.Suite{Servers: map[string]*suite.Server{"ref": spec}, Cases: []*suite.Case{c}},
-				HTTPClient: &http.Client{Transport: &hangingServer{}},
-				Heartbeat:  30 * time.Second,
-			},
-			rec:      rec,
-			progress: &progress,
-		}
 		rr, _, _ = r.request(t.Context(), c, srv, slot{index: 2, of: c.Repeat})
 	})
 	return rr, strings.Split(strings.TrimSpace(progress.String()), "\n")

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // The files a Recorder owns inside its folder.
@@ -22,14 +25,35 @@ const (
 	ArtifactsDir = "artifacts"
 )
 
+// reserveFile holds disk space for results.json while a run measures: on a full disk its
+// space is given back just before results.json is written, so that the run's verdicts are
+// saved although the disk filled up under it. Close removes it.
+const reserveFile = ".results.reserve"
+
+// reserveBase is the space reserved at the start; each request line adds reservePerLine
+// times its length (results.json holds the request again, indented).
+const (
+	reserveBase    = 64 << 10
+	reservePerLine = 3
+)
+
 // Recorder owns the files of one run's output folder (--out): requests.jsonl, appended as
-// each request finishes, results.json, rewritten atomically, and the artifacts tree.
-// Its methods are safe for concurrent use.
+// each request finishes, results.json, rewritten atomically, the artifacts tree, and a
+// reserve of disk space for results.json. Its methods are safe for concurrent use.
 type Recorder struct {
 	dir string
 
-	mu sync.Mutex
-	f  *os.File // requests.jsonl; nil once closed
+	mu       sync.Mutex
+	f        *os.File // requests.jsonl; nil once closed
+	reserve  *os.File // reserveFile; nil once given back
+	reserved int64
+}
+
+// IsDiskFull reports whether err is a write that failed for want of space: a full disk
+// (ENOSPC), a quota (EDQUOT), or a file size limit (EFBIG). Such an error is the machine's,
+// never the pull request's.
+func IsDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
 }
 
 // ServersDir is the folder of the server logs and perf logs of a run, inside its --out.
@@ -53,7 +77,7 @@ func (e *StaleOutError) Error() string {
 // names. Nothing else in dir is touched.
 func ClearOut(dir string, force bool) (removed []string, err error) {
 	var found []string
-	for _, name := range []string{ResultsFile, RequestsFile, ArtifactsDir, ServersDir} {
+	for _, name := range []string{ResultsFile, RequestsFile, ArtifactsDir, ServersDir, reserveFile} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			found = append(found, name)
 		} else if !errors.Is(err, os.ErrNotExist) {
@@ -89,7 +113,51 @@ func NewRecorder(dir string) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open requests log: %w", err)
 	}
-	return &Recorder{dir: dir, f: f}, nil
+	r := &Recorder{dir: dir, f: f}
+	// A disk too full for the reserve is too full for the run's verdicts: refuse it before
+	// any server starts, rather than measure what cannot be saved.
+	res, err := os.OpenFile(filepath.Join(dir, reserveFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err == nil {
+		r.reserve = res
+		err = r.growReserve(reserveBase)
+	}
+	if err != nil {
+		_ = r.Close() // the reserve error is the one to report
+		return nil, fmt.Errorf("reserve space for results.json in %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+// growReserve writes n more bytes to the reserve (zeros written, not a sparse hole: only
+// written blocks hold space). The caller holds mu or owns r alone.
+func (r *Recorder) growReserve(n int64) error {
+	if r.reserve == nil {
+		return nil
+	}
+	zeros := make([]byte, min(n, 64<<10))
+	for n > 0 {
+		k, err := r.reserve.WriteAt(zeros[:min(n, int64(len(zeros)))], r.reserved)
+		r.reserved += int64(k)
+		n -= int64(k)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// giveBackReserve removes the reserve, freeing its space for results.json. The caller holds
+// mu.
+func (r *Recorder) giveBackReserve() error {
+	if r.reserve == nil {
+		return nil
+	}
+	err := r.reserve.Close()
+	r.reserve = nil
+	if rerr := os.Remove(filepath.Join(r.dir, reserveFile)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	return err
 }
 
 // Dir is the folder the recorder writes to.
@@ -125,6 +193,9 @@ func (r *Recorder) Request(rr checks.RequestResult) error {
 		}
 		return fmt.Errorf("record case %s request %d/%d in %s (not saved there; results.json will hold it): %w", rr.Case, rr.Index, rr.Of, RequestsFile, err)
 	}
+	// Best effort: a reserve that cannot grow is a disk filling up, which the writes that
+	// matter (artifacts, this file, results.json) report themselves.
+	_ = r.growReserve(reservePerLine * int64(len(line)))
 	return nil
 }
 
@@ -141,7 +212,16 @@ func (r *Recorder) Results(res *checks.Result) error {
 		return fmt.Errorf("write results: %w", err)
 	}
 	b = append(b, '\n')
-	if err := writeFileAtomic(filepath.Join(r.dir, ResultsFile), b); err != nil {
+	err = writeFileAtomic(filepath.Join(r.dir, ResultsFile), b)
+	if IsDiskFull(err) && r.reserve != nil {
+		// The disk filled up during the run: give back the space reserved for this write.
+		if rerr := r.giveBackReserve(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("give back the reserve: %w", rerr))
+		} else {
+			err = writeFileAtomic(filepath.Join(r.dir, ResultsFile), b)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
@@ -211,19 +291,29 @@ func (r *Recorder) artifactDir(caseID string, at slot) (string, error) {
 	return d, nil
 }
 
-// Close closes requests.jsonl. Later calls to Request fail; Close again does nothing.
+// MaxInputBytes bounds a results.json or requests.jsonl that a reader accepts: far above
+// what a run writes (a few MiB for thousands of requests), far below what would exhaust a
+// report job's memory. Inputs come from artifacts, which a pull request's code may have
+// written.
+const MaxInputBytes int64 = 256 << 20
+
+// Close closes requests.jsonl and removes the space reserve. Later calls to Request fail;
+// Close again does nothing.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.f == nil {
-		return nil
+	var errs []error
+	if err := r.giveBackReserve(); err != nil {
+		errs = append(errs, fmt.Errorf("remove the space reserve: %w", err))
 	}
-	err := r.f.Close()
-	r.f = nil
-	if err != nil {
-		return fmt.Errorf("close requests log: %w", err)
+	if r.f != nil {
+		err := r.f.Close()
+		r.f = nil
+		if err != nil {
+			errs = append(errs, fmt.Errorf("close requests log: %w", err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // TruncatedLineError is the warning ReadRequests gives for a last line cut short, as a crash
@@ -247,7 +337,13 @@ func (e *TruncatedLineError) Unwrap() error { return e.Err }
 // returned as a warning (a *TruncatedLineError), not an error. Any other bad line is an error
 // naming the file and line.
 func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, err error) {
-	data, err := os.ReadFile(path)
+	return ReadRequestsContext(context.Background(), path)
+}
+
+// ReadRequestsContext is ReadRequests that stops when ctx ends. Only a regular file of at
+// most MaxInputBytes is read.
+func ReadRequestsContext(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
+	data, err := inputfile.Read(ctx, path, MaxInputBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read requests: %w", err)
 	}
@@ -273,9 +369,27 @@ func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, e
 }
 
 // ReadResults reads a results.json written by Results. A file with another schema (or none)
-// is an error that names the file and the schema it found.
+// is an error that names the file and the schema it found. A results.json marked incomplete
+// (the run ended before its final write) comes back completed with the requests of the
+// requests.jsonl beside it, as ReadOut does, so that no measured request is lost.
 func ReadResults(path string) (*checks.Result, error) {
-	data, err := os.ReadFile(path)
+	return ReadResultsContext(context.Background(), path)
+}
+
+// ReadResultsContext is ReadResults that stops when ctx ends. Only a regular file of at most
+// MaxInputBytes is read.
+func ReadResultsContext(ctx context.Context, path string) (*checks.Result, error) {
+	res, err := readResultsFile(ctx, path)
+	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
+		return res, err
+	}
+	full, _, err := ReadOut(ctx, filepath.Dir(path))
+	return full, err
+}
+
+// readResultsFile reads one results.json as it is.
+func readResultsFile(ctx context.Context, path string) (*checks.Result, error) {
+	data, err := inputfile.Read(ctx, path, MaxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}

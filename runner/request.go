@@ -52,6 +52,7 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	spec := r.opts.Suite.Servers[c.Server]
 	dir, err := r.rec.artifactDir(c.ID, at)
 	if err != nil {
+		r.noteDisk(err)
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
 		return rr, startPeaks{}, ""
 	}
@@ -104,11 +105,19 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 		var se *saveError
 		if errors.As(err, &se) {
 			st = checks.Error // the output arrived; this machine could not keep it
+			r.noteDisk(err)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: st, Detail: err.Error()})
 		saveTail(dir, srv)
-		// The server answered with an error; it may still have logged timings for it.
-		if rep.ID != "" {
+		switch {
+		case failedOnServer(err):
+			// SGLang writes no performance.log record for a request it reports failed
+			// (gpu_worker._execute_forward_common): waiting for one would only add
+			// perf_record_timeout and a second failure to the one above.
+			rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip,
+				Detail: "not joined: the server reported this request failed, and SGLang writes no performance.log record for a failed request"})
+		case rep.ID != "":
+			// The generation may have run (a failed download, a full disk): its record may be there.
 			rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 		}
 		return rr, loadPeak, ""
@@ -255,11 +264,26 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 			Detail: "the response carries no id to join performance.log on"})
 		return rr, startPeaks{}
 	}
-	rec, err := srv.perf.wait(ctx, rr.RequestID, spec.PerfRecordTimeout)
+	// On a full disk the server cannot write its record either: neither wait for it (from
+	// the start, or once the disk fills up) nor call its absence the server's failure.
+	noRecord := func(derr error) (checks.RequestResult, startPeaks) {
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Error,
+			Detail: fmt.Sprintf("not waited for: the disk is full (%v), so the server cannot write its performance.log record", derr)})
+		return rr, startPeaks{}
+	}
+	if derr := r.diskFullErr(); derr != nil {
+		return noRecord(derr)
+	}
+	wctx, stop := r.untilDiskFull(ctx)
+	rec, err := srv.perf.wait(wctx, rr.RequestID, spec.PerfRecordTimeout)
+	stop()
 	if err != nil {
 		st := checks.Fail
-		if ctx.Err() != nil {
+		switch derr := r.diskFullErr(); {
+		case ctx.Err() != nil:
 			st = checks.Cancelled
+		case derr != nil:
+			return noRecord(derr)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: st, Detail: err.Error()})
 		return rr, startPeaks{}

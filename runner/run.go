@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -96,6 +97,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 			return nil, &ConfigError{err}
 		}
 	}
+	opts.Plan = opts.Plan.Widen(opts.Partition.Total)
 	cases, err := Select(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -108,6 +110,14 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
+	// Held until Run returns: a second run into this folder is refused before it touches
+	// anything (it would interleave its lines into requests.jsonl and overwrite results.json).
+	lock, err := lockOut(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	// The results are written by then; a failed close of the lock file changes none of them.
+	defer func() { _ = lock.release() }()
 	removed, err := ClearOut(opts.Out, opts.Force)
 	if err != nil {
 		return nil, err
@@ -119,7 +129,8 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	// For the early returns; the normal path below closes it and reports a failure to.
 	defer func() { _ = rec.Close() }()
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, perfCfg: perfCfg, cons: cons,
-		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{})}
+		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
+		diskFull: make(chan struct{}), swept: map[*server]bool{}}
 	if len(removed) > 0 {
 		r.logf("--force: removed the earlier run's %s from %s", strings.Join(removed, ", "), opts.Out)
 	}
@@ -151,10 +162,20 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if len(cases) == 0 {
 		r.logf("partition %d/%d has no cases in the plan: nothing to run, results.json says so", opts.Partition.Index, opts.Partition.Total)
 	}
+	// results.json is written before anything runs: a disk too full for it refuses the run
+	// before a server starts, and a run that dies before its final write leaves a file that
+	// says so (Incomplete, and an error) instead of none; report completes it from
+	// requests.jsonl.
+	head := *res
+	early := r.snapshot(head, cases, "no result: the run ended before this request finished")
+	early.Incomplete = "written at the start of the run, which ended before its final write; the requests in requests.jsonl are the ones that finished"
+	early.Errors = append(early.Errors, "the run did not finish: results.json holds only what was known at its start")
+	if err := rec.Results(&early); err != nil {
+		return nil, fmt.Errorf("write results.json before the run starts: %w", err)
+	}
 	// On cancel (SIGINT or SIGTERM: GitHub sends SIGKILL 10 s after SIGINT) results.json is
 	// written at once from what finished, before any server is stopped (a stop may take its
 	// whole grace period); the final write below replaces it once everything has stopped.
-	head := *res
 	stopSnapshot := context.AfterFunc(ctx, func() {
 		defer close(r.snapshotDone)
 		r.writeSnapshot(head, cases)
@@ -174,13 +195,13 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	res.FinishedAt = time.Now().UTC()
 	r.applyKnown(res)
 	r.failureIndex(res)
-	r.reportUnsaved()
 	werr := rec.Results(res)
 	// requests.jsonl is closed even when results.json failed, and its own failure (the last
 	// records lost) is reported when results.json is safe.
 	cerr := rec.Close()
+	r.reportUnsaved(werr)
 	if werr != nil {
-		return res, fmt.Errorf("write results: %w", werr)
+		return res, fmt.Errorf("NOT SAVED: %w", werr)
 	}
 	if cerr != nil {
 		return res, cerr
@@ -199,19 +220,31 @@ type requestKey struct {
 // that finished with its result, every other one cancelled.
 func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
 	began := time.Now()
+	snap := r.snapshot(head, cases, "run cancelled before the request finished")
+	snap.Incomplete = "written when the run was cancelled, before its servers stopped; the final write did not replace it"
+	r.mu.Lock()
+	kept := len(r.finished)
+	r.mu.Unlock()
+	if err := r.rec.Results(&snap); err != nil {
+		r.logf("cancelled: could not write results.json before stopping the servers: %v", err)
+		return
+	}
+	r.logf("cancelled: results.json written in %s (%d finished requests kept, the rest cancelled); stopping the servers", time.Since(began).Round(time.Millisecond), kept)
+}
+
+// snapshot is the run as it stands: every request that finished with its result, every
+// other one cancelled, saying why.
+func (r *run) snapshot(head checks.Result, cases []*suite.Case, why string) checks.Result {
 	snap := head
 	snap.Cases = []checks.CaseResult{}
-	snap.FinishedAt = began.UTC()
-	kept := 0
+	snap.FinishedAt = time.Now().UTC()
 	r.mu.Lock()
 	for _, c := range cases {
 		cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
 		for i := 1; i <= c.Repeat; i++ {
 			rr, ok := r.finished[requestKey{c.ID, i, false}]
 			if !ok {
-				rr = cancelledRequest(c, i, "run cancelled before the request finished")
-			} else {
-				kept++
+				rr = cancelledRequest(c, i, why)
 			}
 			cr.Requests = append(cr.Requests, rr)
 		}
@@ -227,11 +260,7 @@ func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
 	if p := r.perfCfg; p != nil && len(p.known) > 0 {
 		checks.ApplyKnown(&snap, p.known, p.today)
 	}
-	if err := r.rec.Results(&snap); err != nil {
-		r.logf("cancelled: could not write results.json before stopping the servers: %v", err)
-		return
-	}
-	r.logf("cancelled: results.json written in %s (%d finished requests kept, the rest cancelled); stopping the servers", time.Since(began).Round(time.Millisecond), kept)
+	return snap
 }
 
 // stopServer stops a server; after a cancel, only once results.json holds what finished.
@@ -242,6 +271,23 @@ func (r *run) stopServer(srv *server) {
 	default:
 	}
 	srv.stop()
+	r.mu.Lock()
+	first := !r.swept[srv]
+	r.swept[srv] = true
+	r.mu.Unlock()
+	if !first {
+		return
+	}
+	var what []string
+	if len(srv.survivors) > 0 {
+		what = append(what, "killed "+strings.Join(srv.survivors, ", "))
+	}
+	if len(srv.left) > 0 {
+		what = append(what, "could not kill "+strings.Join(srv.left, ", "))
+	}
+	if len(what) > 0 {
+		r.logf("warning: server %s left processes running outside its process group (setsid): %s", srv.spec.Name, strings.Join(what, "; "))
+	}
 }
 
 func suiteName(s *suite.Suite) string {
@@ -314,7 +360,8 @@ type run struct {
 	starts   int // server starts so far, to name their log folders
 	perfCfg  *perfConfig
 	cons     *consistencyConfig
-	servers  []*server // every server started, to report output their logs could not keep
+	servers  []*server        // every server started, to report output their logs could not keep
+	swept    map[*server]bool // servers whose stop has been reported (guarded by mu)
 
 	// finished holds every recorded request (guarded by mu), for the results.json written
 	// the moment the run is cancelled; snapshotDone is closed once that write is over (or
@@ -325,20 +372,100 @@ type run struct {
 
 	mu      sync.Mutex // guards progress lines from concurrent requests, and unsaved
 	unsaved []string   // what could not be written to disk (a full disk), said at the end
+	lost    int        // request lines missing from requests.jsonl
+
+	// diskFull is closed at the first write that failed for want of space (diskErr): from
+	// then on a request the run could not check is an error of the machine, and no request
+	// waits for a performance.log record the server cannot write.
+	diskFull chan struct{}
+	diskOnce sync.Once
+	diskErr  error
+}
+
+// noteDisk records err when it is a write that failed for want of space, and says so.
+func (r *run) noteDisk(err error) bool {
+	if !IsDiskFull(err) {
+		return false
+	}
+	r.diskOnce.Do(func() {
+		r.diskErr = err
+		close(r.diskFull)
+		r.logf("warning: the disk is full (%v): requests that cannot be checked are errors of this machine, not failures", err)
+	})
+	return true
+}
+
+// diskFullErr is the first write that failed for want of space, or nil.
+func (r *run) diskFullErr() error {
+	select {
+	case <-r.diskFull:
+		return r.diskErr
+	default:
+		return nil
+	}
+}
+
+// untilDiskFull is ctx, cancelled too when the disk fills up.
+func (r *run) untilDiskFull(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-r.diskFull:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// diskError turns a request that the full disk kept from being checked (an errored check,
+// no failed one) into an error of the machine: its own status says it was cut short, and its
+// case gets the error, so that the run is `error` (exit 3), not a failure of the pull
+// request. A request with a real failure keeps it.
+func (r *run) diskError(rr *checks.RequestResult, cr *checks.CaseResult) {
+	derr := r.diskFullErr()
+	if derr == nil || rr.Status == checks.Cancelled {
+		return
+	}
+	errored := false
+	for _, ck := range rr.Checks {
+		switch ck.Status {
+		case checks.Fail:
+			return
+		case checks.Error:
+			errored = true
+		}
+	}
+	if !errored {
+		return
+	}
+	rr.Status = checks.Cancelled
+	cr.Errors = append(cr.Errors, fmt.Sprintf("request %d/%d could not be checked: the disk is full (%v); an error of this machine, not of the pull request", rr.Index, rr.Of, derr))
 }
 
 // reportUnsaved says, in one block at the end of the run, everything that could not be
-// written: request lines missing from requests.jsonl, server output missing from the logs.
-func (r *run) reportUnsaved() {
+// written: results.json itself (werr), request lines missing from requests.jsonl, server
+// output missing from the logs.
+func (r *run) reportUnsaved(werr error) {
 	for _, s := range r.servers {
 		if u := s.log.unsaved(); u != "" {
 			r.unsaved = append(r.unsaved, s.logPath+": "+u)
 		}
 	}
+	if werr != nil {
+		r.mu.Lock()
+		lost := r.lost
+		r.mu.Unlock()
+		r.logf("NOT SAVED: results.json could not be written (%v); the file there is from before, marked incomplete; requests.jsonl lacks %d request lines; report rebuilds this partition from requests.jsonl, marked incomplete", werr, lost)
+	}
 	if len(r.unsaved) == 0 {
 		return
 	}
-	r.logf("NOT SAVED (disk full or unwritable; results.json holds every request):\n  %s", strings.Join(r.unsaved, "\n  "))
+	holds := "results.json holds every request"
+	if werr != nil {
+		holds = "results.json could not be written either"
+	}
+	r.logf("NOT SAVED (disk full or unwritable; %s):\n  %s", holds, strings.Join(r.unsaved, "\n  "))
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -455,6 +582,14 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	r.starts++
 	dir := filepath.Join(r.opts.Out, ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
 	r.logf("%s: starting server %s", c.ID, spec.Name)
+	// Exclusively: a folder that exists already belongs to another server start, whose logs
+	// this one must not overwrite.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, 0, &startError{err: fmt.Errorf("create server folder: %w", err)}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, 0, &startError{err: fmt.Errorf("create server folder: %w", err)}
+	}
 	var mirror io.Writer
 	if r.opts.ServerLog != nil {
 		mirror = r.opts.ServerLog(fmt.Sprintf("%s: server %s log (%s)", c.ID, spec.Name, filepath.Join(dir, "server.log")))
@@ -470,6 +605,9 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 		return nil, 0, &startError{err: err}
 	}
 	r.servers = append(r.servers, srv)
+	for _, n := range srv.notes {
+		r.logf("%s: server %s: %s", c.ID, spec.Name, n)
+	}
 	r.startMemory(srv)
 	stopBeat := r.beat(fmt.Sprintf("%s: starting server %s", c.ID, spec.Name), spec.StartTimeout, func() string { return lastLogLine(srv) })
 	err = srv.waitReady(ctx, r.opts.HTTPClient)
@@ -526,6 +664,7 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 				rr.Status = checks.RequestStatus(rr.Checks)
 			}
 			mu.Lock()
+			r.diskError(&rr, cr)
 			out[i-1] = rr
 			if halt != "" && halted == "" {
 				halted = halt
@@ -557,8 +696,10 @@ func (r *run) record(rr checks.RequestResult) {
 	r.mu.Unlock()
 	if err := r.rec.Request(rr); err != nil {
 		r.logf("warning: %v", err)
+		r.noteDisk(err)
 		r.mu.Lock()
 		r.unsaved = append(r.unsaved, err.Error())
+		r.lost++
 		r.mu.Unlock()
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
+	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -50,6 +53,13 @@ type server struct {
 	exited   chan struct{} // closed when the process has exited
 	exitErr  error         // set before exited is closed
 	stopOnce sync.Once
+
+	// notes are what the run says about this start beside its start line: a suite env that
+	// turns SGLang's stage logging off, where SGLang's outputs go.
+	notes []string
+	// survivors names the processes that had left the server's process group (setsid) and
+	// were still running after it was killed: stop killed them (or could not: left).
+	survivors, left []string
 
 	// mem samples the process tree's memory (nil without a sampler); loadWin is open from
 	// launch to ready; memNote says why there is no session when starting one failed.
@@ -102,7 +112,62 @@ func freePort() (int, error) {
 }
 
 // StageLoggingEnv turns on SGLang's per-request stage timers and its performance.log records.
-const StageLoggingEnv = "SGLANG_DIFFUSION_STAGE_LOGGING"
+const StageLoggingEnv = sglangenv.StageLogging
+
+// stageLoggingNote says what a suite's value of StageLoggingEnv, which replaces the runner's
+// "1", does to SGLang.
+func stageLoggingNote(v string) string {
+	if sglangenv.Bool(v) {
+		return fmt.Sprintf("the suite's env sets %s=%s (diffusion-check sets 1); SGLang reads it as on and writes performance.log records", StageLoggingEnv, v)
+	}
+	return fmt.Sprintf("the suite's env sets %s=%q, which turns SGLang's stage logging OFF: SGLang then writes no performance.log records and no stage or step timings "+
+		"(gpu_worker._execute_forward_common), so perf.record fails on every request unless its case sets checks.perf_record: false", StageLoggingEnv, v)
+}
+
+// The options by which `sglang serve` saves what it makes and what it is sent
+// (server_args.py, defaults "outputs/" and "inputs/uploads" under the server's working
+// directory, which is the suite's folder unless the suite sets dir).
+const (
+	outputPathFlag    = "--output-path"
+	inputSavePathFlag = "--input-save-path"
+)
+
+// sglangOutputs points SGLang's saved outputs and uploads into the server start's folder,
+// dir, for an `sglang serve` command that does not set them itself: else every run would
+// write them into the suite's folder (a checkout). A command that sets one, or a --config
+// file (which may), keeps its own; the note says where they go either way.
+func sglangOutputs(spec *suite.Server, argv []string, dir string) ([]string, []string, error) {
+	if spec.Builtin != nil || !suite.SGLangServe(argv) {
+		return argv, nil, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := slices.Clone(argv)
+	var notes []string
+	for _, f := range []struct{ flag, sub string }{{outputPathFlag, "outputs"}, {inputSavePathFlag, filepath.Join("inputs", "uploads")}} {
+		if suite.FlagGiven(argv, f.flag) {
+			notes = append(notes, fmt.Sprintf("the command sets %s (or --config may): SGLang saves there, relative to %s", f.flag, serverDir(spec)))
+			continue
+		}
+		out = append(out, f.flag, filepath.Join(abs, f.sub))
+	}
+	return out, notes, nil
+}
+
+// serverDir is the working directory of a server process, for messages.
+func serverDir(spec *suite.Server) string {
+	if spec.Dir != "" {
+		return spec.Dir
+	}
+	return "the suite's folder"
+}
+
+// portMoved matches SGLang's line for a port it could not bind and replaced
+// (server_args.py ServerArgs.settle_port, called by _adjust_network_ports without
+// --strict-ports): "Port X was unavailable, using port Y instead".
+var portMoved = regexp.MustCompile(`Port ([0-9]+) was unavailable, using port ([0-9]+) instead`)
 
 // startServer launches a server process; it does not wait for readiness.
 func startServer(spec *suite.Server, env serverEnv) (*server, error) {
@@ -137,6 +202,10 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	}
 	// Its own process group, killed by the kernel if the run dies (Pdeathsig), and by a
 	// guard (below) together with everything else in the group.
+	filled, outNote, err := sglangOutputs(spec, filled, env.dir)
+	if err != nil {
+		return nil, err
+	}
 	cmd := proc.Group(filled[0], filled[1:]...)
 	cmd.Dir = spec.Dir
 	if cmd.Dir == "" {
@@ -146,11 +215,16 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	// SGLang writes a performance.log record only with stage logging on
 	// (gpu_worker._execute_forward_common); its own harness sets both for every server
 	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
-	cmd.Env = append(cmd.Env, "SGLANG_PERF_LOG_DIR="+perfDir, StageLoggingEnv+"=1", "PYTHONUNBUFFERED=1")
+	cmd.Env = append(cmd.Env, sglangenv.PerfLogDir+"="+perfDir, StageLoggingEnv+"=1", "PYTHONUNBUFFERED=1")
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+fill(v))
 	}
+	var notes []string
+	if v, ok := spec.Env[StageLoggingEnv]; ok {
+		notes = append(notes, stageLoggingNote(v))
+	}
 	lw := newLogWatch(logFile, spec.Ready.LogMarker)
+	lw.port = port
 	lw.mirror = env.mirror
 	cmd.Stdout, cmd.Stderr = lw, lw
 	// Orphaned grandchildren may keep the log pipe open; do not wait for them forever.
@@ -163,6 +237,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 		log:        lw,
 		perf:       newPerfLog(filepath.Join(perfDir, "performance.log")),
 		exited:     make(chan struct{}),
+		notes:      append(notes, outNote...),
 	}
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {
@@ -192,64 +267,90 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 var errNotReady = errors.New("server not ready")
 
 // waitReady blocks until the server is ready, the process exits, or the start timeout
-// passes. Ready means signalled (the log marker appeared, or the health endpoint answered
-// 200) and accepting connections on its port: uvicorn logs "Application startup complete."
-// before it binds its socket, so the marker alone races the bind and a first request sent
-// on it is refused.
+// passes. Ready means signalled and accepting connections on its port. Signalled: the health
+// endpoint answered 200, or the log marker appeared and the health endpoint (when there is
+// one) has answered something other than 503. SGLang logs uvicorn's "Application startup
+// complete." before its warmup runs, answers /health with 503 until the warmup ends and holds
+// every other path meanwhile (entrypoints/http_server.py health, wait_for_server_warmup): a
+// request sent on the marker alone would wait out the warmup inside its own timing. And
+// uvicorn logs the marker before it binds its socket, so the marker alone also races the
+// bind and a first request sent on it is refused.
 func (s *server) waitReady(ctx context.Context, hc *http.Client) error {
 	deadline := time.NewTimer(s.spec.StartTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()
 	health := s.spec.Ready.Health
+	hasHealth := health != "" && health != "-"
 	marker := s.log.ready
-	var signalled string // what said ready: the marker or the health endpoint
+	markerSeen := false
+	healthStatus := 0 // the last status the health endpoint answered; 0: no answer yet
 	var lastHealth time.Time
 	for {
 		select {
 		case <-marker:
-			signalled, marker = "log marker "+strconv.Quote(s.spec.Ready.LogMarker), nil
+			markerSeen, marker = true, nil
 		case <-s.exited:
 			return fmt.Errorf("%w: process exited during startup (%w) after %s", errNotReady, s.exitErr, time.Since(s.started).Round(time.Millisecond))
 		case <-deadline.C:
-			if signalled != "" {
-				return fmt.Errorf("%w: %s seen, but 127.0.0.1:%d did not accept connections within %s", errNotReady, signalled, s.port, s.spec.StartTimeout)
-			}
-			return fmt.Errorf("%w: not ready within %s (no %q in the log, no 200 from %s)", errNotReady, s.spec.StartTimeout, s.spec.Ready.LogMarker, health)
+			return s.notReadyWhy(markerSeen, healthStatus)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
 			if line := s.log.fatalLine(); line != "" {
 				return fmt.Errorf("%w: crashed during startup: %s", errNotReady, line)
 			}
-			if signalled == "" && health != "" && health != "-" && time.Since(lastHealth) >= healthPoll {
+			if why := s.portMoved(); why != "" {
+				return fmt.Errorf("%w: %s", errNotReady, why)
+			}
+			if hasHealth && healthStatus != http.StatusOK && time.Since(lastHealth) >= healthPoll {
 				lastHealth = time.Now()
-				if s.healthy(ctx, hc, health) {
-					signalled = "200 from " + health
+				if code := s.healthStatus(ctx, hc, health); code != 0 {
+					healthStatus = code
 				}
 			}
 		}
-		if signalled != "" && s.accepting() {
+		signalled := healthStatus == http.StatusOK ||
+			markerSeen && (!hasHealth || healthStatus != 0 && healthStatus != http.StatusServiceUnavailable)
+		if signalled && s.accepting() {
 			return nil
 		}
 	}
 }
 
-func (s *server) healthy(ctx context.Context, hc *http.Client, path string) bool {
+// notReadyWhy says why a start ran out of time, from what was seen of it.
+func (s *server) notReadyWhy(markerSeen bool, healthStatus int) error {
+	health := s.spec.Ready.Health
+	marker := strconv.Quote(s.spec.Ready.LogMarker)
+	switch {
+	case healthStatus == http.StatusServiceUnavailable:
+		return fmt.Errorf("%w: %s still answered 503 after %s (SGLang answers 503 until its warmup ends)", errNotReady, health, s.spec.StartTimeout)
+	case healthStatus == http.StatusOK:
+		return fmt.Errorf("%w: 200 from %s, but 127.0.0.1:%d did not accept connections within %s", errNotReady, health, s.port, s.spec.StartTimeout)
+	case markerSeen && (health == "" || health == "-" || healthStatus != 0):
+		return fmt.Errorf("%w: log marker %s seen, but 127.0.0.1:%d did not accept connections within %s", errNotReady, marker, s.port, s.spec.StartTimeout)
+	case markerSeen:
+		return fmt.Errorf("%w: log marker %s seen, but %s never answered within %s", errNotReady, marker, health, s.spec.StartTimeout)
+	}
+	return fmt.Errorf("%w: not ready within %s (no %s in the log, no 200 from %s)", errNotReady, s.spec.StartTimeout, marker, health)
+}
+
+// healthStatus asks the health endpoint once: its HTTP status, or 0 when it did not answer.
+func (s *server) healthStatus(ctx context.Context, hc *http.Client, path string) int {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.baseURL+path, nil)
 	if err != nil {
-		return false
+		return 0
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false
+		return 0
 	}
 	// Drained so that the connection can be reused; only the status matters here.
-	_, _ = io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return resp.StatusCode
 }
 
 // dead reports why the server can no longer serve, or "" while it is alive.
@@ -262,7 +363,19 @@ func (s *server) dead() string {
 	if line := s.log.fatalLine(); line != "" {
 		return "server log shows a crash: " + line
 	}
-	return ""
+	return s.portMoved()
+}
+
+// portMoved says that the server moved off the port diffusion-check gave it, or "": what
+// answers on that port is not this server.
+func (s *server) portMoved() string {
+	line := s.log.movedLine()
+	if line == "" {
+		return ""
+	}
+	m := portMoved.FindStringSubmatch(line)
+	return fmt.Sprintf("the server moved off its port: it logged that port %s was unavailable and that it uses port %s instead (%q); "+
+		"diffusion-check talks to port %s only. Pass --strict-ports to make SGLang stop instead of moving", m[1], m[2], line, m[1])
 }
 
 // crashCause is dead's reason in a few words, for Check.Cause: what ("server crashed")
@@ -297,6 +410,9 @@ func (s *server) settle(d time.Duration) {
 func (s *server) stop() { s.stopOnce.Do(s.kill) }
 
 func (s *server) kill() {
+	// Before any signal, while every descendant is still linked to its parent: the workers
+	// that left the group are found through it.
+	tree := proc.Snapshot(s.cmd.Process.Pid)
 	select {
 	case <-s.exited:
 	default:
@@ -308,6 +424,7 @@ func (s *server) kill() {
 	}
 	_ = proc.KillGroup(s.cmd)
 	<-s.exited
+	s.survivors, s.left = tree.Sweep()
 	// Released only now: until the group is gone, a run killed mid-stop leaves it to the guard.
 	_ = s.guard.Release()
 	if s.mem != nil {
@@ -356,6 +473,10 @@ type logWatch struct {
 	tail     []string
 	closed   bool
 	mirror   io.Writer // nil: lines go only to the file
+	// port is the port the server was told to listen on; moved is the log line saying that
+	// the server listens elsewhere instead ("" while none).
+	port  int
+	moved string
 }
 
 func newLogWatch(f io.WriteCloser, marker string) *logWatch {
@@ -407,6 +528,13 @@ func (l *logWatch) line(s string) {
 		l.seen = true
 		close(l.ready)
 	}
+	if l.moved == "" && l.port != 0 {
+		// Only a move of the HTTP port matters: settle_port logs the same words for the
+		// scheduler and master ports, which start elsewhere.
+		if m := portMoved.FindStringSubmatch(s); m != nil && m[1] == strconv.Itoa(l.port) {
+			l.moved = strings.TrimSpace(s)
+		}
+	}
 	if l.fatal == "" {
 		for _, p := range fatalPatterns {
 			if strings.Contains(s, p) {
@@ -442,6 +570,13 @@ func (l *logWatch) unsaved() string {
 		return ""
 	}
 	return fmt.Sprintf("%d bytes of server output could not be written to the server log (%v); the last lines are kept in memory", l.dropped, l.writeErr)
+}
+
+// movedLine is the server's log line saying that it moved off its port, or "".
+func (l *logWatch) movedLine() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.moved
 }
 
 func (l *logWatch) fatalLine() string {

@@ -42,7 +42,9 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 		return e.getenv(k)
 	}
 	fmt.Fprintf(e.stderr, "diffusion-check %s %s\n", command, strings.Join(argv, " "))
-	code, err := dispatch(ctx, env{getenv: getenv, stdout: e.stdout, stderr: e.stderr}, command, argv)
+	inner := e
+	inner.getenv = getenv
+	code, err := dispatch(ctx, inner, command, argv)
 	return failOn.apply(e, code, err)
 }
 

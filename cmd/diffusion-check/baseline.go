@@ -38,7 +38,7 @@ func (o *baselineOptions) register(fs *flag.FlagSet) {
 // many requests × partitions each scenario's values came from. Beside the baseline file it
 // writes the spread sidecar (baselines.SpreadPath): each metric's n, min, median, max and
 // median absolute deviation over the same requests, which SGLang's file has no place for.
-func baselineCmd(_ context.Context, e env, args []string) (int, error) {
+func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 	var o baselineOptions
 	fs := newFlags("baseline", e)
 	o.register(fs)
@@ -62,7 +62,7 @@ func baselineCmd(_ context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	results, err := o.results(e, fs.Args())
+	results, err := o.results(ctx, e, fs.Args())
 	if err != nil {
 		return 0, err
 	}
@@ -171,8 +171,8 @@ func (o *baselineOptions) base() (*baselines.File, error) {
 // rules as report (conflicting duplicates are an error, and so is a plan whose partitions
 // did not all arrive), and every case passed with all its requests measured, unless
 // --allow-failed.
-func (o *baselineOptions) results(e env, paths []string) ([]*checks.Result, error) {
-	inputs, err := readResults(paths)
+func (o *baselineOptions) results(ctx context.Context, e env, paths []string) ([]*checks.Result, error) {
+	inputs, err := readResults(ctx, e, paths)
 	if err != nil {
 		return nil, err
 	}

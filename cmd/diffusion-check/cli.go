@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -27,6 +28,8 @@ const (
 type env struct {
 	getenv         func(string) string
 	stdout, stderr io.Writer
+	// transport carries GitHub API requests (nil: the network); tests give a fake GitHub's.
+	transport http.RoundTripper
 }
 
 // usageError marks a problem with the command line or configuration (exit 2).
@@ -165,7 +168,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err == nil {
 		return code
 	}
-	fmt.Fprintf(stderr, "diffusion-check %s: %s\n", name, indent(err.Error()))
+	// An error may quote a results file or a server: no line of it runs as a workflow command.
+	_ = e.untrusted(stderr, func() error {
+		_, err := fmt.Fprintf(stderr, "diffusion-check %s: %s\n", name, indent(err.Error()))
+		return err
+	})
 	return exitCode(err)
 }
 

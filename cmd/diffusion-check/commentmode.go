@@ -69,11 +69,18 @@ func sameVerdicts(a, b report.State) bool {
 	return slices.EqualFunc(a.Lanes, b.Lanes, sameLane) && slices.Equal(a.Failing, b.Failing) && a.Truncated == b.Truncated
 }
 
-// previous reads the state recorded in the PR's comment of this key into rep.Previous and
-// reports whether the comment exists. An event without a PR number has no comment.
-func (p *publishing) previous(ctx context.Context, rep *report.Report) (bool, error) {
-	if p.ev.Number <= 0 {
-		return false, nil
+// previous finds the token's account (Publisher.Identity), then reads the state recorded in
+// the PR's comment of this key into rep.Previous and reports whether the comment exists.
+// When the account cannot be told, no comment is ours: the report is posted as a new one.
+func (p *publishing) previous(ctx context.Context, e env, rep *report.Report) (bool, error) {
+	if p.p.Self == nil {
+		id, how, err := p.p.Identity(ctx)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "publish: %v; posting a new comment, editing and deleting none\n", err)
+			return false, nil
+		}
+		fmt.Fprintf(e.stderr, "publish: %s\n", how)
+		p.p.Self = &id
 	}
 	prev, err := p.p.FindComment(ctx, p.ev.Number, rep.Key)
 	if err != nil || prev == nil {

@@ -23,9 +23,12 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 
 // cmdGitHub drives a fake GitHub for a script:
 //
-//	github start [readonly] [pagesize=N] [workflow_run[=fork]]
+//	github start [readonly] [pagesize=N] [workflow_run[=fork]] [fork] [actor=LOGIN:ID]
 //	                                          start it; set GITHUB_* and write $WORK/event.json (PR 7,
-//	                                          or a workflow_run payload about it: a fork's lists no PR)
+//	                                          or a workflow_run payload about it: a fork's lists no PR;
+//	                                          fork: PR 7 comes from mallory/diffusion); the token is the
+//	                                          workflow's GITHUB_TOKEN, or actor's personal token
+//	github usercomment PR LOGIN BODY          LOGIN posts BODY (a Go string literal) on PR
 //	github pull PR SHA HEADREPO [closed]      the fake knows pull request PR with that head
 //	github files PR PATH|OLD->NEW|many=N|"GO STRING"...
 //	                                          the files pull request PR changes (OLD->NEW: a rename)
@@ -45,8 +48,20 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	if args[0] == "start" {
 		cfg := githubfake.Config{Owner: "octo", Repo: "diffusion", Token: "ghs_script_token"}
 		ev := fmt.Sprintf(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
+		eventName := "pull_request"
 		for _, a := range args[1:] {
+			if strings.HasPrefix(a, "workflow_run") {
+				eventName = "workflow_run"
+			}
 			switch {
+			case a == "fork":
+				ev = fmt.Sprintf(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q, "repo": {"full_name": "mallory/diffusion"}}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
+			case strings.HasPrefix(a, "actor="):
+				login, id, ok := strings.Cut(strings.TrimPrefix(a, "actor="), ":")
+				if !ok {
+					ts.Fatalf("github start: actor=LOGIN:ID, got %q", a)
+				}
+				cfg.Actor = &githubfake.User{Login: login, ID: int64(atoi(ts, id))}
 			case a == "workflow_run":
 				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "octo/diffusion"}, "pull_requests": [{"number": 7, "head": {"sha": %q}}]}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead, scriptHead)
 			case a == "workflow_run=fork":
@@ -72,6 +87,8 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			"GITHUB_API_URL": f.URL() + "/api/v3", "GITHUB_TOKEN": cfg.Token, "GITHUB_REPOSITORY": "octo/diffusion",
 			"GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "4242", "GITHUB_RUN_NUMBER": "17",
 			"GITHUB_EVENT_PATH": ts.MkAbs("event.json"), "GITHUB_STEP_SUMMARY": ts.MkAbs("summary.md"),
+			// As in a pull_request workflow: GITHUB_SHA is the merge commit, not the head.
+			"GITHUB_EVENT_NAME": eventName, "GITHUB_SHA": "ffffffffffffffffffffffffffffffffffffffff",
 		} {
 			ts.Setenv(k, v)
 		}
@@ -113,6 +130,11 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		f.SetPullFiles(atoi(ts, args[1]), files)
+	case "usercomment":
+		need(ts, args, 4)
+		body, err := strconv.Unquote(args[3])
+		ts.Check(err)
+		f.AddComment(atoi(ts, args[1]), args[2], body)
 	case "statuses":
 		need(ts, args, 2)
 		if got, want := len(f.Statuses()), atoi(ts, args[1]); got != want {
@@ -143,8 +165,15 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("github fault: unknown option %q", a)
 			}
 		}
-		if x.Code == 403 {
+		switch {
+		case x.Code == 403 && x.RetryAfter != "":
 			x.Message = "You have exceeded a secondary rate limit."
+		case x.Code == 403:
+			x.Message = "Resource not accessible by integration"
+		case x.Code == 401:
+			x.Message = "Bad credentials"
+		case x.Code == 404:
+			x.Message = "Not Found"
 		}
 		f.Inject(x)
 	case "comments":

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,50 +14,183 @@ import (
 )
 
 // readResults reads the results named on a command line: results.json files, or folders that
-// hold them at any depth (an artifact download puts each job's results in a folder of its own).
-func readResults(args []string) ([]checks.Input, error) {
+// hold runs' output folders at any depth (an artifact download puts each job's results in a
+// folder of its own). An output folder whose results.json is marked incomplete (the run
+// ended before its final write) or missing is read from its requests.jsonl too
+// (runner.ReadOut), and what was rebuilt is said on stderr. Inputs may come from a pull
+// request's artifacts: only regular files are read, each at most runner.MaxInputBytes, and
+// reading stops when ctx ends.
+func readResults(ctx context.Context, e env, args []string) ([]checks.Input, error) {
 	if len(args) == 0 {
 		return nil, usagef("name at least one results.json or folder holding one")
 	}
-	var files []string
+	var inputs []checks.Input
+	add := func(file string, res *checks.Result, warnings []error) error {
+		if err := validNames(res); err != nil {
+			return usagef("%s: %w", file, err)
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(e.stderr, "warning: %v\n", w)
+		}
+		inputs = append(inputs, checks.Input{File: file, Result: res})
+		return nil
+	}
 	for _, a := range args {
 		fi, err := os.Stat(a)
 		if err != nil {
 			return nil, usageError{err}
 		}
-		if !fi.IsDir() {
-			files = append(files, a)
+		switch {
+		case fi.Mode().IsRegular() && filepath.Base(a) == runner.ResultsFile:
+			// Read as the folder it is in: an incomplete one is completed from requests.jsonl.
+			res, warnings, err := runner.ReadOut(ctx, filepath.Dir(a))
+			if err != nil {
+				return nil, usageError{err}
+			}
+			if err := add(a, res, warnings); err != nil {
+				return nil, err
+			}
+			continue
+		case fi.Mode().IsRegular():
+			res, err := runner.ReadResultsContext(ctx, a)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			if err := add(a, res, nil); err != nil {
+				return nil, err
+			}
+			continue
+		case !fi.IsDir():
+			return nil, usagef("%s: not a results file or a folder (%s)", a, fi.Mode().Type())
+		}
+		dirs, err := outDirs(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			res, warnings, err := runner.ReadOut(ctx, d)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			if err := add(filepath.Join(d, runner.ResultsFile), res, warnings); err != nil {
+				return nil, err
+			}
+		}
+	}
+	fillRebuiltHeads(inputs)
+	return inputs, nil
+}
+
+// validNames refuses a results file whose lane or case names are not names (checks.ValidName):
+// an uploaded results file is the pull request's to write, and its names reach headings,
+// status contexts and logs.
+func validNames(res *checks.Result) error {
+	var errs []error
+	if res.Lane != "" {
+		if err := checks.ValidName(res.Lane); err != nil {
+			errs = append(errs, fmt.Errorf("lane: %w", err))
+		}
+	}
+	for i, c := range res.Cases {
+		if err := checks.ValidName(c.ID); err != nil {
+			errs = append(errs, fmt.Errorf("cases[%d].id: %w", i, err))
+		}
+		if c.Lane != "" {
+			if err := checks.ValidName(c.Lane); err != nil {
+				errs = append(errs, fmt.Errorf("case %s: lane: %w", c.ID, err))
+			}
+		}
+	}
+	for i, d := range res.Deselected {
+		if err := checks.ValidName(d.Case); err != nil {
+			errs = append(errs, fmt.Errorf("deselected[%d].case: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// outDirs are the folders at or below root that hold a run's results.json or requests.jsonl
+// (regular files), sorted.
+func outDirs(ctx context.Context, root string) ([]string, error) {
+	var found []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == runner.ArtifactsDir || d.Name() == runner.ServersDir) {
+			return filepath.SkipDir // request outputs and server logs, never results
+		}
+		if d.Type().IsRegular() && (d.Name() == runner.ResultsFile || d.Name() == runner.RequestsFile) {
+			if dir := filepath.Dir(p); !slices.Contains(found, dir) {
+				found = append(found, dir)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if len(found) == 0 {
+		return nil, usagef("%s: no %s in this folder or below", root, runner.ResultsFile)
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
+// fillRebuiltHeads gives a result rebuilt from requests.jsonl alone (no results.json: its
+// suite, lane, plan and partition unknown) the head of the partition its cases belong to:
+// when every one of its cases is planned in partition i of another input's plan, it becomes
+// partition i of that plan, so that the merge counts its cases there instead of calling the
+// partition missing. Otherwise it takes the suite of the other inputs when they agree on one.
+func fillRebuiltHeads(inputs []checks.Input) {
+	suites := map[string]bool{}
+	for _, x := range inputs {
+		if x.Result.Suite != "" {
+			suites[x.Result.Suite] = true
+		}
+	}
+	for _, x := range inputs {
+		r := x.Result
+		if r.Incomplete == "" || r.PlanHash != "" || r.Suite != "" {
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && d.Name() == "artifacts" {
-				return filepath.SkipDir // request outputs, never results
-			}
-			if !d.IsDir() && d.Name() == runner.ResultsFile {
-				found = append(found, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, usageError{err}
+		if from, i, ok := partitionOf(r, inputs); ok {
+			r.Suite, r.Lane, r.GPU, r.Mode, r.Commit = from.Suite, from.Lane, from.GPU, from.Mode, from.Commit
+			r.PlanHash, r.Planned, r.Selection, r.Deselected = from.PlanHash, from.Planned, from.Selection, from.Deselected
+			r.Partition = checks.Partition{Index: i, Total: len(from.Planned)}
+			continue
 		}
-		if len(found) == 0 {
-			return nil, usagef("%s: no %s in this folder or below", a, runner.ResultsFile)
+		if len(suites) == 1 {
+			for name := range suites {
+				r.Suite = name
+			}
 		}
-		slices.Sort(found)
-		files = append(files, found...)
 	}
-	var inputs []checks.Input
-	for _, p := range files {
-		res, err := runner.ReadResults(p)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		inputs = append(inputs, checks.Input{File: p, Result: res})
+}
+
+// partitionOf finds the plan partition that holds every case of r, among the plans of the
+// other inputs.
+func partitionOf(r *checks.Result, inputs []checks.Input) (*checks.Result, int, bool) {
+	if len(r.Cases) == 0 {
+		return nil, 0, false
 	}
-	return inputs, nil
+	for _, x := range inputs {
+		from := x.Result
+		if from == r || from.PlanHash == "" {
+			continue
+		}
+		for i, planned := range from.Planned {
+			all := true
+			for _, c := range r.Cases {
+				all = all && slices.Contains(planned, c.ID)
+			}
+			if all {
+				return from, i, true
+			}
+		}
+	}
+	return nil, 0, false
 }

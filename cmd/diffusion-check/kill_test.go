@@ -24,8 +24,7 @@ import (
 // takes its whole stop grace to stop, with children of its own.
 func wrapperSuite(t *testing.T, dir string, grace string) string {
 	t.Helper()
-	p := filepath.Join(dir, "suite.yaml")
-	err := os.WriteFile(p, []byte(fmt.Sprintf(`
+	return writeSuite(t, dir, fmt.Sprintf(`
 servers:
   wrapped:
     command: [sh, -c, 'trap "" TERM; %s serve --addr 127.0.0.1:{port} --step-ms 100 & echo $! > serve.pid; sleep 600 & echo $! > sleep.pid; echo $$ > sh.pid; while :; do sleep 0.1; done']
@@ -36,11 +35,7 @@ cases:
     modality: image
     repeat: 3
     request: {prompt: a fox, size: 64x64, seed: 1, steps: 10}
-`, filepath.Join(binDir, "diffusion-check"), grace)), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+`, filepath.Join(binDir, "diffusion-check"), grace))
 }
 
 // startRun starts `diffusion-check run` on a suite and waits until its first request finished.
@@ -143,21 +138,20 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
+	// results.json exists from the start of the run (marked incomplete); the one written on
+	// cancel is the first that says it finished after the signal.
 	var took time.Duration
+	var res *checks.Result
 	for deadline := sent.Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(results); err == nil {
-			took = time.Since(sent)
+		if r, err := runner.ReadResults(results); err == nil && !r.FinishedAt.Before(sent) {
+			took, res = time.Since(sent), r
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no results.json 10 s after SIGINT; stderr:\n%s", stderr)
+			t.Fatalf("no results.json written after SIGINT within 10 s; stderr:\n%s", stderr)
 		}
 	}
 	serverAlive := alive(server)
-	res, err := runner.ReadResults(results)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("results.json %s after SIGINT (server still running: %v)", took.Round(time.Millisecond), serverAlive)
 	if !serverAlive {
 		t.Errorf("results.json after %s, once the server had stopped; want it before the stop", took)
@@ -165,7 +159,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	if got := requestStatuses(res, "slow"); got != "pass cancelled cancelled" {
 		t.Errorf("first results.json: requests %s, want pass cancelled cancelled", got)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Errorf("exit: %v, want exit status 3; stderr:\n%s", err, stderr)
@@ -195,4 +189,30 @@ func requestStatuses(res *checks.Result, id string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// TestServerWorkerThatCalledSetsidDoesNotOutliveTheRun: a server whose worker leaves the
+// process group with setsid (as the audit's did) no longer leaves it running after the run
+// ends normally: the stop ends it and the log names it.
+func TestServerWorkerThatCalledSetsidDoesNotOutliveTheRun(t *testing.T) {
+	dir := t.TempDir()
+	suitePath := writeSuite(t, dir, fmt.Sprintf(`
+servers:
+  escaping:
+    command: [sh, -c, 'setsid sleep 600 & echo $! > worker.pid; exec %s serve --addr 127.0.0.1:{port} --step-ms 1']
+cases:
+  - {id: one, server: escaping, modality: image, request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}}
+`, filepath.Join(binDir, "diffusion-check")))
+	code, log := runBinary(t, nil, nil, "run", "--suite", suitePath, "--out", filepath.Join(dir, "out"))
+	worker := pidOf(t, filepath.Join(dir, "worker.pid"))
+	t.Cleanup(func() { syscall.Kill(worker, syscall.SIGKILL) })
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d, want a verdict; log:\n%s", code, log)
+	}
+	if left := waitGone(map[string]int{"setsid worker": worker}, 5*time.Second); len(left) > 0 {
+		t.Errorf("%s outlived the run; log:\n%s", strings.Join(left, ", "), log)
+	}
+	if want := fmt.Sprintf("warning: server escaping left processes running outside its process group (setsid): killed pid %d (sleep)", worker); !strings.Contains(log, want) {
+		t.Errorf("the log does not name the worker (%q):\n%s", want, log)
+	}
 }

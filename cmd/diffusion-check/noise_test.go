@@ -66,7 +66,10 @@ func TestNoiseSimulation(t *testing.T) {
 	write("noisy.yaml", fmt.Sprintf(noiseCases,
 		`, faults: ["slow-at=2:10"]`, `, faults: ["slow-after=1:10"]`, `, faults: ["slow-at=2:10"]`,
 		", repeat: 2, confirm: 2, on_unconfirmed: flaky", ", repeat: 2, confirm: 2, on_unconfirmed: flaky", ", repeat: 2, confirm: 2"))
-	var extraEnv []string
+	// The runs record the commit they test (GITHUB_SHA outside a pull request event), which
+	// report --publish checks against the event's head.
+	head := "0123456789abcdef0123456789abcdef01234567"
+	extraEnv := []string{"GITHUB_SHA=" + head}
 	cli := binCLI(t, dir, func() []string { return append(cleanEnv(), extraEnv...) })
 
 	// 1. Baselines and their spread from three healthy requests per case.
@@ -158,7 +161,6 @@ func TestNoiseSimulation(t *testing.T) {
 
 	// 3. The report: the flaky lane is success with a note, the persistent one red.
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: "ghs_noise"})
-	head := "0123456789abcdef0123456789abcdef01234567"
 	write("event.json", fmt.Sprintf(`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}}, "repository": {"full_name": "octo/diffusion"}}`, head))
 	extraEnv = []string{"GITHUB_API_URL=" + f.URL() + "/api/v3", "GITHUB_TOKEN=ghs_noise", "GITHUB_REPOSITORY=octo/diffusion",
 		"GITHUB_EVENT_PATH=" + filepath.Join(dir, "event.json"), "GITHUB_SERVER_URL=https://github.com", "GITHUB_RUN_ID=1",

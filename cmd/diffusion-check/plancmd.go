@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -79,9 +79,13 @@ func planCmd(ctx context.Context, e env, args []string) (int, error) {
 	return exitOK, nil
 }
 
+// maxPlanBytes bounds a plan file (an artifact of the plan job): a plan of thousands of
+// cases is a few MiB.
+const maxPlanBytes = 64 << 20
+
 // loadPlan reads a plan written by `plan` and checks it against the suite.
-func loadPlan(path string, s *suite.Suite) (*runner.Plan, error) {
-	b, err := os.ReadFile(path)
+func loadPlan(ctx context.Context, path string, s *suite.Suite) (*runner.Plan, error) {
+	b, err := inputfile.Read(ctx, path, maxPlanBytes)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -92,21 +96,8 @@ func loadPlan(path string, s *suite.Suite) (*runner.Plan, error) {
 	if p.Schema != runner.PlanSchema {
 		return nil, usagef("plan %s: schema %q, want %q", path, p.Schema, runner.PlanSchema)
 	}
-	known := map[string]bool{}
-	for _, c := range s.Cases {
-		known[c.ID] = true
-	}
-	for _, pp := range p.Partitions {
-		for _, id := range pp.Cases {
-			if !known[id] {
-				return nil, usagef("plan %s: case %q is not in suite %s", path, id, s.Path)
-			}
-		}
-	}
-	for _, d := range p.Deselected {
-		if !known[d.Case] {
-			return nil, usagef("plan %s: deselected case %q is not in suite %s", path, d.Case, s.Path)
-		}
+	if err := p.CheckSuite(s); err != nil {
+		return nil, usagef("plan %s: %w", path, err)
 	}
 	if err := p.CheckSelection(); err != nil {
 		return nil, usagef("plan %s: %v", path, err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -11,6 +10,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner/selection"
 )
+
+// pullFilesBudget bounds the whole listing of a pull request's files, retries included.
+const pullFilesBudget = 2 * time.Minute
 
 // pullChanges reads the changed paths of the workflow event's pull request from GitHub's
 // API (--changed-in-pr). The pull request comes from the workflow's own event only. An event
@@ -40,7 +42,7 @@ func pullChanges(ctx context.Context, e env) (sel checks.Selection, changed []st
 		sel.All = "the event is not about a pull request (" + name + "), so there is no change to select by"
 		return sel, nil, nil
 	}
-	ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
+	ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
 	if err != nil {
 		return sel, nil, err
 	}
@@ -50,16 +52,12 @@ func pullChanges(ctx context.Context, e env) (sel checks.Selection, changed []st
 		return sel, nil, nil
 	}
 	sel.Source = fmt.Sprintf("pull request #%d", ev.Number)
-	client, err := report.NewClient(e.getenv("GITHUB_API_URL"), e.getenv("GITHUB_TOKEN"), &report.RetryTransport{
-		MaxElapsed: 2 * time.Minute,
-		Attempt:    30 * time.Second,
-		OnRetry: func(req *http.Request, status int, err error, wait time.Duration) {
-			fmt.Fprintf(e.stderr, "GitHub %s %s: %d %v; retrying in %s\n", req.Method, req.URL.Path, status, err, wait.Round(time.Millisecond))
-		},
-	})
+	client, err := githubClient(e, e.getenv("GITHUB_TOKEN"), pullFilesBudget)
 	if err != nil {
-		return sel, nil, usageError{err}
+		return sel, nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, pullFilesBudget)
+	defer cancel()
 	pub := &report.Publisher{Client: client, Owner: owner, Repo: name}
 	paths, complete, err := pub.PullFiles(ctx, ev.Number)
 	if err != nil {

@@ -9,11 +9,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v66/github"
+
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
@@ -50,7 +54,7 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.event, "event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
 	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
-	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up retrying GitHub after waiting this long in total")
+	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
 }
 
@@ -61,14 +65,30 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
+	if o.budget <= 0 {
+		return 0, usagef("--retry-budget %s: must be > 0 (it is the deadline of the whole publish)", o.budget)
+	}
+	if !commentKeyRE.MatchString(o.key) {
+		return 0, usagef("--comment-key %q: want 1 to 64 letters, digits, '.', '_' or '-' (it is written into the comment's marker)", o.key)
+	}
 	o.inActions = e.getenv("GITHUB_ACTIONS") == "true"
 	token := e.getenv("GITHUB_TOKEN")
 	if token != "" && o.inActions {
 		e.action().AddMask(token)
 	}
 	expected := splitList(o.lanes)
+	for _, l := range expected {
+		if err := checks.ValidName(l); err != nil {
+			return 0, usagef("--lane %q: %v", l, err)
+		}
+	}
 	var pub *publishing
 	if o.publish || o.pending {
+		// One deadline for everything publishing asks of GitHub: finding the pull request,
+		// the token's account, the statuses, the comment. --retry-budget is the whole of it.
+		pctx, cancel := context.WithTimeout(ctx, o.budget)
+		defer cancel()
+		ctx = pctx
 		p, err := newPublishing(ctx, e, token, o.event, o.budget)
 		if err != nil {
 			return 0, err
@@ -78,7 +98,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if o.pending {
 		return setPending(ctx, e, pub, expected)
 	}
-	inputs, err := readResults(fs.Args())
+	inputs, err := readResults(ctx, e, fs.Args())
 	if err != nil {
 		return 0, err
 	}
@@ -86,27 +106,31 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, usageError{err}
 	}
+	if pub != nil {
+		// Results of another commit are never published as this one's verdict.
+		if err := report.CheckCommit(merged, pub.ev.HeadSHA); err != nil {
+			return pub.fail(e, err)
+		}
+	}
 	worst, err := o.printLanes(e, merged)
 	if err != nil {
 		return 0, err
 	}
 	rep := &report.Report{Key: o.key, Lanes: merged, Pending: missingLanes(expected, merged)}
-	// GitHub being unreachable must not cost the files: they are written (without the
-	// comparison with the previous comment) before the failure is returned.
-	var ghErr error
+	// The statuses go first: they gate merges, and a failure to read the comments must not
+	// cost them. GitHub being unreachable must not cost the files either: they are written
+	// (without the comparison with the previous comment) before the failure is returned.
+	var ghErrs []error
 	if pub != nil {
 		rep.RunURL, rep.RunLabel, rep.FullURL = pub.runURL, pub.runLabel, pub.runURL
 		if pub.runURL != "" { // the run's page lists its artifacts under this anchor
 			rep.ArtifactsURL = pub.runURL + "#artifacts"
 		}
-		if found, err := pub.previous(ctx, rep); err != nil {
-			ghErr = err
-		} else {
-			var why string
-			pub.comment, why = o.comment.wants(rep, found)
-			if !pub.comment {
-				fmt.Fprintf(e.stderr, "PR comment: not posted (--comment %s: %s)\n", o.comment, why)
-			}
+		if err := pub.statuses(ctx, rep); err != nil {
+			ghErrs = append(ghErrs, err)
+		}
+		if err := o.decideComment(ctx, e, pub, rep); err != nil {
+			ghErrs = append(ghErrs, err)
 		}
 	}
 	outs := map[string]any{"verdict": string(worstOf(merged)), "failed": strconv.Itoa(checks.TallyRequests(merged...).Failed())}
@@ -124,22 +148,76 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 			}
 		}
 	}
-	if ghErr != nil {
-		code, err := pub.fail(e, ghErr)
-		if serr := e.setOutputs(outs); serr != nil {
-			err = errors.Join(err, serr)
-		}
-		return code, err
-	}
 	if pub != nil {
-		if code, done, err := o.publishReport(ctx, e, pub, rep, outs); done {
-			return code, err
+		if pub.comment {
+			url, err := pub.postComment(ctx, rep)
+			if err != nil {
+				ghErrs = append(ghErrs, err)
+			} else if url != "" {
+				outs["comment_url"] = url
+			}
+		}
+		if err := errors.Join(ghErrs...); err != nil {
+			if readOnly(err) && !o.summary {
+				// The comment did not land: the summary is where the report goes instead.
+				if err := appendSummary(e, report.Summary(rep)); err != nil {
+					return 0, err
+				}
+			}
+			if code, err := pub.fail(e, err); err != nil || code != exitOK {
+				if serr := e.setOutputs(outs); serr != nil {
+					err = errors.Join(err, serr)
+				}
+				return code, err
+			}
+			// A fork's read-only token: told, and the verdict is the exit code.
 		}
 	}
 	if err := e.setOutputs(outs); err != nil {
 		return 0, err
 	}
 	return worst, nil
+}
+
+// decideComment sets pub.comment: whether the report's comment is posted or edited, after
+// reading the previous one (rep.Previous) when --comment needs it. An error is GitHub's, and
+// then no comment is written blind.
+func (o *reportOptions) decideComment(ctx context.Context, e env, pub *publishing, rep *report.Report) error {
+	pub.comment = false
+	if pub.ev.Number <= 0 {
+		fmt.Fprintln(e.stderr, "PR comment: not posted (the event names no pull request)")
+		return nil
+	}
+	found := false
+	if o.comment != commentOff { // off: no comment to read, and no account to find
+		var err error
+		if found, err = pub.previous(ctx, e, rep); err != nil {
+			return err
+		}
+	}
+	var why string
+	if pub.comment, why = o.comment.wants(rep, found); !pub.comment {
+		fmt.Fprintf(e.stderr, "PR comment: not posted (--comment %s: %s)\n", o.comment, why)
+	}
+	return nil
+}
+
+// commentKeyRE is what a --comment-key may be: it goes into the marker, an HTML comment.
+var commentKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// readOnly says whether every error in err (an errors.Join of several) is a fork's read-only
+// token refusing a write: only then is publishing's failure not a failure of the report.
+// (report wraps each failed write with one %w, so a list of errors is always a join.)
+func readOnly(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !readOnly(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	return errors.Is(err, report.ErrReadOnly)
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
@@ -180,7 +258,7 @@ func (o *reportOptions) printLanes(e env, merged []checks.Result) (int, error) {
 			a := e.action()
 			caseGroups(e, a.Group, a.EndGroup, l)
 		}
-		if err := report.Table(e.stdout, l); err != nil {
+		if err := e.untrusted(e.stdout, func() error { return report.Table(e.stdout, l) }); err != nil {
 			return 0, err
 		}
 		worst = max(worst, checks.ExitCode(l.Status))
@@ -228,36 +306,6 @@ func (o *reportOptions) writeFiles(e env, rep *report.Report, outs map[string]an
 	return nil
 }
 
-// publishReport publishes the report; done says the command ends here with code and err
-// (a publishing failure), else the caller sets the outputs and exits with the verdict.
-func (o *reportOptions) publishReport(ctx context.Context, e env, pub *publishing, rep *report.Report, outs map[string]any) (code int, done bool, err error) {
-	url, err := pub.publish(ctx, rep)
-	switch {
-	case errors.Is(err, report.ErrReadOnly):
-		fmt.Fprintln(e.stderr, err)
-		if o.inActions {
-			e.action().Noticef("%s", readOnlyNotice)
-		} else {
-			fmt.Fprintln(e.stderr, readOnlyNotice)
-		}
-		if !o.summary {
-			// The comment did not land: the summary is where the report goes instead.
-			if err := appendSummary(e, report.Summary(rep)); err != nil {
-				return 0, true, err
-			}
-		}
-	case err != nil:
-		code, err := pub.fail(e, err)
-		if serr := e.setOutputs(outs); serr != nil {
-			err = errors.Join(err, serr)
-		}
-		return code, true, err
-	case url != "":
-		outs["comment_url"] = url
-	}
-	return 0, false, nil
-}
-
 // publishing is what --publish needs: a Publisher, the event and the run's URL.
 type publishing struct {
 	p                *report.Publisher
@@ -295,31 +343,21 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 	if !ok || owner == "" || name == "" {
 		return nil, usagef("GITHUB_REPOSITORY: want OWNER/NAME, got %q", repo)
 	}
-	trusted, err := readEvent(trustedPath)
+	trusted, err := readEvent(ctx, trustedPath)
 	if err != nil {
 		return nil, err
 	}
 	var uploaded *report.Event
 	if eventPath != "" {
-		ev, err := readEvent(eventPath)
+		ev, err := readEvent(ctx, eventPath)
 		if err != nil {
 			return nil, err
 		}
 		uploaded = &ev
 	}
-	client, err := report.NewClient(e.getenv("GITHUB_API_URL"), token, &report.RetryTransport{
-		MaxElapsed: budget,
-		Attempt:    30 * time.Second,
-		OnRetry: func(req *http.Request, status int, err error, wait time.Duration) {
-			why := strconv.Itoa(status)
-			if err != nil {
-				why = err.Error()
-			}
-			fmt.Fprintf(e.stderr, "GitHub %s %s: %s; retrying in %s\n", req.Method, req.URL.Path, why, wait.Round(time.Millisecond))
-		},
-	})
+	client, err := githubClient(e, token, budget)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	server := cmp.Or(e.getenv("GITHUB_SERVER_URL"), "https://github.com")
 	p := &publishing{p: &report.Publisher{Client: client, Owner: owner, Repo: name}, inActions: e.getenv("GITHUB_ACTIONS") == "true", comment: true}
@@ -334,6 +372,10 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 		fmt.Fprintf(e.stderr, "publish: %s\n", n)
 	}
 	p.ev = t.Event
+	// A fork's pull_request run holds a read-only token; pull_request_target and workflow_run
+	// (even of a fork's pull request) run with this repository's token, so a 403 there is a
+	// missing permission.
+	p.p.Fork = t.FromFork() && !t.WorkflowRun && e.getenv("GITHUB_EVENT_NAME") != "pull_request_target"
 	if id := e.getenv("GITHUB_RUN_ID"); id != "" {
 		p.runURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(server, "/"), repo, id)
 		p.runLabel = "run " + id
@@ -344,9 +386,14 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 	return p, nil
 }
 
-// readEvent reads and parses an event payload file.
-func readEvent(path string) (report.Event, error) {
-	data, err := os.ReadFile(path)
+// maxEventBytes bounds an event payload file: GitHub's are a few MiB at most, and an uploaded
+// one (--event) may be anything a pull request's code wrote.
+const maxEventBytes = 64 << 20
+
+// readEvent reads and parses an event payload file: a regular file of at most maxEventBytes,
+// read while ctx lasts.
+func readEvent(ctx context.Context, path string) (report.Event, error) {
+	data, err := inputfile.Read(ctx, path, maxEventBytes)
 	if err != nil {
 		return report.Event{}, usageError{fmt.Errorf("read event: %w", err)}
 	}
@@ -357,31 +404,53 @@ func readEvent(path string) (report.Event, error) {
 	return ev, nil
 }
 
-// publish sets a status per lane on the PR head and upserts the comment; it tries every
-// write and returns the comment URL and every error.
-func (p *publishing) publish(ctx context.Context, rep *report.Report) (string, error) {
+// githubClient is the one GitHub API client of every command: the token, GITHUB_API_URL
+// (GHES), and retries of what passes within budget, each retry told on stderr.
+func githubClient(e env, token string, budget time.Duration) (*github.Client, error) {
+	client, err := report.NewClient(e.getenv("GITHUB_API_URL"), token, &report.RetryTransport{
+		Base:       e.transport,
+		MaxElapsed: budget,
+		Attempt:    30 * time.Second,
+		OnRetry: func(req *http.Request, status int, err error, wait time.Duration) {
+			why := strconv.Itoa(status)
+			if err != nil {
+				why = err.Error()
+			}
+			fmt.Fprintf(e.stderr, "GitHub %s %s: %s; retrying in %s\n", req.Method, req.URL.Path, why, wait.Round(time.Millisecond))
+		},
+	})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return client, nil
+}
+
+// statuses sets a status per lane on the PR head; it tries every lane and returns every
+// error.
+func (p *publishing) statuses(ctx context.Context, rep *report.Report) error {
 	var errs []error
 	for _, l := range rep.Lanes {
 		if err := p.p.SetStatus(ctx, p.ev.HeadSHA, report.LaneStatus(l, p.runURL)); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	url := ""
-	if p.ev.Number > 0 && p.comment {
-		c, err := p.p.UpsertComment(ctx, p.ev.Number, rep.Key, report.Comment(rep))
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			url = c.URL
-		}
-	}
-	return url, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
-// fail turns a publishing error into the exit code: a read-only token is not a failure of
-// the report (exit 0 after a notice); anything else could not run (3), with an annotation.
+// postComment upserts the report's comment and returns its URL.
+func (p *publishing) postComment(ctx context.Context, rep *report.Report) (string, error) {
+	c, err := p.p.UpsertComment(ctx, p.ev.Number, rep.Key, report.Comment(rep))
+	if err != nil {
+		return "", err
+	}
+	return c.URL, nil
+}
+
+// fail turns a publishing error into the exit code: a fork's read-only token is not a
+// failure of the report (exit 0 after a notice); anything else could not run (3), with an
+// annotation.
 func (p *publishing) fail(e env, err error) (int, error) {
-	if errors.Is(err, report.ErrReadOnly) {
+	if readOnly(err) {
 		fmt.Fprintln(e.stderr, err)
 		if p.inActions {
 			e.action().Noticef("%s", readOnlyNotice)
@@ -412,19 +481,24 @@ func appendSummary(e env, md string) (err error) {
 	return nil
 }
 
-// caseGroups prints each case's problems in a collapsible ::group:: of the log.
+// caseGroups prints each case's problems in a collapsible ::group:: of the log; what the
+// results file says (check names, statuses, details) is printed with workflow commands
+// stopped.
 func caseGroups(e env, group func(string), end func(), l *checks.Result) {
 	for _, c := range l.Cases {
 		group(fmt.Sprintf("%s %s: %s", l.Lane, c.ID, c.Status))
-		for _, rr := range c.Requests {
-			fmt.Fprintf(e.stdout, "request %d/%d: %s, e2e %.1f ms\n", rr.Index, rr.Of, rr.Status, rr.E2EMs)
-			for _, ck := range rr.Checks {
-				fmt.Fprintf(e.stdout, "  %s: %s %s\n", ck.Name, ck.Status, firstLineOf(ck.Detail))
+		_ = e.untrusted(e.stdout, func() error {
+			for _, rr := range c.Requests {
+				fmt.Fprintf(e.stdout, "request %d/%d: %s, e2e %.1f ms\n", rr.Index, rr.Of, rr.Status, rr.E2EMs)
+				for _, ck := range rr.Checks {
+					fmt.Fprintf(e.stdout, "  %s: %s %s\n", ck.Name, ck.Status, firstLineOf(ck.Detail))
+				}
 			}
-		}
-		for _, ck := range c.Checks {
-			fmt.Fprintf(e.stdout, "case %s: %s %s\n", ck.Name, ck.Status, firstLineOf(ck.Detail))
-		}
+			for _, ck := range c.Checks {
+				fmt.Fprintf(e.stdout, "case %s: %s %s\n", ck.Name, ck.Status, firstLineOf(ck.Detail))
+			}
+			return nil
+		})
 		end()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -73,7 +75,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	if !o.allowUntrusted {
-		if err := trustedEvent(e); err != nil {
+		if err := trustedEvent(ctx, e); err != nil {
 			return 0, err
 		}
 	}
@@ -90,9 +92,14 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		defer lg.close()
 		opts.Progress, opts.ServerLog = lg.progress(), lg.server
 	}
+	// A server worker that leaves its process group (setsid) and loses its server is then
+	// reparented here, not to PID 1: within reach of the stop that ends it, and reaped here.
+	if err := proc.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(e.stderr, "warning: %v; a server worker that calls setsid may outlive its server\n", err)
+	}
 	res, err := runner.Run(ctx, opts)
 	if res != nil {
-		if terr := report.Table(e.stdout, res); terr != nil {
+		if terr := e.untrusted(e.stdout, func() error { return report.Table(e.stdout, res) }); terr != nil {
 			return 0, terr
 		}
 	}
@@ -175,7 +182,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	}
 	return runner.Options{
 		Suite: s, Lane: lane, Partition: p, Plan: plan, Cases: ids, Out: o.out, Force: o.force, Mode: o.mode,
-		Commit:     e.getenv("GITHUB_SHA"),
+		Commit:     headCommit(ctx, e),
 		GPU:        g,
 		Executable: exe,
 		Environ:    os.Environ(),
@@ -211,7 +218,7 @@ func (o *runOptions) plan(ctx context.Context, e env, s *suite.Suite, gpu string
 	if selecting {
 		return "", nil, usagef("--plan %s holds the plan job's selection already; --changed-files and --changed-since apply only without --plan", o.planPath)
 	}
-	plan, err := loadPlan(o.planPath, s)
+	plan, err := loadPlan(ctx, o.planPath, s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -258,22 +265,55 @@ func detectGPU(e env, names []string) string {
 	return class
 }
 
-// trustedEvent refuses events under which the suite (and so its server commands) may be a
-// pull request's code while the job holds this repository's secrets and write token:
-// pull_request_target, and a workflow_run triggered from a fork.
-func trustedEvent(e env) error {
-	const risk = "the suite's server commands would run code from the pull request with this repository's secrets and write token (and on its self-hosted runners)"
-	switch name := e.getenv("GITHUB_EVENT_NAME"); name {
-	case "pull_request_target":
-		return usagef("refusing to run under %s: %s; pass --allow-untrusted (action input allow_untrusted: \"true\") only if the suite comes from the base branch and a maintainer has reviewed the change", name, risk)
-	case "workflow_run":
-		ev, err := readEvent(e.getenv("GITHUB_EVENT_PATH"))
-		if err != nil {
-			return usagef("refusing to run under workflow_run: cannot tell whether a fork triggered it (%v); pass --allow-untrusted to run anyway", err)
+// headCommit is the commit a run tests, as its results record it: for a pull request the
+// head commit of the workflow's own event (GITHUB_SHA is then a merge commit that no status
+// goes on), else GITHUB_SHA. report --publish refuses results of another commit than the
+// one it publishes on (report.CheckCommit).
+func headCommit(ctx context.Context, e env) string {
+	switch e.getenv("GITHUB_EVENT_NAME") {
+	case "pull_request", "pull_request_target", "workflow_run":
+		ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
+		if err == nil {
+			return ev.HeadSHA
 		}
-		if ev.FromFork() {
-			return usagef("refusing to run under workflow_run triggered from the fork %s: %s; pass --allow-untrusted (action input allow_untrusted: \"true\") only after a maintainer has reviewed the change", ev.HeadRepo, risk)
-		}
+		fmt.Fprintf(e.stderr, "commit: %v; recording GITHUB_SHA\n", err)
 	}
-	return nil
+	return e.getenv("GITHUB_SHA")
+}
+
+// trustedEvents are the events under which run starts the suite's server commands without
+// --allow-untrusted: the suite is then the base branch's, or a pull request's whose job
+// holds no secrets and a read-only token (pull_request from a fork). Any other event —
+// pull_request_target, issue_comment, pull_request_review, pull_request_review_comment, an
+// event not listed — is refused: it fails closed.
+var trustedEvents = []string{"push", "pull_request", "merge_group", "schedule", "workflow_dispatch", "repository_dispatch", "release"}
+
+// trustedEvent refuses events under which the suite (and so its server commands) may be a
+// pull request's code while the job holds this repository's secrets and write token. A
+// workflow_run is trusted only when its payload shows it ran in this repository (a
+// head_repository equal to the repository); without GITHUB_EVENT_NAME (which GitHub always
+// sets) it is not a GitHub event but a person's run, and it is trusted.
+func trustedEvent(ctx context.Context, e env) error {
+	const risk = "the suite's server commands would run code from the pull request with this repository's secrets and write token (and on its self-hosted runners)"
+	const optIn = "pass --allow-untrusted (action input allow_untrusted: \"true\") only if the suite comes from the base branch and a maintainer has reviewed the change"
+	name := e.getenv("GITHUB_EVENT_NAME")
+	switch {
+	case name == "":
+		// Not a GitHub event (GitHub always names it): a person's run, or another CI.
+		return nil
+	case slices.Contains(trustedEvents, name):
+		return nil
+	case name == "workflow_run":
+		ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
+		switch {
+		case err != nil:
+			return usagef("refusing to run under workflow_run: cannot tell whether a fork triggered it (%v); %s", err, optIn)
+		case ev.HeadRepo == "" || ev.Repo == "":
+			return usagef("refusing to run under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s", optIn)
+		case ev.FromFork():
+			return usagef("refusing to run under workflow_run triggered from the fork %s: %s; %s", ev.HeadRepo, risk, optIn)
+		}
+		return nil
+	}
+	return usagef("refusing to run under %s: %s (only %s are trusted); %s", name, risk, strings.Join(trustedEvents, ", "), optIn)
 }

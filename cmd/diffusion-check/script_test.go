@@ -35,6 +35,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// writeSuite writes a suite file into dir and returns its path.
+func writeSuite(t *testing.T, dir, yaml string) string {
+	t.Helper()
+	p := filepath.Join(dir, "suite.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestScripts(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

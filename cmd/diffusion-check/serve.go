@@ -9,15 +9,16 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/refserver"
+	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 )
 
 func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("serve", e)
 	// SGLang writes performance.log records only with SGLANG_DIFFUSION_STAGE_LOGGING on
 	// (managers/gpu_worker.py); the runner sets it for every server it starts.
-	cfg := refserver.Config{Log: e.stderr, Exit: os.Exit, StageLogging: refserver.StageLogging(e.getenv("SGLANG_DIFFUSION_STAGE_LOGGING"))}
+	cfg := refserver.Config{Log: e.stderr, Exit: os.Exit, StageLogging: sglangenv.Bool(e.getenv(sglangenv.StageLogging))}
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:30000", "listen address HOST:PORT")
-	fs.StringVar(&cfg.PerfLogDir, "perf-log-dir", e.getenv("SGLANG_PERF_LOG_DIR"), "folder of performance.log (default $SGLANG_PERF_LOG_DIR; empty: none)")
+	fs.StringVar(&cfg.PerfLogDir, "perf-log-dir", e.getenv(sglangenv.PerfLogDir), "folder of performance.log (default $SGLANG_PERF_LOG_DIR; empty: none)")
 	fs.Float64Var(&cfg.StepMs, "step-ms", 2, "time of one denoise step in ms")
 	fs.Float64Var(&cfg.LoadMs, "load-ms", 50, "simulated model load time in ms")
 	fs.StringVar(&cfg.Model, "model", "diffusion-check/reference", "model id to report; MiniMaxAI/MiniMax-H3 validates video requests as SGLang's MiniMax-H3 does")

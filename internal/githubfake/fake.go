@@ -1,6 +1,6 @@
 // Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
-// uses: issue comments (paginated), commit statuses, the pull requests of a commit, and the
-// files of a pull request (paginated, at most 3,000 as GitHub). It checks every request — method,
+// uses: the token's user (GET /user), issue comments (paginated), commit statuses, the pull
+// requests of a commit, and the files of a pull request (paginated, at most 3,000 as GitHub). It checks every request — method,
 // path, authorization, headers, body — and records a problem for anything a real GitHub would
 // refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
 // responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
@@ -32,13 +32,55 @@ type Config struct {
 	PageSize int
 	// ReadOnly refuses every write with 403, as GitHub does for a fork's token.
 	ReadOnly bool
+	// Actor is who the token acts as (a personal access token's user): GET /user answers it
+	// and the comments the token creates are its. nil is the workflow's GITHUB_TOKEN, an
+	// installation token: GET /user is refused with 403, as GitHub does, and comments are
+	// written by ActionsBot.
+	Actor *User
+}
+
+// User is a GitHub account.
+type User struct {
+	Login string
+	ID    int64
+	// Type is User or Bot; empty means Bot for a login ending in [bot], else User.
+	Type string
+}
+
+// ActionsBot is the account of the GitHub Actions app, which writes what a workflow's
+// GITHUB_TOKEN writes.
+var ActionsBot = User{Login: "github-actions[bot]", ID: 41898282, Type: "Bot"}
+
+// userOf is the account of a login: ActionsBot's, else one with an ID derived from the login.
+func userOf(login string) User {
+	if login == ActionsBot.Login {
+		return ActionsBot
+	}
+	var id int64 = 5000
+	for _, c := range login {
+		id = id*31 + int64(c)
+		id &= 1<<40 - 1
+	}
+	return User{Login: login, ID: id}
+}
+
+func (u User) kind() string {
+	if u.Type != "" {
+		return u.Type
+	}
+	if strings.HasSuffix(u.Login, "[bot]") {
+		return "Bot"
+	}
+	return "User"
 }
 
 // Comment is an issue comment as the fake stores it.
 type Comment struct {
-	ID        int64
-	Issue     int
+	ID    int64
+	Issue int
+	// User is the author's login; Author the whole account.
 	User      string
+	Author    User
 	Body      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -85,7 +127,7 @@ type Pull struct {
 // Fake is a running fake GitHub.
 type Fake struct {
 	cfg Config
-	srv *httptest.Server
+	srv *httptest.Server // nil for a fake made by NewLocal
 
 	mu       sync.Mutex
 	nextID   int64
@@ -96,11 +138,10 @@ type Fake struct {
 	// pullFiles are the changed files of each pull request.
 	pullFiles map[int][]PullFile
 	faults    []*Fault
-	requests  []string
-	problems  []string
-	// linked is the highest page the fake has linked to (rel="next" or "last") per list path:
-	// a client that follows such a link after a concurrent delete shrank the list is right.
-	linked map[string]int
+	// lastPage is the highest last page a Link header offered, per path.
+	lastPage map[string]int
+	requests []string
+	problems []string
 }
 
 // New starts a fake; Close stops it. Problems lists what it found wrong.
@@ -108,9 +149,52 @@ func New(cfg Config) *Fake {
 	if cfg.PageSize <= 0 || cfg.PageSize > 100 {
 		cfg.PageSize = 100
 	}
-	f := &Fake{cfg: cfg, nextID: 1000, clock: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), linked: map[string]int{}}
+	f := &Fake{cfg: cfg, nextID: 1000, clock: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
+}
+
+// NewLocal makes a fake that serves no port: only its Transport reaches it, in the calling
+// process, so that a test inside a testing/synctest bubble (where network I/O would keep
+// the fake clock from moving) sees its delays on the bubble's clock. URL is a placeholder
+// host that only Transport knows.
+func NewLocal(cfg Config) *Fake {
+	if cfg.PageSize <= 0 || cfg.PageSize > 100 {
+		cfg.PageSize = 100
+	}
+	return &Fake{cfg: cfg, nextID: 1000, clock: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+// localHost is the host of a NewLocal fake's URL.
+const localHost = "github.fake"
+
+// Transport sends requests to the fake in this process, without a connection: for a fake
+// made by NewLocal (it serves any fake, whatever the request's host).
+func (f *Fake) Transport() http.RoundTripper { return local{f} }
+
+type local struct{ f *Fake }
+
+func (l local) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Host = req.URL.Host
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.f.serve(rec, r)
+	}()
+	select {
+	case <-done:
+	case <-req.Context().Done():
+		<-done // serve returns once the request's context is done
+		return nil, req.Context().Err()
+	}
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
 }
 
 // NewT starts a fake that is closed when the test ends, failing the test for every problem.
@@ -127,10 +211,18 @@ func NewT(t testing.TB, cfg Config) *Fake {
 }
 
 // URL is the fake's base URL; it also serves it with /api/v3/ appended (GHES).
-func (f *Fake) URL() string { return f.srv.URL }
+func (f *Fake) URL() string {
+	if f.srv == nil {
+		return "http://" + localHost
+	}
+	return f.srv.URL
+}
 
 // Close stops the server, waiting for requests in flight.
 func (f *Fake) Close() {
+	if f.srv == nil {
+		return
+	}
 	f.srv.CloseClientConnections()
 	f.srv.Close()
 }
@@ -153,17 +245,30 @@ func (f *Fake) SetReadOnly(ro bool) {
 	f.mu.Unlock()
 }
 
-// AddComment stores a comment as if user had posted it, returning its ID.
-func (f *Fake) AddComment(issue int, user, body string) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.add(issue, user, body).ID
+// AddComment stores a comment as if login had posted it, returning its ID.
+func (f *Fake) AddComment(issue int, login, body string) int64 {
+	return f.AddCommentBy(issue, userOf(login), body)
 }
 
-func (f *Fake) add(issue int, user, body string) *Comment {
+// AddCommentBy stores a comment as if u had posted it, returning its ID.
+func (f *Fake) AddCommentBy(issue int, u User, body string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.add(issue, u, body).ID
+}
+
+// actor is who the token acts as.
+func (f *Fake) actor() User {
+	if f.cfg.Actor != nil {
+		return *f.cfg.Actor
+	}
+	return ActionsBot
+}
+
+func (f *Fake) add(issue int, u User, body string) *Comment {
 	f.nextID++
 	f.clock = f.clock.Add(time.Second)
-	c := &Comment{ID: f.nextID, Issue: issue, User: user, Body: body, CreatedAt: f.clock, UpdatedAt: f.clock}
+	c := &Comment{ID: f.nextID, Issue: issue, User: u.Login, Author: u, Body: body, CreatedAt: f.clock, UpdatedAt: f.clock}
 	f.comments = append(f.comments, c)
 	return c
 }
@@ -273,6 +378,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var m []string
 	switch {
+	case r.Method == http.MethodGet && path == "/user":
+		f.user(w)
 	case r.Method == http.MethodGet && match(listRE, path, &m):
 		f.list(w, r, m)
 	case r.Method == http.MethodPost && match(listRE, path, &m):
@@ -387,9 +494,6 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request, m []string) {
 
 // page reads per_page and page as GitHub does (per_page capped at the fake's PageSize), sets
 // the Link header of the pages around it, and returns the slice [lo, hi) of n items to send.
-// A page past the last is a problem unless the fake linked to it before: when another client
-// deletes items while one pages, the page it was sent to can be gone, and GitHub then answers
-// an empty page, as the fake does.
 func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	q := r.URL.Query()
 	per := f.cfg.PageSize
@@ -410,7 +514,13 @@ func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) 
 		page = n
 	}
 	last := max(1, (n+per-1)/per)
-	if page > last && n > 0 && page > f.linked[r.URL.Path] {
+	// A page past the last is a problem unless a Link header offered it: another client may
+	// have deleted comments between two pages, and GitHub then answers an empty page.
+	if f.lastPage == nil {
+		f.lastPage = map[string]int{}
+	}
+	f.lastPage[r.URL.Path] = max(f.lastPage[r.URL.Path], last)
+	if page > f.lastPage[r.URL.Path] && n > 0 {
 		f.problem("GET %s: page %d past the last page %d", r.URL.Path, page, last)
 	}
 	lo, hi = min((page-1)*per, n), min(page*per, n)
@@ -426,7 +536,6 @@ func (f *Fake) page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) 
 	var links []string
 	if page < last {
 		links = append(links, link(page+1, "next"), link(last, "last"))
-		f.linked[r.URL.Path] = max(f.linked[r.URL.Path], last)
 	}
 	if page > 1 {
 		links = append(links, link(1, "first"), link(page-1, "prev"))
@@ -511,11 +620,25 @@ func (f *Fake) pullsOf(w http.ResponseWriter, r *http.Request, m []string) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// user answers GET /user: the actor of a personal access token; an installation token (the
+// workflow's GITHUB_TOKEN) is refused, as GitHub refuses it.
+func (f *Fake) user(w http.ResponseWriter) {
+	if f.cfg.Actor == nil {
+		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	writeJSON(w, http.StatusOK, userJSON(*f.cfg.Actor))
+}
+
+func userJSON(u User) map[string]any {
+	return map[string]any{"login": u.Login, "id": u.ID, "type": u.kind()}
+}
+
 func (f *Fake) commentJSON(c *Comment) map[string]any {
 	return map[string]any{
 		"id":         c.ID,
 		"body":       c.Body,
-		"user":       map[string]any{"login": c.User},
+		"user":       userJSON(c.Author),
 		"created_at": c.CreatedAt.Format(time.RFC3339),
 		"updated_at": c.UpdatedAt.Format(time.RFC3339),
 		"html_url":   fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", f.cfg.Owner, f.cfg.Repo, c.Issue, c.ID),
@@ -545,7 +668,7 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request, m []string, body [
 		return
 	}
 	issue, _ := strconv.Atoi(m[3])
-	c := f.add(issue, "github-actions[bot]", *b.Body)
+	c := f.add(issue, f.actor(), *b.Body)
 	writeJSON(w, http.StatusCreated, f.commentJSON(c))
 }
 
@@ -569,8 +692,8 @@ func (f *Fake) edit(w http.ResponseWriter, r *http.Request, m []string, body []b
 	if c == nil {
 		return
 	}
-	if c.User != "github-actions[bot]" {
-		f.problem("PATCH %s: edits comment %d of %s, not one of ours", r.URL.Path, c.ID, c.User)
+	if !f.owns(c) {
+		f.problem("PATCH %s: edits comment %d of %s (id %d), not one the token wrote starting with a marker line", r.URL.Path, c.ID, c.User, c.Author.ID)
 	}
 	f.clock = f.clock.Add(time.Second)
 	c.Body, c.UpdatedAt = *b.Body, f.clock
@@ -588,11 +711,21 @@ func (f *Fake) delete(w http.ResponseWriter, r *http.Request, m []string, body [
 	if c == nil {
 		return
 	}
-	if c.User != "github-actions[bot]" {
-		f.problem("DELETE %s: deletes comment %d of %s, not one of ours", r.URL.Path, c.ID, c.User)
+	if !f.owns(c) {
+		f.problem("DELETE %s: deletes comment %d of %s (id %d), not one the token wrote starting with a marker line", r.URL.Path, c.ID, c.User, c.Author.ID)
 	}
 	f.comments = slices.DeleteFunc(f.comments, func(x *Comment) bool { return x == c })
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// markerLine is the first line of a comment diffusion-check owns.
+var markerLine = regexp.MustCompile(`^<!-- diffusion-check:[^ ]+ -->(\n|$)`)
+
+// owns says whether the token may edit or delete c: the token's actor wrote it, and its first
+// line is a diffusion-check marker.
+func (f *Fake) owns(c *Comment) bool {
+	a := f.actor()
+	return c.Author.ID == a.ID && c.Author.Login == a.Login && markerLine.MatchString(c.Body)
 }
 
 func (f *Fake) status(w http.ResponseWriter, r *http.Request, m []string, body []byte) {

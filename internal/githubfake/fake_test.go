@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -60,15 +61,65 @@ func TestProblems(t *testing.T) {
 	}
 }
 
-// TestPageGoneAfterDelete: a page the fake linked to is no problem when a delete has since
+// TestOwnershipAndIdentity: GET /user refuses an installation token (403) and answers a
+// personal token's actor; an edit or delete of a comment that the token did not write with a
+// marker first line is a problem; a NewLocal fake answers through its Transport.
+func TestOwnershipAndIdentity(t *testing.T) {
+	f := NewLocal(Config{Owner: "o", Repo: "r", Token: "tok"})
+	c := &http.Client{Transport: f.Transport()}
+	do := func(method, path, body string) int {
+		req, err := http.NewRequest(method, f.URL()+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Accept", "application/vnd.github.v3+json")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "test")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := do("GET", "/user", ""); code != 403 {
+		t.Errorf("GET /user with an installation token: %d, want 403", code)
+	}
+	theirs := f.AddComment(1, "mallory", "<!-- diffusion-check:base -->\nfake")
+	quoted := f.AddComment(1, ActionsBot.Login, "see\n<!-- diffusion-check:base -->")
+	mine := f.AddComment(1, ActionsBot.Login, "<!-- diffusion-check:base -->\nreport")
+	if code := do("PATCH", "/repos/o/r/issues/comments/"+itoa(mine), `{"body": "<!-- diffusion-check:base -->\nnew"}`); code != 200 {
+		t.Errorf("edit of its own comment: %d", code)
+	}
+	if n := len(f.Problems()); n != 0 {
+		t.Errorf("problems after a good edit: %v", f.Problems())
+	}
+	do("PATCH", "/repos/o/r/issues/comments/"+itoa(theirs), `{"body": "x"}`)
+	do("DELETE", "/repos/o/r/issues/comments/"+itoa(quoted), "")
+	if ps := f.Problems(); len(ps) != 2 || !strings.Contains(ps[0], "of mallory") || !strings.Contains(ps[1], "DELETE") {
+		t.Errorf("problems %q, want the edit of mallory's comment and the delete of the quoting one", ps)
+	}
+
+	g := NewLocal(Config{Owner: "o", Repo: "r", Token: "tok", Actor: &User{Login: "octo-ci", ID: 9}})
+	c.Transport = g.Transport()
+	f = g
+	if code := do("GET", "/user", ""); code != 200 {
+		t.Errorf("GET /user with a personal token: %d, want 200", code)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestPageGoneAfterDelete: a page a Link header offered is no problem when a delete has since
 // made it empty (as when two clients race: one pages while the other deletes); a page past
-// the last that it never linked to is one.
+// the last that was never offered is one.
 func TestPageGoneAfterDelete(t *testing.T) {
 	f := New(Config{Owner: "o", Repo: "r", Token: "tok", PageSize: 2})
 	defer f.Close()
 	var ids []int64
 	for i := range 3 {
-		ids = append(ids, f.AddComment(1, "github-actions[bot]", fmt.Sprint("comment ", i)))
+		ids = append(ids, f.AddComment(1, "github-actions[bot]", fmt.Sprint("<!-- diffusion-check:k -->\ncomment ", i)))
 	}
 	do := func(method, path string) (int, string) {
 		req, err := http.NewRequest(method, f.URL()+path, nil)

@@ -185,17 +185,6 @@ func TestMiniMaxOutputsAreRequests(t *testing.T) {
 	}
 }
 
-func TestStageLoggingValues(t *testing.T) {
-	for v, want := range map[string]bool{
-		"1": true, "true": true, "TRUE": true, " yes ": true, "y": true, "t": true, "On": true,
-		"": false, "0": false, "false": false, "off": false, "no": false, "2": false, "enabled": false,
-	} {
-		if got := StageLogging(v); got != want {
-			t.Errorf("StageLogging(%q) = %t, want %t", v, got, want)
-		}
-	}
-}
-
 // TestNoPerfRecordWithoutStageLogging proves that, as SGLang, the server writes no record
 // unless stage logging is on.
 func TestNoPerfRecordWithoutStageLogging(t *testing.T) {

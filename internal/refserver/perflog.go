@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 )
 
@@ -20,18 +19,6 @@ type perfRecord struct {
 	Steps           []float64   `json:"steps"`
 	TotalDurationMs float64     `json:"total_duration_ms"`
 	MemorySnapshots memory      `json:"memory_snapshots"`
-}
-
-// StageLogging reports whether an SGLANG_DIFFUSION_STAGE_LOGGING value turns stage logging
-// on, as SGLang's get_bool_env_var reads it (runtime/utils/common.py): case-insensitive and
-// trimmed, "1", "true", "yes", "y", "t" and "on" are true; anything else (unset, "0", "off",
-// or a value it does not understand) is false.
-func StageLogging(value string) bool {
-	switch strings.ToLower(strings.TrimSpace(value)) {
-	case "1", "true", "yes", "y", "t", "on":
-		return true
-	}
-	return false
 }
 
 // PerfLogName is the file in Config.PerfLogDir that perf records are appended to.

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
+	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"gopkg.in/yaml.v3"
 )
 
@@ -35,7 +37,7 @@ const (
 
 // perfLogEnv is set by the runner for every server it starts; a value in the suite would be
 // overridden without a word, so it is refused.
-const perfLogEnv = "SGLANG_PERF_LOG_DIR"
+const perfLogEnv = sglangenv.PerfLogDir
 
 // Load reads and validates the suite file at path. A returned error joins one *Error per
 // problem found, each formatted as "path:line: field: message".
@@ -143,19 +145,11 @@ func (d *decoder) suite(data []byte) *Suite {
 	return s
 }
 
-// validName reports whether s can be a case id or server name: both become folder names, so
-// no separators, no leading dot and no spaces.
-func validName(s string) bool {
-	for i, r := range s {
-		alnum := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
-		if !alnum && (i == 0 || r != '_' && r != '.' && r != '-') {
-			return false
-		}
-	}
-	return s != ""
-}
+// validName reports whether s can be a case id, server name or lane name (checks.ValidName):
+// they become folder names and status contexts, and are shown in PR comments.
+func validName(s string) bool { return checks.ValidName(s) == nil }
 
-const namePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*"
+const namePattern = checks.NamePattern
 
 func (d *decoder) server(e entry, noise Noise) *Server {
 	field := "servers." + e.name
@@ -204,6 +198,13 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	}
 	if srv.Builtin == nil && len(srv.Command) > 0 && !mentionsPort(srv) {
 		d.errorf(o.lineOf("command"), join(field, "command"), "no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
+	} else if srv.Builtin == nil && SGLangServe(srv.Command) {
+		if problem := sglangPort(srv.Command); problem != "" {
+			d.errorf(o.lineOf("command"), join(field, "command"), "%s", problem)
+		}
+		for _, problem := range sglangFlagValues(srv.Command) {
+			d.errorf(o.lineOf("command"), join(field, "command"), "%s: sglang serve would stop at once (server_args.py)", problem)
+		}
 	}
 	if o.str("dir", &srv.Dir) {
 		srv.Dir = d.path(srv.Dir)
@@ -356,6 +357,9 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if o.str("lane", &c.Lane) && c.Lane == "" {
 		c.Lane = defaultLane
 	}
+	if v, f, ok := o.get("lane"); ok && !validName(c.Lane) {
+		d.errorf(v.Line, f, "must match %s, got %q; lane names become status contexts and PR comment headings", namePattern, c.Lane)
+	}
 	if v, f, ok := o.require("modality"); ok {
 		if m, ok := d.str(v, f); ok {
 			switch Modality(m) {
@@ -387,6 +391,11 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	}
 	if v, f, ok := o.get("request"); ok {
 		c.Request = d.request(v, f, c.Modality)
+		if srv := servers[c.Server]; srv != nil && SGLangServe(srv.Command) && c.Modality != "" {
+			if extra, _, ok := requestExtra(v); ok {
+				d.sglangExtra(extra, join(f, "extra"), c.Modality)
+			}
+		}
 	} else {
 		d.errorf(o.line, join(field, "request.size"), "missing")
 	}
@@ -469,8 +478,13 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	d.imageFields(o, field, &r, image, video, wrongModality)
 
 	// Video fields.
-	if o.number("seconds", &r.Seconds) && r.Seconds < 0 {
-		d.errorf(o.lineOf("seconds"), join(field, "seconds"), "must not be negative, got %v", r.Seconds)
+	var seconds float64
+	if o.number("seconds", &seconds) {
+		if seconds < 0 {
+			d.errorf(o.lineOf("seconds"), join(field, "seconds"), "must not be negative, got %v", seconds)
+		} else if s, ok := d.wholeSeconds(o.lineOf("seconds"), join(field, "seconds"), seconds); ok {
+			r.Seconds = s
+		}
 	}
 	if o.integer("fps", &r.FPS) {
 		o.atLeast("fps", r.FPS, 0)

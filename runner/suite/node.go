@@ -40,9 +40,11 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// maxNodes bounds the size of a suite with every alias expanded. Real suites have a few
-// thousand nodes; the bound stops a few lines of nested aliases from costing minutes.
-const maxNodes = 100_000
+// maxAliasNodes bounds the nodes that aliases add to a suite when expanded (what each alias
+// stands for, nested aliases included). Only expansions count: a long suite written out in
+// full (thousands of cases, hundreds of thousands of nodes) costs its own size to walk, while
+// a few lines of nested aliases could otherwise cost minutes.
+const maxAliasNodes = 100_000
 
 // decoder walks a yaml.Node tree strictly, collecting every problem instead of stopping at the
 // first, so that one run of diffusion-check lists all of them.
@@ -99,13 +101,13 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	}
 	root := doc.Content[0]
 	// Aliases make the tree a graph: refuse cycles and exponential expansions before walking it.
-	size, ok := expandedSize(root, map[*yaml.Node]int{}, map[*yaml.Node]bool{})
+	added, ok := aliasExpansion(root, map[*yaml.Node]int{})
 	if !ok {
 		d.errorf(root.Line, "", "an alias refers to a node that contains it")
 		return nil
 	}
-	if size > maxNodes {
-		d.errorf(root.Line, "", "the file expands to more than %d YAML nodes (through aliases?)", maxNodes)
+	if added > maxAliasNodes {
+		d.errorf(root.Line, "", "the file's aliases expand to more than %d YAML nodes", maxAliasNodes)
 		return nil
 	}
 	return root
@@ -149,8 +151,33 @@ func (d *decoder) syntaxError(data []byte, err error) {
 	d.errorf(line, "", "invalid YAML: %s", msg)
 }
 
+// aliasExpansion counts the nodes the aliases under n add when expanded: for each alias
+// written in the file, the expanded size of its anchor's node. The nodes written out are not
+// counted. ok is false for a cycle; the count saturates just above maxAliasNodes.
+func aliasExpansion(n *yaml.Node, memo map[*yaml.Node]int) (added int, ok bool) {
+	// The tree as written (aliases not followed) is a tree: walk it without recursion, so
+	// that a deeply nested file costs no stack.
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			s, ok := expandedSize(n.Alias, memo, map[*yaml.Node]bool{})
+			if !ok {
+				return 0, false
+			}
+			if added = min(added+s, maxAliasNodes+1); added > maxAliasNodes {
+				return added, true
+			}
+			continue
+		}
+		stack = append(stack, n.Content...)
+	}
+	return added, true
+}
+
 // expandedSize counts the nodes under n with aliases expanded; ok is false for a cycle.
-// memo keeps it linear in the size of the file; the count saturates just above maxNodes.
+// memo keeps it linear in the size of the file; the count saturates just above maxAliasNodes.
 func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, active map[*yaml.Node]bool) (size int, ok bool) {
 	if s, done := memo[n]; done {
 		return s, true
@@ -170,7 +197,7 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, active map[*yaml.Node]b
 		if !ok {
 			return 0, false
 		}
-		size = min(size+s, maxNodes+1)
+		size = min(size+s, maxAliasNodes+1)
 	}
 	memo[n] = size
 	return size, true

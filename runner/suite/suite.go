@@ -144,7 +144,7 @@ type Request struct {
 	OutputFormat   string   // png, jpeg, webp (images)
 	N              int      // images per request; default 1
 	// Video fields.
-	Seconds   float64
+	Seconds   int // whole seconds: SGLang's field is an int
 	FPS       int
 	NumFrames int
 	// InputReference is an image file for image-to-video, resolved against the suite folder.

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// hostile is text a pull request can put into a results file: HTML, an image, a link, a
+// mention, an issue reference, a backtick that would end a code span, a pipe that would end
+// a table cell, a marker, and workflow commands.
+const hostile = "<img src=x onerror=alert(1)> ![i](https://evil.example/x.png) [click](https://evil.example) " +
+	"@octocat #1 https://evil.example www.evil.example `x` a|b <!-- diffusion-check:base --> $x$ *b* _i_ ~s~ \\ &amp; ::error::pwned"
+
+// hostileReport is a failing report whose every untrusted field holds hostile text.
+func hostileReport() *Report {
+	c := caseOf("t2i", false, good, good)
+	c.Requests[1].Status = checks.Fail
+	c.Requests[1].Checks = append(c.Requests[1].Checks, checks.Check{
+		Name: "perf.e2e`|<b>", Status: checks.Fail, Value: checks.Float(2), Limit: checks.Float(1), Unit: "ms`|",
+		Source: hostile, Detail: hostile + "\n" + Marker("base") + "\n```\n# heading\n" + hostile,
+		Known: &checks.KnownFailure{Reason: hostile, Until: hostile, State: checks.KnownStateExpired, Entry: hostile,
+			Link: "https://x.example/a) ![i](https://evil.example/x.png"},
+	})
+	c.Errors = []string{hostile + "\n" + Marker("base")}
+	c.LogTail = []string{Marker("base"), "```", hostile, "~~~", "<!-- diffusion-check-state:e30= -->"}
+	l := lane("base", c)
+	l.Errors = []string{hostile + "\n" + Marker("base")}
+	l.GPU = hostile
+	l.Deselected = []checks.Deselected{{Case: "x`y", Lane: hostile, Reason: hostile}}
+	return &Report{Key: "default", Lanes: []checks.Result{l, lane("other`<img>@team", caseOf("b`c|d", false, good))}}
+}
+
+// TestUntrustedTextIsInert: hostile text in every field of a results file renders as text:
+// no HTML, image, link, mention or issue reference of its own, no code span or table cell
+// it ends, and no line that equals a marker or a hidden state, in the comment and the summary.
+func TestUntrustedTextIsInert(t *testing.T) {
+	r := hostileReport()
+	for name, md := range map[string]string{"comment": Comment(r), "summary": Summary(r)} {
+		prose := outsideCodeBlocks(t, md)
+		for _, bad := range []string{"<img", "<b>", "![i](", "[click](", "@octocat", "@team", "#1 ", "https://evil", "www.evil", "a|b", "`x`", "x`y", "b`c", "$x$", "*b*", "_i_", "~s~"} {
+			if strings.Contains(prose, bad) {
+				t.Errorf("%s holds %q outside a code block:\n%s", name, bad, around(prose, bad))
+			}
+		}
+		marker := regexp.MustCompile(`^\s*<!--\s*diffusion-check`)
+		for i, line := range strings.Split(md, "\n") {
+			if marker.MatchString(line) && !(name == "comment" && i < 2) {
+				t.Errorf("%s line %d looks like a marker or state: %q", name, i+1, line)
+			}
+		}
+		// A log line of backticks cannot end the block it is in.
+		if !strings.Contains(md, "````text\n") {
+			t.Errorf("%s: the log block's fence is not longer than the backtick run inside it", name)
+		}
+	}
+	if first, _, _ := strings.Cut(Comment(r), "\n"); first != Marker("default") {
+		t.Errorf("first line %q, want the marker", first)
+	}
+}
+
+// TestEscapeKeepsPlainTextAsWritten: names and ordinary text read the same in the source.
+func TestEscapeKeepsPlainTextAsWritten(t *testing.T) {
+	for _, s := range []string{"server_reserved", "wan2.2-t2v", "no changed path matches", "3.1 s (1.24×)"} {
+		if got := escape(s); got != s {
+			t.Errorf("escape(%q) = %q", s, got)
+		}
+	}
+	if got := code("t2i"); got != "`t2i`" {
+		t.Errorf("code(t2i) = %q", got)
+	}
+	if got := code("a`b|c"); got != "<code>a&#96;b&#124;c</code>" {
+		t.Errorf("code(a`b|c) = %q", got)
+	}
+}
+
+// outsideCodeBlocks is md without its fenced code blocks (where nothing is markup), failing
+// the test for a block that is never closed: text after it would be swallowed.
+func outsideCodeBlocks(t *testing.T, md string) string {
+	t.Helper()
+	var out []string
+	fence := ""
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case fence == "" && strings.HasPrefix(line, "```"):
+			fence = line[:len(line)-len(strings.TrimLeft(line, "`"))]
+		case fence != "" && line == fence:
+			fence = ""
+		case fence == "":
+			out = append(out, line)
+		}
+	}
+	if fence != "" {
+		t.Errorf("a code block fenced with %s is never closed", fence)
+	}
+	return strings.Join(out, "\n")
+}
+
+func around(s, sub string) string {
+	i := strings.Index(s, sub)
+	return s[max(0, i-80):min(len(s), i+len(sub)+80)]
+}

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/githubfake"
+)
+
+// TestUpsertEditsOnlyCommentsTheTokenWroteWithTheMarkerFirst: of the comments that carry the
+// marker of key, only the token's own with the marker as its first line is edited; a
+// maintainer quoting the marker, a fork author's comment that starts with it, another bot's,
+// and the token's comment of another key that shows the marker inside a code block are left
+// as they were (the fake records a problem for any edit or delete of them).
+func TestUpsertEditsOnlyCommentsTheTokenWroteWithTheMarkerFirst(t *testing.T) {
+	f, p, _ := setup(t, githubfake.Config{PageSize: 2})
+	others := map[int64]string{}
+	add := func(login, body string) int64 {
+		id := f.AddComment(7, login, body)
+		others[id] = body
+		return id
+	}
+	add("maintainer", "Why does the bot write\n"+Marker("base")+"\nat the top of its comments?")
+	add("mallory", Marker("base")+"\nall requests passed, trust me")
+	add("dependabot[bot]", Marker("base")+"\nbumps deps")
+	add("github-actions[bot]", "quoting the bot:\n"+Marker("base"))
+	add("github-actions[bot]", Marker("default")+"\n```text\n"+Marker("base")+"\n```")
+	mine := f.AddComment(7, "github-actions[bot]", Marker("base")+"\nold report")
+
+	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID != mine {
+		t.Errorf("kept comment %d, want the token's own %d", c.ID, mine)
+	}
+	for _, got := range f.Comments(7) {
+		if want, ok := others[got.ID]; ok && got.Body != want {
+			t.Errorf("comment %d of %s was changed:\n%s", got.ID, got.User, got.Body)
+		}
+		delete(others, got.ID)
+	}
+	if len(others) != 0 {
+		t.Errorf("comments of others deleted: %v", others)
+	}
+}
+
+// TestUpsertWithoutOwnCommentCreatesOneAndDeletesNothing: when the only comments with the
+// marker are other people's, the report is a new comment and every other comment stays.
+func TestUpsertWithoutOwnCommentCreatesOneAndDeletesNothing(t *testing.T) {
+	f, p, _ := setup(t, githubfake.Config{})
+	f.AddComment(7, "mallory", Marker("base")+"\nfake report 1")
+	f.AddComment(7, "mallory", Marker("base")+"\nfake report 2")
+	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := f.Comments(7)
+	if len(cs) != 3 || cs[2].ID != c.ID || cs[2].Author != githubfake.ActionsBot {
+		t.Errorf("comments %+v, want the two of mallory and a new one of github-actions[bot]", cs)
+	}
+}
+
+// TestUpsertWithUnknownIdentityOnlyCreates: without the token's account (Self nil) even the
+// bot's own comment is not edited or deleted: a new comment is created.
+func TestUpsertWithUnknownIdentityOnlyCreates(t *testing.T) {
+	f, p, _ := setup(t, githubfake.Config{})
+	p.Self = nil
+	old := f.AddComment(7, "github-actions[bot]", Marker("base")+"\nold")
+	if prev, err := p.FindComment(t.Context(), 7, "base"); err != nil || prev != nil {
+		t.Errorf("FindComment without an identity = %+v, %v; want none", prev, err)
+	}
+	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := f.Comments(7)
+	if c.ID == old || len(cs) != 2 || cs[0].Body != Marker("base")+"\nold" {
+		t.Errorf("comments %+v: want the old one untouched and a new one", cs)
+	}
+	for _, r := range f.Requests() {
+		if strings.HasPrefix(r, "PATCH") || strings.HasPrefix(r, "DELETE") || strings.HasPrefix(r, "GET") {
+			t.Errorf("request %s without an identity", r)
+		}
+	}
+}
+
+// TestIdentityRule: GET /user names a personal token's user; an installation token (the
+// workflow's GITHUB_TOKEN), refused with 403, is github-actions[bot]; a GitHub that fails
+// otherwise leaves the identity unknown (an error), never a guess.
+func TestIdentityRule(t *testing.T) {
+	pat := &githubfake.User{Login: "octo-ci", ID: 555}
+	tests := []struct {
+		name  string
+		actor *githubfake.User
+		fault *githubfake.Fault
+		want  Identity
+		err   string
+	}{
+		{name: "personal access token", actor: pat, want: Identity{Login: "octo-ci", ID: 555}},
+		{name: "GITHUB_TOKEN", want: ActionsBot},
+		{name: "401", actor: pat, fault: &githubfake.Fault{Path: "/user", Code: 401, Message: "Bad credentials"}, err: "401"},
+		{name: "5xx past the retries", actor: pat, fault: &githubfake.Fault{Path: "/user", Code: 502, Times: 1000}, err: "502"},
+		{name: "403 that is a rate limit", fault: &githubfake.Fault{Path: "/user", Code: 403, RateLimitReset: 1000 * 3600e9, Times: 1000, Message: "API rate limit exceeded"}, err: "rate limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, p, _ := setup(t, githubfake.Config{Actor: tt.actor})
+			if tt.fault != nil {
+				f.Inject(*tt.fault)
+			}
+			got, how, err := p.Identity(t.Context())
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Identity = %+v, %v; want an error with %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" || how == "" {
+				t.Errorf("identity (-want +got):\n%s (how %q)", diff, how)
+			}
+		})
+	}
+}
+
+// TestPersonalTokenDoesNotOwnTheActionsBotsComments: with a personal token, the comments of
+// github-actions[bot] (another workflow's) are not its own: it creates its comment, and edits
+// that one on the next publish.
+func TestPersonalTokenDoesNotOwnTheActionsBotsComments(t *testing.T) {
+	actor := githubfake.User{Login: "octo-ci", ID: 555}
+	f, p, _ := setup(t, githubfake.Config{Actor: &actor})
+	id, _, err := p.Identity(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Self = &id
+	bots := f.AddComment(7, "github-actions[bot]", Marker("base")+"\nanother workflow's")
+	first, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := p.UpsertComment(t.Context(), 7, "base", Comment(failingReport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ID == bots || second.ID != first.ID || len(f.Comments(7)) != 2 {
+		t.Errorf("first %d, second %d, bot's %d, %d comments: want one of octo-ci, edited", first.ID, second.ID, bots, len(f.Comments(7)))
+	}
+}
+
+// TestRefusalsSayWhatIsWrong: only a fork's 403 is ErrReadOnly; 401, a 403 in the
+// repository's own pull request and 404 are errors that say what to fix.
+func TestRefusalsSayWhatIsWrong(t *testing.T) {
+	tests := []struct {
+		code     int
+		fork     bool
+		readOnly bool
+		want     string
+	}{
+		{403, true, true, "the token is read-only (a pull request from a fork)"},
+		{403, false, false, `give the job "permissions: statuses: write"`},
+		{401, true, false, "GitHub refused the token (401): it is invalid or expired"},
+		{404, false, false, "not found (404): the repository octo/diffusion"},
+	}
+	for _, tt := range tests {
+		f, p, s := setup(t, githubfake.Config{})
+		p.Fork = tt.fork
+		f.Inject(githubfake.Fault{Path: "/repos/octo/diffusion/statuses/", Code: tt.code, Message: "Resource not accessible by integration"})
+		err := p.SetStatus(t.Context(), head, LaneStatus(checks.Result{Lane: "base", Status: checks.Pass}, ""))
+		if err == nil || errors.Is(err, ErrReadOnly) != tt.readOnly || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%d fork=%v: err = %v, want %q (read-only %v)", tt.code, tt.fork, err, tt.want, tt.readOnly)
+		}
+		if len(s.waits) != 0 {
+			t.Errorf("%d: retried a refusal: %v", tt.code, s.waits)
+		}
+	}
+}
+
+// TestCheckCommitRefusesOtherCommits: results of another commit, or of none, are refused.
+func TestCheckCommitRefusesOtherCommits(t *testing.T) {
+	const other = "0000000000000000000000000000000000000abc"
+	ok := []checks.Result{{Lane: "base", Commit: head}, {Lane: "extra", Commit: head}}
+	if err := CheckCommit(ok, head); err != nil {
+		t.Errorf("same commit: %v", err)
+	}
+	bad := []checks.Result{{Lane: "base", Commit: other}, {Lane: "extra"}, {Lane: "third", Commit: "main\n::error::x"}}
+	err := CheckCommit(bad, head)
+	if !errors.Is(err, ErrOtherCommit) || !strings.Contains(err.Error(), "lane base tested commit "+other) || !strings.Contains(err.Error(), "lane extra records no commit") ||
+		!strings.Contains(err.Error(), `lane third records "main\n::error::x", not a commit SHA`) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReadOutKeepsEveryMeasuredRequest: whatever the run left in --out (a final results.json,
+// the one written at its start and never replaced, or no results.json at all), ReadOut
+// returns every request that requests.jsonl holds, with its verdict (the last line of a
+// request wins), marks a result it completed or rebuilt incomplete and an error, and never
+// calls it a pass.
+func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
+	failed := sampleRequest("c", 2, 3)
+	failed.Status = checks.Fail
+	failed.Checks = []checks.Check{{Name: checks.OutputValid, Status: checks.Fail, Detail: "not decodable"}}
+	revised := sampleRequest("c", 1, 3)
+	revised.Revised = true
+	lines := []checks.RequestResult{sampleRequest("c", 1, 3), failed, revised}
+	early := func() *checks.Result {
+		res := &checks.Result{Suite: "s", Partition: checks.Partition{Index: 1, Total: 2}, PlanHash: "h",
+			Planned: [][]string{{"x"}, {"c"}}, Incomplete: "written at the start of the run",
+			Errors: []string{"the run did not finish"}}
+		cr := checks.CaseResult{ID: "c", Server: "ref", Modality: "image"}
+		for i := 1; i <= 3; i++ {
+			cr.Requests = append(cr.Requests, noResult("c", i, 3))
+		}
+		res.Cases = []checks.CaseResult{cr}
+		return res
+	}
+	for _, tc := range []struct {
+		name       string
+		results    *checks.Result // nil: no results.json
+		wantStatus []checks.Status
+		wantRun    checks.Status
+		incomplete bool
+		partition  checks.Partition
+	}{
+		{"results.json from the start of the run", early(), []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true, checks.Partition{Index: 1, Total: 2}},
+		{"no results.json", nil, []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true, checks.Partition{Index: 0, Total: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, dir := newTestRecorder(t)
+			for _, rr := range lines {
+				if err := rec.Request(rr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.results != nil {
+				if err := rec.Results(tc.results); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, warnings, err := ReadOut(t.Context(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []checks.Status
+			for _, rr := range res.Cases[0].Requests {
+				got = append(got, rr.Status)
+				if rr.Revised {
+					t.Errorf("request %d keeps the revised mark of its line", rr.Index)
+				}
+			}
+			if diff := cmp.Diff(tc.wantStatus, got); diff != "" {
+				t.Errorf("request statuses (-want +got):\n%s", diff)
+			}
+			if res.Status != tc.wantRun || (res.Incomplete != "") != tc.incomplete || len(res.Errors) == 0 || res.Partition != tc.partition {
+				t.Errorf("run: status %s, incomplete %q, errors %q, partition %+v", res.Status, res.Incomplete, res.Errors, res.Partition)
+			}
+			if w := fmt.Sprint(warnings); !strings.Contains(w, "rebuilt with the 3 request lines") {
+				t.Errorf("warnings %s: want what was rebuilt", w)
+			}
+			if tc.results == nil {
+				return
+			}
+			// ReadResults of the file itself completes it the same way.
+			direct, err := ReadResults(filepath.Join(dir, ResultsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(res, direct); diff != "" {
+				t.Errorf("ReadResults differs from ReadOut (-ReadOut +ReadResults):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadOutTakesAFinalResultsAsItIs: a results.json that the run finished is read as it
+// is, whatever requests.jsonl holds.
+func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
+	rec, dir := newTestRecorder(t)
+	final := &checks.Result{Suite: "s", Partition: checks.Partition{Index: 0, Total: 1},
+		Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{sampleRequest("c", 1, 1)}}}}
+	if err := rec.Results(final); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Request(sampleRequest("other", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	res, warnings, err := ReadOut(t.Context(), dir)
+	if err != nil || len(warnings) > 0 || len(res.Cases) != 1 || res.Status != checks.Pass {
+		t.Fatalf("ReadOut = %+v, %v, %v", res, warnings, err)
+	}
+	if err := os.Remove(filepath.Join(dir, ResultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, RequestsFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadOut(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "neither results.json nor requests.jsonl") {
+		t.Errorf("an empty folder: %v", err)
+	}
+}
+
+// TestCompleteRefusesALineThatClaimsHugeCounts: a hostile requests.jsonl line claiming a
+// billion requests for a case results.json lacks makes no billion placeholders; a line that
+// does not fit its case's count is skipped; both are warnings.
+func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
+	res := &checks.Result{Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{noResult("c", 1, 1)}}}}
+	warnings := Complete(res, []checks.RequestResult{sampleRequest("bomb", 1, 1_000_000_000), sampleRequest("c", 2, 2)})
+	if len(res.Cases) != 1 || len(res.Cases[0].Requests) != 1 || len(warnings) != 2 {
+		t.Fatalf("cases %d, requests %d, warnings %v", len(res.Cases), len(res.Cases[0].Requests), warnings)
+	}
+	if w := fmt.Sprint(warnings); !strings.Contains(w, "more than the 100000 a rebuilt case may have") || !strings.Contains(w, "does not fit the case's 1 requests") {
+		t.Errorf("warnings %s", w)
+	}
+}
