@@ -161,6 +161,10 @@ func toComment(c *github.IssueComment) *Posted {
 // returns the comment kept. Without Self it only creates. No comment of another account is
 // ever edited or deleted.
 //
+// After deleting it looks again, until a look finds no duplicate: a list pages, and when
+// another run deletes a comment on an earlier page meanwhile, the later ones move up a page
+// and this look misses one. The look after the last delete of all runs sees every comment.
+//
 // GitHub API docs: https://docs.github.com/rest/issues/comments#create-an-issue-comment
 //
 //meta:operation POST /repos/{owner}/{repo}/issues/{issue_number}/comments
@@ -170,22 +174,40 @@ func (p *Publisher) UpsertComment(ctx context.Context, number int, key, body str
 	if first, _, _ := strings.Cut(body, "\n"); first != Marker(key) {
 		return nil, fmt.Errorf("comment of key %q: its first line is not the marker %s", key, Marker(key))
 	}
+	for round := 1; ; round++ {
+		kept, dups, err := p.upsertOnce(ctx, number, key, body)
+		if err != nil || dups == 0 {
+			return kept, err
+		}
+		if round == maxUpsertRounds {
+			return nil, fmt.Errorf("comment %s on %s/%s#%d: duplicates still found after %d rounds of deleting them", key, p.Owner, p.Repo, number, round)
+		}
+	}
+}
+
+// maxUpsertRounds bounds UpsertComment's looks: each round deletes every duplicate it sees,
+// so only runs that keep racing need more than two.
+const maxUpsertRounds = 10
+
+// upsertOnce is one round of UpsertComment; dups is how many duplicates it deleted (or found
+// deleted already).
+func (p *Publisher) upsertOnce(ctx context.Context, number int, key, body string) (_ *Posted, dups int, _ error) {
 	ours, err := p.comments(ctx, number, key)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var kept *github.IssueComment
 	if len(ours) == 0 {
 		c, _, err := p.Client.Issues.CreateComment(ctx, p.Owner, p.Repo, number, &github.IssueComment{Body: &body})
 		if err != nil {
-			return nil, p.writeErr(fmt.Sprintf("create comment on %s/%s#%d", p.Owner, p.Repo, number), err)
+			return nil, 0, p.writeErr(fmt.Sprintf("create comment on %s/%s#%d", p.Owner, p.Repo, number), err)
 		}
 		if p.Self == nil {
-			return toComment(c), nil
+			return toComment(c), 0, nil
 		}
 		// Another run may have created one at the same time: look again.
 		if ours, err = p.comments(ctx, number, key); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if len(ours) == 0 || ours[0].GetID() == c.GetID() {
 			kept = c
@@ -193,8 +215,17 @@ func (p *Publisher) UpsertComment(ctx context.Context, number int, key, body str
 	}
 	if kept == nil {
 		c, _, err := p.Client.Issues.EditComment(ctx, p.Owner, p.Repo, ours[0].GetID(), &github.IssueComment{Body: &body})
+		if notFound(err) {
+			// Deleted by a run that saw an older one: look again. Still listed: the token may
+			// not write it, as writeErr says.
+			id := ours[0].GetID()
+			again, lerr := p.comments(ctx, number, key)
+			if lerr == nil && !slices.ContainsFunc(again, func(c *github.IssueComment) bool { return c.GetID() == id }) {
+				return nil, 1, nil
+			}
+		}
 		if err != nil {
-			return nil, p.writeErr(fmt.Sprintf("edit comment %d on %s/%s#%d", ours[0].GetID(), p.Owner, p.Repo, number), err)
+			return nil, 0, p.writeErr(fmt.Sprintf("edit comment %d on %s/%s#%d", ours[0].GetID(), p.Owner, p.Repo, number), err)
 		}
 		kept = c
 	}
@@ -202,15 +233,19 @@ func (p *Publisher) UpsertComment(ctx context.Context, number int, key, body str
 		if c.GetID() == kept.GetID() {
 			continue
 		}
-		if _, err := p.Client.Issues.DeleteComment(ctx, p.Owner, p.Repo, c.GetID()); err != nil {
-			var gerr *github.ErrorResponse
-			if errors.As(err, &gerr) && gerr.Response != nil && gerr.Response.StatusCode == http.StatusNotFound {
-				continue // the other run deleted it first
-			}
-			return nil, p.writeErr(fmt.Sprintf("delete duplicate comment %d on %s/%s#%d", c.GetID(), p.Owner, p.Repo, number), err)
+		dups++
+		// Not found: the other run deleted it first.
+		if _, err := p.Client.Issues.DeleteComment(ctx, p.Owner, p.Repo, c.GetID()); err != nil && !notFound(err) {
+			return nil, 0, p.writeErr(fmt.Sprintf("delete duplicate comment %d on %s/%s#%d", c.GetID(), p.Owner, p.Repo, number), err)
 		}
 	}
-	return toComment(kept), nil
+	return toComment(kept), dups, nil
+}
+
+// notFound reports whether GitHub answered 404: the comment is gone.
+func notFound(err error) bool {
+	var gerr *github.ErrorResponse
+	return errors.As(err, &gerr) && gerr.Response != nil && gerr.Response.StatusCode == http.StatusNotFound
 }
 
 // StatusContext is the commit status context of a lane.

@@ -109,7 +109,8 @@ func TestReadinessUvicornOrder(t *testing.T) {
 }
 
 // A marker without the port ever accepting connections is not ready: the start times out
-// with an error that says so.
+// with an error that says so. The wait begins once the marker is in the log, so that a slow
+// start of sh on a loaded machine cannot turn the error into "no marker".
 func TestReadinessMarkerWithoutPort(t *testing.T) {
 	spec := &suite.Server{
 		Name:         "marker-only",
@@ -123,6 +124,11 @@ func TestReadinessMarkerWithoutPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.stop()
+	select {
+	case <-srv.log.ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the marker never appeared in the log")
+	}
 	err = srv.waitReady(t.Context(), http.DefaultClient)
 	if err == nil || !strings.Contains(err.Error(), `log marker "Application startup complete." seen, but 127.0.0.1:`+strconv.Itoa(srv.port)+" did not accept connections within 300ms") {
 		t.Errorf("got %v", err)

@@ -92,6 +92,9 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 		"--model", b.Model,
 		"--perf-lag", b.Lag.String(),
 	}
+	if b.Timing != "" {
+		args = append(args, "--timing", b.Timing)
+	}
 	for _, f := range b.Faults {
 		args = append(args, "--fault", f)
 	}

@@ -100,7 +100,8 @@ func waitGone(pids map[string]int, d time.Duration) []string {
 
 // TestSIGKILLOfRunKillsServerAndItsChildren kills `run` with SIGKILL (the OOM killer, a
 // runner's teardown) while a request is in flight: the server's shell, the reference server
-// it started and its sleeping grandchild all die within seconds, none left under PID 1.
+// it started and its sleeping grandchild all die (in milliseconds; the test gives them 30 s,
+// which only a process that survives reaches), none left under PID 1.
 func TestSIGKILLOfRunKillsServerAndItsChildren(t *testing.T) {
 	dir := t.TempDir()
 	cmd, stderr := startRun(t, wrapperSuite(t, dir, "30s"), filepath.Join(dir, "out"))
@@ -113,8 +114,8 @@ func TestSIGKILLOfRunKillsServerAndItsChildren(t *testing.T) {
 	killed := time.Now()
 	cmd.Process.Kill()
 	cmd.Wait()
-	if left := waitGone(pids, 5*time.Second); len(left) > 0 {
-		t.Fatalf("alive 5 s after run was killed: %v; stderr:\n%s", left, stderr)
+	if left := waitGone(pids, 30*time.Second); len(left) > 0 {
+		t.Fatalf("alive 30 s after run was killed: %v; stderr:\n%s", left, stderr)
 	}
 	t.Logf("server, its child and grandchild gone %s after SIGKILL of run", time.Since(killed).Round(time.Millisecond))
 }
@@ -122,8 +123,9 @@ func TestSIGKILLOfRunKillsServerAndItsChildren(t *testing.T) {
 // TestSIGINTWritesResultsBeforeStoppingServers cancels a run with SIGINT, as GitHub does
 // first when a job is cancelled (SIGTERM 7.5 s later, SIGKILL 2.5 s after that), while its
 // server takes a 4 s stop grace: results.json (the finished request kept, the rest
-// cancelled) is there within a second, while the server still runs; it is written again
-// once the server is gone, and the exit code is 3.
+// cancelled) is there while the server still runs (in milliseconds: the time is logged, not
+// bounded, as load stretches it; what matters is that it comes before the stop); it is
+// written again once the server is gone, and the exit code is 3.
 func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -151,8 +153,8 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	}
 	serverAlive := alive(server)
 	t.Logf("results.json %s after SIGINT (server still running: %v)", took.Round(time.Millisecond), serverAlive)
-	if took > time.Second || !serverAlive {
-		t.Errorf("results.json after %s, server alive then: %v; want within 1 s, before the server stopped", took, serverAlive)
+	if !serverAlive {
+		t.Errorf("results.json after %s, once the server had stopped; want it before the stop", took)
 	}
 	if got := requestStatuses(res, "slow"); got != "pass cancelled cancelled" {
 		t.Errorf("first results.json: requests %s, want pass cancelled cancelled", got)

@@ -1,6 +1,8 @@
 package githubfake
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -108,3 +110,49 @@ func TestOwnershipAndIdentity(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestPageGoneAfterDelete: a page a Link header offered is no problem when a delete has since
+// made it empty (as when two clients race: one pages while the other deletes); a page past
+// the last that was never offered is one.
+func TestPageGoneAfterDelete(t *testing.T) {
+	f := New(Config{Owner: "o", Repo: "r", Token: "tok", PageSize: 2})
+	defer f.Close()
+	var ids []int64
+	for i := range 3 {
+		ids = append(ids, f.AddComment(1, "github-actions[bot]", fmt.Sprint("<!-- diffusion-check:k -->\ncomment ", i)))
+	}
+	do := func(method, path string) (int, string) {
+		req, err := http.NewRequest(method, f.URL()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Accept", "application/vnd.github.v3+json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	if code, _ := do("GET", "/repos/o/r/issues/1/comments?per_page=2"); code != 200 {
+		t.Fatalf("page 1: status %d", code)
+	}
+	if code, _ := do("DELETE", fmt.Sprintf("/repos/o/r/issues/comments/%d", ids[0])); code != 204 {
+		t.Fatalf("delete: status %d", code)
+	}
+	if code, body := do("GET", "/repos/o/r/issues/1/comments?per_page=2&page=2"); code != 200 || body != "[]" {
+		t.Errorf("linked page 2 after the delete: %d %s, want 200 []", code, body)
+	}
+	if ps := f.Problems(); len(ps) != 0 {
+		t.Errorf("problems %q after following a link, want none", ps)
+	}
+	do("GET", "/repos/o/r/issues/1/comments?per_page=2&page=3")
+	if ps := f.Problems(); len(ps) != 1 || !strings.Contains(ps[0], "page 3 past the last page 1") {
+		t.Errorf("problems %q, want page 3 (never linked) past the last", ps)
+	}
+}

@@ -383,10 +383,25 @@ func perfRecords(t testing.TB, dir string) []perfRecord {
 	return out
 }
 
+// eventTimeout bounds the wait for something sure to happen soon (a log line, a perf record,
+// a shutdown): only a broken server reaches it, so it is far above what a loaded machine can
+// delay. Tests wait for the event, never for a guessed time.
+const eventTimeout = 30 * time.Second
+
+// waitLog waits until the server's log holds want: the proof that the server got that far.
+func waitLog(t testing.TB, log *syncBuffer, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(eventTimeout); !strings.Contains(log.String(), want); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log never said %q:\n%s", want, log)
+		}
+	}
+}
+
 // waitRecords waits until performance.log holds n records.
 func waitRecords(t testing.TB, dir string, n int) []perfRecord {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(eventTimeout)
 	for {
 		recs := perfRecords(t, dir)
 		if len(recs) >= n || time.Now().After(deadline) {

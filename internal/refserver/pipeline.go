@@ -109,13 +109,14 @@ func (h *Handler) stepDuration(factor float64) time.Duration {
 
 // generate runs the pipeline of one request: text encoding, image encoding (inputs only),
 // latent preparation, denoising (one timed sleep per step) and decoding (the real render and
-// encode). Every stage is measured, not invented. Faults of this request number apply here.
+// encode). Every stage is measured, or with computed timing reported as planned (timing.go).
+// Faults of this request number apply here.
 func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	g, fl := r.req, h.cfg.Faults
 	out := &outcome{}
-	start := time.Now()
-	stage := func(name string, since time.Time) {
-		out.stages = append(out.stages, stageTime{name, ms(time.Since(since))})
+	sw := newStopwatch(h.cfg.Timing)
+	stage := func(name string, since time.Time, nominal time.Duration) {
+		out.stages = append(out.stages, stageTime{name, ms(sw.stage(since, nominal))})
 	}
 	report := func(p int) {
 		if r.progress != nil {
@@ -128,7 +129,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if err := sleep(ctx, h.stepDuration(textEncodingSteps)); err != nil {
 		return nil, err
 	}
-	stage("TextEncodingStage", t)
+	stage("TextEncodingStage", t, h.stepDuration(textEncodingSteps))
 
 	var base []byte
 	if len(g.inputs) > 0 {
@@ -137,7 +138,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 		if err := sleep(ctx, h.stepDuration(imageEncodingStep)); err != nil {
 			return nil, err
 		}
-		stage("ImageEncodingStage", t)
+		stage("ImageEncodingStage", t, h.stepDuration(imageEncodingStep))
 	}
 
 	t = time.Now()
@@ -156,10 +157,11 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if err := sleep(ctx, h.stepDuration(latentPrepSteps)); err != nil {
 		return nil, err
 	}
-	stage("LatentPreparationStage", t)
+	stage("LatentPreparationStage", t, h.stepDuration(latentPrepSteps))
 	report(5)
 
 	t = time.Now()
+	var denoise time.Duration // planned
 	factor := 1.0
 	if fl.SlowAfter > 0 && r.number > fl.SlowAfter {
 		factor = fl.SlowFactor
@@ -187,13 +189,15 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 		if i == 0 {
 			f *= warmupFactor
 		}
-		if err := sleep(ctx, h.stepDuration(f)); err != nil {
+		d := h.stepDuration(f)
+		if err := sleep(ctx, d); err != nil {
 			return nil, err
 		}
-		out.steps = append(out.steps, ms(time.Since(st)))
+		denoise += d
+		out.steps = append(out.steps, ms(sw.took(st, d)))
 		report(5 + 85*(i+1)/g.steps)
 	}
-	stage("DenoisingStage", t)
+	stage("DenoisingStage", t, denoise)
 
 	t = time.Now()
 	var err error
@@ -207,9 +211,9 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage("DecodingStage", t)
+	stage("DecodingStage", t, h.stepDuration(decodingStepsPerFrame*float64(g.frames*g.n)))
 	report(95)
-	out.total = time.Since(start)
+	out.total = sw.total()
 
 	if fl.CorruptAt == r.number {
 		for i, m := range out.media {

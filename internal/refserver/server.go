@@ -37,6 +37,8 @@ type Config struct {
 	// PerfLag delays each perf record until after its response (a test of the runner's wait);
 	// zero writes it before the response, as SGLang does.
 	PerfLag time.Duration
+	// Timing is where the perf record's durations come from (timing.go); default measured.
+	Timing Timing
 	// Faults are the misbehaviours to show; the zero value is a healthy server.
 	Faults fault.Set
 	// Log receives the server's log (the runner captures stdout/stderr); nil discards it.
@@ -68,6 +70,9 @@ func (c Config) withDefaults() Config {
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
+	if c.Timing == "" {
+		c.Timing = DefaultTiming
+	}
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
@@ -88,6 +93,11 @@ func (c Config) Validate() error {
 	}
 	if c.PerfLag < 0 {
 		errs = append(errs, fmt.Errorf("perf-lag: must be ≥ 0, got %s", c.PerfLag))
+	}
+	if c.Timing != "" {
+		if err := new(Timing).Set(string(c.Timing)); err != nil {
+			errs = append(errs, fmt.Errorf("timing: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -139,8 +149,8 @@ func load(ctx context.Context, cfg Config) error {
 	if faults == "" {
 		faults = "none"
 	}
-	logLine("INFO", fmt.Sprintf("server_args: model_path=%s addr=%s step_ms=%g load_ms=%g perf_log_dir=%q faults=%s",
-		cfg.Model, cfg.Addr, cfg.StepMs, cfg.LoadMs, cfg.PerfLogDir, faults))
+	logLine("INFO", fmt.Sprintf("server_args: model_path=%s addr=%s step_ms=%g load_ms=%g timing=%s perf_log_dir=%q faults=%s",
+		cfg.Model, cfg.Addr, cfg.StepMs, cfg.LoadMs, cfg.Timing, cfg.PerfLogDir, faults))
 	logLine("INFO", fmt.Sprintf("Loading pipeline %s (reference model, 1 GPU) ...", cfg.Model))
 	if cfg.Faults.FailStartup {
 		fmt.Fprint(cfg.Log, "Traceback (most recent call last):\n"+

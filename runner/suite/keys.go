@@ -123,6 +123,7 @@ func keyTable() map[string][]key {
 			{name: "load_ms", kind: numberValue, least: zero, doc: "simulated model load time; default 50"},
 			{name: "model", kind: scalarValue, doc: "model id it reports; default diffusion-check/reference"},
 			{name: "perf_lag", kind: durationValue, doc: "delay before the performance.log record is written"},
+			{name: "timing", kind: scalarValue, enum: BuiltinTimings(), doc: "where the perf record's durations come from: measured (default) or computed (the same under any load)"},
 		},
 		readyObject: {
 			{name: "log", kind: scalarValue, doc: "a substring of a server log line that says it is ready; default \"Application startup complete.\""},

@@ -31,6 +31,7 @@ const (
 	defaultBuiltinStepMs        = 2
 	defaultBuiltinLoadMs        = 50
 	defaultBuiltinModel         = "diffusion-check/reference"
+	defaultBuiltinTiming        = "measured"
 	defaultOutputFormat         = "png"
 )
 
@@ -246,7 +247,7 @@ func mentionsPort(srv *Server) bool {
 }
 
 func (d *decoder) builtin(server *object) *Builtin {
-	b := &Builtin{StepMs: defaultBuiltinStepMs, LoadMs: defaultBuiltinLoadMs, Model: defaultBuiltinModel}
+	b := &Builtin{StepMs: defaultBuiltinStepMs, LoadMs: defaultBuiltinLoadMs, Model: defaultBuiltinModel, Timing: defaultBuiltinTiming}
 	v, field, ok := server.get("builtin")
 	if !ok {
 		return b
@@ -275,6 +276,9 @@ func (d *decoder) builtin(server *object) *Builtin {
 	}
 	o.str("model", &b.Model)
 	o.duration("perf_lag", &b.Lag, 0)
+	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {
+		d.errorf(o.lineOf("timing"), join(field, "timing"), "want %s, got %q", strings.Join(BuiltinTimings(), " or "), b.Timing)
+	}
 	return b
 }
 

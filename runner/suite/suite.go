@@ -89,7 +89,14 @@ type Builtin struct {
 	LoadMs float64       // simulated model load time; default 50
 	Model  string        // model id it reports; default "diffusion-check/reference"
 	Lag    time.Duration // delay before the perf record is written
+	// Timing is where the perf record's durations come from: "measured" (the default) or
+	// "computed" (the planned durations, the same under any load; `serve --timing`).
+	Timing string
 }
+
+// BuiltinTimings are the values of a builtin server's timing, the default first: those of
+// `serve --timing` (refserver.Timings, which a test of cmd compares with this list).
+func BuiltinTimings() []string { return []string{"measured", "computed"} }
 
 // Readiness says how to tell that a server has started. Both may be set: either one suffices.
 type Readiness struct {

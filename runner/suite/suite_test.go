@@ -62,14 +62,15 @@ func TestLoadFull(t *testing.T) {
 					LoadMs: 0,
 					Model:  "test/model",
 					Lag:    250 * time.Millisecond,
+					Timing: "computed",
 				},
 				Reuse: true,
 				Line:  9,
 			}),
 			"healthy": defaults(&Server{
 				Name:    "healthy",
-				Builtin: &Builtin{StepMs: 2, LoadMs: 50, Model: "diffusion-check/reference"},
-				Line:    17,
+				Builtin: &Builtin{StepMs: 2, LoadMs: 50, Model: "diffusion-check/reference", Timing: "measured"},
+				Line:    18,
 			}),
 			"sglang": {
 				Name:              "sglang",
@@ -85,7 +86,7 @@ func TestLoadFull(t *testing.T) {
 				PollInterval:      250 * time.Millisecond,
 				StartEstimate:     2 * time.Minute,
 				MaxOutputMB:       DefaultMaxOutputMB,
-				Line:              19,
+				Line:              20,
 			},
 		},
 		Cases: []*Case{
@@ -99,7 +100,7 @@ func TestLoadFull(t *testing.T) {
 				Estimate:    90 * time.Second,
 				Timeout:     5 * time.Minute,
 				NumGPUs:     2,
-				Line:        32,
+				Line:        33,
 				Request: Request{
 					Prompt:         "a red fox in the snow",
 					NegativePrompt: "blurry",
@@ -131,7 +132,7 @@ func TestLoadFull(t *testing.T) {
 				Repeat:      1,
 				Concurrency: 1,
 				NumGPUs:     1,
-				Line:        53,
+				Line:        54,
 				Request: Request{
 					Size:           "1280x720",
 					Width:          1280,
@@ -151,7 +152,7 @@ func TestLoadFull(t *testing.T) {
 				Repeat:      1,
 				Concurrency: 1,
 				NumGPUs:     1,
-				Line:        62,
+				Line:        63,
 				Request:     Request{Size: "64x64", Width: 64, Height: 64, N: 1, OutputFormat: "png"},
 			},
 		},
@@ -433,7 +434,7 @@ cases:
   health: {builtin: {}, ready: {health: health}}
   blind: {builtin: {}, ready: {log: "", health: "-"}}
   timeouts: {builtin: {}, request_timeout: 0s, stop_grace: -1s, poll_interval: 1 minute}
-  faults: {builtin: {faults: [explode, crash-at=0, slow-after=2, no-perf-record=1, hang-at=3], step_ms: -2, perf_lag: -1s}}
+  faults: {builtin: {faults: [explode, crash-at=0, slow-after=2, no-perf-record=1, hang-at=3], step_ms: -2, perf_lag: -1s, timing: wallclock}}
   notmap: [x]
   "-lead": {builtin: {}}
 cases:
@@ -456,6 +457,7 @@ cases:
 			`suite.yaml:12: servers.faults.builtin.faults[3]: fault "no-perf-record=1": no-perf-record takes no value`,
 			"suite.yaml:12: servers.faults.builtin.step_ms: must not be negative, got -2",
 			"suite.yaml:12: servers.faults.builtin.perf_lag: must not be negative, got -1s",
+			`suite.yaml:12: servers.faults.builtin.timing: want measured or computed, got "wallclock"`,
 			"suite.yaml:13: servers.notmap: want a mapping, got a list",
 			`suite.yaml:14: servers.-lead: server name must match [A-Za-z0-9][A-Za-z0-9_.-]*, got "-lead"; it becomes part of folder names`,
 			`suite.yaml:16: cases[0].server: unknown server "missing" (declared: -lead, blind, both, empty, envport, faults, health, neither, noport, notmap, nullcmd, perflog, timeouts)`,
