@@ -128,7 +128,7 @@ func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *checks.RequestRes
 	var nf *baselines.NotFoundError
 	switch {
 	case errors.As(err, &nf):
-		st, detail := missingGT(c, nf)
+		st, detail := r.missingGT(c, nf)
 		return []checks.Check{{Name: checks.ConsistencyGroup, Status: st, Detail: detail}}
 	case err != nil:
 		return []checks.Check{checks.Errored(checks.ConsistencyGroup, err.Error())}
@@ -138,8 +138,14 @@ func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *checks.RequestRes
 
 // missingGT is the verdict on a case without ground truth: SGLang fails it ("GT not found
 // for <case>", _validate_consistency in test_server_common.py @ a7ec6b97f786), unless the
-// case opts out with checks.ground_truth_required: false.
-func missingGT(c *suite.Case, nf *baselines.NotFoundError) (checks.Status, string) {
+// case opts out with checks.ground_truth_required: false; a baseline run, which comes before the
+// ground truth, only notes it.
+func (r *run) missingGT(c *suite.Case, nf *baselines.NotFoundError) (checks.Status, string) {
+	if r.opts.Mode == ModeBaseline {
+		// A baseline run comes before the ground truth (README, "Your first suite"): it
+		// records perf and memory, and there is nothing to compare with yet.
+		return checks.Skip, nf.Error() + ": not compared in a baseline run; write it with run --mode gt"
+	}
 	if !suite.Enabled(c.Checks.GroundTruthRequired) {
 		return checks.Skip, nf.Error() + ": not compared (checks.ground_truth_required: false)"
 	}
@@ -324,7 +330,7 @@ func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult
 	var nf *baselines.NotFoundError
 	switch {
 	case errors.As(err, &nf):
-		st, detail := missingGT(c, nf)
+		st, detail := r.missingGT(c, nf)
 		return []checks.Check{{Name: checks.AudioGroup, Status: st, Detail: detail}}
 	case err != nil:
 		return []checks.Check{checks.Errored(checks.AudioGroup, err.Error())}
