@@ -32,15 +32,16 @@ func historyCmd(ctx context.Context, e env, args []string) (int, error) {
 	case "tighten":
 		return historyTighten(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprintf(e.stdout, "usage: diffusion-check history %s\n", mustCommand("history").synopsis)
+		// Every subcommand's flags, one after the other.
+		for _, sub := range []func(context.Context, env, []string) (int, error){historyAppend, historyPage, historyTighten} {
+			if _, err := sub(ctx, e, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+				return 0, err
+			}
+			fmt.Fprintln(e.stdout)
+		}
 		return exitOK, flag.ErrHelp
 	}
 	return 0, usagef("unknown subcommand %q: want append, page or tighten", args[0])
-}
-
-func mustCommand(name string) commandInfo {
-	c, _ := commandOf(name)
-	return c
 }
 
 // historyAppendOptions are the flags of history append.
@@ -54,7 +55,7 @@ func historyAppend(_ context.Context, e env, args []string) (int, error) {
 	var o historyAppendOptions
 	fs := newFlags("history append", e)
 	fs.StringVar(&o.store, "store", "", "history store `DIR` (a checkout of the data branch)")
-	fs.StringVar(&o.commit, "commit", "", "the commit the results measured (default: the results' commit)")
+	fs.StringVar(&o.commit, "commit", "", "`SHA` of the commit the results measured (default: the results' commit)")
 	fs.StringVar(&o.kind, "kind", history.KindDefault, "`KIND` of run: default (the default branch: the trend line and the evidence for tightening) or pr (a point beside it)")
 	fs.IntVar(&o.pr, "pr", 0, "the pull request's `NUMBER`, with --kind pr")
 	fs.StringVar(&o.runID, "run-id", "", "`ID` of the workflow run and attempt, e.g. 1234567-1 (required: it makes the file name unique)")
@@ -264,4 +265,3 @@ func (o *historyTightenOptions) series(runs []*history.Run) (history.Series, err
 	}
 	return history.Series{}, usageError{errors.New("the store has several series; pick one with --suite, --lane and --gpu:\n" + strings.Join(names, "\n"))}
 }
-

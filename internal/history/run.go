@@ -261,7 +261,7 @@ type Series struct{ Suite, Lane, GPU string }
 func (r *Run) SeriesOf() Series { return Series{r.Suite, r.Lane, r.GPU} }
 
 func (s Series) String() string {
-	return fmt.Sprintf("suite %s, lane %s, GPU %s", s.Suite, cmp.Or(s.Lane, "-"), cmp.Or(s.GPU, "-"))
+	return fmt.Sprintf("suite %s, lane %s, GPU %s", s.Suite, cmp.Or(s.Lane, checks.DefaultLane), cmp.Or(s.GPU, "unknown"))
 }
 
 // Title is what a reader calls a metric: its check's title, and the memory source.

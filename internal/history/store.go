@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // The store is a folder with one subfolder per series and one file per run in it:
@@ -28,7 +31,7 @@ const MaxFiles = 20000
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // part makes s usable in a file name: runs of other characters become "_", leading dots are
-// dropped, and the result is at most 40 bytes; "-" for an empty string.
+// dropped, and the result is at most 40 bytes; "_" for an empty string.
 func part(s string) string {
 	s = strings.TrimLeft(unsafeName.ReplaceAllString(s, "_"), ".")
 	s = strings.ReplaceAll(s, "--", "_")
@@ -36,13 +39,16 @@ func part(s string) string {
 		s = s[:40]
 	}
 	if s == "" {
-		return "-"
+		return "_"
 	}
 	return s
 }
 
 // Dir is the folder of a series in the store.
-func (s Series) Dir() string { return part(s.Suite) + "--" + part(s.Lane) + "--" + part(s.GPU) }
+// A run without a lane is in the default lane, as a merge names it.
+func (s Series) Dir() string {
+	return part(s.Suite) + "--" + part(cmp.Or(s.Lane, checks.DefaultLane)) + "--" + part(s.GPU)
+}
 
 // FileName is a run's file name in its series folder: its date first, so that names sort in
 // time order.

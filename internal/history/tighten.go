@@ -149,9 +149,9 @@ func Propose(runs []*Run, s Series, rule Rule, current Current) (Outcome, error)
 			p.Loosen = true
 			out.Proposals = append(out.Proposals, p)
 		case sp.Max > old:
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%g) is above the baseline (%g); raising it needs --allow-loosen", k.c, k.m, rule.Runs, sp.Max, old))
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%s) is above the baseline (%s); raising it needs --allow-loosen", k.c, k.m, rule.Runs, formatValue(sp.Max, p.Unit), formatValue(old, p.Unit)))
 		default:
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%g) is not %g under the baseline (%g)", k.c, k.m, rule.Runs, sp.Max, margin, old))
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%s) is not %s under the baseline (%s)", k.c, k.m, rule.Runs, formatValue(sp.Max, p.Unit), formatValue(margin, p.Unit), formatValue(old, p.Unit)))
 		}
 	}
 	return out, nil
