@@ -11,8 +11,12 @@ import (
 
 // String says why a metric is noisy, in one line.
 func (n Noisy) String() string {
-	return fmt.Sprintf("%s %s: the last %d default-branch runs spread %s (%s to %s), wider than its tolerance %s",
-		n.Case, n.Metric, n.Spread.N, percent((n.Spread.Max-n.Spread.Min)/n.Spread.Median), formatValue(n.Spread.Min, n.Unit), formatValue(n.Spread.Max, n.Unit), percent(n.Tolerance))
+	without := ""
+	if n.Trimmed > 0 {
+		without = fmt.Sprintf(" without the %d lowest and %d highest", n.Trimmed, n.Trimmed)
+	}
+	return fmt.Sprintf("%s %s: the last %d default-branch runs%s spread %s of their median (%s to %s), wider than its tolerance %s",
+		n.Case, n.Metric, n.Spread.N, without, percent((n.High-n.Low)/n.Spread.Median), formatValue(n.Low, n.Unit), formatValue(n.High, n.Unit), percent(n.Tolerance))
 }
 
 func percent(f float64) string { return fmt.Sprintf("%.1f%%", f*100) }
@@ -31,8 +35,8 @@ func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL str
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Baselines that the history says can be tighter\n\n")
 	fmt.Fprintf(&b, "Series: %s. Baseline file: `%s`.\n\n", md(s.String()), strings.ReplaceAll(file, "`", "'"))
-	fmt.Fprintf(&b, "Rule (docs/history.md): a value is proposed when the last %d default-branch runs all measured it, their spread "+
-		"(max − min) / median is within its tolerance, and their worst is at least max(%g × 1.4826 × MAD, %s of the baseline) under it; "+
+	fmt.Fprintf(&b, "Rule (docs/history.md): a value is proposed when the last %d default-branch runs all measured it, the spread "+
+		"of the typical runs (without the lowest and highest tenth) is within its tolerance, and their worst is at least max(%g × 1.4826 × MAD, %s of the baseline) under it; "+
 		"the new value is that worst.", rule.Runs, rule.Sigmas, percent(rule.MinGain))
 	if rule.AllowLoosen {
 		b.WriteString(" **--allow-loosen**: values whose runs were all above them are raised too.")

@@ -26,7 +26,7 @@ func Anchor(s Series, caseID, metric string) string {
 
 // The geometry of one chart, in SVG user units.
 const (
-	chartW, chartH = 560, 220
+	chartW, chartH = 540, 220
 	padL, padR     = 64, 16
 	padT, padB     = 12, 36
 )

@@ -115,13 +115,13 @@ func TestProposalMarkdownLinksChartsAndEscapesStoreText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.Noisy = []Noisy{{Case: "b|<i>", Metric: "perf.e2e", Unit: "ms", Spread: checks.Spread{N: 3, Min: 1, Median: 2, Max: 3}, Tolerance: 0.25}}
+	out.Noisy = []Noisy{{Case: "b|<i>", Metric: "perf.e2e", Unit: "ms", Spread: checks.Spread{N: 3, Min: 1, Median: 2, Max: 3}, Low: 1, High: 3, Tolerance: 0.25}}
 	md := ProposalMarkdown(s, "perf.json", Rule{Runs: 3, Sigmas: 3, MinGain: 0.2}, out, "https://x.github.io/h/")
 	for _, want := range []string{
 		"| `a` | [E2E (server)](https://x.github.io/h/#" + Anchor(s, "a", "perf.e2e") + ") | 100 ms | 71 ms | -29.0% |",
 		`\| @` + "\u200b" + `team &lt;b&gt;`,
 		"### Baselines that noise makes useless",
-		`b\|&lt;i&gt; perf.e2e: the last 3 default-branch runs spread 100.0%`,
+		`b\|&lt;i&gt; perf.e2e: the last 3 default-branch runs spread 100.0% of their median (1 ms to 3 ms), wider than its tolerance 25.0%`,
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)

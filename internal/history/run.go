@@ -81,7 +81,7 @@ type Meta struct {
 // FromResults makes the store entry of one report from its results (every partition of one
 // lane; runner.ReadResults reads them). A case's metrics are its perf and memory checks that
 // carry a value, per-step checks left out (there are dozens per case; their mean and median
-// are kept). The baseline and limit are those of the lowest-numbered request that has one:
+// are kept), and perf.record (the server total again, which perf.e2e holds). The baseline and limit are those of the lowest-numbered request that has one:
 // memory growth rewrites the limit of a later request to the previous request's peak, which
 // is not the baseline.
 func FromResults(results []*checks.Result, m Meta) (*Run, error) {
@@ -136,7 +136,8 @@ func caseOf(cr checks.CaseResult) Case {
 	var order []string
 	add := func(c checks.Check, index int) {
 		k := checks.KindOf(c.Name)
-		if k.Group != checks.GroupPerf && k.Group != checks.GroupMemory || strings.HasPrefix(c.Name, checks.PerfStepPrefix) {
+		// perf.record carries the same server total as perf.e2e, without a limit.
+		if k.Group != checks.GroupPerf && k.Group != checks.GroupMemory || strings.HasPrefix(c.Name, checks.PerfStepPrefix) || c.Name == checks.PerfRecord {
 			return
 		}
 		if c.Value == nil || !(*c.Value > 0) || math.IsInf(*c.Value, 0) {

@@ -51,6 +51,10 @@ type Proposal struct {
 type Noisy struct {
 	Case, Metric, Unit string
 	Spread             checks.Spread
+	// Low and High bound the typical runs: the N values without the Trimmed lowest and
+	// Trimmed highest.
+	Low, High float64
+	Trimmed   int
 	Tolerance          float64
 	Runs               []*Run
 }
@@ -71,8 +75,11 @@ type Current func(caseID, metric string) (float64, bool)
 //
 //   - the last N default-branch runs that measured the metric give N worst-of-requests
 //     values v; fewer than N: nothing;
-//   - spread: when (max v − min v) / median v exceeds the tolerance the runs were checked
-//     with, the metric is Noisy and nothing is proposed;
+//   - spread: when the typical runs (v without its lowest and highest tenth, at least one
+//     run each side) span more than the tolerance the runs were checked with, relative to
+//     the median, the metric is Noisy and nothing is proposed. One odd run on either end
+//     is left out because a one-off slowdown is what confirmation requests are for; a spread
+//     that the other runs share is the runner's, and no limit of that tolerance survives it;
 //   - tighten: when max v ≤ old − max(k · 1.4826 · MAD(v), MinGain · old), the new value is
 //     max v (the worst of N, as a regenerated baseline is the worst of its requests);
 //   - loosen: when max v > old, only with AllowLoosen.
@@ -136,8 +143,8 @@ func Propose(runs []*Run, s Series, rule Rule, current Current) (Outcome, error)
 			vs[i] = m.Value
 		}
 		sp, _ := checks.SpreadOf(vs)
-		if sp.Median > 0 && (sp.Max-sp.Min)/sp.Median > tol {
-			out.Noisy = append(out.Noisy, Noisy{Case: k.c, Metric: k.m, Unit: newest.Unit, Spread: sp, Tolerance: tol, Runs: evidence})
+		if lo, hi, trimmed := typical(vs); sp.Median > 0 && (hi-lo)/sp.Median > tol {
+			out.Noisy = append(out.Noisy, Noisy{Case: k.c, Metric: k.m, Unit: newest.Unit, Spread: sp, Low: lo, High: hi, Trimmed: trimmed, Tolerance: tol, Runs: evidence})
 			continue
 		}
 		margin := math.Max(rule.Sigmas*robustSigma*sp.MAD, rule.MinGain*old)
@@ -155,4 +162,15 @@ func Propose(runs []*Run, s Series, rule Rule, current Current) (Outcome, error)
 		}
 	}
 	return out, nil
+}
+
+// typical returns the lowest and highest of the typical values: vs sorted, without its
+// lowest and highest tenth (at least one each side when there are three values or more),
+// and how many were left out each side.
+func typical(vs []float64) (lo, hi float64, trimmed int) {
+	s := slices.Sorted(slices.Values(vs))
+	if len(s) >= 3 {
+		trimmed = max(1, len(s)/10)
+	}
+	return s[trimmed], s[len(s)-1-trimmed], trimmed
 }

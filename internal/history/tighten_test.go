@@ -47,6 +47,8 @@ func TestProposeTightensOnlyWhenTheWorstOfNIsWellUnder(t *testing.T) {
 		{"older runs above do not count: only the last N", seriesRuns(append([]float64{150, 150}, steady...)...), 100, rule, 72, false, false, ""},
 		{"fewer than N runs", seriesRuns(70, 70, 70, 70), 100, rule, 0, false, false, "4 default-branch runs, 5 needed"},
 		{"spread wider than the tolerance is noisy, never tightened", seriesRuns(50, 80, 50, 80, 50), 100, rule, 0, false, true, ""},
+		{"one slow run among ten is not noise; it is the worst of N", seriesRuns(70, 70, 71, 70, 120, 70, 71, 70, 70, 71), 200, Rule{Runs: 10, Sigmas: 3, MinGain: 0.2}, 120, false, false, ""},
+		{"a runner that alternates between two speeds is noise", seriesRuns(70, 100, 70, 100, 70, 100, 70, 100, 70, 100), 200, Rule{Runs: 10, Sigmas: 3, MinGain: 0.2}, 0, false, true, ""},
 		{"above the baseline is not raised", seriesRuns(110, 111, 112, 110, 111), 100, rule, 0, false, false, "needs --allow-loosen"},
 		{"above the baseline is raised with AllowLoosen", seriesRuns(110, 111, 112, 110, 111), 100, Rule{Runs: 5, Sigmas: 3, MinGain: 0.2, AllowLoosen: true}, 112, true, false, ""},
 	} {
