@@ -126,3 +126,25 @@ func Trend(runs []*Run, s Series, caseID, metric string, n int) (median, lo, hi 
 	sp, _ := checks.SpreadOf(vs)
 	return sp.Median, sp.Min, sp.Max, Sparkline(vs), true
 }
+
+// TrendNote is the comment's line about one metric of a case against the base branch's
+// history: "base branch, last 10 runs: median 470 ms (460–617 ms) ▁▂▁█▁ · [chart](URL#id)".
+// It is "" when the history has no default-branch run of it; no link without pageURL.
+func TrendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL string) string {
+	med, lo, hi, spark, ok := Trend(runs, s, caseID, metric, n)
+	if !ok {
+		return ""
+	}
+	unit := ""
+	for i := len(runs) - 1; i >= 0 && unit == ""; i-- {
+		if m, found := runs[i].Metric(caseID, metric); found {
+			unit = m.Unit
+		}
+	}
+	count := len([]rune(spark))
+	note := fmt.Sprintf("base branch, last %d runs: median %s (%s–%s) %s", count, formatValue(med, unit), formatValue(lo, ""), formatValue(hi, unit), spark)
+	if pageURL != "" {
+		note += fmt.Sprintf(" · [chart](%s#%s)", pageURL, Anchor(s, caseID, metric))
+	}
+	return note
+}

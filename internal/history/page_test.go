@@ -128,3 +128,18 @@ func TestProposalMarkdownLinksChartsAndEscapesStoreText(t *testing.T) {
 		}
 	}
 }
+
+func TestTrendNoteSaysTheBaseBranchsRunsAndLinksTheChart(t *testing.T) {
+	s := Series{Suite: "s", GPU: "h200"}
+	runs := seriesRuns(50, 60, 70, 80)
+	want := "base branch, last 3 runs: median 70 ms (60–80 ms) ▁▅█ · [chart](https://x.github.io/h/#" + Anchor(s, "a", "perf.e2e") + ")"
+	if got := TrendNote(runs, s, "a", "perf.e2e", 3, "https://x.github.io/h/"); got != want {
+		t.Errorf("TrendNote = %q\nwant       %q", got, want)
+	}
+	if got := TrendNote(runs, s, "a", "perf.e2e", 10, ""); got != "base branch, last 4 runs: median 65 ms (50–80 ms) ▁▃▆█" {
+		t.Errorf("TrendNote without a page = %q", got)
+	}
+	if got := TrendNote(runs, s, "zzz", "perf.e2e", 3, "u"); got != "" {
+		t.Errorf("TrendNote without history = %q", got)
+	}
+}
