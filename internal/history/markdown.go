@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
@@ -147,4 +148,18 @@ func TrendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL stri
 		note += fmt.Sprintf(" · [chart](%s#%s)", pageURL, Anchor(s, caseID, metric))
 	}
 	return note
+}
+
+// CommentTrend is the hook for a PR comment's failing checks: for a perf or memory check of
+// case caseID in the merged lane result lane, TrendNote against the base branch's last n
+// runs of the lane's series; "" for other checks and where the history has none. runs come
+// from Load (a store checked out from the data branch).
+func CommentTrend(runs []*Run, pageURL string, n int) func(lane *checks.Result, caseID string, c checks.Check) string {
+	return func(lane *checks.Result, caseID string, c checks.Check) string {
+		if g := checks.KindOf(c.Name).Group; g != checks.GroupPerf && g != checks.GroupMemory {
+			return ""
+		}
+		s := Series{Suite: lane.Suite, Lane: lane.Lane, GPU: lane.GPU}
+		return TrendNote(runs, s, caseID, baselines.SpreadKey(c.Name, c.Source), n, pageURL)
+	}
 }

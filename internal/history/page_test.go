@@ -143,3 +143,18 @@ func TestTrendNoteSaysTheBaseBranchsRunsAndLinksTheChart(t *testing.T) {
 		t.Errorf("TrendNote without history = %q", got)
 	}
 }
+
+func TestCommentTrendAnswersForPerfAndMemoryChecksOfTheLanesSeries(t *testing.T) {
+	runs := seriesRuns(50, 60, 70, 80)
+	trend := CommentTrend(runs, "", 10)
+	lane := &checks.Result{Suite: "s", GPU: "h200"}
+	if got := trend(lane, "a", checks.Check{Name: checks.PerfE2E}); !strings.HasPrefix(got, "base branch, last 4 runs: median 65 ms") {
+		t.Errorf("perf.e2e: %q", got)
+	}
+	if got := trend(lane, "a", checks.Check{Name: checks.ConsistencySSIM}); got != "" {
+		t.Errorf("SSIM has a trend: %q", got)
+	}
+	if got := trend(&checks.Result{Suite: "s", GPU: "b200"}, "a", checks.Check{Name: checks.PerfE2E}); got != "" {
+		t.Errorf("another GPU's lane has this series' trend: %q", got)
+	}
+}
