@@ -222,37 +222,42 @@ func (r *Run) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, c := range r.Cases {
-		if c.ID == "" || len(c.ID) > MaxStringBytes {
-			bad("cases[%d].id: want 1 to %d bytes", i, MaxStringBytes)
-		}
 		if seen[c.ID] {
 			bad("cases[%d].id: %q twice", i, c.ID)
 		}
 		seen[c.ID] = true
-		if len(c.Metrics) > MaxMetrics {
-			bad("cases[%d] (%s): %d metrics, at most %d", i, c.ID, len(c.Metrics), MaxMetrics)
-		}
-		names := map[string]bool{}
-		for j, m := range c.Metrics {
-			at := fmt.Sprintf("cases[%d] (%s) metrics[%d]", i, c.ID, j)
-			if m.Name == "" || len(m.Name) > MaxStringBytes || len(m.Unit) > MaxStringBytes {
-				bad("%s: name and unit: want at most %d bytes, name not empty", at, MaxStringBytes)
-			}
-			if names[m.Name] {
-				bad("%s: %q twice", at, m.Name)
-			}
-			names[m.Name] = true
-			for _, v := range []*float64{&m.Value, &m.Median, m.Baseline, m.Limit} {
-				if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
-					bad("%s (%s): want finite numbers ≥ 0, got %g", at, m.Name, *v)
-				}
-			}
-			if m.N < 1 {
-				bad("%s (%s): n: want ≥ 1, got %d", at, m.Name, m.N)
-			}
-		}
+		c.validate(fmt.Sprintf("cases[%d]", i), bad)
 	}
 	return errors.Join(errs...)
+}
+
+// validate reports the problems of one case through bad; at names it ("cases[3]").
+func (c *Case) validate(at string, bad func(format string, args ...any)) {
+	if c.ID == "" || len(c.ID) > MaxStringBytes {
+		bad("%s.id: want 1 to %d bytes", at, MaxStringBytes)
+	}
+	if len(c.Metrics) > MaxMetrics {
+		bad("%s (%s): %d metrics, at most %d", at, c.ID, len(c.Metrics), MaxMetrics)
+	}
+	names := map[string]bool{}
+	for j, m := range c.Metrics {
+		at := fmt.Sprintf("%s (%s) metrics[%d]", at, c.ID, j)
+		if m.Name == "" || len(m.Name) > MaxStringBytes || len(m.Unit) > MaxStringBytes {
+			bad("%s: name and unit: want at most %d bytes, name not empty", at, MaxStringBytes)
+		}
+		if names[m.Name] {
+			bad("%s: %q twice", at, m.Name)
+		}
+		names[m.Name] = true
+		for _, v := range []*float64{&m.Value, &m.Median, m.Baseline, m.Limit} {
+			if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
+				bad("%s (%s): want finite numbers ≥ 0, got %g", at, m.Name, *v)
+			}
+		}
+		if m.N < 1 {
+			bad("%s (%s): n: want ≥ 1, got %d", at, m.Name, m.N)
+		}
+	}
 }
 
 // Series names the runs whose values are comparable: one suite, lane and GPU class.

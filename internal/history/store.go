@@ -133,7 +133,7 @@ func readRun(path string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history file %s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("history file %s: %w", path, err)

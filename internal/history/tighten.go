@@ -55,8 +55,8 @@ type Noisy struct {
 	// Trimmed highest.
 	Low, High float64
 	Trimmed   int
-	Tolerance          float64
-	Runs               []*Run
+	Tolerance float64
+	Runs      []*Run
 }
 
 // Outcome is what Propose found for one series.
