@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"slices"
 	"strings"
@@ -29,13 +30,19 @@ func md(s string) string {
 	return r.Replace(s)
 }
 
+// code is s as a Markdown code span in a table cell: no markup is read inside one, but a
+// backquote would end it and a pipe the cell.
+func code(s string) string {
+	return "`" + strings.NewReplacer("`", "'", "|", `\|`, "\n", " ", "\r", " ").Replace(s) + "`"
+}
+
 // ProposalMarkdown is the body of a tightening pull request: the rule, one section per
 // proposed value with its N runs and a link to its chart (pageURL + "#" + Anchor; no link
 // without a page), and the metrics that noise makes useless.
 func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Baselines that the history says can be tighter\n\n")
-	fmt.Fprintf(&b, "Series: %s. Baseline file: `%s`.\n\n", md(s.String()), strings.ReplaceAll(file, "`", "'"))
+	fmt.Fprintf(&b, "Series: %s. Baseline file: %s.\n\n", md(s.String()), code(file))
 	fmt.Fprintf(&b, "Rule (docs/history.md): a value is proposed when the last %d default-branch runs all measured it, the spread "+
 		"of the typical runs (without the lowest and highest tenth) is within its tolerance, and their worst is at least max(%g × 1.4826 × MAD, %s of the baseline) under it; "+
 		"the new value is that worst.", rule.Runs, rule.Sigmas, percent(rule.MinGain))
@@ -56,7 +63,7 @@ func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL str
 			if p.Loosen {
 				change += " ⚠️ loosened"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s … %s (median %s, MAD %s) |\n", md(p.Case), metric,
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s … %s (median %s, MAD %s) |\n", code(p.Case), metric,
 				formatValue(p.Old, p.Unit), formatValue(p.New, p.Unit), change, formatValue(p.Margin, p.Unit),
 				formatValue(p.Spread.Min, p.Unit), formatValue(p.Spread.Max, p.Unit), formatValue(p.Spread.Median, p.Unit), formatValue(p.Spread.MAD, p.Unit))
 		}
@@ -86,13 +93,13 @@ func writeRuns(b *strings.Builder, ps []Proposal) {
 	}
 	for _, c := range cases {
 		group := byCase[c]
-		fmt.Fprintf(b, "<details><summary>The %d runs of <code>%s</code></summary>\n\n| commit | date | run | status |", len(group[0].Runs), md(c))
+		fmt.Fprintf(b, "<details><summary>The %d runs of <code>%s</code></summary>\n\n| commit | date | run | status |", len(group[0].Runs), html.EscapeString(c))
 		for _, p := range group {
 			fmt.Fprintf(b, " %s |", md(Title(p.Metric)))
 		}
 		b.WriteString("\n|---|---|---|---|" + strings.Repeat("---:|", len(group)) + "\n")
 		for _, r := range group[0].Runs {
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s |", md(short(r.Commit)), r.Date.UTC().Format("2006-01-02 15:04"), md(r.RunID), md(string(r.Status)))
+			fmt.Fprintf(b, "| %s | %s | %s | %s |", code(short(r.Commit)), r.Date.UTC().Format("2006-01-02 15:04"), md(r.RunID), md(string(r.Status)))
 			for _, p := range group {
 				v := "-"
 				if m, ok := r.Metric(c, p.Metric); ok {

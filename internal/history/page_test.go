@@ -110,6 +110,8 @@ func TestTrendIsTheBaseBranchsLastNRuns(t *testing.T) {
 func TestProposalMarkdownLinksChartsAndEscapesStoreText(t *testing.T) {
 	runs := seriesRuns(70, 70, 71)
 	runs[0].RunID = "| @team <b>"
+	runs[0].Cases[0].ID, runs[1].Cases[0].ID, runs[2].Cases[0].ID = "a", "a", "a"
+	runs[2].Commit = "c|`x"
 	s := Series{Suite: "s", GPU: "h200"}
 	out, err := Propose(runs, s, Rule{Runs: 3, Sigmas: 3, MinGain: 0.2}, fileHas(100))
 	if err != nil {
@@ -121,6 +123,7 @@ func TestProposalMarkdownLinksChartsAndEscapesStoreText(t *testing.T) {
 		"| `a` | [E2E (server)](https://x.github.io/h/#" + Anchor(s, "a", "perf.e2e") + ") | 100 ms | 71 ms | -29.0% |",
 		`\| @` + "\u200b" + `team &lt;b&gt;`,
 		"### Baselines that noise makes useless",
+		"| `c\\|'x` |",
 		`b\|&lt;i&gt; perf.e2e: the last 3 default-branch runs spread 100.0% of their median (1 ms to 3 ms), wider than its tolerance 25.0%`,
 	} {
 		if !strings.Contains(md, want) {
