@@ -21,9 +21,10 @@ import (
 //
 //	STORE/<suite>--<lane>--<gpu>/<date>-<commit>-<kind>[-pr<N>]-<run id>.json
 //
-// A run only ever creates its own file, exclusively, so two runs never touch the same file
-// and `git pull --rebase && git push` retries of concurrent runs never conflict; pruning
-// deletes the oldest files of a series, and two runs deleting the same file merge cleanly.
+// A run only ever creates its own file, exclusively, so two runs never touch the same file:
+// a run whose push lost the race resets to the branch as it is now and appends again (a
+// rebase is not enough: git takes two runs' "prune the oldest, add mine" for two renames of
+// one file; docs/history.md).
 
 // MaxFiles bounds how many store files Load reads (a store kept by Prune holds far fewer).
 const MaxFiles = 20000
