@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,4 +153,42 @@ func TestFileNamesSortByDateAndStaySafe(t *testing.T) {
 	if a, b := storeRun(9, KindDefault).FileName(), storeRun(10, KindDefault).FileName(); a >= b {
 		t.Errorf("%s sorts after %s", a, b)
 	}
+}
+
+// FuzzReadRun: whatever a store file holds, reading it returns a valid run or an error, never
+// a panic, and a run it accepts survives Write and reads back the same.
+func FuzzReadRun(f *testing.F) {
+	good, _ := json.MarshalIndent(storeRun(1, KindDefault), "", " ")
+	f.Add(good)
+	f.Add([]byte(`{"schema":"diffusion-check/history/v1","cases":[{"id":"a","metrics":[{"name":"x","value":1e309}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		series := filepath.Join(dir, storeRun(1, KindDefault).SeriesOf().Dir())
+		if err := os.MkdirAll(series, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(series, "x.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := readRun(path)
+		if err != nil {
+			return
+		}
+		if err := r.Validate(); err != nil {
+			t.Fatalf("accepted an invalid run: %v", err)
+		}
+		out := t.TempDir()
+		p, err := Write(out, r)
+		if err != nil {
+			t.Fatalf("an accepted run does not write back: %v", err)
+		}
+		back, err := readRun(p)
+		if err != nil {
+			t.Fatalf("a written run does not read back: %v", err)
+		}
+		if diff := cmp.Diff(r, back); diff != "" {
+			t.Errorf("round trip (-read +written):\n%s", diff)
+		}
+	})
 }
