@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/baselines"
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/history"
+)
+
+// historyCmd keeps the history store of a suite's runs (docs/history.md): append a report's
+// values, draw the page, propose tightened baselines.
+func historyCmd(ctx context.Context, e env, args []string) (int, error) {
+	if len(args) == 0 {
+		return 0, usagef("name a subcommand: append, page or tighten")
+	}
+	switch args[0] {
+	case "append":
+		return historyAppend(ctx, e, args[1:])
+	case "page":
+		return historyPage(ctx, e, args[1:])
+	case "tighten":
+		return historyTighten(ctx, e, args[1:])
+	case "-h", "-help", "--help":
+		// Every subcommand's flags, one after the other.
+		for _, sub := range []func(context.Context, env, []string) (int, error){historyAppend, historyPage, historyTighten} {
+			if _, err := sub(ctx, e, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+				return 0, err
+			}
+			fmt.Fprintln(e.stdout)
+		}
+		return exitOK, flag.ErrHelp
+	}
+	return 0, usagef("unknown subcommand %q: want append, page or tighten", args[0])
+}
+
+// historyAppendOptions are the flags of history append.
+type historyAppendOptions struct {
+	store, commit, kind, runID, runner, date string
+	pr                                       int
+	keep, keepPR                             int
+}
+
+func historyAppend(ctx context.Context, e env, args []string) (int, error) {
+	var o historyAppendOptions
+	fs := newFlags("history append", e)
+	fs.StringVar(&o.store, "store", "", "history store `DIR` (a checkout of the data branch)")
+	fs.StringVar(&o.commit, "commit", "", "`SHA` of the commit the results measured (default: the results' commit)")
+	fs.StringVar(&o.kind, "kind", history.KindDefault, "`KIND` of run: default (the default branch: the trend line and the evidence for tightening) or pr (a point beside it)")
+	fs.IntVar(&o.pr, "pr", 0, "the pull request's `NUMBER`, with --kind pr")
+	fs.StringVar(&o.runID, "run-id", "", "`ID` of the workflow run and attempt, e.g. 1234567-1 (required: it makes the file name unique)")
+	fs.StringVar(&o.runner, "runner", "", "`NAME` of the machine that ran it")
+	fs.StringVar(&o.date, "date", "", "`TIME` of the run, RFC 3339 (default: when the results finished)")
+	fs.IntVar(&o.keep, "keep", 200, "keep the newest `N` default-branch runs of each series, prune older ones")
+	fs.IntVar(&o.keepPR, "keep-pr", 100, "keep the newest `N` pull-request runs of each series")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if o.store == "" || o.runID == "" {
+		return 0, usagef("--store and --run-id are required")
+	}
+	if o.keep < 1 || o.keepPR < 1 {
+		return 0, usagef("--keep and --keep-pr: want at least 1")
+	}
+	var date time.Time
+	if o.date != "" {
+		t, err := time.Parse(time.RFC3339, o.date)
+		if err != nil {
+			return 0, usagef("--date %q: want RFC 3339, e.g. 2026-08-21T10:00:00Z", o.date)
+		}
+		date = t
+	}
+	inputs, err := readResults(ctx, e, fs.Args())
+	if err != nil {
+		return 0, err
+	}
+	// One entry per suite, lane and GPU class: the partitions of a lane together.
+	type key struct{ suite, lane, gpu string }
+	groups := map[key][]*checks.Result{}
+	var order []key
+	for _, in := range inputs {
+		k := key{in.Result.Suite, in.Result.Lane, in.Result.GPU}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], in.Result)
+	}
+	for _, k := range order {
+		run, err := history.FromResults(groups[k], history.Meta{Commit: o.commit, Kind: o.kind, PR: o.pr, RunID: o.runID, Runner: o.runner, Date: date})
+		if err != nil {
+			return 0, usageError{fmt.Errorf("suite %s lane %s: %w", k.suite, k.lane, err)}
+		}
+		path, err := history.Write(o.store, run)
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(e.stderr, "wrote %s (%d cases)\n", path, len(run.Cases))
+	}
+	removed, err := history.Prune(o.store, history.Keep{Default: o.keep, PR: o.keepPR})
+	for _, p := range removed {
+		fmt.Fprintf(e.stderr, "pruned %s\n", p)
+	}
+	return exitOK, err
+}
+
+// loadStore reads the store and prints a warning for each file left out.
+func loadStore(e env, store string) ([]*history.Run, error) {
+	runs, warnings, err := history.Load(store)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(e.stderr, "warning: left out:", w)
+	}
+	return runs, nil
+}
+
+func historyPage(_ context.Context, e env, args []string) (int, error) {
+	var store, out, title string
+	fs := newFlags("history page", e)
+	fs.StringVar(&store, "store", "", "history store `DIR`")
+	fs.StringVar(&out, "out", "", "HTML `FILE` to write (e.g. index.html of the Pages site)")
+	fs.StringVar(&title, "title", "diffusion-check history", "the page's `TITLE`")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if store == "" || out == "" {
+		return 0, usagef("--store and --out are required")
+	}
+	runs, err := loadStore(e, store)
+	if err != nil {
+		return 0, err
+	}
+	var b bytes.Buffer
+	if err := history.Page(&b, runs, history.PageOptions{Title: title, Generated: time.Now()}); err != nil {
+		return 0, fmt.Errorf("render the history page: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return 0, fmt.Errorf("write the history page: %w", err)
+	}
+	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+		return 0, fmt.Errorf("write the history page: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "wrote %s (%d runs)\n", out, len(runs))
+	return exitOK, nil
+}
+
+// historyTightenOptions are the flags of history tighten.
+type historyTightenOptions struct {
+	store, baseline, out, markdown, pageURL string
+	suite, lane, gpu                        string
+	rule                                    history.Rule
+}
+
+func historyTighten(_ context.Context, e env, args []string) (int, error) {
+	o := historyTightenOptions{rule: history.DefaultRule}
+	fs := newFlags("history tighten", e)
+	fs.StringVar(&o.store, "store", "", "history store `DIR`")
+	fs.StringVar(&o.baseline, "baseline", "", "the perf baseline `FILE` to tighten")
+	fs.StringVar(&o.out, "out", "", "where to write the tightened baseline `FILE` (may be --baseline itself); written only when something changes")
+	fs.StringVar(&o.markdown, "markdown", "", "write the evidence, as Markdown, to `FILE` (the pull request's body)")
+	fs.StringVar(&o.pageURL, "page-url", "", "`URL` of the history page, for links to each metric's chart")
+	fs.StringVar(&o.suite, "suite", "", "the series' suite `NAME` (needed when the store has several series)")
+	fs.StringVar(&o.lane, "lane", "", "the series' `LANE`")
+	fs.StringVar(&o.gpu, "gpu", "", "the series' GPU `CLASS`")
+	fs.IntVar(&o.rule.Runs, "runs", o.rule.Runs, "`N`: the last N default-branch runs must all be well under the baseline")
+	fs.Float64Var(&o.rule.Sigmas, "sigmas", o.rule.Sigmas, "`K`: the worst of N must be K robust standard deviations (1.4826 × MAD of the N) under the baseline")
+	fs.BoolVar(&o.rule.AllowLoosen, "allow-loosen", false, "also raise a value whose last N runs were all above it")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if o.store == "" || o.baseline == "" || o.out == "" {
+		return 0, usagef("--store, --baseline and --out are required")
+	}
+	if o.rule.Runs < 2 || !(o.rule.Sigmas >= 0) || math.IsInf(o.rule.Sigmas, 0) {
+		return 0, usagef("--runs: want at least 2; --sigmas: want a number ≥ 0")
+	}
+	base, err := baselines.Load(o.baseline)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	o.rule.MinGain = base.ImprovementThreshold
+	runs, err := loadStore(e, o.store)
+	if err != nil {
+		return 0, err
+	}
+	series, err := o.series(runs)
+	if err != nil {
+		return 0, err
+	}
+	out, err := history.Propose(runs, series, o.rule, base.Value)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	var set []baselines.Change
+	for _, p := range out.Proposals {
+		set = append(set, baselines.Change{Scenario: p.Case, Metric: p.Metric, Old: p.Old, New: p.New})
+	}
+	var changes []baselines.Change
+	if len(set) > 0 {
+		t, err := baselines.Tighten(base, set)
+		if err != nil {
+			return 0, err
+		}
+		changes = t.Changes
+		if err := os.WriteFile(o.out, t.File.Marshal(), 0o644); err != nil {
+			return 0, fmt.Errorf("write baseline: %w", err)
+		}
+		fmt.Fprintf(e.stderr, "wrote %s (%d values)\n", o.out, len(changes))
+		if err := baselines.WriteChanges(e.stdout, changes); err != nil {
+			return 0, err
+		}
+	} else {
+		fmt.Fprintln(e.stdout, "nothing to tighten")
+	}
+	for _, n := range out.Noisy {
+		fmt.Fprintln(e.stdout, "noisy:", n)
+	}
+	for _, s := range out.Skipped {
+		fmt.Fprintln(e.stderr, "not proposed:", s)
+	}
+	if o.markdown != "" {
+		md := history.ProposalMarkdown(series, o.baseline, o.rule, out, o.pageURL)
+		if err := os.WriteFile(o.markdown, []byte(md), 0o644); err != nil {
+			return 0, fmt.Errorf("write markdown: %w", err)
+		}
+	}
+	if err := e.setOutputs(map[string]any{"changed": fmt.Sprint(len(changes) > 0), "noisy": fmt.Sprint(len(out.Noisy))}); err != nil {
+		return 0, err
+	}
+	return exitOK, nil
+}
+
+// series picks the series to tighten: the one the flags name, or the store's only one.
+func (o *historyTightenOptions) series(runs []*history.Run) (history.Series, error) {
+	var found []history.Series
+	for _, r := range runs {
+		s := r.SeriesOf()
+		if o.suite != "" && s.Suite != o.suite || o.lane != "" && s.Lane != o.lane || o.gpu != "" && !strings.EqualFold(s.GPU, o.gpu) {
+			continue
+		}
+		if !slices.Contains(found, s) {
+			found = append(found, s)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return history.Series{}, usagef("the store %s has no runs of the series asked for", o.store)
+	case 1:
+		return found[0], nil
+	}
+	var names []string
+	for _, s := range found {
+		names = append(names, s.String())
+	}
+	return history.Series{}, usageError{errors.New("the store has several series; pick one with --suite, --lane and --gpu:\n" + strings.Join(names, "\n"))}
+}

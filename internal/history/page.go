@@ -1,0 +1,312 @@
+package history
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PageOptions are what the page says beyond the runs.
+type PageOptions struct {
+	Title string
+	// Generated is when the page was made (shown; the zero time leaves it out).
+	Generated time.Time
+}
+
+// Anchor is the id of the chart of one case and metric of a series on the page, for links
+// from a PR comment or a tightening proposal (page URL + "#" + Anchor).
+func Anchor(s Series, caseID, metric string) string {
+	return "c-" + s.Dir() + "-" + part(caseID) + "-" + part(strings.ReplaceAll(metric, "/", "."))
+}
+
+// The geometry of one chart, in SVG user units.
+const (
+	chartW, chartH = 540, 220
+	padL, padR     = 64, 16
+	padT, padB     = 12, 36
+)
+
+type point struct {
+	X, Y  float64
+	Title string
+	Fail  bool
+}
+
+type chart struct {
+	ID, Case, Title, Unit string
+	W, H                  int
+	Line, BaseLine, Limit string // SVG polyline points
+	Points, PRPoints      []point
+	YTicks                []tick
+	XFirst, XLast         string
+	XLastPos              float64
+	Latest                string
+	Defaults, PRs         int
+	PlotLeft, PlotRight   float64
+	PlotTop, PlotBottom   float64
+}
+
+type tick struct {
+	Y     float64
+	Label string
+}
+
+type seriesView struct {
+	Name   string
+	Cases  []caseView
+	Counts string
+}
+
+type caseView struct {
+	ID     string
+	Charts []chart
+}
+
+// Page writes the static HTML page of every series in runs (oldest first, as Load returns
+// them): for each case and metric one inline SVG chart, default-branch runs as a line in
+// commit (date) order, pull requests' runs as points between the default-branch runs they
+// came after, the baseline and limit of every default-branch run as dashed lines. No
+// script, no network: every string comes from html/template's escaping.
+func Page(w io.Writer, runs []*Run, o PageOptions) error {
+	var views []seriesView
+	bySeries := map[Series][]*Run{}
+	var order []Series
+	for _, r := range runs {
+		s := r.SeriesOf()
+		if _, ok := bySeries[s]; !ok {
+			order = append(order, s)
+		}
+		bySeries[s] = append(bySeries[s], r)
+	}
+	slices.SortFunc(order, func(a, b Series) int { return strings.Compare(a.Dir(), b.Dir()) })
+	for _, s := range order {
+		views = append(views, seriesViewOf(s, bySeries[s]))
+	}
+	gen := ""
+	if !o.Generated.IsZero() {
+		gen = o.Generated.UTC().Format(time.RFC3339)
+	}
+	return pageTemplate.Execute(w, struct {
+		Title, Generated string
+		Series           []seriesView
+	}{o.Title, gen, views})
+}
+
+func seriesViewOf(s Series, runs []*Run) seriesView {
+	var defaults, prs []*Run
+	for _, r := range runs {
+		if r.Kind == KindDefault {
+			defaults = append(defaults, r)
+		} else {
+			prs = append(prs, r)
+		}
+	}
+	v := seriesView{Name: s.String(), Counts: fmt.Sprintf("%d default-branch runs, %d pull-request runs", len(defaults), len(prs))}
+	metrics := map[string][]string{}
+	var cases []string
+	for _, r := range runs {
+		for _, c := range r.Cases {
+			if _, ok := metrics[c.ID]; !ok {
+				cases = append(cases, c.ID)
+			}
+			for _, m := range c.Metrics {
+				if !slices.Contains(metrics[c.ID], m.Name) {
+					metrics[c.ID] = append(metrics[c.ID], m.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(cases)
+	for _, id := range cases {
+		cv := caseView{ID: id}
+		names := metrics[id]
+		slices.SortStableFunc(names, func(a, b string) int { return metricRank(a) - metricRank(b) })
+		for _, m := range names {
+			cv.Charts = append(cv.Charts, chartOf(s, id, m, defaults, prs))
+		}
+		v.Cases = append(v.Cases, cv)
+	}
+	return v
+}
+
+// metricRank puts E2E first, then stages and denoise aggregates, then memory.
+func metricRank(m string) int {
+	switch {
+	case strings.HasPrefix(m, "perf.e2e"):
+		return 0
+	case strings.HasPrefix(m, "perf."):
+		return 1
+	}
+	return 2
+}
+
+func chartOf(s Series, id, name string, defaults, prs []*Run) chart {
+	c := chart{ID: Anchor(s, id, name), Case: id, Title: Title(name), W: chartW, H: chartH,
+		PlotLeft: padL, PlotRight: chartW - padR, PlotTop: padT, PlotBottom: chartH - padB}
+	type val struct {
+		x   float64
+		m   Metric
+		run *Run
+	}
+	var dv, pv []val
+	for i, r := range defaults {
+		if m, ok := r.Metric(id, name); ok {
+			dv = append(dv, val{float64(i), m, r})
+		}
+	}
+	for _, r := range prs {
+		m, ok := r.Metric(id, name)
+		if !ok {
+			continue
+		}
+		// Between the last default-branch run before it and the next one.
+		i, _ := slices.BinarySearchFunc(defaults, r.Date, func(d *Run, t time.Time) int { return d.Date.Compare(t) })
+		pv = append(pv, val{float64(i) - 0.5, m, r})
+	}
+	top := 0.0
+	for _, vs := range [][]val{dv, pv} {
+		for _, v := range vs {
+			top = math.Max(top, v.m.Value)
+			if v.m.Limit != nil {
+				top = math.Max(top, *v.m.Limit)
+			}
+			c.Unit = v.m.Unit
+		}
+	}
+	if top <= 0 {
+		top = 1
+	}
+	top = niceCeil(top * 1.05)
+	n := math.Max(float64(len(defaults)-1), 1)
+	xOf := func(x float64) float64 { return padL + (chartW-padL-padR)*(x+0.5)/(n+1) }
+	yOf := func(y float64) float64 { return padT + (chartH-padT-padB)*(1-y/top) }
+	var line, base, limit []string
+	xy := func(x, y float64) string {
+		return strconv.FormatFloat(xOf(x), 'f', 1, 64) + "," + strconv.FormatFloat(yOf(y), 'f', 1, 64)
+	}
+	for _, v := range dv {
+		line = append(line, xy(v.x, v.m.Value))
+		if v.m.Baseline != nil && v.m.Limit != nil {
+			base = append(base, xy(v.x, *v.m.Baseline))
+			limit = append(limit, xy(v.x, *v.m.Limit))
+		}
+		c.Points = append(c.Points, pointOf(v.x, v.m, v.run, xOf, yOf))
+	}
+	for _, v := range pv {
+		c.PRPoints = append(c.PRPoints, pointOf(v.x, v.m, v.run, xOf, yOf))
+	}
+	c.Line, c.BaseLine, c.Limit = strings.Join(line, " "), strings.Join(base, " "), strings.Join(limit, " ")
+	for _, f := range []float64{0, 0.5, 1} {
+		c.YTicks = append(c.YTicks, tick{yOf(top * f), formatValue(top*f, c.Unit)})
+	}
+	c.Defaults, c.PRs = len(dv), len(pv)
+	if len(dv) > 0 {
+		c.XFirst = short(dv[0].run.Commit)
+		c.XLast = short(dv[len(dv)-1].run.Commit)
+		c.XLastPos = xOf(dv[len(dv)-1].x)
+		c.Latest = formatValue(dv[len(dv)-1].m.Value, c.Unit)
+	}
+	return c
+}
+
+func pointOf(x float64, m Metric, r *Run, xOf, yOf func(float64) float64) point {
+	what := "default branch"
+	if r.Kind == KindPR {
+		what = "PR #" + strconv.Itoa(r.PR)
+	}
+	t := fmt.Sprintf("%s · %s · %s · run %s · %s (worst of %d)", short(r.Commit), what, r.Date.UTC().Format("2006-01-02 15:04"), r.RunID, formatValue(m.Value, m.Unit), m.N)
+	if m.Limit != nil {
+		t += " · limit " + formatValue(*m.Limit, m.Unit)
+	}
+	return point{X: xOf(x), Y: yOf(m.Value), Title: t, Fail: m.Limit != nil && m.Value > *m.Limit}
+}
+
+func short(commit string) string {
+	if len(commit) > 8 {
+		return commit[:8]
+	}
+	return commit
+}
+
+// formatValue shows a value with its unit, to four significant digits.
+func formatValue(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	if math.Abs(v) >= 1e4 {
+		s = strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+// niceCeil rounds v up to 1, 2 or 5 times a power of ten, for readable axis labels.
+func niceCeil(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328;background:#fff}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 4px} h3{font-size:15px;margin:18px 0 6px;font-family:ui-monospace,monospace}
+.meta{color:#59636e;margin:0 0 8px}
+.grid{display:flex;flex-wrap:wrap;gap:12px}
+figure{margin:0;border:1px solid #d1d9e0;border-radius:6px;padding:6px 8px}
+figure:target{outline:3px solid #0969da}
+figcaption{font-weight:600;font-size:13px}
+figcaption span{font-weight:400;color:#59636e}
+.legend span{margin-right:14px;white-space:nowrap}
+svg text{font:11px system-ui,sans-serif;fill:#59636e}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<p class="meta">Each chart is one case and metric: the worst value over the case's requests in each run.{{if .Generated}} Generated {{.Generated}}.{{end}}</p>
+<p class="legend"><span><svg width="26" height="10"><line x1="0" y1="5" x2="26" y2="5" stroke="#0969da" stroke-width="2"/></svg> default branch</span><span><svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="#bf8700"/></svg> pull request</span><span><svg width="26" height="10"><line x1="0" y1="5" x2="26" y2="5" stroke="#1a7f37" stroke-dasharray="4 3" stroke-width="1.5"/></svg> baseline</span><span><svg width="26" height="10"><line x1="0" y1="5" x2="26" y2="5" stroke="#cf222e" stroke-dasharray="6 3" stroke-width="1.5"/></svg> limit</span><span><svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="#cf222e"/></svg> over its limit</span></p>
+{{range .Series}}<h2>{{.Name}}</h2><p class="meta">{{.Counts}}</p>
+{{range .Cases}}<h3>{{.ID}}</h3><div class="grid">
+{{range .Charts}}<figure id="{{.ID}}"><figcaption><a href="#{{.ID}}">{{.Title}}</a> <span>{{if .Latest}}latest {{.Latest}} · {{end}}{{.Defaults}} runs, {{.PRs}} PR runs</span></figcaption>
+<svg xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Case}} {{.Title}}">
+{{$c := .}}{{range .YTicks}}<line x1="{{$c.PlotLeft}}" x2="{{$c.PlotRight}}" y1="{{.Y}}" y2="{{.Y}}" stroke="#eaeef2"/><text x="{{$c.PlotLeft}}" y="{{.Y}}" dx="-4" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}<line x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.PlotBottom}}" y2="{{.PlotBottom}}" stroke="#8c959f"/>
+{{if .Limit}}<polyline points="{{.Limit}}" fill="none" stroke="#cf222e" stroke-width="1.5" stroke-dasharray="6 3"><title>limit</title></polyline>{{end}}
+{{if .BaseLine}}<polyline points="{{.BaseLine}}" fill="none" stroke="#1a7f37" stroke-width="1.5" stroke-dasharray="4 3"><title>baseline</title></polyline>{{end}}
+{{if .Line}}<polyline points="{{.Line}}" fill="none" stroke="#0969da" stroke-width="2"/>{{end}}
+{{range .Points}}<circle cx="{{.X}}" cy="{{.Y}}" r="{{if .Fail}}4{{else}}2.5{{end}}" fill="{{if .Fail}}#cf222e{{else}}#0969da{{end}}"><title>{{.Title}}</title></circle>
+{{end}}{{range .PRPoints}}<circle cx="{{.X}}" cy="{{.Y}}" r="4" fill="{{if .Fail}}#cf222e{{else}}#bf8700{{end}}" stroke="#fff"><title>{{.Title}}</title></circle>
+{{end}}<text x="{{.PlotLeft}}" y="{{.H}}" dy="-12">{{.XFirst}}</text><text x="{{.XLastPos}}" y="{{.H}}" dy="-12" text-anchor="end">{{.XLast}}</text>
+</svg></figure>
+{{end}}</div>
+{{end}}{{end}}</body></html>
+`))
+
+// Sparkline draws values as a line of block characters (▁▂▃▄▅▆▇█), lowest to highest, for a
+// PR comment; "" for no values.
+func Sparkline(values []float64) string {
+	if len(values) == 0 {
+		return ""
+	}
+	lo, hi := slices.Min(values), slices.Max(values)
+	blocks := []rune("▁▂▃▄▅▆▇█")
+	var b strings.Builder
+	for _, v := range values {
+		i := 0
+		if hi > lo {
+			i = int(math.Round((v - lo) / (hi - lo) * float64(len(blocks)-1)))
+		}
+		b.WriteRune(blocks[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package history
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/google/go-cmp/cmp"
+)
+
+var t0 = time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
+
+func perfCheck(name string, v, baseline, limit float64) checks.Check {
+	return checks.Check{Name: name, Status: checks.Pass, Unit: "ms", Value: checks.Float(v), Baseline: checks.Float(baseline), Limit: checks.Float(limit)}
+}
+
+// result is a run of one case whose requests measured e2e (one value per request).
+func result(id string, e2e ...float64) *checks.Result {
+	cr := checks.CaseResult{ID: id, Status: checks.Pass}
+	for i, v := range e2e {
+		cr.Requests = append(cr.Requests, checks.RequestResult{Index: i + 1, Of: len(e2e), Status: checks.Pass, Checks: []checks.Check{
+			{Name: checks.ServerAlive, Status: checks.Pass},
+			{Name: checks.PerfRecord, Status: checks.Pass, Unit: "ms", Value: checks.Float(v)},
+			perfCheck(checks.PerfE2E, v, 100, 125),
+			perfCheck(checks.PerfStagePrefix+"DenoisingStage", v/2, 50, 170),
+			perfCheck(checks.PerfStepPrefix+"0", 3, 3, 23),
+			{Name: checks.ConsistencySSIM, Status: checks.Pass, Value: checks.Float(0.99), Limit: checks.Float(0.98)},
+		}})
+	}
+	return &checks.Result{Schema: checks.Schema, Suite: "s", GPU: "h200", Status: checks.Pass, FinishedAt: t0, Cases: []checks.CaseResult{cr}}
+}
+
+func TestFromResultsKeepsWorstValueMedianAndFirstRequestsBaseline(t *testing.T) {
+	r := result("a", 90, 110, 95)
+	// Memory growth rewrites request 2's limit to request 1's peak: not the baseline.
+	r.Cases[0].Requests[1].Checks = append(r.Cases[0].Requests[1].Checks, checks.Check{Name: checks.MemoryRuntimePeak, Source: checks.SourceServerReserved,
+		Status: checks.Fail, Unit: "MiB", Value: checks.Float(4000), Baseline: checks.Float(3400), Limit: checks.Float(3468)})
+	r.Cases[0].Requests[0].Checks = append(r.Cases[0].Requests[0].Checks, checks.Check{Name: checks.MemoryRuntimePeak, Source: checks.SourceServerReserved,
+		Status: checks.Pass, Unit: "MiB", Value: checks.Float(3400), Baseline: checks.Float(3500), Limit: checks.Float(3628)})
+	run, err := FromResults([]*checks.Result{r}, Meta{Commit: "abc", Kind: KindDefault, RunID: "1-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Metric{
+		{Name: "perf.e2e", Unit: "ms", Value: 110, Median: 95, N: 3, Baseline: checks.Float(100), Limit: checks.Float(125)},
+		{Name: "perf.stage.DenoisingStage", Unit: "ms", Value: 55, Median: 47.5, N: 3, Baseline: checks.Float(50), Limit: checks.Float(170)},
+		{Name: "memory.runtime_peak/server_reserved", Unit: "MiB", Value: 4000, Median: 3700, N: 2, Baseline: checks.Float(3500), Limit: checks.Float(3628)},
+	}
+	if diff := cmp.Diff(want, run.Cases[0].Metrics); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	if run.Date != t0 || run.Suite != "s" || run.GPU != "h200" || run.Commit != "abc" {
+		t.Errorf("run metadata: %+v", run)
+	}
+}
+
+func TestFromResultsRefusesResultsOfTwoSeries(t *testing.T) {
+	a, b := result("a", 1), result("b", 1)
+	b.Lane = "extra"
+	_, err := FromResults([]*checks.Result{a, b}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
+	if err == nil || !strings.Contains(err.Error(), "one history entry is one suite, lane and GPU class") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	r := &Run{Schema: "x", Kind: KindPR, Suite: strings.Repeat("s", MaxStringBytes+1), Cases: []Case{
+		{ID: "a", Metrics: []Metric{{Name: "perf.e2e", Value: -1, N: 0}, {Name: "perf.e2e", Value: 1, N: 1}}},
+		{ID: "a"},
+	}}
+	err := r.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`schema "x"`, "suite: longer than 200 bytes", "commit: empty", "run_id: empty", "pr: want the pull request's number",
+		"date: missing", "want finite numbers ≥ 0, got -1", "n: want ≥ 1, got 0", `"perf.e2e" twice`, `cases[1].id: "a" twice`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package history
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// The store is a folder with one subfolder per series and one file per run in it:
+//
+//	STORE/<suite>--<lane>--<gpu>/<date>-<commit>-<kind>[-pr<N>]-<run id>.json
+//
+// A run only ever creates its own file, exclusively, so two runs never touch the same file:
+// a run whose push lost the race resets to the branch as it is now and appends again (a
+// rebase is not enough: git takes two runs' "prune the oldest, add mine" for two renames of
+// one file; docs/history.md).
+
+// MaxFiles bounds how many store files Load reads (a store kept by Prune holds far fewer).
+const MaxFiles = 20000
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// part makes s usable in a file name: runs of other characters become "_", leading dots are
+// dropped, and the result is at most 40 bytes; "_" for an empty string.
+func part(s string) string {
+	s = strings.TrimLeft(unsafeName.ReplaceAllString(s, "_"), ".")
+	s = strings.ReplaceAll(s, "--", "_")
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	if s == "" {
+		return "_"
+	}
+	return s
+}
+
+// Dir is the folder of a series in the store.
+// A run without a lane is in the default lane, as a merge names it.
+func (s Series) Dir() string {
+	return part(s.Suite) + "--" + part(cmp.Or(s.Lane, checks.DefaultLane)) + "--" + part(s.GPU)
+}
+
+// FileName is a run's file name in its series folder: its date first, so that names sort in
+// time order.
+func (r *Run) FileName() string {
+	commit := r.Commit
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	kind := r.Kind
+	if r.Kind == KindPR {
+		kind += "-pr" + strconv.Itoa(r.PR)
+	}
+	return r.Date.UTC().Format("20060102T150405Z") + "-" + part(commit) + "-" + kind + "-" + part(r.RunID) + ".json"
+}
+
+// Write adds a run to the store and returns the path of its file. The file is created
+// exclusively: a run id that is already there is an error (a re-run must say its attempt),
+// never an overwrite.
+func Write(store string, r *Run) (string, error) {
+	if err := r.Validate(); err != nil {
+		return "", fmt.Errorf("history entry: %w", err)
+	}
+	data, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return "", fmt.Errorf("history entry: %w", err)
+	}
+	data = append(data, '\n')
+	if len(data) > MaxFileBytes {
+		return "", fmt.Errorf("history entry: %d bytes, at most %d", len(data), MaxFileBytes)
+	}
+	dir := filepath.Join(store, r.SeriesOf().Dir())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("history store: %w", err)
+	}
+	path := filepath.Join(dir, r.FileName())
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("history store: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("history store: write %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// Load reads every run of the store, oldest first. A file that is not a valid store entry
+// (too large, not JSON, unknown fields, a failed Validate, or in the wrong series folder) is
+// left out with a warning naming it: one bad file from a pull request must not hide the
+// others.
+func Load(store string) (runs []*Run, warnings []error, err error) {
+	paths, err := filepath.Glob(filepath.Join(store, "*", "*.json"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("history store %s: %w", store, err)
+	}
+	if _, serr := os.Stat(store); serr != nil {
+		return nil, nil, fmt.Errorf("history store: %w", serr)
+	}
+	slices.Sort(paths)
+	if len(paths) > MaxFiles {
+		warnings = append(warnings, fmt.Errorf("history store %s: %d files, only the newest %d read", store, len(paths), MaxFiles))
+		paths = paths[len(paths)-MaxFiles:]
+	}
+	for _, p := range paths {
+		r, rerr := readRun(p)
+		if rerr != nil {
+			warnings = append(warnings, rerr)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	slices.SortStableFunc(runs, func(a, b *Run) int { return a.Date.Compare(b.Date) })
+	return runs, warnings, nil
+}
+
+func readRun(path string) (*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("history file %s: %w", path, err)
+	}
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("history file %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("history file %s: larger than %d bytes", path, MaxFileBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r Run
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("history file %s: %w", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("history file %s: data after the JSON object", path)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("history file %s: %w", path, err)
+	}
+	if dir := filepath.Base(filepath.Dir(path)); dir != r.SeriesOf().Dir() {
+		return nil, fmt.Errorf("history file %s: in folder %s, but its series (%s) belongs in %s", path, dir, r.SeriesOf(), r.SeriesOf().Dir())
+	}
+	return &r, nil
+}
+
+// Keep bounds a series: the newest Default default-branch runs and the newest PR runs of
+// pull requests are kept, older ones pruned.
+type Keep struct{ Default, PR int }
+
+// Prune deletes the oldest files of every series beyond keep (each count ≥ 1) and returns
+// the paths deleted.
+// Files that do not parse are left alone (Load warns about them): pruning only ever removes
+// what it can date.
+func Prune(store string, keep Keep) ([]string, error) {
+	if keep.Default < 1 || keep.PR < 1 {
+		return nil, fmt.Errorf("history store: keep %d default-branch and %d pull-request runs: want at least 1 of each", keep.Default, keep.PR)
+	}
+	dirs, err := filepath.Glob(filepath.Join(store, "*"))
+	if err != nil {
+		return nil, fmt.Errorf("history store %s: %w", store, err)
+	}
+	var removed []string
+	for _, dir := range dirs {
+		paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil {
+			return removed, fmt.Errorf("history store %s: %w", dir, err)
+		}
+		type dated struct {
+			path string
+			run  *Run
+		}
+		byKind := map[string][]dated{}
+		for _, p := range paths {
+			if r, err := readRun(p); err == nil {
+				byKind[r.Kind] = append(byKind[r.Kind], dated{p, r})
+			}
+		}
+		for kind, n := range map[string]int{KindDefault: keep.Default, KindPR: keep.PR} {
+			ds := byKind[kind]
+			slices.SortStableFunc(ds, func(a, b dated) int { return a.run.Date.Compare(b.run.Date) })
+			for len(ds) > n {
+				if err := os.Remove(ds[0].path); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return removed, fmt.Errorf("history store: prune: %w", err)
+				}
+				removed = append(removed, ds[0].path)
+				ds = ds[1:]
+			}
+		}
+	}
+	slices.Sort(removed)
+	return removed, nil
+}
