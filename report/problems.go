@@ -20,7 +20,8 @@ type problem struct {
 	reqs         []int // 0 for the case level
 	top          *checks.Check
 	others       []*checks.Check
-	notRun       string // set for requests that did not run: why
+	notRun       string         // set for requests that did not run: why
+	result       *checks.Result // the lane's merged result, for Report.Trend
 }
 
 // problemList writes what a reviewer must see first: for each thing that failed, which
@@ -37,14 +38,21 @@ func problemList(b *strings.Builder, r *Report, lv level) {
 			fmt.Fprintf(b, "- _%s not shown._\n", plural(len(ps)-i, "more problem"))
 			break
 		}
-		b.WriteString("- " + p.line(multi, r.ArtifactsURL) + "\n")
+		line := p.line(multi, r.ArtifactsURL)
+		if r.Trend != nil && p.top != nil {
+			if t := r.Trend(p.result, p.caseID, *p.top); t != "" {
+				line += " · " + t
+			}
+		}
+		b.WriteString("- " + line + "\n")
 	}
 }
 
 // problems gathers the problems of the lanes in order: lane, case, then as first met.
 func problems(lanes []checks.Result) []*problem {
 	var out []*problem
-	for _, l := range lanes {
+	for li := range lanes {
+		l := &lanes[li]
 		for ci := range l.Cases {
 			c := &l.Cases[ci]
 			if !bad(c.Status) && c.Status != checks.Flaky {
@@ -62,7 +70,7 @@ func problems(lanes []checks.Result) []*problem {
 				}
 				p := index[key]
 				if p == nil {
-					p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), top: ck}
+					p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), top: ck, result: l}
 					index[key] = p
 					out = append(out, p)
 				} else if worse(ck, p.top) {

@@ -95,3 +95,34 @@ func TestNoCheckNames(t *testing.T) {
 		})
 	}
 }
+
+// TestProblemsCarryTheTrend: with Report.Trend set, a failing check's line under Problems ends
+// with what Trend says of it (the base branch's history), asked with the lane, case and the
+// check the line shows; lines of requests that did not run are not asked.
+func TestProblemsCarryTheTrend(t *testing.T) {
+	leak := func(s reqSpec, mib float64) reqSpec { s.vram, s.leak = s.vram+mib, mib; return s }
+	crashed := caseOf("flux", false, good, reqSpec{crash: true}, good)
+	crashed.Requests[2] = checks.RequestResult{Index: 3, Of: 3, Status: checks.Skip,
+		Checks: []checks.Check{checks.Skipped(checks.ServerAlive, "not sent: the server died during request 2/3")}}
+	l := lane("base", caseOf("wan", false, good, leak(goodWarm, 1200), leak(goodWarm, 2400)), crashed)
+	var asked []string
+	r := &Report{Lanes: []checks.Result{l}, Trend: func(lane *checks.Result, caseID string, c checks.Check) string {
+		asked = append(asked, lane.Lane+"/"+caseID+"/"+c.Name)
+		if caseID != "wan" {
+			return ""
+		}
+		return "base branch, last 10 runs: ▁▂▃"
+	}}
+	var b strings.Builder
+	problemList(&b, r, level{})
+	if !strings.Contains(b.String(), "(**1.03×**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× · base branch, last 10 runs: ▁▂▃\n") {
+		t.Errorf("the wan line does not end with its trend:\n%s", b.String())
+	}
+	if strings.Count(b.String(), "last 10 runs") != 1 {
+		t.Errorf("a trend on another line:\n%s", b.String())
+	}
+	want := []string{"base/wan/" + checks.MemoryRuntimePeak, "base/flux/" + checks.ServerAlive}
+	if diff := cmp.Diff(want, asked); diff != "" {
+		t.Errorf("Trend asked (-want +got):\n%s", diff)
+	}
+}

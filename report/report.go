@@ -30,6 +30,10 @@ type Report struct {
 	// Previous is the state the previous comment of this PR and key recorded, if any: it
 	// tells what changed since and keeps the other lanes' verdicts in the header.
 	Previous *State
+	// Trend, when set, is the history of a failing check on the base branch (its last runs,
+	// a sparkline, a link to the chart), appended to the check's line under Problems; ""
+	// where there is no history.
+	Trend func(lane *checks.Result, caseID string, c checks.Check) string
 }
 
 // Comment renders the PR comment: the marker, the hidden state, and the report trimmed in

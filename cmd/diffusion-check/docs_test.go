@@ -68,6 +68,7 @@ var flagDocs = map[string]string{
 	"baseline": "docs/baselines.md",
 	"compare":  "docs/consistency.md",
 	"serve":    "docs/reference-server.md",
+	"history":  "docs/history.md",
 }
 
 // TestCommandFlagsAreDocumented: every flag of every command (as its -h lists it) is named

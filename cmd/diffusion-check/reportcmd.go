@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/history"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/report"
 )
@@ -28,6 +29,9 @@ const maxAnnotations = 10
 // readOnlyNotice explains what to do when the token cannot write: the pattern that lets a
 // fork's pull request get its comment and statuses.
 const readOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
+
+// historyTrendRuns is how many of the base branch's runs a comment's trend shows.
+const historyTrendRuns = 10
 
 // reportOptions are the flags of report.
 type reportOptions struct {
@@ -42,6 +46,9 @@ type reportOptions struct {
 	pending   bool
 	comment   commentMode
 	inActions bool
+	// history and historyURL: a history store (docs/history.md) whose base-branch runs give
+	// each failing perf and memory check of the comment its trend, linked to the page.
+	history, historyURL string
 }
 
 func (o *reportOptions) register(fs *flag.FlagSet, e env) {
@@ -56,6 +63,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
 	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
+	fs.StringVar(&o.history, "history", "", "a history store `DIR` (history append): each failing perf or memory check gets the base branch's last 10 runs, as a sparkline")
+	fs.StringVar(&o.historyURL, "history-url", "", "the `URL` of the store's page (history page), which the trend links to")
 }
 
 func reportCmd(ctx context.Context, e env, args []string) (int, error) {
@@ -117,6 +126,16 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	rep := &report.Report{Key: o.key, Lanes: merged, Pending: missingLanes(expected, merged)}
+	if o.history != "" {
+		runs, warnings, err := history.Load(o.history)
+		if err != nil {
+			return 0, usagef("--history: %w", err)
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(e.stderr, "warning: history: %v\n", w)
+		}
+		rep.Trend = history.CommentTrend(runs, o.historyURL, historyTrendRuns)
+	}
 	// The statuses go first: they gate merges, and a failure to read the comments must not
 	// cost them. GitHub being unreachable must not cost the files either: they are written
 	// (without the comparison with the previous comment) before the failure is returned.

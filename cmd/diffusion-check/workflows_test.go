@@ -230,7 +230,7 @@ func TestWorkflowActionsCurrent(t *testing.T) {
 			if m == nil || m[1] == "diffusion-check/diffusion-check" {
 				continue
 			}
-			min, known := node24Majors[m[1]]
+			first, known := node24Majors[m[1]]
 			if !known {
 				t.Errorf("%s:%d: %s: not in node24Majors; add its first Node.js 24 major", name, i+1, m[1])
 				continue
@@ -239,8 +239,8 @@ func TestWorkflowActionsCurrent(t *testing.T) {
 				t.Errorf("%s:%d: %s@%s: pin by commit SHA with the tag in a comment", name, i+1, m[1], m[2])
 				continue
 			}
-			if major, _ := strconv.Atoi(m[3]); major < min {
-				t.Errorf("%s:%d: %s v%d runs on Node.js 20 or older; use v%d or newer", name, i+1, m[1], major, min)
+			if major, _ := strconv.Atoi(m[3]); major < first {
+				t.Errorf("%s:%d: %s v%d runs on Node.js 20 or older; use v%d or newer", name, i+1, m[1], major, first)
 			}
 		}
 	}
