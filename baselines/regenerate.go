@@ -338,7 +338,6 @@ func writeStages(sc *node, m *measured) []Change {
 	return ch
 }
 
-// writeScenario writes m into the scenario node sc and returns what changed.
 // RegenerateOptions configures Regenerate.
 type RegenerateOptions struct {
 	// AllFields writes every measured key into a new scenario, also those that SGLang's
@@ -364,6 +363,7 @@ func fileHas(doc *node, key string) bool {
 	return false
 }
 
+// writeScenario writes m into the scenario node sc and returns what changed.
 func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64, allFields bool) []Change {
 	// An extra key is written where the scenario has it, or into a new scenario where the
 	// file uses it or every field was asked for.

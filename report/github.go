@@ -345,8 +345,8 @@ func (p *Publisher) writeErr(what string, err error) error {
 		return fmt.Errorf("%s: GitHub refused the token (401): it is invalid or expired: %w", what, err)
 	case http.StatusForbidden:
 		if p.Fork {
-			// One %w: a fork's refusal is ErrReadOnly, and nothing else to tell apart.
-			return fmt.Errorf("%s: %w: %v", what, ErrReadOnly, err)
+			// A fork's refusal is ErrReadOnly; GitHub's error stays in the chain too.
+			return fmt.Errorf("%s: %w: %w", what, ErrReadOnly, err)
 		}
 		return fmt.Errorf("%s: the token may not write this (403): give the job \"permissions: statuses: write\" for statuses and \"pull-requests: write\" for the comment: %w", what, err)
 	case http.StatusNotFound:

@@ -68,7 +68,7 @@ func lockHolder(path string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	b := make([]byte, 256)
 	n, _ := f.Read(b)
 	line, _, _ := strings.Cut(string(b[:n]), "\n")

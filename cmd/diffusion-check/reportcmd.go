@@ -30,6 +30,51 @@ const maxAnnotations = 10
 // fork's pull request get its comment and statuses.
 const readOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
 
+// validate checks the flags that need more than their type, and returns the --lane names.
+func (o *reportOptions) validate() ([]string, error) {
+	if o.budget <= 0 {
+		return nil, usagef("--retry-budget %s: must be > 0 (it is the deadline of the whole publish)", o.budget)
+	}
+	if !commentKeyRE.MatchString(o.key) {
+		return nil, usagef("--comment-key %q: want 1 to 64 letters, digits, '.', '_' or '-' (it is written into the comment's marker)", o.key)
+	}
+	expected := splitList(o.lanes)
+	for _, l := range expected {
+		if err := checks.ValidName(l); err != nil {
+			return nil, usagef("--lane %q: %v", l, err)
+		}
+	}
+	return expected, nil
+}
+
+// trend is the comment's trend of a failing check from the --history store, nil without one.
+func (o *reportOptions) trend(e env) (func(*checks.Result, string, checks.Check) string, error) {
+	if o.history == "" {
+		return nil, nil
+	}
+	runs, warnings, err := history.Load(o.history)
+	if err != nil {
+		return nil, usagef("--history: %w", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "warning: history: %v\n", w)
+	}
+	return history.CommentTrend(runs, o.historyURL, historyTrendRuns), nil
+}
+
+// annotate writes the failing checks as workflow annotations, at most maxAnnotations.
+func annotate(e env, merged []checks.Result) {
+	a := e.action()
+	for _, an := range report.Annotations(merged, maxAnnotations) {
+		with := a.WithFieldsMap(map[string]string{"title": an.Title})
+		if an.Warning {
+			with.Warningf("%s", an.Message)
+		} else {
+			with.Errorf("%s", an.Message)
+		}
+	}
+}
+
 // historyTrendRuns is how many of the base branch's runs a comment's trend shows.
 const historyTrendRuns = 10
 
@@ -74,22 +119,14 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	if o.budget <= 0 {
-		return 0, usagef("--retry-budget %s: must be > 0 (it is the deadline of the whole publish)", o.budget)
-	}
-	if !commentKeyRE.MatchString(o.key) {
-		return 0, usagef("--comment-key %q: want 1 to 64 letters, digits, '.', '_' or '-' (it is written into the comment's marker)", o.key)
+	expected, err := o.validate()
+	if err != nil {
+		return 0, err
 	}
 	o.inActions = e.getenv("GITHUB_ACTIONS") == "true"
 	token := e.getenv("GITHUB_TOKEN")
 	if token != "" && o.inActions {
 		e.action().AddMask(token)
-	}
-	expected := splitList(o.lanes)
-	for _, l := range expected {
-		if err := checks.ValidName(l); err != nil {
-			return 0, usagef("--lane %q: %v", l, err)
-		}
 	}
 	var pub *publishing
 	if o.publish || o.pending {
@@ -126,15 +163,8 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	rep := &report.Report{Key: o.key, Lanes: merged, Pending: missingLanes(expected, merged)}
-	if o.history != "" {
-		runs, warnings, err := history.Load(o.history)
-		if err != nil {
-			return 0, usagef("--history: %w", err)
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(e.stderr, "warning: history: %v\n", w)
-		}
-		rep.Trend = history.CommentTrend(runs, o.historyURL, historyTrendRuns)
+	if rep.Trend, err = o.trend(e); err != nil {
+		return 0, err
 	}
 	// The statuses go first: they gate merges, and a failure to read the comments must not
 	// cost them. GitHub being unreachable must not cost the files either: they are written
@@ -157,15 +187,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	if o.inActions {
-		a := e.action()
-		for _, an := range report.Annotations(merged, maxAnnotations) {
-			with := a.WithFieldsMap(map[string]string{"title": an.Title})
-			if an.Warning {
-				with.Warningf("%s", an.Message)
-			} else {
-				with.Errorf("%s", an.Message)
-			}
-		}
+		annotate(e, merged)
 	}
 	if pub != nil {
 		if pub.comment {
@@ -176,26 +198,36 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 				outs["comment_url"] = url
 			}
 		}
-		if err := errors.Join(ghErrs...); err != nil {
-			if readOnly(err) && !o.summary {
-				// The comment did not land: the summary is where the report goes instead.
-				if err := appendSummary(e, report.Summary(rep)); err != nil {
-					return 0, err
-				}
-			}
-			if code, err := pub.fail(e, err); err != nil || code != exitOK {
-				if serr := e.setOutputs(outs); serr != nil {
-					err = errors.Join(err, serr)
-				}
-				return code, err
-			}
-			// A fork's read-only token: told, and the verdict is the exit code.
+		if code, err, done := o.publishFailed(e, pub, rep, outs, errors.Join(ghErrs...)); done {
+			return code, err
 		}
 	}
 	if err := e.setOutputs(outs); err != nil {
 		return 0, err
 	}
 	return worst, nil
+}
+
+// publishFailed handles what GitHub refused: with a read-only token the report goes to the
+// job summary instead; done says the command ends here with code and err (anything but a
+// fork's read-only token, which is told, and the verdict stays the exit code).
+func (o *reportOptions) publishFailed(e env, pub *publishing, rep *report.Report, outs map[string]any, ghErr error) (code int, err error, done bool) {
+	if ghErr == nil {
+		return 0, nil, false
+	}
+	if readOnly(ghErr) && !o.summary {
+		// The comment did not land: the summary is where the report goes instead.
+		if err := appendSummary(e, report.Summary(rep)); err != nil {
+			return 0, err, true
+		}
+	}
+	if code, err := pub.fail(e, ghErr); err != nil || code != exitOK {
+		if serr := e.setOutputs(outs); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return code, err, true
+	}
+	return 0, nil, false
 }
 
 // decideComment sets pub.comment: whether the report's comment is posted or edited, after

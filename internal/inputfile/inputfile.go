@@ -34,7 +34,7 @@ func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	fi, err = f.Stat()
 	if err != nil {
 		return nil, err

@@ -142,9 +142,9 @@ func DecodeAudio(ctx context.Context, path string) (PCM, error) {
 	return pcm, nil
 }
 
-// readSamples reads little-endian float32 samples and appends them to dst, up to max
+// readSamples reads little-endian float32 samples and appends them to dst, up to most
 // samples.
-func readSamples(r io.Reader, max int, dst *[]float32) error {
+func readSamples(r io.Reader, most int, dst *[]float32) error {
 	var b [4]byte
 	for {
 		if _, err := io.ReadFull(r, b[:]); err != nil {
@@ -156,7 +156,7 @@ func readSamples(r io.Reader, max int, dst *[]float32) error {
 			}
 			return err
 		}
-		if len(*dst) >= max {
+		if len(*dst) >= most {
 			return fmt.Errorf("audio longer than %d s (MaxAudioSeconds)", MaxAudioSeconds)
 		}
 		*dst = append(*dst, math.Float32frombits(binary.LittleEndian.Uint32(b[:])))

@@ -131,7 +131,8 @@ func ReadGTWAV(path string) (PCM, error) {
 	if err != nil {
 		return PCM{}, fmt.Errorf("audio ground truth: %w", err)
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
+
 	const limit = 1<<20 + 2*MaxAudioSeconds*AudioRate // room for other chunks
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {

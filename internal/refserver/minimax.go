@@ -95,52 +95,10 @@ func (e *errMaterialUnreadable) Error() string { return e.msg }
 // and material_io.py (minimax_h3_localize_material_uri).
 func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	bad := func(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
-	extra := func(name string) any {
-		v := f.m[name]
-		if s, ok := v.(string); ok && f.multipart {
-			// _parse_extra_value: form values are JSON text when they parse. Numbers stay
-			// json.Number, so that 768.0 is a float there as in Python.
-			dec := json.NewDecoder(strings.NewReader(s))
-			dec.UseNumber()
-			var decoded any
-			if dec.Decode(&decoded) == nil && !dec.More() {
-				return decoded
-			}
-		}
-		return v
-	}
-	// validate_task_gate
-	taskV := extra("task")
-	task, isStr := taskV.(string)
-	switch {
-	case taskV == nil:
-		return bad("task is required for MiniMax H3; supported tasks: fl2va, ref2va, t2va")
-	case !isStr || strings.TrimSpace(task) == "":
-		return bad("task must be a non-empty string for MiniMax H3")
-	case !knownTask(task):
-		return bad("unsupported MiniMax H3 task %s; supported tasks: fl2va, ref2va, t2va", pyRepr(task))
-	}
-	if v := extra("audio_flow_shift"); v != nil {
-		if x, ok := finite(v); !ok || x <= 0 {
-			return bad("audio_flow_shift must be a positive finite float")
-		}
-	}
-	if extra("audio_guidance_scale") != nil {
-		return bad("audio_guidance_scale is not supported: MiniMax H3 serves only the CFG-distilled single-positive-branch checkpoint")
-	}
-	if om := extra("output_mode"); om != nil && om != "decoded_files" {
-		return bad("MiniMax H3 SGLang backend only supports output_mode='decoded_files', got %s", pyRepr(om))
-	}
-	if v, _ := f.boolean("enable_frame_interpolation"); v {
-		return bad("MiniMax H3 does not support enable_frame_interpolation: the accepted delivery contract is the canonical 24 fps output")
-	}
-	if v, _ := f.boolean("enable_upscaling"); v {
-		return bad("MiniMax H3 does not support enable_upscaling: the accepted delivery contract is the resolved target canvas")
-	}
-	for _, r := range minimaxRetired {
-		if f.has(r.field) {
-			return bad("%s is not supported: %s", r.field, r.why)
-		}
+	extra := f.extra
+	task, err := minimaxTaskGate(f)
+	if err != nil {
+		return err
 	}
 	// minimax_h3_validate_canonical_request
 	profile := minimaxTasks[task]
@@ -168,26 +126,9 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	if g.seed < 0 {
 		return bad("seed must be non-negative, got %d", g.seed)
 	}
-	// minimax_h3_prepare_for_queue: every condition is localized and probed before queueing.
-	hash := sha256.New()
-	for i, c := range conds {
-		data, err := readMaterial(ctx, c.uri)
-		if err != nil {
-			return err
-		}
-		probed, err := probeMaterial(ctx, data, c.typ)
-		if err != nil {
-			return err
-		}
-		if duration == 0 && probed > 0 {
-			duration = probed
-		}
-		if c.typ == "image" && i == 0 {
-			if img, _, err := image.Decode(bytes.NewReader(data)); err == nil {
-				g.inputs = []image.Image{img}
-			}
-		}
-		hash.Write(data)
+	sum, duration, err := minimaxLocalize(ctx, conds, g, duration)
+	if err != nil {
+		return err
 	}
 	if duration == 0 {
 		return bad("target.duration_seconds is required, or exactly one audio reference to derive duration from (including video/video_audio soundtracks; task %s)", pyRepr(task))
@@ -207,7 +148,7 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	// An input_reference upload is not a condition: only extra.conditions reach the model.
 	g.inputs, g.inputHash = nil, nil
 	if len(conds) > 0 {
-		g.inputHash = hash.Sum(nil)
+		g.inputHash = sum
 	}
 	g.w, g.h, g.fps = w, h, minimaxFPS
 	g.frames = minimaxFrames(int(math.RoundToEven(duration * minimaxFPS)))
@@ -216,6 +157,90 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	g.outputs = max(1, min(int(f.integer("n", 1, math.MinInt64, math.MaxInt64)), minimaxMaxOutputs))
 	g.minimax = true
 	return nil
+}
+
+// minimaxTaskGate is SGLang's validate_task_gate and validate_transport_options: the task,
+// and the options MiniMax-H3 refuses whatever the task.
+func minimaxTaskGate(f *fields) (string, error) {
+	bad := func(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
+	extra := f.extra
+	taskV := extra("task")
+	task, isStr := taskV.(string)
+	switch {
+	case taskV == nil:
+		return "", bad("task is required for MiniMax H3; supported tasks: fl2va, ref2va, t2va")
+	case !isStr || strings.TrimSpace(task) == "":
+		return "", bad("task must be a non-empty string for MiniMax H3")
+	case !knownTask(task):
+		return "", bad("unsupported MiniMax H3 task %s; supported tasks: fl2va, ref2va, t2va", pyRepr(task))
+	}
+	if v := extra("audio_flow_shift"); v != nil {
+		if x, ok := finite(v); !ok || x <= 0 {
+			return "", bad("audio_flow_shift must be a positive finite float")
+		}
+	}
+	if extra("audio_guidance_scale") != nil {
+		return "", bad("audio_guidance_scale is not supported: MiniMax H3 serves only the CFG-distilled single-positive-branch checkpoint")
+	}
+	if om := extra("output_mode"); om != nil && om != "decoded_files" {
+		return "", bad("MiniMax H3 SGLang backend only supports output_mode='decoded_files', got %s", pyRepr(om))
+	}
+	if v, _ := f.boolean("enable_frame_interpolation"); v {
+		return "", bad("MiniMax H3 does not support enable_frame_interpolation: the accepted delivery contract is the canonical 24 fps output")
+	}
+	if v, _ := f.boolean("enable_upscaling"); v {
+		return "", bad("MiniMax H3 does not support enable_upscaling: the accepted delivery contract is the resolved target canvas")
+	}
+	for _, r := range minimaxRetired {
+		if f.has(r.field) {
+			return "", bad("%s is not supported: %s", r.field, r.why)
+		}
+	}
+	return task, nil
+}
+
+// minimaxLocalize is SGLang's minimax_h3_prepare_for_queue: every condition is read and probed
+// before queueing. It returns the hash of the conditions' bytes and the duration, taken from
+// an audio-bearing condition when the target sets none; the first image condition becomes
+// the request's input picture.
+func minimaxLocalize(ctx context.Context, conds []minimaxCondition, g *genRequest, duration float64) ([]byte, float64, error) {
+	hash := sha256.New()
+	for i, c := range conds {
+		data, err := readMaterial(ctx, c.uri)
+		if err != nil {
+			return nil, 0, err
+		}
+		probed, err := probeMaterial(ctx, data, c.typ)
+		if err != nil {
+			return nil, 0, err
+		}
+		if duration == 0 && probed > 0 {
+			duration = probed
+		}
+		if c.typ == "image" && i == 0 {
+			if img, _, err := image.Decode(bytes.NewReader(data)); err == nil {
+				g.inputs = []image.Image{img}
+			}
+		}
+		hash.Write(data)
+	}
+	return hash.Sum(nil), duration, nil
+}
+
+// extra is a request field of MiniMax-H3's extras as SGLang reads it (_parse_extra_value): a
+// form value is JSON text when it parses, with numbers kept as json.Number so that 768.0
+// stays a float, as in Python.
+func (f *fields) extra(name string) any {
+	v := f.m[name]
+	if s, ok := v.(string); ok && f.multipart {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var decoded any
+		if dec.Decode(&decoded) == nil && !dec.More() {
+			return decoded
+		}
+	}
+	return v
 }
 
 func knownTask(task string) bool { _, ok := minimaxTasks[task]; return ok }
@@ -338,6 +363,79 @@ func minimaxFrames(n int) int {
 
 type minimaxCondition struct{ typ, uri string }
 
+// minimaxCondition1 checks conditions[i] as _validate_conditions does: its keys, role, type,
+// uri, frame_index (resolved against the aligned frame count, each bound once: seen) and
+// start time. It returns the condition and its frame_index as written, when the task takes one.
+func minimaxCondition1(i int, raw any, task string, p minimaxTask, aligned int, seen map[int64]int) (minimaxCondition, *int64, error) {
+	var frame *int64
+	at := fmt.Sprintf("conditions[%d]", i)
+	c, ok := asObject(raw)
+	if !ok {
+		return minimaxCondition{}, nil, badCondition("%s must be an object", at)
+	}
+	var unknown []string
+	for k := range c {
+		if !slices.Contains([]string{"type", "uri", "role", "frame_index", "start_time_seconds"}, k) {
+			unknown = append(unknown, "'"+k+"'")
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return minimaxCondition{}, nil, badCondition("%s has unknown fields: [%s]", at, strings.Join(unknown, ", "))
+	}
+	role, _ := c["role"].(string)
+	if role == "" {
+		return minimaxCondition{}, nil, badCondition("%s.role must be a non-empty string", at)
+	}
+	if role != "keyframe" && role != "reference" {
+		return minimaxCondition{}, nil, badCondition("%s.role must be keyframe or reference, got %s", at, pyRepr(role))
+	}
+	typ, _ := c["type"].(string)
+	if typ == "" {
+		return minimaxCondition{}, nil, badCondition("%s.type must be a non-empty string", at)
+	}
+	if role != p.role || !slices.Contains(p.types, typ) {
+		return minimaxCondition{}, nil, badCondition("%s: task %s does not allow condition role=%s type=%s", at, pyRepr(task), pyRepr(role), pyRepr(typ))
+	}
+	uri, _ := c["uri"].(string)
+	if uri == "" {
+		return minimaxCondition{}, nil, badCondition("%s.uri must be a non-empty string", at)
+	}
+	if p.frameIndex {
+		fi, ok := pyInt(c["frame_index"])
+		if !ok {
+			return minimaxCondition{}, nil, badCondition("%s.frame_index must be an integer", at)
+		}
+		if aligned == 0 {
+			return minimaxCondition{}, nil, badCondition("%s.frame_index requires a resolved target duration", at)
+		}
+		resolved := fi
+		if fi == -1 {
+			resolved = int64(aligned - 1)
+		} else if fi < 0 || fi >= int64(aligned) {
+			return minimaxCondition{}, nil, badCondition("%s.frame_index must be -1 or in [0, %d) after 17n+5 frame alignment, got %d", at, aligned, fi)
+		}
+		if j, dup := seen[resolved]; dup {
+			return minimaxCondition{}, nil, badCondition("%s.frame_index resolves to %d, already bound by conditions[%d]", at, resolved, j)
+		}
+		seen[resolved] = i
+		frame = &fi
+	} else if c["frame_index"] != nil {
+		return minimaxCondition{}, nil, badCondition("%s.frame_index is not allowed for role=%s", at, pyRepr(role))
+	}
+	if st := c["start_time_seconds"]; st != nil {
+		if x, ok := finite(st); !ok || x < 0 {
+			return minimaxCondition{}, nil, badCondition("%s.start_time_seconds must be a non-negative finite number", at)
+		}
+		if typ != "video" && typ != "video_audio" {
+			return minimaxCondition{}, nil, badCondition("%s.start_time_seconds is only allowed for video or video_audio references", at)
+		}
+	}
+	return minimaxCondition{typ: typ, uri: uri}, frame, nil
+}
+
+func badCondition(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
+
 // minimaxConditions is _validate_conditions and _validate_fl2va_conditions.
 func minimaxConditions(v any, task string, p minimaxTask, durationS float64) ([]minimaxCondition, error) {
 	bad := func(format string, args ...any) ([]minimaxCondition, error) {
@@ -372,70 +470,14 @@ func minimaxConditions(v any, task string, p minimaxTask, durationS float64) ([]
 	var indices []int64
 	seen := map[int64]int{}
 	for i, raw := range list {
-		at := fmt.Sprintf("conditions[%d]", i)
-		c, ok := asObject(raw)
-		if !ok {
-			return bad("%s must be an object", at)
+		c, fi, err := minimaxCondition1(i, raw, task, p, aligned, seen)
+		if err != nil {
+			return nil, err
 		}
-		var unknown []string
-		for k := range c {
-			if !slices.Contains([]string{"type", "uri", "role", "frame_index", "start_time_seconds"}, k) {
-				unknown = append(unknown, "'"+k+"'")
-			}
+		if fi != nil {
+			indices = append(indices, *fi)
 		}
-		if len(unknown) > 0 {
-			slices.Sort(unknown)
-			return bad("%s has unknown fields: [%s]", at, strings.Join(unknown, ", "))
-		}
-		role, _ := c["role"].(string)
-		if role == "" {
-			return bad("%s.role must be a non-empty string", at)
-		}
-		if role != "keyframe" && role != "reference" {
-			return bad("%s.role must be keyframe or reference, got %s", at, pyRepr(role))
-		}
-		typ, _ := c["type"].(string)
-		if typ == "" {
-			return bad("%s.type must be a non-empty string", at)
-		}
-		if role != p.role || !slices.Contains(p.types, typ) {
-			return bad("%s: task %s does not allow condition role=%s type=%s", at, pyRepr(task), pyRepr(role), pyRepr(typ))
-		}
-		uri, _ := c["uri"].(string)
-		if uri == "" {
-			return bad("%s.uri must be a non-empty string", at)
-		}
-		if p.frameIndex {
-			fi, ok := pyInt(c["frame_index"])
-			if !ok {
-				return bad("%s.frame_index must be an integer", at)
-			}
-			if aligned == 0 {
-				return bad("%s.frame_index requires a resolved target duration", at)
-			}
-			resolved := fi
-			if fi == -1 {
-				resolved = int64(aligned - 1)
-			} else if fi < 0 || fi >= int64(aligned) {
-				return bad("%s.frame_index must be -1 or in [0, %d) after 17n+5 frame alignment, got %d", at, aligned, fi)
-			}
-			if j, dup := seen[resolved]; dup {
-				return bad("%s.frame_index resolves to %d, already bound by conditions[%d]", at, resolved, j)
-			}
-			seen[resolved] = i
-			indices = append(indices, fi)
-		} else if c["frame_index"] != nil {
-			return bad("%s.frame_index is not allowed for role=%s", at, pyRepr(role))
-		}
-		if st := c["start_time_seconds"]; st != nil {
-			if x, ok := finite(st); !ok || x < 0 {
-				return bad("%s.start_time_seconds must be a non-negative finite number", at)
-			}
-			if typ != "video" && typ != "video_audio" {
-				return bad("%s.start_time_seconds is only allowed for video or video_audio references", at)
-			}
-		}
-		out = append(out, minimaxCondition{typ: typ, uri: uri})
+		out = append(out, c)
 	}
 	if task == "fl2va" {
 		ok := slices.Equal(indices, []int64{0}) || slices.Equal(indices, []int64{-1}) || slices.Equal(indices, []int64{0, -1})

@@ -267,22 +267,6 @@ func (f *fields) boolean(name string) (value, set bool) {
 	return false, false
 }
 
-func jsonType(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 // parseSize reads "WxH" (also "W*H", as some SGLang front ends write it).
 func parseSize(s string) (w, h int, err error) {
 	ws, hs, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")

@@ -28,7 +28,7 @@ type sample struct {
 	When    time.Time         `json:"when"`
 	Skipped string            `json:"-"`
 	Untaged bool
-	private int
+	private int //nolint:unused // an unexported field, which the schema must leave out
 }
 
 type selfMarshal struct{}

@@ -139,50 +139,24 @@ func (d *decoder) sglangExtra(raw *yaml.Node, field string, modality Modality) {
 // pydanticRefuses returns what type t takes when pydantic (lax mode) would refuse the value
 // n for it, or "" when it would accept it. Only refusals that are certain are reported.
 func pydanticRefuses(t pyType, n *yaml.Node) string {
-	scalar := n.Kind == yaml.ScalarNode
-	tag := n.ShortTag()
-	var num float64
-	numeric := false
-	switch {
-	case scalar && (tag == "!!int" || tag == "!!float"):
-		numeric = n.Decode(&num) == nil
-	case scalar && tag == "!!str":
-		v, err := strconv.ParseFloat(strings.TrimSpace(n.Value), 64)
-		num, numeric = v, err == nil
-	}
-	// pydantic's lax mode reads a bool as 0 or 1 for a number field: not refused.
-	boolean := scalar && tag == "!!bool"
+	v := readScalar(n)
 	switch t {
 	case pyInt:
-		if !boolean && (!numeric || num != math.Trunc(num)) {
+		if !v.boolean && (!v.numeric || v.num != math.Trunc(v.num)) {
 			return "an integer"
 		}
 	case pySeed:
-		if n.Kind == yaml.SequenceNode {
-			for _, e := range n.Content {
-				if pydanticRefuses(pyInt, deref(e)) != "" {
-					return "an integer or a list of integers"
-				}
-			}
-			return ""
-		}
-		if pydanticRefuses(pyInt, n) != "" {
-			return "an integer or a list of integers"
-		}
+		return seedRefused(n)
 	case pyFloat:
-		if !boolean && !numeric {
+		if !v.boolean && !v.numeric {
 			return "a number"
 		}
 	case pyStr:
-		if !scalar || tag != "!!str" {
+		if !v.scalar || v.tag != "!!str" {
 			return "a string"
 		}
 	case pyBool:
-		switch {
-		case boolean:
-		case numeric && tag != "!!str" && (num == 0 || num == 1):
-		case scalar && tag == "!!str" && slices.Contains(pydanticBools, strings.ToLower(strings.TrimSpace(n.Value))):
-		default:
+		if !pydanticBool(n, v) {
 			return "true or false"
 		}
 	case pyDict:
@@ -191,6 +165,59 @@ func pydanticRefuses(t pyType, n *yaml.Node) string {
 		}
 	}
 	return ""
+}
+
+// scalarRead is what pydanticRefuses reads of a YAML node: whether it is a scalar, its tag,
+// and its number when it is one (a numeric string is one too, as pydantic's lax mode reads
+// it); pydantic reads a bool as 0 or 1 for a number field.
+type scalarRead struct {
+	scalar, numeric, boolean bool
+	tag                      string
+	num                      float64
+}
+
+func readScalar(n *yaml.Node) scalarRead {
+	v := scalarRead{scalar: n.Kind == yaml.ScalarNode, tag: n.ShortTag()}
+	switch {
+	case v.scalar && (v.tag == "!!int" || v.tag == "!!float"):
+		v.numeric = n.Decode(&v.num) == nil
+	case v.scalar && v.tag == "!!str":
+		f, err := strconv.ParseFloat(strings.TrimSpace(n.Value), 64)
+		v.num, v.numeric = f, err == nil
+	}
+	v.boolean = v.scalar && v.tag == "!!bool"
+	return v
+}
+
+// seedRefused is pydanticRefuses for a seed: an integer or a list of integers.
+func seedRefused(n *yaml.Node) string {
+	const want = "an integer or a list of integers"
+	if n.Kind == yaml.SequenceNode {
+		for _, e := range n.Content {
+			if pydanticRefuses(pyInt, deref(e)) != "" {
+				return want
+			}
+		}
+		return ""
+	}
+	if pydanticRefuses(pyInt, n) != "" {
+		return want
+	}
+	return ""
+}
+
+// pydanticBool reports whether pydantic's lax mode reads n as a bool: true or false, the
+// numbers 0 and 1, or one of its bool strings.
+func pydanticBool(n *yaml.Node, v scalarRead) bool {
+	switch {
+	case v.boolean:
+		return true
+	case v.numeric && v.tag != "!!str" && (v.num == 0 || v.num == 1):
+		return true
+	case v.scalar && v.tag == "!!str" && slices.Contains(pydanticBools, strings.ToLower(strings.TrimSpace(n.Value))):
+		return true
+	}
+	return false
 }
 
 // describeValue names a value with its YAML type, as pydantic's message would.
