@@ -345,8 +345,9 @@ func (p *Publisher) writeErr(what string, err error) error {
 		return fmt.Errorf("%s: GitHub refused the token (401): it is invalid or expired: %w", what, err)
 	case http.StatusForbidden:
 		if p.Fork {
-			// A fork's refusal is ErrReadOnly; GitHub's error stays in the chain too.
-			return fmt.Errorf("%s: %w: %w", what, ErrReadOnly, err)
+			// One %w: a fork's refusal is ErrReadOnly, and nothing else to tell apart (wrapping
+			// GitHub's error too would let its type decide what the caller makes of it).
+			return fmt.Errorf("%s: %w: %v", what, ErrReadOnly, err) //nolint:errorlint // see above
 		}
 		return fmt.Errorf("%s: the token may not write this (403): give the job \"permissions: statuses: write\" for statuses and \"pull-requests: write\" for the comment: %w", what, err)
 	case http.StatusNotFound:
