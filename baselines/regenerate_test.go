@@ -2,7 +2,7 @@ package baselines
 
 import (
 	"bytes"
-	"flag"
+	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,25 +12,6 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (-want +got):\n%s", path, cmp.Diff(string(want), string(got)))
-	}
-}
 
 const existing = `{
     "metadata": {
@@ -147,12 +128,12 @@ func TestRegenerateGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := reg.File.Marshal()
-	golden(t, "regenerated.json", out)
+	golden.Check(t, "regenerated.json", out)
 	var table bytes.Buffer
 	if err := WriteChanges(&table, reg.Changes); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "regenerated-table.txt", table.Bytes())
+	golden.Check(t, "regenerated-table.txt", table.Bytes())
 	if want := []string{"case nothing: no request has a perf record; scenario left as it was"}; !cmp.Equal(reg.Warnings, want) {
 		t.Errorf("warnings %q", reg.Warnings)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"strings"
 	"testing"
 
@@ -42,12 +43,12 @@ func TestGoldenNoisy(t *testing.T) {
 	}
 	c := Comment(r)
 	wellFormed(t, c)
-	golden(t, "comment-noisy.md", []byte(c))
+	golden.Check(t, "comment-noisy.md", []byte(c))
 	var b bytes.Buffer
 	if err := JUnit(&b, r.Lanes); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "junit-noisy.xml", b.Bytes())
+	golden.Check(t, "junit-noisy.xml", b.Bytes())
 	for _, want := range []string{
 		"🟨 `qwen_image_t2i` (base) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02×**, +6.8 MAD) — +13 % vs baseline 60.0 s · _not reproduced in 0/2 confirmation requests_",
 		"❌ `flux_t2i` (extra) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02×**, +6.8 MAD) — +13 % vs baseline 60.0 s · _reproduced in 1/1 confirmation requests_",

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -33,15 +34,15 @@ func TestGolden(t *testing.T) {
 			}
 			c := Comment(r)
 			wellFormed(t, c)
-			golden(t, "comment-"+tt.name+".md", []byte(c))
+			golden.Check(t, "comment-"+tt.name+".md", []byte(c))
 			s := Summary(r)
 			wellFormed(t, s)
-			golden(t, "summary-"+tt.name+".md", []byte(s))
+			golden.Check(t, "summary-"+tt.name+".md", []byte(s))
 			var b bytes.Buffer
 			if err := JUnit(&b, r.Lanes); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "junit-"+tt.name+".xml", b.Bytes())
+			golden.Check(t, "junit-"+tt.name+".xml", b.Bytes())
 		})
 	}
 }
@@ -62,7 +63,7 @@ func TestHuge(t *testing.T) {
 	if ParseState(c) == nil {
 		t.Error("trimmed comment lost its state")
 	}
-	golden(t, "comment-huge.md", []byte(c))
+	golden.Check(t, "comment-huge.md", []byte(c))
 	s := Summary(r)
 	if len(s) >= SummaryLimit {
 		t.Fatalf("summary is %d bytes, limit %d", len(s), SummaryLimit)

@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
+	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"testing"
 	"time"
 
@@ -13,30 +11,6 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got); run go test -update if the change is intended:\n%s", path, diff)
-	}
-}
 
 var start = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -149,7 +123,7 @@ func TestTable(t *testing.T) {
 			if err := Table(&b, tt.r); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "table-"+tt.name+".txt", b.Bytes())
+			golden.Check(t, "table-"+tt.name+".txt", b.Bytes())
 		})
 	}
 }

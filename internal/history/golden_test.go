@@ -2,39 +2,12 @@ package history
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
+	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"testing"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", name, diff)
-	}
-}
 
 // goldenRuns: six default-branch runs that halve at the fourth, a pull request's run over
 // the limit, and a second case with memory.
@@ -55,7 +28,7 @@ func TestPageGolden(t *testing.T) {
 	if err := Page(&b, goldenRuns(), PageOptions{Title: "history", Generated: t0.Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "page.html", b.Bytes())
+	golden.Check(t, "page.html", b.Bytes())
 }
 
 func TestProposalMarkdownGolden(t *testing.T) {
@@ -65,5 +38,5 @@ func TestProposalMarkdownGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "proposal.md", []byte(ProposalMarkdown(s, "perf_baselines/h200.json", rule, out, "https://example.github.io/h/")))
+	golden.Check(t, "proposal.md", []byte(ProposalMarkdown(s, "perf_baselines/h200.json", rule, out, "https://example.github.io/h/")))
 }
