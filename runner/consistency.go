@@ -125,15 +125,21 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) []checks.Check {
 	video := c.Modality != suite.Image
 	entry, err := r.cons.gt.Lookup(c.ID, c.NumGPUs, video, rr.Output.Format)
-	var nf *baselines.NotFoundError
-	switch {
-	case errors.As(err, &nf):
-		st, detail := r.missingGT(c, nf)
-		return []checks.Check{{Name: checks.ConsistencyGroup, Status: st, Detail: detail}}
-	case err != nil:
-		return []checks.Check{checks.Errored(checks.ConsistencyGroup, err.Error())}
+	if err != nil {
+		return []checks.Check{r.lookupFailed(checks.ConsistencyGroup, c, err)}
 	}
 	return r.visual(ctx, c, rr, dir, entry)
+}
+
+// lookupFailed is the check of group when the case's ground truth could not be found (the
+// missing-GT verdict) or read (an error).
+func (r *run) lookupFailed(group string, c *suite.Case, err error) checks.Check {
+	var nf *baselines.NotFoundError
+	if !errors.As(err, &nf) {
+		return checks.Errored(group, err.Error())
+	}
+	st, detail := r.missingGT(c, nf)
+	return checks.Check{Name: group, Status: st, Detail: detail}
 }
 
 // missingGT is the verdict on a case without ground truth: SGLang fails it ("GT not found
@@ -327,13 +333,8 @@ func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite
 // pictures' ground truth: a whole video, key frames or nothing.
 func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult) []checks.Check {
 	gt, err := r.cons.gt.LookupAudio(c.ID, c.NumGPUs)
-	var nf *baselines.NotFoundError
-	switch {
-	case errors.As(err, &nf):
-		st, detail := r.missingGT(c, nf)
-		return []checks.Check{{Name: checks.AudioGroup, Status: st, Detail: detail}}
-	case err != nil:
-		return []checks.Check{checks.Errored(checks.AudioGroup, err.Error())}
+	if err != nil {
+		return []checks.Check{r.lookupFailed(checks.AudioGroup, c, err)}
 	}
 	res, err := r.cons.cache(c.ID).Audio(ctx, gt, rr.Output.Path)
 	var me *compare.MismatchError
