@@ -73,9 +73,7 @@ func (d *decoder) imports(o *object) *Imports {
 				d.errorf(mv.Line, mf, "empty: name the module the server command runs")
 			}
 			for i, m := range mods {
-				if !pyimport.ModuleName(m) {
-					d.errorf(deref(mv).Content[i].Line, fmt.Sprintf("%s[%d]", mf, i), "%q is not a dotted Python module name", m)
-				}
+				d.moduleName(deref(mv).Content[i].Line, fmt.Sprintf("%s[%d]", mf, i), m)
 			}
 			im.Modules = mods
 		}
@@ -87,46 +85,59 @@ func (d *decoder) imports(o *object) *Imports {
 			return im
 		}
 		for i, el := range n.Content {
-			f := fmt.Sprintf("%s[%d]", df, i)
-			ro := d.object(el, f, keysOf(dynamicObject)...)
-			if ro == nil {
-				continue
+			if r, ok := d.dynamicRule(el, fmt.Sprintf("%s[%d]", df, i)); ok {
+				im.Dynamic = append(im.Dynamic, r)
 			}
-			r := DynamicImport{Line: el.Line}
-			if mv, mf, ok := ro.require("module"); ok {
-				if s, ok := d.str(mv, mf); ok && !pyimport.ModuleName(s) {
-					d.errorf(mv.Line, mf, "%q is not a dotted Python module name", s)
-				} else {
-					r.Module = s
-				}
-			}
-			ro.str("function", &r.Function)
-			if lv, lf, ok := ro.require("loads"); ok {
-				if s, ok := d.str(lv, lf); ok {
-					if k, known := pyimport.ParseKind(s); known {
-						r.Loads = k
-					} else {
-						d.errorf(lv.Line, lf, "want one of %s, got %q", strings.Join(pyimport.KindNames(), ", "), s)
-					}
-				}
-			}
-			ro.str("package", &r.Package)
-			switch {
-			case r.Loads.NeedsPackage() && r.Package == "":
-				d.errorf(el.Line, join(f, "package"), "missing: loads: %s names the package whose modules are loaded", r.Loads)
-			case r.Package != "" && !pyimport.ModuleName(r.Package):
-				d.errorf(ro.lineOf("package"), join(f, "package"), "%q is not a dotted Python package name", r.Package)
-			case r.Package != "" && r.Loads != 0 && !r.Loads.NeedsPackage():
-				d.errorf(ro.lineOf("package"), join(f, "package"), "only for loads: package or named")
-			}
-			var rec *bool
-			if ro.boolean("recursive", &rec) {
-				r.Recursive = *rec
-			}
-			im.Dynamic = append(im.Dynamic, r)
 		}
 	}
 	return im
+}
+
+// dynamicRule reads one rule of imports.dynamic; false after a reported problem with its shape.
+func (d *decoder) dynamicRule(el *yaml.Node, f string) (DynamicImport, bool) {
+	ro := d.object(el, f, keysOf(dynamicObject)...)
+	if ro == nil {
+		return DynamicImport{}, false
+	}
+	r := DynamicImport{Line: el.Line}
+	if mv, mf, ok := ro.require("module"); ok {
+		if s, ok := d.str(mv, mf); ok && d.moduleName(mv.Line, mf, s) {
+			r.Module = s
+		}
+	}
+	ro.str("function", &r.Function)
+	if lv, lf, ok := ro.require("loads"); ok {
+		if s, ok := d.str(lv, lf); ok {
+			if k, known := pyimport.ParseKind(s); known {
+				r.Loads = k
+			} else {
+				d.errorf(lv.Line, lf, "want one of %s, got %q", strings.Join(pyimport.KindNames(), ", "), s)
+			}
+		}
+	}
+	ro.str("package", &r.Package)
+	switch {
+	case r.Loads.NeedsPackage() && r.Package == "":
+		d.errorf(el.Line, join(f, "package"), "missing: loads: %s names the package whose modules are loaded", r.Loads)
+	case r.Package != "" && !pyimport.ModuleName(r.Package):
+		d.errorf(ro.lineOf("package"), join(f, "package"), "%q is not a dotted Python package name", r.Package)
+	case r.Package != "" && r.Loads != 0 && !r.Loads.NeedsPackage():
+		d.errorf(ro.lineOf("package"), join(f, "package"), "only for loads: package or named")
+	}
+	var rec *bool
+	if ro.boolean("recursive", &rec) {
+		r.Recursive = *rec
+	}
+	return r, true
+}
+
+// moduleName reports a module name that is not a dotted Python name; it returns whether s is one.
+func (d *decoder) moduleName(line int, field, s string) bool {
+	if pyimport.ModuleName(s) {
+		return true
+	}
+	d.errorf(line, field, "%q is not a dotted Python module name", s)
+	return false
 }
 
 // rootProblem says what is wrong with an imports root, as globProblem does for paths.
