@@ -111,17 +111,14 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// StageLoggingEnv turns on SGLang's per-request stage timers and its performance.log records.
-const StageLoggingEnv = sglangenv.StageLogging
-
-// stageLoggingNote says what a suite's value of StageLoggingEnv, which replaces the runner's
+// stageLoggingNote says what a suite's value of sglangenv.StageLogging, which replaces the runner's
 // "1", does to SGLang.
 func stageLoggingNote(v string) string {
 	if sglangenv.Bool(v) {
-		return fmt.Sprintf("the suite's env sets %s=%s (diffusion-check sets 1); SGLang reads it as on and writes performance.log records", StageLoggingEnv, v)
+		return fmt.Sprintf("the suite's env sets %s=%s (diffusion-check sets 1); SGLang reads it as on and writes performance.log records", sglangenv.StageLogging, v)
 	}
 	return fmt.Sprintf("the suite's env sets %s=%q, which turns SGLang's stage logging OFF: SGLang then writes no performance.log records and no stage or step timings "+
-		"(gpu_worker._execute_forward_common), so perf.record fails on every request unless its case sets checks.perf_record: false", StageLoggingEnv, v)
+		"(gpu_worker._execute_forward_common), so perf.record fails on every request unless its case sets checks.perf_record: false", sglangenv.StageLogging, v)
 }
 
 // The options by which `sglang serve` saves what it makes and what it is sent
@@ -215,12 +212,12 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	// SGLang writes a performance.log record only with stage logging on
 	// (gpu_worker._execute_forward_common); its own harness sets both for every server
 	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
-	cmd.Env = append(cmd.Env, sglangenv.PerfLogDir+"="+perfDir, StageLoggingEnv+"=1", "PYTHONUNBUFFERED=1")
+	cmd.Env = append(cmd.Env, sglangenv.PerfLogDir+"="+perfDir, sglangenv.StageLogging+"=1", "PYTHONUNBUFFERED=1")
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+fill(v))
 	}
 	var notes []string
-	if v, ok := spec.Env[StageLoggingEnv]; ok {
+	if v, ok := spec.Env[sglangenv.StageLogging]; ok {
 		notes = append(notes, stageLoggingNote(v))
 	}
 	lw := newLogWatch(logFile, spec.Ready.LogMarker)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"io"
 	"net"
 	"net/http"
@@ -25,7 +26,7 @@ import (
 func fakeSGLang(t *testing.T, lines ...string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sglang")
-	script := "#!/bin/sh\necho \"ARGS: $*\"\necho \"STAGE=$" + StageLoggingEnv + "\"\n"
+	script := "#!/bin/sh\necho \"ARGS: $*\"\necho \"STAGE=$" + sglangenv.StageLogging + "\"\n"
 	for _, l := range lines {
 		script += "echo \"" + l + "\"\n"
 	}
@@ -134,7 +135,7 @@ func TestStageLoggingOverrideIsSaid(t *testing.T) {
 			spec := &suite.Server{
 				Name:      "sglang",
 				Command:   []string{fakeSGLang(t), "serve", "--port", "{port}"},
-				Env:       map[string]string{StageLoggingEnv: tc.value},
+				Env:       map[string]string{sglangenv.StageLogging: tc.value},
 				Ready:     suite.Readiness{LogMarker: "never", Health: "-"},
 				StopGrace: time.Second,
 			}
@@ -161,7 +162,7 @@ func TestStageLoggingOverrideIsSaid(t *testing.T) {
 	if got := logLine(t, srv, "STAGE="); got != "STAGE=1" {
 		t.Errorf("without a suite value the server has %q, want STAGE=1", got)
 	}
-	if slices.ContainsFunc(srv.notes, func(n string) bool { return strings.Contains(n, StageLoggingEnv) }) {
+	if slices.ContainsFunc(srv.notes, func(n string) bool { return strings.Contains(n, sglangenv.StageLogging) }) {
 		t.Errorf("a note about stage logging without a suite value: %q", srv.notes)
 	}
 }
