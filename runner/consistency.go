@@ -147,10 +147,8 @@ func (r *run) lookupFailed(group string, c *suite.Case, err error) checks.Check 
 // case opts out with checks.ground_truth_required: false; a baseline run, which comes before the
 // ground truth, only notes it.
 func (r *run) missingGT(c *suite.Case, nf *baselines.NotFoundError) (checks.Status, string) {
-	if r.opts.Mode == ModeBaseline {
-		// A baseline run comes before the ground truth (README, "Your first suite"): it
-		// records perf and memory, and there is nothing to compare with yet.
-		return checks.Skip, nf.Error() + ": not compared in a baseline run; write it with run --mode gt"
+	if !r.opts.Mode.requiresGroundTruth() {
+		return checks.Skip, nf.Error() + ": not compared in a " + r.opts.Mode.String() + " run; write it with run --mode gt"
 	}
 	if !suite.Enabled(c.Checks.GroundTruthRequired) {
 		return checks.Skip, nf.Error() + ": not compared (checks.ground_truth_required: false)"

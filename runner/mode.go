@@ -38,3 +38,7 @@ func (m *Mode) Set(s string) error {
 
 // enforces reports whether the run's perf and memory checks can fail it.
 func (m Mode) enforces() bool { return m != ModeBaseline && m != ModeGT }
+
+// requiresGroundTruth reports whether a case without ground truth fails the run: a baseline
+// run comes before the ground truth (README, "Your first suite"), and a gt run writes it.
+func (m Mode) requiresGroundTruth() bool { return m != ModeBaseline && m != ModeGT }
