@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/perflog"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 	"github.com/google/go-cmp/cmp"
 )
@@ -75,7 +76,7 @@ func requestRun(t *testing.T, spec *suite.Server, c *suite.Case, transport http.
 		t.Fatal(err)
 	}
 	srv := &server{spec: spec, baseURL: "http://server.invalid", log: newLogWatch(logFile, "ready"),
-		perf: newPerfLog(filepath.Join(dir, "perf", "performance.log")), exited: make(chan struct{})}
+		perf: perflog.New(filepath.Join(dir, "perf", "performance.log")), exited: make(chan struct{})}
 	t.Cleanup(srv.log.close)
 	r := &run{
 		opts: Options{

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
+	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -30,7 +31,7 @@ func TestSGLangExamples(t *testing.T) {
 		} else if _, err := baselines.Load(p); err != nil {
 			t.Errorf("%s: perf baselines: %v", tc.file, err)
 		}
-		items, err := SuiteItems(s, "extra", "")
+		items, err := plan.SuiteItems(s, "extra", "")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}

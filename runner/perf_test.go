@@ -120,35 +120,3 @@ func TestPerfWiring(t *testing.T) {
 		}
 	}
 }
-
-// TestSuiteItemsFolderWithoutClass: a folder of baselines and no GPU class plans the split
-// without their estimates, as the plan job (no GPU) must; the checks still need the class,
-// which a run detects afterwards (loadPerf above).
-func TestSuiteItemsFolderWithoutClass(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "perf")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// SGLang's 5090 file, as the h200 class's: it has an estimate for this scenario.
-	data, err := os.ReadFile("../baselines/testdata/sglang/perf_baselines/5090.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "h200.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const id = "flux_2_klein_base_image_t2i"
-	s := &suite.Suite{Baselines: dir, Servers: map[string]*suite.Server{"srv": {Name: "srv"}},
-		Cases: []*suite.Case{{ID: id, Server: "srv", Lane: "base", Repeat: 1}}}
-	items, err := SuiteItems(s, "base", "")
-	if err != nil {
-		t.Fatalf("no class: %v", err)
-	}
-	if len(items) != 1 || items[0].Source != "default" {
-		t.Errorf("no class: items %+v, want the default estimate", items)
-	}
-	items, err = SuiteItems(s, "base", "h200")
-	if err != nil || len(items) != 1 || items[0].Source != "baseline" {
-		t.Errorf("h200: items %+v, err %v; want the baseline's estimate", items, err)
-	}
-}

@@ -288,7 +288,7 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 		return noRecord(derr)
 	}
 	wctx, stop := r.untilDiskFull(ctx)
-	rec, err := srv.perf.wait(wctx, rr.RequestID, spec.PerfRecordTimeout)
+	rec, err := srv.perf.Wait(wctx, rr.RequestID, spec.PerfRecordTimeout)
 	stop()
 	if err != nil {
 		st := checks.Fail
@@ -301,12 +301,12 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: st, Detail: err.Error()})
 		return rr, startPeaks{}
 	}
-	rr.Stages = rec.stages()
+	rr.Stages = rec.StageTimes()
 	rr.StepsMs = rec.Steps
 	rr.ServerTotalMs = rec.TotalDurationMs
-	rr.PeakVRAMMiB = rec.peaks("runtime_peak")
-	rr.Checks = append(rr.Checks, checks.PerfRecordJoined(rec.TotalDurationMs, len(rec.Stages), len(rec.Steps), rec.impossible()))
-	return rr, startPeaks{load: rec.peaks("load_peak"), warmup: rec.peaks("warmup_peak")}
+	rr.PeakVRAMMiB = rec.Peaks("runtime_peak")
+	rr.Checks = append(rr.Checks, checks.PerfRecordJoined(rec.TotalDurationMs, len(rec.Stages), len(rec.Steps), rec.Impossible()))
+	return rr, startPeaks{load: rec.Peaks("load_peak"), warmup: rec.Peaks("warmup_peak")}
 }
 
 // withTail appends the server's last log lines to a failure detail.

@@ -22,6 +22,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -30,9 +31,9 @@ type Options struct {
 	Suite     *suite.Suite
 	Lane      string // empty: every lane
 	Partition checks.Partition
-	// Plan is the split the partition belongs to; nil means PlanSuite with GPU and
+	// Plan is the split the partition belongs to; nil means plan.ForSuite with GPU and
 	// Partition.Total.
-	Plan  *Plan
+	Plan  *plan.Plan
 	Cases []string // restrict to these case ids; empty: all of the partition
 	Out   string
 	// Force lets a run write into an Out that holds an earlier run, whose files it removes
@@ -93,7 +94,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	}
 	if opts.Plan == nil {
 		var err error
-		if opts.Plan, err = PlanSuite(opts.Suite, opts.Lane, opts.GPU, opts.Partition.Total); err != nil {
+		if opts.Plan, err = plan.ForSuite(opts.Suite, opts.Lane, opts.GPU, opts.Partition.Total); err != nil {
 			return nil, &ConfigError{err}
 		}
 	}
@@ -145,13 +146,13 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	}
 	res := &checks.Result{
 		Schema:    checks.Schema,
-		Suite:     suiteName(opts.Suite),
+		Suite:     opts.Suite.DisplayName(),
 		Lane:      opts.Lane,
 		GPU:       opts.GPU,
 		Mode:      opts.Mode.String(),
 		Partition: opts.Partition,
 		PlanHash:  opts.Plan.Hash,
-		Planned:   opts.Plan.caseLists(),
+		Planned:   opts.Plan.CaseLists(),
 		// What the plan's selection left out travels with every partition, so that the merge
 		// counts those cases as deselected, not missing.
 		Selection:  opts.Plan.Selection,
@@ -290,13 +291,6 @@ func (r *run) stopServer(srv *server) {
 	}
 }
 
-func suiteName(s *suite.Suite) string {
-	if s.Name != "" {
-		return s.Name
-	}
-	return strings.TrimSuffix(filepath.Base(s.Path), filepath.Ext(s.Path))
-}
-
 // unit is a run of cases served by one server start (reuse: true) or a single case.
 type unit struct {
 	server *suite.Server
@@ -324,7 +318,7 @@ func units(s *suite.Suite, cases []*suite.Case) []unit {
 
 // Select returns the cases of a plan's partition, in suite order, restricted to ids when given.
 // Every id must belong to the partition.
-func Select(s *suite.Suite, plan *Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
+func Select(s *suite.Suite, plan *plan.Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
 	if p.Total != plan.Total || p.Index < 0 || p.Index >= p.Total {
 		return nil, fmt.Errorf("partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, as the matrix output of plan lists them", p.Index, p.Total, plan.Total, p.Total, plan.Total, plan.Total-1)
 	}

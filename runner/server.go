@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/internal/perflog"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -46,7 +47,7 @@ type server struct {
 	logPath    string
 	perfLogDir string
 	log        *logWatch
-	perf       *perfLog
+	perf       *perflog.Log
 	started    time.Time
 
 	guard    *proc.Guard   // kills the process group if the run dies before stop
@@ -232,7 +233,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 		logPath:    logPath,
 		perfLogDir: perfDir,
 		log:        lw,
-		perf:       newPerfLog(filepath.Join(perfDir, "performance.log")),
+		perf:       perflog.New(filepath.Join(perfDir, "performance.log")),
 		exited:     make(chan struct{}),
 		notes:      append(notes, outNote...),
 	}

@@ -27,7 +27,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/selection"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -194,7 +194,7 @@ func measure(path, tree, at, prefix string, prs []pull) error {
 		c.Imports = nil
 		globsOnly.Servers[name] = &c
 	}
-	plan, err := runner.PlanSuite(s, "", s.GPU, 1)
+	plan, err := plan.ForSuite(s, "", s.GPU, 1)
 	if err != nil {
 		return err
 	}

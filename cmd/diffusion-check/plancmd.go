@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -56,7 +56,7 @@ func planCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	b, err := json.MarshalIndent(struct {
-		*runner.Plan
+		*plan.Plan
 		Matrix map[string]any `json:"matrix"`
 	}{p, p.Matrix()}, "", "  ")
 	if err != nil {
@@ -67,10 +67,10 @@ func planCmd(ctx context.Context, e env, args []string) (int, error) {
 	// A plan of nothing (every case left out by selection) is one empty partition, which
 	// tellSelection explains; "asked for 3, made 1" would only confuse.
 	if p.Requested > 0 && len(p.Items) > 0 {
-		fmt.Fprintf(e.stderr, "plan: %d partitions asked for, %d made: no more than the cases can fill (at most %d, GitHub's matrix limit)\n", p.Requested, p.Total, runner.MaxPartitions)
+		fmt.Fprintf(e.stderr, "plan: %d partitions asked for, %d made: no more than the cases can fill (at most %d, GitHub's matrix limit)\n", p.Requested, p.Total, plan.MaxPartitions)
 	}
 	for _, id := range p.Defaulted {
-		fmt.Fprintf(e.stderr, "plan: case %s has no estimate (no `estimate:`, no baseline); planned with %.0f s\n", id, runner.DefaultEstimate)
+		fmt.Fprintf(e.stderr, "plan: case %s has no estimate (no `estimate:`, no baseline); planned with %.0f s\n", id, plan.DefaultEstimate)
 	}
 	tellSelection(e, p)
 	if err := e.setOutputs(map[string]any{"matrix": p.Matrix(), "plan": p}); err != nil {
@@ -84,17 +84,17 @@ func planCmd(ctx context.Context, e env, args []string) (int, error) {
 const maxPlanBytes = 64 << 20
 
 // loadPlan reads a plan written by `plan` and checks it against the suite.
-func loadPlan(ctx context.Context, path string, s *suite.Suite) (*runner.Plan, error) {
+func loadPlan(ctx context.Context, path string, s *suite.Suite) (*plan.Plan, error) {
 	b, err := inputfile.Read(ctx, path, maxPlanBytes)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	var p runner.Plan
+	var p plan.Plan
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, usagef("plan %s: %v", path, err)
 	}
-	if p.Schema != runner.PlanSchema {
-		return nil, usagef("plan %s: schema %q, want %q", path, p.Schema, runner.PlanSchema)
+	if p.Schema != plan.Schema {
+		return nil, usagef("plan %s: schema %q, want %q", path, p.Schema, plan.Schema)
 	}
 	if err := p.CheckSuite(s); err != nil {
 		return nil, usagef("plan %s: %w", path, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -199,7 +200,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 
 // plan is the split the partition belongs to, and the lane: --plan's file (whose lane is the
 // default), or the suite planned here into total partitions.
-func (o *runOptions) plan(ctx context.Context, e env, s *suite.Suite, gpu string, total int) (string, *runner.Plan, error) {
+func (o *runOptions) plan(ctx context.Context, e env, s *suite.Suite, gpu string, total int) (string, *plan.Plan, error) {
 	lane := o.lane
 	selecting, err := o.sel.active()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/schema"
 	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -34,7 +35,7 @@ const schemaBase = "https://raw.githubusercontent.com/diffusion-check/diffusion-
 // matrix) are both valid; TestWrittenFilesMatchTheirSchemas runs the command to keep the two
 // types equal.
 type planOutput struct {
-	*runner.Plan
+	*plan.Plan
 	Matrix map[string]any `json:"matrix,omitempty"`
 }
 
@@ -52,7 +53,7 @@ func generatedSchemas() (map[string]*schema.Schema, error) {
 		t           reflect.Type
 	}{
 		{"results.schema.json", "diffusion-check results.json (" + checks.Schema + ")", reflect.TypeFor[checks.Result]()},
-		{"plan.schema.json", "diffusion-check plan (" + runner.PlanSchema + ")", reflect.TypeFor[planOutput]()},
+		{"plan.schema.json", "diffusion-check plan (" + plan.Schema + ")", reflect.TypeFor[planOutput]()},
 		{"spread.schema.json", "diffusion-check spread file (" + baselines.SpreadSchema + ")", reflect.TypeFor[baselines.SpreadFile]()},
 	} {
 		s, err := schema.FromType(schemaBase+f.file, f.title, f.t, opts)
@@ -206,10 +207,10 @@ cases:
 		t.Error("results.json with an unknown field is valid under its schema")
 	}
 
-	plan := committedSchema(t, "plan.schema.json")
+	planSchema := committedSchema(t, "plan.schema.json")
 	printed := cli(0, "plan", "--suite", suitePath, "--partitions", "2")
-	validateJSON(t, plan, "plan's output", printed)
-	var p runner.Plan
+	validateJSON(t, planSchema, "plan's output", printed)
+	var p plan.Plan
 	if err := json.Unmarshal(printed, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ cases:
 	if err != nil {
 		t.Fatal(err)
 	}
-	validateJSON(t, plan, "the plan output", bare)
+	validateJSON(t, planSchema, "the plan output", bare)
 
 	spread := committedSchema(t, "spread.schema.json")
 	healthy := filepath.Join(dir, "healthy.yaml")

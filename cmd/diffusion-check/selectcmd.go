@@ -18,7 +18,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/report"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/selection"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -66,8 +66,8 @@ const gitTimeout = time.Minute
 // selectedPlan plans a lane of s into n partitions (or, with targetS > 0, as many as keep each
 // near targetS, at most maxJobs), keeping only the cases the selection selects when one is
 // asked for. It says on stderr what the selection left out, and why.
-func (o *selectOptions) selectedPlan(ctx context.Context, e env, s *suite.Suite, lane, gpu string, n int, targetS float64, maxJobs int) (*runner.Plan, error) {
-	items, err := runner.SuiteItems(s, lane, gpu)
+func (o *selectOptions) selectedPlan(ctx context.Context, e env, s *suite.Suite, lane, gpu string, n int, targetS float64, maxJobs int) (*plan.Plan, error) {
+	items, err := plan.SuiteItems(s, lane, gpu)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -91,21 +91,21 @@ func (o *selectOptions) selectedPlan(ctx context.Context, e env, s *suite.Suite,
 	} else if out, err = selection.Select(selection.Input{Suite: s, Lane: lane, Root: root, Changed: changed}); err != nil {
 		return nil, usageError{fmt.Errorf("test-impact selection: %w", err)}
 	}
-	p := makePlan(s, lane, runner.KeepItems(items, out.IDs()), n, targetS, maxJobs)
+	p := makePlan(s, lane, plan.KeepItems(items, out.IDs()), n, targetS, maxJobs)
 	p.SetSelection(sel, out)
 	return p, nil
 }
 
-func makePlan(s *suite.Suite, lane string, items []runner.PlanItem, n int, targetS float64, maxJobs int) *runner.Plan {
+func makePlan(s *suite.Suite, lane string, items []plan.Item, n int, targetS float64, maxJobs int) *plan.Plan {
 	if targetS > 0 {
-		n = runner.PartitionsFor(items, targetS, maxJobs)
+		n = plan.PartitionsFor(items, targetS, maxJobs)
 	}
-	return runner.MakePlan(s.Name, lane, items, n)
+	return plan.Make(s.Name, lane, items, n)
 }
 
 // tellSelection says on stderr (and in the job summary, when there is one) what a plan's
 // selection kept and left out.
-func tellSelection(e env, p *runner.Plan) {
+func tellSelection(e env, p *plan.Plan) {
 	sel := p.Selection
 	if sel == nil {
 		return

@@ -2,7 +2,11 @@
 // send them. Decoding is strict; Load reports every problem at once, each naming file:line.
 package suite
 
-import "time"
+import (
+	"path/filepath"
+	"strings"
+	"time"
+)
 
 // Modality is what a case's requests produce.
 type Modality string
@@ -18,6 +22,7 @@ const (
 type Suite struct {
 	// Path is the suite file it was read from.
 	Path string
+	// Name is the suite's `name:`; Load sets the file's base name when it has none.
 	Name string
 	// GPU is the GPU class whose baselines and thresholds apply (h100, h200, 5090, b200, ...);
 	// empty means "detect".
@@ -30,6 +35,15 @@ type Suite struct {
 	KnownFailures string // known-failures YAML
 	// Noise is the top level's confirm and on_unconfirmed, which servers and cases inherit.
 	Noise Noise
+}
+
+// DisplayName is the suite's name, or its file's base name without extension for a suite
+// made without Load and given no name: what results and plans call it.
+func (s *Suite) DisplayName() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return strings.TrimSuffix(filepath.Base(s.Path), filepath.Ext(s.Path))
 }
 
 // Server says how to start one server under test and when it is ready.

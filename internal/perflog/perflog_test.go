@@ -1,4 +1,4 @@
-package runner
+package perflog
 
 import (
 	"errors"
@@ -23,29 +23,29 @@ const specRecord = `{"request_id": "req-1", "timestamp": "2026-08-16T10:01:02.34
  "memory_snapshots": {"load_peak": {"peak_reserved_mb": 13120.0, "peak_allocated_mb": 12800.0},
                       "runtime_peak": {"peak_reserved_mb": 24838.0, "peak_allocated_mb": 24001.0, "cache_stats": {"hits": 3}}}}`
 
-func TestParsePerfLine(t *testing.T) {
-	rec, err := ParsePerfLine([]byte(strings.ReplaceAll(specRecord, "\n", "")))
+func TestParseLine(t *testing.T) {
+	rec, err := ParseLine([]byte(strings.ReplaceAll(specRecord, "\n", "")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(checks.Stages{{Name: "TextEncodingStage", Ms: 232}, {Name: "DenoisingStage", Ms: 12404.2}}, rec.stages()); diff != "" {
+	if diff := cmp.Diff(checks.Stages{{Name: "TextEncodingStage", Ms: 232}, {Name: "DenoisingStage", Ms: 12404.2}}, rec.StageTimes()); diff != "" {
 		t.Errorf("stages (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]float64{"server_reserved": 24838, "server_allocated": 24001}, rec.peaks("runtime_peak")); diff != "" {
+	if diff := cmp.Diff(map[string]float64{"server_reserved": 24838, "server_allocated": 24001}, rec.Peaks("runtime_peak")); diff != "" {
 		t.Errorf("runtime peaks (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]float64{"server_reserved": 13120, "server_allocated": 12800}, rec.peaks("load_peak")); diff != "" {
+	if diff := cmp.Diff(map[string]float64{"server_reserved": 13120, "server_allocated": 12800}, rec.Peaks("load_peak")); diff != "" {
 		t.Errorf("load peaks (-want +got):\n%s", diff)
 	}
-	if got := rec.peaks("warmup_peak"); got != nil {
+	if got := rec.Peaks("warmup_peak"); got != nil {
 		t.Errorf("absent snapshot: got %v, want nil (not reported, never zero)", got)
 	}
 }
 
-func TestParsePerfLineErrors(t *testing.T) {
+func TestParseLineErrors(t *testing.T) {
 	for _, line := range []string{``, `{`, `[]`, `{"tag":"x"}`, `{"request_id": 5}`} {
-		if _, err := ParsePerfLine([]byte(line)); err == nil {
-			t.Errorf("ParsePerfLine(%q): no error", line)
+		if _, err := ParseLine([]byte(line)); err == nil {
+			t.Errorf("ParseLine(%q): no error", line)
 		}
 	}
 }
@@ -54,8 +54,8 @@ func TestParsePerfLineErrors(t *testing.T) {
 // across two writes and a garbage line, and joins by request id.
 func TestPerfLogFollowsAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "performance.log")
-	p := newPerfLog(path)
-	if _, err := p.wait(t.Context(), "req-1", 0); err == nil {
+	p := New(path)
+	if _, err := p.Wait(t.Context(), "req-1", 0); err == nil {
 		t.Fatal("wait on a missing file: no error")
 	}
 	f, err := os.Create(path)
@@ -79,26 +79,26 @@ func TestPerfLogFollowsAppends(t *testing.T) {
 			t.Error(err) // and the wait below times out
 		}
 	}()
-	rec, err := p.wait(t.Context(), "req-1", 5*time.Second)
+	rec, err := p.Wait(t.Context(), "req-1", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.TotalDurationMs != 12799.1 {
 		t.Errorf("total %v", rec.TotalDurationMs)
 	}
-	_, err = p.wait(t.Context(), "req-2", 30*time.Millisecond)
+	_, err = p.Wait(t.Context(), "req-2", 30*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), `request_id "req-2"`) || !strings.Contains(err.Error(), "1 unreadable lines") {
 		t.Errorf("missing record: %v", err)
 	}
 }
 
-func FuzzParsePerfLine(f *testing.F) {
+func FuzzParseLine(f *testing.F) {
 	f.Add([]byte(strings.ReplaceAll(specRecord, "\n", "")))
 	f.Add([]byte(`{"request_id":"a","stages":[{"name":"A","execution_time_ms":1},{"name":"A","execution_time_ms":2}]}`))
 	f.Add([]byte(`{"request_id":"a","memory_snapshots":{"load_peak":null}}`))
 	f.Add([]byte(`{"request_id":"a","steps":[1.0,NaN,-Infinity],"total_duration_ms":1e999}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		rec, err := ParsePerfLine(line)
+		rec, err := ParseLine(line)
 		if err != nil {
 			return
 		}
@@ -106,14 +106,14 @@ func FuzzParsePerfLine(f *testing.F) {
 			t.Fatal("accepted a record without request_id")
 		}
 		seen := map[string]bool{}
-		for _, s := range rec.stages() {
+		for _, s := range rec.StageTimes() {
 			if seen[s.Name] {
 				t.Fatalf("stage %q twice", s.Name)
 			}
 			seen[s.Name] = true
 		}
-		rec.peaks("load_peak")
-		rec.peaks("runtime_peak")
+		rec.Peaks("load_peak")
+		rec.Peaks("runtime_peak")
 		// Every number read is finite: results.json cannot hold NaN or infinity.
 		for _, v := range append(slices.Clone(rec.Steps), rec.TotalDurationMs) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -130,7 +130,7 @@ func FuzzParsePerfLine(f *testing.F) {
 
 // A record that names its request but cannot be read says so, field by field and value by
 // value, instead of leaving its request to wait for a record that never comes.
-func TestParsePerfLineMalformed(t *testing.T) {
+func TestParseLineMalformed(t *testing.T) {
 	for _, tt := range []struct {
 		line string
 		want string
@@ -147,22 +147,22 @@ func TestParsePerfLineMalformed(t *testing.T) {
 		{`{"request_id": "r", "steps": [1.0, 2.`, `malformed record for request_id "r": not a JSON object`},
 		{`{"request_id": 5}`, `malformed record: request_id: want a string, got 5`},
 	} {
-		_, err := ParsePerfLine([]byte(tt.line))
+		_, err := ParseLine([]byte(tt.line))
 		var me *MalformedRecordError
 		if !errors.As(err, &me) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParsePerfLine(%s):\n got %v\nwant a *MalformedRecordError containing %q", tt.line, err, tt.want)
+			t.Errorf("ParseLine(%s):\n got %v\nwant a *MalformedRecordError containing %q", tt.line, err, tt.want)
 		}
 	}
 	// Not malformed: null is "not reported", a string holding "NaN" elsewhere is text, and
 	// a negative time is read as it is (the perf checks fail it).
-	rec, err := ParsePerfLine([]byte(`{"request_id": "r", "tag": "NaN Infinity", "total_duration_ms": -3.0, "steps": null,
+	rec, err := ParseLine([]byte(`{"request_id": "r", "tag": "NaN Infinity", "total_duration_ms": -3.0, "steps": null,
  "memory_snapshots": {"load_peak": null, "runtime_peak": {"peak_reserved_mb": null, "cache_stats": {"x": NaN}}}}`))
 	if err != nil {
 		t.Errorf("a NaN in an unknown field failed the record: %v", err)
 	}
-	rec, err = ParsePerfLine([]byte(`{"request_id": "r", "tag": "NaN Infinity", "total_duration_ms": -3.0, "steps": null,
+	rec, err = ParseLine([]byte(`{"request_id": "r", "tag": "NaN Infinity", "total_duration_ms": -3.0, "steps": null,
  "memory_snapshots": {"load_peak": null, "runtime_peak": {"peak_reserved_mb": null}}}`))
-	if err != nil || rec.TotalDurationMs != -3 || rec.Tag != "NaN Infinity" || rec.peaks("runtime_peak") != nil {
+	if err != nil || rec.TotalDurationMs != -3 || rec.Tag != "NaN Infinity" || rec.Peaks("runtime_peak") != nil {
 		t.Errorf("got %+v, %v", rec, err)
 	}
 }
@@ -173,16 +173,16 @@ func TestPerfLogMalformedRecord(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{\"request_id\": \"a\", \"total_duration_ms\": 1.0}\n{\"request_id\": \"b\", \"steps\": [1.0, NaN]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := newPerfLog(path)
+	p := New(path)
 	start := time.Now()
-	_, err := p.wait(t.Context(), "b", 10*time.Second)
+	_, err := p.Wait(t.Context(), "b", 10*time.Second)
 	if err == nil || err.Error() != path+`:2: malformed record for request_id "b": steps[1]: NaN is not a finite number` {
 		t.Errorf("got %v", err)
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Error("waited for the timeout instead of reporting the malformed record")
 	}
-	if _, err := p.wait(t.Context(), "a", 0); err != nil {
+	if _, err := p.Wait(t.Context(), "a", 0); err != nil {
 		t.Errorf("the good record: %v", err)
 	}
 }
@@ -192,18 +192,18 @@ func TestPerfLogMalformedRecord(t *testing.T) {
 func TestPerfLogRereadsTruncatedAndRotated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "performance.log")
 	rec := func(id string) string { return `{"request_id": "` + id + `", "total_duration_ms": 1}` + "\n" }
-	p := newPerfLog(path)
+	p := New(path)
 	if err := os.WriteFile(path, []byte(rec("req-1")+rec("req-2")+rec("req-3")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.wait(t.Context(), "req-3", time.Second); err != nil {
+	if _, err := p.Wait(t.Context(), "req-3", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// Truncated in place, then a shorter content: the offset is past its end.
 	if err := os.WriteFile(path, []byte(rec("req-4")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.wait(t.Context(), "req-4", time.Second); err != nil {
+	if _, err := p.Wait(t.Context(), "req-4", time.Second); err != nil {
 		t.Errorf("after truncation: %v", err)
 	}
 	// Rotated: renamed away, a new file in its place, longer than the offset read so far.
@@ -214,7 +214,7 @@ func TestPerfLogRereadsTruncatedAndRotated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"req-5", "req-6", "req-7"} {
-		if _, err := p.wait(t.Context(), id, time.Second); err != nil {
+		if _, err := p.Wait(t.Context(), id, time.Second); err != nil {
 			t.Errorf("after rotation: %v", err)
 		}
 	}
@@ -229,7 +229,7 @@ func TestPerfLogSkipsOverlongLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p := newPerfLog(path)
+	p := New(path)
 	chunk := []byte(strings.Repeat("x", 1<<20))
 	for range 300 {
 		if _, err := f.Write(chunk); err != nil {
@@ -238,17 +238,17 @@ func TestPerfLogSkipsOverlongLine(t *testing.T) {
 		if err := p.poll(); err != nil {
 			t.Fatal(err)
 		}
-		if len(p.part) > maxPerfLine {
+		if len(p.part) > maxLine {
 			t.Fatalf("holding %d bytes of one line", len(p.part))
 		}
 	}
 	if _, err := f.WriteString("\n" + `{"request_id": "after", "total_duration_ms": 1}` + "\n"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.wait(t.Context(), "after", time.Second); err != nil {
+	if _, err := p.Wait(t.Context(), "after", time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.wait(t.Context(), "missing", 10*time.Millisecond)
+	_, err = p.Wait(t.Context(), "missing", 10*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "a line longer than 16 MiB") {
 		t.Errorf("no note of the skipped line: %v", err)
 	}
@@ -268,11 +268,11 @@ func TestPerfLogRecordJoinsOneRequest(t *testing.T) {
 	if err := os.WriteFile(path, []byte(perfRecordLine("dup", 1)+perfRecordLine("dup", 2)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := newPerfLog(path)
-	if _, err := p.wait(t.Context(), "dup", time.Second); err != nil {
+	p := New(path)
+	if _, err := p.Wait(t.Context(), "dup", time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err := p.wait(t.Context(), "dup", time.Hour) // an error at once, or the test times out
+	_, err := p.Wait(t.Context(), "dup", time.Hour) // an error at once, or the test times out
 	if !errors.Is(err, errRecordJoined) || !strings.Contains(err.Error(), `request_id "dup"`) {
 		t.Errorf("second request with the same id: %v", err)
 	}
@@ -297,7 +297,7 @@ func TestPerfLogOutputRecordJoinsItsRequest(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rec, err := newPerfLog(path).wait(t.Context(), "req", time.Second)
+			rec, err := New(path).Wait(t.Context(), "req", time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,12 +313,12 @@ func TestPerfLogOutputRecordJoinsItsRequest(t *testing.T) {
 // changed content is noticed and it is read again from 0.
 func TestPerfLogRereadsFileRewrittenToItsOldSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "performance.log")
-	p := newPerfLog(path)
+	p := New(path)
 	old := perfRecordLine("req-a", 1) + perfRecordLine("req-b", 2)
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.wait(t.Context(), "req-b", time.Second); err != nil {
+	if _, err := p.Wait(t.Context(), "req-b", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
@@ -336,7 +336,7 @@ func TestPerfLogRereadsFileRewrittenToItsOldSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"req-c", "req-d"} {
-		if _, err := p.wait(t.Context(), id, time.Second); err != nil {
+		if _, err := p.Wait(t.Context(), id, time.Second); err != nil {
 			t.Errorf("after a rewrite to the old size: %v", err)
 		}
 	}
@@ -351,17 +351,36 @@ func TestPerfLogCutRecordDoesNotHideTheNext(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cut+perfRecordLine("req-next", 2)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := newPerfLog(path)
-	rec, err := p.wait(t.Context(), "req-next", time.Second)
+	p := New(path)
+	rec, err := p.Wait(t.Context(), "req-next", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.TotalDurationMs != 2 {
 		t.Errorf("next record: total %g, want 2", rec.TotalDurationMs)
 	}
-	_, err = p.wait(t.Context(), "req-cut", time.Hour)
+	_, err = p.Wait(t.Context(), "req-cut", time.Hour)
 	var me *MalformedRecordError
 	if !errors.As(err, &me) || me.RequestID != "req-cut" {
 		t.Errorf("cut record: %v, want it malformed for req-cut", err)
+	}
+}
+
+// Rule: a perf record with an impossible value names every such field, so that perf.record
+// fails on it. Source: PR #39206 ("Fail on missing, non-finite or non-positive
+// measurements"); the non-finite ones never parse (TestParseLine).
+func TestImpossibleRecordValues(t *testing.T) {
+	rec, err := ParseLine([]byte(`{"request_id": "r", "total_duration_ms": -12.5, "steps": [1.0, -2.0], "stages": [{"name": "DenoisingStage", "execution_time_ms": -1.0}, {"name": "DecodingStage", "execution_time_ms": 0.0}],
+ "memory_snapshots": {"runtime_peak": {"peak_reserved_mb": -3.5, "peak_allocated_mb": 100.0}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"total_duration_ms = -12.5", "steps[1] = -2", "stages[0] (DenoisingStage).execution_time_ms = -1", "memory_snapshots.runtime_peak.peak_reserved_mb = -3.5"}
+	if diff := cmp.Diff(want, rec.Impossible()); diff != "" {
+		t.Errorf("impossible values (-want +got):\n%s", diff)
+	}
+	good, err := ParseLine([]byte(`{"request_id": "r", "total_duration_ms": 12.5, "steps": [1.0], "stages": [{"name": "DecodingStage", "execution_time_ms": 0.0}]}`))
+	if err != nil || good.Impossible() != nil {
+		t.Errorf("plausible record: %v, %v", good.Impossible(), err)
 	}
 }

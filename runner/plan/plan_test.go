@@ -1,9 +1,11 @@
-package runner
+package plan
 
 import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,11 +17,11 @@ import (
 
 // sglangShaped is a case set shaped like SGLang's diffusion suite: 40 cases of 60–900 s, a
 // 120 s server start each, and a few models whose cases share one reusable server.
-func sglangShaped(seed uint64) []PlanItem {
+func sglangShaped(seed uint64) []Item {
 	r := rand.New(rand.NewPCG(seed, 7))
-	var items []PlanItem
+	var items []Item
 	for i := range 40 {
-		it := PlanItem{Case: fmt.Sprintf("case_%02d", i), Server: fmt.Sprintf("own_%02d", i), RunS: float64(60 + r.IntN(841)), StartS: 120, Source: "baseline"}
+		it := Item{Case: fmt.Sprintf("case_%02d", i), Server: fmt.Sprintf("own_%02d", i), RunS: float64(60 + r.IntN(841)), StartS: 120, Source: "baseline"}
 		if i < 18 { // six shared models with three cases each
 			it.Server, it.Reuse = fmt.Sprintf("shared_%d", i/3), true
 		}
@@ -31,7 +33,7 @@ func sglangShaped(seed uint64) []PlanItem {
 func TestPlanEveryCaseOnceAndDeterministic(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7, 10, 50} {
 		items := sglangShaped(1)
-		a, b := MakePlan("s", "base", items, n), MakePlan("s", "base", slices.Clone(items), n)
+		a, b := Make("s", "base", items, n), Make("s", "base", slices.Clone(items), n)
 		ja, _ := json.Marshal(a)
 		jb, _ := json.Marshal(b)
 		if string(ja) != string(jb) {
@@ -65,7 +67,7 @@ func TestPlanQuality(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		for _, n := range []int{4, 6, 8, 10} {
 			items := sglangShaped(seed)
-			p := MakePlan("s", "base", items, n)
+			p := Make("s", "base", items, n)
 			lpt := slices.Max(LPT(items, n))
 			if p.LongestS > p.IdealS*1.05 {
 				t.Errorf("seed %d n=%d: longest %.0f s is %.1f%% over the ideal %.0f s", seed, n, p.LongestS, 100*(p.LongestS/p.IdealS-1), p.IdealS)
@@ -93,7 +95,7 @@ func TestPlanPackingWithoutReuse(t *testing.T) {
 			for i := range items {
 				items[i].Reuse, items[i].Server = false, items[i].Case
 			}
-			p := MakePlan("s", "base", items, n)
+			p := Make("s", "base", items, n)
 			lpt := slices.Max(LPT(items, n))
 			if p.LongestS > lpt {
 				t.Errorf("seed %d n=%d: longest %.0f s, LPT's %.0f s", seed, n, p.LongestS, lpt)
@@ -112,13 +114,13 @@ func totalStarts(p *Plan) int {
 }
 
 func TestPlanKeepsSmallReuseGroupsTogether(t *testing.T) {
-	items := []PlanItem{
+	items := []Item{
 		{Case: "a1", Server: "a", Reuse: true, RunS: 10, StartS: 100},
 		{Case: "a2", Server: "a", Reuse: true, RunS: 10, StartS: 100},
 		{Case: "a3", Server: "a", Reuse: true, RunS: 10, StartS: 100},
 		{Case: "x", Server: "x", RunS: 120, StartS: 10},
 	}
-	p := MakePlan("s", "", items, 2)
+	p := Make("s", "", items, 2)
 	got := [][]string{p.Partitions[0].Cases, p.Partitions[1].Cases}
 	slices.SortFunc(got, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
 	if diff := cmp.Diff([][]string{{"a1", "a2", "a3"}, {"x"}}, got); diff != "" {
@@ -130,11 +132,11 @@ func TestPlanKeepsSmallReuseGroupsTogether(t *testing.T) {
 }
 
 func TestPlanSplitsALargeReuseGroup(t *testing.T) {
-	var items []PlanItem
+	var items []Item
 	for i := range 8 {
-		items = append(items, PlanItem{Case: fmt.Sprintf("c%d", i), Server: "big", Reuse: true, RunS: 100, StartS: 20})
+		items = append(items, Item{Case: fmt.Sprintf("c%d", i), Server: "big", Reuse: true, RunS: 100, StartS: 20})
 	}
-	p := MakePlan("s", "", items, 2)
+	p := Make("s", "", items, 2)
 	if p.Partitions[0].EstimatedS != 420 || p.Partitions[1].EstimatedS != 420 {
 		t.Errorf("partitions %+v, want 4 cases and one start each (420 s)", p.Partitions)
 	}
@@ -175,7 +177,7 @@ func TestItemsEstimateSources(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("estimates (-want +got):\n%s", diff)
 	}
-	if p := MakePlan("s", "", items, 1); !slices.Equal(p.Defaulted, []string{"none"}) {
+	if p := Make("s", "", items, 1); !slices.Equal(p.Defaulted, []string{"none"}) {
 		t.Errorf("defaulted %v", p.Defaulted)
 	}
 }
@@ -199,18 +201,18 @@ func TestPartitionsFor(t *testing.T) {
 // no partition is empty, the plan is capped at the cases and at GitHub's 256 matrix jobs, it
 // says how many were asked for, and planning again with its Total gives the same plan.
 func TestPlanNeverEmptyPartitions(t *testing.T) {
-	many := make([]PlanItem, 300)
+	many := make([]Item, 300)
 	for i := range many {
-		many[i] = PlanItem{Case: fmt.Sprintf("c%03d", i), Server: "s", RunS: 10, StartS: 1}
+		many[i] = Item{Case: fmt.Sprintf("c%03d", i), Server: "s", RunS: 10, StartS: 1}
 	}
-	zero := []PlanItem{
+	zero := []Item{
 		{Case: "a", Server: "shared", Reuse: true},
 		{Case: "b", Server: "shared", Reuse: true},
 		{Case: "c", Server: "own"},
 	}
 	for _, tc := range []struct {
 		name      string
-		items     []PlanItem
+		items     []Item
 		n         int
 		total     int // at most, for reuse groups that stay together
 		requested int
@@ -223,7 +225,7 @@ func TestPlanNeverEmptyPartitions(t *testing.T) {
 		{"capped exactly at 256", many, 300, MaxPartitions, 300},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := MakePlan("s", "base", tc.items, tc.n)
+			p := Make("s", "base", tc.items, tc.n)
 			if p.Total < 1 || p.Total > tc.total || len(p.Partitions) != p.Total || p.Requested != tc.requested {
 				t.Fatalf("total %d (%d partitions), requested %d; want 1..%d, %d", p.Total, len(p.Partitions), p.Requested, tc.total, tc.requested)
 			}
@@ -232,7 +234,7 @@ func TestPlanNeverEmptyPartitions(t *testing.T) {
 					t.Errorf("partition %d/%d is empty", pp.Index, p.Total)
 				}
 			}
-			again := MakePlan("s", "base", tc.items, p.Total)
+			again := Make("s", "base", tc.items, p.Total)
 			if again.Hash != p.Hash {
 				t.Errorf("planning again with %d partitions gives another split", p.Total)
 			}
@@ -244,16 +246,16 @@ func TestPlanNeverEmptyPartitions(t *testing.T) {
 // it could fill is widened with empty ones to the count asked for, the same way in every job
 // (one hash); the cases keep their partitions; any other plan stays as it is.
 func TestWidenGivesEveryJobOfAStaticMatrixItsPartition(t *testing.T) {
-	items := []PlanItem{{Case: "a", Server: "s", RunS: 100}, {Case: "b", Server: "s", RunS: 90}}
-	p := MakePlan("s", "base", items, 4)
+	items := []Item{{Case: "a", Server: "s", RunS: 100}, {Case: "b", Server: "s", RunS: 90}}
+	p := Make("s", "base", items, 4)
 	w := p.Widen(4)
 	if w.Total != 4 || len(w.Partitions) != 4 || w.Requested != 0 {
 		t.Fatalf("widened: total %d, %d partitions, requested %d; want 4, 4, 0", w.Total, len(w.Partitions), w.Requested)
 	}
-	if diff := cmp.Diff([][]string{p.Cases(0), p.Cases(1), {}, {}}, w.caseLists()); diff != "" {
+	if diff := cmp.Diff([][]string{p.Cases(0), p.Cases(1), {}, {}}, w.CaseLists()); diff != "" {
 		t.Errorf("widened partitions (-want +got):\n%s", diff)
 	}
-	if w.Hash == p.Hash || w.Hash != MakePlan("s", "base", items, 4).Widen(4).Hash {
+	if w.Hash == p.Hash || w.Hash != Make("s", "base", items, 4).Widen(4).Hash {
 		t.Errorf("hash %s (plan %s): want one of its own, the same in every job", w.Hash, p.Hash)
 	}
 	for _, n := range []int{1, 2, 3, 5} {
@@ -281,7 +283,7 @@ func TestCheckSuiteRefusesStalePlans(t *testing.T) {
 		}
 		return s
 	}
-	plan, err := PlanSuite(parse("base:a", "base:b"), "base", "", 2)
+	plan, err := ForSuite(parse("base:a", "base:b"), "base", "", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,5 +308,37 @@ func TestCheckSuiteRefusesStalePlans(t *testing.T) {
 				t.Errorf("CheckSuite = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestSuiteItemsFolderWithoutClass: a folder of baselines and no GPU class plans the split
+// without their estimates, as the plan job (no GPU) must; the checks still need the class,
+// which a run detects afterwards (runner's loadPerf).
+func TestSuiteItemsFolderWithoutClass(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "perf")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// SGLang's 5090 file, as the h200 class's: it has an estimate for this scenario.
+	data, err := os.ReadFile("../../baselines/testdata/sglang/perf_baselines/5090.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "h200.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const id = "flux_2_klein_base_image_t2i"
+	s := &suite.Suite{Baselines: dir, Servers: map[string]*suite.Server{"srv": {Name: "srv"}},
+		Cases: []*suite.Case{{ID: id, Server: "srv", Lane: "base", Repeat: 1}}}
+	items, err := SuiteItems(s, "base", "")
+	if err != nil {
+		t.Fatalf("no class: %v", err)
+	}
+	if len(items) != 1 || items[0].Source != "default" {
+		t.Errorf("no class: items %+v, want the default estimate", items)
+	}
+	items, err = SuiteItems(s, "base", "h200")
+	if err != nil || len(items) != 1 || items[0].Source != "baseline" {
+		t.Errorf("h200: items %+v, err %v; want the baseline's estimate", items, err)
 	}
 }

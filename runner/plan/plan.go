@@ -1,4 +1,8 @@
-package runner
+// Package plan splits a lane of a suite into partitions, one per job of a GitHub Actions
+// matrix, from estimates of each case's time (the case's own, its baseline's, SGLang's
+// default), and checks a plan file against the suite a run reads: every job computes or reads
+// the same split.
+package plan
 
 import (
 	"cmp"
@@ -18,8 +22,8 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// PlanSchema versions the plan JSON.
-const PlanSchema = "diffusion-check/plan/v1"
+// Schema versions the plan JSON.
+const Schema = "diffusion-check/plan/v1"
 
 // DefaultEstimate is the planning estimate of a case nothing else says anything about
 // (SGLang's figure, docs/sglang-compat.md §7).
@@ -33,9 +37,9 @@ type Estimates interface {
 	ExpectedE2E(caseID string) (ms float64, ok bool)
 }
 
-// PlanItem is one case to place: its estimated time excluding the server start, and the start
+// Item is one case to place: its estimated time excluding the server start, and the start
 // it needs.
-type PlanItem struct {
+type Item struct {
 	Case   string  `json:"case"`
 	Server string  `json:"server"`
 	Reuse  bool    `json:"reuse,omitempty"`
@@ -63,11 +67,11 @@ type Plan struct {
 	Total     int    `json:"total"`
 	// Requested is the number of partitions asked for when the plan has fewer (Total): no more
 	// than there are cases to fill them, and no more than MaxPartitions.
-	Requested  int             `json:"requested,omitempty"`
-	IdealS     float64         `json:"ideal_s"`
-	LongestS   float64         `json:"longest_s"`
-	Partitions []PlanPartition `json:"partitions"`
-	Items      []PlanItem      `json:"estimates"`
+	Requested  int         `json:"requested,omitempty"`
+	IdealS     float64     `json:"ideal_s"`
+	LongestS   float64     `json:"longest_s"`
+	Partitions []Partition `json:"partitions"`
+	Items      []Item      `json:"estimates"`
 	// Defaulted lists the cases planned with DefaultEstimate: give them an estimate.
 	Defaulted []string `json:"defaulted,omitempty"`
 	// Selection, SelectedBy and Deselected are set when test-impact selection chose the
@@ -78,8 +82,8 @@ type Plan struct {
 	Deselected []checks.Deselected `json:"deselected,omitempty"`
 }
 
-// PlanPartition is the cases of one job, in the order they run.
-type PlanPartition struct {
+// Partition is the cases of one job, in the order they run.
+type Partition struct {
 	Index        int      `json:"index"`
 	Cases        []string `json:"cases"`
 	EstimatedS   float64  `json:"estimated_s"`
@@ -95,7 +99,8 @@ func (p *Plan) Matrix() map[string]any {
 	return map[string]any{"include": inc}
 }
 
-func (p *Plan) caseLists() [][]string {
+// CaseLists is the case ids of every partition, in partition order.
+func (p *Plan) CaseLists() [][]string {
 	var out [][]string
 	for _, pp := range p.Partitions {
 		out = append(out, pp.Cases)
@@ -116,7 +121,7 @@ func (p *Plan) Widen(n int) *Plan {
 	w := *p
 	w.Partitions = slices.Clone(p.Partitions)
 	for i := p.Total; i < n; i++ {
-		w.Partitions = append(w.Partitions, PlanPartition{Index: i, Cases: []string{}})
+		w.Partitions = append(w.Partitions, Partition{Index: i, Cases: []string{}})
 	}
 	w.Total, w.Requested = n, 0
 	w.IdealS = round1(p.IdealS * float64(p.Total) / float64(n))
@@ -130,11 +135,11 @@ func (p *Plan) Cases(i int) []string { return p.Partitions[i].Cases }
 // Items estimates every case of a lane: the case's own estimate, else the baseline's full test
 // time, else expected E2E × repeat plus a start, else DefaultEstimate. Estimates that include a
 // server start (the case's, the baseline's) have it taken out, since the plan adds starts itself.
-func Items(s *suite.Suite, lane string, est Estimates) []PlanItem {
-	var out []PlanItem
+func Items(s *suite.Suite, lane string, est Estimates) []Item {
+	var out []Item
 	for _, c := range s.CasesFor(lane) {
 		srv := s.Servers[c.Server]
-		it := PlanItem{Case: c.ID, Server: c.Server, Reuse: srv.Reuse, StartS: srv.StartEstimate.Seconds(), GPUs: c.NumGPUs}
+		it := Item{Case: c.ID, Server: c.Server, Reuse: srv.Reuse, StartS: srv.StartEstimate.Seconds(), GPUs: c.NumGPUs}
 		full, source := 0.0, "default"
 		var ok bool
 		switch {
@@ -157,12 +162,12 @@ func Items(s *suite.Suite, lane string, est Estimates) []PlanItem {
 }
 
 // PartitionsFor is the number of jobs that keeps each near targetS seconds, within [1, maxJobs].
-func PartitionsFor(items []PlanItem, targetS float64, maxJobs int) int {
+func PartitionsFor(items []Item, targetS float64, maxJobs int) int {
 	n := int(math.Ceil(load(items) / targetS))
 	return min(max(n, 1), max(maxJobs, 1))
 }
 
-// MakePlan splits items into at most n partitions, none of them empty: never more than there
+// Make splits items into at most n partitions, none of them empty: never more than there
 // are items, nor than MaxPartitions, and when the split leaves a partition empty it splits
 // again into as many as it filled, so that a plan of its Total is a plan of the same Total.
 // Requested says how many were asked for when that is more. A reuse server's cases share one
@@ -170,7 +175,7 @@ func PartitionsFor(items []PlanItem, targetS float64, maxJobs int) int {
 // partition. It starts from longest-processing-time-first over server groups and improves by
 // moving and swapping single cases while the longest partition gets shorter. Ties break on
 // case ids: same input, same plan.
-func MakePlan(suiteName, lane string, items []PlanItem, n int) *Plan {
+func Make(suiteName, lane string, items []Item, n int) *Plan {
 	asked := max(n, 1)
 	n = min(asked, max(len(items), 1), MaxPartitions)
 	for {
@@ -192,9 +197,9 @@ func MakePlan(suiteName, lane string, items []PlanItem, n int) *Plan {
 	}
 }
 
-// split is one attempt of MakePlan at exactly n partitions.
-func split(suiteName, lane string, items []PlanItem, n int) *Plan {
-	parts := make([][]PlanItem, n)
+// split is one attempt of Make at exactly n partitions.
+func split(suiteName, lane string, items []Item, n int) *Plan {
+	parts := make([][]Item, n)
 	for _, chunk := range chunks(items, n) {
 		best := 0
 		for i := range parts {
@@ -205,7 +210,7 @@ func split(suiteName, lane string, items []PlanItem, n int) *Plan {
 		parts[best] = append(parts[best], chunk...)
 	}
 	improve(parts)
-	p := &Plan{Schema: PlanSchema, Suite: suiteName, Lane: lane, Total: n, Items: items}
+	p := &Plan{Schema: Schema, Suite: suiteName, Lane: lane, Total: n, Items: items}
 	order := map[string]int{}
 	for i, it := range items {
 		order[it.Case] = i
@@ -215,8 +220,8 @@ func split(suiteName, lane string, items []PlanItem, n int) *Plan {
 	}
 	var total float64
 	for i, part := range parts {
-		slices.SortFunc(part, func(a, b PlanItem) int { return order[a.Case] - order[b.Case] })
-		pp := PlanPartition{Index: i, EstimatedS: round1(load(part)), ServerStarts: starts(part)}
+		slices.SortFunc(part, func(a, b Item) int { return order[a.Case] - order[b.Case] })
+		pp := Partition{Index: i, EstimatedS: round1(load(part)), ServerStarts: starts(part)}
 		for _, it := range part {
 			pp.Cases = append(pp.Cases, it.Case)
 		}
@@ -234,12 +239,12 @@ func split(suiteName, lane string, items []PlanItem, n int) *Plan {
 
 // chunks groups the items for the first placement, largest first: a reuse server's cases form
 // one chunk, split into as many chunks as it has multiples of the ideal partition load.
-func chunks(items []PlanItem, n int) [][]PlanItem {
-	var out [][]PlanItem
+func chunks(items []Item, n int) [][]Item {
+	var out [][]Item
 	groups := map[string]int{}
 	for _, it := range items {
 		if !it.Reuse {
-			out = append(out, []PlanItem{it})
+			out = append(out, []Item{it})
 			continue
 		}
 		if i, ok := groups[it.Server]; ok {
@@ -247,10 +252,10 @@ func chunks(items []PlanItem, n int) [][]PlanItem {
 			continue
 		}
 		groups[it.Server] = len(out)
-		out = append(out, []PlanItem{it})
+		out = append(out, []Item{it})
 	}
 	ideal := load(items) / float64(n)
-	var split [][]PlanItem
+	var split [][]Item
 	for _, c := range out {
 		k := int(math.Ceil(load(c) / ideal))
 		if len(c) == 1 || k <= 1 {
@@ -258,9 +263,9 @@ func chunks(items []PlanItem, n int) [][]PlanItem {
 			continue
 		}
 		k = min(k, len(c), n)
-		sub := make([][]PlanItem, k)
+		sub := make([][]Item, k)
 		sorted := slices.Clone(c)
-		slices.SortStableFunc(sorted, func(a, b PlanItem) int { return cmpDesc(a.RunS, b.RunS, a.Case, b.Case) })
+		slices.SortStableFunc(sorted, func(a, b Item) int { return cmpDesc(a.RunS, b.RunS, a.Case, b.Case) })
 		for _, it := range sorted {
 			best := 0
 			for i := range sub {
@@ -272,7 +277,7 @@ func chunks(items []PlanItem, n int) [][]PlanItem {
 		}
 		split = append(split, sub...)
 	}
-	slices.SortStableFunc(split, func(a, b []PlanItem) int { return cmpDesc(load(a), load(b), a[0].Case, b[0].Case) })
+	slices.SortStableFunc(split, func(a, b []Item) int { return cmpDesc(load(a), load(b), a[0].Case, b[0].Case) })
 	return split
 }
 
@@ -293,7 +298,7 @@ func cmpDesc(a, b float64, ida, idb string) int {
 // improve moves or swaps single cases out of the longest partition while that shortens it.
 // Loads are kept per partition and candidate moves are priced by what they add and take
 // away, so a round costs no allocation.
-func improve(parts [][]PlanItem) {
+func improve(parts [][]Item) {
 	const eps = 1e-9
 	loads := make([]float64, len(parts))
 	for i := range parts {
@@ -346,7 +351,7 @@ func improve(parts [][]PlanItem) {
 // addCost is what it costs to add it to part, leaving out part[skip] (skip < 0: nothing): its
 // run, plus a server start unless it is a reuse case whose server another case there started.
 // addCost(part, i, part[i]) is what taking part[i] out saves.
-func addCost(part []PlanItem, skip int, it PlanItem) float64 {
+func addCost(part []Item, skip int, it Item) float64 {
 	if it.Reuse {
 		for j, o := range part {
 			if j != skip && o.Reuse && o.Server == it.Server {
@@ -358,15 +363,15 @@ func addCost(part []PlanItem, skip int, it PlanItem) float64 {
 }
 
 // remove returns a copy of s without element i.
-func remove(s []PlanItem, i int) []PlanItem {
-	out := make([]PlanItem, 0, len(s)-1)
+func remove(s []Item, i int) []Item {
+	out := make([]Item, 0, len(s)-1)
 	out = append(out, s[:i]...)
 	return append(out, s[i+1:]...)
 }
 
 // load is the estimated wall time of running items in one job: every case's run, one start per
 // case of a server without reuse, one start per reuse server present.
-func load(items []PlanItem) float64 {
+func load(items []Item) float64 {
 	var s float64
 	for i, it := range items {
 		s += addCost(items[:i], -1, it)
@@ -374,7 +379,7 @@ func load(items []PlanItem) float64 {
 	return s
 }
 
-func starts(items []PlanItem) int {
+func starts(items []Item) int {
 	n := 0
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -425,7 +430,7 @@ func planHash(p *Plan) string {
 		Suite, Lane string
 		Cases       string
 		Parts       [][]string
-	}{p.Suite, p.Lane, p.CasesHash, p.caseLists()})
+	}{p.Suite, p.Lane, p.CasesHash, p.CaseLists()})
 	h.Write(b)
 	if p.Selection != nil {
 		// Not the source: the same changes read from another file make the same plan.
@@ -440,7 +445,7 @@ func planHash(p *Plan) string {
 
 // LPT is SGLang's own split (docs/sglang-compat.md §7), for comparison: every case starts its own server, cases
 // sorted by estimate, each given to the least-loaded partition. It returns the partition loads.
-func LPT(items []PlanItem, n int) []float64 {
+func LPT(items []Item, n int) []float64 {
 	costs := make([]float64, len(items))
 	ids := make([]string, len(items))
 	idx := make([]int, len(items))
@@ -491,21 +496,21 @@ func (e fileEstimates) ExpectedE2E(id string) (float64, bool) {
 	return 0, false
 }
 
-// PlanSuite plans a lane of a suite into n partitions with the estimates of the suite's
+// ForSuite plans a lane of a suite into n partitions with the estimates of the suite's
 // baseline file for the GPU class, when there is one. `plan` and `run --partition` both call
 // it, so every job of a matrix computes the same split from the same files.
-func PlanSuite(s *suite.Suite, lane, gpu string, n int) (*Plan, error) {
+func ForSuite(s *suite.Suite, lane, gpu string, n int) (*Plan, error) {
 	items, err := SuiteItems(s, lane, gpu)
 	if err != nil {
 		return nil, err
 	}
-	return MakePlan(suiteName(s), lane, items, n), nil
+	return Make(s.DisplayName(), lane, items, n), nil
 }
 
 // SuiteItems estimates the cases of a lane from the suite and its baseline file for the GPU
 // class (a missing file, or a folder of them and no class, is fine: the plan then says which
 // cases it had to guess).
-func SuiteItems(s *suite.Suite, lane, gpu string) ([]PlanItem, error) {
+func SuiteItems(s *suite.Suite, lane, gpu string) ([]Item, error) {
 	var est Estimates
 	if s.Baselines != "" {
 		path, err := baselines.Find(s.Baselines, cmp.Or(gpu, s.GPU))

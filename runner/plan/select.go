@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"errors"
@@ -11,9 +11,9 @@ import (
 )
 
 // KeepItems returns the items of the cases in ids, in their order: the cases a selection
-// kept, before MakePlan splits them.
-func KeepItems(items []PlanItem, ids []string) []PlanItem {
-	out := []PlanItem{} // "estimates": [] in a plan of nothing, not null
+// kept, before Make splits them.
+func KeepItems(items []Item, ids []string) []Item {
+	out := []Item{} // "estimates": [] in a plan of nothing, not null
 	for _, it := range items {
 		if slices.Contains(ids, it.Case) {
 			out = append(out, it)

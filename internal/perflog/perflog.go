@@ -1,4 +1,8 @@
-package runner
+// Package perflog reads SGLang's performance.log: the format of one record
+// (perf_logger.log_request_summary writes one JSON line per request, docs/sglang-compat.md §3),
+// what no measurement can be, and a follower of the file as the server appends to it that
+// hands each request its record.
+package perflog
 
 import (
 	"bytes"
@@ -23,21 +27,21 @@ import (
 // requestIDPattern finds a plain request id in a line that does not decode.
 var requestIDPattern = regexp.MustCompile(`"request_id"\s*:\s*"([^"\\]+)"`)
 
-// PerfRecord is one line of SGLang's performance.log (spec §3). Unknown fields are ignored:
+// Record is one line of SGLang's performance.log (spec §3). Unknown fields are ignored:
 // records evolve between server versions.
-type PerfRecord struct {
+type Record struct {
 	RequestID       string                    `json:"request_id"`
 	Timestamp       string                    `json:"timestamp"`
 	Tag             string                    `json:"tag"`
 	CommitHash      string                    `json:"commit_hash"`
-	Stages          []PerfStage               `json:"stages"`
+	Stages          []Stage                   `json:"stages"`
 	Steps           []float64                 `json:"steps"`
 	TotalDurationMs float64                   `json:"total_duration_ms"`
 	MemorySnapshots map[string]MemorySnapshot `json:"memory_snapshots"`
 }
 
-// PerfStage is one stage timing of a perf record.
-type PerfStage struct {
+// Stage is one stage timing of a perf record.
+type Stage struct {
 	Name            string  `json:"name"`
 	ExecutionTimeMs float64 `json:"execution_time_ms"`
 }
@@ -75,20 +79,20 @@ func (e *MalformedRecordError) Error() string {
 	return where + "malformed " + who + ": " + strings.Join(e.Problems, "; ")
 }
 
-// ParsePerfLine decodes one performance.log line. A line without a request id is an error:
+// ParseLine decodes one performance.log line. A line without a request id is an error:
 // it cannot be joined to a request. A line whose fields have the wrong type, or values that
 // are not finite (Python's json writes NaN and Infinity), is a *MalformedRecordError naming
 // every such field and its value, and the request id when the line has one.
-func ParsePerfLine(line []byte) (PerfRecord, error) {
+func ParseLine(line []byte) (Record, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(quoteNonFinite(line), &top); err != nil || top == nil {
 		if err == nil {
 			err = errors.New("null")
 		}
-		return PerfRecord{}, &MalformedRecordError{RequestID: requestIDIn(line),
+		return Record{}, &MalformedRecordError{RequestID: requestIDIn(line),
 			Problems: []string{fmt.Sprintf("not a JSON object (%v): %s", err, excerpt(line))}}
 	}
-	var r PerfRecord
+	var r Record
 	d := &recordDecoder{}
 	if raw, ok := top["request_id"]; ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &r.RequestID); err != nil {
@@ -96,7 +100,7 @@ func ParsePerfLine(line []byte) (PerfRecord, error) {
 		}
 	}
 	if r.RequestID == "" && len(d.problems) == 0 {
-		return PerfRecord{}, errors.New("record has no request_id")
+		return Record{}, errors.New("record has no request_id")
 	}
 	for key, dst := range map[string]*string{"timestamp": &r.Timestamp, "tag": &r.Tag, "commit_hash": &r.CommitHash} {
 		// Metadata only: a value of another type is not worth failing a record over.
@@ -120,7 +124,7 @@ func ParsePerfLine(line []byte) (PerfRecord, error) {
 	}
 	if len(d.problems) > 0 {
 		slices.Sort(d.problems)
-		return PerfRecord{}, &MalformedRecordError{RequestID: r.RequestID, Problems: d.problems}
+		return Record{}, &MalformedRecordError{RequestID: r.RequestID, Problems: d.problems}
 	}
 	return r, nil
 }
@@ -129,15 +133,15 @@ func ParsePerfLine(line []byte) (PerfRecord, error) {
 type recordDecoder struct{ problems []string }
 
 // stages reads a record's "stages" list.
-func (d *recordDecoder) stages(raw json.RawMessage) []PerfStage {
-	var out []PerfStage
+func (d *recordDecoder) stages(raw json.RawMessage) []Stage {
+	var out []Stage
 	for i, v := range d.list("stages", raw) {
 		key := fmt.Sprintf("stages[%d]", i)
 		obj := d.object(key, v)
 		if obj == nil {
 			continue
 		}
-		var st PerfStage
+		var st Stage
 		if err := json.Unmarshal(obj["name"], &st.Name); err != nil || st.Name == "" {
 			d.bad(key+".name", obj["name"], "want a stage name")
 		}
@@ -286,9 +290,9 @@ func requestIDIn(line []byte) string {
 	return string(m[1])
 }
 
-// stages converts the record's stage list, keeping the pipeline order. A stage reported
+// StageTimes converts the record's stage list, keeping the pipeline order. A stage reported
 // twice (a pipeline that loops) is summed.
-func (r PerfRecord) stages() checks.Stages {
+func (r Record) StageTimes() checks.Stages {
 	var out checks.Stages
 	idx := map[string]int{}
 	for _, s := range r.Stages {
@@ -302,10 +306,10 @@ func (r PerfRecord) stages() checks.Stages {
 	return out
 }
 
-// impossible names every value of the record that no measurement can have: a negative
+// Impossible names every value of the record that no measurement can have: a negative
 // time or memory figure ("steps[3] = -1.5"). Non-finite numbers never get here: the record
-// is malformed (ParsePerfLine).
-func (r PerfRecord) impossible() []string {
+// is malformed (ParseLine).
+func (r Record) Impossible() []string {
 	var out []string
 	bad := func(field string, v float64) {
 		if v < 0 {
@@ -333,8 +337,8 @@ func (r PerfRecord) impossible() []string {
 	return out
 }
 
-// peaks returns the server-reported peaks of one snapshot, labelled by source.
-func (r PerfRecord) peaks(snapshot string) map[string]float64 {
+// Peaks returns the server-reported peaks of one snapshot, labelled by source.
+func (r Record) Peaks(snapshot string) map[string]float64 {
 	s, ok := r.MemorySnapshots[snapshot]
 	if !ok {
 		return nil
@@ -355,9 +359,9 @@ func (r PerfRecord) peaks(snapshot string) map[string]float64 {
 	return out
 }
 
-// maxPerfLine bounds one performance.log line: a record is a few KiB; a line that never
+// maxLine bounds one performance.log line: a record is a few KiB; a line that never
 // ends must not grow without bound in memory.
-const maxPerfLine = 16 << 20
+const maxLine = 16 << 20
 
 // fingerprintBytes is how much of the start and of the end of what was read is kept, to
 // notice a file rewritten in place (truncated and written again to the same size or larger:
@@ -375,11 +379,11 @@ var recordStart = []byte(`{"request_id"`)
 // entrypoints/utils.expand_request_outputs names them "<id>:<i>" (MiniMax-H3 with n > 1).
 var outputSuffix = regexp.MustCompile(`^(.+):([0-9]+)$`)
 
-// perfLog follows a performance.log file as the server appends to it and indexes its records
+// Log follows a performance.log file as the server appends to it and indexes its records
 // by request id. It reads only complete lines, so a record being written is never half-read;
-// a line longer than maxPerfLine is skipped with a note; a file that was truncated, rewritten
+// a line longer than maxLine is skipped with a note; a file that was truncated, rewritten
 // or replaced (log rotation) is read again from its start. A record joins one request only.
-type perfLog struct {
+type Log struct {
 	path string
 
 	mu       sync.Mutex
@@ -388,9 +392,9 @@ type perfLog struct {
 	head     []byte // the first fingerprintBytes read from the file
 	tail     []byte // the last fingerprintBytes read, ending at offset
 	part     []byte
-	skipping bool // inside a line past maxPerfLine: drop up to its end
+	skipping bool // inside a line past maxLine: drop up to its end
 	lines    int  // lines read so far (complete or skipped), for the malformed-record error
-	records  map[string]PerfRecord
+	records  map[string]Record
 	// outputs maps a request id to the record id of its lowest-numbered output ("<id>:0"),
 	// for records written per output.
 	outputs map[string]string
@@ -402,13 +406,14 @@ type perfLog struct {
 	bad    []string // other lines that could not be parsed or were skipped, for the failure detail
 }
 
-func newPerfLog(path string) *perfLog {
-	return &perfLog{path: path, records: map[string]PerfRecord{}, outputs: map[string]string{},
+// New is a follower of the performance.log at path; the file need not exist yet.
+func New(path string) *Log {
+	return &Log{path: path, records: map[string]Record{}, outputs: map[string]string{},
 		malformed: map[string]*MalformedRecordError{}, joined: map[string]bool{}}
 }
 
 // poll reads whatever was appended since the last call.
-func (p *perfLog) poll() error {
+func (p *Log) poll() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f, err := os.Open(p.path)
@@ -450,7 +455,7 @@ func (p *perfLog) poll() error {
 }
 
 // remember keeps the fingerprint of what was read: its first and its last fingerprintBytes.
-func (p *perfLog) remember(data []byte) {
+func (p *Log) remember(data []byte) {
 	if k := min(fingerprintBytes-len(p.head), len(data)); k > 0 {
 		p.head = append(p.head, data[:k]...)
 	}
@@ -462,7 +467,7 @@ func (p *perfLog) remember(data []byte) {
 
 // sameContent reports whether the file still holds, where they were read, the bytes of the
 // fingerprint; a read error counts as a change (the file is then read again from 0).
-func (p *perfLog) sameContent(f *os.File) bool {
+func (p *Log) sameContent(f *os.File) bool {
 	same := func(want []byte, at int64) bool {
 		got := make([]byte, len(want))
 		n, err := f.ReadAt(got, at)
@@ -472,14 +477,14 @@ func (p *perfLog) sameContent(f *os.File) bool {
 }
 
 // feed splits data into lines, keeping an unfinished one for the next call.
-func (p *perfLog) feed(data []byte) {
+func (p *Log) feed(data []byte) {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			if !p.skipping {
 				p.part = append(p.part, data...)
-				if len(p.part) > maxPerfLine {
-					p.note(fmt.Sprintf("a line longer than %d MiB ending after byte %d was skipped", maxPerfLine>>20, p.offset))
+				if len(p.part) > maxLine {
+					p.note(fmt.Sprintf("a line longer than %d MiB ending after byte %d was skipped", maxLine>>20, p.offset))
 					p.part, p.skipping = nil, true
 				}
 			}
@@ -498,7 +503,7 @@ func (p *perfLog) feed(data []byte) {
 
 // line reads one line: a record, or, when it does not decode, the records that start in it
 // (a record cut short with the next one written on the same line).
-func (p *perfLog) line(b []byte) {
+func (p *Log) line(b []byte) {
 	line := bytes.TrimSpace(b)
 	if len(line) == 0 {
 		return
@@ -518,8 +523,8 @@ func (p *perfLog) line(b []byte) {
 	}
 }
 
-func (p *perfLog) record(line []byte) {
-	rec, err := ParsePerfLine(line)
+func (p *Log) record(line []byte) {
+	rec, err := ParseLine(line)
 	var me *MalformedRecordError
 	if errors.As(err, &me) && me.RequestID != "" {
 		me.Path, me.Line = p.path, p.lines
@@ -536,7 +541,7 @@ func (p *perfLog) record(line []byte) {
 }
 
 // output indexes a record named "<id>:<i>" under its request <id>, keeping the lowest i.
-func (p *perfLog) output(recordID string) {
+func (p *Log) output(recordID string) {
 	m := outputSuffix.FindStringSubmatch(recordID)
 	if m == nil {
 		return
@@ -561,7 +566,7 @@ func outputIndex(recordID string) uint64 {
 	return i
 }
 
-func (p *perfLog) note(s string) {
+func (p *Log) note(s string) {
 	if len(p.bad) < 5 {
 		p.bad = append(p.bad, s)
 	}
@@ -569,26 +574,26 @@ func (p *perfLog) note(s string) {
 
 // find returns the record of request id: the record named id, else the record of its
 // lowest-numbered output ("<id>:0"); or the error of a malformed one. Called with mu held.
-func (p *perfLog) find(id string) (PerfRecord, *MalformedRecordError, bool) {
+func (p *Log) find(id string) (Record, *MalformedRecordError, bool) {
 	if rec, ok := p.records[id]; ok {
 		return rec, nil, true
 	}
 	if me := p.malformed[id]; me != nil {
-		return PerfRecord{}, me, true
+		return Record{}, me, true
 	}
 	if out, ok := p.outputs[id]; ok {
 		if rec, ok := p.records[out]; ok {
 			return rec, nil, true
 		}
 		if me := p.malformed[out]; me != nil {
-			return PerfRecord{}, me, true
+			return Record{}, me, true
 		}
 	}
-	return PerfRecord{}, nil, false
+	return Record{}, nil, false
 }
 
-// errNoPerfRecord is returned when no record for a request appeared in time.
-var errNoPerfRecord = errors.New("no performance.log record")
+// errNoRecord is returned when no record for a request appeared in time.
+var errNoRecord = errors.New("no performance.log record")
 
 // errRecordJoined is returned for a request whose id already had its record joined to an
 // earlier request: SGLang gives every request a fresh uuid4 (sampling_params.
@@ -596,13 +601,13 @@ var errNoPerfRecord = errors.New("no performance.log record")
 // request on the other one's timings.
 var errRecordJoined = errors.New("an earlier request with the same id already claimed its performance.log record")
 
-// wait returns the record of a request, polling the file until it appears or timeout passes.
+// Wait returns the record of a request, polling the file until it appears or timeout passes.
 // A record is handed out once: a second request with the same id gets errRecordJoined.
-func (p *perfLog) wait(ctx context.Context, id string, timeout time.Duration) (PerfRecord, error) {
+func (p *Log) Wait(ctx context.Context, id string, timeout time.Duration) (Record, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		if err := p.poll(); err != nil {
-			return PerfRecord{}, fmt.Errorf("read %s: %w", p.path, err)
+			return Record{}, fmt.Errorf("read %s: %w", p.path, err)
 		}
 		p.mu.Lock()
 		joined := p.joined[id]
@@ -615,9 +620,9 @@ func (p *perfLog) wait(ctx context.Context, id string, timeout time.Duration) (P
 		p.mu.Unlock()
 		switch {
 		case joined:
-			return PerfRecord{}, fmt.Errorf("request_id %q: %w; ids must be unique to tell requests apart", id, errRecordJoined)
+			return Record{}, fmt.Errorf("request_id %q: %w; ids must be unique to tell requests apart", id, errRecordJoined)
 		case malformed != nil:
-			return PerfRecord{}, malformed
+			return Record{}, malformed
 		case found:
 			return rec, nil
 		}
@@ -626,11 +631,11 @@ func (p *perfLog) wait(ctx context.Context, id string, timeout time.Duration) (P
 			if len(bad) > 0 {
 				unreadable = fmt.Sprintf(" (%d unreadable lines, first: %s)", len(bad), bad[0])
 			}
-			return PerfRecord{}, fmt.Errorf("%w for request_id %q within %s in %s%s", errNoPerfRecord, id, timeout, p.path, unreadable)
+			return Record{}, fmt.Errorf("%w for request_id %q within %s in %s%s", errNoRecord, id, timeout, p.path, unreadable)
 		}
 		select {
 		case <-ctx.Done():
-			return PerfRecord{}, ctx.Err()
+			return Record{}, ctx.Err()
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
