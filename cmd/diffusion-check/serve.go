@@ -25,7 +25,7 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs.DurationVar(&cfg.PerfLag, "perf-lag", 0, "delay before a request's performance.log record is written")
 	cfg.Timing = refserver.DefaultTiming
 	fs.Var(&cfg.Timing, "timing", "where the perf record's durations come from: measured (the clock) or computed (the planned durations: the same on any machine under any load)")
-	fs.Var(&cfg.Faults, "fault", "inject a fault (repeatable): "+strings.Join(fault.Known(), ", "))
+	fs.Var(&cfg.Faults, "fault", "inject a fault `SPEC` (repeatable): "+strings.Join(fault.Known(), ", "))
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}

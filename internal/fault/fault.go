@@ -6,6 +6,7 @@ package fault
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -36,75 +37,101 @@ type Set struct {
 // flag.Value, so --fault can be repeated.
 func (f *Set) Set(spec string) error {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), "=")
-	count := func(dst *int) error {
-		k, err := strconv.Atoi(arg)
-		if !hasArg || err != nil || k < 1 {
-			return fmt.Errorf("fault %q: want %s=K with a request number K ≥ 1", spec, name)
-		}
-		*dst = k
-		return nil
-	}
-	flag := func(dst *bool) error {
-		if hasArg {
-			return fmt.Errorf("fault %q: %s takes no value", spec, name)
-		}
-		*dst = true
-		return nil
-	}
-	var err error
-	switch name {
-	case "drift-after":
-		err = count(&f.DriftAfter)
-	case "video-drift-after":
-		err = count(&f.VideoDriftAfter)
-	case "audio-drift-after":
-		err = count(&f.AudioDriftAfter)
-	case "crash-at":
-		err = count(&f.CrashAt)
-	case "hang-at":
-		err = count(&f.HangAt)
-	case "corrupt-at":
-		err = count(&f.CorruptAt)
-	case "empty-at":
-		err = count(&f.EmptyAt)
-	case "no-perf-record":
-		err = flag(&f.NoPerfRecord)
-	case "fail-startup":
-		err = flag(&f.FailStartup)
-	case "slow-after", "slow-at":
-		k, factor, ok := strings.Cut(arg, ":")
-		kn, err1 := strconv.Atoi(k)
-		fv, err2 := strconv.ParseFloat(factor, 64)
-		if !hasArg || !ok || err1 != nil || err2 != nil || kn < 1 || !(fv > 0) {
-			return fmt.Errorf("fault %q: want %s=K:FACTOR with K ≥ 1 and FACTOR > 0", spec, name)
-		}
-		if name == "slow-at" {
-			f.SlowAt, f.SlowAtFactor = kn, fv
-		} else {
-			f.SlowAfter, f.SlowFactor = kn, fv
-		}
-	case "mem-grow":
-		v, perr := strconv.ParseFloat(arg, 64)
-		if !hasArg || perr != nil || !(v > 0) {
-			return fmt.Errorf("fault %q: want mem-grow=MiB with MiB > 0", spec)
-		}
-		f.MemGrowMiB = v
-	default:
+	i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == name })
+	if i < 0 {
 		return fmt.Errorf("unknown fault %q (known: %s)", spec, strings.Join(Known(), ", "))
 	}
-	if err != nil {
-		return err
+	k := kinds[i]
+	v, ok := k.form.parse(arg, hasArg)
+	if !ok {
+		if k.form == flagOnly {
+			return fmt.Errorf("fault %q: %s takes no value", spec, name)
+		}
+		return fmt.Errorf("fault %q: want %s%s with %s", spec, name, k.form.value(), k.form.rule())
 	}
+	k.set(f, v)
 	f.specs = append(f.specs, strings.TrimSpace(spec))
 	return nil
 }
 
 // Known lists the fault specs Set accepts, in the form `serve --fault` help and the
-// unknown-fault error show them. TestKnownMatchesSet keeps it equal to Set's switch.
+// unknown-fault error show them (and the fault table of docs/reference-server.md, which a test
+// of cmd/diffusion-check compares with both).
 func Known() []string {
-	return []string{"drift-after=K", "video-drift-after=K", "audio-drift-after=K", "slow-after=K:FACTOR",
-		"slow-at=K:FACTOR", "mem-grow=MiB", "crash-at=K", "hang-at=K", "corrupt-at=K", "empty-at=K",
-		"no-perf-record", "fail-startup"}
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.name + k.form.value()
+	}
+	return out
+}
+
+// kinds is every fault, in the order help and docs list them: a new fault is a field of Set
+// and one row here, and its row in docs/reference-server.md.
+var kinds = []kind{
+	{"drift-after", request, func(f *Set, v value) { f.DriftAfter = v.k }},
+	{"video-drift-after", request, func(f *Set, v value) { f.VideoDriftAfter = v.k }},
+	{"audio-drift-after", request, func(f *Set, v value) { f.AudioDriftAfter = v.k }},
+	{"slow-after", requestFactor, func(f *Set, v value) { f.SlowAfter, f.SlowFactor = v.k, v.x }},
+	{"slow-at", requestFactor, func(f *Set, v value) { f.SlowAt, f.SlowAtFactor = v.k, v.x }},
+	{"mem-grow", mebibytes, func(f *Set, v value) { f.MemGrowMiB = v.x }},
+	{"crash-at", request, func(f *Set, v value) { f.CrashAt = v.k }},
+	{"hang-at", request, func(f *Set, v value) { f.HangAt = v.k }},
+	{"corrupt-at", request, func(f *Set, v value) { f.CorruptAt = v.k }},
+	{"empty-at", request, func(f *Set, v value) { f.EmptyAt = v.k }},
+	{"no-perf-record", flagOnly, func(f *Set, _ value) { f.NoPerfRecord = true }},
+	{"fail-startup", flagOnly, func(f *Set, _ value) { f.FailStartup = true }},
+}
+
+// kind is one fault: its name, the value its spec takes, and the fields of Set it sets.
+type kind struct {
+	name string
+	form form
+	set  func(*Set, value)
+}
+
+// value is what a spec's value holds: a request number K, and a factor or MiB.
+type value struct {
+	k int
+	x float64
+}
+
+// form is the shape of a spec's value.
+type form int
+
+const (
+	flagOnly      form = iota // no value: "no-perf-record"
+	request                   // "=K": a request number K ≥ 1
+	requestFactor             // "=K:FACTOR": K ≥ 1 and a factor > 0
+	mebibytes                 // "=MiB": MiB > 0
+)
+
+// value is the form as help writes it after the fault's name.
+func (f form) value() string {
+	return [...]string{flagOnly: "", request: "=K", requestFactor: "=K:FACTOR", mebibytes: "=MiB"}[f]
+}
+
+// rule says what a valid value is, for the error of an invalid one.
+func (f form) rule() string {
+	return [...]string{flagOnly: "no value", request: "a request number K ≥ 1", requestFactor: "K ≥ 1 and FACTOR > 0", mebibytes: "MiB > 0"}[f]
+}
+
+// parse reads a spec's value (arg, present or not) in this form.
+func (f form) parse(arg string, hasArg bool) (value, bool) {
+	switch f {
+	case flagOnly:
+		return value{}, !hasArg
+	case request:
+		k, err := strconv.Atoi(arg)
+		return value{k: k}, hasArg && err == nil && k >= 1
+	case requestFactor:
+		ks, xs, ok := strings.Cut(arg, ":")
+		k, err1 := strconv.Atoi(ks)
+		x, err2 := strconv.ParseFloat(xs, 64)
+		return value{k: k, x: x}, hasArg && ok && err1 == nil && err2 == nil && k >= 1 && x > 0
+	default: // mebibytes
+		x, err := strconv.ParseFloat(arg, 64)
+		return value{x: x}, hasArg && err == nil && x > 0
+	}
 }
 
 // String lists the specs that were set, comma-separated.

@@ -2,9 +2,6 @@ package fault
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -92,31 +89,5 @@ func TestKnownMatchesSet(t *testing.T) {
 		if err := f.Set(spec); err != nil {
 			t.Errorf("Known lists %s, but Set(%q): %v", k, spec, err)
 		}
-	}
-}
-
-// TestDocsListEveryFault keeps the fault table of docs/reference-server.md equal to Known: a
-// row per fault, no row for a fault that does not exist.
-func TestDocsListEveryFault(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "reference-server.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, ok := strings.Cut(string(b), "\n## Faults\n")
-	if !ok {
-		t.Fatal("docs/reference-server.md has no ## Faults section")
-	}
-	table, _, _ = strings.Cut(table, "\n## ")
-	var documented []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)[=`]").FindAllStringSubmatch(table, -1) {
-		documented = append(documented, m[1])
-	}
-	var known []string
-	for _, k := range Known() {
-		name, _, _ := strings.Cut(k, "=")
-		known = append(known, name)
-	}
-	if diff := cmp.Diff(known, documented); diff != "" {
-		t.Errorf("fault table of docs/reference-server.md (-Known +documented):\n%s", diff)
 	}
 }
