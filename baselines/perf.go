@@ -35,76 +35,58 @@ type Tolerances struct {
 	RuntimePeakVRAM float64 // 0.02 when the profile has none
 }
 
-// toleranceKeys are the keys of a profile and of tolerance_overrides; the first five are
-// required in a profile.
-var toleranceKeys = []string{"e2e", "denoise_stage", "non_denoise_stage", "denoise_step", "denoise_agg", "load_peak_vram", "runtime_peak_vram"}
+// tolerance is one tolerance of a profile: its key in a baseline file (in a profile and in a
+// scenario's tolerance_overrides), the variable of SGLang's harness that overrides it
+// (ToleranceConfig.load_profile, testcase_configs.py @ a7ec6b97f786), whether a profile must
+// have it, and its field of Tolerances.
+type tolerance struct {
+	key      string
+	env      string
+	required bool
+	field    func(*Tolerances) *float64
+}
 
-func (t *Tolerances) field(key string) *float64 {
-	switch key {
-	case "e2e":
-		return &t.E2E
-	case "denoise_stage":
-		return &t.DenoiseStage
-	case "non_denoise_stage":
-		return &t.NonDenoiseStage
-	case "denoise_step":
-		return &t.DenoiseStep
-	case "denoise_agg":
-		return &t.DenoiseAgg
-	case "load_peak_vram":
-		return &t.LoadPeakVRAM
-	case "runtime_peak_vram":
-		return &t.RuntimePeakVRAM
+// tolerances is every tolerance a baseline file knows, in SGLang's order: the one list the
+// decoder, the env overrides, the unknown-key error and a new file's skeleton read.
+var tolerances = []tolerance{
+	{"e2e", "SGLANG_E2E_TOLERANCE", true, func(t *Tolerances) *float64 { return &t.E2E }},
+	{"denoise_stage", "SGLANG_STAGE_TIME_TOLERANCE", true, func(t *Tolerances) *float64 { return &t.DenoiseStage }},
+	{"non_denoise_stage", "SGLANG_NON_DENOISE_STAGE_TIME_TOLERANCE", true, func(t *Tolerances) *float64 { return &t.NonDenoiseStage }},
+	{"denoise_step", "SGLANG_DENOISE_STEP_TOLERANCE", true, func(t *Tolerances) *float64 { return &t.DenoiseStep }},
+	{"denoise_agg", "SGLANG_DENOISE_AGG_TOLERANCE", true, func(t *Tolerances) *float64 { return &t.DenoiseAgg }},
+	{"load_peak_vram", "SGLANG_LOAD_PEAK_VRAM_TOLERANCE", false, func(t *Tolerances) *float64 { return &t.LoadPeakVRAM }},
+	{"runtime_peak_vram", "SGLANG_RUNTIME_PEAK_VRAM_TOLERANCE", false, func(t *Tolerances) *float64 { return &t.RuntimePeakVRAM }},
+}
+
+// toleranceOf is the tolerance of a key, or false for a key no profile has.
+func toleranceOf(key string) (tolerance, bool) {
+	i := slices.IndexFunc(tolerances, func(t tolerance) bool { return t.key == key })
+	if i < 0 {
+		return tolerance{}, false
 	}
-	return nil
+	return tolerances[i], true
 }
 
-// Overrides are SGLang's env overrides of the profile in force; nil means not set.
-type Overrides struct {
-	E2E, DenoiseStage, NonDenoiseStage, DenoiseStep, DenoiseAgg *float64
-	// LoadPeakVRAM and RuntimePeakVRAM replace the profile's load_peak_vram and
-	// runtime_peak_vram (or their defaults 0.01 and 0.02 when it has none).
-	LoadPeakVRAM, RuntimePeakVRAM *float64
-}
-
-// OverrideEnv maps each env variable SGLang's harness honours to the profile key it sets
-// (ToleranceConfig.load_profile, testcase_configs.py @ a7ec6b97f786).
-var OverrideEnv = []struct{ Var, Key string }{
-	{"SGLANG_E2E_TOLERANCE", "e2e"},
-	{"SGLANG_STAGE_TIME_TOLERANCE", "denoise_stage"},
-	{"SGLANG_NON_DENOISE_STAGE_TIME_TOLERANCE", "non_denoise_stage"},
-	{"SGLANG_DENOISE_STEP_TOLERANCE", "denoise_step"},
-	{"SGLANG_DENOISE_AGG_TOLERANCE", "denoise_agg"},
-	{"SGLANG_LOAD_PEAK_VRAM_TOLERANCE", "load_peak_vram"},
-	{"SGLANG_RUNTIME_PEAK_VRAM_TOLERANCE", "runtime_peak_vram"},
-}
-
-// field is the override of a profile key, for ParseOverrides and Apply.
-func (o *Overrides) field(key string) **float64 {
-	switch key {
-	case "e2e":
-		return &o.E2E
-	case "denoise_stage":
-		return &o.DenoiseStage
-	case "non_denoise_stage":
-		return &o.NonDenoiseStage
-	case "denoise_step":
-		return &o.DenoiseStep
-	case "denoise_agg":
-		return &o.DenoiseAgg
-	case "load_peak_vram":
-		return &o.LoadPeakVRAM
-	case "runtime_peak_vram":
-		return &o.RuntimePeakVRAM
+// toleranceKeys lists the keys of tolerances, for the unknown-key error.
+func toleranceKeys() string {
+	keys := make([]string, len(tolerances))
+	for i, t := range tolerances {
+		keys[i] = t.key
 	}
-	return nil
+	return strings.Join(keys, ", ")
 }
 
-// Apply returns t with every override that is set in place of the profile's value.
+// Overrides replace tolerances of a profile, by key ("e2e", "load_peak_vram", …): SGLang's env
+// overrides of the profile in force (ParseOverrides), or a scenario's tolerance_overrides.
+// Every key is one of the file format's; the memory ones replace the profile's value or its
+// default (0.01 and 0.02).
+type Overrides map[string]float64
+
+// Apply returns t with every override in place of its value.
 func (o Overrides) Apply(t Tolerances) Tolerances {
-	for _, e := range OverrideEnv {
-		if v := *o.field(e.Key); v != nil {
-			*t.field(e.Key) = *v
+	for k, v := range o {
+		if tol, ok := toleranceOf(k); ok {
+			*tol.field(&t) = v
 		}
 	}
 	return t
@@ -113,19 +95,19 @@ func (o Overrides) Apply(t Tolerances) Tolerances {
 // ParseOverrides reads the env overrides through getenv (cmd passes its environment; nothing
 // else reads it). A value that is not a non-negative number is an error naming the variable.
 func ParseOverrides(getenv func(string) string) (Overrides, error) {
-	var o Overrides
+	o := Overrides{}
 	var errs []error
-	for _, e := range OverrideEnv {
-		s := strings.TrimSpace(getenv(e.Var))
+	for _, t := range tolerances {
+		s := strings.TrimSpace(getenv(t.env))
 		if s == "" {
 			continue
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			errs = append(errs, fmt.Errorf("%s=%q: want a tolerance ≥ 0 such as 0.25", e.Var, s))
+			errs = append(errs, fmt.Errorf("%s=%q: want a tolerance ≥ 0 such as 0.25", t.env, s))
 			continue
 		}
-		*o.field(e.Key) = &v
+		o[t.key] = v
 	}
 	return o, errors.Join(errs...)
 }
@@ -165,7 +147,7 @@ type Scenario struct {
 	LoadPeakHostAnonMiB     *float64
 	RuntimePeakHostAnonMiB  *float64
 	// ToleranceOverrides replace profile tolerances for this scenario.
-	ToleranceOverrides map[string]float64
+	ToleranceOverrides Overrides
 }
 
 // Load reads a perf baseline file. Every problem found is reported at once, each naming the
@@ -348,16 +330,16 @@ func (d *decoder) tolerances(f *File, t *node, line int) {
 
 func (d *decoder) profile(p *node, keyPath string) Tolerances {
 	t := Tolerances{LoadPeakVRAM: checks.DefaultLoadPeakTolerance, RuntimePeakVRAM: checks.DefaultRuntimePeakTolerance}
-	for i, k := range toleranceKeys {
-		n := p.get(k)
+	for _, tol := range tolerances {
+		n := p.get(tol.key)
 		if n == nil {
-			if i < 5 {
-				d.errorf(p.line, keyPath+"."+k, "missing")
+			if tol.required {
+				d.errorf(p.line, keyPath+"."+tol.key, "missing")
 			}
 			continue
 		}
-		if v, ok := d.number(n, keyPath+"."+k); ok {
-			*t.field(k) = v
+		if v, ok := d.number(n, keyPath+"."+tol.key); ok {
+			*tol.field(&t) = v
 		}
 	}
 	return t
@@ -443,11 +425,11 @@ func (d *decoder) scenario(id string, n *node) *Scenario {
 		*dst = d.optNumber(n, key, kp)
 	}
 	if ov := n.get("tolerance_overrides"); ov != nil && d.object(ov, kp+".tolerance_overrides") {
-		s.ToleranceOverrides = map[string]float64{}
+		s.ToleranceOverrides = Overrides{}
 		for i, k := range ov.keys {
 			okp := kp + ".tolerance_overrides." + k
-			if !slices.Contains(toleranceKeys, k) {
-				d.errorf(ov.lines[i], okp, "unknown tolerance %q (known: %s)", k, strings.Join(toleranceKeys, ", "))
+			if _, ok := toleranceOf(k); !ok {
+				d.errorf(ov.lines[i], okp, "unknown tolerance %q (known: %s)", k, toleranceKeys())
 				continue
 			}
 			if v, ok := d.number(ov.vals[i], okp); ok {
@@ -486,10 +468,7 @@ func (f *File) Tolerances(profile string, ov Overrides) (Tolerances, error) {
 // env overrides, as SGLang PR #38457 does in ToleranceConfig (testcase_configs.py): scenario
 // override > env > profile. Unknown keys were rejected when the file was read.
 func (s *Scenario) scenarioTolerances(t Tolerances) Tolerances {
-	for k, v := range s.ToleranceOverrides {
-		*t.field(k) = v
-	}
-	return t
+	return s.ToleranceOverrides.Apply(t)
 }
 
 // Perf returns what the perf checks of scenario id compare with under tolerances t, and

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -141,7 +142,7 @@ func TestTolerancesFlatProfileOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A flat legacy file answers every profile name.
-	tol, err := f.Tolerances("long_term", Overrides{DenoiseStep: ptr(0.7)})
+	tol, err := f.Tolerances("long_term", Overrides{"denoise_step": 0.7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,16 +168,14 @@ func TestParseOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *o.E2E != 0.5 || *o.DenoiseAgg != 0.3 || o.DenoiseStage != nil {
-		t.Errorf("%+v", o)
+	if diff := cmp.Diff(Overrides{"e2e": 0.5, "denoise_agg": 0.3}, o); diff != "" {
+		t.Errorf("overrides (-want +got):\n%s", diff)
 	}
 	env["SGLANG_STAGE_TIME_TOLERANCE"] = "lots"
 	if _, err := ParseOverrides(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "SGLANG_STAGE_TIME_TOLERANCE") {
 		t.Errorf("bad value: %v", err)
 	}
 }
-
-func ptr(v float64) *float64 { return &v }
 
 // Malformed files: every problem at once, each naming file:line and key path.
 func TestParseErrors(t *testing.T) {
@@ -272,4 +271,22 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("scenarios %d → %d", len(file.Scenarios), len(again.Scenarios))
 		}
 	})
+}
+
+// TestToleranceTableCoversEveryField: the tolerances table has one row per field of
+// Tolerances, each row its own field, so that a tolerance added to the struct and not to the
+// table (or twice to the table) fails here instead of being silently never read.
+func TestToleranceTableCoversEveryField(t *testing.T) {
+	var tol Tolerances
+	seen := map[*float64]string{}
+	for _, row := range tolerances {
+		p := row.field(&tol)
+		if other, ok := seen[p]; ok {
+			t.Errorf("tolerances %q and %q set the same field", other, row.key)
+		}
+		seen[p] = row.key
+	}
+	if n := reflect.TypeFor[Tolerances]().NumField(); len(seen) != n {
+		t.Errorf("the tolerances table sets %d fields of Tolerances, which has %d", len(seen), n)
+	}
 }

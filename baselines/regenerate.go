@@ -252,11 +252,16 @@ func skeleton(gpu string) *node {
 	tol := objectNode()
 	for _, p := range []struct {
 		name string
-		v    [5]float64
-	}{{"long_term", [5]float64{0.15, 0.1, 0.5, 0.25, 0.15}}, {"pr_test", [5]float64{0.25, 0.25, 0.8, 0.3, 0.2}}} {
+		t    Tolerances
+	}{
+		{"long_term", Tolerances{E2E: 0.15, DenoiseStage: 0.1, NonDenoiseStage: 0.5, DenoiseStep: 0.25, DenoiseAgg: 0.15}},
+		{"pr_test", Tolerances{E2E: 0.25, DenoiseStage: 0.25, NonDenoiseStage: 0.8, DenoiseStep: 0.3, DenoiseAgg: 0.2}},
+	} {
 		prof := objectNode()
-		for i, k := range toleranceKeys[:5] {
-			prof.set(k, numberNode(p.v[i]))
+		for _, t := range tolerances {
+			if t.required {
+				prof.set(t.key, numberNode(*t.field(&p.t)))
+			}
 		}
 		tol.set(p.name, prof)
 	}

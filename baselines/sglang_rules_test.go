@@ -26,7 +26,7 @@ func TestToleranceOverridesRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := Overrides{E2E: ptr(0.61), DenoiseStage: ptr(0.62), NonDenoiseStage: ptr(0.63), DenoiseStep: ptr(0.64), DenoiseAgg: ptr(0.65)}
+	env := Overrides{"e2e": 0.61, "denoise_stage": 0.62, "non_denoise_stage": 0.63, "denoise_step": 0.64, "denoise_agg": 0.65}
 	type tols = [5]float64
 	get := func(scenario string, ov Overrides) tols {
 		tol, err := f.Tolerances("pr_test", ov)
