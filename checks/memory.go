@@ -17,7 +17,8 @@ const (
 	MemoryWarmupPeak = "memory.warmup_peak"
 )
 
-// Memory sources: the labels of RequestResult.PeakVRAMMiB and Load.PeakVRAMMiB.
+// Memory sources: the labels of RequestResult.PeakVRAMMiB and Load.PeakVRAMMiB, the one set
+// that internal/perflog (server_*) and internal/gpumem (nvml_*, host_anon) label peaks with.
 const (
 	SourceServerReserved  = "server_reserved"
 	SourceServerAllocated = "server_allocated"

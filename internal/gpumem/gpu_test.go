@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // These tests need an NVIDIA GPU, its driver and python3 with PyTorch:
@@ -196,15 +197,15 @@ func (sp *spikes) line(line string, f []string) {
 		sp.open = sp.sess.Window().(*window)
 	case "spiked":
 		p := sp.open.End()
-		r := spikeResult{PeakProcMiB: p.MiB[LabelProcess], PeakDevMiB: p.MiB[LabelDevice], Samples: p.Samples, Script: line, ExcessMiB: map[string]float64{}}
+		r := spikeResult{PeakProcMiB: p.MiB[checks.SourceNVMLProcess], PeakDevMiB: p.MiB[checks.SourceNVMLDevice], Samples: p.Samples, Script: line, ExcessMiB: map[string]float64{}}
 		ok := true
-		for _, k := range append([]string{LabelProcess}, sp.keys...) {
+		for _, k := range append([]string{checks.SourceNVMLProcess}, sp.keys...) {
 			r.ExcessMiB[k] = p.MiB[k] - sp.steady[k]
 		}
 		for _, k := range sp.keys {
 			ok = ok && r.ExcessMiB[k] >= 0.9*spikeMiB
 		}
-		r.ErrorMiB = r.ExcessMiB[LabelProcess] - spikeMiB*float64(len(sp.keys))
+		r.ErrorMiB = r.ExcessMiB[checks.SourceNVMLProcess] - spikeMiB*float64(len(sp.keys))
 		if ok {
 			sp.res.Detected++
 		}
@@ -213,7 +214,7 @@ func (sp *spikes) line(line string, f []string) {
 		sp.open = sp.sess.Window().(*window) // the gap after it
 	case "gap":
 		p := sp.open.End()
-		for _, k := range append([]string{LabelProcess}, sp.keys...) {
+		for _, k := range append([]string{checks.SourceNVMLProcess}, sp.keys...) {
 			if p.MiB[k]-sp.steady[k] > 0.1*spikeMiB {
 				sp.res.GapFalsePositive++
 				break
@@ -290,18 +291,18 @@ func TestGPUSpikes(t *testing.T) {
 		switch f[0] {
 		case "ctx":
 			p := sess.Window().End()
-			rep.CtxMiB, rep.CtxDeviceMiB = p.MiB[LabelProcess], p.MiB[LabelDevice]
+			rep.CtxMiB, rep.CtxDeviceMiB = p.MiB[checks.SourceNVMLProcess], p.MiB[checks.SourceNVMLDevice]
 			rep.TorchCtxReserved = line
 		case "steady":
 			p := sess.Window().End()
-			rep.SteadyMiB, rep.SteadyDeviceMiB = p.MiB[LabelProcess], p.MiB[LabelDevice]
-			steady[LabelProcess] = rep.SteadyMiB
+			rep.SteadyMiB, rep.SteadyDeviceMiB = p.MiB[checks.SourceNVMLProcess], p.MiB[checks.SourceNVMLDevice]
+			steady[checks.SourceNVMLProcess] = rep.SteadyMiB
 			fmt.Sscanf(kv(f, "alloc_mib"), "%g", &rep.SteadyAllocMiB)
 			rep.SpikeAllocMiB = spikeMiB
 		case "series":
 			k, _ := strconv.Atoi(f[1])
 			startSess(pid, series[k].opts)
-			sp = &spikes{sess: sess, keys: []string{LabelProcess}, steady: steady, res: &seriesResult{}, q0: sess.Stats()}
+			sp = &spikes{sess: sess, keys: []string{checks.SourceNVMLProcess}, steady: steady, res: &seriesResult{}, q0: sess.Stats()}
 			rep.Series[series[k].name] = sp.res
 		case "spike", "spiked", "gap":
 			sp.line(line, f)
@@ -381,7 +382,7 @@ func TestGPUMulti(t *testing.T) {
 		var sp *spikes
 		keys := []string{}
 		for _, d := range strings.Split(c.devs, ",") {
-			keys = append(keys, LabelProcess+":"+d)
+			keys = append(keys, checks.SourceNVMLProcess+":"+d)
 		}
 		workload(t, []string{"--devices", c.devs}, func(pid int, line string, f []string) bool {
 			if sess == nil {
@@ -395,12 +396,12 @@ func TestGPUMulti(t *testing.T) {
 				p := sess.Window().End()
 				steady := map[string]float64{}
 				for k, v := range p.MiB {
-					if strings.HasPrefix(k, LabelProcess) {
+					if strings.HasPrefix(k, checks.SourceNVMLProcess) {
 						steady[k] = v
 					}
 				}
 				for i := range s.Devices() { // a GPU the tree does not use has no entry yet
-					k := LabelProcess + ":" + strconv.Itoa(i)
+					k := checks.SourceNVMLProcess + ":" + strconv.Itoa(i)
 					steady[k] = p.MiB[k]
 				}
 				sp = &spikes{sess: sess, keys: keys, steady: steady, res: &seriesResult{Devices: c.devs, SteadyMiB: steady}, q0: sess.Stats()}
@@ -427,7 +428,7 @@ func TestGPUMulti(t *testing.T) {
 		// A GPU the workload leaves alone must show no spike.
 		if r := res[c.name]; r != nil {
 			for i := range s.Devices() {
-				k := LabelProcess + ":" + strconv.Itoa(i)
+				k := checks.SourceNVMLProcess + ":" + strconv.Itoa(i)
 				if slices.Contains(keys, k) {
 					continue
 				}

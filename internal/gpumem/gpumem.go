@@ -18,16 +18,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem/nvml"
 	"github.com/diffusion-check/diffusion-check/internal/hostmem"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
-)
-
-// Source labels of the peaks, as recorded in results (peak_vram_mb).
-const (
-	LabelProcess = "nvml_process"
-	LabelDevice  = "nvml_device"
-	LabelHost    = "host_anon"
 )
 
 // Options configures a Sampler. The zero value samples every millisecond.
@@ -228,7 +222,7 @@ func (s *Sampler) start(ctx context.Context, pid int) (*Session, error) {
 	}
 	if err := x.rescan(); err != nil {
 		x.hostOff = true
-		x.note("host_anon unavailable: " + err.Error())
+		x.note(checks.SourceHostAnon + " unavailable: " + err.Error())
 	}
 	x.mu.Lock()
 	x.sampleLocked(time.Now(), true)
@@ -557,7 +551,7 @@ func (x *Session) queryProcesses(i int, d nvml.Device) {
 	case nvml.SUCCESS:
 	case nvml.ERROR_NO_PERMISSION, nvml.ERROR_NOT_SUPPORTED:
 		x.procOff = true
-		x.note(fmt.Sprintf("nvml per-process query on GPU %d: %v; nvml_process left out, nvml_device only", i, ret))
+		x.note(fmt.Sprintf("nvml per-process query on GPU %d: %v; %s left out, %s only", i, ret, checks.SourceNVMLProcess, checks.SourceNVMLDevice))
 		return
 	default:
 		x.fail("compute processes", i, ret)
@@ -572,7 +566,7 @@ func (x *Session) queryProcesses(i int, d nvml.Device) {
 		}
 		if p.UsedGpuMemory == notAvailable {
 			x.procOff = true
-			x.note(fmt.Sprintf("nvml reports no per-process memory on GPU %d (pid %d); nvml_process left out, nvml_device only", i, p.Pid))
+			x.note(fmt.Sprintf("nvml reports no per-process memory on GPU %d (pid %d); %s left out, %s only", i, p.Pid, checks.SourceNVMLProcess, checks.SourceNVMLDevice))
 			return
 		}
 		sum += p.UsedGpuMemory
@@ -633,30 +627,30 @@ func (w *window) End() memory.Peaks {
 	p := memory.Peaks{MiB: map[string]float64{}, Samples: w.samples}
 	multi := len(w.perDev) > 1
 	if w.devSeen {
-		p.MiB[LabelDevice] = mib(w.dev)
+		p.MiB[checks.SourceNVMLDevice] = mib(w.dev)
 		if multi {
 			for i, v := range w.perDev {
-				p.MiB[LabelDevice+":"+strconv.Itoa(i)] = mib(v)
+				p.MiB[checks.SourceNVMLDevice+":"+strconv.Itoa(i)] = mib(v)
 			}
 		}
 	}
 	if w.procSeen {
-		p.MiB[LabelProcess] = mib(w.proc)
+		p.MiB[checks.SourceNVMLProcess] = mib(w.proc)
 		if multi {
 			for i, v := range w.perProc {
-				p.MiB[LabelProcess+":"+strconv.Itoa(i)] = mib(v)
+				p.MiB[checks.SourceNVMLProcess+":"+strconv.Itoa(i)] = mib(v)
 			}
 		}
 	}
 	if w.hostSeen {
-		p.MiB[LabelHost] = mib(w.host)
+		p.MiB[checks.SourceHostAnon] = mib(w.host)
 	}
 	p.Notes = slices.Clone(x.notes)
 	if len(x.s.devices) > 0 && !x.procOff && !w.procSeen {
-		p.Notes = append(p.Notes, fmt.Sprintf("nvml_process: no process of the server's tree (pid %d, %d processes) held GPU memory in NVML's list during the window (none allocated yet, or a PID namespace apart from the driver's)", x.pid, x.treeLen))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: no process of the server's tree (pid %d, %d processes) held GPU memory in NVML's list during the window (none allocated yet, or a PID namespace apart from the driver's)", checks.SourceNVMLProcess, x.pid, x.treeLen))
 	}
 	if !x.hostOff && !w.hostSeen {
-		p.Notes = append(p.Notes, fmt.Sprintf("host_anon: no process of the server's tree (pid %d) could be read", x.pid))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: no process of the server's tree (pid %d) could be read", checks.SourceHostAnon, x.pid))
 	}
 	w.peaks = &p
 	return p

@@ -14,6 +14,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/internal/memory"
@@ -132,11 +133,11 @@ func TestPeaksPerWindow(t *testing.T) {
 		if again := whole.End(); !cmp.Equal(again, gotWhole) {
 			t.Errorf("second End differs: %v", cmp.Diff(gotWhole, again))
 		}
-		wantWhole := map[string]float64{LabelProcess: 24 * 1024, LabelDevice: 29 * 1024, LabelHost: 4}
+		wantWhole := map[string]float64{checks.SourceNVMLProcess: 24 * 1024, checks.SourceNVMLDevice: 29 * 1024, checks.SourceHostAnon: 4}
 		if diff := cmp.Diff(wantWhole, gotWhole.MiB); diff != "" {
 			t.Errorf("window over the spike (-want +got):\n%s", diff)
 		}
-		wantLate := map[string]float64{LabelProcess: 4 * 1024, LabelDevice: 9 * 1024, LabelHost: 4}
+		wantLate := map[string]float64{checks.SourceNVMLProcess: 4 * 1024, checks.SourceNVMLDevice: 9 * 1024, checks.SourceHostAnon: 4}
 		if diff := cmp.Diff(wantLate, gotLate.MiB); diff != "" {
 			t.Errorf("window after the spike (-want +got):\n%s", diff)
 		}
@@ -219,7 +220,7 @@ func TestProcessQueryTrigger(t *testing.T) {
 		if n := len(g.calls); n < 162 {
 			t.Errorf("%d device counter reads, want one per tick (≥ 162)", n)
 		}
-		if diff := cmp.Diff(map[string]float64{LabelProcess: 24 * 1024, LabelDevice: 29 * 1024, LabelHost: 4}, got.MiB); diff != "" {
+		if diff := cmp.Diff(map[string]float64{checks.SourceNVMLProcess: 24 * 1024, checks.SourceNVMLDevice: 29 * 1024, checks.SourceHostAnon: 4}, got.MiB); diff != "" {
 			t.Errorf("peaks (-want +got):\n%s", diff)
 		}
 		if st.RiseQueries != 1 {
@@ -258,7 +259,7 @@ func TestProcessSwapMissed(t *testing.T) {
 			w := sess.Window()
 			time.Sleep(80 * time.Millisecond)
 			got := w.End()
-			want := map[string]float64{LabelProcess: tc.wantProc, LabelDevice: 9 * 1024, LabelHost: 4}
+			want := map[string]float64{checks.SourceNVMLProcess: tc.wantProc, checks.SourceNVMLDevice: 9 * 1024, checks.SourceHostAnon: 4}
 			if diff := cmp.Diff(want, got.MiB); diff != "" {
 				t.Errorf("held %s: peaks (-want +got):\n%s", tc.hold, diff)
 			}
@@ -284,9 +285,9 @@ func TestMultiGPURise(t *testing.T) {
 		time.Sleep(20 * ms)
 		got := w.End()
 		want := map[string]float64{
-			LabelProcess: 8 * 1024, LabelProcess + ":0": 6 * 1024, LabelProcess + ":1": 3 * 1024,
-			LabelDevice: 18 * 1024, LabelDevice + ":0": 11 * 1024, LabelDevice + ":1": 8 * 1024,
-			LabelHost: 4,
+			checks.SourceNVMLProcess: 8 * 1024, checks.SourceNVMLProcess + ":0": 6 * 1024, checks.SourceNVMLProcess + ":1": 3 * 1024,
+			checks.SourceNVMLDevice: 18 * 1024, checks.SourceNVMLDevice + ":0": 11 * 1024, checks.SourceNVMLDevice + ":1": 8 * 1024,
+			checks.SourceHostAnon: 4,
 		}
 		if diff := cmp.Diff(want, got.MiB); diff != "" {
 			t.Errorf("peaks (-want +got):\n%s", diff)
@@ -325,7 +326,7 @@ func TestDegraded(t *testing.T) {
 			}
 			defer sess.Stop()
 			p := sess.Window().End()
-			if diff := cmp.Diff(map[string]float64{LabelDevice: 6 * 1024, LabelHost: 4}, p.MiB); diff != "" {
+			if diff := cmp.Diff(map[string]float64{checks.SourceNVMLDevice: 6 * 1024, checks.SourceHostAnon: 4}, p.MiB); diff != "" {
 				t.Errorf("peaks (-want +got):\n%s", diff)
 			}
 			if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "nvml_device only") {
@@ -346,9 +347,9 @@ func TestMultiGPU(t *testing.T) {
 	}
 	defer sess.Stop()
 	want := map[string]float64{
-		LabelProcess: 5 * 1024, LabelProcess + ":0": 2 * 1024, LabelProcess + ":1": 3 * 1024,
-		LabelDevice: 15 * 1024, LabelDevice + ":0": 7 * 1024, LabelDevice + ":1": 8 * 1024,
-		LabelHost: 4,
+		checks.SourceNVMLProcess: 5 * 1024, checks.SourceNVMLProcess + ":0": 2 * 1024, checks.SourceNVMLProcess + ":1": 3 * 1024,
+		checks.SourceNVMLDevice: 15 * 1024, checks.SourceNVMLDevice + ":0": 7 * 1024, checks.SourceNVMLDevice + ":1": 8 * 1024,
+		checks.SourceHostAnon: 4,
 	}
 	if diff := cmp.Diff(want, sess.Window().End().MiB); diff != "" {
 		t.Errorf("peaks (-want +got):\n%s", diff)
@@ -367,8 +368,8 @@ func TestNoTreeProcessOnGPU(t *testing.T) {
 	}
 	defer sess.Stop()
 	p := sess.Window().End()
-	if _, ok := p.MiB[LabelProcess]; ok {
-		t.Errorf("peaks %v: want no %s", p.MiB, LabelProcess)
+	if _, ok := p.MiB[checks.SourceNVMLProcess]; ok {
+		t.Errorf("peaks %v: want no %s", p.MiB, checks.SourceNVMLProcess)
 	}
 	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "nvml_process: no process of the server's tree (pid 300") {
 		t.Errorf("notes %q", p.Notes)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -48,7 +49,7 @@ func hostOnly(t *testing.T, s *Sampler, reason string) {
 	}
 	defer sess.Stop()
 	p := sess.Window().End()
-	if diff := cmp.Diff(map[string]float64{LabelHost: 4}, p.MiB); diff != "" {
+	if diff := cmp.Diff(map[string]float64{checks.SourceHostAnon: 4}, p.MiB); diff != "" {
 		t.Errorf("peaks without NVML (-want +got):\n%s", diff)
 	}
 	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], reason) {

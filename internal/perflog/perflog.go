@@ -345,13 +345,13 @@ func (r Record) Peaks(snapshot string) map[string]float64 {
 	}
 	out := map[string]float64{}
 	if v := s.PeakReservedMB; v != nil {
-		out["server_reserved"] = *v
+		out[checks.SourceServerReserved] = *v
 	}
 	if v := s.PeakAllocatedMB; v != nil {
-		out["server_allocated"] = *v
+		out[checks.SourceServerAllocated] = *v
 	}
 	if v := s.PeakHostAnonMB; v != nil {
-		out["server_host_anon"] = *v
+		out[checks.SourceServerHostAnon] = *v
 	}
 	if len(out) == 0 {
 		return nil
