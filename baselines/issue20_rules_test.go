@@ -97,7 +97,7 @@ func TestRegenerateFieldsRule(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.input, err)
 		}
-		doc, err := parseJSON(reg.File.Marshal())
+		doc, err := parseJSON(reg.File.Path, reg.File.Marshal())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 )
 
 // node is a JSON value that keeps what encoding/json forgets and a reviewable diff needs:
@@ -28,23 +30,25 @@ type node struct {
 	lines []int // object key lines, beside keys
 }
 
-// parseJSON decodes data into a node tree. Duplicate keys are an error (a baseline file
-// with two values for one metric is ambiguous), as is anything after the top value.
-func parseJSON(data []byte) (*node, error) {
+// parseJSON decodes data, the contents of file, into a node tree. Duplicate keys are an
+// error (a baseline file with two values for one metric is ambiguous), as is anything after
+// the top value. The error is a *strictdecode.Error: "file:line: invalid JSON: …".
+func parseJSON(file string, data []byte) (*node, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	p := &jsonParser{dec: dec, data: data}
+	p := &jsonParser{file: file, dec: dec, data: data}
 	n, err := p.value()
 	if err != nil {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("line %d: data after the top-level value", p.line())
+		return nil, p.invalid(p.line(), "data after the top-level value")
 	}
 	return n, nil
 }
 
 type jsonParser struct {
+	file string
 	dec  *json.Decoder
 	data []byte
 	// The decoder only moves forward: lines are counted from where the last count stopped.
@@ -61,17 +65,27 @@ func (p *jsonParser) line() int {
 	return 1 + p.lines
 }
 
+// failed is the error of a token that could not be read at the decoder's position.
+func (p *jsonParser) failed(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return p.invalid(p.line(), "unexpected end of JSON")
+	}
+	return p.invalid(p.line(), err.Error())
+}
+
+// invalid is the error of data that is not JSON, at line.
+func (p *jsonParser) invalid(line int, msg string) error {
+	return &strictdecode.Error{File: p.file, Line: line, Msg: "invalid JSON: " + msg}
+}
+
 func (p *jsonParser) value() (*node, error) {
 	tok, err := p.dec.Token()
 	if err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, fmt.Errorf("line %d: %w", 1+bytes.Count(p.data[:min(int(syn.Offset), len(p.data))], []byte{'\n'}), err)
+			return nil, p.invalid(1+bytes.Count(p.data[:min(int(syn.Offset), len(p.data))], []byte{'\n'}), err.Error())
 		}
-		if err == io.EOF {
-			return nil, fmt.Errorf("line %d: unexpected end of JSON", p.line())
-		}
-		return nil, fmt.Errorf("line %d: %w", p.line(), err)
+		return nil, p.failed(err)
 	}
 	return p.fromToken(tok)
 }
@@ -87,12 +101,12 @@ func (p *jsonParser) fromToken(tok json.Token) (*node, error) {
 			for p.dec.More() {
 				kt, err := p.dec.Token()
 				if err != nil {
-					return nil, fmt.Errorf("line %d: %w", p.line(), err)
+					return nil, p.failed(err)
 				}
 				k := kt.(string)
 				line := p.line()
 				if first, dup := seen[k]; dup {
-					return nil, fmt.Errorf("line %d: duplicate key %q (first at line %d)", line, k, first)
+					return nil, &strictdecode.Error{File: p.file, Line: line, Msg: fmt.Sprintf("duplicate key %q, first at line %d", k, first)}
 				}
 				seen[k] = line
 				v, err := p.value()
@@ -112,7 +126,7 @@ func (p *jsonParser) fromToken(tok json.Token) (*node, error) {
 			}
 		}
 		if _, err := p.dec.Token(); err != nil { // the closing delimiter
-			return nil, fmt.Errorf("line %d: %w", p.line(), err)
+			return nil, p.failed(err)
 		}
 	case json.Number:
 		n.kind, n.num = 'n', t.String()

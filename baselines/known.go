@@ -1,15 +1,13 @@
 package baselines
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,82 +32,69 @@ func LoadKnown(path string) ([]checks.KnownEntry, error) {
 
 // ParseKnown decodes the contents of a known-failures file; name names it in messages.
 func ParseKnown(name string, data []byte) ([]checks.KnownEntry, error) {
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil // an empty file lists nothing
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	var errs []error
-	errorf := func(line int, field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s:%d: %s: %s", name, line, field, fmt.Sprintf(format, args...)))
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
+	d := &strictdecode.YAML{Problems: strictdecode.Problems{File: name}}
+	root := d.Document(data, "a known-failures file", "")
+	if root == nil {
+		return nil, d.Err() // nil for an empty file: it lists nothing
 	}
 	list := root
-	if root.Kind == yaml.MappingNode {
+	if strictdecode.Deref(root).Kind == yaml.MappingNode {
+		es, _ := d.Entries(root, "")
 		list = nil
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			k := root.Content[i]
-			if k.Value == "known_failures" {
-				list = root.Content[i+1]
+		for _, e := range es {
+			if e.Name == "known_failures" {
+				list = e.Val
 				continue
 			}
-			errorf(k.Line, k.Value, "unknown key (want a list of entries, or known_failures: with the list)")
+			d.Addf(e.Key.Line, e.Name, "unknown key (want a list of entries, or known_failures: with the list)")
 		}
 		if list == nil {
-			errorf(root.Line, "known_failures", "missing")
-			return nil, errors.Join(errs...)
+			d.Addf(root.Line, "known_failures", "missing")
+			return nil, d.Err()
 		}
 	}
-	if list.Kind == yaml.ScalarNode && list.Tag == "!!null" {
-		return nil, errors.Join(errs...)
+	if strictdecode.IsNull(list) {
+		return nil, d.Err()
 	}
-	if list.Kind != yaml.SequenceNode {
-		errorf(list.Line, "known_failures", "want a list of entries")
-		return nil, errors.Join(errs...)
+	if strictdecode.Deref(list).Kind != yaml.SequenceNode {
+		d.Addf(list.Line, "known_failures", "want a list of entries, got %s", strictdecode.Describe(list))
+		return nil, d.Err()
 	}
 	var out []checks.KnownEntry
-	for i, item := range list.Content {
+	for i, item := range strictdecode.Deref(list).Content {
 		field := fmt.Sprintf("known_failures[%d]", i)
-		if item.Kind != yaml.MappingNode {
-			errorf(item.Line, field, "want a mapping with case, check, reason")
+		if strictdecode.Deref(item).Kind != yaml.MappingNode {
+			d.Addf(item.Line, field, "want a mapping with case, check, reason, got %s", strictdecode.Describe(item))
 			continue
 		}
-		out = append(out, knownEntry(name, field, item, errorf))
+		out = append(out, knownEntry(d, field, item))
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// knownEntry decodes one entry of the list (item, at field), reporting problems to errorf.
-func knownEntry(name, field string, item *yaml.Node, errorf func(line int, field, format string, args ...any)) checks.KnownEntry {
-	e := checks.KnownEntry{Source: fmt.Sprintf("%s:%d", name, item.Line)}
+// knownEntry decodes one entry of the list (item, at field), reporting problems to d.
+func knownEntry(d *strictdecode.YAML, field string, item *yaml.Node) checks.KnownEntry {
+	e := checks.KnownEntry{Source: fmt.Sprintf("%s:%d", d.File, item.Line)}
+	es, _ := d.Entries(item, field)
 	seen := map[string]bool{}
-	for j := 0; j+1 < len(item.Content); j += 2 {
-		k, v := item.Content[j], item.Content[j+1]
-		f := field + "." + k.Value
-		if seen[k.Value] {
-			errorf(k.Line, f, "given twice")
-			continue
-		}
-		seen[k.Value] = true
+	for _, kv := range es {
+		k, v := kv.Key, strictdecode.Deref(kv.Val)
+		f := field + "." + kv.Name
+		seen[kv.Name] = true
 		if v.Kind != yaml.ScalarNode {
-			errorf(v.Line, f, "want a single value")
+			d.Addf(kv.Val.Line, f, "want a single value, got %s", strictdecode.Describe(v))
 			continue
 		}
-		switch k.Value {
+		switch kv.Name {
 		case "case", "check":
 			if _, err := path.Match(v.Value, ""); err != nil || v.Value == "" {
-				errorf(v.Line, f, "want a name or glob pattern (*, ?, [..]), got %q", v.Value)
+				d.Addf(kv.Val.Line, f, "want a name or glob pattern (*, ?, [..]), got %q", v.Value)
 				continue
 			}
-			if k.Value == "case" {
+			if kv.Name == "case" {
 				e.Case = v.Value
 			} else {
 				e.Check = v.Value
@@ -117,7 +102,7 @@ func knownEntry(name, field string, item *yaml.Node, errorf func(line int, field
 		case "request":
 			var n int
 			if err := v.Decode(&n); err != nil || n < 1 {
-				errorf(v.Line, f, "want a request index ≥ 1, got %q", v.Value)
+				d.Addf(kv.Val.Line, f, "want a request index ≥ 1, got %q", v.Value)
 				continue
 			}
 			e.Request = n
@@ -127,12 +112,12 @@ func knownEntry(name, field string, item *yaml.Node, errorf func(line int, field
 			e.Link = v.Value
 		case "until":
 			if _, err := time.Parse(time.DateOnly, v.Value); err != nil {
-				errorf(v.Line, f, "want a date YYYY-MM-DD, got %q", v.Value)
+				d.Addf(kv.Val.Line, f, "want a date YYYY-MM-DD, got %q", v.Value)
 				continue
 			}
 			e.Until = v.Value
 		default:
-			errorf(k.Line, f, "unknown key (known: case, check, request, reason, link, until)")
+			d.Addf(k.Line, f, "unknown key (known: case, check, request, reason, link, until)")
 		}
 	}
 	for _, req := range []struct {
@@ -140,9 +125,9 @@ func knownEntry(name, field string, item *yaml.Node, errorf func(line int, field
 		v   string
 	}{{"case", e.Case}, {"check", e.Check}, {"reason", e.Reason}} {
 		if !seen[req.key] {
-			errorf(item.Line, field+"."+req.key, "missing")
+			d.Addf(item.Line, field+"."+req.key, "missing")
 		} else if req.v == "" && req.key == "reason" {
-			errorf(item.Line, field+".reason", "empty; say why the failure is accepted")
+			d.Addf(item.Line, field+".reason", "empty; say why the failure is accepted")
 		}
 	}
 	return e

@@ -70,7 +70,7 @@ func TestParseKnownErrors(t *testing.T) {
 		`known.yaml:7: known_failures[1].request: want a request index ≥ 1, got "0"`,
 		`known.yaml:9: known_failures[1].until: want a date YYYY-MM-DD, got "30/09/2026"`,
 		"known.yaml:5: known_failures[1].reason: empty",
-		"known.yaml:12: known_failures[2].reason: given twice",
+		"known.yaml:12: known_failures[2].reason: duplicate key, first at line 11",
 		"known.yaml:10: known_failures[2].case: missing",
 		"known.yaml:13: known_failures[3]: want a mapping",
 	} {
@@ -97,4 +97,27 @@ func FuzzParseKnown(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseKnownReadsYAMLStrictly: a known-failures file is read by the suite's strict YAML
+// reader (strictdecode): a syntax error and a second document are problems at their line, a
+// key given twice names both lines, and an entry may come from an anchor.
+func TestParseKnownReadsYAMLStrictly(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"syntax", "- case: a\n  check: [perf.e2e\n", "known.yaml:2: invalid YAML: did not find expected ',' or ']'"},
+		{"two documents", "[]\n---\n[]\n", "known.yaml:2: a second YAML document; a known-failures file holds one"},
+		{"duplicate key", "- case: a\n  case: b\n  check: c\n  reason: r\n", "known.yaml:2: known_failures[0].case: duplicate key, first at line 1"},
+		{"a list of lists", "- [a, b]\n", `known.yaml:1: known_failures[0]: want a mapping with case, check, reason, got a list`},
+	} {
+		_, err := ParseKnown("known.yaml", []byte(tc.data))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	got, err := ParseKnown("known.yaml", []byte("- &e {case: a, check: perf.e2e, reason: r}\n- *e\n"))
+	if err != nil || len(got) != 2 || got[1].Case != "a" {
+		t.Errorf("an entry from an anchor: %+v, %v", got, err)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 )
 
 // DefaultProfile is the tolerance profile of PR runs.
@@ -186,14 +187,9 @@ func Find(dir, gpu string) (string, error) {
 	return path, nil
 }
 
-// decoder collects the problems of one file.
+// decoder collects the problems of one file, each naming its line and key path.
 type decoder struct {
-	file string
-	errs []error
-}
-
-func (d *decoder) errorf(line int, keyPath, format string, args ...any) {
-	d.errs = append(d.errs, fmt.Errorf("%s:%d: %s: %s", d.file, line, keyPath, fmt.Sprintf(format, args...)))
+	strictdecode.Problems
 }
 
 func kindName(n *node) string {
@@ -215,7 +211,7 @@ func kindName(n *node) string {
 // object returns n's pairs when n is an object, else reports the problem.
 func (d *decoder) object(n *node, keyPath string) bool {
 	if n.kind != 'o' {
-		d.errorf(n.line, keyPath, "want an object, got %s", kindName(n))
+		d.Addf(n.line, keyPath, "want an object, got %s", kindName(n))
 		return false
 	}
 	return true
@@ -224,12 +220,12 @@ func (d *decoder) object(n *node, keyPath string) bool {
 // number reads a number node; a negative value is an error for every metric and tolerance.
 func (d *decoder) number(n *node, keyPath string) (float64, bool) {
 	if n.kind != 'n' {
-		d.errorf(n.line, keyPath, "want a number, got %s", kindName(n))
+		d.Addf(n.line, keyPath, "want a number, got %s", kindName(n))
 		return 0, false
 	}
 	v, err := n.float()
 	if err != nil || v < 0 {
-		d.errorf(n.line, keyPath, "want a number ≥ 0, got %s", n.num)
+		d.Addf(n.line, keyPath, "want a number ≥ 0, got %s", n.num)
 		return 0, false
 	}
 	return v, true
@@ -249,15 +245,15 @@ func (d *decoder) optNumber(obj *node, key, keyPath string) *float64 {
 // Parse decodes a perf baseline file's contents; path names it in messages.
 func Parse(path string, data []byte) (*File, error) {
 	name := path
-	doc, err := parseJSON(data)
+	doc, err := parseJSON(name, data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	d := &decoder{file: name}
+	d := &decoder{strictdecode.Problems{File: name}}
 	f := &File{Path: path, doc: doc, Profiles: map[string]Tolerances{}, Scenarios: map[string]*Scenario{},
 		ImprovementThreshold: defaultImprovementThreshold}
 	if !d.object(doc, "(top level)") {
-		return nil, errors.Join(d.errs...)
+		return nil, d.Err()
 	}
 	d.tolerances(f, doc.get("tolerances"), doc.lineOf("tolerances"))
 	if ir := doc.get("improvement_reporting"); ir != nil && d.object(ir, "improvement_reporting") {
@@ -267,7 +263,7 @@ func Parse(path string, data []byte) (*File, error) {
 	}
 	f.StepFractions = d.fractions(doc)
 	if sc := doc.get("scenarios"); sc == nil {
-		d.errorf(doc.line, "scenarios", "missing; a baseline file needs a \"scenarios\" object")
+		d.Addf(doc.line, "scenarios", "missing; a baseline file needs a \"scenarios\" object")
 	} else if d.object(sc, "scenarios") {
 		for i, id := range sc.keys {
 			f.Scenarios[id] = d.scenario(id, sc.vals[i])
@@ -299,8 +295,8 @@ func Parse(path string, data []byte) (*File, error) {
 			}
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -308,7 +304,7 @@ func Parse(path string, data []byte) (*File, error) {
 // tolerances reads "tolerances": profiles of the keys above, or one flat legacy profile.
 func (d *decoder) tolerances(f *File, t *node, line int) {
 	if t == nil {
-		d.errorf(line, "tolerances", "missing; a baseline file needs a tolerance profile (e.g. \"pr_test\")")
+		d.Addf(line, "tolerances", "missing; a baseline file needs a tolerance profile (e.g. \"pr_test\")")
 		return
 	}
 	if !d.object(t, "tolerances") {
@@ -324,7 +320,7 @@ func (d *decoder) tolerances(f *File, t *node, line int) {
 		}
 	}
 	if len(f.Profiles) == 0 {
-		d.errorf(t.line, "tolerances", "no profile")
+		d.Addf(t.line, "tolerances", "no profile")
 	}
 }
 
@@ -334,7 +330,7 @@ func (d *decoder) profile(p *node, keyPath string) Tolerances {
 		n := p.get(tol.key)
 		if n == nil {
 			if tol.required {
-				d.errorf(p.line, keyPath+"."+tol.key, "missing")
+				d.Addf(p.line, keyPath+"."+tol.key, "missing")
 			}
 			continue
 		}
@@ -348,7 +344,7 @@ func (d *decoder) profile(p *node, keyPath string) Tolerances {
 func (d *decoder) fractions(doc *node) []float64 {
 	s := doc.get("sampling")
 	if s == nil {
-		d.errorf(doc.line, "sampling", "missing; a baseline file needs sampling.step_fractions")
+		d.Addf(doc.line, "sampling", "missing; a baseline file needs sampling.step_fractions")
 		return nil
 	}
 	if !d.object(s, "sampling") {
@@ -356,11 +352,11 @@ func (d *decoder) fractions(doc *node) []float64 {
 	}
 	fr := s.get("step_fractions")
 	if fr == nil {
-		d.errorf(s.line, "sampling.step_fractions", "missing")
+		d.Addf(s.line, "sampling.step_fractions", "missing")
 		return nil
 	}
 	if fr.kind != 'a' {
-		d.errorf(fr.line, "sampling.step_fractions", "want a list of fractions, got %s", kindName(fr))
+		d.Addf(fr.line, "sampling.step_fractions", "want a list of fractions, got %s", kindName(fr))
 		return nil
 	}
 	var out []float64
@@ -368,7 +364,7 @@ func (d *decoder) fractions(doc *node) []float64 {
 		kp := fmt.Sprintf("sampling.step_fractions[%d]", i)
 		if v, ok := d.number(n, kp); ok {
 			if v > 1 {
-				d.errorf(n.line, kp, "want a fraction in [0, 1], got %s", n.num)
+				d.Addf(n.line, kp, "want a fraction in [0, 1], got %s", n.num)
 			}
 			out = append(out, v)
 		}
@@ -400,7 +396,7 @@ func (d *decoder) scenario(id string, n *node) *Scenario {
 		for i, k := range st.keys {
 			idx, err := strconv.Atoi(k)
 			if err != nil || idx < 0 {
-				d.errorf(st.lines[i], kp+".denoise_step_ms."+k, "want a step index ≥ 0 as the key")
+				d.Addf(st.lines[i], kp+".denoise_step_ms."+k, "want a step index ≥ 0 as the key")
 				continue
 			}
 			if v, ok := d.number(st.vals[i], kp+".denoise_step_ms."+k); ok {
@@ -429,7 +425,7 @@ func (d *decoder) scenario(id string, n *node) *Scenario {
 		for i, k := range ov.keys {
 			okp := kp + ".tolerance_overrides." + k
 			if _, ok := toleranceOf(k); !ok {
-				d.errorf(ov.lines[i], okp, "unknown tolerance %q (known: %s)", k, toleranceKeys())
+				d.Addf(ov.lines[i], okp, "unknown tolerance %q (known: %s)", k, toleranceKeys())
 				continue
 			}
 			if v, ok := d.number(ov.vals[i], okp); ok {

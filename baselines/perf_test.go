@@ -183,7 +183,7 @@ func TestParseErrors(t *testing.T) {
 		name, json string
 		want       []string
 	}{
-		{"syntax", "{\n\"tolerances\": {,}\n}", []string{"bad.json: line 2"}},
+		{"syntax", "{\n\"tolerances\": {,}\n}", []string{"bad.json:2: invalid JSON: invalid character"}},
 		{"unknown override", `{"tolerances": {"pr_test": {"e2e": 0.1, "denoise_stage": 0.1, "non_denoise_stage": 0.1, "denoise_step": 0.1, "denoise_agg": 0.1}},
 "sampling": {"step_fractions": [0.0]},
 "scenarios": {"x": {
@@ -198,7 +198,7 @@ func TestParseErrors(t *testing.T) {
 "sampling": {"step_fractions": []}, "scenarios": {"a": {"denoise_step_ms": {"x": 1.0}}},
 "runtime_peak_vram_mb": {"a": -3}}`, []string{
 			"bad.json:2: scenarios.a.denoise_step_ms.x: want a step index", "bad.json:3: runtime_peak_vram_mb.a: want a number ≥ 0, got -3"}},
-		{"duplicate key", "{\"scenarios\": {},\n\"scenarios\": {}}", []string{"bad.json: line 2: duplicate key \"scenarios\" (first at line 1)"}},
+		{"duplicate key", "{\"scenarios\": {},\n\"scenarios\": {}}", []string{"bad.json:2: duplicate key \"scenarios\", first at line 1"}},
 		{"missing sections", `{"scenarios": {}}`, []string{"tolerances: missing", "sampling: missing"}},
 	}
 	for _, tt := range tests {

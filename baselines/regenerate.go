@@ -173,7 +173,7 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 	var doc *node
 	if base != nil {
 		// A deep copy through the writer: base stays as it was read.
-		d, err := parseJSON(base.Marshal())
+		d, err := parseJSON(base.Path, base.Marshal())
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 )
 
 // Thresholds is a consistency-thresholds file in SGLang's format
@@ -173,13 +174,13 @@ func ParseThresholds(name string, b []byte) (*Thresholds, error) {
 }
 
 func parseThresholds(name string, b []byte) (*Thresholds, error) {
-	doc, err := parseJSON(b)
+	doc, err := parseJSON(name, b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	d := &decoder{file: name}
+	d := &decoder{strictdecode.Problems{File: name}}
 	if !d.object(doc, "(top level)") {
-		return nil, errors.Join(d.errs...)
+		return nil, d.Err()
 	}
 	t := DefaultThresholds()
 	for i, key := range doc.keys {
@@ -202,7 +203,7 @@ func parseThresholds(name string, b []byte) (*Thresholds, error) {
 					switch {
 					case strings.HasPrefix(key, "_"):
 					case !slices.Contains(caseKeys, key):
-						d.errorf(entry.lines[k], "cases."+id, "unknown key %q (allowed: %s)", key, strings.Join(caseKeys, ", "))
+						d.Addf(entry.lines[k], "cases."+id, "unknown key %q (allowed: %s)", key, strings.Join(caseKeys, ", "))
 					default:
 						if x, ok := thresholdValue(d, entry.vals[k], path); ok {
 							limits[key] = x
@@ -215,11 +216,11 @@ func parseThresholds(name string, b []byte) (*Thresholds, error) {
 				t.Defaults[key] = x
 			}
 		default:
-			d.errorf(line, key, "unknown key (allowed: cases, %s, and keys starting with _)", strings.Join(sortedKeys(builtinDefaults), ", "))
+			d.Addf(line, key, "unknown key (allowed: cases, %s, and keys starting with _)", strings.Join(sortedKeys(builtinDefaults), ", "))
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -227,16 +228,16 @@ func parseThresholds(name string, b []byte) (*Thresholds, error) {
 // thresholdValue reads a threshold: a finite number in its metric's range.
 func thresholdValue(d *decoder, n *node, path string) (float64, bool) {
 	if n.kind != 'n' {
-		d.errorf(n.line, path, "want a number, got %s", kindName(n))
+		d.Addf(n.line, path, "want a number, got %s", kindName(n))
 		return 0, false
 	}
 	v, err := n.float()
 	if err != nil {
-		d.errorf(n.line, path, "want a number, got %s", n.num)
+		d.Addf(n.line, path, "want a number, got %s", n.num)
 		return 0, false
 	}
 	if msg := checkRange(path, v); msg != "" {
-		d.errorf(n.line, path, "%s", msg)
+		d.Addf(n.line, path, "%s", msg)
 		return 0, false
 	}
 	return v, true

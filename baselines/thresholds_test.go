@@ -108,11 +108,11 @@ func TestThresholdsErrors(t *testing.T) {
 			`t.json:6: default_ssim_threshold_imag: unknown key`,
 			`t.json:7: default_mean_abs_diff_threshold_video: must be between 0 and 255, got -1`,
 		}},
-		{"syntax", "{\n  \"cases\": {,\n}", []string{"t.json: line 2: invalid character"}},
+		{"syntax", "{\n  \"cases\": {,\n}", []string{"t.json:2: invalid JSON: invalid character"}},
 		{"not an object", `[1]`, []string{"t.json:1: (top level): want an object"}},
-		{"trailing data", `{} {}`, []string{"t.json: line 1: data after the top-level value"}},
-		{"duplicate", "{\"cases\": {},\n\"cases\": {}}", []string{`t.json: line 2: duplicate key "cases"`}},
-		{"truncated", "{\"cases\": {\"a\": {", []string{"t.json: line 1: "}},
+		{"trailing data", `{} {}`, []string{"t.json:1: invalid JSON: data after the top-level value"}},
+		{"duplicate", "{\"cases\": {},\n\"cases\": {}}", []string{`t.json:2: duplicate key "cases", first at line 1`}},
+		{"truncated", "{\"cases\": {\"a\": {", []string{"t.json:1: invalid JSON: unexpected end of JSON"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseThresholds("t.json", []byte(tc.src))

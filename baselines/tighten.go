@@ -85,7 +85,7 @@ func (f *File) Value(id, metric string) (float64, bool) {
 // A metric the file does not hold, or two values for one key, is an error: tightening
 // proposes changes to existing values only.
 func Tighten(base *File, set []Change) (*Regenerated, error) {
-	d, err := parseJSON(base.Marshal())
+	d, err := parseJSON(base.Path, base.Marshal())
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"gopkg.in/yaml.v3"
 
 	"github.com/diffusion-check/diffusion-check/internal/pyimport"
@@ -59,29 +60,29 @@ func (d *decoder) imports(o *object) *Imports {
 	}
 	im := &Imports{Root: ".", Lazy: LazyModes[0], Line: v.Line}
 	if io.str("lazy", &im.Lazy) && !slices.Contains(LazyModes, im.Lazy) {
-		d.errorf(io.lineOf("lazy"), join(field, "lazy"), "want one of %s, got %q", strings.Join(LazyModes, ", "), im.Lazy)
+		d.Addf(io.lineOf("lazy"), strictdecode.Join(field, "lazy"), "want one of %s, got %q", strings.Join(LazyModes, ", "), im.Lazy)
 	}
 	if io.str("root", &im.Root) {
 		if msg := rootProblem(im.Root); msg != "" {
-			d.errorf(io.lineOf("root"), join(field, "root"), "%s", msg)
+			d.Addf(io.lineOf("root"), strictdecode.Join(field, "root"), "%s", msg)
 		}
 		im.Root = strings.TrimSuffix(im.Root, "/")
 	}
 	if mv, mf, ok := io.require("modules"); ok {
 		if mods, ok := d.strings(mv, mf); ok {
 			if len(mods) == 0 {
-				d.errorf(mv.Line, mf, "empty: name the module the server command runs")
+				d.Addf(mv.Line, mf, "empty: name the module the server command runs")
 			}
 			for i, m := range mods {
-				d.moduleName(deref(mv).Content[i].Line, fmt.Sprintf("%s[%d]", mf, i), m)
+				d.moduleName(strictdecode.Deref(mv).Content[i].Line, fmt.Sprintf("%s[%d]", mf, i), m)
 			}
 			im.Modules = mods
 		}
 	}
 	if dv, df, ok := io.get("dynamic"); ok {
-		n := deref(dv)
+		n := strictdecode.Deref(dv)
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(dv.Line, df, "want a list of rules, got %s", describe(n))
+			d.Addf(dv.Line, df, "want a list of rules, got %s", strictdecode.Describe(n))
 			return im
 		}
 		for i, el := range n.Content {
@@ -111,18 +112,18 @@ func (d *decoder) dynamicRule(el *yaml.Node, f string) (DynamicImport, bool) {
 			if k, known := pyimport.ParseKind(s); known {
 				r.Loads = k
 			} else {
-				d.errorf(lv.Line, lf, "want one of %s, got %q", strings.Join(pyimport.KindNames(), ", "), s)
+				d.Addf(lv.Line, lf, "want one of %s, got %q", strings.Join(pyimport.KindNames(), ", "), s)
 			}
 		}
 	}
 	ro.str("package", &r.Package)
 	switch {
 	case r.Loads.NeedsPackage() && r.Package == "":
-		d.errorf(el.Line, join(f, "package"), "missing: loads: %s names the package whose modules are loaded", r.Loads)
+		d.Addf(el.Line, strictdecode.Join(f, "package"), "missing: loads: %s names the package whose modules are loaded", r.Loads)
 	case r.Package != "" && !pyimport.ModuleName(r.Package):
-		d.errorf(ro.lineOf("package"), join(f, "package"), "%q is not a dotted Python package name", r.Package)
+		d.Addf(ro.lineOf("package"), strictdecode.Join(f, "package"), "%q is not a dotted Python package name", r.Package)
 	case r.Package != "" && r.Loads != 0 && !r.Loads.NeedsPackage():
-		d.errorf(ro.lineOf("package"), join(f, "package"), "only for loads: package or named")
+		d.Addf(ro.lineOf("package"), strictdecode.Join(f, "package"), "only for loads: package or named")
 	}
 	var rec *bool
 	if ro.boolean("recursive", &rec) {
@@ -136,7 +137,7 @@ func (d *decoder) moduleName(line int, field, s string) bool {
 	if pyimport.ModuleName(s) {
 		return true
 	}
-	d.errorf(line, field, "%q is not a dotted Python module name", s)
+	d.Addf(line, field, "%q is not a dotted Python module name", s)
 	return false
 }
 

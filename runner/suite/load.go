@@ -12,6 +12,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -57,9 +58,9 @@ func Parse(path string, data []byte) (*Suite, error) {
 	if err != nil {
 		dir = filepath.Dir(path)
 	}
-	d := &decoder{file: path, dir: dir}
+	d := &decoder{YAML: strictdecode.YAML{Problems: strictdecode.Problems{File: path}}, dir: dir}
 	s := d.suite(data)
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	s.Path = filepath.Join(dir, filepath.Base(path))
@@ -75,12 +76,12 @@ func (d *decoder) path(p string) string {
 }
 
 func (d *decoder) suite(data []byte) *Suite {
-	root := d.document(data)
+	root := d.Document(data, "a suite file", "empty file; want a mapping with name, servers and cases")
 	if root == nil {
 		return nil
 	}
-	if deref(root).Kind != yaml.MappingNode {
-		d.errorf(root.Line, "", "want a mapping with name, servers and cases at the top level, got %s", describe(root))
+	if strictdecode.Deref(root).Kind != yaml.MappingNode {
+		d.Addf(root.Line, "", "want a mapping with name, servers and cases at the top level, got %s", strictdecode.Describe(root))
 		return nil
 	}
 	o := d.object(root, "", keysOf(suiteObject)...)
@@ -88,7 +89,7 @@ func (d *decoder) suite(data []byte) *Suite {
 		return nil
 	}
 	// The runner names results after the suite; the file's name is the obvious default.
-	s := &Suite{Name: strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file)), Servers: map[string]*Server{}}
+	s := &Suite{Name: strings.TrimSuffix(filepath.Base(d.File), filepath.Ext(d.File)), Servers: map[string]*Server{}}
 	o.str("name", &s.Name)
 	o.str("gpu", &s.GPU)
 	s.Noise = d.noise(o, Noise{OnUnconfirmed: OnUnconfirmedFail})
@@ -100,9 +101,9 @@ func (d *decoder) suite(data []byte) *Suite {
 		*dst = d.path(*dst)
 	}
 	if v, field, ok := o.get("servers"); ok {
-		if es, ok := d.entries(v, field); ok {
+		if es, ok := d.Entries(v, field); ok {
 			for _, e := range es {
-				s.Servers[e.name] = d.server(e, s.Noise)
+				s.Servers[e.Name] = d.server(e, s.Noise)
 			}
 		}
 	}
@@ -110,13 +111,13 @@ func (d *decoder) suite(data []byte) *Suite {
 	if !ok {
 		return s
 	}
-	n := deref(v)
+	n := strictdecode.Deref(v)
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(v.Line, field, "want a list of cases, got %s", describe(n))
+		d.Addf(v.Line, field, "want a list of cases, got %s", strictdecode.Describe(n))
 		return s
 	}
 	if len(n.Content) == 0 {
-		d.errorf(v.Line, field, "no cases; a suite needs at least one")
+		d.Addf(v.Line, field, "no cases; a suite needs at least one")
 	}
 	type seen struct {
 		id   string
@@ -135,10 +136,10 @@ func (d *decoder) suite(data []byte) *Suite {
 		case !dup:
 			ids[key] = seen{c.ID, idLine}
 		case first.id == c.ID:
-			d.errorf(idLine, field, "duplicate id %q, first at line %d", c.ID, first.line)
+			d.Addf(idLine, field, "duplicate id %q, first at line %d", c.ID, first.line)
 		default:
 			// Ids become folder names, and macOS and Windows fold letter case.
-			d.errorf(idLine, field, "id %q differs from %q (line %d) only in letter case; ids become folder names", c.ID, first.id, first.line)
+			d.Addf(idLine, field, "id %q differs from %q (line %d) only in letter case; ids become folder names", c.ID, first.id, first.line)
 		}
 	}
 	return s
@@ -150,11 +151,11 @@ func validName(s string) bool { return checks.ValidName(s) == nil }
 
 const namePattern = checks.NamePattern
 
-func (d *decoder) server(e entry, noise Noise) *Server {
-	field := "servers." + e.name
+func (d *decoder) server(e strictdecode.Entry, noise Noise) *Server {
+	field := "servers." + e.Name
 	srv := &Server{
-		Name:              e.name,
-		Line:              e.key.Line,
+		Name:              e.Name,
+		Line:              e.Key.Line,
 		Ready:             Readiness{LogMarker: defaultLogMarker, Health: defaultHealth},
 		StartTimeout:      defaultStartTimeout,
 		StopGrace:         defaultStopGrace,
@@ -164,10 +165,10 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 		MaxOutputMB:       DefaultMaxOutputMB,
 		Noise:             noise,
 	}
-	if !validName(e.name) {
-		d.errorf(e.key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.name)
+	if !validName(e.Name) {
+		d.Addf(e.Key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.Name)
 	}
-	o := d.object(e.val, field, keysOf(serverObject)...)
+	o := d.object(e.Val, field, keysOf(serverObject)...)
 	if o == nil {
 		return srv
 	}
@@ -179,28 +180,28 @@ func (d *decoder) server(e entry, noise Noise) *Server {
 	if v, f, ok := o.get("command"); ok {
 		if argv, ok := d.strings(v, f); ok {
 			if len(argv) == 0 || argv[0] == "" {
-				d.errorf(v.Line, f, "want a program and its arguments, got an empty command")
+				d.Addf(v.Line, f, "want a program and its arguments, got an empty command")
 			}
 			srv.Command = argv
 		}
 	}
 	switch _, _, hasCommand := o.get("command"); {
 	case srv.Builtin != nil && hasCommand:
-		d.errorf(o.lineOf("command"), field, "both builtin and command; a server is one or the other")
+		d.Addf(o.lineOf("command"), field, "both builtin and command; a server is one or the other")
 	case srv.Builtin == nil && !hasCommand:
-		d.errorf(o.line, field, "neither builtin nor command; give the command line of the server, or builtin: {} for the reference server")
+		d.Addf(o.line, field, "neither builtin nor command; give the command line of the server, or builtin: {} for the reference server")
 	}
 	if v, f, ok := o.get("env"); ok {
 		srv.Env = d.env(v, f)
 	}
 	if srv.Builtin == nil && len(srv.Command) > 0 && !mentionsPort(srv) {
-		d.errorf(o.lineOf("command"), join(field, "command"), "no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
+		d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"), "no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
 	} else if srv.Builtin == nil && SGLangServe(srv.Command) {
 		if problem := sglangPort(srv.Command); problem != "" {
-			d.errorf(o.lineOf("command"), join(field, "command"), "%s", problem)
+			d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"), "%s", problem)
 		}
 		for _, problem := range sglangFlagValues(srv.Command) {
-			d.errorf(o.lineOf("command"), join(field, "command"), "%s: sglang serve would stop at once (server_args.py)", problem)
+			d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"), "%s: sglang serve would stop at once (server_args.py)", problem)
 		}
 	}
 	if o.str("dir", &srv.Dir) {
@@ -262,47 +263,47 @@ func (d *decoder) builtin(server *object) *Builtin {
 			var faults fault.Set
 			for i, spec := range specs {
 				if err := faults.Set(spec); err != nil {
-					d.errorf(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), "%v", err)
+					d.Addf(strictdecode.Deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), "%v", err)
 				}
 			}
 			b.Faults = faults.Specs()
 		}
 	}
 	if o.number("step_ms", &b.StepMs) && b.StepMs < 0 {
-		d.errorf(o.lineOf("step_ms"), join(field, "step_ms"), "must not be negative, got %v", b.StepMs)
+		d.Addf(o.lineOf("step_ms"), strictdecode.Join(field, "step_ms"), "must not be negative, got %v", b.StepMs)
 	}
 	if o.number("load_ms", &b.LoadMs) && b.LoadMs < 0 {
-		d.errorf(o.lineOf("load_ms"), join(field, "load_ms"), "must not be negative, got %v", b.LoadMs)
+		d.Addf(o.lineOf("load_ms"), strictdecode.Join(field, "load_ms"), "must not be negative, got %v", b.LoadMs)
 	}
 	o.str("model", &b.Model)
 	o.duration("perf_lag", &b.Lag, 0)
 	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {
-		d.errorf(o.lineOf("timing"), join(field, "timing"), "want %s, got %q", strings.Join(BuiltinTimings(), " or "), b.Timing)
+		d.Addf(o.lineOf("timing"), strictdecode.Join(field, "timing"), "want %s, got %q", strings.Join(BuiltinTimings(), " or "), b.Timing)
 	}
 	return b
 }
 
 func (d *decoder) env(raw *yaml.Node, field string) map[string]string {
-	es, ok := d.entries(raw, field)
+	es, ok := d.Entries(raw, field)
 	if !ok {
 		return nil
 	}
 	env := make(map[string]string, len(es))
 	for _, e := range es {
-		f := join(field, e.name)
+		f := strictdecode.Join(field, e.Name)
 		switch {
-		case e.name == "" || strings.ContainsAny(e.name, "=\x00"):
-			d.errorf(e.key.Line, field, "invalid variable name %q", e.name)
+		case e.Name == "" || strings.ContainsAny(e.Name, "=\x00"):
+			d.Addf(e.Key.Line, field, "invalid variable name %q", e.Name)
 			continue
-		case e.name == perfLogEnv:
-			d.errorf(e.key.Line, f, "set by diffusion-check for every server it starts, to find the performance log")
+		case e.Name == perfLogEnv:
+			d.Addf(e.Key.Line, f, "set by diffusion-check for every server it starts, to find the performance log")
 			continue
 		}
 		// An empty value sets the variable to "", as in a shell.
-		if isNull(e.val) {
-			env[e.name] = ""
-		} else if v, ok := d.str(e.val, f); ok {
-			env[e.name] = v
+		if strictdecode.IsNull(e.Val) {
+			env[e.Name] = ""
+		} else if v, ok := d.str(e.Val, f); ok {
+			env[e.Name] = v
 		}
 	}
 	return env
@@ -315,10 +316,10 @@ func (d *decoder) ready(raw *yaml.Node, field string, r *Readiness) {
 	}
 	o.str("log", &r.LogMarker)
 	if o.str("health", &r.Health) && r.Health != "-" && !strings.HasPrefix(r.Health, "/") {
-		d.errorf(o.lineOf("health"), join(field, "health"), "want a path starting with \"/\", or \"-\" for none, got %q", r.Health)
+		d.Addf(o.lineOf("health"), strictdecode.Join(field, "health"), "want a path starting with \"/\", or \"-\" for none, got %q", r.Health)
 	}
 	if r.LogMarker == "" && r.Health == "-" {
-		d.errorf(o.line, field, "no way to tell that the server is ready: log is empty and health is \"-\"")
+		d.Addf(o.line, field, "no way to tell that the server is ready: log is empty and health is \"-\"")
 	}
 }
 
@@ -335,7 +336,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 			if validName(id) {
 				c.ID = id
 			} else {
-				d.errorf(v.Line, f, "must match %s, got %q; ids become folder names", namePattern, id)
+				d.Addf(v.Line, f, "must match %s, got %q; ids become folder names", namePattern, id)
 			}
 		}
 	}
@@ -343,7 +344,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		if name, ok := d.str(v, f); ok {
 			c.Server = name
 			if srv, declared := servers[name]; !declared {
-				d.errorf(v.Line, f, "unknown server %q (declared: %s)", name, serverNames(servers))
+				d.Addf(v.Line, f, "unknown server %q (declared: %s)", name, serverNames(servers))
 			} else {
 				c.Noise = srv.Noise
 			}
@@ -353,7 +354,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		c.Lane = defaultLane
 	}
 	if v, f, ok := o.get("lane"); ok && !validName(c.Lane) {
-		d.errorf(v.Line, f, "must match %s, got %q; lane names become status contexts and PR comment headings", namePattern, c.Lane)
+		d.Addf(v.Line, f, "must match %s, got %q; lane names become status contexts and PR comment headings", namePattern, c.Lane)
 	}
 	if v, f, ok := o.require("modality"); ok {
 		if m, ok := d.str(v, f); ok {
@@ -362,9 +363,9 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 				c.Modality = Modality(m)
 			default:
 				if why := unsupportedModality(m); why != "" {
-					d.errorf(v.Line, f, "%s", why)
+					d.Addf(v.Line, f, "%s", why)
 				} else {
-					d.errorf(v.Line, f, "unknown modality %q (known: image, video, video+audio)", m)
+					d.Addf(v.Line, f, "unknown modality %q (known: image, video, video+audio)", m)
 				}
 			}
 		}
@@ -376,7 +377,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		repeatOK = o.integer("repeat", &c.Repeat) && o.atLeast("repeat", c.Repeat, 1)
 	}
 	if o.integer("concurrency", &c.Concurrency) && o.atLeast("concurrency", c.Concurrency, 1) && repeatOK && c.Concurrency > c.Repeat {
-		d.errorf(o.lineOf("concurrency"), join(field, "concurrency"), "must be ≤ repeat (%d), got %d", c.Repeat, c.Concurrency)
+		d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "must be ≤ repeat (%d), got %d", c.Repeat, c.Concurrency)
 	}
 	o.duration("estimate", &c.Estimate, 0)
 	o.duration("timeout", &c.Timeout, 0)
@@ -388,11 +389,11 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		c.Request = d.request(v, f, c.Modality)
 		if srv := servers[c.Server]; srv != nil && SGLangServe(srv.Command) && c.Modality != "" {
 			if extra, _, ok := requestExtra(v); ok {
-				d.sglangExtra(extra, join(f, "extra"), c.Modality)
+				d.sglangExtra(extra, strictdecode.Join(f, "extra"), c.Modality)
 			}
 		}
 	} else {
-		d.errorf(o.line, join(field, "request.size"), "missing")
+		d.Addf(o.line, strictdecode.Join(field, "request.size"), "missing")
 	}
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
@@ -445,7 +446,7 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 			r.Size = size
 			var valid bool
 			if r.Width, r.Height, valid = parseSize(size); !valid {
-				d.errorf(v.Line, f, "want WIDTHxHEIGHT with positive integers, such as \"1280x720\", got %q", size)
+				d.Addf(v.Line, f, "want WIDTHxHEIGHT with positive integers, such as \"1280x720\", got %q", size)
 			}
 		}
 	}
@@ -466,7 +467,7 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	image := modality == Image
 	video := modality == Video || modality == VideoAudio
 	wrongModality := func(key, want string) {
-		d.errorf(o.vals[key].key.Line, join(field, key), "applies to %s cases only; this case's modality is %s", want, modality)
+		d.Addf(o.vals[key].Key.Line, strictdecode.Join(field, key), "applies to %s cases only; this case's modality is %s", want, modality)
 	}
 
 	d.imageFields(o, field, &r, image, video, wrongModality)
@@ -475,8 +476,8 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	var seconds float64
 	if o.number("seconds", &seconds) {
 		if seconds < 0 {
-			d.errorf(o.lineOf("seconds"), join(field, "seconds"), "must not be negative, got %v", seconds)
-		} else if s, ok := d.wholeSeconds(o.lineOf("seconds"), join(field, "seconds"), seconds); ok {
+			d.Addf(o.lineOf("seconds"), strictdecode.Join(field, "seconds"), "must not be negative, got %v", seconds)
+		} else if s, ok := d.wholeSeconds(o.lineOf("seconds"), strictdecode.Join(field, "seconds"), seconds); ok {
 			r.Seconds = s
 		}
 	}
@@ -488,7 +489,7 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	}
 	if o.str("input_reference", &r.InputReference) && r.InputReference != "" {
 		r.InputReference = d.path(r.InputReference)
-		d.inputFile(o.lineOf("input_reference"), join(field, "input_reference"), r.InputReference)
+		d.inputFile(o.lineOf("input_reference"), strictdecode.Join(field, "input_reference"), r.InputReference)
 	}
 	if image {
 		for _, key := range []string{"seconds", "fps", "num_frames", "input_reference"} {
@@ -499,8 +500,8 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	}
 
 	if v, f, ok := o.get("extra"); ok {
-		if deref(v).Kind != yaml.MappingNode {
-			d.errorf(v.Line, f, "want a mapping of extra request fields, got %s", describe(v))
+		if strictdecode.Deref(v).Kind != yaml.MappingNode {
+			d.Addf(v.Line, f, "want a mapping of extra request fields, got %s", strictdecode.Describe(v))
 		} else if extra, ok := d.value(v, f); ok {
 			r.Extra = extra.(map[string]any)
 		}
@@ -515,7 +516,7 @@ func (d *decoder) imageFields(o *object, field string, r *Request, image, video 
 		switch r.OutputFormat {
 		case "png", "jpeg", "webp":
 		default:
-			d.errorf(o.lineOf("output_format"), join(field, "output_format"), "unknown output format %q (known: png, jpeg, webp)", r.OutputFormat)
+			d.Addf(o.lineOf("output_format"), strictdecode.Join(field, "output_format"), "unknown output format %q (known: png, jpeg, webp)", r.OutputFormat)
 		}
 		if video {
 			wrongModality("output_format", "image")
@@ -534,7 +535,7 @@ func (d *decoder) imageFields(o *object, field string, r *Request, image, video 
 		if images, ok := d.strings(v, f); ok && len(images) > 0 {
 			for i, p := range images {
 				images[i] = d.path(p)
-				d.inputFile(deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), images[i])
+				d.inputFile(strictdecode.Deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), images[i])
 			}
 			r.Images = images
 		}
@@ -572,9 +573,9 @@ func (d *decoder) inputFile(line int, field, path string) {
 	fi, err := os.Stat(path)
 	switch {
 	case err != nil:
-		d.errorf(line, field, "no such file: %s", path)
+		d.Addf(line, field, "no such file: %s", path)
 	case fi.IsDir():
-		d.errorf(line, field, "is a folder, want a file: %s", path)
+		d.Addf(line, field, "is a folder, want a file: %s", path)
 	}
 }
 

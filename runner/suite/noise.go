@@ -1,5 +1,7 @@
 package suite
 
+import "github.com/diffusion-check/diffusion-check/internal/strictdecode"
+
 // Noise says what a case does when a perf or memory check fails: how many confirmation
 // requests it sends to the same warm server, and how a failure they do not reproduce is
 // reported. It is set at the top of the suite, on a server or on a case; the most specific
@@ -34,14 +36,14 @@ const MaxConfirm = 10
 func (d *decoder) noise(o *object, inherit Noise) Noise {
 	n := inherit
 	if o.integer("confirm", &n.Confirm) && o.atLeast("confirm", n.Confirm, 0) && n.Confirm > MaxConfirm {
-		d.errorf(o.lineOf("confirm"), join(o.field, "confirm"), "must be ≤ %d, got %d; each confirmation request costs as much as a request of the case", MaxConfirm, n.Confirm)
+		d.Addf(o.lineOf("confirm"), strictdecode.Join(o.field, "confirm"), "must be ≤ %d, got %d; each confirmation request costs as much as a request of the case", MaxConfirm, n.Confirm)
 	}
 	d.retry(o, &n)
 	if o.str("on_unconfirmed", &n.OnUnconfirmed) {
 		switch n.OnUnconfirmed {
 		case OnUnconfirmedFail, OnUnconfirmedFlaky:
 		default:
-			d.errorf(o.lineOf("on_unconfirmed"), join(o.field, "on_unconfirmed"), "unknown value %q (known: %s, %s)", n.OnUnconfirmed, OnUnconfirmedFail, OnUnconfirmedFlaky)
+			d.Addf(o.lineOf("on_unconfirmed"), strictdecode.Join(o.field, "on_unconfirmed"), "unknown value %q (known: %s, %s)", n.OnUnconfirmed, OnUnconfirmedFail, OnUnconfirmedFlaky)
 			n.OnUnconfirmed = inherit.OnUnconfirmed
 		}
 	}
@@ -51,6 +53,6 @@ func (d *decoder) noise(o *object, inherit Noise) Noise {
 // retry reads retry from o into n (kept from the enclosing level when o does not set it).
 func (d *decoder) retry(o *object, n *Noise) {
 	if o.integer("retry", &n.Retry) && o.atLeast("retry", n.Retry, 0) && n.Retry > MaxRetry {
-		d.errorf(o.lineOf("retry"), join(o.field, "retry"), "must be ≤ %d (SGLang's most retries of a failed case), got %d", MaxRetry, n.Retry)
+		d.Addf(o.lineOf("retry"), strictdecode.Join(o.field, "retry"), "must be ≤ %d (SGLang's most retries of a failed case), got %d", MaxRetry, n.Retry)
 	}
 }

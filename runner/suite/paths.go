@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 )
 
 // paths reads the `paths:` of a server or case: globs over repository paths for test-impact
@@ -22,15 +23,15 @@ func (d *decoder) paths(o *object) []string {
 	positive := false
 	for i, g := range globs {
 		f := fmt.Sprintf("%s[%d]", field, i)
-		line := deref(v).Content[i].Line
+		line := strictdecode.Deref(v).Content[i].Line
 		if msg := globProblem(g); msg != "" {
-			d.errorf(line, f, "%s", msg)
+			d.Addf(line, f, "%s", msg)
 			continue
 		}
 		positive = positive || !strings.HasPrefix(g, "!")
 	}
 	if len(globs) > 0 && !positive {
-		d.errorf(v.Line, field, "only negations (\"!...\"): they can take paths out, but nothing puts any in; add the globs that select")
+		d.Addf(v.Line, field, "only negations (\"!...\"): they can take paths out, but nothing puts any in; add the globs that select")
 	}
 	return globs
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
@@ -59,13 +60,13 @@ func yamlInstance(data []byte) (any, error) {
 }
 
 func yamlValue(n *yaml.Node) (any, error) {
-	n = deref(n)
+	n = strictdecode.Deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := map[string]any{}
 		var merges []*yaml.Node
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := deref(n.Content[i])
+			k := strictdecode.Deref(n.Content[i])
 			if k.ShortTag() == "!!merge" {
 				merges = append(merges, n.Content[i+1])
 				continue
@@ -78,8 +79,8 @@ func yamlValue(n *yaml.Node) (any, error) {
 		}
 		for _, mn := range merges {
 			sources := []*yaml.Node{mn}
-			if deref(mn).Kind == yaml.SequenceNode {
-				sources = deref(mn).Content
+			if strictdecode.Deref(mn).Kind == yaml.SequenceNode {
+				sources = strictdecode.Deref(mn).Content
 			}
 			for _, src := range sources {
 				v, err := yamlValue(src)

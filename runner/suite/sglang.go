@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -104,7 +105,7 @@ var pydanticBools = []string{"0", "off", "f", "false", "n", "no", "1", "on", "t"
 // (multipart). A float without a fraction is an int to pydantic.
 func (d *decoder) wholeSeconds(line int, field string, v float64) (int, bool) {
 	if v != math.Trunc(v) || v > math.MaxInt32 {
-		d.errorf(line, field, "want a whole number of seconds, got %v: SGLang's VideoGenerationsRequest declares seconds as an int (protocol.py) and refuses a fraction", v)
+		d.Addf(line, field, "want a whole number of seconds, got %v: SGLang's VideoGenerationsRequest declares seconds as an int (protocol.py) and refuses a fraction", v)
 		return 0, false
 	}
 	return int(v), true
@@ -119,18 +120,18 @@ func (d *decoder) sglangExtra(raw *yaml.Node, field string, modality Modality) {
 	if modality == Image {
 		fields, model = imageFields, "ImageGenerationsRequest"
 	}
-	n := deref(raw)
+	n := strictdecode.Deref(raw)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
 		t, known := fields[key.Value]
-		if !known || isNull(val) {
+		if !known || strictdecode.IsNull(val) {
 			continue
 		}
-		if want := pydanticRefuses(t, deref(val)); want != "" {
-			d.errorf(val.Line, join(field, key.Value), "want %s, got %s: SGLang's %s (protocol.py) refuses it: every request would fail with HTTP 400 or 422",
+		if want := pydanticRefuses(t, strictdecode.Deref(val)); want != "" {
+			d.Addf(val.Line, strictdecode.Join(field, key.Value), "want %s, got %s: SGLang's %s (protocol.py) refuses it: every request would fail with HTTP 400 or 422",
 				want, describeValue(val), model)
 		}
 	}
@@ -194,7 +195,7 @@ func seedRefused(n *yaml.Node) string {
 	const want = "an integer or a list of integers"
 	if n.Kind == yaml.SequenceNode {
 		for _, e := range n.Content {
-			if pydanticRefuses(pyInt, deref(e)) != "" {
+			if pydanticRefuses(pyInt, strictdecode.Deref(e)) != "" {
 				return want
 			}
 		}
@@ -222,9 +223,9 @@ func pydanticBool(n *yaml.Node, v scalarRead) bool {
 
 // describeValue names a value with its YAML type, as pydantic's message would.
 func describeValue(n *yaml.Node) string {
-	d := deref(n)
+	d := strictdecode.Deref(n)
 	if d.Kind != yaml.ScalarNode {
-		return describe(n)
+		return strictdecode.Describe(n)
 	}
 	switch d.ShortTag() {
 	case "!!int":
@@ -234,12 +235,12 @@ func describeValue(n *yaml.Node) string {
 	case "!!bool":
 		return d.Value
 	}
-	return "the string " + describe(n)
+	return "the string " + strictdecode.Describe(n)
 }
 
 // requestExtra finds the "extra" mapping of a request node.
 func requestExtra(request *yaml.Node) (*yaml.Node, int, bool) {
-	n := deref(request)
+	n := strictdecode.Deref(request)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, 0, false
 	}
