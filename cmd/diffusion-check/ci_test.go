@@ -120,7 +120,7 @@ func TestScriptsTestHasEveryStep(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^step ("[^"]+"|\S+) `).FindAllStringSubmatch(string(test), -1) {
 		names = append(names, strings.Trim(m[1], `"`))
 	}
-	want := []string{"setup", "gofmt", "vet (simd)", "vet (no simd)", "test -race", "test kernels, avx512 off",
+	want := []string{"setup", "go mod tidy", "gofmt", "vet (simd)", "vet (no simd)", "test -race", "test kernels, avx512 off",
 		"test portable (avx2 off)", "cpu-levels", "lint", "build-targets"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("steps of scripts/test (-want +got):\n%s", diff)

@@ -48,17 +48,19 @@ func (e failedError) Error() string { return e.err.Error() }
 func (e failedError) Unwrap() error { return e.err }
 
 // exitCode is the one place that turns a command's error into its exit code: a usage or
-// configuration problem is 2, an output that does not match what it is compared with is 1
-// (a verdict, not a failure to run), anything else could not run (3).
+// configuration problem is 2 (a --out that holds an earlier run among them: docs/results.md),
+// an output that does not match what it is compared with is 1 (a verdict, not a failure to
+// run), anything else could not run (3).
 func exitCode(err error) int {
 	var ue usageError
 	var ce *runner.ConfigError
+	var so *runner.StaleOutError
 	var fe failedError
 	var mm *compare.MismatchError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue), errors.As(err, &ce):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &so):
 		return exitUsage
 	case errors.As(err, &fe), errors.As(err, &mm):
 		return exitFailed
@@ -245,11 +247,19 @@ func printFlags(w io.Writer, name string, fs *flag.FlagSet) {
 
 // parse parses flags anywhere on the command line ("report res --markdown x.md" is the same as
 // "report --markdown x.md res"), turning a bad flag into a usage error. "--" ends the flags.
+// The flags are printed (on stdout) only for -h: the flag package would print them for a bad
+// flag too, onto stdout, the channel a workflow reads `plan`'s JSON from; the bad flag is a
+// usage error that run prints on stderr alone.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(reorder(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err // the flag package has called fs.Usage
-		}
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(reorder(fs, args))
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return err
+	case err != nil:
 		return usageError{fmt.Errorf("%w (see %s -h)", err, fs.Name())}
 	}
 	return nil

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,6 +62,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"requests": cmdRequests,
 			"github":   cmdGitHub,
+			"exits":    cmdExits,
 		},
 		RequireExplicitExec: true,
 	})
@@ -112,5 +115,35 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 		case last.Status != rr.Status:
 			ts.Fatalf("case %s request %d/%d: its last line in requests.jsonl says %s, results.json %s", cr.ID, rr.Index, rr.Of, last.Status, rr.Status)
 		}
+	}
+}
+
+// cmdExits runs a command and checks its exact exit status, keeping its stdout and stderr for
+// the stdout and stderr lines after it, as exec does:
+//
+//	exits 2 diffusion-check run --suite bad.yaml
+//
+// `! exec` accepts any failure; diffusion-check's exit codes are a contract (docs/results.md:
+// 1 a check failed, 2 usage or configuration, 3 could not run), so a script names the one it
+// expects.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE COMMAND [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits %s: want an exit code", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
 }
