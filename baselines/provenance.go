@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // Source is what the regenerated values of one scenario were taken from: the worst of
@@ -13,14 +14,7 @@ type Source struct {
 }
 
 func (s Source) String() string {
-	return fmt.Sprintf("%d %s × %d %s", s.Requests, plural(s.Requests, "request"), s.Partitions, plural(s.Partitions, "partition"))
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
+	return words.Plural(s.Requests, "request") + " × " + words.Plural(s.Partitions, "partition")
 }
 
 // hasPerf reports whether a request carries the server's timings (a perf record); only

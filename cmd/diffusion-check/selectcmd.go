@@ -17,6 +17,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/selection"
@@ -114,7 +115,7 @@ func tellSelection(e env, p *plan.Plan) {
 	if sel.All != "" {
 		fmt.Fprintf(&b, "select: all %d cases: %s\n", sel.Of, sel.All)
 	} else {
-		fmt.Fprintf(&b, "select: %d of %d cases selected by %s (%s)\n", sel.Selected, sel.Of, plural(sel.ChangedFiles, "changed path"), sel.Source)
+		fmt.Fprintf(&b, "select: %d of %d cases selected by %s (%s)\n", sel.Selected, sel.Of, words.Plural(sel.ChangedFiles, "changed path"), sel.Source)
 		for _, pk := range p.SelectedBy {
 			fmt.Fprintf(&b, "select: + %s: %s\n", pk.Case, pk.Reason)
 		}
@@ -129,13 +130,6 @@ func tellSelection(e env, p *plan.Plan) {
 	if e.getenv("GITHUB_STEP_SUMMARY") != "" {
 		e.action().AddStepSummary(report.SelectionSummary(sel, p.Deselected))
 	}
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // changes reads the changed paths from the source the flags name, and the repository root

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/clock"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
@@ -88,21 +89,6 @@ type run struct {
 
 func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 func (h *Handler) stepDuration(factor float64) time.Duration {
 	return time.Duration(factor * h.cfg.StepMs * float64(time.Millisecond))
 }
@@ -126,7 +112,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 
 	t := time.Now()
 	key := sceneKey{Prompt: g.prompt, Negative: g.negative, Seed: g.seed, Inputs: g.inputHash}
-	if err := sleep(ctx, h.stepDuration(textEncodingSteps)); err != nil {
+	if err := clock.Sleep(ctx, h.stepDuration(textEncodingSteps)); err != nil {
 		return nil, err
 	}
 	stage("TextEncodingStage", t, h.stepDuration(textEncodingSteps))
@@ -135,7 +121,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if len(g.inputs) > 0 {
 		t = time.Now()
 		base = blendInputs(g.inputs, g.w, g.h)
-		if err := sleep(ctx, h.stepDuration(imageEncodingStep)); err != nil {
+		if err := clock.Sleep(ctx, h.stepDuration(imageEncodingStep)); err != nil {
 			return nil, err
 		}
 		stage("ImageEncodingStage", t, h.stepDuration(imageEncodingStep))
@@ -154,7 +140,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 			scenes[i].tones = newScene(k.hash(), stepDetail(g.steps), driftAudio).tones
 		}
 	}
-	if err := sleep(ctx, h.stepDuration(latentPrepSteps)); err != nil {
+	if err := clock.Sleep(ctx, h.stepDuration(latentPrepSteps)); err != nil {
 		return nil, err
 	}
 	stage("LatentPreparationStage", t, h.stepDuration(latentPrepSteps))
@@ -190,7 +176,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 			f *= warmupFactor
 		}
 		d := h.stepDuration(f)
-		if err := sleep(ctx, d); err != nil {
+		if err := clock.Sleep(ctx, d); err != nil {
 			return nil, err
 		}
 		denoise += d

@@ -15,6 +15,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/clock"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
 )
 
@@ -162,7 +163,7 @@ func load(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w: %s: CUDA out of memory while loading weights (fault fail-startup)", ErrStartup, cfg.Model)
 	}
 	start := time.Now()
-	if err := sleep(ctx, time.Duration(cfg.LoadMs*float64(time.Millisecond))); err != nil {
+	if err := clock.Sleep(ctx, time.Duration(cfg.LoadMs*float64(time.Millisecond))); err != nil {
 		return err
 	}
 	logLine("INFO", fmt.Sprintf("Pipeline loaded in %.2f s, peak reserved %.1f MB, peak allocated %.1f MB",
@@ -179,7 +180,7 @@ func load(ctx context.Context, cfg Config) error {
 func (h *Handler) warmup() {
 	defer h.warmed()
 	d := h.stepDuration(warmupFactor)
-	if err := sleep(h.ctx, d); err != nil {
+	if err := clock.Sleep(h.ctx, d); err != nil {
 		return
 	}
 	select {

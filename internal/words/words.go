@@ -1,0 +1,22 @@
+// Package words holds the few wording rules that messages, reports and summaries share, so
+// that each is written once: a count with its noun, and the first line of a message.
+package words
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Plural is n and word, the word with an s unless n is 1: "1 request", "3 requests".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// FirstLine is s up to its first line break, for one-line summaries of a multi-line message.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
