@@ -18,7 +18,7 @@ import (
 //	{id}_{n}gpu_audio.wav                            the audio track of a video+audio case
 //
 // plus diffusion-check's whole-video ground truth {id}_{n}gpu.mp4 (every frame). n is the
-// case's GPU count and id the case id, or its ground-truth alias (GTAlias). As in SGLang's
+// case's GPU count and id the case id, or its ground-truth alias (gtAlias). As in SGLang's
 // store, a platform subfolder ({Platform}/, e.g. 5090/) holds the ground truth of one
 // consistency platform and is looked in first. The audio ground truth is SGLang's alone
 // (_audio_consistency_gt_filenames, test_utils.py): 16-bit mono PCM at 16 kHz, whatever holds
@@ -36,9 +36,9 @@ var gtAliases = map[string]string{
 	"fsdp-inference": "zimage_image_t2i_2_gpus",
 }
 
-// GTAlias is the case id whose ground-truth files case caseID uses: its alias in SGLang's
+// gtAlias is the case id whose ground-truth files case caseID uses: its alias in SGLang's
 // table, else itself (get_consistency_gt_case_id).
-func GTAlias(caseID string) string {
+func gtAlias(caseID string) string {
 	if a, ok := gtAliases[caseID]; ok {
 		return a
 	}
@@ -130,14 +130,14 @@ func braces(names []string) string {
 }
 
 // Stem is the common part of a case's ground-truth names: {id}_{n}gpu, with id the case's
-// ground-truth alias (GTAlias).
+// ground-truth alias (gtAlias).
 func Stem(caseID string, numGPUs int) string {
-	return fmt.Sprintf("%s_%dgpu", GTAlias(caseID), max(numGPUs, 1))
+	return fmt.Sprintf("%s_%dgpu", gtAlias(caseID), max(numGPUs, 1))
 }
 
-// ImageExt maps an output format onto SGLang's ground-truth extension: jpeg → jpg; png and
+// imageExt maps an output format onto SGLang's ground-truth extension: jpeg → jpg; png and
 // webp as they are; anything else (or nothing: SGLang's default format) → jpg.
-func ImageExt(format string) string {
+func imageExt(format string) string {
 	switch f := strings.ToLower(format); f {
 	case "png", "webp", "jpg":
 		return f
@@ -147,7 +147,7 @@ func ImageExt(format string) string {
 
 // ImageName is the ground-truth file name of an image case.
 func ImageName(caseID string, numGPUs int, format string) string {
-	return Stem(caseID, numGPUs) + "." + ImageExt(format)
+	return Stem(caseID, numGPUs) + "." + imageExt(format)
 }
 
 // VideoName is the whole-video ground-truth file name of a video case.
@@ -201,7 +201,7 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 	for _, dir := range g.folders(caseID) {
 		stem := dir + Stem(caseID, numGPUs)
 		if !video {
-			pref := ImageExt(format)
+			pref := imageExt(format)
 			tried := []string{stem + "." + pref}
 			for _, e := range []string{"png", "jpg", "webp"} {
 				if e != pref {

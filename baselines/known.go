@@ -27,11 +27,11 @@ func LoadKnown(path string) ([]checks.KnownEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read known failures: %w", err)
 	}
-	return ParseKnown(path, data)
+	return parseKnown(path, data)
 }
 
-// ParseKnown decodes the contents of a known-failures file; name names it in messages.
-func ParseKnown(name string, data []byte) ([]checks.KnownEntry, error) {
+// parseKnown decodes the contents of a known-failures file; name names it in messages.
+func parseKnown(name string, data []byte) ([]checks.KnownEntry, error) {
 	d := &strictdecode.YAML{Problems: strictdecode.Problems{File: name}}
 	root := d.Document(data, "a known-failures file", "")
 	if root == nil {

@@ -20,7 +20,7 @@ func TestParseKnown(t *testing.T) {
   request: 2
   reason: second request leaks 300 MiB
 `
-	got, err := ParseKnown("known.yaml", []byte(file))
+	got, err := parseKnown("known.yaml", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +32,11 @@ func TestParseKnown(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// The same list under a known_failures: key.
-	got2, err := ParseKnown("known.yaml", []byte("known_failures:\n"+indent(file)))
+	got2, err := parseKnown("known.yaml", []byte("known_failures:\n"+indent(file)))
 	if err != nil || len(got2) != 2 {
 		t.Errorf("nested: %v %v", got2, err)
 	}
-	if got, err := ParseKnown("empty.yaml", nil); err != nil || got != nil {
+	if got, err := parseKnown("empty.yaml", nil); err != nil || got != nil {
 		t.Errorf("empty file: %v %v", got, err)
 	}
 }
@@ -60,7 +60,7 @@ func TestParseKnownErrors(t *testing.T) {
   reason: again
 - just a string
 `
-	_, err := ParseKnown("known.yaml", []byte(file))
+	_, err := parseKnown("known.yaml", []byte(file))
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -78,7 +78,7 @@ func TestParseKnownErrors(t *testing.T) {
 			t.Errorf("error:\n%v\nwant it to contain %q", err, want)
 		}
 	}
-	if _, err := ParseKnown("k.yaml", []byte("entries: []\n")); err == nil || !strings.Contains(err.Error(), "k.yaml:1: entries: unknown key") {
+	if _, err := parseKnown("k.yaml", []byte("entries: []\n")); err == nil || !strings.Contains(err.Error(), "k.yaml:1: entries: unknown key") {
 		t.Errorf("top-level key: %v", err)
 	}
 }
@@ -87,7 +87,7 @@ func FuzzParseKnown(f *testing.F) {
 	f.Add([]byte("- case: a\n  check: perf.*\n  reason: r\n  until: 2026-01-01\n"))
 	f.Add([]byte("known_failures:\n  - {case: a, check: b, reason: c, request: 2}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		es, err := ParseKnown("fuzz.yaml", data)
+		es, err := parseKnown("fuzz.yaml", data)
 		if err != nil {
 			return
 		}
@@ -111,12 +111,12 @@ func TestParseKnownReadsYAMLStrictly(t *testing.T) {
 		{"duplicate key", "- case: a\n  case: b\n  check: c\n  reason: r\n", "known.yaml:2: known_failures[0].case: duplicate key, first at line 1"},
 		{"a list of lists", "- [a, b]\n", `known.yaml:1: known_failures[0]: want a mapping with case, check, reason, got a list`},
 	} {
-		_, err := ParseKnown("known.yaml", []byte(tc.data))
+		_, err := parseKnown("known.yaml", []byte(tc.data))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	got, err := ParseKnown("known.yaml", []byte("- &e {case: a, check: perf.e2e, reason: r}\n- *e\n"))
+	got, err := parseKnown("known.yaml", []byte("- &e {case: a, check: perf.e2e, reason: r}\n- *e\n"))
 	if err != nil || len(got) != 2 || got[1].Case != "a" {
 		t.Errorf("an entry from an anchor: %+v, %v", got, err)
 	}

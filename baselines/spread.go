@@ -61,12 +61,12 @@ func LoadSpread(path string) (*SpreadFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read spread file: %w", err)
 	}
-	return ParseSpread(path, data)
+	return parseSpread(path, data)
 }
 
-// ParseSpread decodes a spread sidecar strictly (unknown fields are errors) and checks every
+// parseSpread decodes a spread sidecar strictly (unknown fields are errors) and checks every
 // spread: n ≥ 1, finite numbers, min ≤ median ≤ max, MAD ≥ 0.
-func ParseSpread(path string, data []byte) (*SpreadFile, error) {
+func parseSpread(path string, data []byte) (*SpreadFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f SpreadFile

@@ -106,7 +106,7 @@ func TestLoadSpreadErrors(t *testing.T) {
 				"x.spread.json: scenarios.a.perf.step.0: mad must not be negative, got -1"},
 	}
 	for _, tt := range tests {
-		_, err := ParseSpread("x.spread.json", []byte(tt.data))
+		_, err := parseSpread("x.spread.json", []byte(tt.data))
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%s: error %v\nwant %s", tt.name, err, tt.want)
 		}

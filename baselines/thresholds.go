@@ -66,25 +66,25 @@ var caseKeys = []string{
 	"audio_rms_db_diff_threshold", "audio_duration_diff_threshold",
 }
 
-// DefaultThresholds returns thresholds without a file: the built-in defaults only.
-func DefaultThresholds() *Thresholds {
+// defaultThresholds returns thresholds without a file: the built-in defaults only.
+func defaultThresholds() *Thresholds {
 	return &Thresholds{Cases: map[string]map[string]float64{}, Defaults: map[string]float64{}, from: map[string]string{}}
 }
 
-// BaseThresholdsGPU is the GPU class whose thresholds file every other GPU's file is merged
+// baseThresholdsGPU is the GPU class whose thresholds file every other GPU's file is merged
 // on top of, as SGLang's harness does.
-const BaseThresholdsGPU = "h100"
+const baseThresholdsGPU = "h100"
 
 // ThresholdsFor loads the thresholds of a suite as SGLang's harness does
 // (test/test_utils.py @ a9a355774a79, _load_threshold_json and _merge_threshold_metadata):
 // path is a folder holding one file per GPU class; h100.json is read, and for any other GPU
-// the GPU's own file is merged on top of it (MergeThresholds). A missing file reads as {}.
+// the GPU's own file is merged on top of it (mergeThresholds). A missing file reads as {}.
 // path may also be one file, which is then read alone (the suite chose it). An empty path,
 // or a folder without either file, gives the built-in defaults (Missing says why). A folder
 // with an empty gpu is an error: the file to read is unknown.
 func ThresholdsFor(path, gpu string) (*Thresholds, error) {
 	if path == "" {
-		t := DefaultThresholds()
+		t := defaultThresholds()
 		t.Missing = "the suite names no thresholds"
 		return t, nil
 	}
@@ -95,20 +95,20 @@ func ThresholdsFor(path, gpu string) (*Thresholds, error) {
 	if f == path {
 		return LoadThresholds(f)
 	}
-	base, err := loadOrEmpty(filepath.Join(path, BaseThresholdsGPU+".json"))
+	base, err := loadOrEmpty(filepath.Join(path, baseThresholdsGPU+".json"))
 	if err != nil {
 		return nil, err
 	}
 	t := base
-	if filepath.Base(f) != BaseThresholdsGPU+".json" {
+	if filepath.Base(f) != baseThresholdsGPU+".json" {
 		own, err := loadOrEmpty(f)
 		if err != nil {
 			return nil, err
 		}
-		t = MergeThresholds(base, own)
+		t = mergeThresholds(base, own)
 	}
 	if t.Path == "" {
-		t.Missing = fmt.Sprintf("no %s and no %s.json in %s", filepath.Base(f), BaseThresholdsGPU, path)
+		t.Missing = fmt.Sprintf("no %s and no %s.json in %s", filepath.Base(f), baseThresholdsGPU, path)
 	}
 	return t, nil
 }
@@ -118,17 +118,17 @@ func ThresholdsFor(path, gpu string) (*Thresholds, error) {
 func loadOrEmpty(path string) (*Thresholds, error) {
 	t, err := LoadThresholds(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return DefaultThresholds(), nil
+		return defaultThresholds(), nil
 	}
 	return t, err
 }
 
-// MergeThresholds is SGLang's _merge_threshold_metadata (test/test_utils.py @ a9a355774a79):
+// mergeThresholds is SGLang's _merge_threshold_metadata (test/test_utils.py @ a9a355774a79):
 // the GPU's file (over) on top of h100.json (base). A case entry in over replaces that case's
 // whole entry in base (its metrics are not merged one by one); a top-level key of over
 // overrides base's. Path is over's file when it has one, else base's.
-func MergeThresholds(base, over *Thresholds) *Thresholds {
-	m := DefaultThresholds()
+func mergeThresholds(base, over *Thresholds) *Thresholds {
+	m := defaultThresholds()
 	m.Path = cmp.Or(over.Path, base.Path)
 	for _, t := range []*Thresholds{base, over} {
 		for id, limits := range t.Cases {
@@ -150,7 +150,7 @@ func LoadThresholds(path string) (*Thresholds, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consistency thresholds: %w", err)
 	}
-	t, err := ParseThresholds(path, b)
+	t, err := parseThresholds(path, b)
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +158,9 @@ func LoadThresholds(path string) (*Thresholds, error) {
 	return t, nil
 }
 
-// ParseThresholds decodes the content of a thresholds file; name names it in messages.
-func ParseThresholds(name string, b []byte) (*Thresholds, error) {
-	t, err := parseThresholds(name, b)
+// parseThresholds decodes the content of a thresholds file; name names it in messages.
+func parseThresholds(name string, b []byte) (*Thresholds, error) {
+	t, err := decodeThresholds(name, b)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func ParseThresholds(name string, b []byte) (*Thresholds, error) {
 	return t, nil
 }
 
-func parseThresholds(name string, b []byte) (*Thresholds, error) {
+func decodeThresholds(name string, b []byte) (*Thresholds, error) {
 	doc, err := parseJSON(name, b)
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func parseThresholds(name string, b []byte) (*Thresholds, error) {
 	if !d.object(doc, "(top level)") {
 		return nil, d.Err()
 	}
-	t := DefaultThresholds()
+	t := defaultThresholds()
 	for i, key := range doc.keys {
 		v, line := doc.vals[i], doc.lines[i]
 		switch {

@@ -66,7 +66,7 @@ func TestThresholdsSGLangFilesLoad(t *testing.T) {
 }
 
 func TestThresholdsPrecedence(t *testing.T) {
-	th, err := ParseThresholds("t.json", []byte(`{
+	th, err := parseThresholds("t.json", []byte(`{
   "_comment": "per case, then file default, then built-in",
   "cases": {
     "c": {"ssim_threshold": 0.5, "audio_rms_db_diff_threshold": 3.5, "_note": "measured"}
@@ -115,7 +115,7 @@ func TestThresholdsErrors(t *testing.T) {
 		{"truncated", "{\"cases\": {\"a\": {", []string{"t.json:1: invalid JSON: unexpected end of JSON"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseThresholds("t.json", []byte(tc.src))
+			_, err := parseThresholds("t.json", []byte(tc.src))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -148,7 +148,7 @@ func FuzzParseThresholds(f *testing.F) {
 	f.Add([]byte(`{"_c":[1,{"x":2}],"cases":{}}`))
 	f.Add([]byte(`{"cases":{"a":{"ssim_threshold":"x"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		th, err := ParseThresholds("fuzz.json", b)
+		th, err := parseThresholds("fuzz.json", b)
 		if err != nil {
 			return
 		}

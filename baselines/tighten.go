@@ -8,12 +8,12 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// FileKey is the key of a baseline file that a metric is checked against, the metric named
+// fileKey is the key of a baseline file that a metric is checked against, the metric named
 // as in a spread file (SpreadKey: the check name, and a memory source after "/"):
 // "perf.e2e" → "expected_e2e_ms", "perf.stage.DenoisingStage" → "stages_ms.DenoisingStage",
 // "memory.runtime_peak/server_reserved" → "runtime_peak_vram_mb". It returns "" for a metric
 // no key of the file holds (a per-frame time, a sampler note, a device-wide NVML peak).
-func FileKey(metric string) string {
+func fileKey(metric string) string {
 	name, src, _ := strings.Cut(metric, "/")
 	switch name {
 	case checks.PerfE2E:
@@ -46,11 +46,11 @@ func FileKey(metric string) string {
 	return ""
 }
 
-// Value returns the value f holds for a metric (named as FileKey takes it) of scenario id,
+// Value returns the value f holds for a metric (named as fileKey takes it) of scenario id,
 // and whether it holds one.
 func (f *File) Value(id, metric string) (float64, bool) {
 	s := f.Scenarios[id]
-	key := FileKey(metric)
+	key := fileKey(metric)
 	if s == nil || key == "" {
 		return 0, false
 	}
@@ -77,7 +77,7 @@ func (f *File) Value(id, metric string) (float64, bool) {
 	return *p, true
 }
 
-// Tighten writes the given values (Change.Scenario, a Metric as FileKey takes it, New) into
+// Tighten writes the given values (Change.Scenario, a Metric as fileKey takes it, New) into
 // a copy of base, where the file holds them already: in the scenario, or in a top-level
 // memory map when the scenario keeps its peak there. Nothing else changes: tolerances,
 // metadata, key order and every other value stay byte for byte. The changes it returns name
@@ -92,7 +92,7 @@ func Tighten(base *File, set []Change) (*Regenerated, error) {
 	out := &Regenerated{}
 	written := map[string]string{}
 	for _, c := range set {
-		key := FileKey(c.Metric)
+		key := fileKey(c.Metric)
 		old, ok := base.Value(c.Scenario, c.Metric)
 		if !ok {
 			return nil, fmt.Errorf("scenario %s %s: not a value of %s", c.Scenario, c.Metric, base.Path)

@@ -28,8 +28,8 @@ func TestFileKeyNamesTheKeyEachCheckComparesWith(t *testing.T) {
 		"memory.warmup_peak/server_allocated": "",
 		"consistency.ssim":                    "",
 	} {
-		if got := FileKey(metric); got != want {
-			t.Errorf("FileKey(%q) = %q, want %q", metric, got, want)
+		if got := fileKey(metric); got != want {
+			t.Errorf("fileKey(%q) = %q, want %q", metric, got, want)
 		}
 	}
 }

@@ -443,9 +443,9 @@ func planHash(p *Plan) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// LPT is SGLang's own split (docs/sglang-compat.md §7), for comparison: every case starts its own server, cases
+// sglangSplit is SGLang's own split (docs/sglang-compat.md §7), for comparison: every case starts its own server, cases
 // sorted by estimate, each given to the least-loaded partition. It returns the partition loads.
-func LPT(items []Item, n int) []float64 {
+func sglangSplit(items []Item, n int) []float64 {
 	costs := make([]float64, len(items))
 	ids := make([]string, len(items))
 	idx := make([]int, len(items))

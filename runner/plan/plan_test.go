@@ -68,7 +68,7 @@ func TestPlanQuality(t *testing.T) {
 		for _, n := range []int{4, 6, 8, 10} {
 			items := sglangShaped(seed)
 			p := Make("s", "base", items, n)
-			lpt := slices.Max(LPT(items, n))
+			lpt := slices.Max(sglangSplit(items, n))
 			if p.LongestS > p.IdealS*1.05 {
 				t.Errorf("seed %d n=%d: longest %.0f s is %.1f%% over the ideal %.0f s", seed, n, p.LongestS, 100*(p.LongestS/p.IdealS-1), p.IdealS)
 			}
@@ -76,7 +76,7 @@ func TestPlanQuality(t *testing.T) {
 				t.Errorf("seed %d n=%d: longest %.0f s, LPT's %.0f s", seed, n, p.LongestS, lpt)
 			}
 			var lptTotal float64
-			for _, l := range LPT(items, n) {
+			for _, l := range sglangSplit(items, n) {
 				lptTotal += l
 			}
 			t.Logf("| %d | %2d | %6.0f | %6.0f (+%.1f%%) | %d | %6.0f | %6.0f (+%.1f%%) | %d | %.1f%% |",
@@ -96,7 +96,7 @@ func TestPlanPackingWithoutReuse(t *testing.T) {
 				items[i].Reuse, items[i].Server = false, items[i].Case
 			}
 			p := Make("s", "base", items, n)
-			lpt := slices.Max(LPT(items, n))
+			lpt := slices.Max(sglangSplit(items, n))
 			if p.LongestS > lpt {
 				t.Errorf("seed %d n=%d: longest %.0f s, LPT's %.0f s", seed, n, p.LongestS, lpt)
 			}
