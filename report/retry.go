@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/clock"
 )
 
 // RetryTransport retries GitHub API requests that failed for reasons that pass: 5xx, 429,
@@ -52,7 +54,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	sleep := t.Sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = clock.Sleep
 	}
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
@@ -191,15 +193,4 @@ func retryAfter(resp *http.Response, now func() time.Time) (time.Duration, bool)
 		}
 	}
 	return 0, true
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
