@@ -25,16 +25,16 @@ type Imports struct {
 	// Dynamic are rules for imports by a computed name, on top of the built-in ones.
 	Dynamic []DynamicImport
 	// Lazy is which imports that may run later (inside functions, qualified-name strings)
-	// are followed: one of LazyModes; default "own", those of the entries' own package.
+	// are followed: one of lazyModes; default "own", those of the entries' own package.
 	Lazy string
 	Line int
 }
 
-// LazyModes are the values of imports.lazy: "own" follows the lazy imports of the modules in
+// lazyModes are the values of imports.lazy: "own" follows the lazy imports of the modules in
 // the entry modules' common package (sglang.multimodal_gen for SGLang's diffusion server)
 // and the module-level imports of every module; "all" follows every lazy import; "none"
 // only module-level imports.
-var LazyModes = []string{"own", "all", "none"}
+var lazyModes = []string{"own", "all", "none"}
 
 // DynamicImport says what one function's import by a computed name loads.
 type DynamicImport struct {
@@ -58,9 +58,9 @@ func (d *decoder) imports(o *object) *Imports {
 	if io == nil {
 		return nil
 	}
-	im := &Imports{Root: ".", Lazy: LazyModes[0], Line: v.Line}
-	if io.str("lazy", &im.Lazy) && !slices.Contains(LazyModes, im.Lazy) {
-		d.Addf(io.lineOf("lazy"), strictdecode.Join(field, "lazy"), "want one of %s, got %q", strings.Join(LazyModes, ", "), im.Lazy)
+	im := &Imports{Root: ".", Lazy: lazyModes[0], Line: v.Line}
+	if io.str("lazy", &im.Lazy) && !slices.Contains(lazyModes, im.Lazy) {
+		d.Addf(io.lineOf("lazy"), strictdecode.Join(field, "lazy"), "want one of %s, got %q", strings.Join(lazyModes, ", "), im.Lazy)
 	}
 	if io.str("root", &im.Root) {
 		if msg := rootProblem(im.Root); msg != "" {

@@ -71,7 +71,7 @@ const sizePattern = `^[1-9][0-9]*x[1-9][0-9]*$`
 func keyTable() map[string][]key {
 	zero, one := schema.Ptr(0.0), schema.Ptr(1.0)
 	noise := []key{
-		{name: "confirm", kind: intValue, least: zero, most: schema.Ptr(float64(MaxConfirm)), doc: "confirmation requests after a perf or memory failure (docs/noise.md); inherited by servers and cases"},
+		{name: "confirm", kind: intValue, least: zero, most: schema.Ptr(float64(maxConfirm)), doc: "confirmation requests after a perf or memory failure (docs/noise.md); inherited by servers and cases"},
 		{name: "on_unconfirmed", kind: scalarValue, enum: []string{OnUnconfirmedFail, OnUnconfirmedFlaky}, doc: "the verdict of a failure its confirmation requests do not reproduce"},
 		{name: "retry", kind: intValue, least: zero, most: schema.Ptr(float64(MaxRetry)), doc: "SGLang's retry of a case that failed only perf, memory or infrastructure checks (PR #39206); inherited by servers and cases"},
 	}
@@ -107,7 +107,7 @@ func keyTable() map[string][]key {
 		importsObject: {
 			{name: "root", kind: scalarValue, doc: "the folder that holds the top-level packages, from the repository root; default ."},
 			{name: "modules", kind: listValue, required: true, minItems: 1, doc: "the entry modules: what the server command runs, and what it loads by name"},
-			{name: "lazy", kind: scalarValue, enum: LazyModes, doc: "which lazy imports are followed: own (the entries' package; default), all or none"},
+			{name: "lazy", kind: scalarValue, enum: lazyModes, doc: "which lazy imports are followed: own (the entries' package; default), all or none"},
 			{name: "dynamic", kind: objectList, object: dynamicObject, doc: "rules for imports by a computed name, beyond the built-in ones"},
 		},
 		dynamicObject: {

@@ -40,8 +40,8 @@ const (
 // overridden without a word, so it is refused.
 const perfLogEnv = sglangenv.PerfLogDir
 
-// Load reads and validates the suite file at path. A returned error joins one *Error per
-// problem found, each formatted as "path:line: field: message".
+// Load reads and validates the suite file at path. A returned error joins one
+// *strictdecode.Error per problem found, each formatted as "path:line: field: message".
 func Load(path string) (*Suite, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

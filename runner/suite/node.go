@@ -11,10 +11,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Error is one problem in a suite file. Load and Parse join every problem they find with
-// errors.Join, so a caller can print them all at once or pick them out with errors.As.
-type Error = strictdecode.Error
-
 // decoder walks a yaml.Node tree strictly (strictdecode.YAML), collecting every problem
 // instead of stopping at the first, so that one run of diffusion-check lists all of them.
 type decoder struct {

@@ -28,15 +28,15 @@ const (
 	OnUnconfirmedFlaky = "flaky"
 )
 
-// MaxConfirm bounds confirm: each confirmation request costs as much GPU time as a request
+// maxConfirm bounds confirm: each confirmation request costs as much GPU time as a request
 // of the case, and past a handful a rerun of the job is the cheaper way to settle a doubt.
-const MaxConfirm = 10
+const maxConfirm = 10
 
 // noise reads confirm and on_unconfirmed from o, starting from what the enclosing level set.
 func (d *decoder) noise(o *object, inherit Noise) Noise {
 	n := inherit
-	if o.integer("confirm", &n.Confirm) && o.atLeast("confirm", n.Confirm, 0) && n.Confirm > MaxConfirm {
-		d.Addf(o.lineOf("confirm"), strictdecode.Join(o.field, "confirm"), "must be ≤ %d, got %d; each confirmation request costs as much as a request of the case", MaxConfirm, n.Confirm)
+	if o.integer("confirm", &n.Confirm) && o.atLeast("confirm", n.Confirm, 0) && n.Confirm > maxConfirm {
+		d.Addf(o.lineOf("confirm"), strictdecode.Join(o.field, "confirm"), "must be ≤ %d, got %d; each confirmation request costs as much as a request of the case", maxConfirm, n.Confirm)
 	}
 	d.retry(o, &n)
 	if o.str("on_unconfirmed", &n.OnUnconfirmed) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -587,13 +588,13 @@ func TestLoadErrorValues(t *testing.T) {
 	}
 
 	_, err = Parse("s.yaml", []byte("servers: {ref: {builtin: {}}}\ncases:\n  - {id: a, server: ref, modality: image, repeat: 0, request: {size: 8x8}}\n"))
-	var e *Error
+	var e *strictdecode.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("errors.As(%v, *Error) failed", err)
+		t.Fatalf("errors.As(%v, *strictdecode.Error) failed", err)
 	}
-	want := &Error{File: "s.yaml", Line: 3, Field: "cases[0].repeat", Msg: "must be ≥ 1, got 0"}
+	want := &strictdecode.Error{File: "s.yaml", Line: 3, Field: "cases[0].repeat", Msg: "must be ≥ 1, got 0"}
 	if diff := cmp.Diff(want, e); diff != "" {
-		t.Errorf("*Error (-want +got):\n%s", diff)
+		t.Errorf("*strictdecode.Error (-want +got):\n%s", diff)
 	}
 }
 
