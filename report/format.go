@@ -76,13 +76,14 @@ func limitText(ck *checks.Check) string {
 	return k.Op() + " " + fmtValue(*ck.Limit, k)
 }
 
-// ratio is value / limit as "1.23×", the factor a reader compares with 1; "" when there is
-// no such factor.
+// ratio is value / limit as "1.23× the limit", the factor a reader compares with 1; "" when
+// there is no such factor. It names what it is against: a bare "1.23×" beside a baseline
+// reads as a factor of the baseline, which is what the cause ("+35 % vs baseline") tells.
 func ratio(ck *checks.Check) string {
 	if ck.Value == nil || ck.Limit == nil || *ck.Limit == 0 {
 		return ""
 	}
-	return strconv.FormatFloat(*ck.Value / *ck.Limit, 'f', 2, 64) + "×"
+	return strconv.FormatFloat(*ck.Value / *ck.Limit, 'f', 2, 64) + "× the limit"
 }
 
 // spreadText is how far a check's value lies from the median of its baseline's spread, in

@@ -50,8 +50,8 @@ func TestGoldenNoisy(t *testing.T) {
 	}
 	golden.Check(t, "junit-noisy.xml", b.Bytes())
 	for _, want := range []string{
-		"🟨 `qwen_image_t2i` (base) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02×**, +6.8 MAD) — +13 % vs baseline 60.0 s · _not reproduced in 0/2 confirmation requests_",
-		"❌ `flux_t2i` (extra) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02×**, +6.8 MAD) — +13 % vs baseline 60.0 s · _reproduced in 1/1 confirmation requests_",
+		"🟨 `qwen_image_t2i` (base) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) — +13 % vs baseline 60.0 s · _not reproduced in 0/2 confirmation requests_",
+		"❌ `flux_t2i` (extra) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) — +13 % vs baseline 60.0 s · _reproduced in 1/1 confirmation requests_",
 		"1 flaky",
 	} {
 		if !strings.Contains(c, want) {

@@ -29,7 +29,7 @@ func TestProblems(t *testing.T) {
 		got = append(got, p.line(false, ""))
 	}
 	want := []string{
-		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03×**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03×",
+		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit",
 		"❌ `flux` request 2/3 · **server** — server crashed, exit 139",
 		"⏭️ `flux` request 3/3 — skip: not sent: the server died during request 2/3",
 	}
@@ -115,7 +115,7 @@ func TestProblemsCarryTheTrend(t *testing.T) {
 	}}
 	var b strings.Builder
 	problemList(&b, r, level{})
-	if !strings.Contains(b.String(), "(**1.03×**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× · base branch, last 10 runs: ▁▂▃\n") {
+	if !strings.Contains(b.String(), "(**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit · base branch, last 10 runs: ▁▂▃\n") {
 		t.Errorf("the wan line does not end with its trend:\n%s", b.String())
 	}
 	if strings.Count(b.String(), "last 10 runs") != 1 {
@@ -124,5 +124,24 @@ func TestProblemsCarryTheTrend(t *testing.T) {
 	want := []string{"base/wan/" + checks.MemoryRuntimePeak, "base/flux/" + checks.ServerAlive}
 	if diff := cmp.Diff(want, asked); diff != "" {
 		t.Errorf("Trend asked (-want +got):\n%s", diff)
+	}
+}
+
+// TestRatioSaysWhatItIsAgainst: the factor of a problem line is value / limit and says so,
+// for a limit on either side; without a value or a usable limit there is none.
+func TestRatioSaysWhatItIsAgainst(t *testing.T) {
+	for _, tt := range []struct {
+		ck   checks.Check
+		want string
+	}{
+		{val(checks.PerfE2E, checks.Fail, 81200, 66000, "ms"), "1.23× the limit"},
+		{val(checks.ConsistencySSIM, checks.Fail, 0.728, 0.92, ""), "0.79× the limit"},
+		{checks.Check{Name: checks.PerfE2E, Value: checks.Float(81200)}, ""},
+		{checks.Check{Name: checks.PerfE2E, Limit: checks.Float(66000)}, ""},
+		{val(checks.PerfE2E, checks.Fail, 81200, 0, "ms"), ""},
+	} {
+		if got := ratio(&tt.ck); got != tt.want {
+			t.Errorf("ratio(%s) = %q, want %q", tt.ck.Name, got, tt.want)
+		}
 	}
 }

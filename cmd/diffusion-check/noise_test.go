@@ -199,7 +199,7 @@ func TestNoiseSimulation(t *testing.T) {
 	// three decimals), the zero-spread wording.
 	for _, re := range []string{
 		"1 flaky",
-		`🟨 ` + "`oneoff`" + ` \(flaky\) request 2/2 · \*\*[^*]+\*\* vs limit ≤ [^(]+\(\*\*[0-9.]+×\*\*, (\+[0-9.]+ MAD|outside a zero spread of [0-9]+ requests?)\).* · _not reproduced in 0/2 confirmation requests_`,
+		`🟨 ` + "`oneoff`" + ` \(flaky\) request 2/2 · \*\*[^*]+\*\* vs limit ≤ [^(]+\(\*\*[0-9.]+× the limit\*\*, (\+[0-9.]+ MAD|outside a zero spread of [0-9]+ requests?)\).* · _not reproduced in 0/2 confirmation requests_`,
 		`❌ ` + "`persistent`" + ` \(persistent\) request 2/2 · .*(\+[0-9.]+ MAD|outside a zero spread).* · _reproduced in 1/1 confirmation requests_`,
 	} {
 		if !regexp.MustCompile(re).Match(md) {
