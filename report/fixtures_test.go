@@ -45,7 +45,11 @@ func request(caseID string, i, of int, video bool, s reqSpec) checks.RequestResu
 	if s.crash {
 		crash := checks.Failed(checks.ServerAlive, "server process exited (exit status 139) while the request was in flight (EOF)\nlast lines of the server log:\n  Fatal Python error: Segmentation fault")
 		crash.Cause = "server crashed, exit 139"
-		rr.Checks = []checks.Check{crash, checks.Skipped(checks.OutputPresent, "no response")}
+		// As the runner records it: the memory sampled during the request, which the server
+		// never reported (it died), fails as SGLang's "peak VRAM metric missing".
+		noPeak := checks.Failed("memory.runtime_peak", "memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots), baseline runtime_peak_vram_mb 34000 MiB")
+		noPeak.Source, noPeak.Limit, noPeak.Unit, noPeak.Baseline = "server_reserved", checks.Float(36000), "MiB", checks.Float(34000)
+		rr.Checks = []checks.Check{crash, checks.Skipped(checks.OutputPresent, "no response"), noPeak}
 		rr.E2EMs, rr.ServerTotalMs, rr.PeakVRAMMiB = 4210, 0, nil
 		return rr
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	gotoken "go/token"
@@ -15,8 +16,8 @@ import (
 )
 
 // TestProblems: one line per cause — a leak seen by two sources on requests 2 and 3 is one
-// line, with the worst value, its limit and ratio and the cause; a crash is one line; the
-// requests it kept from running are one more.
+// line, with the worst value, its limit and ratio and the cause; a crash is one line, which
+// names the requests it kept from being sent.
 func TestProblems(t *testing.T) {
 	leak := func(s reqSpec, mib float64) reqSpec { s.vram, s.leak = s.vram+mib, mib; return s }
 	c := caseOf("wan", false, good, leak(goodWarm, 1200), leak(goodWarm, 2400))
@@ -30,11 +31,101 @@ func TestProblems(t *testing.T) {
 	}
 	want := []string{
 		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit",
-		"❌ `flux` request 2/3 · **server** — server crashed, exit 139",
-		"⏭️ `flux` request 3/3 — skip: not sent: the server died during request 2/3",
+		"❌ `flux` request 2/3 · **server** — server crashed, exit 139, and made runtime peak (server_reserved) impossible for request 2/3; request 3/3 not sent",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+// TestCrashConsequencesFoldIntoTheCrashLine: what a crash or a failed start made impossible —
+// checks without a value on the crashed request and after, requests never sent — is told in
+// the crash's line, not as problems of their own; a measured failure on the same request and
+// a cancelled request keep their own lines, and so does a missing value before the crash.
+func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
+	crash := func() checks.Check {
+		ck := checks.Failed(checks.ServerAlive, "server process exited (exit status 139) while the request was in flight (EOF)")
+		ck.Cause = "server crashed, exit 139"
+		return ck
+	}
+	noPeak := func(src string) checks.Check {
+		ck := checks.Failed(checks.MemoryRuntimePeak, "memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailable)")
+		ck.Source, ck.Limit, ck.Unit = src, checks.Float(3524), "MiB"
+		return ck
+	}
+	noRecord := checks.Failed(checks.PerfRecord, "no perf record for the request")
+	unsent := func(i, of int) checks.RequestResult {
+		return checks.RequestResult{Index: i, Of: of, Status: checks.Skip,
+			Checks: []checks.Check{checks.Skipped(checks.ServerAlive, fmt.Sprintf("not sent: the server died during request %d/%d", i-1, of))}}
+	}
+	req := func(i, of int, st checks.Status, cs ...checks.Check) checks.RequestResult {
+		return checks.RequestResult{Index: i, Of: of, Status: st, Checks: cs}
+	}
+	tests := []struct {
+		name string
+		c    checks.CaseResult
+		want []string
+	}{{
+		name: "crash during request 2 of 4",
+		c: checks.CaseResult{ID: "t2i", Requests: []checks.RequestResult{
+			req(1, 4, checks.Pass, checks.Passed(checks.ServerAlive, "")),
+			req(2, 4, checks.Fail, crash(), noPeak("server_reserved"), noPeak("server_allocated"), noRecord),
+			unsent(3, 4), unsent(4, 4),
+		}},
+		want: []string{"❌ `t2i` request 2/4 · **server** — server crashed, exit 139, and made runtime peak (server_reserved), " +
+			"runtime peak (server_allocated), perf record (server total) impossible for request 2/4; requests 3, 4 of 4 not sent"},
+	}, {
+		name: "failed start: every request, and the load peak",
+		c: checks.CaseResult{ID: "wan", Checks: []checks.Check{
+			{Name: checks.ServerAlive, Status: checks.Fail, Cause: "server failed to start, exit 1"},
+			{Name: checks.MemoryLoadPeak, Status: checks.Fail, Detail: "no load peak"},
+		}, Requests: []checks.RequestResult{unsent(1, 3), unsent(2, 3), unsent(3, 3)}},
+		want: []string{"❌ `wan` case · **server** — server failed to start, exit 1, and made load peak impossible for the case; requests 1–3 of 3 not sent"},
+	}, {
+		name: "many checks made impossible, on the case and a request: named together per place, at most three",
+		c: checks.CaseResult{ID: "hy", Checks: []checks.Check{
+			{Name: checks.ServerAlive, Status: checks.Error, Cause: "server failed to start, exit 1"},
+			{Name: checks.MemoryLoadPeak, Status: checks.Fail},
+		}, Requests: []checks.RequestResult{
+			req(1, 2, checks.Fail, noPeak("server_reserved"), noPeak("server_allocated"), noPeak("nvml_process"), noRecord),
+			unsent(2, 2),
+		}},
+		want: []string{"⛔ `hy` case · **server** — server failed to start, exit 1, and made load peak impossible for the case, " +
+			"runtime peak (server_reserved), runtime peak (server_allocated) impossible for request 1/2 (and 2 more checks); request 2/2 not sent"},
+	}, {
+		name: "a measured failure and a missing value before the crash keep their lines",
+		c: checks.CaseResult{ID: "flux", Requests: []checks.RequestResult{
+			req(1, 2, checks.Fail, checks.Passed(checks.ServerAlive, ""), noPeak("server_reserved")),
+			req(2, 2, checks.Fail, val(checks.PerfE2E, checks.Fail, 81200, 66000, "ms"), crash(), noPeak("server_reserved")),
+		}},
+		want: []string{
+			"❌ `flux` request 1/2 · **runtime peak (server_reserved)** — memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailab…",
+			"❌ `flux` request 2/2 · **E2E (server) 81.2 s** vs limit ≤ 66.0 s (**1.23× the limit**)",
+			"❌ `flux` request 2/2 · **server** — server crashed, exit 139, and made runtime peak (server_reserved) impossible for request 2/2",
+		},
+	}, {
+		name: "a cancelled request after the crash is a cause of its own",
+		c: checks.CaseResult{ID: "sd3", Requests: []checks.RequestResult{
+			req(1, 2, checks.Fail, crash()),
+			req(2, 2, checks.Cancelled, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: "run cancelled"}),
+		}},
+		want: []string{
+			"❌ `sd3` request 1/2 · **server** — server crashed, exit 139",
+			"🚫 `sd3` request 2/2 · **server** — run cancelled",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.c.Status = checks.Fail
+			l := checks.Result{Lane: "base", Cases: []checks.CaseResult{tt.c}}
+			var got []string
+			for _, p := range problems([]checks.Result{l}) {
+				got = append(got, p.line(false, ""))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
