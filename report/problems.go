@@ -106,7 +106,7 @@ func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
 			p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), top: ck, result: l}
 			index[key] = p
 			out = append(out, p)
-		} else if worse(ck, p.top) {
+		} else if tells(ck, p.top) {
 			p.others = append(p.others, p.top)
 			p.top = ck
 		} else {
@@ -237,6 +237,9 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if also := p.also(); also != "" {
 		b.WriteString("; also " + also)
 	}
+	if f := p.folded(); f != "" {
+		b.WriteString("; " + f)
+	}
 	if artifacts != "" && checks.KindOf(ck.Name).Group == checks.GroupConsistency {
 		b.WriteString(" · [pictures](" + artifacts + ")")
 	}
@@ -295,13 +298,29 @@ func (p *problem) consequences() string {
 // maxAlso is how many other checks of a problem its line names before "and N more".
 const maxAlso = 3
 
-// also names the other failing checks of a problem once each, with the ratio of the worst.
+// tells orders the checks of one problem for the one its line is told by: by status, then
+// a check that is not derived from the denoising stage's steps before one that is (the
+// stage, or E2E, is the cause; its steps follow from it), then by how far past its limit.
+func tells(a, b *checks.Check) bool {
+	if sa, sb := severity(a.Status), severity(b.Status); sa != sb {
+		return sa < sb
+	}
+	if da, db := derived(a), derived(b); da != db {
+		return !da
+	}
+	return beyond(a) > beyond(b)
+}
+
+func derived(ck *checks.Check) bool { return checks.KindOf(ck.Name).Derived }
+
+// also names the other failing checks of a problem once each, with the ratio of the worst;
+// the derived ones are counted by folded instead.
 func (p *problem) also() string {
 	var order []string
 	worst := map[string]*checks.Check{}
 	for _, ck := range p.others {
 		t := title(ck)
-		if t == title(p.top) {
+		if t == title(p.top) || derived(ck) {
 			continue
 		}
 		if w, ok := worst[t]; !ok {
@@ -323,6 +342,46 @@ func (p *problem) also() string {
 		names = append(names, escape(t))
 	}
 	return strings.Join(names, ", ")
+}
+
+// folded counts the failing checks derived from the denoising stage's per-step times that
+// the line does not name, under the stage when it failed too: "under Denoising stage: 7 step
+// metrics, up to 2.29× the limit". Nine slow step figures are one slow stage, told once.
+func (p *problem) folded() string {
+	var titles []string
+	var worst *checks.Check
+	stage := ""
+	for _, ck := range append([]*checks.Check{p.top}, p.others...) {
+		if stage == "" && checks.DenoisingStageCheck(ck.Name) {
+			stage = title(ck)
+		}
+		t := title(ck)
+		if !derived(ck) || t == title(p.top) {
+			continue
+		}
+		if !slices.Contains(titles, t) {
+			titles = append(titles, t)
+		}
+		if worst == nil || worse(ck, worst) {
+			worst = ck
+		}
+	}
+	if len(titles) == 0 {
+		return ""
+	}
+	var s string
+	switch {
+	case derived(p.top):
+		s = plural(len(titles), "more denoise-step metric")
+	case stage != "":
+		s = "under " + escape(stage) + ": " + plural(len(titles), "step metric")
+	default:
+		s = plural(len(titles), "denoise-step metric")
+	}
+	if r := ratio(worst); r != "" {
+		s += ", up to " + r
+	}
+	return s
 }
 
 // requests names where a problem is: "case", "request 2/3", "requests 2–4 of 4",

@@ -236,3 +236,105 @@ func TestRatioSaysWhatItIsAgainst(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedStepMetricsFoldUnderTheirStage: the per-step figures (sampled steps, their mean
+// and median) that fail with the denoising stage are counted under it, not named; the line is
+// told by a check that is not derived unless only derived ones failed, and never by a check
+// of a milder status. The first case is the H200's one-off slow request of docs/noise.md,
+// with its measured values, limits and spreads.
+func TestDerivedStepMetricsFoldUnderTheirStage(t *testing.T) {
+	ck := func(name string, st checks.Status, v, limit, baseline, mad float64) checks.Check {
+		c := val(name, st, v, limit, "ms")
+		c.Baseline = checks.Float(baseline)
+		c.Spread = &checks.Spread{N: 3, Min: baseline - 2*mad, Median: baseline - mad, Max: baseline, MAD: mad}
+		return c
+	}
+	fl := checks.Flaky
+	h200 := []checks.Check{
+		ck(checks.PerfE2E, fl, 3875.967, 1742.538, 1394.03, 1.02),
+		ck(checks.PerfDenoiseAvg, fl, 193.678, 89.57, 69.57, 0.06),
+		ck(checks.PerfDenoiseMedian, fl, 193.701, 84.62, 64.62, 0.03),
+		ck(checks.PerfStepPrefix+"4", fl, 193.843, 84.7, 64.7, 0.09),
+		ck(checks.PerfStepPrefix+"8", fl, 193.817, 84.54, 64.54, 0.0076),
+		ck(checks.PerfStepPrefix+"11", fl, 193.356, 84.6, 64.6, 0.026),
+		ck(checks.PerfStepPrefix+"15", fl, 193.708, 84.74, 64.74, 0.037),
+		ck(checks.PerfStepPrefix+"19", fl, 193.505, 84.66, 64.66, 0.098),
+		ck(checks.PerfStagePrefix+checks.DenoisingStage, fl, 3873.645, 1739.388, 1391.51, 1.22),
+	}
+	step := func(i string, st checks.Status, v float64) checks.Check {
+		return ck(checks.PerfStepPrefix+i, st, v, 84.6, 64.6, 0.03)
+	}
+	tests := []struct {
+		name string
+		cs   []checks.Check
+		want string
+	}{{
+		name: "H200 one-off: the stage tells it, E2E is also named, seven step metrics fold under the stage",
+		cs:   h200,
+		want: "🟨 `oneoff` request 2/3 · **Denoising stage 3.9 s** vs limit ≤ 1.7 s (**2.23× the limit**, >100 MAD) — +178 % vs baseline 1.4 s; " +
+			"also E2E (server) 2.22× the limit; under Denoising stage: 7 step metrics, up to 2.29× the limit",
+	}, {
+		name: "steps failed, the stage passed: counted on their own",
+		cs: []checks.Check{
+			ck(checks.PerfE2E, checks.Fail, 1900, 1742.538, 1394.03, 1.02),
+			ck(checks.PerfStagePrefix+checks.DenoisingStage, checks.Pass, 1700, 1739.388, 1391.51, 1.22),
+			step("4", checks.Fail, 93), step("8", checks.Fail, 101.5),
+		},
+		want: "❌ `oneoff` request 2/3 · **E2E (server) 1.9 s** vs limit ≤ 1.7 s (**1.09× the limit**, >100 MAD) — +36 % vs baseline 1.4 s; " +
+			"2 denoise-step metrics, up to 1.20× the limit",
+	}, {
+		name: "only steps failed: the worst tells it, the rest are counted",
+		cs:   []checks.Check{step("4", checks.Fail, 93), step("8", checks.Fail, 101.5), step("11", checks.Fail, 90)},
+		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) — +57 % vs baseline 64.6 ms; " +
+			"2 more denoise-step metrics, up to 1.10× the limit",
+	}, {
+		name: "a red step outranks a flaky stage",
+		cs: []checks.Check{
+			ck(checks.PerfStagePrefix+checks.DenoisingStage, fl, 3873.645, 1739.388, 1391.51, 1.22),
+			step("8", checks.Fail, 101.5),
+		},
+		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) — +57 % vs baseline 64.6 ms; " +
+			"also Denoising stage 2.23× the limit",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := checks.CaseResult{ID: "oneoff", Status: checks.Fail, Requests: []checks.RequestResult{
+				{Index: 1, Of: 3, Status: checks.Pass}, {Index: 2, Of: 3, Status: checks.Fail, Checks: tt.cs}, {Index: 3, Of: 3, Status: checks.Pass},
+			}}
+			ps := problems([]checks.Result{{Lane: "oneoff", Cases: []checks.CaseResult{c}}})
+			var got []string
+			for _, p := range ps {
+				got = append(got, p.line(false, ""))
+			}
+			if diff := cmp.Diff([]string{tt.want}, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOtherCellCountsStepMetrics: the per-request table's cell of other failed checks names
+// the checks that are not derived from the stage's steps and counts the derived ones after
+// them; with nothing else failed, one derived check is named.
+func TestOtherCellCountsStepMetrics(t *testing.T) {
+	f := func(name string, v float64) checks.Check { return val(name, checks.Fail, v, 84.6, "ms") }
+	for _, tt := range []struct {
+		name string
+		cs   []checks.Check
+		want string
+	}{
+		{"stage and steps", []checks.Check{f(checks.PerfDenoiseAvg, 193.7), f(checks.PerfStagePrefix+checks.DenoisingStage, 3873.6), f(checks.PerfStepPrefix+"8", 193.8)},
+			"**❌ Denoising stage 3.9 s**<br>+2 step metrics"},
+		{"steps only", []checks.Check{f(checks.PerfStepPrefix+"4", 193.8), f(checks.PerfStepPrefix+"8", 193.8)},
+			"**❌ denoise step 4 193.8 ms**<br>+1 step metric"},
+		{"more than two others", []checks.Check{f(checks.PerfLoad, 90), f(checks.PerfStagePrefix+"DecodingStage", 90), f(checks.PerfStagePrefix+checks.DenoisingStage, 90), f(checks.PerfStepPrefix+"4", 90)},
+			"**❌ load time 90.0 ms**<br>**❌ Decoding stage 90.0 ms**<br>+1 more<br>+1 step metric"},
+	} {
+		c := &checks.CaseResult{ID: "c"}
+		rr := &checks.RequestResult{Index: 2, Of: 2, Status: checks.Fail, Checks: tt.cs}
+		// The cell keeps a value with its unit by non-breaking spaces; read as spaces here.
+		if got := strings.ReplaceAll(cellOther(row{c: c, rr: rr}), nbsp, " "); got != tt.want {
+			t.Errorf("%s: cellOther = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
