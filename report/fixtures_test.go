@@ -181,6 +181,14 @@ func slowSteps(c checks.CaseResult) checks.CaseResult {
 	rr := &c.Requests[1]
 	rr.Checks[3].Spread = &checks.Spread{N: 6, Min: 64900, Median: 65600, Max: 66100, MAD: 300}
 	rr.Checks[4].Spread = &checks.Spread{N: 6, Min: 51800, Median: 52000, Max: 52200, MAD: 120}
+	for i := range rr.Checks {
+		ck := &rr.Checks[i]
+		if ck.Status == checks.Fail && ck.Baseline != nil {
+			// As checks.limitCheck words it.
+			ck.Detail = fmt.Sprintf("%s %.0f ms > limit %.0f ms (baseline %.0f ms, tolerance 10%%; %.1f%% over the baseline)",
+				ck.Name, *ck.Value, *ck.Limit, *ck.Baseline, (*ck.Value / *ck.Baseline - 1)*100)
+		}
+	}
 	return c
 }
 
