@@ -96,3 +96,30 @@ func TestBeyond(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedFoldUnderTheDenoisingStage: the per-step times and their mean and median are
+// derived from the denoising stage (SGLang's DenoisingStage, and the model-specific stages
+// whose name ends in it); the stage itself, the other stages and E2E are not.
+func TestDerivedFoldUnderTheDenoisingStage(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		derived, isStage bool
+	}{
+		{PerfStepPrefix + "4", true, false},
+		{PerfDenoiseAvg, true, false},
+		{PerfDenoiseMedian, true, false},
+		{PerfStagePrefix + DenoisingStage, false, true},
+		{PerfStagePrefix + "LTX2AVDenoisingStage", false, true},
+		{PerfStagePrefix + "DecodingStage", false, false},
+		{PerfE2E, false, false},
+		{PerfStepPrefix, false, false},
+		{PerfStagePrefix, false, false},
+	} {
+		if got := KindOf(tt.name).Derived; got != tt.derived {
+			t.Errorf("KindOf(%q).Derived = %v, want %v", tt.name, got, tt.derived)
+		}
+		if got := DenoisingStageCheck(tt.name); got != tt.isStage {
+			t.Errorf("DenoisingStageCheck(%q) = %v, want %v", tt.name, got, tt.isStage)
+		}
+	}
+}
