@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 	"github.com/google/go-cmp/cmp"
 )
@@ -65,7 +66,7 @@ func (a *sglangAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 func requestRun(t *testing.T, spec *suite.Server, c *suite.Case, transport http.RoundTripper, heartbeat time.Duration, progress io.Writer) (*run, *server) {
 	t.Helper()
 	dir := t.TempDir()
-	rec, err := NewRecorder(filepath.Join(dir, "out"))
+	rec, err := results.NewWriter(filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}

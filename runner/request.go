@@ -50,7 +50,7 @@ func (s slot) String() string {
 func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) (rr checks.RequestResult, loadPeak startPeaks, halt string) {
 	rr = checks.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
 	spec := r.opts.Suite.Servers[c.Server]
-	dir, err := r.rec.artifactDir(c.ID, at)
+	dir, err := r.rec.ArtifactDir(c.ID, at.index, at.confirm)
 	if err != nil {
 		r.noteDisk(err)
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})

@@ -22,6 +22,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -36,7 +37,7 @@ type Options struct {
 	Cases []string // restrict to these case ids; empty: all of the partition
 	Out   string
 	// Force lets a run write into an Out that holds an earlier run, whose files it removes
-	// first (ClearOut); without it such an Out is refused.
+	// first (results.ClearOut); without it such an Out is refused.
 	Force  bool
 	Mode   Mode
 	Commit string
@@ -118,11 +119,11 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	}
 	// The results are written by then; a failed close of the lock file changes none of them.
 	defer func() { _ = lock.release() }()
-	removed, err := ClearOut(opts.Out, opts.Force)
+	removed, err := results.ClearOut(opts.Out, opts.Force)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := NewRecorder(opts.Out)
+	rec, err := results.NewWriter(opts.Out)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +356,7 @@ func Select(s *suite.Suite, plan *Plan, p checks.Partition, ids []string) ([]*su
 // run holds the state of one Run.
 type run struct {
 	opts     Options
-	rec      *Recorder
+	rec      *results.Writer
 	progress io.Writer
 	starts   int // server starts so far, to name their log folders
 	perfCfg  *perfConfig
@@ -384,7 +385,7 @@ type run struct {
 
 // noteDisk records err when it is a write that failed for want of space, and says so.
 func (r *run) noteDisk(err error) bool {
-	if !IsDiskFull(err) {
+	if !results.IsDiskFull(err) {
 		return false
 	}
 	r.diskOnce.Do(func() {
@@ -580,7 +581,7 @@ func (e *startError) Unwrap() error { return e.err }
 // start launches a server for a case and waits until it is ready.
 func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*server, time.Duration, error) {
 	r.starts++
-	dir := filepath.Join(r.opts.Out, ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
+	dir := filepath.Join(r.opts.Out, results.ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
 	r.logf("%s: starting server %s", c.ID, spec.Name)
 	// Exclusively: a folder that exists already belongs to another server start, whose logs
 	// this one must not overwrite.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -74,7 +74,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
 		ts.Fatalf("usage: requests RESULTS CASE STATUS...")
 	}
-	res, err := runner.ReadResults(ts.MkAbs(args[0]))
+	res, err := results.Read(ts.MkAbs(args[0]))
 	ts.Check(err)
 	var cr *checks.CaseResult
 	for i := range res.Cases {
@@ -95,7 +95,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if want := args[2:]; strings.Join(got, " ") != strings.Join(want, " ") {
 		ts.Fatalf("case %s: request statuses %v, want %v", cr.ID, got, want)
 	}
-	lines, _, err := runner.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
+	lines, _, err := results.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
 	ts.Check(err)
 	for _, rr := range cr.Requests {
 		// The last line of a request is its final verdict (an earlier one may be revised once

@@ -1,4 +1,4 @@
-package runner
+package results
 
 import (
 	"cmp"
