@@ -20,7 +20,8 @@
 //  4. enforcement: in baseline mode every check of steps 1-3 is recorded, not enforced.
 //  5. spread: each check with a value gets the baseline's spread of its metric.
 //  6. known: the known-failures entries, over every check of the request (the measured ones
-//     too): a listed failure is known, an expired entry leaves it failed, a pass is fixed.
+//     too): a listed failure is known, an expired entry leaves it failed, a pass is fixed;
+//     not for a confirmation request, whose checks only label the case's failures.
 //  7. status: checks.RequestStatus, except for a request the run cut short (cancelled).
 //
 // Later events change a request's verdict only through Confirmation (its case's
@@ -225,11 +226,26 @@ func spreadRule(j *Config, in Input, v verdict) verdict {
 	return v
 }
 
-// knownRule applies the known-failures entries to every check of the request.
+// knownRule applies the known-failures entries to every check of one of the case's own
+// requests. A confirmation request is left alone: its index is not a request index an entry
+// could name, and what it measured is a label of the case's failures, not a failure.
 func knownRule(j *Config, in Input, v verdict) verdict {
-	v.measured = checks.MarkKnown(j.Known, in.Case.ID, in.Request.Index, v.measured, j.Today)
-	v.judged = checks.MarkKnown(j.Known, in.Case.ID, in.Request.Index, v.judged, j.Today)
+	if in.Request.Confirm {
+		return v
+	}
+	v.measured = j.MarkKnown(in.Case.ID, in.Request.Index, v.measured)
+	v.judged = j.MarkKnown(in.Case.ID, in.Request.Index, v.judged)
 	return v
+}
+
+// MarkKnown is the known-failures step alone (checks.MarkKnown with the run's list and
+// date), for the checks of case caseID's request req (0: its case-level checks); for checks
+// no other rule judges, such as those of a server that failed to start.
+func (j *Config) MarkKnown(caseID string, req int, cs []checks.Check) []checks.Check {
+	if j == nil {
+		return cs
+	}
+	return checks.MarkKnown(j.Known, caseID, req, cs, j.Today)
 }
 
 // Case returns the final case-level checks of a case whose requests have all been judged:
@@ -268,8 +284,7 @@ func (j *Config) Case(c *suite.Case, cr checks.CaseResult) []checks.Check {
 			judged = append(judged, j.vram(checks.WarmupMemory(cr.Load.WarmupPeakVRAMMiB, mb))...)
 		}
 	}
-	out := append(slices.Clone(cr.Checks), j.enforcement(judged)...)
-	return checks.MarkKnown(j.Known, c.ID, 0, out, j.Today)
+	return j.MarkKnown(c.ID, 0, append(slices.Clone(cr.Checks), j.enforcement(judged)...))
 }
 
 // vram is SGLang's rule for memory verdicts off CUDA: its harness validates peak VRAM only

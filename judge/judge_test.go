@@ -236,3 +236,31 @@ func TestConfirmationSaysWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownLeavesConfirmationRequestsAlone: an entry for request 1 does not apply to
+// confirmation request 1, whose checks only label the case's failures.
+func TestKnownLeavesConfirmationRequestsAlone(t *testing.T) {
+	cfg := config(t, true, false, checks.KnownEntry{Case: "c", Check: checks.ConsistencySSIM, Request: 1, Reason: "drift", Source: "known.yaml:1"})
+	c := &suite.Case{ID: "c", Modality: suite.Image}
+	own := cfg.Request(Input{Case: c, Request: measuredRequest(1, 900, 3400), Answered: true}).Request
+	confirm := measuredRequest(1, 900, 3400)
+	confirm.Confirm = true
+	conf := cfg.Request(Input{Case: c, Request: confirm, Answered: true}).Request
+	if got := [2]checks.Status{check(own, checks.ConsistencySSIM, "").Status, check(conf, checks.ConsistencySSIM, "").Status}; got != [2]checks.Status{checks.Known, checks.Fail} {
+		t.Errorf("request 1, confirmation request 1: ssim %v, want [known fail]", got)
+	}
+}
+
+// TestMarkKnownJudgesUnjudgedCaseChecks: the known-failures step alone, for the checks of a
+// server that failed to start (no other rule judges them).
+func TestMarkKnownJudgesUnjudgedCaseChecks(t *testing.T) {
+	cfg := config(t, true, false, checks.KnownEntry{Case: "c", Check: checks.ServerAlive, Reason: "flaky host", Source: "known.yaml:1"})
+	got := cfg.MarkKnown("c", 0, []checks.Check{checks.Failed(checks.ServerAlive, "server ref failed to start")})
+	if got[0].Status != checks.Known {
+		t.Errorf("server.alive %s, want known", got[0].Status)
+	}
+	var none *Config
+	if got := none.MarkKnown("c", 0, []checks.Check{checks.Failed(checks.ServerAlive, "")}); got[0].Status != checks.Fail {
+		t.Errorf("nil config: %s, want the check as it is", got[0].Status)
+	}
+}

@@ -538,7 +538,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 					cause = checks.CauseStartTimeout
 				}
 			}
-			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail, Cause: cause})
+			cr.Checks = r.judge.MarkKnown(c.ID, 0, append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail, Cause: cause}))
 			for i := 1; i <= c.Repeat; i++ {
 				cr.Requests = append(cr.Requests, notSent(c, i, "not sent: the server failed to start"))
 				r.record(cr.Requests[i-1])
