@@ -60,8 +60,8 @@ type Config struct {
 	Spread *baselines.SpreadFile
 }
 
-// BaselineMode is why a check is recorded, not enforced, in baseline mode.
-const BaselineMode = "baseline mode: recorded, not enforced"
+// baselineMode is why a check is recorded, not enforced, in baseline mode.
+const baselineMode = "baseline mode: recorded, not enforced"
 
 // Input is one finished request, as measured.
 type Input struct {
@@ -303,7 +303,7 @@ func (j *Config) enforcement(cs []checks.Check) []checks.Check {
 	if j.Enforce {
 		return cs
 	}
-	return checks.Unenforced(cs, BaselineMode)
+	return checks.Unenforced(cs, baselineMode)
 }
 
 // memoryBaseline is the case's memory baselines and tolerances: from the baseline file, or
