@@ -19,6 +19,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -464,7 +465,7 @@ func (r *run) changeVersusOld(ctx context.Context, old, src string) string {
 // failureIndex writes artifacts/index.html with the failure pictures of every request that
 // has some, beside what failed. Nothing is written when no request has pictures.
 func (r *run) failureIndex(res *checks.Result) {
-	root := filepath.Join(r.opts.Out, ArtifactsDir)
+	root := filepath.Join(r.opts.Out, results.ArtifactsDir)
 	var entries []pictures.Entry
 	for _, cr := range res.Cases {
 		for _, rr := range cr.Requests {

@@ -14,7 +14,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -97,7 +97,7 @@ func TestNoiseSimulation(t *testing.T) {
 		if code != want {
 			t.Errorf("lane %s: exit %d, want %d\n%s", lane, code, want, out)
 		}
-		r, err := runner.ReadResults(filepath.Join(dir, lane, "results.json"))
+		r, err := results.Read(filepath.Join(dir, lane, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestNoiseSimulation(t *testing.T) {
 				}
 			}
 		}
-		lines, _, err := runner.ReadRequests(filepath.Join(dir, lane, runner.RequestsFile))
+		lines, _, err := results.ReadRequests(filepath.Join(dir, lane, results.RequestsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
