@@ -660,6 +660,7 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 			defer wg.Done()
 			defer func() { <-sem }()
 			rr, loadPeak, halt := r.request(ctx, c, srv, slot{index: i, of: c.Repeat})
+			rr.Checks = append(rr.Checks, r.repeat(ctx, c, srv, &rr)...)
 			if rr.Status != checks.Cancelled {
 				rr.Status = checks.RequestStatus(rr.Checks)
 			}

@@ -5,6 +5,7 @@ package pictures
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image"
 	"image/color"
@@ -41,6 +42,9 @@ type Failure struct {
 	// MapW×MapH values whose (x, y) is centred on pixel (x+3, y+3).
 	SSIMMap    []float64
 	MapW, MapH int
+	// GTLabel and OutLabel name the first two panels; empty: "ground truth" and "output"
+	// (a cross-request picture says "request 1" and "request 2").
+	GTLabel, OutLabel string
 }
 
 // Layout constants, in pixels.
@@ -59,7 +63,7 @@ var (
 )
 
 // Render draws f: a header with the title and lines, then three labelled panels: ground
-// truth | output | SSIM map (dark: equal, bright: different).
+// truth | output | SSIM map (dark: equal, bright: different), or with the labels f gives.
 func Render(f Failure) (*image.RGBA, error) {
 	if err := checkFrame("ground truth", f.GT); err != nil {
 		return nil, err
@@ -84,8 +88,8 @@ func Render(f Failure) (*image.RGBA, error) {
 		label string
 		img   image.Image
 	}{
-		{"ground truth", toRGBA(f.GT)},
-		{"output", toRGBA(f.Out)},
+		{cmp.Or(f.GTLabel, "ground truth"), toRGBA(f.GT)},
+		{cmp.Or(f.OutLabel, "output"), toRGBA(f.Out)},
 		{"SSIM map (dark = same, bright = different)", heatMap(f.SSIMMap, f.MapW, f.MapH, w, h)},
 	}
 	header := margin + lineHeight*(1+len(f.Lines)) + gap
@@ -125,6 +129,11 @@ func Write(path string, f Failure) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	return writePNG(path, img)
+}
+
+// writePNG saves img as a PNG at path, creating its folder.
+func writePNG(path string, img image.Image) error {
 	var b bytes.Buffer
 	if err := png.Encode(&b, img); err != nil {
 		return fmt.Errorf("%s: encode png: %w", path, err)
