@@ -169,7 +169,7 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if also := p.also(); also != "" {
 		b.WriteString("; also " + also)
 	}
-	if artifacts != "" && checks.KindOf(ck.Name).Group == checks.GroupConsistency {
+	if g := checks.KindOf(ck.Name).Group; artifacts != "" && (g == checks.GroupConsistency || g == checks.GroupRepeat) {
 		b.WriteString(" · [pictures](" + artifacts + ")")
 	}
 	return b.String()
