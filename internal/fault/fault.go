@@ -64,11 +64,7 @@ func (f *Set) Set(spec string) error {
 	case "drift-at":
 		err = count(&f.DriftAt)
 	case "offset":
-		v, perr := strconv.Atoi(arg)
-		if !hasArg || perr != nil || v < 1 || v > 255 {
-			return fmt.Errorf("fault %q: want offset=LEVELS with 1 ≤ LEVELS ≤ 255", spec)
-		}
-		f.Offset = v
+		err = levels(spec, arg, hasArg, &f.Offset)
 	case "crash-at":
 		err = count(&f.CrashAt)
 	case "hang-at":
@@ -106,6 +102,16 @@ func (f *Set) Set(spec string) error {
 		return err
 	}
 	f.specs = append(f.specs, strings.TrimSpace(spec))
+	return nil
+}
+
+// levels reads the LEVELS of offset=LEVELS: a whole number of 8-bit levels from 1 to 255.
+func levels(spec, arg string, hasArg bool, dst *int) error {
+	v, err := strconv.Atoi(arg)
+	if !hasArg || err != nil || v < 1 || v > 255 {
+		return fmt.Errorf("fault %q: want offset=LEVELS with 1 ≤ LEVELS ≤ 255", spec)
+	}
+	*dst = v
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
@@ -142,10 +143,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	}
 
 	t = time.Now()
-	after := func(k int) bool { return k > 0 && r.number > k }
-	driftAt := fl.DriftAt > 0 && r.number == fl.DriftAt
-	driftVideo := after(fl.DriftAfter) || after(fl.VideoDriftAfter) || driftAt
-	driftAudio := after(fl.DriftAfter) || after(fl.AudioDriftAfter) || driftAt
+	driftVideo, driftAudio := drifts(&fl, r.number)
 	scenes := make([]*scene, g.n)
 	for i := range scenes {
 		k := key
@@ -279,6 +277,14 @@ func (h *Handler) encodeVideo(ctx context.Context, g *genRequest, s *scene, base
 		return nil, err
 	}
 	return os.ReadFile(path)
+}
+
+// drifts says whether the pictures and the audio of request number drift under the faults:
+// after K (drift-after, video-drift-after, audio-drift-after) or at K alone (drift-at).
+func drifts(fl *fault.Set, number int) (video, audio bool) {
+	after := func(k int) bool { return k > 0 && number > k }
+	at := fl.DriftAt > 0 && number == fl.DriftAt
+	return after(fl.DriftAfter) || after(fl.VideoDriftAfter) || at, after(fl.DriftAfter) || after(fl.AudioDriftAfter) || at
 }
 
 // brighten adds levels to the R, G and B samples of packed pixels of bpp bytes (clamped at
