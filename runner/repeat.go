@@ -30,8 +30,9 @@ const repeatPrefix = "consistency-repeat-"
 // so on a server that keeps no state between requests they are the same output within the
 // GPU's nondeterminism.
 type firstOutput struct {
-	done chan struct{} // closed once request 1 has finished, whatever became of it
-	srv  *server       // the server start request 1 ran on
+	done     chan struct{} // closed once request 1 has finished, whatever became of it
+	finished sync.Once     // guards done
+	srv      *server       // the server start request 1 ran on
 	// path is request 1's output; "" when it has none to compare with, and why says why.
 	path, why string
 	// cache holds request 1's output decoded by the first comparison, for the next ones.
@@ -127,6 +128,11 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *checks
 
 // finish records request 1 as it finished and lets the later requests compare with it.
 func (f *firstOutput) finish(rr *checks.RequestResult) {
+	f.finished.Do(func() { f.record(rr) })
+}
+
+// record keeps request 1's output, or why there is none to compare with, and closes done.
+func (f *firstOutput) record(rr *checks.RequestResult) {
 	defer close(f.done)
 	f.evidence = checks.RepeatEvidenceOf(checks.CaseResult{Requests: []checks.RequestResult{*rr}})[0]
 	switch {
