@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
@@ -25,7 +24,7 @@ type shapedCase struct {
 // acrossOf reads the diagnosis of every case of a lane. A case counts as without ground
 // truth when none of its requests was compared with one although its outputs were checked
 // (a consistency, audio or repeat check of any status): a case that never ran an output
-// check has nothing to say either way.
+// check has nothing to say either way, nor has one whose run wrote its ground truth.
 func acrossOf(l *checks.Result) across {
 	var a across
 	for i := range l.Cases {
@@ -42,15 +41,18 @@ func acrossOf(l *checks.Result) across {
 }
 
 func outputsChecked(c *checks.CaseResult) bool {
+	checked := false
 	for _, rr := range c.Requests {
-		if slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool {
-			g := checks.KindOf(ck.Name).Group
-			return g == checks.GroupConsistency || g == checks.GroupAudio || g == checks.GroupRepeat
-		}) {
-			return true
+		for _, ck := range rr.Checks {
+			switch checks.KindOf(ck.Name).Group {
+			case checks.GroupGroundTruth:
+				return false
+			case checks.GroupConsistency, checks.GroupAudio, checks.GroupRepeat:
+				checked = true
+			}
 		}
 	}
-	return false
+	return checked
 }
 
 // shapeTitle names a shape in a few words, for the head of its line.

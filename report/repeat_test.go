@@ -56,6 +56,8 @@ func TestAcrossRequestsNamesTheShape(t *testing.T) {
 			[]string{"mismatch", "No ground-truth check"}, "case t2v across requests: state leak across requests"},
 		{"healthy with ground truth: nothing to say", repeatCase("ok", 0.99, 0.99, 1), nil,
 			[]string{"Outputs across requests"}, ""},
+		{"a run writing the ground truth is not without one", writingGT(repeatCase("gt", -1, -1, 1)), nil,
+			[]string{"Outputs across requests"}, ""},
 	} {
 		l := checks.Result{Suite: "s", Lane: "base", Cases: []checks.CaseResult{tc.c}}
 		checks.Finalize(&l)
@@ -81,4 +83,10 @@ func TestAcrossRequestsNamesTheShape(t *testing.T) {
 			t.Errorf("%s: the text table says something across requests:\n%s", tc.name, got)
 		}
 	}
+}
+
+// writingGT marks request 1 of a case as written to the ground truth (run --mode gt).
+func writingGT(c checks.CaseResult) checks.CaseResult {
+	c.Requests[0].Checks = append(c.Requests[0].Checks, checks.Passed(checks.GroundTruthWrite, "new gt/x_1gpu.png"))
+	return c
 }
