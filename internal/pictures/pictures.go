@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/image/draw"
 	"golang.org/x/image/font"
@@ -151,13 +152,16 @@ func checkFrame(what string, f Frame) error {
 	return nil
 }
 
-func textWidth(face font.Face, s string) int { return font.MeasureString(face, s).Ceil() }
+func textWidth(face font.Face, s string) int { return font.MeasureString(face, asciiSigns.Replace(s)).Ceil() }
 
-// text draws s with its baseline at y.
+// text draws s with its baseline at y. The face has ASCII glyphs only: the signs the
+// details use are spelled in ASCII first, so that "≥ 0.99" does not draw as a box.
 func text(dst *image.RGBA, face font.Face, x, y int, s string, c color.Color) {
 	d := font.Drawer{Dst: dst, Src: image.NewUniform(c), Face: face, Dot: fixed.P(x, y)}
-	d.DrawString(s)
+	d.DrawString(asciiSigns.Replace(s))
 }
+
+var asciiSigns = strings.NewReplacer("≥", ">=", "≤", "<=", "–", "-", "−", "-", "×", "x", "…", "...")
 
 func toRGBA(f Frame) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, f.W, f.H))
