@@ -152,7 +152,9 @@ func checkFrame(what string, f Frame) error {
 	return nil
 }
 
-func textWidth(face font.Face, s string) int { return font.MeasureString(face, asciiSigns.Replace(s)).Ceil() }
+func textWidth(face font.Face, s string) int {
+	return font.MeasureString(face, asciiSigns.Replace(s)).Ceil()
+}
 
 // text draws s with its baseline at y. The face has ASCII glyphs only: the signs the
 // details use are spelled in ASCII first, so that "≥ 0.99" does not draw as a box.
