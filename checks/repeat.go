@@ -128,7 +128,13 @@ type RepeatEvidence struct {
 	GTSSIM     *float64
 	Repeat     Status
 	RepeatSSIM *float64
+	// GTFailed holds every ground-truth check that failed with a value and a limit, by name,
+	// so that a diagnosis can say by how much (e.g. mean abs diff 12 on every request).
+	GTFailed map[string]Measured
 }
+
+// Measured is a check's value against its limit.
+type Measured struct{ Value, Limit float64 }
 
 // RepeatEvidenceOf reads the evidence of every request of a case from its checks: the
 // measured ground-truth checks (consistency and audio metrics that passed or failed; a
@@ -148,6 +154,12 @@ func RepeatEvidenceOf(cr CaseResult) []RepeatEvidence {
 				e.GT = worseOf(e.GT, st)
 				if c.Name == ConsistencySSIM {
 					e.GTSSIM = c.Value
+				}
+				if st == Fail && c.Value != nil && c.Limit != nil {
+					if e.GTFailed == nil {
+						e.GTFailed = map[string]Measured{}
+					}
+					e.GTFailed[c.Name] = Measured{*c.Value, *c.Limit}
 				}
 			case g == GroupRepeat && c.Name != RepeatGroup:
 				e.Repeat = worseOf(e.Repeat, st)
@@ -199,6 +211,11 @@ type RepeatDiagnosis struct {
 	GTSSIMLow, GTSSIMHigh float64
 	// RepeatSSIMLow is the lowest SSIM of a later request against request 1 (NaN: none).
 	RepeatSSIMLow float64
+	// GTMetric is the ground-truth check that failed furthest past its limit on the first
+	// request that failed one (by its kind's Beyond), and GTMetricLow, GTMetricHigh bound its
+	// value over the requests where it failed; "" when no failure had a value.
+	GTMetric                  string
+	GTMetricLow, GTMetricHigh float64
 }
 
 // DiagnoseRepeat tells apart the two ways a case's outputs go wrong across its requests
@@ -245,6 +262,7 @@ func DiagnoseRepeat(ev []RepeatEvidence) RepeatDiagnosis {
 		}
 	}
 	d.NoGT = len(d.GTCompared) == 0
+	d.worstGTMetric(ev)
 	switch {
 	case len(d.Drifting) > 0 && firstFailsGT:
 		d.Shape = ShapeLeakAndGTMismatch
@@ -287,14 +305,61 @@ func (d RepeatDiagnosis) Text() string {
 	return ""
 }
 
-func (d RepeatDiagnosis) gtRange() string {
-	switch {
-	case math.IsNaN(d.GTSSIMLow):
-		return "SSIM vs ground truth not measured"
-	case d.GTSSIMLow == d.GTSSIMHigh:
-		return fmt.Sprintf("SSIM vs ground truth %.4f", d.GTSSIMLow)
+// worstGTMetric sets GTMetric and its range (see RepeatDiagnosis): of the first request that
+// failed a ground-truth check with a value, the check furthest past its limit (its kind's
+// Beyond; a tie goes to the first name, the same on every run).
+func (d *RepeatDiagnosis) worstGTMetric(ev []RepeatEvidence) {
+	for _, e := range ev {
+		names := make([]string, 0, len(e.GTFailed))
+		for n := range e.GTFailed {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		worst := 0.0
+		for _, n := range names {
+			m := e.GTFailed[n]
+			if b := KindOf(n).Beyond(m.Value, m.Limit); d.GTMetric == "" || b > worst {
+				d.GTMetric, worst = n, b
+			}
+		}
+		if d.GTMetric != "" {
+			break
+		}
 	}
-	return fmt.Sprintf("SSIM vs ground truth %.4f–%.4f", d.GTSSIMLow, d.GTSSIMHigh)
+	if d.GTMetric == "" {
+		return
+	}
+	d.GTMetricLow, d.GTMetricHigh = math.NaN(), math.NaN()
+	for _, e := range ev {
+		if m, ok := e.GTFailed[d.GTMetric]; ok {
+			if math.IsNaN(d.GTMetricLow) || m.Value < d.GTMetricLow {
+				d.GTMetricLow = m.Value
+			}
+			if math.IsNaN(d.GTMetricHigh) || m.Value > d.GTMetricHigh {
+				d.GTMetricHigh = m.Value
+			}
+		}
+	}
+}
+
+func (d RepeatDiagnosis) gtRange() string {
+	span := func(label string, lo, hi float64) string {
+		if lo == hi {
+			return fmt.Sprintf("%s vs ground truth %.4f", label, lo)
+		}
+		return fmt.Sprintf("%s vs ground truth %.4f–%.4f", label, lo, hi)
+	}
+	var parts []string
+	if d.GTMetric != "" && d.GTMetric != ConsistencySSIM {
+		parts = append(parts, span(KindOf(d.GTMetric).Title(d.GTMetric), d.GTMetricLow, d.GTMetricHigh))
+	}
+	if !math.IsNaN(d.GTSSIMLow) {
+		parts = append(parts, span("SSIM", d.GTSSIMLow, d.GTSSIMHigh))
+	}
+	if len(parts) == 0 {
+		return "SSIM vs ground truth not measured"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // requestList names requests: "request 2", "requests 2, 3".

@@ -116,6 +116,8 @@ func TestDiagnoseRepeatTellsALeakFromAGroundTruthMismatch(t *testing.T) {
 			view{Shape: ShapeLeakAndGTMismatch, Drifting: []int{2, 3}, GTFailing: []int{1, 2, 3}, TextHas: "requests 2, 3 drift from request 1"}},
 		{"every request misses the ground truth by the same amount", []RepeatEvidence{ev(1, Fail, 0.81, "", 0), ev(2, Fail, 0.81, Pass, 1), ev(3, Fail, 0.81, Pass, 1)},
 			view{Shape: ShapeGTMismatch, GTFailing: []int{1, 2, 3}, TextHas: "every request differs from the ground truth by the same amount (SSIM vs ground truth 0.8100 on all 3)"}},
+		{"the same amount, told by the check furthest past its limit", []RepeatEvidence{offGT(ev(1, Fail, 0.99, "", 0)), offGT(ev(2, Fail, 0.99, Pass, 1))},
+			view{Shape: ShapeGTMismatch, GTFailing: []int{1, 2}, TextHas: "(mean abs diff vs ground truth 12.0000, SSIM vs ground truth 0.9900 on all 2)"}},
 		{"requests agree but straddle the ground truth's limit", []RepeatEvidence{ev(1, Pass, 0.951, "", 0), ev(2, Fail, 0.949, Pass, 0.995)},
 			view{Shape: ShapeBorderline, GTFailing: []int{2}, TextHas: "request 2 fails the ground truth and the others pass it (SSIM vs ground truth 0.9490–0.9510)"}},
 		{"request 2 not compared with request 1: no claim", []RepeatEvidence{ev(1, Fail, 0.8, "", 0), ev(2, Fail, 0.8, "", 0)},
@@ -161,4 +163,11 @@ func TestRepeatEvidenceOfReadsTheChecks(t *testing.T) {
 	if diff := cmp.Diff(want, RepeatEvidenceOf(cr)); diff != "" {
 		t.Errorf("RepeatEvidenceOf (-want +got):\n%s", diff)
 	}
+}
+
+// offGT is e failing the ground truth as a uniform offset of 12 levels does: mean abs diff
+// 12 > 8 (1.5×) and PSNR 26.5 < 28 (1.06×).
+func offGT(e RepeatEvidence) RepeatEvidence {
+	e.GTFailed = map[string]Measured{ConsistencyMeanAbsDiff: {12, 8}, ConsistencyPSNR: {26.5, 28}}
+	return e
 }
