@@ -152,12 +152,12 @@ func TestRepeatEvidenceOfReadsTheChecks(t *testing.T) {
 	gtSSIM, repSSIM := Check{Name: ConsistencySSIM, Status: Pass, Value: Float(0.97)}, Check{Name: RepeatSSIM, Status: Fail, Value: Float(0.5)}
 	cr := CaseResult{Requests: []RequestResult{
 		{Index: 1, Checks: []Check{{Name: OutputValid, Status: Pass}, {Name: ConsistencyGroup, Status: Fail, Detail: "GT not found"}}},
-		{Index: 2, Checks: []Check{gtSSIM, {Name: AudioSpectralSimilarity, Status: Known}, repSSIM, {Name: RepeatAudioSpectralSimilarity, Status: Pass}}},
+		{Index: 2, Checks: []Check{gtSSIM, {Name: ConsistencyMeanAbsDiff, Status: Fail, Value: Float(12), Limit: Float(8)}, {Name: AudioSpectralSimilarity, Status: Known}, repSSIM, {Name: RepeatAudioSpectralSimilarity, Status: Pass}}},
 		{Index: 3, Checks: []Check{{Name: ConsistencyCLIP, Status: Skip}, {Name: RepeatGroup, Status: Skip}, {Name: RepeatPSNR, Status: Error}}},
 	}}
 	want := []RepeatEvidence{
 		{Index: 1},
-		{Index: 2, GT: Fail, GTSSIM: Float(0.97), Repeat: Fail, RepeatSSIM: Float(0.5)},
+		{Index: 2, GT: Fail, GTSSIM: Float(0.97), Repeat: Fail, RepeatSSIM: Float(0.5), GTFailed: map[string]Measured{ConsistencyMeanAbsDiff: {12, 8}}},
 		{Index: 3},
 	}
 	if diff := cmp.Diff(want, RepeatEvidenceOf(cr)); diff != "" {
