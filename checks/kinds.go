@@ -70,6 +70,8 @@ const (
 	GroupConsistency Group = "consistency"
 	GroupAudio       Group = "audio"
 	GroupGroundTruth Group = "ground_truth"
+	// GroupRepeat is request k against request 1 of the same server start (repeat.go).
+	GroupRepeat Group = "repeat"
 )
 
 // Column is the column of the per-request table that shows a check; ColumnNone puts a check
@@ -126,6 +128,15 @@ var kinds = []Kind{
 	{Name: AudioDurationDiff, Label: "duration diff", Unit: "s", Group: GroupAudio, Column: ColumnAudio, Decimals: 2},
 
 	{Name: GroundTruthWrite, Label: "ground truth written", Group: GroupGroundTruth},
+
+	{Name: RepeatGroup, Label: "vs request 1", Group: GroupRepeat},
+	{Name: RepeatSSIM, Label: "SSIM vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatPSNR, Label: "PSNR vs request 1", Unit: "dB", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 2},
+	{Name: RepeatMeanAbsDiff, Label: "mean abs diff vs request 1", Group: GroupRepeat, Decimals: 3},
+	{Name: RepeatAudioSpectralSimilarity, Label: "audio spectral similarity vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatAudioWaveformCorrelation, Label: "audio waveform correlation vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatAudioRMSdBDiff, Label: "audio RMS level diff vs request 1", Unit: "dB", Group: GroupRepeat, Decimals: 2},
+	{Name: RepeatAudioDurationDiff, Label: "audio duration diff vs request 1", Unit: "s", Group: GroupRepeat, Decimals: 3},
 }
 
 // KindOf returns the kind of a check name: its registered entry, else the family whose

@@ -26,7 +26,11 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	all = append(all, CLIP([]float64{0.95}, []int{0}, 1, ConsistencyLimits{CLIP: 0.9}))
 	all = append(all, AudioConsistency(AudioScores{0.9, 0.8, 1, 0.1}, AudioLimits{SpectralSimilarity: 0.8, WaveformCorrelation: 0.7, RMSdBDiff: 3, DurationDiffS: 0.5})...)
 	all = append(all, AudioFailed("no audio")...)
-	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler} {
+	all = append(all, Repeat(frames, 1, DefaultRepeatLimits())...)
+	all = append(all, RepeatAudio(AudioScores{1, 1, 0, 0}, DefaultRepeatLimits())...)
+	all = append(all, RepeatFailed("size differs", false)...)
+	all = append(all, RepeatFailed("no audio", true)...)
+	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler, RepeatGroup} {
 		all = append(all, Passed(name, ""))
 	}
 	for _, c := range all {

@@ -240,7 +240,7 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if f := p.folded(); f != "" {
 		b.WriteString("; " + f)
 	}
-	if artifacts != "" && checks.KindOf(ck.Name).Group == checks.GroupConsistency {
+	if g := checks.KindOf(ck.Name).Group; artifacts != "" && (g == checks.GroupConsistency || g == checks.GroupRepeat) {
 		b.WriteString(" · [pictures](" + artifacts + ")")
 	}
 	return b.String()

@@ -666,6 +666,10 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 		go func(i int) {
 			defer wg.Done()
 			m := r.request(ctx, c, srv, slot{index: i, of: c.Repeat})
+			// Request k ≥ 2 against request 1 of this server start; request 1 leaves its
+			// output for them (consistency.repeat, runner/repeat.go). Its checks are
+			// measurements like the others, judged below with the rest.
+			m.rr.Checks = append(m.rr.Checks, r.repeat(ctx, c, srv, &m.rr)...)
 			mu.Lock()
 			out[i-1] = m.rr
 			if m.halt != "" && halted == "" {

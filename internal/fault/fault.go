@@ -17,6 +17,8 @@ type Set struct {
 	DriftAfter      int     // outputs of requests > K drift from the deterministic output
 	VideoDriftAfter int     // only the pictures of requests > K drift
 	AudioDriftAfter int     // only the audio track of requests > K drifts
+	DriftAt         int     // only the output of request K drifts (a one-off leak)
+	Offset          int     // every output's pixel values are this many levels higher (another GPU class)
 	SlowAfter       int     // requests > K are slower ...
 	SlowFactor      float64 // ... by this factor
 	SlowAt          int     // only request K is slower (a one-off, as noise on a shared runner) ...
@@ -59,6 +61,10 @@ func (f *Set) Set(spec string) error {
 		err = count(&f.VideoDriftAfter)
 	case "audio-drift-after":
 		err = count(&f.AudioDriftAfter)
+	case "drift-at":
+		err = count(&f.DriftAt)
+	case "offset":
+		err = levels(spec, arg, hasArg, &f.Offset)
 	case "crash-at":
 		err = count(&f.CrashAt)
 	case "hang-at":
@@ -99,10 +105,20 @@ func (f *Set) Set(spec string) error {
 	return nil
 }
 
+// levels reads the LEVELS of offset=LEVELS: a whole number of 8-bit levels from 1 to 255.
+func levels(spec, arg string, hasArg bool, dst *int) error {
+	v, err := strconv.Atoi(arg)
+	if !hasArg || err != nil || v < 1 || v > 255 {
+		return fmt.Errorf("fault %q: want offset=LEVELS with 1 ≤ LEVELS ≤ 255", spec)
+	}
+	*dst = v
+	return nil
+}
+
 // Known lists the fault specs Set accepts, in the form `serve --fault` help and the
 // unknown-fault error show them. TestKnownMatchesSet keeps it equal to Set's switch.
 func Known() []string {
-	return []string{"drift-after=K", "video-drift-after=K", "audio-drift-after=K", "slow-after=K:FACTOR",
+	return []string{"drift-after=K", "video-drift-after=K", "audio-drift-after=K", "drift-at=K", "offset=LEVELS", "slow-after=K:FACTOR",
 		"slow-at=K:FACTOR", "mem-grow=MiB", "crash-at=K", "hang-at=K", "corrupt-at=K", "empty-at=K",
 		"no-perf-record", "fail-startup"}
 }
