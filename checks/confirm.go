@@ -1,6 +1,9 @@
 package checks
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The states of Confirmation.State.
 const (
@@ -114,16 +117,19 @@ func tallyConfirm(k string, confirm []RequestResult) Confirmation {
 	return c
 }
 
-// LabelConfirmed labels every target check of the requests (ConfirmTargets) with what the
-// confirmation requests said (Check.Confirm), with maxConfirm the case's confirm and note why
-// confirmation stopped short, if it did. With flaky (on_unconfirmed: flaky), a check that
-// was not reproduced becomes Flaky; every other label leaves the status as it was, so a
-// failure is never hidden. It returns how many checks it labelled and how many became
+// LabelConfirmed returns the requests with every target check (ConfirmTargets) labelled
+// with what the confirmation requests said (Check.Confirm), with maxConfirm the case's confirm
+// and note why confirmation stopped short, if it did. With flaky (on_unconfirmed: flaky), a
+// check that was not reproduced becomes Flaky; every other label leaves the status as it
+// was, so a failure is never hidden. Request statuses are not recomputed, and the requests
+// given are not changed. It returns too how many checks it labelled and how many became
 // flaky.
-func LabelConfirmed(requests []RequestResult, targets map[string]bool, confirm []RequestResult, maxConfirm int, note string, flaky bool) (labelled, flakies int) {
-	for i := range requests {
-		for j := range requests[i].Checks {
-			c := &requests[i].Checks[j]
+func LabelConfirmed(requests []RequestResult, targets map[string]bool, confirm []RequestResult, maxConfirm int, note string, flaky bool) (out []RequestResult, labelled, flakies int) {
+	out = slices.Clone(requests)
+	for i := range out {
+		out[i].Checks = slices.Clone(out[i].Checks)
+		for j := range out[i].Checks {
+			c := &out[i].Checks[j]
 			k := confirmKey(*c)
 			if c.Status != Fail || !targets[k] {
 				continue
@@ -149,7 +155,7 @@ func LabelConfirmed(requests []RequestResult, targets map[string]bool, confirm [
 			}
 		}
 	}
-	return labelled, flakies
+	return out, labelled, flakies
 }
 
 // FlakyNote is the remark a passing status carries for flaky requests, e.g. "1 flaky:

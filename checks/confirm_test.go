@@ -131,7 +131,11 @@ func TestLabelConfirmed(t *testing.T) {
 			if len(targets) != 2 {
 				t.Fatalf("targets %v, want e2e and memory (consistency is not confirmable)", targets)
 			}
-			LabelConfirmed(reqs, targets, tt.confirm, 3, tt.note, tt.flaky)
+			given := reqs
+			reqs, _, _ = LabelConfirmed(reqs, targets, tt.confirm, 3, tt.note, tt.flaky)
+			if given[1].Checks[0].Confirm != nil || given[1].Checks[0].Status != Fail {
+				t.Errorf("LabelConfirmed changed the requests it was given: %+v", given[1].Checks[0])
+			}
 			got := []*Confirmation{reqs[1].Checks[0].Confirm, reqs[1].Checks[1].Confirm, reqs[0].Checks[2].Confirm}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("labels (-want +got):\n%s", diff)

@@ -68,14 +68,18 @@ func Consistency(frames []FrameScore, total int, lim ConsistencyLimits) []Check 
 		return out
 	}
 	return []Check{
-		metricCheck(ConsistencySSIM, "SSIM", "", frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
-		metricCheck(ConsistencyPSNR, "PSNR", "dB", frames, total, lim.PSNR, true, lim.Origin, func(f FrameScore) float64 { return f.PSNR }),
-		metricCheck(ConsistencyMeanAbsDiff, "mean abs diff", "", frames, total, lim.MeanAbsDiff, false, lim.Origin, func(f FrameScore) float64 { return f.MeanAbsDiff }),
+		metricCheck(ConsistencySSIM, "SSIM", "", groundTruth, frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
+		metricCheck(ConsistencyPSNR, "PSNR", "dB", groundTruth, frames, total, lim.PSNR, true, lim.Origin, func(f FrameScore) float64 { return f.PSNR }),
+		metricCheck(ConsistencyMeanAbsDiff, "mean abs diff", "", groundTruth, frames, total, lim.MeanAbsDiff, false, lim.Origin, func(f FrameScore) float64 { return f.MeanAbsDiff }),
 	}
 }
 
-// metricCheck judges one metric over the frames; higher is better when atLeast.
-func metricCheck(name, label, unit string, frames []FrameScore, total int, limit float64, atLeast bool, origin string, get func(FrameScore) float64) Check {
+// groundTruth is what the consistency and audio checks compare with, in their details.
+const groundTruth = "the ground truth"
+
+// metricCheck judges one metric over the frames against ref (what they were compared with,
+// e.g. "the ground truth"); higher is better when atLeast.
+func metricCheck(name, label, unit, ref string, frames []FrameScore, total int, limit float64, atLeast bool, origin string, get func(FrameScore) float64) Check {
 	c := Check{Name: name, Unit: unit, Limit: Float(limit)}
 	op := "≥"
 	if !atLeast {
@@ -108,7 +112,7 @@ func metricCheck(name, label, unit string, frames []FrameScore, total int, limit
 	var b strings.Builder
 	switch {
 	case math.IsInf(w, 1) && atLeast:
-		fmt.Fprintf(&b, "%s +Inf: identical to the ground truth", label)
+		fmt.Fprintf(&b, "%s +Inf: identical to %s", label, ref)
 		if len(frames) > 1 {
 			fmt.Fprintf(&b, " in all %d compared frames", len(frames))
 		}
@@ -140,7 +144,7 @@ func metricCheck(name, label, unit string, frames []FrameScore, total int, limit
 	c.Status = Pass
 	if bad > 0 {
 		c.Status = Fail
-		c.Cause = "differs from the ground truth"
+		c.Cause = "differs from " + ref
 		if total > 1 {
 			c.Cause = fmt.Sprintf("drifts from frame %d (%d of %d frames)", firstBad, bad, len(frames))
 		}
@@ -176,7 +180,7 @@ func CLIP(scores []float64, frames []int, total int, lim ConsistencyLimits) Chec
 		}
 		fs[i] = FrameScore{Index: frames[i], SSIM: s}
 	}
-	return metricCheck(ConsistencyCLIP, "CLIP", "", fs, total, lim.CLIP, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
+	return metricCheck(ConsistencyCLIP, "CLIP", "", groundTruth, fs, total, lim.CLIP, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
 }
 
 // AudioScores are the audio metrics of one output against its ground truth.
@@ -190,7 +194,7 @@ type AudioScores struct {
 // AudioConsistency turns the audio metrics into the four audio.* checks. A NaN metric fails.
 func AudioConsistency(s AudioScores, lim AudioLimits) []Check {
 	one := func(name, label, unit string, v, limit float64, atLeast bool) Check {
-		return metricCheck(name, label, unit, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
+		return metricCheck(name, label, unit, groundTruth, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
 	}
 	return []Check{
 		one(AudioSpectralSimilarity, "spectral similarity", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),

@@ -38,6 +38,11 @@ type Kind struct {
 	// Detailed marks checks of which there are many per request (per stage, per step): a
 	// report lists them across requests only when one of them did not pass.
 	Detailed bool
+	// Derived marks a figure computed from the denoising stage's per-step times (a sampled
+	// step, their mean or median): when the stage is slow they are all slow, and they say
+	// nothing the stage does not, so a report folds them under it (DenoisingStageCheck) and
+	// tells one cause once.
+	Derived bool
 	// Registered is false for a name that KindOf does not know.
 	Registered bool
 }
@@ -65,6 +70,8 @@ const (
 	GroupConsistency Group = "consistency"
 	GroupAudio       Group = "audio"
 	GroupGroundTruth Group = "ground_truth"
+	// GroupRepeat is request k against request 1 of the same server start (repeat.go).
+	GroupRepeat Group = "repeat"
 )
 
 // Column is the column of the per-request table that shows a check; ColumnNone puts a check
@@ -96,9 +103,9 @@ var kinds = []Kind{
 	{Name: PerfRecord, Label: "perf record (server total)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E},
 	{Name: PerfE2E, Label: "E2E (server)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E},
 	{Name: PerfStagePrefix, Family: true, Label: "%s stage", TrimMember: "Stage", Unit: "ms", Group: GroupPerf, Detailed: true},
-	{Name: PerfStepPrefix, Family: true, Label: "denoise step %s", Unit: "ms", Group: GroupPerf, Detailed: true},
-	{Name: PerfDenoiseAvg, Label: "mean denoise step", Unit: "ms", Group: GroupPerf},
-	{Name: PerfDenoiseMedian, Label: "median denoise step", Unit: "ms", Group: GroupPerf},
+	{Name: PerfStepPrefix, Family: true, Label: "denoise step %s", Unit: "ms", Group: GroupPerf, Detailed: true, Derived: true},
+	{Name: PerfDenoiseAvg, Label: "mean denoise step", Unit: "ms", Group: GroupPerf, Derived: true},
+	{Name: PerfDenoiseMedian, Label: "median denoise step", Unit: "ms", Group: GroupPerf, Derived: true},
 	{Name: PerfLoad, Label: "load time", Unit: "ms", Group: GroupPerf},
 	{Name: PerfScenario, Label: "baseline scenario", Group: GroupPerf},
 
@@ -121,6 +128,15 @@ var kinds = []Kind{
 	{Name: AudioDurationDiff, Label: "duration diff", Unit: "s", Group: GroupAudio, Column: ColumnAudio, Decimals: 2},
 
 	{Name: GroundTruthWrite, Label: "ground truth written", Group: GroupGroundTruth},
+
+	{Name: RepeatGroup, Label: "vs request 1", Group: GroupRepeat},
+	{Name: RepeatSSIM, Label: "SSIM vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatPSNR, Label: "PSNR vs request 1", Unit: "dB", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 2},
+	{Name: RepeatMeanAbsDiff, Label: "mean abs diff vs request 1", Group: GroupRepeat, Decimals: 3},
+	{Name: RepeatAudioSpectralSimilarity, Label: "audio spectral similarity vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatAudioWaveformCorrelation, Label: "audio waveform correlation vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatAudioRMSdBDiff, Label: "audio RMS level diff vs request 1", Unit: "dB", Group: GroupRepeat, Decimals: 2},
+	{Name: RepeatAudioDurationDiff, Label: "audio duration diff vs request 1", Unit: "s", Group: GroupRepeat, Decimals: 3},
 }
 
 // KindOf returns the kind of a check name: its registered entry, else the family whose
@@ -164,6 +180,14 @@ func (k Kind) Title(name string) string {
 		m = t
 	}
 	return strings.Replace(k.Label, "%s", m, 1)
+}
+
+// DenoisingStageCheck reports whether name is the check of a denoising stage
+// (perf.stage.<S> with S a denoising stage by DenoisingRole): the stage whose per-step times
+// the Derived checks are computed from.
+func DenoisingStageCheck(name string) bool {
+	s, ok := strings.CutPrefix(name, PerfStagePrefix)
+	return ok && DenoisingRole(s)
 }
 
 // HostMemory reports whether a memory source measures host memory rather than GPU memory.

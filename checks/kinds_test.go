@@ -26,7 +26,11 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	all = append(all, CLIP([]float64{0.95}, []int{0}, 1, ConsistencyLimits{CLIP: 0.9}))
 	all = append(all, AudioConsistency(AudioScores{0.9, 0.8, 1, 0.1}, AudioLimits{SpectralSimilarity: 0.8, WaveformCorrelation: 0.7, RMSdBDiff: 3, DurationDiffS: 0.5})...)
 	all = append(all, AudioFailed("no audio")...)
-	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler} {
+	all = append(all, Repeat(frames, 1, DefaultRepeatLimits())...)
+	all = append(all, RepeatAudio(AudioScores{1, 1, 0, 0}, DefaultRepeatLimits())...)
+	all = append(all, RepeatFailed("size differs", false)...)
+	all = append(all, RepeatFailed("no audio", true)...)
+	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler, RepeatGroup} {
 		all = append(all, Passed(name, ""))
 	}
 	for _, c := range all {
@@ -93,6 +97,33 @@ func TestBeyond(t *testing.T) {
 	} {
 		if got := tt.k.Beyond(tt.value, tt.lim); math.Abs(got-tt.want) > 1e-12 {
 			t.Errorf("%s: Beyond(%g, %g) = %g, want %g", tt.description, tt.value, tt.lim, got, tt.want)
+		}
+	}
+}
+
+// TestDerivedFoldUnderTheDenoisingStage: the per-step times and their mean and median are
+// derived from the denoising stage (SGLang's DenoisingStage, and the model-specific stages
+// whose name ends in it); the stage itself, the other stages and E2E are not.
+func TestDerivedFoldUnderTheDenoisingStage(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		derived, isStage bool
+	}{
+		{PerfStepPrefix + "4", true, false},
+		{PerfDenoiseAvg, true, false},
+		{PerfDenoiseMedian, true, false},
+		{PerfStagePrefix + DenoisingStage, false, true},
+		{PerfStagePrefix + "LTX2AVDenoisingStage", false, true},
+		{PerfStagePrefix + "DecodingStage", false, false},
+		{PerfE2E, false, false},
+		{PerfStepPrefix, false, false},
+		{PerfStagePrefix, false, false},
+	} {
+		if got := KindOf(tt.name).Derived; got != tt.derived {
+			t.Errorf("KindOf(%q).Derived = %v, want %v", tt.name, got, tt.derived)
+		}
+		if got := DenoisingStageCheck(tt.name); got != tt.isStage {
+			t.Errorf("DenoisingStageCheck(%q) = %v, want %v", tt.name, got, tt.isStage)
 		}
 	}
 }

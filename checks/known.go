@@ -46,54 +46,82 @@ func (e KnownEntry) expired(today time.Time) bool {
 }
 
 // ApplyKnown applies known-failure entries to every check of res (case-level and per
-// request); the first matching entry wins:
+// request), as MarkKnown does, in place. It does not recompute statuses (checks.Finalize
+// does). It returns the entries that matched no check at all (UnusedKnown).
+func ApplyKnown(res *Result, entries []KnownEntry, today time.Time) (unused []KnownEntry) {
+	for ci := range res.Cases {
+		cr := &res.Cases[ci]
+		cr.Checks = MarkKnown(entries, cr.ID, 0, cr.Checks, today)
+		for ri := range cr.Requests {
+			rr := &cr.Requests[ri]
+			rr.Checks = MarkKnown(entries, cr.ID, rr.Index, rr.Checks, today)
+		}
+	}
+	return UnusedKnown(*res, entries)
+}
+
+// MarkKnown returns cs, the checks of case id's request req (0 for the case-level checks),
+// with the known-failure entries applied; the first matching entry wins:
 //   - a failed check becomes Known, with Check.Known filled (State "known");
 //   - a failed check whose entry is past Until stays failed, with State "expired";
 //   - a check that passes keeps passing, with State "fixed": the entry can be removed;
 //   - skipped and errored checks are left alone (an error means "could not check", which a
-//     known failure must not hide).
+//     known failure must not hide), and so is a check already marked.
 //
-// It does not recompute statuses (checks.Finalize does). It returns the entries that matched
-// no check at all, which a caller reports as warnings: the case may not have run here.
-func ApplyKnown(res *Result, entries []KnownEntry, today time.Time) (unused []KnownEntry) {
+// cs itself is not changed. Statuses of requests and cases are not recomputed.
+func MarkKnown(entries []KnownEntry, id string, req int, cs []Check, today time.Time) []Check {
+	if len(entries) == 0 {
+		return cs
+	}
+	out := slices.Clone(cs)
+	for k := range out {
+		c := &out[k]
+		i := slices.IndexFunc(entries, func(e KnownEntry) bool { return e.matches(id, req, c.Name) })
+		if i < 0 || c.Known != nil {
+			continue
+		}
+		e := entries[i]
+		kf := &KnownFailure{Reason: e.Reason, Link: e.Link, Until: e.Until, Entry: e.Source}
+		switch c.Status {
+		case Fail:
+			if e.expired(today) {
+				kf.State = KnownStateExpired
+				c.Detail = fmt.Sprintf("known failure expired on %s (%s): %s", e.Until, e.Source, c.Detail)
+			} else {
+				kf.State = KnownStateKnown
+				c.Status = Known
+			}
+		case Pass:
+			kf.State = KnownStateFixed
+		default:
+			continue
+		}
+		c.Known = kf
+	}
+	return out
+}
+
+// UnusedKnown returns the entries that are the first match (the one that wins) of no check
+// of res at all, case-level or of a request, whatever its status: a caller reports them as
+// warnings, since the case may not have run here.
+func UnusedKnown(res Result, entries []KnownEntry) []KnownEntry {
 	used := make([]bool, len(entries))
-	apply := func(id string, req int, c *Check) {
-		for i, e := range entries {
-			if !e.matches(id, req, c.Name) {
-				continue
-			}
+	mark := func(id string, req int, c Check) {
+		if i := slices.IndexFunc(entries, func(e KnownEntry) bool { return e.matches(id, req, c.Name) }); i >= 0 {
 			used[i] = true
-			kf := &KnownFailure{Reason: e.Reason, Link: e.Link, Until: e.Until, Entry: e.Source}
-			switch c.Status {
-			case Fail:
-				if e.expired(today) {
-					kf.State = KnownStateExpired
-					c.Detail = fmt.Sprintf("known failure expired on %s (%s): %s", e.Until, e.Source, c.Detail)
-				} else {
-					kf.State = KnownStateKnown
-					c.Status = Known
-				}
-			case Pass:
-				kf.State = KnownStateFixed
-			default:
-				return
-			}
-			c.Known = kf
-			return
 		}
 	}
-	for ci := range res.Cases {
-		cr := &res.Cases[ci]
-		for k := range cr.Checks {
-			apply(cr.ID, 0, &cr.Checks[k])
+	for _, cr := range res.Cases {
+		for _, c := range cr.Checks {
+			mark(cr.ID, 0, c)
 		}
-		for ri := range cr.Requests {
-			rr := &cr.Requests[ri]
-			for k := range rr.Checks {
-				apply(cr.ID, rr.Index, &rr.Checks[k])
+		for _, rr := range cr.Requests {
+			for _, c := range rr.Checks {
+				mark(cr.ID, rr.Index, c)
 			}
 		}
 	}
+	var unused []KnownEntry
 	for i, e := range entries {
 		if !used[i] {
 			unused = append(unused, e)

@@ -211,39 +211,22 @@ func memCheck(name, src string, v, baseline, tol, pad float64, key string) Check
 	return c
 }
 
-// Growth flags memory that grows from request to request, the signal of a leak: for every
-// request i ≥ 2, GrowthSince(request i−1, request i). Requests are matched by Index. It
-// returns how many checks failed this way.
-func Growth(reqs []RequestResult, tol float64) int {
-	byIndex := map[int]*RequestResult{}
-	for i := range reqs {
-		byIndex[reqs[i].Index] = &reqs[i]
-	}
-	n := 0
-	for i := range reqs {
-		cur := &reqs[i]
-		if prev := byIndex[cur.Index-1]; prev != nil {
-			n += GrowthSince(prev, cur, fmt.Sprintf("request %d", prev.Index), tol)
-		}
-	}
-	return n
-}
-
-// GrowthSince judges the growth from request prev (named since, e.g. "request 2" or
-// "confirmation request 1") to request cur: for every source measured in both, a runtime
-// peak above max(prev × (1 + tol), prev + pad) fails memory.runtime_peak of cur with "grew
-// from X to Y MiB since <since>", even when the peak is still under the baseline. pad is
-// HostAnonPadMiB for host memory and 0 for VRAM. The existing check of that source is turned
-// into the failure; a new check is added when there is none. It returns how many checks
-// failed this way.
-func GrowthSince(prev, cur *RequestResult, since string, tol float64) int {
-	n := 0
-	for _, src := range slices.Sorted(maps.Keys(cur.PeakVRAMMiB)) {
+// GrowthSince judges the growth from a request's previous request (named since, e.g.
+// "request 2" or "confirmation request 1"; its runtime peaks prev) to the request (its peaks
+// cur, its checks cs): for every source measured in both, a runtime peak above
+// max(prev × (1 + tol), prev + pad) fails memory.runtime_peak of that source with "grew from
+// X to Y MiB since <since>", even when the peak is still under the baseline. pad is
+// HostAnonPadMiB for host memory and 0 for VRAM. It returns cs with the checks of the sources
+// that grew turned into failures (a new check where cs had none for the source), leaving cs
+// itself unchanged, and the checks that failed this way.
+func GrowthSince(cs []Check, prev, cur map[string]float64, since string, tol float64) (out, grew []Check) {
+	out = slices.Clone(cs)
+	for _, src := range slices.Sorted(maps.Keys(cur)) {
 		if strings.Contains(src, ":") {
 			continue
 		}
-		was, ok := prev.PeakVRAMMiB[src]
-		now := cur.PeakVRAMMiB[src]
+		was, ok := prev[src]
+		now := cur[src]
 		if !ok || was <= 0 || math.IsNaN(was) || math.IsNaN(now) {
 			continue
 		}
@@ -257,12 +240,12 @@ func GrowthSince(prev, cur *RequestResult, since string, tol float64) int {
 		}
 		detail := fmt.Sprintf("%s grew from %s to %s MiB since %s (+%s MiB, %s; growth limit %s MiB: tolerance %s, pad %s MiB): memory grows across requests",
 			src, fmtNum(was), fmtNum(now), since, fmtNum(now-was), fmtPct(now/was-1), fmtNum(limit), fmtPct(tol), fmtNum(pad))
-		at := slices.IndexFunc(cur.Checks, func(c Check) bool { return c.Name == MemoryRuntimePeak && c.Source == src })
+		at := slices.IndexFunc(out, func(c Check) bool { return c.Name == MemoryRuntimePeak && c.Source == src })
 		if at < 0 {
-			cur.Checks = append(cur.Checks, Check{Name: MemoryRuntimePeak, Source: src, Unit: "MiB", Value: finite(now)})
-			at = len(cur.Checks) - 1
+			out = append(out, Check{Name: MemoryRuntimePeak, Source: src, Unit: "MiB", Value: finite(now)})
+			at = len(out) - 1
 		}
-		c := &cur.Checks[at]
+		c := &out[at]
 		if c.Status == Pass || c.Status == Skip || c.Status == "" {
 			// Growth is the limit this value broke: the previous request's peak is its
 			// baseline, so that Limit, Baseline, Tolerance and Pad say why it failed.
@@ -273,7 +256,7 @@ func GrowthSince(prev, cur *RequestResult, since string, tol float64) int {
 		}
 		c.Status = Fail
 		c.Cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
-		n++
+		grew = append(grew, *c)
 	}
-	return n
+	return out, grew
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -85,11 +86,23 @@ func reqs(source string, peaks ...float64) []RequestResult {
 	return out
 }
 
+// growth judges every request against the one before it by index, as a run does when each
+// request finishes; it returns how many checks failed.
+func growth(rs []RequestResult, tol float64) int {
+	n := 0
+	for i := 1; i < len(rs); i++ {
+		var grew []Check
+		rs[i].Checks, grew = GrowthSince(rs[i].Checks, rs[i-1].PeakVRAMMiB, rs[i].PeakVRAMMiB, fmt.Sprintf("request %d", rs[i-1].Index), tol)
+		n += len(grew)
+	}
+	return n
+}
+
 func TestGrowth(t *testing.T) {
 	// Under the 24838 MiB baseline all along, but request 3 grew by 200 MiB (> 2%).
 	rs := reqs("server_reserved", 3400, 3460, 3660)
-	if n := Growth(rs, 0.02); n != 1 {
-		t.Fatalf("Growth flagged %d, want 1", n)
+	if n := growth(rs, 0.02); n != 1 {
+		t.Fatalf("growth flagged %d, want 1", n)
 	}
 	for i, want := range []Status{Pass, Pass, Fail} {
 		c := rs[i].Checks[0]
@@ -114,7 +127,7 @@ func TestGrowth(t *testing.T) {
 		{Index: 1, PeakVRAMMiB: map[string]float64{"nvml_process": 4000}},
 		{Index: 2, PeakVRAMMiB: map[string]float64{"nvml_process": 4200}},
 	}
-	Growth(rs, 0.02)
+	growth(rs, 0.02)
 	if len(rs[1].Checks) != 1 || rs[1].Checks[0].Name != MemoryRuntimePeak || rs[1].Checks[0].Status != Fail || rs[1].Checks[0].Source != "nvml_process" {
 		t.Errorf("%+v", rs[1].Checks)
 	}
@@ -125,7 +138,22 @@ func TestGrowth(t *testing.T) {
 		{Index: 3},
 		{Index: 4, PeakVRAMMiB: map[string]float64{"host_anon": 9000}},
 	}
-	if n := Growth(rs, 0.02); n != 0 {
+	if n := growth(rs, 0.02); n != 0 {
 		t.Errorf("flagged %d: %+v", n, rs)
+	}
+}
+
+// TestGrowthSinceReturnsANewSlice: the growth verdict is a returned value; the checks it was
+// given (a request already judged, perhaps already written) are not rewritten under it.
+func TestGrowthSinceReturnsANewSlice(t *testing.T) {
+	prev, cur := map[string]float64{SourceServerReserved: 3400}, map[string]float64{SourceServerReserved: 3800}
+	in := RuntimeMemory(cur, memBaseline())
+	before := fmt.Sprintf("%+v", in)
+	got, grew := GrowthSince(in, prev, cur, "request 1", 0.02)
+	if len(grew) != 1 || got[0].Status != Fail || grew[0].Source != SourceServerReserved {
+		t.Fatalf("GrowthSince = %+v, grew %+v; want one failure of %s", got, grew, SourceServerReserved)
+	}
+	if after := fmt.Sprintf("%+v", in); after != before || in[0].Status != Pass {
+		t.Errorf("GrowthSince changed its input:\nbefore %s\nafter  %s", before, after)
 	}
 }

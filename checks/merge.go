@@ -31,108 +31,149 @@ const DefaultLane = "default"
 // names both files. Cases of a plan that did not run (a partition whose results never arrived,
 // a case missing from its partition) become run-level errors of the lane: see PlanProblems.
 func Merge(inputs []Input) ([]Result, error) {
-	type caseFrom struct {
-		file string
-		c    CaseResult
-	}
-	type lane struct {
-		res   Result
-		first string // the file that set res.Commit and res.Suite
-		cases map[string]caseFrom
-		order []caseFrom
-		gpus  []string
-		parts []int
-	}
 	in := slices.Clone(inputs)
 	// Partition order, then file order: a merged lane reads in plan order.
 	slices.SortStableFunc(in, func(a, b Input) int {
 		return cmp.Compare(a.Result.Partition.Index, b.Result.Partition.Index)
 	})
-	lanes := map[string]*lane{}
-	var errs []string
+	m := merger{lanes: map[string]*mergedLane{}}
 	for _, x := range in {
-		r := x.Result
-		seen := map[string]bool{}
-		laneOf := func(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
-		names := []string{}
-		for _, c := range r.Cases {
-			names = append(names, laneOf(c))
+		for _, name := range lanesOf(x.Result) {
+			m.addRun(m.lane(name, x), x)
 		}
-		// A run that checked nothing still has a verdict to show, unless its plan gave it
-		// nothing to check: the lane's other partitions speak for the lane.
-		if len(r.Cases) == 0 && !r.emptyPartition() {
-			names = append(names, cmp.Or(r.Lane, DefaultLane))
-		}
-		// A lane whose every case selection left out still has a verdict: nothing to check.
-		deselectedLane := func(d Deselected) string { return cmp.Or(d.Lane, r.Lane, DefaultLane) }
-		for _, d := range r.Deselected {
-			names = append(names, deselectedLane(d))
-		}
-		for _, name := range names {
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			l := lanes[name]
-			if l == nil {
-				l = &lane{first: x.File, cases: map[string]caseFrom{}}
-				l.res = Result{
-					Schema: Schema, Suite: r.Suite, Lane: name, Mode: r.Mode, Commit: r.Commit,
-					PlanHash: r.PlanHash, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
-					Partition: Partition{Index: 0, Total: 1},
-				}
-				lanes[name] = l
-			}
-			if r.Commit != "" && l.res.Commit != "" && r.Commit != l.res.Commit {
-				errs = append(errs, fmt.Sprintf("lane %s: %s tested commit %s but %s tested %s", name, l.first, l.res.Commit, x.File, r.Commit))
-			}
-			if r.Suite != l.res.Suite {
-				errs = append(errs, fmt.Sprintf("lane %s: %s ran suite %q but %s ran suite %q", name, l.first, l.res.Suite, x.File, r.Suite))
-			}
-			l.res.Commit = cmp.Or(l.res.Commit, r.Commit)
-			if r.GPU != "" && !slices.Contains(l.gpus, r.GPU) {
-				l.gpus = append(l.gpus, r.GPU)
-			}
-			if !slices.Contains(l.parts, r.Partition.Index) {
-				l.parts = append(l.parts, r.Partition.Index)
-			}
-			l.res.StartedAt = earliest(l.res.StartedAt, r.StartedAt)
-			if r.FinishedAt.After(l.res.FinishedAt) {
-				l.res.FinishedAt = r.FinishedAt
-			}
-			for _, e := range r.Errors {
-				l.res.Errors = append(l.res.Errors, x.File+": "+e)
-			}
-			if r.Selection != nil && l.res.Selection == nil {
-				l.res.Selection = r.Selection
-			}
-			for _, d := range r.Deselected {
-				if deselectedLane(d) == name && !slices.ContainsFunc(l.res.Deselected, func(o Deselected) bool { return o.Case == d.Case }) {
-					d.Lane = name
-					l.res.Deselected = append(l.res.Deselected, d)
-				}
-			}
-		}
-		for _, c := range r.Cases {
-			l := lanes[laneOf(c)]
-			if prev, ok := l.cases[c.ID]; ok {
-				if !sameCase(prev.c, c) {
-					errs = append(errs, fmt.Sprintf("lane %s case %s: %s and %s hold different results for it", laneOf(c), c.ID, prev.file, x.File))
-				}
-				continue
-			}
-			cf := caseFrom{file: x.File, c: c}
-			l.cases[c.ID] = cf
-			l.order = append(l.order, cf)
+		m.addCases(x)
+	}
+	if len(m.errs) > 0 {
+		return nil, fmt.Errorf("merge results:\n%s", strings.Join(m.errs, "\n"))
+	}
+	return m.results(PlanProblems(inputs)), nil
+}
+
+// merger is Merge under way: the lanes seen so far, and the conflicts found between inputs.
+type merger struct {
+	lanes map[string]*mergedLane
+	errs  []string
+}
+
+// mergedLane is one lane of Merge under way.
+type mergedLane struct {
+	res   Result
+	first string // the file that set res.Commit and res.Suite
+	cases map[string]caseFrom
+	order []caseFrom
+	gpus  []string
+	parts []int
+}
+
+// caseFrom is a case of a lane and the file it came from.
+type caseFrom struct {
+	file string
+	c    CaseResult
+}
+
+// laneOf is the lane a case of run r belongs to.
+func laneOf(r *Result, c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
+
+// deselectedLane is the lane a case that r's selection left out belongs to.
+func deselectedLane(r *Result, d Deselected) string { return cmp.Or(d.Lane, r.Lane, DefaultLane) }
+
+// lanesOf lists, each once, the lanes a run speaks for: those of its cases and of the cases
+// its selection left out (a lane whose every case was left out still has a verdict: nothing
+// to check), and its own lane when it checked nothing, unless its plan gave it nothing to
+// check (the lane's other partitions speak for the lane).
+func lanesOf(r *Result) []string {
+	var names []string
+	for _, c := range r.Cases {
+		names = append(names, laneOf(r, c))
+	}
+	if len(r.Cases) == 0 && !r.emptyPartition() {
+		names = append(names, cmp.Or(r.Lane, DefaultLane))
+	}
+	for _, d := range r.Deselected {
+		names = append(names, deselectedLane(r, d))
+	}
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("merge results:\n%s", strings.Join(errs, "\n"))
+	return out
+}
+
+// lane is the merged lane name, started from input x when it is the first to speak for it.
+func (m *merger) lane(name string, x Input) *mergedLane {
+	if l := m.lanes[name]; l != nil {
+		return l
 	}
-	// A planned case that never ran is an error of every lane cut from that plan.
-	planned := PlanProblems(inputs)
-	out := make([]Result, 0, len(lanes))
-	for _, l := range lanes {
+	r := x.Result
+	l := &mergedLane{first: x.File, cases: map[string]caseFrom{}}
+	l.res = Result{
+		Schema: Schema, Suite: r.Suite, Lane: name, Mode: r.Mode, Commit: r.Commit,
+		PlanHash: r.PlanHash, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		Partition: Partition{Index: 0, Total: 1},
+	}
+	m.lanes[name] = l
+	return l
+}
+
+// addRun merges what run x says about lane l as a whole: its commit and suite (which must be
+// the lane's), GPU, partition, times, errors, selection and the cases it left out.
+func (m *merger) addRun(l *mergedLane, x Input) {
+	r, name := x.Result, l.res.Lane
+	if r.Commit != "" && l.res.Commit != "" && r.Commit != l.res.Commit {
+		m.errs = append(m.errs, fmt.Sprintf("lane %s: %s tested commit %s but %s tested %s", name, l.first, l.res.Commit, x.File, r.Commit))
+	}
+	if r.Suite != l.res.Suite {
+		m.errs = append(m.errs, fmt.Sprintf("lane %s: %s ran suite %q but %s ran suite %q", name, l.first, l.res.Suite, x.File, r.Suite))
+	}
+	l.res.Commit = cmp.Or(l.res.Commit, r.Commit)
+	if r.GPU != "" && !slices.Contains(l.gpus, r.GPU) {
+		l.gpus = append(l.gpus, r.GPU)
+	}
+	if !slices.Contains(l.parts, r.Partition.Index) {
+		l.parts = append(l.parts, r.Partition.Index)
+	}
+	l.res.StartedAt = earliest(l.res.StartedAt, r.StartedAt)
+	if r.FinishedAt.After(l.res.FinishedAt) {
+		l.res.FinishedAt = r.FinishedAt
+	}
+	for _, e := range r.Errors {
+		l.res.Errors = append(l.res.Errors, x.File+": "+e)
+	}
+	if r.Selection != nil && l.res.Selection == nil {
+		l.res.Selection = r.Selection
+	}
+	for _, d := range r.Deselected {
+		if deselectedLane(r, d) == name && !slices.ContainsFunc(l.res.Deselected, func(o Deselected) bool { return o.Case == d.Case }) {
+			d.Lane = name
+			l.res.Deselected = append(l.res.Deselected, d)
+		}
+	}
+}
+
+// addCases adds the cases of run x to their lanes; a case already there must say the same.
+func (m *merger) addCases(x Input) {
+	r := x.Result
+	for _, c := range r.Cases {
+		l := m.lanes[laneOf(r, c)]
+		if prev, ok := l.cases[c.ID]; ok {
+			if !sameCase(prev.c, c) {
+				m.errs = append(m.errs, fmt.Sprintf("lane %s case %s: %s and %s hold different results for it", laneOf(r, c), c.ID, prev.file, x.File))
+			}
+			continue
+		}
+		cf := caseFrom{file: x.File, c: c}
+		l.cases[c.ID] = cf
+		l.order = append(l.order, cf)
+	}
+}
+
+// results finishes every lane, with the errors of the plans its partitions were cut from
+// (planned, by plan hash), its statuses recomputed, sorted by lane name.
+func (m *merger) results(planned map[string][]string) []Result {
+	out := make([]Result, 0, len(m.lanes))
+	for _, l := range m.lanes {
 		l.res.Errors = append(l.res.Errors, planned[l.res.PlanHash]...)
 		for _, cf := range l.order {
 			c := cf.c
@@ -145,7 +186,7 @@ func Merge(inputs []Input) ([]Result, error) {
 		out = append(out, l.res)
 	}
 	slices.SortFunc(out, func(a, b Result) int { return cmp.Compare(a.Lane, b.Lane) })
-	return out, nil
+	return out
 }
 
 func earliest(a, b time.Time) time.Time {

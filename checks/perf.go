@@ -81,8 +81,11 @@ type PerfBaseline struct {
 	// NumFrames is the case's num_frames (0: not set); the per-frame check divides the E2E
 	// time by it.
 	NumFrames int
+	// LoadMs is the scenario's expected_load_ms, the baseline of perf.load (PerfLoad); NaN
+	// when the file has none.
+	LoadMs float64
 	// ROCm is SGLang's AMD mode (current_platform.is_hip()): every perf tolerance is
-	// ROCmTolerance and a value over its limit only warns (see Warn).
+	// ROCmTolerance and a value over its limit only warns (see amd).
 	ROCm bool
 }
 
@@ -109,38 +112,45 @@ func PerfLimit(baseline, tol, pad float64) float64 {
 // the sampled denoise steps, every baseline stage and, for a video, the time per frame.
 // SGLang stops at the first failed assertion; Perf makes every check, each with the verdict
 // SGLang's assertion would give. Every check carries value, limit, baseline, tolerance and
-// pad. A measurement or baseline that is missing, not finite or not positive fails.
+// pad. A measurement or baseline that is missing, not finite or not positive fails. The AMD
+// rule applies (amd).
 func Perf(rr RequestResult, b PerfBaseline) []Check {
-	if b.ROCm {
-		b.Tol = ROCmTolerances()
-	}
-	var out []Check
-	out = append(out, E2ECheck(rr.ServerTotalMs, b))
-	out = append(out, DenoiseAggChecks(rr.StepsMs, b)...)
-	out = append(out, StepChecks(rr.StepsMs, b)...)
-	out = append(out, StageChecks(rr.Stages, b)...)
-	if c, ok := PerFrameCheck(rr.ServerTotalMs, b); ok {
-		out = append(out, c)
-	}
-	if b.ROCm {
-		out = Warn(out, ROCmWarning)
-	}
-	return out
+	return b.amd(func(b PerfBaseline) []Check {
+		var out []Check
+		out = append(out, E2ECheck(rr.ServerTotalMs, b))
+		out = append(out, DenoiseAggChecks(rr.StepsMs, b)...)
+		out = append(out, StepChecks(rr.StepsMs, b)...)
+		out = append(out, StageChecks(rr.Stages, b)...)
+		if c, ok := PerFrameCheck(rr.ServerTotalMs, b); ok {
+			out = append(out, c)
+		}
+		return out
+	})
 }
 
 // PerfE2EOnly is what SGLang PR #39206 checks on a case with run_perf_check=False: the E2E
-// time alone (with the AMD rule of Perf), and no stage, step or aggregate: "Require valid
+// time alone (with the AMD rule, amd), and no stage, step or aggregate: "Require valid
 // inference E2E and loading metrics for every diffusion CI case, including
 // run_perf_check=False" (its test test_e2e_only_does_not_require_stage_metrics).
 func PerfE2EOnly(rr RequestResult, b PerfBaseline) []Check {
-	if b.ROCm {
-		b.Tol = ROCmTolerances()
+	return b.amd(func(b PerfBaseline) []Check { return []Check{E2ECheck(rr.ServerTotalMs, b)} })
+}
+
+// LoadTime is perf.load of one server start (PerfLoadCheck against b.LoadMs with b.Tol.Load),
+// with the AMD rule (amd).
+func LoadTime(loadMs float64, b PerfBaseline) []Check {
+	return b.amd(func(b PerfBaseline) []Check { return []Check{PerfLoadCheck(loadMs, b.LoadMs, b.Tol.Load)} })
+}
+
+// amd is SGLang's AMD mode, applied here and nowhere else: on an AMD GPU (b.ROCm) the verdict
+// is made with ROCmTolerances and its limit failures only warn (Warn); elsewhere it is made as
+// it is.
+func (b PerfBaseline) amd(verdict func(PerfBaseline) []Check) []Check {
+	if !b.ROCm {
+		return verdict(b)
 	}
-	out := []Check{E2ECheck(rr.ServerTotalMs, b)}
-	if b.ROCm {
-		out = Warn(out, ROCmWarning)
-	}
-	return out
+	b.Tol = ROCmTolerances()
+	return Warn(verdict(b), ROCmWarning)
 }
 
 // ROCmWarning is why a check passed over its limit on an AMD GPU.
@@ -157,8 +167,10 @@ func ROCmTolerances() PerfTolerances {
 // Warn turns the limit failures among cs into warnings, as SGLang's AMD mode logs a warning
 // instead of failing the assertion: the check passes, keeps its value and limit, and its Note
 // starts with "warning:" and says why. A check that failed for a bad value (missing, not
-// finite, not positive) still fails: that is a broken measurement, not a slow one.
+// finite, not positive) still fails: that is a broken measurement, not a slow one. cs itself
+// is not changed.
 func Warn(cs []Check, why string) []Check {
+	cs = slices.Clone(cs)
 	for i := range cs {
 		c := &cs[i]
 		if c.Status != Fail || c.Value == nil || c.Limit == nil || *c.Value <= *c.Limit || *c.Value <= 0 {
@@ -409,7 +421,9 @@ func MissingScenario(file, scenario, snippet string) Check {
 
 // Unenforced turns checks into records: in baseline mode a perf or memory check keeps its
 // value and limit but neither passes nor fails. The verdict it would have had goes in Detail.
+// cs itself is not changed.
 func Unenforced(cs []Check, why string) []Check {
+	cs = slices.Clone(cs)
 	for i := range cs {
 		if cs[i].Status == Skip {
 			continue

@@ -176,11 +176,14 @@ type RequestResult struct {
 	// Confirm marks a confirmation request (CaseResult.Confirm), which requests.jsonl
 	// holds beside the case's own requests.
 	Confirm bool `json:"confirm,omitempty"`
-	// Revised marks a second line of a request in requests.jsonl: its verdict as it stood
-	// once the whole case was known (memory growth across the case's requests, confirmation
-	// labels, flaky). The last line of a request is its final verdict. Never set in
-	// results.json.
+	// Revised marks a later line of a request in requests.jsonl: its verdict as a later event
+	// changed it (the labels of its case's confirmation requests, flaky; a cancelled retry
+	// that leaves the earlier attempt's verdict standing). The last line of a request is its
+	// final verdict. Never set in results.json.
 	Revised bool `json:"revised,omitempty"`
+	// Revision says, on a revised line, what changed ("confirmation: perf.e2e reproduced in
+	// 2/2 confirmation requests"). Never set in results.json.
+	Revision string `json:"revision,omitempty"`
 }
 
 // Output describes the media a request returned, as decoded from the file, not as claimed.

@@ -33,7 +33,8 @@ var infraMarkers = []string{"timeouterror", "safetensorerror", "filenotfounderro
 // test/runner/pytest_runner.py and its tests test_validation_failures_are_not_retryable,
 // test_performance_failures_are_retryable, test_infrastructure_failure_policy_is_unchanged):
 //   - a consistency failure is never retried, even beside a retryable one: a failed
-//     consistency.* check (a missing ground truth included) or a missing audio ground truth
+//     consistency.* check (a missing ground truth included; consistency.repeat.* too: a state
+//     leak is a validation failure) or a missing audio ground truth
 //     ("Consistency check failed for", "GT not found for");
 //   - a case whose failures are all perf.* or memory.* checks is retried ("[performance]");
 //   - so is an infrastructure failure: a request that hung or a server start that timed out
@@ -62,7 +63,7 @@ func RetryOf(cr CaseResult) RetryVerdict {
 	}
 	for _, c := range failed {
 		g := KindOf(c.Name).Group
-		if g == GroupConsistency || g == GroupAudio && strings.Contains(c.Detail, "GT not found") {
+		if g == GroupConsistency || g == GroupRepeat || g == GroupAudio && strings.Contains(c.Detail, "GT not found") {
 			return RetryVerdict{Why: fmt.Sprintf("%s failed: consistency failures are never retried", c.Name)}
 		}
 	}

@@ -31,5 +31,8 @@ a { color: #0969da; text-decoration: none; }
 details { margin: 0 0 8px; } summary { cursor: pointer; }
 blockquote { margin: 0 0 16px; padding: 0 1em; color: #59636e; border-left: .25em solid #d1d9e0; }
 `;
-fs.writeFileSync(process.argv[3], `<!doctype html><meta charset="utf-8"><style>${css}</style>
-<div class="box"><div class="hdr"><b>github-actions</b> bot commented · edited</div><div class="md">${html}</div></div>`);
+// The script puts the page's height in its title, for report-screenshots.sh to read with
+// --dump-dom and size the window to the whole comment.
+fs.writeFileSync(process.argv[3], `<!doctype html><meta charset="utf-8"><title></title><style>${css}</style>
+<div class="box"><div class="hdr"><b>github-actions</b> bot commented · edited</div><div class="md">${html}</div></div>
+<script>document.title = String(document.documentElement.scrollHeight);</script>`);

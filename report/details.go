@@ -72,29 +72,12 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 		}
 	}
 	if len(fails) > 0 {
-		b.WriteString("| Req | Check | Value | Limit | Baseline | Detail |\n|---|---|---|---|---|---|\n")
-		for _, f := range fails {
-			ck := f.ck
-			detail, block := splitDetail(ck.Detail)
-			if block != "" {
-				detail = cmp.Or(detail, "see below")
-			}
-			if ck.Confirm != nil {
-				detail = ck.Confirm.Text() + "; " + detail
-			}
-			val := value(&ck)
-			if sp := spreadText(&ck); sp != "" {
-				val += " (" + sp + ")"
-			}
-			name := "—"
-			if ck.Name != "" {
-				name = code(ck.Name)
-				if ck.Source != "" {
-					name += " " + escape(ck.Source)
-				}
-			}
-			fmt.Fprintf(b, "| %s | %s%s%s | %s | %s | %s | %s |\n", f.req, icon(ck.Status), nbsp, name,
-				unbroken(val), unbroken(cmp.Or(limitText(&ck), "—")), unbroken(baseline(&ck)), cmp.Or(escape(detail), "—"))
+		shown, steps := foldSteps(fails)
+		failTable(b, shown)
+		if len(steps) > 0 {
+			fmt.Fprintf(b, "\n<details><summary>%s, derived from the denoising stage's per-step times</summary>\n\n", plural(len(steps), "step metric"))
+			failTable(b, steps)
+			b.WriteString("\n</details>\n")
 		}
 	}
 	for _, e := range c.Errors {
@@ -115,18 +98,84 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 	b.WriteString("\n</details>\n")
 }
 
+// foldSteps takes out of a failure block the checks derived from the denoising stage's steps
+// (checks.Kind.Derived) on a request where a perf check that is not derived failed too: they
+// follow from it, and go into a block of their own under the table, collapsed. Derived
+// checks that failed alone stay in the table.
+func foldSteps(fails []located) (shown, steps []located) {
+	cause := map[string]bool{}
+	for _, f := range fails {
+		if k := checks.KindOf(f.ck.Name); k.Group == checks.GroupPerf && !k.Derived {
+			cause[f.req] = true
+		}
+	}
+	for _, f := range fails {
+		if checks.KindOf(f.ck.Name).Derived && cause[f.req] {
+			steps = append(steps, f)
+		} else {
+			shown = append(shown, f)
+		}
+	}
+	return shown, steps
+}
+
+// failTable writes the checks of a failure block as an HTML table that fits GitHub's
+// comment width (about 860 px): request, check, value, limit and baseline in a row that may
+// wrap (only a number and its unit are kept together), and the detail on a row of its own
+// under it, across the columns but the first. A Markdown table has no cell that spans
+// columns; with the detail as a sixth column and every other cell unbreakable, the detail
+// was a few characters wide and the table scrolled sideways. GitHub keeps table, thead,
+// tbody, tr, th and td with colspan (its sanitization allowlist); each check is a tbody of
+// its own, so that the striping of alternate rows pairs a check with its detail. Untrusted
+// text is escaped, which makes it inert in HTML as in Markdown; the table has no blank
+// line, which would end the HTML block.
+func failTable(b *strings.Builder, fails []located) {
+	b.WriteString("<table>\n<thead><tr><th>Req</th><th>Check</th><th>Value</th><th>Limit</th><th>Baseline</th></tr></thead>\n")
+	for _, f := range fails {
+		ck := f.ck
+		detail, block := splitDetail(ck.Detail)
+		if block != "" {
+			detail = cmp.Or(detail, "see below")
+		}
+		if ck.Confirm != nil {
+			detail = strings.TrimSuffix(ck.Confirm.Text()+"; "+detail, "; ")
+		}
+		val := unbroken(value(&ck))
+		if sp := spreadText(&ck); sp != "" {
+			val += " (" + escape(sp) + ")"
+		}
+		name := "—"
+		if ck.Name != "" {
+			name = "<code>" + escape(ck.Name) + "</code>"
+			if ck.Source != "" {
+				name += " " + escape(ck.Source)
+			}
+		}
+		limit := "—"
+		if l := limitText(&ck); l != "" {
+			limit = unbroken(l)
+		}
+		fmt.Fprintf(b, "<tbody><tr><td>%s</td><td>%s %s</td><td>%s</td><td>%s</td><td>%s</td></tr>", f.req, icon(ck.Status), name, val, limit, baseline(&ck))
+		if detail != "" {
+			fmt.Fprintf(b, "\n<tr><td></td><td colspan=\"4\">%s</td></tr>", escape(detail))
+		}
+		b.WriteString("</tbody>\n")
+	}
+	b.WriteString("</table>\n")
+}
+
 // baseline is how a limit was derived: "60.0 s +10 %", "60.0 s +10 %, pad 20.0 ms", or "—".
 func baseline(ck *checks.Check) string {
 	if ck.Baseline == nil {
 		return "—"
 	}
 	k := kindOf(ck)
-	s := fmtValue(*ck.Baseline, k)
+	s := unbroken(fmtValue(*ck.Baseline, k))
 	if ck.Tolerance != nil {
-		s += " +" + strconv.FormatFloat(*ck.Tolerance*100, 'g', 4, 64) + " %"
+		s += " " + unbroken("+"+strconv.FormatFloat(*ck.Tolerance*100, 'g', 4, 64)+" %")
 	}
 	if ck.Pad != nil && *ck.Pad != 0 {
-		s += ", pad " + fmtValue(*ck.Pad, k)
+		s += ", pad " + unbroken(fmtValue(*ck.Pad, k))
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -76,31 +77,75 @@ func limitText(ck *checks.Check) string {
 	return k.Op() + " " + fmtValue(*ck.Limit, k)
 }
 
-// ratio is value / limit as "1.23×", the factor a reader compares with 1; "" when there is
-// no such factor.
+// ratio is value / limit as "1.23× the limit", the factor a reader compares with 1; "" when
+// there is no such factor. It names what it is against: a bare "1.23×" beside a baseline
+// reads as a factor of the baseline, which is what the cause ("+35 % vs baseline") tells.
 func ratio(ck *checks.Check) string {
 	if ck.Value == nil || ck.Limit == nil || *ck.Limit == 0 {
 		return ""
 	}
-	return strconv.FormatFloat(*ck.Value / *ck.Limit, 'f', 2, 64) + "×"
+	return strconv.FormatFloat(*ck.Value / *ck.Limit, 'f', 2, 64) + "× the limit"
 }
 
+// maxMADs is the largest distance from the baseline's median that spreadText writes as a
+// number; past it the figure says only "far outside", which ">100 MAD" says without five
+// digits that look precise (docs/noise.md, "How the distance is written").
+const maxMADs = 100
+
 // spreadText is how far a check's value lies from the median of its baseline's spread, in
-// median absolute deviations: "+4.1 MAD". A zero MAD (one request, or values all alike)
-// gives no such unit: then it says whether the value lies outside every value the baseline
-// saw. "" without spread data or a value.
+// median absolute deviations ("+4.1 MAD", ">100 MAD" past maxMADs), or in plain words where
+// that unit says nothing: a MAD of zero ("baseline had no spread") or below the resolution of
+// the measurement ("baseline spread under 1 ms"). "" without spread data or a value.
 func spreadText(ck *checks.Check) string {
 	sp := ck.Spread
-	if sp == nil || ck.Value == nil {
+	if sp == nil || ck.Value == nil || sp.N <= 0 {
 		return ""
 	}
+	if sp.N == 1 {
+		return "baseline of 1 request: no spread"
+	}
 	if d, ok := sp.MADs(*ck.Value); ok {
+		k := kindOf(ck)
+		if res := resolution(k); sp.MAD < res {
+			return "baseline spread under " + fmtResolution(res, k)
+		}
+		switch {
+		case d > maxMADs:
+			return fmt.Sprintf(">%d MAD", maxMADs)
+		case d < -maxMADs:
+			return fmt.Sprintf("<-%d MAD", maxMADs)
+		}
 		return fmt.Sprintf("%+.1f MAD", d)
 	}
 	if sp.Outside(*ck.Value) {
-		return "outside a zero spread of " + plural(sp.N, "request")
+		return fmt.Sprintf("baseline had no spread (%d requests)", sp.N)
 	}
-	return "within a zero spread of " + plural(sp.N, "request")
+	return fmt.Sprintf("within the baseline's values, no spread (%d requests)", sp.N)
+}
+
+// resolution is the smallest difference a measurement of kind k tells apart, as the report
+// reckons it: one unit for times and memory (SGLang's perf records and baselines count in ms
+// and MiB, and a MAD under 1 ms measures the host's timer rather than the GPU's work), else
+// the last decimal the kind is shown with; 0 (no floor) for a plain number.
+func resolution(k checks.Kind) float64 {
+	switch k.Unit {
+	case "ms", "MiB":
+		return 1
+	}
+	if k.Decimals > 0 {
+		return math.Pow(10, -float64(k.Decimals))
+	}
+	return 0
+}
+
+// fmtResolution writes a resolution in its unit with no more decimals than it has: "1 ms",
+// "1 MiB", "0.01 dB".
+func fmtResolution(res float64, k checks.Kind) string {
+	s := strconv.FormatFloat(res, 'f', -1, 64)
+	if k.Unit != "" {
+		s += " " + escape(k.Unit)
+	}
+	return s
 }
 
 // mark is a value in a table cell: bold with its icon when it did not pass (the icon alone

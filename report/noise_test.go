@@ -50,8 +50,8 @@ func TestGoldenNoisy(t *testing.T) {
 	}
 	golden.Check(t, "junit-noisy.xml", b.Bytes())
 	for _, want := range []string{
-		"🟨 `qwen_image_t2i` (base) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02×**, +6.8 MAD) — +13 % vs baseline 60.0 s · _not reproduced in 0/2 confirmation requests_",
-		"❌ `flux_t2i` (extra) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02×**, +6.8 MAD) — +13 % vs baseline 60.0 s · _reproduced in 1/1 confirmation requests_",
+		"🟨 `qwen_image_t2i` (base) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) — +13 % vs baseline 60.0 s · _not reproduced in 0/2 confirmation requests_",
+		"❌ `flux_t2i` (extra) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) — +13 % vs baseline 60.0 s · _reproduced in 1/1 confirmation requests_",
 		"1 flaky",
 	} {
 		if !strings.Contains(c, want) {
@@ -78,24 +78,45 @@ func TestLaneStatusFlaky(t *testing.T) {
 	}
 }
 
+// TestSpreadText: the distance from the baseline's median is counted in MADs only where
+// that unit means something — a MAD at or over the resolution of the measurement (1 ms, 1 MiB,
+// the last decimal of other kinds), and at most maxMADs either way; a zero spread and one
+// below the resolution are said in words.
 func TestSpreadText(t *testing.T) {
-	v := func(x float64, sp *checks.Spread) *checks.Check {
-		return &checks.Check{Name: checks.PerfE2E, Value: checks.Float(x), Spread: sp}
+	v := func(name string, x float64, sp *checks.Spread) *checks.Check {
+		return &checks.Check{Name: name, Value: checks.Float(x), Spread: sp}
+	}
+	ms := func(x, mad float64) *checks.Check {
+		return v(checks.PerfE2E, x, &checks.Spread{N: 5, Min: 1000 - 2*mad, Median: 1000, Max: 1000 + 2*mad, MAD: mad})
 	}
 	tests := []struct {
+		name string
 		ck   *checks.Check
 		want string
 	}{
-		{v(1230, &checks.Spread{N: 5, Min: 990, Median: 1000, Max: 1010, MAD: 10}), "+23.0 MAD"},
-		{v(990, &checks.Spread{N: 5, Min: 990, Median: 1000, Max: 1010, MAD: 10}), "-1.0 MAD"},
-		{v(1230, &checks.Spread{N: 1, Min: 1000, Median: 1000, Max: 1000}), "outside a zero spread of 1 request"},
-		{v(1000, &checks.Spread{N: 3, Min: 1000, Median: 1000, Max: 1000}), "within a zero spread of 3 requests"},
-		{v(1230, nil), ""},
-		{&checks.Check{Name: checks.PerfE2E, Spread: &checks.Spread{N: 2, MAD: 1}}, ""},
+		{"over the resolution", ms(1230, 10), "+23.0 MAD"},
+		{"below the median", ms(990, 10), "-1.0 MAD"},
+		{"MAD at the resolution counts", ms(1002.5, 1), "+2.5 MAD"},
+		{"exactly the cap", ms(1100, 1), "+100.0 MAD"},
+		{"past the cap", ms(1100.5, 1), ">100 MAD"},
+		{"past the cap below", ms(899.5, 1), "<-100 MAD"},
+		{"MAD just under 1 ms", ms(1230, 0.999), "baseline spread under 1 ms"},
+		{"MAD of a few microseconds (H200 denoise step)", ms(193.8, 0.0076), "baseline spread under 1 ms"},
+		{"memory: under 1 MiB", v(checks.MemoryRuntimePeak, 4128, &checks.Spread{N: 3, Min: 3615.8, Median: 3616, Max: 3616.2, MAD: 0.2}), "baseline spread under 1 MiB"},
+		{"memory: 1 MiB counts", v(checks.MemoryRuntimePeak, 3620, &checks.Spread{N: 3, Min: 3615, Median: 3616, Max: 3617, MAD: 1}), "+4.0 MAD"},
+		{"decimals of the kind: under 0.01 dB", v(checks.AudioRMSdBDiff, 0.9, &checks.Spread{N: 3, Min: 0.4, Median: 0.4, Max: 0.41, MAD: 0.005}), "baseline spread under 0.01 dB"},
+		{"decimals of the kind: 0.01 dB counts", v(checks.AudioRMSdBDiff, 0.5, &checks.Spread{N: 3, Min: 0.39, Median: 0.4, Max: 0.41, MAD: 0.01}), "+10.0 MAD"},
+		{"a plain number has no floor", v("custom.score", 3, &checks.Spread{N: 3, Min: 1, Median: 1, Max: 1, MAD: 0.01}), ">100 MAD"},
+		{"one request", v(checks.PerfE2E, 1230, &checks.Spread{N: 1, Min: 1000, Median: 1000, Max: 1000}), "baseline of 1 request: no spread"},
+		{"zero MAD, outside", v(checks.PerfE2E, 1230, &checks.Spread{N: 3, Min: 1000, Median: 1000, Max: 1000}), "baseline had no spread (3 requests)"},
+		{"zero MAD, within", v(checks.PerfE2E, 1000, &checks.Spread{N: 3, Min: 1000, Median: 1000, Max: 1000}), "within the baseline's values, no spread (3 requests)"},
+		{"no requests", v(checks.PerfE2E, 1230, &checks.Spread{}), ""},
+		{"no spread data", v(checks.PerfE2E, 1230, nil), ""},
+		{"no value", &checks.Check{Name: checks.PerfE2E, Spread: &checks.Spread{N: 2, MAD: 1}}, ""},
 	}
 	for _, tt := range tests {
 		if got := spreadText(tt.ck); got != tt.want {
-			t.Errorf("spreadText(%v, %+v) = %q, want %q", *tt.ck.Value, tt.ck.Spread, got, tt.want)
+			t.Errorf("%s: spreadText(%+v) = %q, want %q", tt.name, tt.ck.Spread, got, tt.want)
 		}
 	}
 }

@@ -22,6 +22,17 @@ type problem struct {
 	others       []*checks.Check
 	notRun       string         // set for requests that did not run: why
 	result       *checks.Result // the lane's merged result, for Report.Trend
+	// For a server that crashed or did not start: what it made impossible (checks without
+	// a value on that request and after, each with its request) and the requests it kept
+	// from being sent. They are told in its line, not as problems of their own.
+	impossible []missing
+	unsent     []int
+}
+
+// missing is a check that could not be made, and the request it belongs to (0: the case).
+type missing struct {
+	req int
+	ck  *checks.Check
 }
 
 // problemList writes what a reviewer must see first: for each thing that failed, which
@@ -58,60 +69,114 @@ func problems(lanes []checks.Result) []*problem {
 			if !bad(c.Status) && c.Status != checks.Flaky {
 				continue
 			}
-			index := map[string]*problem{}
-			add := func(req int, ck *checks.Check) {
-				if !failed(ck.Status) || ck.Status == checks.Known {
-					return
-				}
-				k := checks.KindOf(ck.Name)
-				key := string(k.Group)
-				if ck.Value == nil {
-					key += "\x00" + cause(ck)
-				}
-				p := index[key]
-				if p == nil {
-					p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), top: ck, result: l}
-					index[key] = p
-					out = append(out, p)
-				} else if worse(ck, p.top) {
-					p.others = append(p.others, p.top)
-					p.top = ck
-				} else {
-					p.others = append(p.others, ck)
-				}
-				if !slices.Contains(p.reqs, req) {
-					p.reqs = append(p.reqs, req)
-				}
-			}
-			for i := range c.Checks {
-				add(0, &c.Checks[i])
-			}
-			for ri := range c.Requests {
-				rr := &c.Requests[ri]
-				for i := range rr.Checks {
-					add(rr.Index, &rr.Checks[i])
-				}
-				if rr.Status == checks.Skip || (rr.Status == checks.Cancelled && !slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool { return failed(ck.Status) })) {
-					why := string(rr.Status) + because(rr.Checks)
-					p := index["\x00not run\x00"+why]
-					if p == nil {
-						p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), notRun: why}
-						index["\x00not run\x00"+why] = p
-						out = append(out, p)
-					}
-					p.reqs = append(p.reqs, rr.Index)
-				}
-			}
-			for _, e := range c.Errors {
-				out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "could not be checked: " + e})
-			}
-			if len(c.Requests) == 0 && len(c.Checks) == 0 && len(c.Errors) == 0 {
-				out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "no requests ran"})
-			}
+			out = append(out, caseProblems(l, c)...)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *problem) int { return cmp.Compare(a.severity(), b.severity()) })
 	return out
+}
+
+// caseProblems are the problems of one case, in the order first met. When the case's server
+// crashed or did not start, what that made impossible folds into the crash's line: the checks
+// without a value on the crashed request and after (a memory peak never sampled, a perf
+// record never written), and the requests after it that were never sent. A check with a
+// value is a measurement and keeps its own line; a cancelled request too (a cancel is a cause
+// of its own).
+func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
+	var out []*problem
+	crashed := crashedAt(c)
+	var crash *problem
+	var impossible []missing
+	index := map[string]*problem{}
+	add := func(req int, ck *checks.Check) {
+		if !failed(ck.Status) || ck.Status == checks.Known {
+			return
+		}
+		k := checks.KindOf(ck.Name)
+		if ck.Value == nil && k.Group != checks.GroupServer && crashed >= 0 && (crashed == 0 || req >= crashed) {
+			impossible = append(impossible, missing{req, ck})
+			return
+		}
+		key := string(k.Group)
+		if ck.Value == nil {
+			key += "\x00" + cause(ck)
+		}
+		p := index[key]
+		if p == nil {
+			p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), top: ck, result: l}
+			index[key] = p
+			out = append(out, p)
+		} else if tells(ck, p.top) {
+			p.others = append(p.others, p.top)
+			p.top = ck
+		} else {
+			p.others = append(p.others, ck)
+		}
+		if crash == nil && serverDown(ck) {
+			crash = p
+		}
+		if !slices.Contains(p.reqs, req) {
+			p.reqs = append(p.reqs, req)
+		}
+	}
+	for i := range c.Checks {
+		add(0, &c.Checks[i])
+	}
+	var unsent []int
+	for ri := range c.Requests {
+		rr := &c.Requests[ri]
+		for i := range rr.Checks {
+			add(rr.Index, &rr.Checks[i])
+		}
+		if rr.Status == checks.Skip && crashed >= 0 && rr.Index > crashed {
+			unsent = append(unsent, rr.Index)
+			continue
+		}
+		if rr.Status == checks.Skip || (rr.Status == checks.Cancelled && !slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool { return failed(ck.Status) })) {
+			why := string(rr.Status) + because(rr.Checks)
+			p := index["\x00not run\x00"+why]
+			if p == nil {
+				p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), notRun: why}
+				index["\x00not run\x00"+why] = p
+				out = append(out, p)
+			}
+			p.reqs = append(p.reqs, rr.Index)
+		}
+	}
+	if crash != nil {
+		crash.impossible, crash.unsent = impossible, unsent
+	}
+	for _, e := range c.Errors {
+		out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "could not be checked: " + e})
+	}
+	if len(c.Requests) == 0 && len(c.Checks) == 0 && len(c.Errors) == 0 {
+		out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "no requests ran"})
+	}
+	return out
+}
+
+// serverDown is a server check that failed without a value: a crash or a failed start (a
+// cancel is not one: the run stopped, not the server).
+func serverDown(ck *checks.Check) bool {
+	return (ck.Status == checks.Fail || ck.Status == checks.Error) && ck.Value == nil && checks.KindOf(ck.Name).Group == checks.GroupServer
+}
+
+// crashedAt is where the case's server went down: 0 when it did not start (a failed server
+// check of the case), the index of the first request with a failed server check without a
+// value, or -1 when it did neither.
+func crashedAt(c *checks.CaseResult) int {
+	down := func(cs []checks.Check) bool {
+		return slices.ContainsFunc(cs, func(ck checks.Check) bool { return serverDown(&ck) })
+	}
+	if down(c.Checks) {
+		return 0
+	}
+	for _, rr := range c.Requests {
+		if down(rr.Checks) {
+			return rr.Index
+		}
+	}
+	return -1
 }
 
 func (p *problem) severity() int {
@@ -160,6 +225,9 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if c := cause(ck); c != "" {
 		b.WriteString(" — " + escape(clip(firstLine(c), 110)))
 	}
+	if cq := p.consequences(); cq != "" {
+		b.WriteString(cq)
+	}
 	if cf := ck.Confirm; cf != nil {
 		b.WriteString(" · _" + escape(cf.Text()) + "_")
 	}
@@ -169,22 +237,90 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if also := p.also(); also != "" {
 		b.WriteString("; also " + also)
 	}
-	if artifacts != "" && checks.KindOf(ck.Name).Group == checks.GroupConsistency {
+	if f := p.folded(); f != "" {
+		b.WriteString("; " + f)
+	}
+	if g := checks.KindOf(ck.Name).Group; artifacts != "" && (g == checks.GroupConsistency || g == checks.GroupRepeat) {
 		b.WriteString(" · [pictures](" + artifacts + ")")
 	}
 	return b.String()
 }
 
+// consequences is what a crash or a failed start made impossible, in the words of its line:
+// ", and made runtime peak (server_reserved) impossible for request 2/3; request 3/3 not
+// sent". Checks missing on the same requests are named together, each once, at most maxAlso
+// of them before "N more".
+func (p *problem) consequences() string {
+	var out strings.Builder
+	if len(p.impossible) > 0 {
+		var titles []string
+		on := map[string][]int{}
+		for _, f := range p.impossible {
+			t := title(f.ck)
+			if _, ok := on[t]; !ok {
+				titles = append(titles, t)
+			}
+			if !slices.Contains(on[t], f.req) {
+				on[t] = append(on[t], f.req)
+			}
+		}
+		var wheres []string
+		named := map[string][]string{}
+		for i, t := range titles {
+			w := requests(on[t], p.of)
+			if w == "case" {
+				w = "the case"
+			}
+			if _, ok := named[w]; !ok {
+				wheres = append(wheres, w)
+			}
+			if i < maxAlso {
+				named[w] = append(named[w], escape(t))
+			}
+		}
+		var parts []string
+		for _, w := range wheres {
+			if len(named[w]) > 0 {
+				parts = append(parts, strings.Join(named[w], ", ")+" impossible for "+w)
+			}
+		}
+		out.WriteString(", and made " + strings.Join(parts, ", "))
+		if n := len(titles) - maxAlso; n > 0 {
+			out.WriteString(" (and " + plural(n, "more check") + ")")
+		}
+	}
+	if len(p.unsent) > 0 {
+		out.WriteString("; " + requests(p.unsent, p.of) + " not sent")
+	}
+	return out.String()
+}
+
 // maxAlso is how many other checks of a problem its line names before "and N more".
 const maxAlso = 3
 
-// also names the other failing checks of a problem once each, with the ratio of the worst.
+// tells orders the checks of one problem for the one its line is told by: by status, then
+// a check that is not derived from the denoising stage's steps before one that is (the
+// stage, or E2E, is the cause; its steps follow from it), then by how far past its limit.
+func tells(a, b *checks.Check) bool {
+	if sa, sb := severity(a.Status), severity(b.Status); sa != sb {
+		return sa < sb
+	}
+	if da, db := derived(a), derived(b); da != db {
+		return !da
+	}
+	return beyond(a) > beyond(b)
+}
+
+func derived(ck *checks.Check) bool { return checks.KindOf(ck.Name).Derived }
+
+// also names the other failing checks of a problem once each, with the ratio of the worst;
+// the derived ones are counted by folded instead.
 func (p *problem) also() string {
 	var order []string
 	worst := map[string]*checks.Check{}
 	for _, ck := range p.others {
 		t := title(ck)
-		if t == title(p.top) {
+		if t == title(p.top) || derived(ck) {
 			continue
 		}
 		if w, ok := worst[t]; !ok {
@@ -206,6 +342,46 @@ func (p *problem) also() string {
 		names = append(names, escape(t))
 	}
 	return strings.Join(names, ", ")
+}
+
+// folded counts the failing checks derived from the denoising stage's per-step times that
+// the line does not name, under the stage when it failed too: "under Denoising stage: 7 step
+// metrics, up to 2.29× the limit". Nine slow step figures are one slow stage, told once.
+func (p *problem) folded() string {
+	var titles []string
+	var worst *checks.Check
+	stage := ""
+	for _, ck := range append([]*checks.Check{p.top}, p.others...) {
+		if stage == "" && checks.DenoisingStageCheck(ck.Name) {
+			stage = title(ck)
+		}
+		t := title(ck)
+		if !derived(ck) || t == title(p.top) {
+			continue
+		}
+		if !slices.Contains(titles, t) {
+			titles = append(titles, t)
+		}
+		if worst == nil || worse(ck, worst) {
+			worst = ck
+		}
+	}
+	if len(titles) == 0 {
+		return ""
+	}
+	var s string
+	switch {
+	case derived(p.top):
+		s = plural(len(titles), "more denoise-step metric")
+	case stage != "":
+		s = "under " + escape(stage) + ": " + plural(len(titles), "step metric")
+	default:
+		s = plural(len(titles), "denoise-step metric")
+	}
+	if r := ratio(worst); r != "" {
+		s += ", up to " + r
+	}
+	return s
 }
 
 // requests names where a problem is: "case", "request 2/3", "requests 2–4 of 4",

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	gotoken "go/token"
@@ -15,8 +16,8 @@ import (
 )
 
 // TestProblems: one line per cause — a leak seen by two sources on requests 2 and 3 is one
-// line, with the worst value, its limit and ratio and the cause; a crash is one line; the
-// requests it kept from running are one more.
+// line, with the worst value, its limit and ratio and the cause; a crash is one line, which
+// names the requests it kept from being sent.
 func TestProblems(t *testing.T) {
 	leak := func(s reqSpec, mib float64) reqSpec { s.vram, s.leak = s.vram+mib, mib; return s }
 	c := caseOf("wan", false, good, leak(goodWarm, 1200), leak(goodWarm, 2400))
@@ -29,12 +30,102 @@ func TestProblems(t *testing.T) {
 		got = append(got, p.line(false, ""))
 	}
 	want := []string{
-		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03×**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03×",
-		"❌ `flux` request 2/3 · **server** — server crashed, exit 139",
-		"⏭️ `flux` request 3/3 — skip: not sent: the server died during request 2/3",
+		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit",
+		"❌ `flux` request 2/3 · **server** — server crashed, exit 139, and made runtime peak (server_reserved) impossible for request 2/3; request 3/3 not sent",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+// TestCrashConsequencesFoldIntoTheCrashLine: what a crash or a failed start made impossible —
+// checks without a value on the crashed request and after, requests never sent — is told in
+// the crash's line, not as problems of their own; a measured failure on the same request and
+// a cancelled request keep their own lines, and so does a missing value before the crash.
+func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
+	crash := func() checks.Check {
+		ck := checks.Failed(checks.ServerAlive, "server process exited (exit status 139) while the request was in flight (EOF)")
+		ck.Cause = "server crashed, exit 139"
+		return ck
+	}
+	noPeak := func(src string) checks.Check {
+		ck := checks.Failed(checks.MemoryRuntimePeak, "memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailable)")
+		ck.Source, ck.Limit, ck.Unit = src, checks.Float(3524), "MiB"
+		return ck
+	}
+	noRecord := checks.Failed(checks.PerfRecord, "no perf record for the request")
+	unsent := func(i, of int) checks.RequestResult {
+		return checks.RequestResult{Index: i, Of: of, Status: checks.Skip,
+			Checks: []checks.Check{checks.Skipped(checks.ServerAlive, fmt.Sprintf("not sent: the server died during request %d/%d", i-1, of))}}
+	}
+	req := func(i, of int, st checks.Status, cs ...checks.Check) checks.RequestResult {
+		return checks.RequestResult{Index: i, Of: of, Status: st, Checks: cs}
+	}
+	tests := []struct {
+		name string
+		c    checks.CaseResult
+		want []string
+	}{{
+		name: "crash during request 2 of 4",
+		c: checks.CaseResult{ID: "t2i", Requests: []checks.RequestResult{
+			req(1, 4, checks.Pass, checks.Passed(checks.ServerAlive, "")),
+			req(2, 4, checks.Fail, crash(), noPeak("server_reserved"), noPeak("server_allocated"), noRecord),
+			unsent(3, 4), unsent(4, 4),
+		}},
+		want: []string{"❌ `t2i` request 2/4 · **server** — server crashed, exit 139, and made runtime peak (server_reserved), " +
+			"runtime peak (server_allocated), perf record (server total) impossible for request 2/4; requests 3, 4 of 4 not sent"},
+	}, {
+		name: "failed start: every request, and the load peak",
+		c: checks.CaseResult{ID: "wan", Checks: []checks.Check{
+			{Name: checks.ServerAlive, Status: checks.Fail, Cause: "server failed to start, exit 1"},
+			{Name: checks.MemoryLoadPeak, Status: checks.Fail, Detail: "no load peak"},
+		}, Requests: []checks.RequestResult{unsent(1, 3), unsent(2, 3), unsent(3, 3)}},
+		want: []string{"❌ `wan` case · **server** — server failed to start, exit 1, and made load peak impossible for the case; requests 1–3 of 3 not sent"},
+	}, {
+		name: "many checks made impossible, on the case and a request: named together per place, at most three",
+		c: checks.CaseResult{ID: "hy", Checks: []checks.Check{
+			{Name: checks.ServerAlive, Status: checks.Error, Cause: "server failed to start, exit 1"},
+			{Name: checks.MemoryLoadPeak, Status: checks.Fail},
+		}, Requests: []checks.RequestResult{
+			req(1, 2, checks.Fail, noPeak("server_reserved"), noPeak("server_allocated"), noPeak("nvml_process"), noRecord),
+			unsent(2, 2),
+		}},
+		want: []string{"⛔ `hy` case · **server** — server failed to start, exit 1, and made load peak impossible for the case, " +
+			"runtime peak (server_reserved), runtime peak (server_allocated) impossible for request 1/2 (and 2 more checks); request 2/2 not sent"},
+	}, {
+		name: "a measured failure and a missing value before the crash keep their lines",
+		c: checks.CaseResult{ID: "flux", Requests: []checks.RequestResult{
+			req(1, 2, checks.Fail, checks.Passed(checks.ServerAlive, ""), noPeak("server_reserved")),
+			req(2, 2, checks.Fail, val(checks.PerfE2E, checks.Fail, 81200, 66000, "ms"), crash(), noPeak("server_reserved")),
+		}},
+		want: []string{
+			"❌ `flux` request 1/2 · **runtime peak (server_reserved)** — memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailab…",
+			"❌ `flux` request 2/2 · **E2E (server) 81.2 s** vs limit ≤ 66.0 s (**1.23× the limit**)",
+			"❌ `flux` request 2/2 · **server** — server crashed, exit 139, and made runtime peak (server_reserved) impossible for request 2/2",
+		},
+	}, {
+		name: "a cancelled request after the crash is a cause of its own",
+		c: checks.CaseResult{ID: "sd3", Requests: []checks.RequestResult{
+			req(1, 2, checks.Fail, crash()),
+			req(2, 2, checks.Cancelled, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: "run cancelled"}),
+		}},
+		want: []string{
+			"❌ `sd3` request 1/2 · **server** — server crashed, exit 139",
+			"🚫 `sd3` request 2/2 · **server** — run cancelled",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.c.Status = checks.Fail
+			l := checks.Result{Lane: "base", Cases: []checks.CaseResult{tt.c}}
+			var got []string
+			for _, p := range problems([]checks.Result{l}) {
+				got = append(got, p.line(false, ""))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -115,7 +206,7 @@ func TestProblemsCarryTheTrend(t *testing.T) {
 	}}
 	var b strings.Builder
 	problemList(&b, r, level{})
-	if !strings.Contains(b.String(), "(**1.03×**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× · base branch, last 10 runs: ▁▂▃\n") {
+	if !strings.Contains(b.String(), "(**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit · base branch, last 10 runs: ▁▂▃\n") {
 		t.Errorf("the wan line does not end with its trend:\n%s", b.String())
 	}
 	if strings.Count(b.String(), "last 10 runs") != 1 {
@@ -124,5 +215,126 @@ func TestProblemsCarryTheTrend(t *testing.T) {
 	want := []string{"base/wan/" + checks.MemoryRuntimePeak, "base/flux/" + checks.ServerAlive}
 	if diff := cmp.Diff(want, asked); diff != "" {
 		t.Errorf("Trend asked (-want +got):\n%s", diff)
+	}
+}
+
+// TestRatioSaysWhatItIsAgainst: the factor of a problem line is value / limit and says so,
+// for a limit on either side; without a value or a usable limit there is none.
+func TestRatioSaysWhatItIsAgainst(t *testing.T) {
+	for _, tt := range []struct {
+		ck   checks.Check
+		want string
+	}{
+		{val(checks.PerfE2E, checks.Fail, 81200, 66000, "ms"), "1.23× the limit"},
+		{val(checks.ConsistencySSIM, checks.Fail, 0.728, 0.92, ""), "0.79× the limit"},
+		{checks.Check{Name: checks.PerfE2E, Value: checks.Float(81200)}, ""},
+		{checks.Check{Name: checks.PerfE2E, Limit: checks.Float(66000)}, ""},
+		{val(checks.PerfE2E, checks.Fail, 81200, 0, "ms"), ""},
+	} {
+		if got := ratio(&tt.ck); got != tt.want {
+			t.Errorf("ratio(%s) = %q, want %q", tt.ck.Name, got, tt.want)
+		}
+	}
+}
+
+// TestDerivedStepMetricsFoldUnderTheirStage: the per-step figures (sampled steps, their mean
+// and median) that fail with the denoising stage are counted under it, not named; the line is
+// told by a check that is not derived unless only derived ones failed, and never by a check
+// of a milder status. The first case is the H200's one-off slow request of docs/noise.md,
+// with its measured values, limits and spreads.
+func TestDerivedStepMetricsFoldUnderTheirStage(t *testing.T) {
+	ck := func(name string, st checks.Status, v, limit, baseline, mad float64) checks.Check {
+		c := val(name, st, v, limit, "ms")
+		c.Baseline = checks.Float(baseline)
+		c.Spread = &checks.Spread{N: 3, Min: baseline - 2*mad, Median: baseline - mad, Max: baseline, MAD: mad}
+		return c
+	}
+	fl := checks.Flaky
+	h200 := []checks.Check{
+		ck(checks.PerfE2E, fl, 3875.967, 1742.538, 1394.03, 1.02),
+		ck(checks.PerfDenoiseAvg, fl, 193.678, 89.57, 69.57, 0.06),
+		ck(checks.PerfDenoiseMedian, fl, 193.701, 84.62, 64.62, 0.03),
+		ck(checks.PerfStepPrefix+"4", fl, 193.843, 84.7, 64.7, 0.09),
+		ck(checks.PerfStepPrefix+"8", fl, 193.817, 84.54, 64.54, 0.0076),
+		ck(checks.PerfStepPrefix+"11", fl, 193.356, 84.6, 64.6, 0.026),
+		ck(checks.PerfStepPrefix+"15", fl, 193.708, 84.74, 64.74, 0.037),
+		ck(checks.PerfStepPrefix+"19", fl, 193.505, 84.66, 64.66, 0.098),
+		ck(checks.PerfStagePrefix+checks.DenoisingStage, fl, 3873.645, 1739.388, 1391.51, 1.22),
+	}
+	step := func(i string, st checks.Status, v float64) checks.Check {
+		return ck(checks.PerfStepPrefix+i, st, v, 84.6, 64.6, 0.03)
+	}
+	tests := []struct {
+		name string
+		cs   []checks.Check
+		want string
+	}{{
+		name: "H200 one-off: the stage tells it, E2E is also named, seven step metrics fold under the stage",
+		cs:   h200,
+		want: "🟨 `oneoff` request 2/3 · **Denoising stage 3.9 s** vs limit ≤ 1.7 s (**2.23× the limit**, >100 MAD) — +178 % vs baseline 1.4 s; " +
+			"also E2E (server) 2.22× the limit; under Denoising stage: 7 step metrics, up to 2.29× the limit",
+	}, {
+		name: "steps failed, the stage passed: counted on their own",
+		cs: []checks.Check{
+			ck(checks.PerfE2E, checks.Fail, 1900, 1742.538, 1394.03, 1.02),
+			ck(checks.PerfStagePrefix+checks.DenoisingStage, checks.Pass, 1700, 1739.388, 1391.51, 1.22),
+			step("4", checks.Fail, 93), step("8", checks.Fail, 101.5),
+		},
+		want: "❌ `oneoff` request 2/3 · **E2E (server) 1.9 s** vs limit ≤ 1.7 s (**1.09× the limit**, >100 MAD) — +36 % vs baseline 1.4 s; " +
+			"2 denoise-step metrics, up to 1.20× the limit",
+	}, {
+		name: "only steps failed: the worst tells it, the rest are counted",
+		cs:   []checks.Check{step("4", checks.Fail, 93), step("8", checks.Fail, 101.5), step("11", checks.Fail, 90)},
+		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) — +57 % vs baseline 64.6 ms; " +
+			"2 more denoise-step metrics, up to 1.10× the limit",
+	}, {
+		name: "a red step outranks a flaky stage",
+		cs: []checks.Check{
+			ck(checks.PerfStagePrefix+checks.DenoisingStage, fl, 3873.645, 1739.388, 1391.51, 1.22),
+			step("8", checks.Fail, 101.5),
+		},
+		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) — +57 % vs baseline 64.6 ms; " +
+			"also Denoising stage 2.23× the limit",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := checks.CaseResult{ID: "oneoff", Status: checks.Fail, Requests: []checks.RequestResult{
+				{Index: 1, Of: 3, Status: checks.Pass}, {Index: 2, Of: 3, Status: checks.Fail, Checks: tt.cs}, {Index: 3, Of: 3, Status: checks.Pass},
+			}}
+			ps := problems([]checks.Result{{Lane: "oneoff", Cases: []checks.CaseResult{c}}})
+			var got []string
+			for _, p := range ps {
+				got = append(got, p.line(false, ""))
+			}
+			if diff := cmp.Diff([]string{tt.want}, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOtherCellCountsStepMetrics: the per-request table's cell of other failed checks names
+// the checks that are not derived from the stage's steps and counts the derived ones after
+// them; with nothing else failed, one derived check is named.
+func TestOtherCellCountsStepMetrics(t *testing.T) {
+	f := func(name string, v float64) checks.Check { return val(name, checks.Fail, v, 84.6, "ms") }
+	for _, tt := range []struct {
+		name string
+		cs   []checks.Check
+		want string
+	}{
+		{"stage and steps", []checks.Check{f(checks.PerfDenoiseAvg, 193.7), f(checks.PerfStagePrefix+checks.DenoisingStage, 3873.6), f(checks.PerfStepPrefix+"8", 193.8)},
+			"**❌ Denoising stage 3.9 s**<br>+2 step metrics"},
+		{"steps only", []checks.Check{f(checks.PerfStepPrefix+"4", 193.8), f(checks.PerfStepPrefix+"8", 193.8)},
+			"**❌ denoise step 4 193.8 ms**<br>+1 step metric"},
+		{"more than two others", []checks.Check{f(checks.PerfLoad, 90), f(checks.PerfStagePrefix+"DecodingStage", 90), f(checks.PerfStagePrefix+checks.DenoisingStage, 90), f(checks.PerfStepPrefix+"4", 90)},
+			"**❌ load time 90.0 ms**<br>**❌ Decoding stage 90.0 ms**<br>+1 more<br>+1 step metric"},
+	} {
+		c := &checks.CaseResult{ID: "c"}
+		rr := &checks.RequestResult{Index: 2, Of: 2, Status: checks.Fail, Checks: tt.cs}
+		// The cell keeps a value with its unit by non-breaking spaces; read as spaces here.
+		if got := strings.ReplaceAll(cellOther(row{c: c, rr: rr}), nbsp, " "); got != tt.want {
+			t.Errorf("%s: cellOther = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -108,6 +108,9 @@ func render(r *Report, lv level, where string) string {
 		fmt.Fprintf(&b, "\n> [!NOTE]\n> Trimmed to fit GitHub's size limit (%s). %s\n", lv.trimmed, where)
 	}
 	problemList(&b, r, lv)
+	if lv.tables {
+		acrossRequests(&b, r)
+	}
 	multi := len(r.Lanes) > 1
 	for _, l := range r.Lanes {
 		if multi || len(r.Lanes[0].Cases) > 0 {

@@ -105,6 +105,23 @@ func wellFormed(t *testing.T, md string) {
 	if o, c := strings.Count(md, "<details>"), strings.Count(md, "</details>"); o != c {
 		t.Errorf("%d <details> but %d </details>", o, c)
 	}
+	// An HTML table is one HTML block: a blank line inside would end it, and Markdown would
+	// show the rest as text.
+	for rest := md; ; {
+		i := strings.Index(rest, "<table>")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(rest[i:], "</table>")
+		if j < 0 {
+			t.Errorf("<table> not closed: %q", clip(rest[i:], 200))
+			break
+		}
+		if tbl := rest[i : i+j]; strings.Contains(tbl, "\n\n") {
+			t.Errorf("blank line inside an HTML table: %q", clip(tbl, 200))
+		}
+		rest = rest[i+j:]
+	}
 	lines := strings.Split(md, "\n")
 	fence := ""
 	cols := 0

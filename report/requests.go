@@ -262,19 +262,31 @@ func cellAudio(x row) string {
 const maxOther = 2
 
 // cellOther names the checks outside the columns that did not pass, each with its value (or
-// its cause when it has none).
+// its cause when it has none); the ones derived from the denoising stage's steps are counted
+// after them ("+7 step metrics") unless nothing else failed, so that a slow stage does not
+// push its own steps into the cell.
 func cellOther(x row) string {
-	var out []string
-	n := 0
+	var named, steps []*checks.Check
 	cs := rowChecks(x)
 	for i := range cs {
 		ck := &cs[i]
 		if !failed(ck.Status) || columnOf(ck) != checks.ColumnNone {
 			continue
 		}
-		n++
-		if n > maxOther {
-			continue
+		if derived(ck) {
+			steps = append(steps, ck)
+		} else {
+			named = append(named, ck)
+		}
+	}
+	if len(named) == 0 && len(steps) > 0 {
+		named, steps = steps[:1], steps[1:]
+	}
+	var out []string
+	for i, ck := range named {
+		if i == maxOther {
+			out = append(out, fmt.Sprintf("+%d more", len(named)-maxOther))
+			break
 		}
 		what := escape(title(ck))
 		if ck.Value != nil {
@@ -284,8 +296,8 @@ func cellOther(x row) string {
 		}
 		out = append(out, mark(ck, what))
 	}
-	if n > maxOther {
-		out = append(out, fmt.Sprintf("+%d more", n-maxOther))
+	if len(steps) > 0 {
+		out = append(out, "+"+plural(len(steps), "step metric"))
 	}
 	if x.rr == nil && len(x.c.Errors) > 0 {
 		out = append(out, "⛔ "+plural(len(x.c.Errors), "error"))

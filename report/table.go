@@ -45,6 +45,7 @@ func Table(w io.Writer, r *checks.Result) error {
 		return err
 	}
 	tableProblems(&b, r)
+	acrossLines(&b, r)
 	summary(&b, r)
 	_, err := w.Write(b.Bytes())
 	return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/perflog"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 	"github.com/google/go-cmp/cmp"
 )
@@ -66,7 +67,7 @@ func (a *sglangAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 func requestRun(t *testing.T, spec *suite.Server, c *suite.Case, transport http.RoundTripper, heartbeat time.Duration, progress io.Writer) (*run, *server) {
 	t.Helper()
 	dir := t.TempDir()
-	rec, err := NewRecorder(filepath.Join(dir, "out"))
+	rec, err := results.NewWriter(filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func sendOne(t *testing.T, api *sglangAPI, modality suite.Modality) (rr checks.R
 			Request: suite.Request{Prompt: "a fox", N: 1, OutputFormat: "png"}}
 		r, srv := requestRun(t, spec, c, api, time.Hour, io.Discard)
 		began := time.Now()
-		rr, _, _ = r.request(t.Context(), c, srv, slot{index: 1, of: 1})
+		rr = r.request(t.Context(), c, srv, slot{index: 1, of: 1}).rr
 		took = time.Since(began)
 	})
 	return rr, took

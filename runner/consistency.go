@@ -19,6 +19,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -31,6 +32,7 @@ type consistencyConfig struct {
 
 	mu     sync.Mutex
 	caches map[string]*compare.Cache // by case id, while the case runs
+	firsts map[string]*firstOutput   // request 1 of each case, while the case runs (repeat.go)
 }
 
 // cache returns the decoded ground truth of case id: every request of the case is compared
@@ -46,10 +48,12 @@ func (cc *consistencyConfig) cache(id string) *compare.Cache {
 	return c
 }
 
-// dropCache frees the decoded ground truth of case id once the case has ended.
+// dropCache frees the decoded ground truth of case id, and request 1's output that its later
+// requests were compared with, once the case has ended.
 func (cc *consistencyConfig) dropCache(id string) {
 	cc.mu.Lock()
 	delete(cc.caches, id)
+	delete(cc.firsts, id)
 	cc.mu.Unlock()
 }
 
@@ -66,12 +70,16 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 	}
 	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: baselines.ConsistencyPlatform(opts.GPU)}
 	return &consistencyConfig{thresholds: th, gt: gt, clip: opts.CLIPScorer,
-		gtMemory: mem, caches: map[string]*compare.Cache{}}, nil
+		gtMemory: mem, caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}, nil
 }
 
 // Pictures of a consistency failure are saved in the request's artifact folder under this
-// prefix; the run's index.html lists them.
-const picturePrefix = "consistency-frame-"
+// prefix; the run's index.html lists them, and those of the repeat checks (repeatPrefix):
+// every file picturesGlob matches.
+const (
+	picturePrefix = "consistency-frame-"
+	picturesGlob  = "consistency-*.png"
+)
 
 // consistency compares a request's output with the case's ground truth: the pictures
 // (consistency.*) and, for a video+audio case, the audio track (audio.*), independently of
@@ -173,20 +181,8 @@ func outputUsable(rr *checks.RequestResult) bool {
 // visual compares the pictures: SSIM, PSNR and mean absolute difference on every frame (or
 // SGLang's key frames), CLIP when a scorer is configured, and a failure picture.
 func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry) []checks.Check {
-	out := rr.Output.Path
 	gt := r.cons.cache(c.ID)
-	var res compare.Result
-	var err error
-	switch e.Kind {
-	case baselines.GTImage:
-		res, err = gt.Images(ctx, e.Path, out)
-	case baselines.GTVideo:
-		res, err = gt.Videos(ctx, e.Path, out)
-	case baselines.GTKeyFrames:
-		res, err = gt.KeyFrames(ctx, map[int]string{
-			compare.FrameFirst: e.KeyFrames[0], compare.FrameMid: e.KeyFrames[1], compare.FrameLast: e.KeyFrames[2],
-		}, out)
-	}
+	res, err := compareGT(ctx, gt, e, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
@@ -196,11 +192,7 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResul
 		return []checks.Check{checks.Errored(checks.ConsistencyGroup, fmt.Sprintf("compare with ground truth: %v", err))}
 	}
 	lim := r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
-	frames := make([]checks.FrameScore, len(res.PerFrame))
-	for i, f := range res.PerFrame {
-		frames[i] = checks.FrameScore{Index: f.Index, SSIM: f.SSIM, PSNR: f.PSNR, MeanAbsDiff: f.MeanAbsDiff}
-	}
-	cs := checks.Consistency(frames, res.Frames, lim)
+	cs := checks.Consistency(frameScores(res), res.Frames, lim)
 	cs = append(cs, r.clipCheck(ctx, gt, rr, dir, e, res, lim))
 	if checks.RequestStatus(cs) == checks.Fail {
 		if err := r.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {
@@ -208,6 +200,31 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResul
 		}
 	}
 	return cs
+}
+
+// frameScores is the metrics of every compared frame, as the verdicts take them.
+func frameScores(res compare.Result) []checks.FrameScore {
+	frames := make([]checks.FrameScore, len(res.PerFrame))
+	for i, f := range res.PerFrame {
+		frames[i] = checks.FrameScore{Index: f.Index, SSIM: f.SSIM, PSNR: f.PSNR, MeanAbsDiff: f.MeanAbsDiff}
+	}
+	return frames
+}
+
+// compareGT compares an output with the ground truth e (decoded once in gt): an image, a
+// whole video, or SGLang's key frames.
+func compareGT(ctx context.Context, gt *compare.Cache, e baselines.GTEntry, out string) (compare.Result, error) {
+	switch e.Kind {
+	case baselines.GTImage:
+		return gt.Images(ctx, e.Path, out)
+	case baselines.GTVideo:
+		return gt.Videos(ctx, e.Path, out)
+	case baselines.GTKeyFrames:
+		return gt.KeyFrames(ctx, map[int]string{
+			compare.FrameFirst: e.KeyFrames[0], compare.FrameMid: e.KeyFrames[1], compare.FrameLast: e.KeyFrames[2],
+		}, out)
+	}
+	return compare.Result{}, fmt.Errorf("ground truth %s: unknown kind %v", e.Path, e.Kind)
 }
 
 // clipCheck scores the compared frames with the configured CLIP scorer: the image, or the key
@@ -281,31 +298,7 @@ func rgbImage(rgb []byte, w, h int) *image.RGBA {
 // the metric values, into the request's artifact folder.
 func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, cs []checks.Check) error {
 	k := res.WorstFrame
-	var gt, out pictures.Frame
-	var err error
-	switch e.Kind {
-	case baselines.GTImage:
-		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.Path)
-		if err == nil {
-			out.RGB, out.W, out.H, err = media.DecodeImage(ctx, rr.Output.Path)
-		}
-	case baselines.GTVideo:
-		gt.RGB, gt.W, gt.H, err = cache.FrameAt(ctx, e.Path, k)
-		if err == nil {
-			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, rr.Output.Path, k)
-		}
-	case baselines.GTKeyFrames:
-		slot := 0
-		for s, i := range baselines.KeyFrameIndices(res.Frames) {
-			if i == k {
-				slot = s
-			}
-		}
-		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.KeyFrames[slot])
-		if err == nil {
-			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, rr.Output.Path, k)
-		}
-	}
+	gt, out, err := framesAt(ctx, cache, e, rr.Output.Path, res)
 	if err != nil {
 		return err
 	}
@@ -324,6 +317,36 @@ func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite
 	}
 	f.Lines = append(f.Lines, pictures.Line{Text: "ground truth: " + src})
 	return pictures.Write(filepath.Join(dir, picturePrefix+strconv.Itoa(k)+".png"), f)
+}
+
+// framesAt decodes the worst frame of a comparison (res.WorstFrame) on both sides: the
+// reference e (through cache when it holds it) and the output at path.
+func framesAt(ctx context.Context, cache *compare.Cache, e baselines.GTEntry, path string, res compare.Result) (gt, out pictures.Frame, err error) {
+	k := res.WorstFrame
+	switch e.Kind {
+	case baselines.GTImage:
+		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.Path)
+		if err == nil {
+			out.RGB, out.W, out.H, err = media.DecodeImage(ctx, path)
+		}
+	case baselines.GTVideo:
+		gt.RGB, gt.W, gt.H, err = cache.FrameAt(ctx, e.Path, k)
+		if err == nil {
+			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, path, k)
+		}
+	case baselines.GTKeyFrames:
+		slot := 0
+		for s, i := range baselines.KeyFrameIndices(res.Frames) {
+			if i == k {
+				slot = s
+			}
+		}
+		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.KeyFrames[slot])
+		if err == nil {
+			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, path, k)
+		}
+	}
+	return gt, out, err
 }
 
 // audio compares the output's audio track with the case's audio ground truth, SGLang's
@@ -464,12 +487,12 @@ func (r *run) changeVersusOld(ctx context.Context, old, src string) string {
 // failureIndex writes artifacts/index.html with the failure pictures of every request that
 // has some, beside what failed. Nothing is written when no request has pictures.
 func (r *run) failureIndex(res *checks.Result) {
-	root := filepath.Join(r.opts.Out, ArtifactsDir)
+	root := filepath.Join(r.opts.Out, results.ArtifactsDir)
 	var entries []pictures.Entry
 	for _, cr := range res.Cases {
 		for _, rr := range cr.Requests {
 			rel := filepath.Join(cr.ID, "request-"+strconv.Itoa(rr.Index))
-			pics, _ := filepath.Glob(filepath.Join(root, rel, picturePrefix+"*.png"))
+			pics, _ := filepath.Glob(filepath.Join(root, rel, picturesGlob))
 			if len(pics) == 0 {
 				continue
 			}

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -28,7 +28,7 @@ func TestLoadPerf(t *testing.T) {
 		t.Errorf("check mode, no file: %v", err)
 	}
 	p, err := loadPerf(Options{Suite: s, Mode: ModeBaseline, GPU: "h100"})
-	if err != nil || p.file != nil || p.enforce || !p.collecting() {
+	if err != nil || p.File != nil || p.Enforce {
 		t.Errorf("baseline mode, no file: %+v %v", p, err)
 	}
 	// A bad known-failures file is reported with the baseline problem, at once.
@@ -43,7 +43,7 @@ func TestLoadPerf(t *testing.T) {
 	}
 	// No baselines configured: nothing collected, growth still watched with the defaults.
 	p, err = loadPerf(Options{Suite: &suite.Suite{}, Mode: "check"})
-	if err != nil || p.collecting() || p.tol.RuntimePeakVRAM != 0.02 {
+	if err != nil || p.File != nil || !p.Enforce || p.Tol.RuntimePeakVRAM != 0.02 {
 		t.Errorf("no baselines: %+v %v", p, err)
 	}
 }
@@ -79,9 +79,8 @@ func TestPerfWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &run{perfCfg: p, progress: io.Discard}
 		got := map[string]checks.Check{}
-		for _, ck := range r.perf(c, &rr) {
+		for _, ck := range p.Request(judge.Input{Case: c, Request: rr, Answered: true}).Request.Checks {
 			got[ck.Name] = ck
 		}
 		frame, e2e := got[checks.PerfPerFrame], got[checks.PerfE2E]
@@ -92,7 +91,7 @@ func TestPerfWiring(t *testing.T) {
 			t.Errorf("%s: per-frame value %v, want 8000 / 16", tt.gpu, frame.Value)
 		}
 		cr := checks.CaseResult{ID: "v", Load: &checks.Load{DurationMs: 10, WarmupPeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 1129}}}
-		r.casePerf(c, &cr)
+		cr.Checks = p.Case(c, cr)
 		var warm *checks.Check
 		for i, ck := range cr.Checks {
 			if ck.Name == checks.MemoryWarmupPeak {

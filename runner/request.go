@@ -43,18 +43,36 @@ func (s slot) String() string {
 	return fmt.Sprintf("request %d/%d", s.index, s.of)
 }
 
-// request sends one request of a case and validates it. It returns the result, the peaks of
-// the server start it reported with it and, when the server can no longer be used, why. A
-// confirmation request is validated as any other except for consistency with the ground
-// truth: it is sent to re-measure perf and memory, and its output was checked N times already.
-func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) (rr checks.RequestResult, loadPeak startPeaks, halt string) {
+// measured is one request as its measurement left it, before its judgement (judge.Input):
+// the result with the checks made while measuring, the peaks of the server start the server
+// reported with it, whether the server answered with an output (its timings are then
+// judged) and, when the server can no longer be used, why.
+type measured struct {
+	rr       checks.RequestResult
+	starts   startPeaks
+	answered bool
+	halt     string
+}
+
+// request sends one request of a case and measures it: the checks made while measuring
+// (server alive, output, consistency, perf record), not yet its perf and memory verdicts,
+// which judge makes (r.judged). A confirmation request is measured as any other except for
+// consistency with the ground truth: it is sent to re-measure perf and memory, and its output
+// was checked N times already.
+func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) measured {
+	rr, loadPeak, answered, halt := r.measure(ctx, c, srv, at)
+	return measured{rr: rr, starts: loadPeak, answered: answered, halt: halt}
+}
+
+// measure is request with its results apart; answered is whether the server answered.
+func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) (rr checks.RequestResult, loadPeak startPeaks, answered bool, halt string) {
 	rr = checks.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
 	spec := r.opts.Suite.Servers[c.Server]
-	dir, err := r.rec.artifactDir(c.ID, at)
+	dir, err := r.rec.ArtifactDir(c.ID, at.index, at.confirm)
 	if err != nil {
 		r.noteDisk(err)
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
-		return rr, startPeaks{}, ""
+		return rr, startPeaks{}, false, ""
 	}
 	timeout := spec.RequestTimeout
 	if c.Timeout > 0 {
@@ -79,27 +97,27 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 			rr.Status = checks.Cancelled
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
 				Detail: fmt.Sprintf("run cancelled after %.0f ms, before the output arrived", rr.E2EMs)})
-			return rr, startPeaks{}, "run cancelled"
+			return rr, startPeaks{}, false, "run cancelled"
 		}
 		srv.settle(settleTime)
 		if why := srv.dead(); why != "" {
 			detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
 			saveTail(dir, srv)
-			return rr, startPeaks{}, fmt.Sprintf("not sent: the server died during %s", at)
+			return rr, startPeaks{}, false, fmt.Sprintf("not sent: the server died during %s", at)
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 		if timedOut && c.Modality != suite.Image && baselines.ROCm(r.opts.GPU) {
 			rr.Checks = append(rr.Checks, checks.AMDVideoTimeout(c.ID, timeout))
 			saveTail(dir, srv)
-			return rr, startPeaks{}, fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
+			return rr, startPeaks{}, false, fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
 		}
 		if timedOut {
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
 				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
 				Cause:  fmt.Sprintf("request hung: no output within %s", timeout)})
 			saveTail(dir, srv)
-			return rr, startPeaks{}, fmt.Sprintf("not sent: the server was stopped after %s hung", at)
+			return rr, startPeaks{}, false, fmt.Sprintf("not sent: the server was stopped after %s hung", at)
 		}
 		st := checks.Fail
 		var se *saveError
@@ -120,7 +138,7 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 			// The generation may have run (a failed download, a full disk): its record may be there.
 			rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 		}
-		return rr, loadPeak, ""
+		return rr, loadPeak, false, ""
 	}
 
 	if why := srv.dead(); why != "" {
@@ -137,8 +155,7 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	if halt == "" {
 		rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
 	}
-	rr.Checks = append(rr.Checks, r.perf(c, &rr)...)
-	return rr, loadPeak, halt
+	return rr, loadPeak, true, halt
 }
 
 // output saves the media and checks that it is there and has the declared shape.

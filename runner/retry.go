@@ -2,7 +2,7 @@ package runner
 
 import (
 	"context"
-	"slices"
+	"fmt"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -26,7 +26,7 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 	for attempt := 1; attempt <= suite.MaxRetry; attempt++ {
 		var again []*suite.Case
 		for _, cr := range last {
-			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && r.failsUnexplained(cr) {
+			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && checks.CaseStatus(cr) == checks.Fail {
 				again = append(again, c)
 			}
 		}
@@ -53,8 +53,7 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 					r.logf("%s: retry %d cancelled; the failure of the attempt before it stands", cr.ID, attempt)
 					// requests.jsonl's last line of a request is its verdict: the one that stands.
 					for _, rr := range prev.Requests {
-						rr.Revised = true
-						r.record(rr)
+						r.revise(rr, fmt.Sprintf("retry %d was cancelled: the verdict of the attempt before it stands", attempt))
 					}
 					continue
 				}
@@ -68,27 +67,4 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 		}
 	}
 	return results
-}
-
-// failsUnexplained reports whether a case fails once the suite's known failures are applied
-// (which happens to the results only at the end of the run): a failure that an entry of the
-// known-failures file explains is reported as known, and running the case again could not
-// change that.
-func (r *run) failsUnexplained(cr checks.CaseResult) bool {
-	if checks.CaseStatus(cr) != checks.Fail {
-		return false
-	}
-	p := r.perfCfg
-	if p == nil || len(p.known) == 0 {
-		return true
-	}
-	cp := cr
-	cp.Checks = slices.Clone(cr.Checks)
-	cp.Requests = slices.Clone(cr.Requests)
-	for i := range cp.Requests {
-		cp.Requests[i].Checks = slices.Clone(cp.Requests[i].Checks)
-	}
-	tmp := &checks.Result{Cases: []checks.CaseResult{cp}}
-	checks.ApplyKnown(tmp, p.known, p.today)
-	return checks.CaseStatus(tmp.Cases[0]) == checks.Fail
 }

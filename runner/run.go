@@ -6,9 +6,7 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +20,8 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -37,7 +37,7 @@ type Options struct {
 	Cases []string // restrict to these case ids; empty: all of the partition
 	Out   string
 	// Force lets a run write into an Out that holds an earlier run, whose files it removes
-	// first (ClearOut); without it such an Out is refused.
+	// first (results.ClearOut); without it such an Out is refused.
 	Force  bool
 	Mode   Mode
 	Commit string
@@ -103,7 +103,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	perfCfg, err := loadPerf(opts)
+	verdicts, err := loadPerf(opts)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -119,17 +119,17 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	}
 	// The results are written by then; a failed close of the lock file changes none of them.
 	defer func() { _ = lock.release() }()
-	removed, err := ClearOut(opts.Out, opts.Force)
+	removed, err := results.ClearOut(opts.Out, opts.Force)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := NewRecorder(opts.Out)
+	rec, err := results.NewWriter(opts.Out)
 	if err != nil {
 		return nil, err
 	}
 	// For the early returns; the normal path below closes it and reports a failure to.
 	defer func() { _ = rec.Close() }()
-	r := &run{opts: opts, rec: rec, progress: opts.Progress, perfCfg: perfCfg, cons: cons,
+	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts, cons: cons,
 		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
 		diskFull: make(chan struct{}), swept: map[*server]bool{}}
 	if len(removed) > 0 {
@@ -194,7 +194,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		res.Cases = []checks.CaseResult{} // a partition with no cases: "cases": [], not null
 	}
 	res.FinishedAt = time.Now().UTC()
-	r.applyKnown(res)
+	r.reportKnown(res)
 	r.failureIndex(res)
 	werr := rec.Results(res)
 	// requests.jsonl is closed even when results.json failed, and its own failure (the last
@@ -258,9 +258,6 @@ func (r *run) snapshot(head checks.Result, cases []*suite.Case, why string) chec
 		snap.Cases = append(snap.Cases, cr)
 	}
 	r.mu.Unlock()
-	if p := r.perfCfg; p != nil && len(p.known) > 0 {
-		checks.ApplyKnown(&snap, p.known, p.today)
-	}
 	return snap
 }
 
@@ -349,10 +346,10 @@ func Select(s *suite.Suite, plan *plan.Plan, p checks.Partition, ids []string) (
 // run holds the state of one Run.
 type run struct {
 	opts     Options
-	rec      *Recorder
+	rec      *results.Writer
 	progress io.Writer
-	starts   int // server starts so far, to name their log folders
-	perfCfg  *perfConfig
+	starts   int           // server starts so far, to name their log folders
+	judge    *judge.Config // every verdict's rules and data (nil: only statuses)
 	cons     *consistencyConfig
 	servers  []*server        // every server started, to report output their logs could not keep
 	swept    map[*server]bool // servers whose stop has been reported (guarded by mu)
@@ -378,7 +375,7 @@ type run struct {
 
 // noteDisk records err when it is a write that failed for want of space, and says so.
 func (r *run) noteDisk(err error) bool {
-	if !IsDiskFull(err) {
+	if !results.IsDiskFull(err) {
 		return false
 	}
 	r.diskOnce.Do(func() {
@@ -535,7 +532,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 					cause = checks.CauseStartTimeout
 				}
 			}
-			cr.Checks = append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail, Cause: cause})
+			cr.Checks = r.judge.MarkKnown(c.ID, 0, append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail, Cause: cause}))
 			for i := 1; i <= c.Repeat; i++ {
 				cr.Requests = append(cr.Requests, notSent(c, i, "not sent: the server failed to start"))
 				r.record(cr.Requests[i-1])
@@ -549,9 +546,8 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	cr.Skipped = checks.SkippedBy(cr.Requests)
-	r.casePerf(c, &cr)
+	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)
-	r.revise(&cr)
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
 		r.stopServer(srv)
@@ -574,7 +570,7 @@ func (e *startError) Unwrap() error { return e.err }
 // start launches a server for a case and waits until it is ready.
 func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*server, time.Duration, error) {
 	r.starts++
-	dir := filepath.Join(r.opts.Out, ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
+	dir := filepath.Join(r.opts.Out, results.ServersDir, fmt.Sprintf("%02d-%s", r.starts, spec.Name))
 	r.logf("%s: starting server %s", c.ID, spec.Name)
 	// Exclusively: a folder that exists already belongs to another server start, whose logs
 	// this one must not overwrite.
@@ -619,17 +615,30 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	return srv, time.Since(srv.started), nil
 }
 
-// requests sends the case's requests, up to Concurrency at a time, and records each as it
-// finishes. After a request that leaves the server unusable (it died, or a request hung) the
-// rest are not sent: they are recorded as skipped, which fails the case.
+// requests sends the case's requests, up to Concurrency at a time, and records each as soon
+// as it is judged (r.judged): once it finished and the request before it was measured, since
+// its memory growth is judged against that one. After a request that leaves the server
+// unusable (it died, or a request hung) the rest are not sent: they are recorded as skipped,
+// which fails the case.
 func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *checks.CaseResult) []checks.RequestResult {
 	out := make([]checks.RequestResult, c.Repeat)
+	// measuredAt[i] is closed once request i+1 is measured (out[i] holds its measurement,
+	// then its verdict), so that request i+2 can be judged against it.
+	measuredAt := make([]chan struct{}, c.Repeat)
+	for i := range measuredAt {
+		measuredAt[i] = make(chan struct{})
+	}
 	sem := make(chan struct{}, max(c.Concurrency, 1))
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
 		halted string
 	)
+	unsent := func(i int, rr checks.RequestResult) {
+		out[i-1] = rr
+		close(measuredAt[i-1])
+		r.record(rr)
+	}
 	for i := 1; i <= c.Repeat; i++ {
 		select {
 		case sem <- struct{}{}:
@@ -640,51 +649,74 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 		mu.Unlock()
 		switch {
 		case ctx.Err() != nil:
-			out[i-1] = cancelledRequest(c, i, "run cancelled before the request was sent")
-			r.record(out[i-1])
+			unsent(i, cancelledRequest(c, i, "run cancelled before the request was sent"))
 			continue
 		case why != "":
 			<-sem
-			out[i-1] = notSent(c, i, why)
-			r.record(out[i-1])
+			unsent(i, notSent(c, i, why))
 			continue
 		}
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			defer func() { <-sem }()
-			rr, loadPeak, halt := r.request(ctx, c, srv, slot{index: i, of: c.Repeat})
-			if rr.Status != checks.Cancelled {
-				rr.Status = checks.RequestStatus(rr.Checks)
-			}
+			m := r.request(ctx, c, srv, slot{index: i, of: c.Repeat})
+			// Request k ≥ 2 against request 1 of this server start; request 1 leaves its
+			// output for them (consistency.repeat, runner/repeat.go). Its checks are
+			// measurements like the others, judged below with the rest.
+			m.rr.Checks = append(m.rr.Checks, r.repeat(ctx, c, srv, &m.rr)...)
 			mu.Lock()
-			r.diskError(&rr, cr)
-			out[i-1] = rr
-			if halt != "" && halted == "" {
-				halted = halt
+			out[i-1] = m.rr
+			if m.halt != "" && halted == "" {
+				halted = m.halt
 			}
 			// Every record repeats the load peak of its server start; keep the first one seen.
 			if cr.Load != nil && !cr.Load.Reused {
-				cr.Load.PeakVRAMMiB = mergePeaks(cr.Load.PeakVRAMMiB, loadPeak.load)
-				cr.Load.WarmupPeakVRAMMiB = mergePeaks(cr.Load.WarmupPeakVRAMMiB, loadPeak.warmup)
+				cr.Load.PeakVRAMMiB = mergePeaks(cr.Load.PeakVRAMMiB, m.starts.load)
+				cr.Load.WarmupPeakVRAMMiB = mergePeaks(cr.Load.WarmupPeakVRAMMiB, m.starts.warmup)
 			}
+			mu.Unlock()
+			close(measuredAt[i-1])
+			<-sem
+			if m.halt != "" {
+				r.stopServer(srv)
+			}
+			var prev *checks.RequestResult
+			if i > 1 {
+				<-measuredAt[i-2]
+				mu.Lock()
+				p := out[i-2]
+				mu.Unlock()
+				prev = &p
+			}
+			rr := r.judged(c, m, prev)
+			mu.Lock()
+			r.diskError(&rr, cr)
+			out[i-1] = rr
 			mu.Unlock()
 			r.record(rr)
 			r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
-			if halt != "" {
-				r.stopServer(srv)
-			}
 		}(i)
 	}
 	wg.Wait()
 	return out
 }
 
+// judged is the final verdict of a measured request (judge.Config.Request), prev the request
+// before it in its case (nil for the first); a memory growth it shows is said in the log.
+func (r *run) judged(c *suite.Case, m measured, prev *checks.RequestResult) checks.RequestResult {
+	v := r.judge.Request(judge.Input{Case: c, Request: m.rr, Answered: m.answered, Previous: prev})
+	for _, g := range v.Grew {
+		d, _, _ := strings.Cut(g.Detail, "\n")
+		r.logf("%s %s: %s: %s", c.ID, slot{index: m.rr.Index, of: m.rr.Of, confirm: m.rr.Confirm}, g.Name, d)
+	}
+	return v.Request
+}
+
 // record appends a finished request to requests.jsonl; a write failure is reported but does
 // not stop the run (results.json still gets everything).
 func (r *run) record(rr checks.RequestResult) {
 	kept := rr
-	kept.Revised = false // a mark of the line, not of the request
+	kept.Revised, kept.Revision = false, "" // marks of the line, not of the request
 	r.mu.Lock()
 	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = kept
 	r.mu.Unlock()
@@ -698,36 +730,12 @@ func (r *run) record(rr checks.RequestResult) {
 	}
 }
 
-// revise records again, marked revised, every request of a finished case whose verdict
-// changed after its line was written: memory growth is judged across the case's requests,
-// and confirmation requests label (and may turn flaky) checks of requests already recorded.
-// The last line of a request in requests.jsonl is then its final verdict, and a snapshot
-// written on cancel takes the revised one too.
-func (r *run) revise(cr *checks.CaseResult) {
-	for _, rr := range cr.Requests {
-		r.mu.Lock()
-		prev, ok := r.finished[requestKey{rr.Case, rr.Index, false}]
-		r.mu.Unlock()
-		if !ok {
-			continue // never recorded: there is no line to revise
-		}
-		if rr.Status != checks.Cancelled {
-			rr.Status = checks.RequestStatus(rr.Checks)
-		}
-		if prev.Status == rr.Status && sameChecks(prev.Checks, rr.Checks) {
-			continue
-		}
-		rr.Revised = true
-		r.record(rr)
-	}
-}
-
-// sameChecks reports whether two lists of checks say the same thing, compared as they are
-// written.
-func sameChecks(a, b []checks.Check) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+// revise records again a request whose verdict a later event changed (confirmation, a
+// cancelled retry), marked revised and saying what changed: the last line of a request in
+// requests.jsonl is its final verdict, and a snapshot written on cancel takes it too.
+func (r *run) revise(rr checks.RequestResult, what string) {
+	rr.Revised, rr.Revision = true, what
+	r.record(rr)
 }
 
 func firstProblem(cs []checks.Check) string {

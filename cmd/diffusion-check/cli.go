@@ -12,6 +12,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner"
 )
 
@@ -54,7 +55,7 @@ func (e failedError) Unwrap() error { return e.err }
 func exitCode(err error) int {
 	var ue usageError
 	var ce *runner.ConfigError
-	var so *runner.StaleOutError
+	var so *results.StaleOutError
 	var fe failedError
 	var mm *compare.MismatchError
 	switch {

@@ -11,7 +11,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 	"gopkg.in/yaml.v3"
 )
 
@@ -92,7 +92,7 @@ func requireAllPass(t *testing.T, cli func(args ...string) (string, int), suiteP
 		args = append(args, "--lane", lane)
 	}
 	log, _ := cli(args...)
-	res, err := runner.ReadResults(filepath.Join(filepath.Dir(suitePath), out, "results.json"))
+	res, err := results.Read(filepath.Join(filepath.Dir(suitePath), out, "results.json"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // repeatSuite writes a suite of one case of n requests on the reference server, whose
@@ -94,7 +94,7 @@ func TestFullDiskMidRunIsAnErrorWithEveryVerdictSaved(t *testing.T) {
 	if code != 0 {
 		t.Skipf("the reference run does not pass here (exit %d), nothing to compare with:\n%s", code, log)
 	}
-	artifact, err := os.Stat(filepath.Join(dir, "roomy", runner.ArtifactsDir, "many", "request-1", "output.png"))
+	artifact, err := os.Stat(filepath.Join(dir, "roomy", results.ArtifactsDir, "many", "request-1", "output.png"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestFullDiskMidRunIsAnErrorWithEveryVerdictSaved(t *testing.T) {
 	if !strings.Contains(log, "the disk is full") {
 		t.Errorf("the log does not say the disk is full:\n%s", log)
 	}
-	res, err := runner.ReadResults(filepath.Join(out, runner.ResultsFile))
+	res, err := results.Read(filepath.Join(out, results.ResultsFile))
 	if err != nil {
 		t.Fatalf("results.json after a full disk: %v\n%s", err, log)
 	}
@@ -163,7 +163,7 @@ func TestResultsNotSavedIsSaidAndReportRebuildsFromRequests(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	results, requests := size(filepath.Join(roomy, runner.ResultsFile)), size(filepath.Join(roomy, runner.RequestsFile))
+	results, requests := size(filepath.Join(roomy, results.ResultsFile)), size(filepath.Join(roomy, results.RequestsFile))
 	limit := (results + requests) / 2
 	if requests*11/10 >= limit || limit*11/10 >= results || limit < 80<<10 {
 		t.Skipf("results.json %d bytes, requests.jsonl %d: no file size limit between them with a margin", results, requests)

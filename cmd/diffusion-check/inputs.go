@@ -10,15 +10,15 @@ import (
 	"slices"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // readResults reads the results named on a command line: results.json files, or folders that
 // hold runs' output folders at any depth (an artifact download puts each job's results in a
 // folder of its own). An output folder whose results.json is marked incomplete (the run
 // ended before its final write) or missing is read from its requests.jsonl too
-// (runner.ReadOut), and what was rebuilt is said on stderr. Inputs may come from a pull
-// request's artifacts: only regular files are read, each at most runner.MaxInputBytes, and
+// (results.ReadOut), and what was rebuilt is said on stderr. Inputs may come from a pull
+// request's artifacts: only regular files are read, each at most results.MaxInputBytes, and
 // reading stops when ctx ends.
 func readResults(ctx context.Context, e env, args []string) ([]checks.Input, error) {
 	if len(args) == 0 {
@@ -41,9 +41,9 @@ func readResults(ctx context.Context, e env, args []string) ([]checks.Input, err
 			return nil, usageError{err}
 		}
 		switch {
-		case fi.Mode().IsRegular() && filepath.Base(a) == runner.ResultsFile:
+		case fi.Mode().IsRegular() && filepath.Base(a) == results.ResultsFile:
 			// Read as the folder it is in: an incomplete one is completed from requests.jsonl.
-			res, warnings, err := runner.ReadOut(ctx, filepath.Dir(a))
+			res, warnings, err := results.ReadOut(ctx, filepath.Dir(a))
 			if err != nil {
 				return nil, usageError{err}
 			}
@@ -52,7 +52,7 @@ func readResults(ctx context.Context, e env, args []string) ([]checks.Input, err
 			}
 			continue
 		case fi.Mode().IsRegular():
-			res, err := runner.ReadResultsContext(ctx, a)
+			res, err := results.ReadContext(ctx, a)
 			if err != nil {
 				return nil, usageError{err}
 			}
@@ -68,11 +68,11 @@ func readResults(ctx context.Context, e env, args []string) ([]checks.Input, err
 			return nil, err
 		}
 		for _, d := range dirs {
-			res, warnings, err := runner.ReadOut(ctx, d)
+			res, warnings, err := results.ReadOut(ctx, d)
 			if err != nil {
 				return nil, usageError{err}
 			}
-			if err := add(filepath.Join(d, runner.ResultsFile), res, warnings); err != nil {
+			if err := add(filepath.Join(d, results.ResultsFile), res, warnings); err != nil {
 				return nil, err
 			}
 		}
@@ -120,10 +120,10 @@ func outDirs(ctx context.Context, root string) ([]string, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == runner.ArtifactsDir || d.Name() == runner.ServersDir) {
+		if d.IsDir() && (d.Name() == results.ArtifactsDir || d.Name() == results.ServersDir) {
 			return filepath.SkipDir // request outputs and server logs, never results
 		}
-		if d.Type().IsRegular() && (d.Name() == runner.ResultsFile || d.Name() == runner.RequestsFile) {
+		if d.Type().IsRegular() && (d.Name() == results.ResultsFile || d.Name() == results.RequestsFile) {
 			if dir := filepath.Dir(p); !slices.Contains(found, dir) {
 				found = append(found, dir)
 			}
@@ -134,7 +134,7 @@ func outDirs(ctx context.Context, root string) ([]string, error) {
 		return nil, usageError{err}
 	}
 	if len(found) == 0 {
-		return nil, usagef("%s: no %s in this folder or below", root, runner.ResultsFile)
+		return nil, usagef("%s: no %s in this folder or below", root, results.ResultsFile)
 	}
 	slices.Sort(found)
 	return found, nil

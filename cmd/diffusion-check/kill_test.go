@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // wrapperSuite is a suite whose server is a shell that ignores SIGTERM, starts the reference
@@ -48,7 +48,7 @@ func startRun(t *testing.T, suitePath, out string) (*exec.Cmd, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		reqs, _, _ := runner.ReadRequests(filepath.Join(out, runner.RequestsFile))
+		reqs, _, _ := results.ReadRequests(filepath.Join(out, results.RequestsFile))
 		if len(reqs) >= 1 {
 			return cmd, &stderr
 		}
@@ -133,7 +133,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	server := pidOf(t, filepath.Join(dir, "sh.pid"))
 	t.Cleanup(func() { syscall.Kill(-server, syscall.SIGKILL) })
 	time.Sleep(200 * time.Millisecond) // request 2 is in flight (it takes 1 s)
-	results := filepath.Join(out, runner.ResultsFile)
+	resultsPath := filepath.Join(out, results.ResultsFile)
 	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	var took time.Duration
 	var res *checks.Result
 	for deadline := sent.Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if r, err := runner.ReadResults(results); err == nil && !r.FinishedAt.Before(sent) {
+		if r, err := results.Read(resultsPath); err == nil && !r.FinishedAt.Before(sent) {
 			took, res = time.Since(sent), r
 			break
 		}
@@ -167,7 +167,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	if alive(server) {
 		t.Error("server outlived the run")
 	}
-	final, err := runner.ReadResults(results)
+	final, err := results.Read(resultsPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestSimultaneousRunsIntoOneOutOneWins starts six runs into one --out at once. The server of
@@ -94,18 +94,18 @@ cases:
 	if e.err != nil && (!errors.As(e.err, &ee) || ee.ExitCode() != 0 && ee.ExitCode() != 1) {
 		t.Fatalf("the run holding the lock: %v, want a verdict (exit 0 or 1); stderr:\n%s", e.err, e.stderr)
 	}
-	reqs, warnings, err := runner.ReadRequests(filepath.Join(out, runner.RequestsFile))
+	reqs, warnings, err := results.ReadRequests(filepath.Join(out, results.RequestsFile))
 	if err != nil || len(warnings) > 0 || len(reqs) != 1 {
 		t.Errorf("requests.jsonl: %d requests, %v %v; want the one request of the one run", len(reqs), err, warnings)
 	}
-	res, err := runner.ReadResults(filepath.Join(out, runner.ResultsFile))
+	res, err := results.Read(filepath.Join(out, results.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Cases) != 1 || len(res.Cases[0].Requests) != 1 {
 		t.Errorf("results.json: %+v", res.Cases)
 	}
-	servers, err := os.ReadDir(filepath.Join(out, runner.ServersDir))
+	servers, err := os.ReadDir(filepath.Join(out, results.ServersDir))
 	if err != nil || len(servers) != 1 {
 		t.Errorf("servers/: %v %v; want the one server start of the one run", servers, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
@@ -225,7 +225,7 @@ cases:
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.exit, stderr.String())
 			}
 			got := owners(t, ws)
-			if _, ok := got[filepath.Join("out", runner.ResultsFile)]; !ok {
+			if _, ok := got[filepath.Join("out", results.ResultsFile)]; !ok {
 				t.Fatalf("no results.json written; stderr:\n%s", stderr.String())
 			}
 			if tt.mode == "gt" && got["gt"] == ([2]uint32{}) {
@@ -246,7 +246,7 @@ func waitForRequest(t *testing.T, cmd *exec.Cmd, requests string, stderr *bytes.
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if reqs, _, _ := runner.ReadRequests(requests); len(reqs) >= 1 {
+		if reqs, _, _ := results.ReadRequests(requests); len(reqs) >= 1 {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -18,6 +18,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -110,7 +111,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	outs := map[string]any{
 		"verdict":      string(res.Status),
 		"failed":       strconv.Itoa(checks.TallyRequests(*res).Failed()),
-		"results_path": filepath.Join(o.out, runner.ResultsFile),
+		"results_path": filepath.Join(o.out, results.ResultsFile),
 	}
 	if o.mode == runner.ModeGT {
 		path, err := writeGroundTruthTable(o.out, res)

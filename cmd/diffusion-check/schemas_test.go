@@ -15,7 +15,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/schema"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner/plan"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 	"github.com/google/go-cmp/cmp"
@@ -190,20 +190,20 @@ cases:
 		return stdout.Bytes()
 	}
 
-	results := committedSchema(t, "results.schema.json")
+	resultsSchema := committedSchema(t, "results.schema.json")
 	cli(1, "run", "--suite", suitePath, "--out", "out")
-	data, err := os.ReadFile(filepath.Join(dir, "out", runner.ResultsFile))
+	data, err := os.ReadFile(filepath.Join(dir, "out", results.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	validateJSON(t, results, "results.json", data)
+	validateJSON(t, resultsSchema, "results.json", data)
 	var loose map[string]any
 	if err := json.Unmarshal(data, &loose); err != nil {
 		t.Fatal(err)
 	}
 	loose["not_a_field"] = true
 	forged, _ := json.Marshal(loose)
-	if inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(forged)); results.Validate(inst) == nil {
+	if inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(forged)); resultsSchema.Validate(inst) == nil {
 		t.Error("results.json with an unknown field is valid under its schema")
 	}
 

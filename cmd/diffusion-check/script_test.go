@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -60,9 +62,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"requests": cmdRequests,
-			"github":   cmdGitHub,
-			"exits":    cmdExits,
+			"requests":     cmdRequests,
+			"requestlines": cmdRequestLines,
+			"github":       cmdGitHub,
+			"exits":        cmdExits,
 		},
 		RequireExplicitExec: true,
 	})
@@ -77,7 +80,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
 		ts.Fatalf("usage: requests RESULTS CASE STATUS...")
 	}
-	res, err := runner.ReadResults(ts.MkAbs(args[0]))
+	res, err := results.Read(ts.MkAbs(args[0]))
 	ts.Check(err)
 	var cr *checks.CaseResult
 	for i := range res.Cases {
@@ -98,7 +101,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if want := args[2:]; strings.Join(got, " ") != strings.Join(want, " ") {
 		ts.Fatalf("case %s: request statuses %v, want %v", cr.ID, got, want)
 	}
-	lines, _, err := runner.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
+	lines, _, err := results.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
 	ts.Check(err)
 	for _, rr := range cr.Requests {
 		// The last line of a request is its final verdict (an earlier one may be revised once
@@ -146,4 +149,55 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdRequestLines checks how a case's own requests are written to requests.jsonl:
+//
+//	requestlines out/results.json CASE LINES
+//
+// The case has exactly LINES lines (confirmation requests apart); each request's first line
+// is not marked revised, every later one is and says what changed; and each request's last
+// line is the request of results.json, every check included: a line is written final.
+func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: requestlines RESULTS CASE LINES")
+	}
+	want, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	res, err := results.Read(ts.MkAbs(args[0]))
+	ts.Check(err)
+	lines, _, err := results.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), results.RequestsFile))
+	ts.Check(err)
+	last := map[int]checks.RequestResult{}
+	n := 0
+	for _, l := range lines {
+		if l.Case != args[1] || l.Confirm {
+			continue
+		}
+		n++
+		_, seen := last[l.Index]
+		switch {
+		case seen && (!l.Revised || l.Revision == ""):
+			ts.Fatalf("case %s request %d/%d: a second line that does not say it is revised and what changed (revised %v, revision %q)", l.Case, l.Index, l.Of, l.Revised, l.Revision)
+		case !seen && (l.Revised || l.Revision != ""):
+			ts.Fatalf("case %s request %d/%d: its first line is marked revised (%q)", l.Case, l.Index, l.Of, l.Revision)
+		}
+		l.Revised, l.Revision = false, ""
+		last[l.Index] = l
+	}
+	if n != want {
+		ts.Fatalf("case %s: %d lines in requests.jsonl, want %d", args[1], n, want)
+	}
+	for _, cr := range res.Cases {
+		if cr.ID != args[1] {
+			continue
+		}
+		for _, rr := range cr.Requests {
+			if diff := cmp.Diff(rr, last[rr.Index]); diff != "" {
+				ts.Fatalf("case %s request %d/%d: its last line in requests.jsonl is not its verdict in results.json (-results.json +line):\n%s", cr.ID, rr.Index, rr.Of, diff)
+			}
+		}
+		return
+	}
+	ts.Fatalf("case %s not in %s", args[1], args[0])
 }

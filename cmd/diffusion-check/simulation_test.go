@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -64,7 +64,7 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 	var parts []checks.Input
 	for i := range 3 {
 		p := filepath.Join(dir, fmt.Sprintf("results-%d", i), "results.json")
-		r, err := runner.ReadResults(p)
+		r, err := results.Read(p)
 		if err != nil {
 			t.Fatalf("partition %d: %v\n%s", i, err, outs[i])
 		}
@@ -74,7 +74,7 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	single, err := runner.ReadResults(filepath.Join(dir, "single", "results.json"))
+	single, err := results.Read(filepath.Join(dir, "single", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

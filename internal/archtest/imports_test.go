@@ -39,6 +39,12 @@ var (
 	// highLevel are the module's packages that nothing under internal/ may depend on: each
 	// of them, and every package below it (runner/suite is the runner's).
 	highLevel = []string{"runner", "report", "cmd"}
+	// judgeNoImports: package judge decides which verdicts apply to a measured request; the
+	// runner measures and loads the files, so judge imports what checks may not.
+	judgeNoImports = checksNoImports
+	// reportPath are the packages the report command reads results with: they never depend
+	// on the executor (runner itself; its suite package is data).
+	reportPath = []string{"report", "results"}
 )
 
 // violations returns every broken import rule of g, each naming the package and the chain
@@ -75,6 +81,26 @@ func violations(g graph) []string {
 		}
 		if slices.ContainsFunc(g.pkgs[path].Deps, isHigh) {
 			out = append(out, fmt.Sprintf("%s depends on a high-level package (%s): shared types go below both sides", rel(g, path), chain(g, path, isHigh)))
+		}
+	}
+	return append(out, judgeAndReportViolations(g)...)
+}
+
+// judgeAndReportViolations are the rules of the judge and of the report path, for the
+// packages of g that exist (a graph without them has nothing to break).
+func judgeAndReportViolations(g graph) []string {
+	var out []string
+	judge := g.module + "/judge"
+	for _, bad := range judgeNoImports {
+		if slices.Contains(g.pkgs[judge].Imports, bad) {
+			out = append(out, fmt.Sprintf("%s imports %s: the judge does no I/O and starts no process", rel(g, judge), bad))
+		}
+	}
+	executor := g.module + "/runner"
+	for _, p := range reportPath {
+		path := g.module + "/" + p
+		if slices.Contains(g.pkgs[path].Deps, executor) {
+			out = append(out, fmt.Sprintf("%s depends on the executor (%s): the report path reads results without it", p, chain(g, path, func(s string) bool { return s == executor })))
 		}
 	}
 	return out
@@ -178,7 +204,7 @@ func TestImportRules(t *testing.T) {
 			}
 			// Guard the guard: a rename that moved every package out of reach of the rules
 			// would make them pass vacuously.
-			for _, want := range []string{"checks", "runner", "report", "internal/gpumem", "internal/compare"} {
+			for _, want := range []string{"checks", "judge", "runner", "report", "results", "internal/gpumem", "internal/compare"} {
 				if _, ok := g.pkgs[g.module+"/"+want]; !ok {
 					t.Errorf("package %s not listed: update the rules and docs/architecture.md", want)
 				}
@@ -272,6 +298,21 @@ func TestViolations(t *testing.T) {
 				m + "/runner/suite":   nil,
 			},
 			want: []string{"internal/fault depends on a high-level package (internal/fault → runner/suite): shared types go below both sides"},
+		},
+		{
+			name: "the judge opens files, and the report path reaches the executor",
+			edges: map[string][]string{
+				m + "/checks":  nil,
+				m + "/judge":   {m + "/checks", "os"},
+				m + "/results": {m + "/runner"},
+				m + "/report":  {m + "/results"},
+				m + "/runner":  {m + "/judge"},
+			},
+			want: []string{
+				"judge imports os: the judge does no I/O and starts no process",
+				"report depends on the executor (report → results → runner): the report path reads results without it",
+				"results depends on the executor (results → runner): the report path reads results without it",
+			},
 		},
 		{
 			name:  "no checks package",

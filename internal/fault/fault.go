@@ -18,6 +18,8 @@ type Set struct {
 	DriftAfter      int     // outputs of requests > K drift from the deterministic output
 	VideoDriftAfter int     // only the pictures of requests > K drift
 	AudioDriftAfter int     // only the audio track of requests > K drifts
+	DriftAt         int     // only the output of request K drifts (a one-off leak)
+	Offset          int     // every output's pixel values are this many levels higher (another GPU class)
 	SlowAfter       int     // requests > K are slower ...
 	SlowFactor      float64 // ... by this factor
 	SlowAt          int     // only request K is slower (a one-off, as noise on a shared runner) ...
@@ -71,6 +73,8 @@ var kinds = []kind{
 	{"drift-after", request, func(f *Set, v value) { f.DriftAfter = v.k }},
 	{"video-drift-after", request, func(f *Set, v value) { f.VideoDriftAfter = v.k }},
 	{"audio-drift-after", request, func(f *Set, v value) { f.AudioDriftAfter = v.k }},
+	{"drift-at", request, func(f *Set, v value) { f.DriftAt = v.k }},
+	{"offset", levels, func(f *Set, v value) { f.Offset = v.k }},
 	{"slow-after", requestFactor, func(f *Set, v value) { f.SlowAfter, f.SlowFactor = v.k, v.x }},
 	{"slow-at", requestFactor, func(f *Set, v value) { f.SlowAt, f.SlowAtFactor = v.k, v.x }},
 	{"mem-grow", mebibytes, func(f *Set, v value) { f.MemGrowMiB = v.x }},
@@ -103,16 +107,17 @@ const (
 	request                   // "=K": a request number K ≥ 1
 	requestFactor             // "=K:FACTOR": K ≥ 1 and a factor > 0
 	mebibytes                 // "=MiB": MiB > 0
+	levels                    // "=LEVELS": a whole number of 8-bit levels, 1 to 255
 )
 
 // value is the form as help writes it after the fault's name.
 func (f form) value() string {
-	return [...]string{flagOnly: "", request: "=K", requestFactor: "=K:FACTOR", mebibytes: "=MiB"}[f]
+	return [...]string{flagOnly: "", request: "=K", requestFactor: "=K:FACTOR", mebibytes: "=MiB", levels: "=LEVELS"}[f]
 }
 
 // rule says what a valid value is, for the error of an invalid one.
 func (f form) rule() string {
-	return [...]string{flagOnly: "no value", request: "a request number K ≥ 1", requestFactor: "K ≥ 1 and FACTOR > 0", mebibytes: "MiB > 0"}[f]
+	return [...]string{flagOnly: "no value", request: "a request number K ≥ 1", requestFactor: "K ≥ 1 and FACTOR > 0", mebibytes: "MiB > 0", levels: "1 ≤ LEVELS ≤ 255"}[f]
 }
 
 // parse reads a spec's value (arg, present or not) in this form.
@@ -128,6 +133,9 @@ func (f form) parse(arg string, hasArg bool) (value, bool) {
 		k, err1 := strconv.Atoi(ks)
 		x, err2 := strconv.ParseFloat(xs, 64)
 		return value{k: k, x: x}, hasArg && ok && err1 == nil && err2 == nil && k >= 1 && x > 0
+	case levels:
+		k, err := strconv.Atoi(arg)
+		return value{k: k}, hasArg && err == nil && k >= 1 && k <= 255
 	default: // mebibytes
 		x, err := strconv.ParseFloat(arg, 64)
 		return value{x: x}, hasArg && err == nil && x > 0

@@ -21,6 +21,7 @@ func TestSet(t *testing.T) {
 		{[]string{"video-drift-after=1", "audio-drift-after=2"}, Set{VideoDriftAfter: 1, AudioDriftAfter: 2}},
 		{[]string{" slow-after=2:1.5 "}, Set{SlowAfter: 2, SlowFactor: 1.5}},
 		{[]string{"slow-at=3:4"}, Set{SlowAt: 3, SlowAtFactor: 4}},
+		{[]string{"drift-at=2", "offset=12"}, Set{DriftAt: 2, Offset: 12}},
 		{[]string{"slow-after=1:2", "slow-at=2:3"}, Set{SlowAfter: 1, SlowFactor: 2, SlowAt: 2, SlowAtFactor: 3}},
 		{[]string{"mem-grow=0.5"}, Set{MemGrowMiB: 0.5}},
 		{[]string{"crash-at=4", "hang-at=5", "corrupt-at=6", "empty-at=7"}, Set{CrashAt: 4, HangAt: 5, CorruptAt: 6, EmptyAt: 7}},
@@ -62,6 +63,11 @@ func TestSetErrors(t *testing.T) {
 		"slow-at=0:3":         `want slow-at=K:FACTOR`,
 		"slow-at=1:-3":        `want slow-at=K:FACTOR`,
 		"mem-grow=-1":         `fault "mem-grow=-1": want mem-grow=MiB with MiB > 0`,
+		"drift-at=0":          `fault "drift-at=0": want drift-at=K with a request number K ≥ 1`,
+		"offset":              `fault "offset": want offset=LEVELS with 1 ≤ LEVELS ≤ 255`,
+		"offset=0":            `want offset=LEVELS`,
+		"offset=256":          `want offset=LEVELS`,
+		"offset=1.5":          `want offset=LEVELS`,
 		"mem-grow=NaN":        `want mem-grow=MiB with MiB > 0`,
 		"fail-startup=please": `fail-startup takes no value`,
 	} {
@@ -81,10 +87,10 @@ func TestSetErrors(t *testing.T) {
 }
 
 // TestKnownMatchesSet proves that every spec Known lists (the --fault help and the
-// unknown-fault error) is one Set accepts, with sample values for K, FACTOR and MiB.
+// unknown-fault error) is one Set accepts, with sample values for K, FACTOR, MiB and LEVELS.
 func TestKnownMatchesSet(t *testing.T) {
 	for _, k := range Known() {
-		spec := strings.NewReplacer("=K:FACTOR", "=2:1.5", "=K", "=2", "=MiB", "=1.5").Replace(k)
+		spec := strings.NewReplacer("=K:FACTOR", "=2:1.5", "=K", "=2", "=MiB", "=1.5", "=LEVELS", "=12").Replace(k)
 		var f Set
 		if err := f.Set(spec); err != nil {
 			t.Errorf("Known lists %s, but Set(%q): %v", k, spec, err)

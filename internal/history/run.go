@@ -79,7 +79,7 @@ type Meta struct {
 }
 
 // FromResults makes the store entry of one report from its results (every partition of one
-// lane; runner.ReadResults reads them). A case's metrics are its perf and memory checks that
+// lane; results.Read reads them). A case's metrics are its perf and memory checks that
 // carry a value, per-step checks left out (there are dozens per case; their mean and median
 // are kept), and perf.record (the server total again, which perf.e2e holds). The baseline and limit are those of the lowest-numbered request that has one:
 // memory growth rewrites the limit of a later request to the previous request's peak, which

@@ -5,6 +5,7 @@ package pictures
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image"
 	"image/color"
@@ -12,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/image/draw"
 	"golang.org/x/image/font"
@@ -41,6 +43,9 @@ type Failure struct {
 	// MapW×MapH values whose (x, y) is centred on pixel (x+3, y+3).
 	SSIMMap    []float64
 	MapW, MapH int
+	// GTLabel and OutLabel name the first two panels; empty: "ground truth" and "output"
+	// (a cross-request picture says "request 1" and "request 2").
+	GTLabel, OutLabel string
 }
 
 // Layout constants, in pixels.
@@ -59,7 +64,7 @@ var (
 )
 
 // Render draws f: a header with the title and lines, then three labelled panels: ground
-// truth | output | SSIM map (dark: equal, bright: different).
+// truth | output | SSIM map (dark: equal, bright: different), or with the labels f gives.
 func Render(f Failure) (*image.RGBA, error) {
 	if err := checkFrame("ground truth", f.GT); err != nil {
 		return nil, err
@@ -84,8 +89,8 @@ func Render(f Failure) (*image.RGBA, error) {
 		label string
 		img   image.Image
 	}{
-		{"ground truth", toRGBA(f.GT)},
-		{"output", toRGBA(f.Out)},
+		{cmp.Or(f.GTLabel, "ground truth"), toRGBA(f.GT)},
+		{cmp.Or(f.OutLabel, "output"), toRGBA(f.Out)},
 		{"SSIM map (dark = same, bright = different)", heatMap(f.SSIMMap, f.MapW, f.MapH, w, h)},
 	}
 	header := margin + lineHeight*(1+len(f.Lines)) + gap
@@ -125,6 +130,11 @@ func Write(path string, f Failure) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	return writePNG(path, img)
+}
+
+// writePNG saves img as a PNG at path, creating its folder.
+func writePNG(path string, img image.Image) error {
 	var b bytes.Buffer
 	if err := png.Encode(&b, img); err != nil {
 		return fmt.Errorf("%s: encode png: %w", path, err)
@@ -142,13 +152,18 @@ func checkFrame(what string, f Frame) error {
 	return nil
 }
 
-func textWidth(face font.Face, s string) int { return font.MeasureString(face, s).Ceil() }
+func textWidth(face font.Face, s string) int {
+	return font.MeasureString(face, asciiSigns.Replace(s)).Ceil()
+}
 
-// text draws s with its baseline at y.
+// text draws s with its baseline at y. The face has ASCII glyphs only: the signs the
+// details use are spelled in ASCII first, so that "≥ 0.99" does not draw as a box.
 func text(dst *image.RGBA, face font.Face, x, y int, s string, c color.Color) {
 	d := font.Drawer{Dst: dst, Src: image.NewUniform(c), Face: face, Dot: fixed.P(x, y)}
-	d.DrawString(s)
+	d.DrawString(asciiSigns.Replace(s))
 }
+
+var asciiSigns = strings.NewReplacer("≥", ">=", "≤", "<=", "–", "-", "−", "-", "×", "x", "…", "...")
 
 func toRGBA(f Frame) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, f.W, f.H))

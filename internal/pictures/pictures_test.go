@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/image/font/basicfont"
 )
 
 func frame(w, h int, f func(x, y int) byte) Frame {
@@ -72,6 +74,27 @@ func TestWriteFailure(t *testing.T) {
 	}
 }
 
+// TestRenderLabelsThePanels: a cross-request picture names its panels request 1 and
+// request k; without labels they are the ground truth and the output. The header grows
+// with the label's width, so a longer label makes a wider picture.
+func TestRenderLabelsThePanels(t *testing.T) {
+	const w, h = 16, 12
+	f := Failure{Title: "x", GT: frame(w, h, func(x, y int) byte { return 0 }), Out: frame(w, h, func(x, y int) byte { return 9 }),
+		SSIMMap: make([]float64, (w-6)*(h-6)), MapW: w - 6, MapH: h - 6}
+	plain, err := Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.OutLabel = "request 2 of the same server start, a long label"
+	labelled, err := Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if labelled.Bounds().Dx() <= plain.Bounds().Dx() {
+		t.Errorf("a longer panel label kept the width %d (plain %d)", labelled.Bounds().Dx(), plain.Bounds().Dx())
+	}
+}
+
 func TestRenderRejectsBadInput(t *testing.T) {
 	ok := frame(8, 8, func(x, y int) byte { return 0 })
 	for name, f := range map[string]Failure{
@@ -105,5 +128,17 @@ func TestWriteIndex(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("index.html lacks %q:\n%s", want, b)
 		}
+	}
+}
+
+// TestTextSpellsSignsInASCII: the signs of the details are drawn in ASCII (the face has no
+// "≥"), and the width measured is the width drawn.
+func TestTextSpellsSignsInASCII(t *testing.T) {
+	if got := asciiSigns.Replace("SSIM 0.6 (limit ≥ 0.99; 0.68–0.96, −3 dB, 2× …)"); got != "SSIM 0.6 (limit >= 0.99; 0.68-0.96, -3 dB, 2x ...)" {
+		t.Errorf("got %q", got)
+	}
+	face := basicfont.Face7x13
+	if a, b := textWidth(face, "≥ 1"), textWidth(face, ">= 1"); a != b {
+		t.Errorf("width of %q %d, of its ASCII %d", "≥ 1", a, b)
 	}
 }

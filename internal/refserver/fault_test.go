@@ -248,3 +248,54 @@ func TestFaultNoPerfRecord(t *testing.T) {
 		t.Errorf("performance.log exists (%v), want none", err)
 	}
 }
+
+// TestFaultDriftAtChangesOneRequestOnly checks that drift-at=2 perturbs request 2's output
+// alone: requests 1 and 3 are the clean output, byte for byte.
+func TestFaultDriftAtChangesOneRequestOnly(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	ts := start(t, Config{Faults: faults(t, "drift-at=2")})
+	var out [][]byte
+	for range 3 {
+		out = append(out, ts.image(t, small).media[0])
+	}
+	if !bytes.Equal(out[0], out[2]) {
+		t.Error("request 3 differs from request 1: drift-at=2 must leave it clean")
+	}
+	a, w, h := rgbOf(decodePNG(t, out[0]))
+	b, _, _ := rgbOf(decodePNG(t, out[1]))
+	if s := ssim(a, b, w, h); s >= 0.8 {
+		t.Errorf("request 2 SSIM vs request 1 %.3f, want clearly below 0.9", s)
+	}
+}
+
+// TestFaultOffsetShiftsEveryOutputUniformly checks that offset=L makes every request's
+// output L levels brighter than a healthy server's, on images and video frames, and leaves
+// the requests equal to each other.
+func TestFaultOffsetShiftsEveryOutputUniformly(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	const levels = 12
+	ts := start(t, Config{Faults: faults(t, "offset=12")})
+	first, second := ts.image(t, small).media[0], ts.image(t, small).media[0]
+	if !bytes.Equal(first, second) {
+		t.Error("offset: request 2 differs from request 1; the offset must be the same on every request")
+	}
+	clean, _, _ := rgbOf(decodePNG(t, start(t, Config{}).image(t, small).media[0]))
+	shifted, _, _ := rgbOf(decodePNG(t, first))
+	for i := range clean {
+		if want := byte(min(255, int(clean[i])+levels)); shifted[i] != want {
+			t.Fatalf("sample %d: %d, want %d + %d = %d", i, shifted[i], clean[i], levels, want)
+		}
+	}
+	v := map[string]any{"prompt": "p", "size": "64x48", "num_frames": 4, "seed": 1}
+	_, vs := ts.video(t, v)
+	_, vc := start(t, Config{}).video(t, v)
+	fs, fc := frames(t, vs, 64, 48)[1], frames(t, vc, 64, 48)[1]
+	var diff float64
+	for i := range fc {
+		diff += float64(fs[i]) - float64(fc[i])
+	}
+	// The video is H.264 (yuv420p): the shift survives the encoding within a level or two.
+	if mean := diff / float64(len(fc)); mean < levels-2 || mean > levels+2 {
+		t.Errorf("video frame mean shift %.2f levels, want about %d", mean, levels)
+	}
+}

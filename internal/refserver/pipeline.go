@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/clock"
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
@@ -128,9 +129,7 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	}
 
 	t = time.Now()
-	after := func(k int) bool { return k > 0 && r.number > k }
-	driftVideo := after(fl.DriftAfter) || after(fl.VideoDriftAfter)
-	driftAudio := after(fl.DriftAfter) || after(fl.AudioDriftAfter)
+	driftVideo, driftAudio := drifts(&fl, r.number)
 	scenes := make([]*scene, g.n)
 	for i := range scenes {
 		k := key
@@ -220,6 +219,7 @@ func (h *Handler) encodeImages(ctx context.Context, g *genRequest, scenes []*sce
 	for _, s := range scenes {
 		img := image.NewRGBA(image.Rect(0, 0, g.w, g.h))
 		newCanvas(s, g.w, g.h, base).frame(0, img.Pix, 4)
+		brighten(img.Pix, 4, h.cfg.Faults.Offset)
 		var b []byte
 		var err error
 		switch g.format {
@@ -255,11 +255,36 @@ func (h *Handler) encodeVideo(ctx context.Context, g *genRequest, s *scene, base
 	if g.audio {
 		audio = &media.ToneSpec{Tones: s.tones}
 	}
-	frame := func(i int, rgb []byte) { c.frame(float64(i)/float64(g.frames), rgb, 3) }
+	frame := func(i int, rgb []byte) {
+		c.frame(float64(i)/float64(g.frames), rgb, 3)
+		brighten(rgb, 3, h.cfg.Faults.Offset)
+	}
 	if err := media.EncodeVideo(ctx, path, g.w, g.h, g.frames, g.fps, frame, audio); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(path)
+}
+
+// drifts says whether the pictures and the audio of request number drift under the faults:
+// after K (drift-after, video-drift-after, audio-drift-after) or at K alone (drift-at).
+func drifts(fl *fault.Set, number int) (video, audio bool) {
+	after := func(k int) bool { return k > 0 && number > k }
+	at := fl.DriftAt > 0 && number == fl.DriftAt
+	return after(fl.DriftAfter) || after(fl.VideoDriftAfter) || at, after(fl.DriftAfter) || after(fl.AudioDriftAfter) || at
+}
+
+// brighten adds levels to the R, G and B samples of packed pixels of bpp bytes (clamped at
+// 255; alpha untouched): the offset fault, every output shifted uniformly, as another GPU
+// class's numbers would shift it.
+func brighten(pix []byte, bpp, levels int) {
+	if levels == 0 {
+		return
+	}
+	for i := 0; i+2 < len(pix); i += bpp {
+		for ch := i; ch < i+3; ch++ {
+			pix[ch] = byte(min(255, int(pix[ch])+levels))
+		}
+	}
 }
 
 // blendInputs resamples the input images to w×h (bilinear) and averages them, as packed RGB.

@@ -51,6 +51,7 @@ const (
 	checksObject  = "checks"
 	importsObject = "imports"
 	dynamicObject = "dynamic"
+	// repeatObject (repeat.go) is the consistency.repeat thresholds.
 )
 
 // durationPattern is the form time.ParseDuration reads, without a sign: every suite
@@ -84,6 +85,7 @@ func keyTable() map[string][]key {
 			{name: "thresholds", kind: scalarValue, doc: "consistency threshold file or folder (SGLang's consistency_thresholds), relative to the suite; default: built-in thresholds"},
 			{name: "ground_truth", kind: scalarValue, doc: "folder of ground-truth media, relative to the suite; written by run --mode gt"},
 			{name: "known_failures", kind: scalarValue, doc: "known-failures YAML file (docs/known-failures.md), relative to the suite"},
+			{name: repeatObject, kind: objectValue, object: repeatObject, doc: "limits of the consistency.repeat checks (request k against request 1) for every case; docs/consistency.md"},
 			{name: "servers", kind: namedObjects, object: serverObject, doc: "the servers to start, by name"},
 			{name: "cases", kind: objectList, object: caseObject, required: true, minItems: 1, doc: "the cases: each sends one request repeat times to one warm server"},
 		}, noise...),
@@ -141,6 +143,7 @@ func keyTable() map[string][]key {
 			{name: "num_gpus", kind: intValue, least: one, doc: "names the ground-truth file ({id}_{n}gpu...); default 1"},
 			{name: "request", kind: objectValue, object: requestObject, required: true, doc: "the request sent"},
 			{name: "checks", kind: objectValue, object: checksObject, doc: "turn groups of checks off (all are on by default)"},
+			{name: repeatObject, kind: objectValue, object: repeatObject, doc: "limits of the consistency.repeat checks for this case, key by key over the suite's"},
 		}, append(noise, paths)...),
 		requestObject: {
 			{name: "prompt", kind: scalarValue, doc: "the prompt"},
@@ -166,7 +169,9 @@ func keyTable() map[string][]key {
 			{name: "perf_record", kind: boolValue, doc: "require a performance.log record per request"},
 			{name: "output", kind: boolValue, doc: "require decodable output of the declared shape"},
 			{name: "ground_truth_required", kind: boolValue, doc: "a missing ground truth fails the case (SGLang's GT not found); false makes it a skip"},
+			{name: "repeat", kind: boolValue, doc: "compare every later request with request 1 (consistency.repeat)"},
 		},
+		repeatObject: repeatTableKeys(),
 	}
 }
 

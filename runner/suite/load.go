@@ -93,6 +93,8 @@ func (d *decoder) suite(data []byte) *Suite {
 	o.str("name", &s.Name)
 	o.str("gpu", &s.GPU)
 	s.Noise = d.noise(o, Noise{OnUnconfirmed: OnUnconfirmedFail})
+	repeat := d.repeatLimits(o, repeatInherit{limits: checks.DefaultRepeatLimits()})
+	s.RepeatLimits = repeat.limits
 	for key, dst := range map[string]*string{
 		"baselines": &s.Baselines, "thresholds": &s.Thresholds,
 		"ground_truth": &s.GroundTruth, "known_failures": &s.KnownFailures,
@@ -125,7 +127,7 @@ func (d *decoder) suite(data []byte) *Suite {
 	}
 	ids := map[string]seen{} // by lower-case id
 	for i, raw := range n.Content {
-		c, idLine := d.testCase(fmt.Sprintf("cases[%d]", i), raw, s.Servers, s.Noise)
+		c, idLine := d.testCase(fmt.Sprintf("cases[%d]", i), raw, s.Servers, s.Noise, repeat)
 		s.Cases = append(s.Cases, c)
 		if c.ID == "" {
 			continue
@@ -324,8 +326,8 @@ func (d *decoder) ready(raw *yaml.Node, field string, r *Readiness) {
 }
 
 // testCase reads one case; idLine is where its id is written, for duplicate ids.
-func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Server, noise Noise) (c *Case, idLine int) {
-	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1, Noise: noise}
+func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Server, noise Noise, repeat repeatInherit) (c *Case, idLine int) {
+	c = &Case{Line: raw.Line, Lane: defaultLane, Repeat: 1, Concurrency: 1, NumGPUs: 1, Noise: noise, RepeatLimits: repeat.limits}
 	o := d.object(raw, field, keysOf(caseObject)...)
 	if o == nil {
 		return c, 0
@@ -399,6 +401,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		d.toggles(v, f, &c.Checks)
 	}
 	c.Noise = d.noise(o, c.Noise)
+	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
 }
 
@@ -591,4 +594,5 @@ func (d *decoder) toggles(raw *yaml.Node, field string, t *Toggles) {
 	o.boolean("audio", &t.Audio)
 	o.boolean("perf_record", &t.PerfRecord)
 	o.boolean("output", &t.Output)
+	o.boolean("repeat", &t.Repeat)
 }

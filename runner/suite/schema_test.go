@@ -141,7 +141,7 @@ func validSuite() map[string]any {
 			"imports": map[string]any{"modules": []any{"app.serve"}, "dynamic": []any{map[string]any{"module": "app.registry", "loads": "outside"}}}}},
 		"cases": []any{map[string]any{
 			"id": "a", "server": "ref", "modality": "image",
-			"request": map[string]any{"size": "8x8"}, "checks": map[string]any{},
+			"request": map[string]any{"size": "8x8"}, "checks": map[string]any{}, repeatObject: map[string]any{},
 		}},
 	}
 }
@@ -165,6 +165,8 @@ func objectIn(s map[string]any, object string) map[string]any {
 		return c["request"].(map[string]any)
 	case checksObject:
 		return c["checks"].(map[string]any)
+	case repeatObject:
+		return c[repeatObject].(map[string]any)
 	case importsObject:
 		return server["imports"].(map[string]any)
 	case dynamicObject:

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // Modality is what a case's requests produce.
@@ -35,6 +37,9 @@ type Suite struct {
 	KnownFailures string // known-failures YAML
 	// Noise is the top level's confirm and on_unconfirmed, which servers and cases inherit.
 	Noise Noise
+	// RepeatLimits is the top level's repeat_thresholds over the built-in defaults, which
+	// cases inherit key by key.
+	RepeatLimits checks.RepeatLimits
 }
 
 // DisplayName is the suite's name, or its file's base name without extension for a suite
@@ -143,7 +148,10 @@ type Case struct {
 	// Noise is the confirm and on_unconfirmed in force for the case: its own, else its
 	// server's, else the suite's.
 	Noise Noise
-	Line  int
+	// RepeatLimits is the limits of the case's consistency.repeat checks: its
+	// repeat_thresholds, else the suite's, else the built-in defaults, key by key.
+	RepeatLimits checks.RepeatLimits
+	Line         int
 }
 
 // Request holds the request fields of a case. Width and Height come from Size ("WxH").
@@ -181,6 +189,8 @@ type Toggles struct {
 	// "GT not found for <case>" (test_server_common.py); false is the per-case opt-out that
 	// skips the comparison instead.
 	GroundTruthRequired *bool
+	// Repeat compares every request k ≥ 2 with request 1 (consistency.repeat).
+	Repeat *bool
 }
 
 // Enabled reports whether a toggle is on; an unset toggle is on.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"github.com/google/go-cmp/cmp"
 )
@@ -66,12 +67,12 @@ func TestLoadFull(t *testing.T) {
 					Timing: "computed",
 				},
 				Reuse: true,
-				Line:  9,
+				Line:  10,
 			}),
 			"healthy": defaults(&Server{
 				Name:    "healthy",
 				Builtin: &Builtin{StepMs: 2, LoadMs: 50, Model: "diffusion-check/reference", Timing: "measured"},
-				Line:    18,
+				Line:    19,
 			}),
 			"sglang": {
 				Name:              "sglang",
@@ -87,7 +88,7 @@ func TestLoadFull(t *testing.T) {
 				PollInterval:      250 * time.Millisecond,
 				StartEstimate:     2 * time.Minute,
 				MaxOutputMB:       DefaultMaxOutputMB,
-				Line:              20,
+				Line:              21,
 			},
 		},
 		Cases: []*Case{
@@ -101,7 +102,7 @@ func TestLoadFull(t *testing.T) {
 				Estimate:    90 * time.Second,
 				Timeout:     5 * time.Minute,
 				NumGPUs:     2,
-				Line:        33,
+				Line:        34,
 				Request: Request{
 					Prompt:         "a red fox in the snow",
 					NegativePrompt: "blurry",
@@ -122,8 +123,12 @@ func TestLoadFull(t *testing.T) {
 				},
 				Checks: Toggles{
 					Perf: ptr(false), Memory: ptr(true), Consistency: ptr(false),
-					Audio: ptr(true), PerfRecord: ptr(false), Output: ptr(true),
+					Audio: ptr(true), PerfRecord: ptr(false), Output: ptr(true), Repeat: ptr(false),
 				},
+				RepeatLimits: repeatLimits(func(l *checks.RepeatLimits) {
+					l.SSIM, l.PSNR, l.DurationDiffS = 0.995, 40, 0.02
+					l.Origin = "full.yaml repeat_thresholds (ssim, audio_duration_diff), full.yaml cases[0].repeat_thresholds (psnr), built-in repeat defaults (mean_abs_diff, audio_spectral_similarity, audio_waveform_correlation, audio_rms_db_diff)"
+				}),
 			},
 			{
 				ID:          "T2V.defaults-1",
@@ -133,7 +138,7 @@ func TestLoadFull(t *testing.T) {
 				Repeat:      1,
 				Concurrency: 1,
 				NumGPUs:     1,
-				Line:        54,
+				Line:        56,
 				Request: Request{
 					Size:           "1280x720",
 					Width:          1280,
@@ -153,10 +158,18 @@ func TestLoadFull(t *testing.T) {
 				Repeat:      1,
 				Concurrency: 1,
 				NumGPUs:     1,
-				Line:        63,
+				Line:        65,
 				Request:     Request{Size: "64x64", Width: 64, Height: 64, N: 1, OutputFormat: "png"},
 			},
 		},
+	}
+	// The suite's repeat_thresholds reach the cases that set none.
+	want.RepeatLimits = repeatLimits(func(l *checks.RepeatLimits) {
+		l.SSIM, l.DurationDiffS = 0.995, 0.02
+		l.Origin = "full.yaml repeat_thresholds (ssim, audio_duration_diff), built-in repeat defaults (psnr, mean_abs_diff, audio_spectral_similarity, audio_waveform_correlation, audio_rms_db_diff)"
+	})
+	for _, c := range want.Cases[1:] {
+		c.RepeatLimits = want.RepeatLimits
 	}
 	// full.yaml sets no confirm: every level has the default (TestNoise covers the rest).
 	want.Noise = Noise{OnUnconfirmed: OnUnconfirmedFail}
@@ -287,7 +300,7 @@ servers:
 cases:
   - {id: a, server: ref, modality: image, request: {size: 8x8, sizes: 9x9}}
 `, []string{
-			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed, retry)`,
+			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, servers, cases, confirm, on_unconfirmed, retry)`,
 			"suite.yaml:3: name: duplicate key, first at line 1",
 			"suite.yaml:5: servers.ref.reuse: duplicate key, first at line 5",
 			`suite.yaml:7: cases[0].request: unknown key "sizes" (allowed: prompt, negative_prompt, size, seed, steps, guidance_scale, output_format, n, seconds, fps, num_frames, input_reference, images, extra)`,
@@ -452,7 +465,7 @@ cases:
 			"suite.yaml:11: servers.timeouts.stop_grace: must not be negative, got -1s",
 			"suite.yaml:11: servers.timeouts.request_timeout: must be > 0, got 0s",
 			`suite.yaml:11: servers.timeouts.poll_interval: want a duration such as "90s" or "10m", got "1 minute"`,
-			`suite.yaml:12: servers.faults.builtin.faults[0]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
+			`suite.yaml:12: servers.faults.builtin.faults[0]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, drift-at=K, offset=LEVELS, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 			`suite.yaml:12: servers.faults.builtin.faults[1]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 			`suite.yaml:12: servers.faults.builtin.faults[2]: fault "slow-after=2": want slow-after=K:FACTOR with K ≥ 1 and FACTOR > 0`,
 			`suite.yaml:12: servers.faults.builtin.faults[3]: fault "no-perf-record=1": no-perf-record takes no value`,
@@ -533,8 +546,8 @@ func TestLoadManyMistakes(t *testing.T) {
 	f := "testdata/mistakes.yaml"
 	want := []string{
 		f + `:1: name: want a string, got a list`,
-		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, servers, cases, confirm, on_unconfirmed, retry)`,
-		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
+		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, servers, cases, confirm, on_unconfirmed, retry)`,
+		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, drift-at=K, offset=LEVELS, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 		f + `:8: servers.ref.builtin.step_ms: must not be negative, got -1`,
 		f + `:9: servers.ref: both builtin and command; a server is one or the other`,
@@ -566,7 +579,7 @@ func TestLoadManyMistakes(t *testing.T) {
 		f + `:45: cases[2].request.n: applies to image cases only; this case's modality is video`,
 		f + `:46: cases[2].request.seconds: must not be negative, got -2`,
 		f + `:47: cases[2].request.extra: want a mapping of extra request fields, got a list`,
-		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output, ground_truth_required)`,
+		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output, ground_truth_required, repeat)`,
 		f + `:48: cases[2].checks.perf: want true or false, got "yes"`,
 		f + `:50: cases[3].id: id "T2I" differs from "t2i" (line 18) only in letter case; ids become folder names`,
 		f + `:52: cases[3].request.seed: want an integer, got "1.5"`,
@@ -647,4 +660,11 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// repeatLimits is the built-in repeat thresholds changed by edit.
+func repeatLimits(edit func(*checks.RepeatLimits)) checks.RepeatLimits {
+	l := checks.DefaultRepeatLimits()
+	edit(&l)
+	return l
 }

@@ -1,4 +1,9 @@
-package runner
+// Package results owns the files of one run's output folder (--out): requests.jsonl, appended
+// as each request is judged, results.json, rewritten atomically, the artifacts tree and the
+// disk-space reserve; and reading them back (a results.json completed from requests.jsonl when
+// the run ended before its final write). It runs no server and makes no verdict, so that the
+// report path reads results without the executor.
+package results
 
 import (
 	"bytes"
@@ -18,7 +23,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
-// The files a Recorder owns inside its folder.
+// The files a Writer owns inside its folder.
 const (
 	RequestsFile = "requests.jsonl"
 	ResultsFile  = "results.json"
@@ -37,10 +42,10 @@ const (
 	reservePerLine = 3
 )
 
-// Recorder owns the files of one run's output folder (--out): requests.jsonl, appended as
+// Writer owns the files of one run's output folder (--out): requests.jsonl, appended as
 // each request finishes, results.json, rewritten atomically, the artifacts tree, and a
 // reserve of disk space for results.json. Its methods are safe for concurrent use.
-type Recorder struct {
+type Writer struct {
 	dir string
 
 	mu       sync.Mutex
@@ -99,10 +104,10 @@ func ClearOut(dir string, force bool) (removed []string, err error) {
 	return removed, nil
 }
 
-// NewRecorder creates dir and dir/artifacts and starts a fresh requests.jsonl in it. A
+// NewWriter creates dir and dir/artifacts and starts a fresh requests.jsonl in it. A
 // requests.jsonl left by an earlier run into the same folder is truncated, as results.json
 // will be overwritten: the two files always describe the same run.
-func NewRecorder(dir string) (*Recorder, error) {
+func NewWriter(dir string) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, ArtifactsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create results folder: %w", err)
 	}
@@ -113,7 +118,7 @@ func NewRecorder(dir string) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open requests log: %w", err)
 	}
-	r := &Recorder{dir: dir, f: f}
+	r := &Writer{dir: dir, f: f}
 	// A disk too full for the reserve is too full for the run's verdicts: refuse it before
 	// any server starts, rather than measure what cannot be saved.
 	res, err := os.OpenFile(filepath.Join(dir, reserveFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -130,7 +135,7 @@ func NewRecorder(dir string) (*Recorder, error) {
 
 // growReserve writes n more bytes to the reserve (zeros written, not a sparse hole: only
 // written blocks hold space). The caller holds mu or owns r alone.
-func (r *Recorder) growReserve(n int64) error {
+func (r *Writer) growReserve(n int64) error {
 	if r.reserve == nil {
 		return nil
 	}
@@ -148,7 +153,7 @@ func (r *Recorder) growReserve(n int64) error {
 
 // giveBackReserve removes the reserve, freeing its space for results.json. The caller holds
 // mu.
-func (r *Recorder) giveBackReserve() error {
+func (r *Writer) giveBackReserve() error {
 	if r.reserve == nil {
 		return nil
 	}
@@ -160,12 +165,12 @@ func (r *Recorder) giveBackReserve() error {
 	return err
 }
 
-// Dir is the folder the recorder writes to.
-func (r *Recorder) Dir() string { return r.dir }
+// Dir is the folder the writer writes to.
+func (r *Writer) Dir() string { return r.dir }
 
 // Request appends rr, one JSON object on one line, to requests.jsonl. rr.Case must name its
 // case: the line is read back on its own.
-func (r *Recorder) Request(rr checks.RequestResult) error {
+func (r *Writer) Request(rr checks.RequestResult) error {
 	if rr.Case == "" {
 		return fmt.Errorf("record request %d/%d: no case id", rr.Index, rr.Of)
 	}
@@ -177,7 +182,7 @@ func (r *Recorder) Request(rr checks.RequestResult) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.f == nil {
-		return fmt.Errorf("record case %s request %d/%d: recorder closed", rr.Case, rr.Index, rr.Of)
+		return fmt.Errorf("record case %s request %d/%d: writer closed", rr.Case, rr.Index, rr.Of)
 	}
 	// Whole lines or nothing: a write cut short (a full disk) is taken back, so that the
 	// lines after it, once there is room again, are not glued to a torn one.
@@ -202,7 +207,7 @@ func (r *Recorder) Request(rr checks.RequestResult) error {
 // Results finalizes res (checks.Finalize: every status recomputed from the checks), sets its
 // schema, and writes it to results.json atomically: readers see the old file or the new one,
 // never a part. It may be called more than once (for example after each case, and at the end).
-func (r *Recorder) Results(res *checks.Result) error {
+func (r *Writer) Results(res *checks.Result) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	checks.Finalize(res)
@@ -265,15 +270,9 @@ func writeFileAtomic(path string, data []byte) (err error) {
 }
 
 // ArtifactDir creates and returns the folder for the artifacts of one request:
-// DIR/artifacts/<caseID>/request-<index>/. caseID must be a single, local path element.
-func (r *Recorder) ArtifactDir(caseID string, index int) (string, error) {
-	return r.artifactDir(caseID, slot{index: index})
-}
-
-// artifactDir is ArtifactDir for a request or, for a confirmation request, the folder
-// DIR/artifacts/<caseID>/confirm-<index>/.
-func (r *Recorder) artifactDir(caseID string, at slot) (string, error) {
-	index := at.index
+// DIR/artifacts/<caseID>/request-<index>/, or DIR/artifacts/<caseID>/confirm-<index>/ for a
+// confirmation request. caseID must be a single, local path element.
+func (r *Writer) ArtifactDir(caseID string, index int, confirm bool) (string, error) {
 	if caseID == "" || caseID == "." || caseID == ".." || strings.ContainsAny(caseID, `/\`) || !filepath.IsLocal(caseID) {
 		return "", fmt.Errorf("artifact folder: case id %q is not a plain folder name", caseID)
 	}
@@ -281,7 +280,7 @@ func (r *Recorder) artifactDir(caseID string, at slot) (string, error) {
 		return "", fmt.Errorf("artifact folder: case %s: request index %d, want ≥ 1", caseID, index)
 	}
 	folder := "request-"
-	if at.confirm {
+	if confirm {
 		folder = "confirm-"
 	}
 	d := filepath.Join(r.dir, ArtifactsDir, caseID, folder+strconv.Itoa(index))
@@ -299,7 +298,7 @@ const MaxInputBytes int64 = 256 << 20
 
 // Close closes requests.jsonl and removes the space reserve. Later calls to Request fail;
 // Close again does nothing.
-func (r *Recorder) Close() error {
+func (r *Writer) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
@@ -368,17 +367,17 @@ func ReadRequestsContext(ctx context.Context, path string) (reqs []checks.Reques
 	return reqs, warnings, nil
 }
 
-// ReadResults reads a results.json written by Results. A file with another schema (or none)
+// Read reads a results.json written by Writer.Results. A file with another schema (or none)
 // is an error that names the file and the schema it found. A results.json marked incomplete
 // (the run ended before its final write) comes back completed with the requests of the
 // requests.jsonl beside it, as ReadOut does, so that no measured request is lost.
-func ReadResults(path string) (*checks.Result, error) {
-	return ReadResultsContext(context.Background(), path)
+func Read(path string) (*checks.Result, error) {
+	return ReadContext(context.Background(), path)
 }
 
-// ReadResultsContext is ReadResults that stops when ctx ends. Only a regular file of at most
+// ReadContext is Read that stops when ctx ends. Only a regular file of at most
 // MaxInputBytes is read.
-func ReadResultsContext(ctx context.Context, path string) (*checks.Result, error) {
+func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 	res, err := readResultsFile(ctx, path)
 	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
 		return res, err

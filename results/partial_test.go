@@ -1,4 +1,4 @@
-package runner
+package results
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 		{"no results.json", nil, []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true, checks.Partition{Index: 0, Total: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, dir := newTestRecorder(t)
+			rec, dir := newTestWriter(t)
 			for _, rr := range lines {
 				if err := rec.Request(rr); err != nil {
 					t.Fatal(err)
@@ -80,13 +80,13 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 			if tc.results == nil {
 				return
 			}
-			// ReadResults of the file itself completes it the same way.
-			direct, err := ReadResults(filepath.Join(dir, ResultsFile))
+			// Read of the file itself completes it the same way.
+			direct, err := Read(filepath.Join(dir, ResultsFile))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(res, direct); diff != "" {
-				t.Errorf("ReadResults differs from ReadOut (-ReadOut +ReadResults):\n%s", diff)
+				t.Errorf("Read differs from ReadOut (-ReadOut +Read):\n%s", diff)
 			}
 		})
 	}
@@ -95,7 +95,7 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 // TestReadOutTakesAFinalResultsAsItIs: a results.json that the run finished is read as it
 // is, whatever requests.jsonl holds.
 func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
-	rec, dir := newTestRecorder(t)
+	rec, dir := newTestWriter(t)
 	final := &checks.Result{Suite: "s", Partition: checks.Partition{Index: 0, Total: 1},
 		Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{sampleRequest("c", 1, 1)}}}}
 	if err := rec.Results(final); err != nil {

@@ -1,4 +1,4 @@
-package runner
+package results
 
 import (
 	"cmp"
@@ -130,7 +130,7 @@ func Complete(res *checks.Result, reqs []checks.RequestResult) []error {
 			}
 			c.Confirm = append(c.Confirm, rr)
 		}
-		// Case-level verdicts (perf across requests, memory growth) were never made.
+		// Its case-level verdicts (perf.load, load and warm-up memory) are not in any line.
 		c.Status = ""
 	}
 	checks.Finalize(res)

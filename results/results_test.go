@@ -1,4 +1,4 @@
-package runner
+package results
 
 import (
 	"encoding/json"
@@ -16,10 +16,10 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-func newTestRecorder(t *testing.T) (*Recorder, string) {
+func newTestWriter(t *testing.T) (*Writer, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out")
-	rec, err := NewRecorder(dir)
+	rec, err := NewWriter(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +51,8 @@ func sampleRequest(caseID string, i, of int) checks.RequestResult {
 	}
 }
 
-func TestRecorderConcurrentRequests(t *testing.T) {
-	rec, dir := newTestRecorder(t)
+func TestWriterConcurrentRequests(t *testing.T) {
+	rec, dir := newTestWriter(t)
 	const writers, each = 8, 50
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -93,8 +93,8 @@ func TestRecorderConcurrentRequests(t *testing.T) {
 	}
 }
 
-func TestRecorderRequestErrors(t *testing.T) {
-	rec, _ := newTestRecorder(t)
+func TestWriterRequestErrors(t *testing.T) {
+	rec, _ := newTestWriter(t)
 	if err := rec.Request(checks.RequestResult{Index: 1, Of: 1}); err == nil {
 		t.Error("Request without a case id: want an error")
 	}
@@ -109,13 +109,13 @@ func TestRecorderRequestErrors(t *testing.T) {
 	}
 }
 
-func TestNewRecorderStartsFresh(t *testing.T) {
+func TestNewWriterStartsFresh(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join(dir, RequestsFile)
 	if err := os.WriteFile(old, []byte(`{"case":"old","index":1,"of":1,"status":"pass","checks":[]}`+"\n{\"case\":\"ol"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := NewRecorder(dir)
+	rec, err := NewWriter(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestNewRecorderStartsFresh(t *testing.T) {
 }
 
 func TestReadRequestsTruncatedLastLine(t *testing.T) {
-	rec, dir := newTestRecorder(t)
+	rec, dir := newTestWriter(t)
 	for i := 1; i <= 2; i++ {
 		if err := rec.Request(sampleRequest("t2i", i, 3)); err != nil {
 			t.Fatal(err)
@@ -240,8 +240,8 @@ func sampleResult() *checks.Result {
 	}
 }
 
-func TestRecorderResultsRoundTrip(t *testing.T) {
-	rec, dir := newTestRecorder(t)
+func TestWriterResultsRoundTrip(t *testing.T) {
+	rec, dir := newTestWriter(t)
 	res := sampleResult()
 	if err := rec.Results(res); err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func TestRecorderResultsRoundTrip(t *testing.T) {
 	if res.Schema != checks.Schema || res.Status != checks.Fail || res.Cases[0].Status != checks.Fail || res.Cases[0].Requests[1].Status != checks.Fail {
 		t.Errorf("Results did not finalize: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status, res.Cases[0].Requests[1].Status)
 	}
-	got, err := ReadResults(filepath.Join(dir, ResultsFile))
+	got, err := Read(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,10 +280,10 @@ func TestRecorderResultsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestRecorderResultsAtomic rewrites results.json over and over, with contents of different
+// TestWriterResultsAtomic rewrites results.json over and over, with contents of different
 // sizes, while a reader parses it: every read must see one whole file.
-func TestRecorderResultsAtomic(t *testing.T) {
-	rec, dir := newTestRecorder(t)
+func TestWriterResultsAtomic(t *testing.T) {
+	rec, dir := newTestWriter(t)
 	path := filepath.Join(dir, ResultsFile)
 	if err := rec.Results(sampleResult()); err != nil {
 		t.Fatal(err)
@@ -314,14 +314,14 @@ func TestRecorderResultsAtomic(t *testing.T) {
 			return
 		default:
 		}
-		if _, err := ReadResults(path); err != nil {
+		if _, err := Read(path); err != nil {
 			t.Fatalf("read %d: %v", reads, err)
 		}
 		reads++
 	}
 }
 
-func TestReadResultsErrors(t *testing.T) {
+func TestReadErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name    string
@@ -348,31 +348,36 @@ func TestReadResultsErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadResults(path)
+			_, err := Read(path)
 			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, tt.want)) {
-				t.Errorf("ReadResults error = %v, want one containing %q", err, filepath.Join(dir, tt.want))
+				t.Errorf("Read error = %v, want one containing %q", err, filepath.Join(dir, tt.want))
 			}
 		})
 	}
 }
 
-func TestRecorderArtifactDir(t *testing.T) {
-	rec, dir := newTestRecorder(t)
-	got, err := rec.ArtifactDir("t2i", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := filepath.Join(dir, "artifacts", "t2i", "request-2"); got != want {
-		t.Errorf("ArtifactDir = %s, want %s", got, want)
-	}
-	if fi, err := os.Stat(got); err != nil || !fi.IsDir() {
-		t.Errorf("ArtifactDir did not create %s: %v", got, err)
+func TestWriterArtifactDir(t *testing.T) {
+	rec, dir := newTestWriter(t)
+	for _, tt := range []struct {
+		confirm bool
+		want    string
+	}{{false, "request-2"}, {true, "confirm-2"}} {
+		got, err := rec.ArtifactDir("t2i", 2, tt.confirm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(dir, "artifacts", "t2i", tt.want); got != want {
+			t.Errorf("ArtifactDir(confirm %v) = %s, want %s", tt.confirm, got, want)
+		}
+		if fi, err := os.Stat(got); err != nil || !fi.IsDir() {
+			t.Errorf("ArtifactDir did not create %s: %v", got, err)
+		}
 	}
 	for _, bad := range []struct {
 		id string
 		i  int
 	}{{"", 1}, {".", 1}, {"..", 1}, {"a/b", 1}, {`a\b`, 1}, {"/abs", 1}, {"t2i", 0}} {
-		if d, err := rec.ArtifactDir(bad.id, bad.i); err == nil {
+		if d, err := rec.ArtifactDir(bad.id, bad.i, false); err == nil {
 			t.Errorf("ArtifactDir(%q, %d) = %s, want an error", bad.id, bad.i, d)
 		}
 	}

@@ -1,0 +1,3 @@
+module ctick
+
+go 1.26
