@@ -82,7 +82,7 @@ func (p *publishing) previous(ctx context.Context, e env, rep *report.Report) (b
 		fmt.Fprintf(e.stderr, "publish: %s\n", how)
 		p.p.Self = &id
 	}
-	prev, err := p.p.FindComment(ctx, p.ev.Number, rep.Key)
+	prev, err := p.p.FindComment(ctx, p.ev.Number, report.Marker(rep.Key))
 	if err != nil || prev == nil {
 		return false, err
 	}

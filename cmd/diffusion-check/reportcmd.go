@@ -2,23 +2,19 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v66/github"
-
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/history"
-	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
@@ -123,10 +119,10 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	o.inActions = e.getenv("GITHUB_ACTIONS") == "true"
-	token := e.getenv("GITHUB_TOKEN")
-	if token != "" && o.inActions {
-		e.action().AddMask(token)
+	ge := e.github()
+	o.inActions = ge.Actions
+	if ge.Token != "" && o.inActions {
+		e.action().AddMask(ge.Token)
 	}
 	var pub *publishing
 	if o.publish || o.pending {
@@ -135,7 +131,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		pctx, cancel := context.WithTimeout(ctx, o.budget)
 		defer cancel()
 		ctx = pctx
-		p, err := newPublishing(ctx, e, token, o.event, o.budget)
+		p, err := newPublishing(ctx, e, ge, o.event, o.budget)
 		if err != nil {
 			return 0, err
 		}
@@ -154,7 +150,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	}
 	if pub != nil {
 		// Results of another commit are never published as this one's verdict.
-		if err := report.CheckCommit(merged, pub.ev.HeadSHA); err != nil {
+		if err := gh.CheckCommit(merged, pub.ev.HeadSHA); err != nil {
 			return pub.fail(e, err)
 		}
 	}
@@ -268,7 +264,7 @@ func readOnly(err error) bool {
 		}
 		return len(j.Unwrap()) > 0
 	}
-	return errors.Is(err, report.ErrReadOnly)
+	return errors.Is(err, gh.ErrReadOnly)
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
@@ -288,7 +284,7 @@ func setPending(ctx context.Context, e env, pub *publishing, lanes []string) (in
 		return 0, usagef("--pending needs --lane: the lanes whose runs start")
 	}
 	for _, l := range lanes {
-		if err := pub.p.SetStatus(ctx, pub.ev.HeadSHA, report.PendingStatus(l, pub.runURL)); err != nil {
+		if err := pub.p.SetStatus(ctx, pub.ev.HeadSHA, ghStatus(report.PendingStatus(l, pub.runURL))); err != nil {
 			return pub.fail(e, err)
 		}
 	}
@@ -357,64 +353,41 @@ func (o *reportOptions) writeFiles(e env, rep *report.Report, outs map[string]an
 	return nil
 }
 
-// publishing is what --publish needs: a Publisher, the event and the run's URL.
+// publishing is what --publish needs: the GitHub client, the environment, the trusted
+// target and the run's URL.
 type publishing struct {
-	p                *report.Publisher
-	ev               report.Event
+	p                *gh.Client
+	env              gh.Env
+	ev               gh.Event
 	runURL, runLabel string
-	inActions        bool
 	// comment says whether publish posts or edits the PR comment (--comment); statuses are
 	// set either way.
 	comment bool
 }
 
-func newPublishing(ctx context.Context, e env, token, eventPath string, budget time.Duration) (*publishing, error) {
-	var missing []string
-	if token == "" {
-		missing = append(missing, "GITHUB_TOKEN")
-	}
-	repo := e.getenv("GITHUB_REPOSITORY")
-	if repo == "" {
-		missing = append(missing, "GITHUB_REPOSITORY")
-	}
-	// The workflow's own event (GITHUB_EVENT_PATH) is the only one trusted to say where to
-	// publish; --event (an uploaded artifact, which a pull request's code may have written)
-	// is only checked against it. Outside Actions there is no own event: --event is all.
-	trustedPath := e.getenv("GITHUB_EVENT_PATH")
-	if trustedPath == "" {
-		trustedPath, eventPath = eventPath, ""
-	}
-	if trustedPath == "" {
+func newPublishing(ctx context.Context, e env, ge gh.Env, eventPath string, budget time.Duration) (*publishing, error) {
+	missing := ge.Missing("GITHUB_TOKEN", "GITHUB_REPOSITORY")
+	if ge.EventPath == "" && eventPath == "" {
 		missing = append(missing, "GITHUB_EVENT_PATH or --event")
 	}
 	if len(missing) > 0 {
 		return nil, usagef("--publish needs %s", strings.Join(missing, ", "))
 	}
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" {
-		return nil, usagef("GITHUB_REPOSITORY: want OWNER/NAME, got %q", repo)
+	if _, _, err := ge.OwnerRepo(); err != nil {
+		return nil, usageError{err}
 	}
-	trusted, err := readEvent(ctx, trustedPath)
+	trusted, uploaded, err := ge.Events(ctx, eventPath)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	client, err := githubClient(e, ge, budget)
 	if err != nil {
 		return nil, err
 	}
-	var uploaded *report.Event
-	if eventPath != "" {
-		ev, err := readEvent(ctx, eventPath)
-		if err != nil {
-			return nil, err
-		}
-		uploaded = &ev
-	}
-	client, err := githubClient(e, token, budget)
-	if err != nil {
-		return nil, err
-	}
-	server := cmp.Or(e.getenv("GITHUB_SERVER_URL"), "https://github.com")
-	p := &publishing{p: &report.Publisher{Client: client, Owner: owner, Repo: name}, inActions: e.getenv("GITHUB_ACTIONS") == "true", comment: true}
+	p := &publishing{p: client, env: ge, comment: true, runURL: ge.RunURL(), runLabel: ge.RunLabel()}
 	t, err := p.p.Target(ctx, trusted, uploaded)
 	if err != nil {
-		if p.inActions {
+		if ge.Actions {
 			e.action().Errorf("diffusion-check did not publish: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 		return nil, err
@@ -423,52 +396,18 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 		fmt.Fprintf(e.stderr, "publish: %s\n", n)
 	}
 	p.ev = t.Event
-	// A fork's pull_request run holds a read-only token; pull_request_target and workflow_run
-	// (even of a fork's pull request) run with this repository's token, so a 403 there is a
-	// missing permission.
-	p.p.Fork = t.FromFork() && !t.WorkflowRun && e.getenv("GITHUB_EVENT_NAME") != "pull_request_target"
-	if id := e.getenv("GITHUB_RUN_ID"); id != "" {
-		p.runURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(server, "/"), repo, id)
-		p.runLabel = "run " + id
-		if n := e.getenv("GITHUB_RUN_NUMBER"); n != "" {
-			p.runLabel = "run #" + n
-		}
-	}
+	p.p.Fork = ge.ReadOnlyFork(t)
 	return p, nil
-}
-
-// maxEventBytes bounds an event payload file: GitHub's are a few MiB at most, and an uploaded
-// one (--event) may be anything a pull request's code wrote.
-const maxEventBytes = 64 << 20
-
-// readEvent reads and parses an event payload file: a regular file of at most maxEventBytes,
-// read while ctx lasts.
-func readEvent(ctx context.Context, path string) (report.Event, error) {
-	data, err := inputfile.Read(ctx, path, maxEventBytes)
-	if err != nil {
-		return report.Event{}, usageError{fmt.Errorf("read event: %w", err)}
-	}
-	ev, err := report.ParseEvent(data)
-	if err != nil {
-		return report.Event{}, usageError{fmt.Errorf("%s: %w", path, err)}
-	}
-	return ev, nil
 }
 
 // githubClient is the one GitHub API client of every command: the token, GITHUB_API_URL
 // (GHES), and retries of what passes within budget, each retry told on stderr.
-func githubClient(e env, token string, budget time.Duration) (*github.Client, error) {
-	client, err := report.NewClient(e.getenv("GITHUB_API_URL"), token, &report.RetryTransport{
+func githubClient(e env, ge gh.Env, budget time.Duration) (*gh.Client, error) {
+	client, err := gh.New(ge, &gh.RetryTransport{
 		Base:       e.transport,
 		MaxElapsed: budget,
 		Attempt:    30 * time.Second,
-		OnRetry: func(req *http.Request, status int, err error, wait time.Duration) {
-			why := strconv.Itoa(status)
-			if err != nil {
-				why = err.Error()
-			}
-			fmt.Fprintf(e.stderr, "GitHub %s %s: %s; retrying in %s\n", req.Method, req.URL.Path, why, wait.Round(time.Millisecond))
-		},
+		OnRetry:    gh.LogRetries(e.stderr),
 	})
 	if err != nil {
 		return nil, usageError{err}
@@ -481,16 +420,21 @@ func githubClient(e env, token string, budget time.Duration) (*github.Client, er
 func (p *publishing) statuses(ctx context.Context, rep *report.Report) error {
 	var errs []error
 	for _, l := range rep.Lanes {
-		if err := p.p.SetStatus(ctx, p.ev.HeadSHA, report.LaneStatus(l, p.runURL)); err != nil {
+		if err := p.p.SetStatus(ctx, p.ev.HeadSHA, ghStatus(report.LaneStatus(l, p.runURL))); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// ghStatus is the commit status report renders for a lane, as the API call takes it.
+func ghStatus(st report.Status) gh.Status {
+	return gh.Status{Context: report.StatusContext(st.Lane), State: st.State, Description: st.Description, TargetURL: st.TargetURL}
+}
+
 // postComment upserts the report's comment and returns its URL.
 func (p *publishing) postComment(ctx context.Context, rep *report.Report) (string, error) {
-	c, err := p.p.UpsertComment(ctx, p.ev.Number, rep.Key, report.Comment(rep))
+	c, err := p.p.UpsertComment(ctx, p.ev.Number, report.Marker(rep.Key), report.Comment(rep))
 	if err != nil {
 		return "", err
 	}
@@ -503,14 +447,14 @@ func (p *publishing) postComment(ctx context.Context, rep *report.Report) (strin
 func (p *publishing) fail(e env, err error) (int, error) {
 	if readOnly(err) {
 		fmt.Fprintln(e.stderr, err)
-		if p.inActions {
+		if p.env.Actions {
 			e.action().Noticef("%s", readOnlyNotice)
 		} else {
 			fmt.Fprintln(e.stderr, readOnlyNotice)
 		}
 		return exitOK, nil
 	}
-	if p.inActions {
+	if p.env.Actions {
 		e.action().Errorf("diffusion-check could not publish to GitHub: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return exitInfra, err
