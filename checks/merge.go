@@ -19,6 +19,10 @@ type Input struct {
 // DefaultLane names the lane of cases that belong to none.
 const DefaultLane = "default"
 
+// LaneOf is the lane a case of r belongs to when merged: its own, else the lane its run was
+// asked for, else DefaultLane.
+func (r Result) LaneOf(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
+
 // Merge combines the results of any number of partitions (and files) into one Result per
 // lane, sorted by lane name. A case belongs to its own lane, else to the lane its run was
 // asked for, else to DefaultLane. Each merged Result holds its cases in the order of the
@@ -53,7 +57,7 @@ func Merge(inputs []Input) ([]Result, error) {
 	for _, x := range in {
 		r := x.Result
 		seen := map[string]bool{}
-		laneOf := func(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
+		laneOf := r.LaneOf
 		names := []string{}
 		for _, c := range r.Cases {
 			names = append(names, laneOf(c))

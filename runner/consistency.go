@@ -71,7 +71,7 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 
 // Pictures of a consistency failure are saved in the request's artifact folder under this
 // prefix; the run's index.html lists them.
-const picturePrefix = "consistency-frame-"
+const picturePrefix = pictures.FilePrefix
 
 // consistency compares a request's output with the case's ground truth: the pictures
 // (consistency.*) and, for a video+audio case, the audio track (audio.*), independently of

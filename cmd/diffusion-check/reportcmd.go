@@ -87,6 +87,9 @@ type reportOptions struct {
 	pending   bool
 	comment   commentMode
 	inActions bool
+	// suite is the suite file whose case lines the check runs annotate; picturesBranch the
+	// branch the failure pictures go to ("" for none).
+	suite, picturesBranch string
 	// history and historyURL: a history store (docs/history.md) whose base-branch runs give
 	// each failing perf and memory check of the comment its trend, linked to the page.
 	history, historyURL string
@@ -104,6 +107,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
 	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
+	fs.StringVar(&o.suite, "suite", "", "with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases")
+	fs.StringVar(&o.picturesBranch, "pictures-branch", gh.DefaultAssetsBranch, "with --publish, the `BRANCH` the failure pictures are pushed to, for the comment to show them inline (needs contents: write; never for a fork's pull request); empty: none, the comment links to the artifacts")
 	fs.StringVar(&o.history, "history", "", "a history store `DIR` (history append): each failing perf or memory check gets the base branch's last 10 runs, as a sparkline")
 	fs.StringVar(&o.historyURL, "history-url", "", "the `URL` of the store's page (history page), which the trend links to")
 }
@@ -172,6 +177,14 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 			rep.ArtifactsURL = pub.runURL + "#artifacts"
 		}
 		if err := pub.statuses(ctx, rep); err != nil {
+			ghErrs = append(ghErrs, err)
+		}
+		// The pictures get a third of the budget at most: the comment must not wait on them.
+		pictx, cancel := context.WithTimeout(ctx, o.budget/3)
+		rep.Pictures = pub.pushPictures(pictx, e, pub.ev, o.picturesBranch, inputs, time.Now())
+		cancel()
+		suitePath, lines := suiteLines(e, ge, o.suite)
+		if err := pub.checkRuns(ctx, e, rep, suitePath, lines); err != nil {
 			ghErrs = append(ghErrs, err)
 		}
 		if err := o.decideComment(ctx, e, pub, rep); err != nil {

@@ -23,8 +23,9 @@ type Env struct {
 	// EventName and EventPath are GITHUB_EVENT_NAME and GITHUB_EVENT_PATH: the workflow's
 	// own event, which GitHub wrote and which alone is trusted to say where to publish.
 	EventName, EventPath string
-	// RunID and RunNumber are GITHUB_RUN_ID and GITHUB_RUN_NUMBER.
-	RunID, RunNumber string
+	// RunID, RunNumber and RunAttempt are GITHUB_RUN_ID, GITHUB_RUN_NUMBER and
+	// GITHUB_RUN_ATTEMPT (a re-run's attempt is 2, 3, …).
+	RunID, RunNumber, RunAttempt string
 	// ServerURL is GITHUB_SERVER_URL (default https://github.com); APIURL is GITHUB_API_URL
 	// (https://api.github.com, or a GHES server's https://HOST/api/v3).
 	ServerURL, APIURL string
@@ -45,6 +46,7 @@ func ReadEnv(getenv func(string) string) Env {
 		EventPath:   getenv("GITHUB_EVENT_PATH"),
 		RunID:       getenv("GITHUB_RUN_ID"),
 		RunNumber:   getenv("GITHUB_RUN_NUMBER"),
+		RunAttempt:  getenv("GITHUB_RUN_ATTEMPT"),
 		ServerURL:   strings.TrimRight(cmp.Or(getenv("GITHUB_SERVER_URL"), "https://github.com"), "/"),
 		APIURL:      getenv("GITHUB_API_URL"),
 		Token:       getenv("GITHUB_TOKEN"),
