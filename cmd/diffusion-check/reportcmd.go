@@ -101,7 +101,7 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.Var(&o.comment, "comment", "`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); changes (when the verdicts differ from the comment's); off (statuses only)")
 	fs.StringVar(&o.markdown, "markdown", "", "write the full Markdown report to `FILE`")
 	fs.StringVar(&o.junit, "junit", "", "write JUnit XML (a test case per request) to `FILE`")
-	fs.BoolVar(&o.summary, "summary", e.getenv("GITHUB_STEP_SUMMARY") != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
+	fs.BoolVar(&o.summary, "summary", e.github().StepSummary != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
 	fs.StringVar(&o.event, "event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
 	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
@@ -476,7 +476,7 @@ func (p *publishing) fail(e env, err error) (int, error) {
 // appendSummary appends md to the job summary ($GITHUB_STEP_SUMMARY) through the toolkit,
 // which panics when the file cannot be written; that becomes an error here.
 func appendSummary(e env, md string) (err error) {
-	path := e.getenv("GITHUB_STEP_SUMMARY")
+	path := e.github().StepSummary
 	if path == "" {
 		return usagef("--summary needs GITHUB_STEP_SUMMARY (set by GitHub Actions)")
 	}

@@ -86,7 +86,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	defer closeMem()
-	if e.getenv("GITHUB_ACTIONS") == "true" {
+	if e.github().Actions {
 		lg := &actionsLog{w: e.stderr}
 		defer lg.close()
 		opts.Progress, opts.ServerLog = lg.progress(), lg.server

@@ -33,8 +33,9 @@ type Env struct {
 	Token string
 	// SHA and Ref are GITHUB_SHA and GITHUB_REF: for a pull request, its merge commit.
 	SHA, Ref string
-	// Workspace is GITHUB_WORKSPACE, StepSummary GITHUB_STEP_SUMMARY.
-	Workspace, StepSummary string
+	// Workspace is GITHUB_WORKSPACE, StepSummary GITHUB_STEP_SUMMARY and Output
+	// GITHUB_OUTPUT (the step outputs' file, which the toolkit writes).
+	Workspace, StepSummary, Output string
 }
 
 // ReadEnv reads the environment through getenv (os.Getenv in cmd; a map in tests).
@@ -54,6 +55,7 @@ func ReadEnv(getenv func(string) string) Env {
 		Ref:         getenv("GITHUB_REF"),
 		Workspace:   getenv("GITHUB_WORKSPACE"),
 		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
+		Output:      getenv("GITHUB_OUTPUT"),
 	}
 }
 

@@ -19,13 +19,13 @@ func TestReadEnvTakesEveryVariableFromTheLookup(t *testing.T) {
 		"GITHUB_EVENT_PATH": "/ev.json", "GITHUB_RUN_ID": "42", "GITHUB_RUN_NUMBER": "7", "GITHUB_RUN_ATTEMPT": "2",
 		"GITHUB_SERVER_URL": "https://ghes.example/", "GITHUB_API_URL": "https://ghes.example/api/v3",
 		"GITHUB_TOKEN": "t", "GITHUB_SHA": "abc", "GITHUB_REF": "refs/pull/7/merge", "GITHUB_WORKSPACE": "/w",
-		"GITHUB_STEP_SUMMARY": "/s.md",
+		"GITHUB_STEP_SUMMARY": "/s.md", "GITHUB_OUTPUT": "/out",
 	}
 	var asked []string
 	got := ReadEnv(func(k string) string { asked = append(asked, k); return vars[k] })
 	want := Env{Actions: true, Repository: "octo/diffusion", EventName: "pull_request", EventPath: "/ev.json",
 		RunID: "42", RunNumber: "7", RunAttempt: "2", ServerURL: "https://ghes.example", APIURL: "https://ghes.example/api/v3",
-		Token: "t", SHA: "abc", Ref: "refs/pull/7/merge", Workspace: "/w", StepSummary: "/s.md"}
+		Token: "t", SHA: "abc", Ref: "refs/pull/7/merge", Workspace: "/w", StepSummary: "/s.md", Output: "/out"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
