@@ -132,7 +132,8 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	var pub *publishing
 	if o.publish || o.pending {
 		// One deadline for everything publishing asks of GitHub: finding the pull request,
-		// the token's account, the statuses, the comment. --retry-budget is the whole of it.
+		// the token's account, the statuses, the pictures, the check runs, the comment.
+		// --retry-budget is the whole of it.
 		pctx, cancel := context.WithTimeout(ctx, o.budget)
 		defer cancel()
 		ctx = pctx
@@ -168,7 +169,8 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	// The statuses go first: they gate merges, and a failure to read the comments must not
-	// cost them. GitHub being unreachable must not cost the files either: they are written
+	// cost them; then the pictures (which the check runs' summaries and the comment show)
+	// and the check runs, neither of which can cost the comment. GitHub being unreachable must not cost the files either: they are written
 	// (without the comparison with the previous comment) before the failure is returned.
 	var ghErrs []error
 	if pub != nil {
