@@ -34,7 +34,7 @@ func (ev Event) FromFork() bool { return ev.HeadRepo != "" && ev.Repo != "" && e
 // pull_request workflow for the workflow_run pattern): pull_request and
 // pull_request_target events, workflow_run events, and push events (statuses only). For a
 // workflow_run event the commit is the run's head_sha, and the pull request the one of
-// pull_requests[] with that head (none for a fork's pull request: see Publisher.Target).
+// pull_requests[] with that head (none for a fork's pull request: see Client.Target).
 func ParseEvent(data []byte) (Event, error) {
 	type repo struct {
 		FullName string `json:"full_name"`
