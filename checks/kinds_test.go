@@ -26,6 +26,8 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	all = append(all, CLIP([]float64{0.95}, []int{0}, 1, ConsistencyLimits{CLIP: 0.9}))
 	all = append(all, AudioConsistency(AudioScores{0.9, 0.8, 1, 0.1}, AudioLimits{SpectralSimilarity: 0.8, WaveformCorrelation: 0.7, RMSdBDiff: 3, DurationDiffS: 0.5})...)
 	all = append(all, AudioFailed("no audio")...)
+	all = append(all, Realtime([]ChunkStats{{ChunkTotalMs: 10}}, 0, map[string]float64{"p95_chunk_total_ms": 5, "avg_nope": 1})...)
+	all = append(all, Realtime(nil, 0, map[string]float64{"p95_chunk_total_ms": 5})...)
 	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler} {
 		all = append(all, Passed(name, ""))
 	}
