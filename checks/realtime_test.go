@@ -93,7 +93,6 @@ func TestSummarizeRealtimeKeysAreTheKnownMetrics(t *testing.T) {
 	}
 }
 
-
 // TestRealtimeVerdictBoundaries is validate_realtime_perf_stats (realtime_consistency.py,
 // triple-mu/sglang 2026-06-02) at each boundary: actual > threshold fails, equal passes; an
 // unknown metric is an error; no stats fails; an ignore leaving nothing to guard fails; no
