@@ -397,6 +397,9 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
+	if v, f, ok := o.get("realtime"); ok {
+		c.Realtime = d.realtime(v, f, c.Modality)
+	}
 	c.Noise = d.noise(o, c.Noise)
 	return c, idLine
 }
