@@ -97,6 +97,9 @@ func (p *perfConfig) finish(cs []checks.Check) []checks.Check {
 // perf makes the perf checks of one request: its timings against the case's scenario.
 func (r *run) perf(c *suite.Case, rr *checks.RequestResult) []checks.Check {
 	p := r.perfCfg
+	if c.Realtime != nil {
+		return p.realtime(c, rr) // SGLang judges a realtime case on its chunks alone
+	}
 	if !p.collecting() {
 		return nil
 	}
