@@ -34,9 +34,10 @@ const (
 	// realtimeFPS is the frame rate of the kept frames when the case sets none, as
 	// generate_realtime_video's int(sampling_params.fps or 24).
 	realtimeFPS = 24
-	// maxRealtimeMessages caps the messages of one session: a server that streams chunk_stats
-	// or empty batches without end cannot keep the request going forever.
-	maxRealtimeMessages = 64 * suite.MaxRealtimeChunks
+	// messagesPerChunk caps the messages of one session at this many per chunk asked for: a
+	// server that streams chunk_stats or empty batches without end cannot keep the request
+	// going forever. A chunk takes 2 messages per 16 frames and its chunk_stats.
+	messagesPerChunk = 256
 )
 
 // realtimeMsg is every field of a server message the client reads (frame_batch,
@@ -142,19 +143,20 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 	if c.http != nil && c.http.Timeout == 0 {
 		opts.HTTPClient = c.http // a client timeout would cut the session: the context bounds it
 	}
-	conn, _, err := websocket.Dial(ctx, url, opts)
+	// The handshake's response body is closed by Dial ("You never need to close resp.Body").
+	conn, _, err := websocket.Dial(ctx, url, opts) //nolint:bodyclose // closed by Dial
 	if err != nil {
 		return reply{}, fmt.Errorf("realtime session %s: %w", url, err)
 	}
-	defer conn.CloseNow()
+	defer conn.CloseNow() //nolint:errcheck // after Close, or on a failure already reported
 	conn.SetReadLimit(max(c.maxBytes, 1<<20))
 	raw, err := os.CreateTemp(c.dir, ".frames-*.rgb")
 	if err != nil {
 		return reply{}, &saveError{err}
 	}
 	defer func() {
-		raw.Close()
-		os.Remove(raw.Name())
+		_ = raw.Close() // a scratch file, removed next
+		_ = os.Remove(raw.Name())
 	}()
 	s := &realtimeSession{received: map[int]bool{}, raw: raw, maxBytes: c.maxBytes}
 	defer func() {
@@ -164,21 +166,39 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 	if err := conn.Write(ctx, websocket.MessageBinary, msg); err != nil {
 		return reply{}, fmt.Errorf("realtime session %s: send init: %w", url, err)
 	}
-	want := cs.Realtime.NumChunks
+	if err := s.read(ctx, conn, cs.Realtime.NumChunks); err != nil {
+		return rep, err
+	}
+	// The client leaves, as SGLang's does by closing the socket.
+	_ = conn.Close(websocket.StatusNormalClosure, "")
+	fps := cs.Request.FPS
+	if fps <= 0 {
+		fps = realtimeFPS
+	}
+	f, err := s.keep(ctx, filepath.Join(c.dir, mediaName(0, "mkv")), fps)
+	if err != nil {
+		return rep, err
+	}
+	rep.Files, rep.Ext = []mediaFile{f}, "mkv"
+	return rep, nil
+}
+
+// read reads the session until want chunks and as many chunk_stats have arrived.
+func (s *realtimeSession) read(ctx context.Context, conn *websocket.Conn, want int) error {
 	for n := 0; len(s.received) < want || len(s.stats) < len(s.received); n++ {
-		if n >= maxRealtimeMessages {
-			return rep, fmt.Errorf("realtime session: more than %d messages before %d chunks arrived", maxRealtimeMessages, want)
+		if n >= messagesPerChunk*want {
+			return fmt.Errorf("realtime session: more than %d messages before %d chunks arrived", messagesPerChunk*want, want)
 		}
 		m, err := readRealtime(ctx, conn)
 		if err != nil {
-			return rep, s.ended(err, want)
+			return s.ended(err, want)
 		}
 		switch m.Type {
 		case "error":
-			return rep, fmt.Errorf("realtime generation failed at chunk %d of %d: server error: %v", len(s.received), want, m.Content)
+			return fmt.Errorf("realtime generation failed at chunk %d of %d: server error: %v", len(s.received), want, m.Content)
 		case "chunk_stats":
 			if m.ChunkIndex == nil {
-				return rep, fmt.Errorf("realtime session: chunk_stats without chunk_index after %d chunks", len(s.received))
+				return fmt.Errorf("realtime session: chunk_stats without chunk_index after %d chunks", len(s.received))
 			}
 			s.stats = append(s.stats, checks.ChunkStats{Index: *m.ChunkIndex, RequestID: m.RequestID, ContentType: m.ContentType,
 				NumFrames: m.NumFrames, RawBytes: m.RawBytes, WSPayloadBytes: m.WSPayloadBytes,
@@ -189,56 +209,53 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 		case "frame_batch_header":
 			typ, p, err := conn.Read(ctx)
 			if err != nil {
-				return rep, s.ended(err, want)
+				return s.ended(err, want)
 			}
 			if typ != websocket.MessageBinary {
-				return rep, fmt.Errorf("realtime chunk %d: the frame payload is a text message, want binary", len(s.received))
+				return fmt.Errorf("realtime chunk %d: the frame payload is a text message, want binary", len(s.received))
 			}
 			m.Payload = p
 		default:
-			return rep, fmt.Errorf("realtime session: unexpected message type %q after %d chunks", m.Type, len(s.received))
+			return fmt.Errorf("realtime session: unexpected message type %q after %d chunks", m.Type, len(s.received))
 		}
 		if m.ChunkIndex == nil {
-			return rep, fmt.Errorf("realtime session: frame batch without chunk_index after %d chunks", len(s.received))
+			return fmt.Errorf("realtime session: frame batch without chunk_index after %d chunks", len(s.received))
 		}
 		if err := s.addFrames(m); err != nil {
-			return rep, fmt.Errorf("realtime chunk %d: %w", *m.ChunkIndex, err)
+			return fmt.Errorf("realtime chunk %d: %w", *m.ChunkIndex, err)
 		}
 		if m.IsFinalFrameBatch == nil || *m.IsFinalFrameBatch {
 			s.received[*m.ChunkIndex] = true
 		}
 	}
-	// The client leaves, as SGLang's does by closing the socket.
-	_ = conn.Close(websocket.StatusNormalClosure, "")
+	return nil
+}
+
+// keep encodes the session's frames losslessly at path.
+func (s *realtimeSession) keep(ctx context.Context, path string, fps int) (mediaFile, error) {
 	if s.frames == 0 {
-		return rep, fmt.Errorf("realtime session: %d chunks arrived with no frames", want)
+		return mediaFile{}, fmt.Errorf("realtime session: %d chunks arrived with no frames", len(s.received))
 	}
-	fps := cs.Request.FPS
-	if fps <= 0 {
-		fps = realtimeFPS
-	}
-	path := filepath.Join(c.dir, mediaName(0, "mkv"))
-	if _, err := raw.Seek(0, io.SeekStart); err != nil {
-		return rep, &saveError{err}
+	if _, err := s.raw.Seek(0, io.SeekStart); err != nil {
+		return mediaFile{}, &saveError{err}
 	}
 	var rerr error
-	err = media.EncodeLosslessVideo(ctx, path, s.w, s.h, s.frames, fps, func(_ int, rgb []byte) {
+	err := media.EncodeLosslessVideo(ctx, path, s.w, s.h, s.frames, fps, func(_ int, rgb []byte) {
 		if rerr == nil {
-			_, rerr = io.ReadFull(raw, rgb)
+			_, rerr = io.ReadFull(s.raw, rgb)
 		}
 	})
 	if err == nil {
 		err = rerr
 	}
 	if err != nil {
-		return rep, &saveError{fmt.Errorf("keeping the streamed frames: %w", err)}
+		return mediaFile{}, &saveError{fmt.Errorf("keeping the streamed frames: %w", err)}
 	}
 	st, err := os.Stat(path)
 	if err != nil {
-		return rep, &saveError{err}
+		return mediaFile{}, &saveError{err}
 	}
-	rep.Files, rep.Ext = []mediaFile{{Path: path, Bytes: st.Size()}}, "mkv"
-	return rep, nil
+	return mediaFile{Path: path, Bytes: st.Size()}, nil
 }
 
 // readRealtime reads one msgpack message of the server.

@@ -36,7 +36,7 @@ func (s *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	defer conn.CloseNow()
+	defer conn.CloseNow() //nolint:errcheck // a test server's connection, after Close or when the client has gone
 	ctx := r.Context()
 	_, b, err := conn.Read(ctx)
 	if err != nil {
@@ -162,7 +162,7 @@ func TestRealtimeSessionReadsSGLangsProtocol(t *testing.T) {
 func TestRealtimeSessionHostileServer(t *testing.T) {
 	ok := rtBatch(0, rawRGB, rtFrames(2, 1), 2, nil)
 	endless := []any{ok}
-	for range maxRealtimeMessages {
+	for range 3 * messagesPerChunk {
 		endless = append(endless, rtStats(0, 1))
 	}
 	tests := []struct {
@@ -179,8 +179,9 @@ func TestRealtimeSessionHostileServer(t *testing.T) {
 			want: "realtime generation failed at chunk 1 of 3: server error: boom", wantStats: 1},
 		{name: "message over the cap", script: []any{rtBatch(0, rawRGB, make([]byte, 2<<20), 2, nil)}, maxBytes: 1 << 20,
 			want: "realtime session ended after 0 of 3 chunks (waiting for chunk 0)"},
-		{name: "frames over max_output_mb", script: []any{rtBatch(0, rawRGB, make([]byte, 12*1000), 1000, nil)}, maxBytes: 8 << 10,
-			want: "realtime chunk 0: the streamed frames are larger than 0 MiB"},
+		{name: "frames over max_output_mb", script: []any{rtBatch(0, rawRGB, make([]byte, 12*50000), 50000, nil), rtStats(0, 1),
+			rtBatch(1, rawRGB, make([]byte, 12*50000), 50000, nil)},
+			want: "realtime chunk 1: the streamed frames are larger than 1 MiB (the server's max_output_mb): not read further", wantStats: 1},
 		{name: "payload size mismatch", script: []any{rtBatch(0, rawRGB, rtFrames(1, 1), 2, nil)},
 			want: "realtime chunk 0: realtime payload size mismatch: expected 24, got 12"},
 		{name: "lossy content type", script: []any{rtBatch(0, "image/webp", []byte("x"), 1, nil)},
@@ -189,7 +190,7 @@ func TestRealtimeSessionHostileServer(t *testing.T) {
 			want: "realtime chunk 0: frame batch header: 2x2, 3 channels, 7 bytes per frame: not a frame layout"},
 		{name: "not msgpack", script: []any{[]byte{0xc1}}, want: "realtime session: a message that is no msgpack map of the protocol"},
 		{name: "unknown type", script: []any{map[string]any{"type": "surprise"}}, want: `realtime session: unexpected message type "surprise" after 0 chunks`},
-		{name: "endless stats", script: endless, want: "realtime session: more than 262144 messages before 3 chunks arrived", wantStats: maxRealtimeMessages - 1},
+		{name: "endless stats", script: endless, want: "realtime session: more than 768 messages before 3 chunks arrived", wantStats: 3*messagesPerChunk - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -148,7 +148,7 @@ func (h *Handler) realtime(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered the handshake with an error
 	}
-	defer conn.CloseNow()
+	defer conn.CloseNow() //nolint:errcheck // after Close, or when the client has gone
 	conn.SetReadLimit(maxBody)
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()

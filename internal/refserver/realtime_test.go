@@ -13,11 +13,11 @@ import (
 // rtSession dials the realtime endpoint of ts and sends init.
 func rtSession(t *testing.T, ts *testServer, init map[string]any) *websocket.Conn {
 	t.Helper()
-	conn, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(ts.URL, "http")+RealtimePath, nil)
+	conn, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(ts.URL, "http")+RealtimePath, nil) //nolint:bodyclose // closed by Dial
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.CloseNow() })
+	t.Cleanup(func() { _ = conn.CloseNow() })
 	conn.SetReadLimit(64 << 20)
 	b, err := msgpack.Marshal(init)
 	if err != nil {
@@ -35,10 +35,10 @@ func rtRead(ctx context.Context, conn *websocket.Conn) (m map[string]any, raw []
 	if err != nil {
 		return nil, nil, err
 	}
-	if msgpack.Unmarshal(b, &m) != nil {
-		return nil, b, nil
+	if msgpack.Unmarshal(b, &m) == nil {
+		return m, b, nil
 	}
-	return m, b, nil
+	return nil, b, nil // not msgpack: a raw frame payload
 }
 
 // TestRealtimeSessionSpeaksSGLangsProtocol: SGLang's realtime_video_api.py generate and
