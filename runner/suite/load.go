@@ -399,6 +399,9 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	}
 	if v, f, ok := o.get("realtime"); ok {
 		c.Realtime = d.realtime(v, f, c.Modality)
+		if c.Realtime != nil && c.Concurrency > 1 {
+			d.errorf(o.lineOf("concurrency"), join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
+		}
 	}
 	c.Noise = d.noise(o, c.Noise)
 	return c, idLine

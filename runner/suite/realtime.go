@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"fmt"
+
 	"github.com/diffusion-check/diffusion-check/checks"
 	"gopkg.in/yaml.v3"
 )
@@ -56,6 +58,13 @@ func (d *decoder) realtime(raw *yaml.Node, field string, modality Modality) *Rea
 		rt.Thresholds = d.realtimeThresholds(v, f, rt.IgnoreInitialChunks)
 	}
 	return rt
+}
+
+// realtimeConcurrency is why a realtime case cannot send sessions at once: SGLang serves one
+// realtime session at a time and refuses another after a second's wait ("another realtime
+// session is already active", realtime_video_api.py generate, _ACTIVE_SESSION_IDS).
+func realtimeConcurrency(n int) string {
+	return fmt.Sprintf("must be 1 for a realtime case, got %d: SGLang serves one realtime session at a time and refuses a second (realtime_video_api.py)", n)
 }
 
 // realtimeThresholds reads the metric → limit mapping; an unknown metric is an error naming

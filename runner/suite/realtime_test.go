@@ -67,6 +67,14 @@ func TestRealtimeCaseErrorsNameFileAndLine(t *testing.T) {
 			}
 		})
 	}
+	t.Run("concurrent sessions", func(t *testing.T) {
+		data := "servers:\n  ref: {builtin: {}}\ncases:\n  - {id: rt, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}, realtime: {num_chunks: 1}}\n"
+		_, err := Parse("suite.yaml", []byte(data))
+		want := []string{"suite.yaml:4: cases[0].concurrency: must be 1 for a realtime case, got 2: SGLang serves one realtime session at a time and refuses a second (realtime_video_api.py)"}
+		if d := cmp.Diff(want, errLines(err)); d != "" {
+			t.Errorf("errors (-want +got):\n%s", d)
+		}
+	})
 	t.Run("image modality", func(t *testing.T) {
 		data := "servers:\n  ref: {builtin: {}}\ncases:\n  - {id: rt, server: ref, modality: image, request: {size: 8x8}, realtime: {num_chunks: 1}}\n"
 		_, err := Parse("suite.yaml", []byte(data))
