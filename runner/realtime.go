@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
@@ -355,10 +356,20 @@ func (s *realtimeSession) addFrames(m realtimeMsg) error {
 // triple-mu/sglang 2026-08-20) judges it before VRAM; the session's VRAM is judged with the
 // case's memory, from the last chunk's record that joinPerf joined. SGLang applies the
 // thresholds whatever run_perf_check says, and so does this (checks.perf does not turn them off).
+//
+// With checks.perf on, on CUDA, against a baseline file, the case needs its scenario there
+// (SGLang: "Testcase '…' not found in" the baseline file); SGLang's own realtime scenario
+// holds only the VRAM baselines (h100.json lingbot_world_realtime_plastic_beach), which the
+// case's memory checks then need (checks.MissingVRAMBaseline, casePerf).
 func (p *perfConfig) realtime(c *suite.Case, rr *checks.RequestResult) []checks.Check {
 	cs := checks.Realtime(rr.RealtimeChunks, c.Realtime.IgnoreInitialChunks, c.Realtime.Thresholds)
 	if p == nil {
 		return cs
+	}
+	if p.enforce && p.file != nil && !p.rocm && suite.Enabled(c.Checks.Perf) {
+		if _, found := p.file.Perf(c.ID, p.tol, true); !found {
+			cs = append(cs, checks.MissingScenario(p.file.Path, c.ID, baselines.Snippet(c.ID, *rr)))
+		}
 	}
 	return p.finish(cs) // baseline mode records them unenforced
 }
