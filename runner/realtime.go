@@ -39,6 +39,10 @@ const (
 	// server that streams chunk_stats or empty batches without end cannot keep the request
 	// going forever. A chunk takes 2 messages per 16 frames and its chunk_stats.
 	messagesPerChunk = 256
+	// maxFrameSide and maxBatchFrames bound a batch header's numbers, so that their products
+	// cannot overflow; the payload itself is bounded by max_output_mb.
+	maxFrameSide   = 1 << 16
+	maxBatchFrames = 1 << 20
 )
 
 // realtimeMsg is every field of a server message the client reads (frame_batch,
@@ -293,7 +297,8 @@ func (s *realtimeSession) addFrames(m realtimeMsg) error {
 		return fmt.Errorf("unsupported realtime frame content type %q (want a lossless raw transport)", m.ContentType)
 	}
 	w, h, ch, n, per := m.Width, m.Height, m.Channels, m.NumFrames, m.BytesPerFrame
-	if w <= 0 || h <= 0 || (ch != 3 && ch != 4) || n < 0 || int64(w)*int64(h)*int64(ch) != int64(per) {
+	if w <= 0 || h <= 0 || w > maxFrameSide || h > maxFrameSide || (ch != 3 && ch != 4) || n < 0 || n > maxBatchFrames ||
+		int64(w)*int64(h)*int64(ch) != int64(per) {
 		return fmt.Errorf("frame batch header: %dx%d, %d channels, %d bytes per frame: not a frame layout", w, h, ch, per)
 	}
 	if s.frames > 0 && (w != s.w || h != s.h) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -231,4 +232,31 @@ func TestRealtimeReplyFeedsTheVerdict(t *testing.T) {
 	if len(got) != 1 || got[0].Name != "perf.realtime.max_chunk_total_ms" || got[0].Status != checks.Fail {
 		t.Errorf("checks %+v, want max_chunk_total_ms failing at 40 > 35", got)
 	}
+}
+
+// FuzzRealtimeFrames: whatever a server puts in a frame batch, addFrames keeps frames of the
+// declared layout or returns an error, and never writes past max_output_mb.
+func FuzzRealtimeFrames(f *testing.F) {
+	f.Add(2, 2, 3, 2, 12, rtFrames(2, 1), false)
+	f.Add(2, 2, 4, 1, 16, bytes.Repeat([]byte{7}, 16), false)
+	f.Add(1, 1, 3, 1, 3, []byte{0x1f, 0x8b, 0, 0}, true)
+	f.Fuzz(func(t *testing.T, w, h, ch, n, per int, payload []byte, delta bool) {
+		raw, err := os.CreateTemp(t.TempDir(), "frames")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		s := &realtimeSession{received: map[int]bool{}, raw: raw, maxBytes: 1 << 20}
+		ct := rawRGB
+		if delta {
+			ct = rawRGBDeltaGzip
+		}
+		m := realtimeMsg{ContentType: ct, Width: w, Height: h, Channels: ch, NumFrames: n, BytesPerFrame: per, Payload: payload, DeltaReference: "previous-frame"}
+		if err := s.addFrames(m); err != nil {
+			return
+		}
+		if s.written > s.maxBytes || s.written != int64(3*w*h*n) {
+			t.Errorf("wrote %d bytes for %d frames of %dx%d (cap %d)", s.written, n, w, h, s.maxBytes)
+		}
+	})
 }

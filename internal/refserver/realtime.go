@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"image"
-	"math"
 	"net/http"
 	"time"
 
@@ -57,19 +56,32 @@ type realtimeInit struct {
 	first     []byte
 }
 
+// initMsg is the part of RealtimeVideoGenerationsRequest the reference server models. It is
+// decoded into fixed fields, never into a generic map: a map header claiming 2³² entries then
+// costs nothing.
+type initMsg struct {
+	Type              string             `msgpack:"type"`
+	Prompt            string             `msgpack:"prompt"`
+	Size              string             `msgpack:"size"`
+	Seed              *int64             `msgpack:"seed"`
+	NumFrames         *int64             `msgpack:"num_frames"`
+	NumInferenceSteps *int64             `msgpack:"num_inference_steps"`
+	MaxChunks         *int64             `msgpack:"max_chunks"`
+	FirstFrame        msgpack.RawMessage `msgpack:"first_frame"`
+}
+
 // parseRealtimeInit reads an init message as RealtimeVideoGenerationsRequest validates it:
-// type "init", a valid size; fields it does not model are ignored.
+// type "init", a valid size, positive counts; fields it does not model are ignored.
 func parseRealtimeInit(data []byte) (realtimeInit, error) {
-	var m map[string]any
+	var m initMsg
 	if err := msgpack.Unmarshal(data, &m); err != nil {
-		return realtimeInit{}, fmt.Errorf("generate request must be a map: %w", err)
+		return realtimeInit{}, fmt.Errorf("generate request: %w", err)
 	}
-	if m["type"] != "init" {
-		return realtimeInit{}, fmt.Errorf("type: want \"init\", got %v", m["type"])
+	if m.Type != "init" {
+		return realtimeInit{}, fmt.Errorf("type: want \"init\", got %q", m.Type)
 	}
-	in := realtimeInit{seed: defaultSeed, frames: realtimeChunkFrames, steps: realtimeDefaultSteps}
-	in.prompt, _ = m["prompt"].(string)
-	size, _ := m["size"].(string)
+	in := realtimeInit{prompt: m.Prompt, seed: defaultSeed, frames: realtimeChunkFrames, steps: realtimeDefaultSteps}
+	size := m.Size
 	if size == "" {
 		size = realtimeDefaultSize
 	}
@@ -79,59 +91,31 @@ func parseRealtimeInit(data []byte) (realtimeInit, error) {
 	}
 	for _, f := range []struct {
 		name string
+		v    *int64
 		dst  *int
-	}{{"num_frames", &in.frames}, {"num_inference_steps", &in.steps}, {"max_chunks", &in.maxChunks}} {
-		name, dst := f.name, f.dst
-		if v, ok := m[name]; ok && v != nil {
-			n, ok := msgInt(v)
-			if !ok || n < 1 || n > maxFrames {
-				return realtimeInit{}, fmt.Errorf("%s: want an integer between 1 and %d, got %v", name, maxFrames, v)
-			}
-			*dst = int(n)
+	}{{"num_frames", m.NumFrames, &in.frames}, {"num_inference_steps", m.NumInferenceSteps, &in.steps}, {"max_chunks", m.MaxChunks, &in.maxChunks}} {
+		if f.v == nil {
+			continue
 		}
-	}
-	if v, ok := m["seed"]; ok && v != nil {
-		n, ok := msgInt(v)
-		if !ok {
-			return realtimeInit{}, fmt.Errorf("seed: want an integer, got %v", v)
+		if *f.v < 1 || *f.v > maxFrames {
+			return realtimeInit{}, fmt.Errorf("%s: want an integer between 1 and %d, got %d", f.name, maxFrames, *f.v)
 		}
-		in.seed = n
+		*f.dst = int(*f.v)
 	}
-	switch f := m["first_frame"].(type) {
-	case []byte:
-		in.first = f
-	case string:
-		in.first = []byte(f) // a URL: it changes the output, it is not fetched
+	if m.Seed != nil {
+		in.seed = *m.Seed
+	}
+	if len(m.FirstFrame) > 0 {
+		// Bytes, or a URL string (it changes the output; it is not fetched).
+		var b []byte
+		if msgpack.Unmarshal(m.FirstFrame, &b) == nil {
+			in.first = b
+		}
 	}
 	if in.w*in.h*3*in.frames > realtimeMaxChunkBytes {
 		return realtimeInit{}, fmt.Errorf("a chunk of %d frames of %dx%d is over %d MiB", in.frames, in.w, in.h, realtimeMaxChunkBytes>>20)
 	}
 	return in, nil
-}
-
-// msgInt is a msgpack integer (or an integral float) as an int64.
-func msgInt(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint64:
-		return int64(n), n <= math.MaxInt64
-	case float64:
-		return int64(n), n == math.Trunc(n) && math.Abs(n) < 1<<53
-	}
-	return 0, false
 }
 
 // hexID is a uuid4().hex.
@@ -183,8 +167,11 @@ func (h *Handler) realtime(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return
 			}
-			var ev map[string]any
-			if msgpack.Unmarshal(data, &ev) != nil || ev["type"] != "event" {
+			var ev struct {
+				Type string `msgpack:"type"`
+				Kind string `msgpack:"kind"`
+			}
+			if msgpack.Unmarshal(data, &ev) != nil || ev.Type != "event" || ev.Kind == "" {
 				_ = h.sendMsg(ctx, conn, map[string]any{"type": "error", "content": "invalid event"})
 			}
 		}

@@ -135,3 +135,27 @@ func TestRealtimeFaultsActOnChunks(t *testing.T) {
 		t.Errorf("scheduler_forward_ms %d then %d, want 2 then 200 (2.25 and 200.25 rounded as _transport_ms)", first, second)
 	}
 }
+
+// FuzzRealtimeInit: any first message of a session is a valid init or an error, and a valid
+// one's chunk fits the chunk cap.
+func FuzzRealtimeInit(f *testing.F) {
+	good, _ := msgpack.Marshal(map[string]any{"type": "init", "size": "64x48", "num_frames": 3, "max_chunks": 2})
+	f.Add(good)
+	f.Add([]byte{0x80})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := parseRealtimeInit(data)
+		if err != nil {
+			return
+		}
+		if in.w*in.h*3*in.frames > realtimeMaxChunkBytes || in.frames < 1 || in.steps < 1 {
+			t.Errorf("accepted an init of %dx%d, %d frames, %d steps", in.w, in.h, in.frames, in.steps)
+		}
+	})
+}
+
+// msgInt is a decoded msgpack integer as an int64 (msgpack decodes small ones as int8 …).
+func msgInt(v any) (int64, bool) {
+	b, err := msgpack.Marshal(v)
+	var n int64
+	return n, err == nil && msgpack.Unmarshal(b, &n) == nil
+}
