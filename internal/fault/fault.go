@@ -28,6 +28,9 @@ type Set struct {
 	HangAt          int     // request K never completes
 	CorruptAt       int     // request K returns truncated media
 	EmptyAt         int     // request K returns empty media
+	SlowChunk       int     // chunk K of every realtime session (1-based) is slower ...
+	SlowChunkFactor float64 // ... by this factor
+	CloseChunk      int     // the server closes every realtime session before sending chunk K
 	NoPerfRecord    bool    // no performance.log records are written
 	FailStartup     bool    // the server exits with an error before it is ready
 
@@ -77,16 +80,21 @@ func (f *Set) Set(spec string) error {
 		err = flag(&f.NoPerfRecord)
 	case "fail-startup":
 		err = flag(&f.FailStartup)
-	case "slow-after", "slow-at":
+	case "close-chunk":
+		err = count(&f.CloseChunk)
+	case "slow-after", "slow-at", "slow-chunk":
 		k, factor, ok := strings.Cut(arg, ":")
 		kn, err1 := strconv.Atoi(k)
 		fv, err2 := strconv.ParseFloat(factor, 64)
 		if !hasArg || !ok || err1 != nil || err2 != nil || kn < 1 || !(fv > 0) {
 			return fmt.Errorf("fault %q: want %s=K:FACTOR with K ≥ 1 and FACTOR > 0", spec, name)
 		}
-		if name == "slow-at" {
+		switch name {
+		case "slow-at":
 			f.SlowAt, f.SlowAtFactor = kn, fv
-		} else {
+		case "slow-chunk":
+			f.SlowChunk, f.SlowChunkFactor = kn, fv
+		default:
 			f.SlowAfter, f.SlowFactor = kn, fv
 		}
 	case "mem-grow":
@@ -119,7 +127,7 @@ func levels(spec, arg string, hasArg bool, dst *int) error {
 // unknown-fault error show them. TestKnownMatchesSet keeps it equal to Set's switch.
 func Known() []string {
 	return []string{"drift-after=K", "video-drift-after=K", "audio-drift-after=K", "drift-at=K", "offset=LEVELS", "slow-after=K:FACTOR",
-		"slow-at=K:FACTOR", "mem-grow=MiB", "crash-at=K", "hang-at=K", "corrupt-at=K", "empty-at=K",
+		"slow-at=K:FACTOR", "slow-chunk=K:FACTOR", "close-chunk=K", "mem-grow=MiB", "crash-at=K", "hang-at=K", "corrupt-at=K", "empty-at=K",
 		"no-perf-record", "fail-startup"}
 }
 

@@ -399,6 +399,12 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
+	if v, f, ok := o.get("realtime"); ok {
+		c.Realtime = d.realtime(v, f, c.Modality)
+		if c.Realtime != nil && c.Concurrency > 1 {
+			d.errorf(o.lineOf("concurrency"), join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
+		}
+	}
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
