@@ -108,6 +108,9 @@ var kinds = []Kind{
 	{Name: PerfDenoiseMedian, Label: "median denoise step", Unit: "ms", Group: GroupPerf, Derived: true},
 	{Name: PerfLoad, Label: "load time", Unit: "ms", Group: GroupPerf},
 	{Name: PerfScenario, Label: "baseline scenario", Group: GroupPerf},
+	// A realtime metric's name carries its unit (_ms, _mb, or a count): SGLang's names.
+	{Name: PerfRealtime, Label: "realtime chunk stats", Group: GroupPerf},
+	{Name: PerfRealtimePrefix, Family: true, Label: "realtime %s", Group: GroupPerf, Decimals: 2},
 
 	// One check per memory source (Check.Source): GPU memory, and host memory (HostMemory),
 	// which the VRAM column leaves out.

@@ -173,6 +173,9 @@ type RequestResult struct {
 	PeakVRAMMiB   map[string]float64 `json:"peak_vram_mb,omitempty"`
 	Output        *Output            `json:"output,omitempty"`
 	Checks        []Check            `json:"checks"`
+	// RealtimeChunks are the chunk_stats of a realtime case's session, as the server sent
+	// them (all that arrived, also when the session failed).
+	RealtimeChunks []ChunkStats `json:"realtime_chunks,omitempty"`
 	// Confirm marks a confirmation request (CaseResult.Confirm), which requests.jsonl
 	// holds beside the case's own requests.
 	Confirm bool `json:"confirm,omitempty"`

@@ -144,6 +144,10 @@ func (j *Config) collecting() bool { return j.File != nil || !j.Enforce }
 // case's scenario.
 func perfRule(j *Config, in Input, v verdict) verdict {
 	c := in.Case
+	if c.Realtime != nil && in.Answered {
+		v.judged = append(v.judged, j.realtime(in)...) // SGLang judges a realtime case on its chunks alone
+		return v
+	}
 	if !j.collecting() || !in.Answered {
 		return v
 	}
@@ -175,6 +179,28 @@ func perfRule(j *Config, in Input, v verdict) verdict {
 	}
 	v.judged = append(v.judged, checks.Perf(in.Request, pb)...)
 	return v
+}
+
+// realtime is the perf verdict of a realtime case's request: its chunk metrics against the
+// case's thresholds (checks.Realtime), as _validate_realtime_performance (test_server_common.py,
+// triple-mu/sglang 2026-08-20) judges it before VRAM; the session's VRAM is judged with the
+// case's memory (memoryRule), from the last chunk's record that the runner joined. SGLang
+// applies the thresholds whatever run_perf_check says, and so does this (checks.perf does not
+// turn them off); baseline mode records them unenforced (enforcementRule).
+//
+// With checks.perf on, on CUDA, against a baseline file, the case needs its scenario there
+// (SGLang: "Testcase '…' not found in" the baseline file); SGLang's own realtime scenario
+// holds only the VRAM baselines (h100.json lingbot_world_realtime_plastic_beach), which the
+// case's memory checks then need (checks.MissingVRAMBaseline, Config.Case).
+func (j *Config) realtime(in Input) []checks.Check {
+	c := in.Case
+	cs := checks.Realtime(in.Request.RealtimeChunks, c.Realtime.IgnoreInitialChunks, c.Realtime.Thresholds)
+	if j.Enforce && j.File != nil && !j.ROCm && suite.Enabled(c.Checks.Perf) {
+		if _, found := j.File.Perf(c.ID, j.Tol, true); !found {
+			cs = append(cs, checks.MissingScenario(j.File.Path, c.ID, baselines.Snippet(c.ID, in.Request)))
+		}
+	}
+	return cs
 }
 
 // memoryRule makes memory.runtime_peak of every source a request measured.

@@ -3,6 +3,7 @@ package judge
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +266,26 @@ func TestMarkKnownJudgesUnjudgedCaseChecks(t *testing.T) {
 	var none *Config
 	if got := none.MarkKnown("c", 0, []checks.Check{checks.Failed(checks.ServerAlive, "")}); got[0].Status != checks.Fail {
 		t.Errorf("nil config: %s, want the check as it is", got[0].Status)
+	}
+}
+
+// TestRealtimeCaseIsJudgedOnItsChunks: the chunk stats a realtime session returned are what
+// the perf rule judges (checks.Realtime), not E2E or stages, and only for an answered request.
+func TestRealtimeCaseIsJudgedOnItsChunks(t *testing.T) {
+	c := &suite.Case{ID: "rt", Modality: suite.Video, Realtime: &suite.Realtime{NumChunks: 2,
+		Thresholds: map[string]float64{"max_chunk_total_ms": 35}}}
+	rr := checks.RequestResult{Case: "rt", Index: 1, Of: 1, E2EMs: 1e9,
+		RealtimeChunks: []checks.ChunkStats{{ChunkTotalMs: 30}, {ChunkTotalMs: 40}}}
+	cfg := &Config{Enforce: true}
+	got := cfg.Request(Input{Case: c, Request: rr, Answered: true}).Request
+	var names []string
+	for _, ck := range got.Checks {
+		names = append(names, ck.Name+" "+string(ck.Status))
+	}
+	if want := []string{"perf.realtime.max_chunk_total_ms fail"}; !slices.Equal(names, want) {
+		t.Errorf("checks %v, want %v", names, want)
+	}
+	if got := cfg.Request(Input{Case: c, Request: rr}).Request.Checks; len(got) != 0 {
+		t.Errorf("unanswered request judged: %+v", got)
 	}
 }

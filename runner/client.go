@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
@@ -49,6 +50,8 @@ type reply struct {
 	Ext          string
 	PeakMemoryMB *float64
 	InferenceS   *float64
+	// Chunks are a realtime session's chunk_stats, in arrival order (realtime.go).
+	Chunks []checks.ChunkStats
 }
 
 // mediaFile is one output file on disk.
@@ -117,6 +120,9 @@ func failedOnServer(err error) bool {
 
 // generate sends one request of a case and waits for its complete output.
 func (c *client) generate(ctx context.Context, cs *suite.Case) (reply, error) {
+	if cs.Realtime != nil {
+		return c.realtime(ctx, cs)
+	}
 	if cs.Modality == suite.Image {
 		return c.image(ctx, cs)
 	}

@@ -77,7 +77,7 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 // prefix; the run's index.html lists them, and those of the repeat checks (repeatPrefix):
 // every file picturesGlob matches.
 const (
-	picturePrefix = "consistency-frame-"
+	picturePrefix = pictures.FilePrefix
 	picturesGlob  = "consistency-*.png"
 )
 
@@ -403,7 +403,12 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 	if c.Modality == suite.Image {
 		files = append(files, file{baselines.ImageName(c.ID, c.NumGPUs, rr.Output.Format), rr.Output.Path})
 	} else {
-		files = append(files, file{baselines.VideoName(c.ID, c.NumGPUs), rr.Output.Path})
+		// A realtime case's ground truth is the three key frames alone, as SGLang's
+		// _save_gt_output saves them from the raw websocket frames (test_server_common.py,
+		// 2026-08-20); its lossless Matroska output is no {id}_{n}gpu.mp4.
+		if c.Realtime == nil {
+			files = append(files, file{baselines.VideoName(c.ID, c.NumGPUs), rr.Output.Path})
+		}
 		names := baselines.KeyFrameNames(c.ID, c.NumGPUs)
 		for k, i := range baselines.KeyFrameIndices(rr.Output.Frames) {
 			src, err := r.savedFrame(ctx, nil, rr.Output.Path, i, filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))

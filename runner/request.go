@@ -91,6 +91,7 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
 	cancel()
 	rr.RequestID = rep.ID
+	rr.RealtimeChunks = rep.Chunks
 
 	if err != nil {
 		if ctx.Err() != nil {

@@ -24,6 +24,9 @@ type Set struct {
 	SlowFactor      float64 // ... by this factor
 	SlowAt          int     // only request K is slower (a one-off, as noise on a shared runner) ...
 	SlowAtFactor    float64 // ... by this factor
+	SlowChunk       int     // chunk K of every realtime session (1-based) is slower ...
+	SlowChunkFactor float64 // ... by this factor
+	CloseChunk      int     // the server closes every realtime session before sending chunk K
 	MemGrowMiB      float64 // each request's runtime peak is this much higher than the previous one's
 	CrashAt         int     // the process dies during request K
 	HangAt          int     // request K never completes
@@ -77,6 +80,8 @@ var kinds = []kind{
 	{"offset", levels, func(f *Set, v value) { f.Offset = v.k }},
 	{"slow-after", requestFactor, func(f *Set, v value) { f.SlowAfter, f.SlowFactor = v.k, v.x }},
 	{"slow-at", requestFactor, func(f *Set, v value) { f.SlowAt, f.SlowAtFactor = v.k, v.x }},
+	{"slow-chunk", requestFactor, func(f *Set, v value) { f.SlowChunk, f.SlowChunkFactor = v.k, v.x }},
+	{"close-chunk", request, func(f *Set, v value) { f.CloseChunk = v.k }},
 	{"mem-grow", mebibytes, func(f *Set, v value) { f.MemGrowMiB = v.x }},
 	{"crash-at", request, func(f *Set, v value) { f.CrashAt = v.k }},
 	{"hang-at", request, func(f *Set, v value) { f.HangAt = v.k }},

@@ -184,7 +184,7 @@ func (t ToneSpec) writePCM(w *bufio.Writer, n int) error {
 // thread count, which would otherwise follow the machine's core count; the muxer runs in
 // bitexact mode (no version string) without metadata (no creation time).
 // w and h must be even (4:2:0 chroma). On failure dst is removed and the error quotes ffmpeg.
-func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte), audio *ToneSpec) (err error) {
+func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte), audio *ToneSpec) error {
 	switch {
 	case w <= 0 || h <= 0 || w%2 != 0 || h%2 != 0:
 		return fmt.Errorf("encode %s: size %dx%d: width and height must be even and positive (yuv420p)", dst, w, h)
@@ -218,7 +218,35 @@ func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, fra
 	}
 	args = append(args, "-c:v", "libx264", "-preset", "ultrafast", "-crf", "16", "-pix_fmt", "yuv420p", "-threads", "1",
 		"-movflags", "+faststart", "-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-f", "mp4", fileArg(dst))
+	return encodeFrames(ctx, dst, w, h, frames, frame, args)
+}
 
+// EncodeLosslessVideo writes frames w×h frames at fps to dst as FFV1 (bgr0) in Matroska: the
+// frames decode again (OpenFrames) to exactly the bytes frame wrote, so a comparison of them
+// with a ground truth measures what the server sent, not a codec's loss. The realtime client
+// keeps a session's streamed frames this way, as SGLang's harness compares the raw websocket
+// frames, not its lossy MP4 (test_server_common.py, "realtime consistency uses websocket raw
+// frames to avoid lossy mp4 drift"). frame(i, rgb) fills rgb as for EncodeVideo; any positive
+// size works. On failure dst is removed and the error quotes ffmpeg.
+func EncodeLosslessVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte)) error {
+	switch {
+	case w <= 0 || h <= 0:
+		return fmt.Errorf("encode %s: size %dx%d: width and height must be positive", dst, w, h)
+	case frames <= 0:
+		return fmt.Errorf("encode %s: %d frames: need at least one", dst, frames)
+	case fps <= 0:
+		return fmt.Errorf("encode %s: fps %d: must be positive", dst, fps)
+	}
+	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y",
+		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", w, h), "-framerate", strconv.Itoa(fps), "-i", "pipe:0",
+		"-c:v", "ffv1", "-pix_fmt", "bgr0", "-threads", "1",
+		"-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-f", "matroska", fileArg(dst)}
+	return encodeFrames(ctx, dst, w, h, frames, frame, args)
+}
+
+// encodeFrames runs ffmpeg with args, which read packed RGB frames of w×h from stdin, and
+// feeds it frames frames from frame. On failure dst is removed.
+func encodeFrames(ctx context.Context, dst string, w, h, frames int, frame func(i int, rgb []byte), args []string) (err error) {
 	stderr := &tail{n: 4 << 10}
 	cmd := command(ctx, "ffmpeg", args...)
 	cmd.Stderr = stderr

@@ -278,3 +278,38 @@ func BenchmarkEncodeVideo(b *testing.B) {
 		})
 	}
 }
+
+// TestEncodeLosslessVideoDecodesToTheSameBytes: the realtime client keeps streamed frames this
+// way so that the key frames it compares are the server's, bit for bit (an odd size, which
+// 4:2:0 could not hold, included).
+func TestEncodeLosslessVideoDecodesToTheSameBytes(t *testing.T) {
+	const w, h, n = 7, 5, 4
+	want := make([][]byte, n)
+	for i := range want {
+		want[i] = make([]byte, 3*w*h)
+		for j := range want[i] {
+			want[i][j] = byte(j*31 + i*97)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "out.mkv")
+	if err := media.EncodeLosslessVideo(t.Context(), path, w, h, n, 8, func(i int, rgb []byte) { copy(rgb, want[i]) }); err != nil {
+		t.Fatal(err)
+	}
+	r, err := media.OpenFrames(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := range n {
+		got := make([]byte, 3*w*h)
+		if err := r.Next(got); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !bytes.Equal(got, want[i]) {
+			t.Errorf("frame %d decodes to other bytes than were encoded", i)
+		}
+	}
+	if err := media.EncodeLosslessVideo(t.Context(), path, 0, 5, 1, 8, func(int, []byte) {}); err == nil {
+		t.Error("a 0-wide video was encoded")
+	}
+}

@@ -86,6 +86,7 @@ func newHandler(cfg Config) *Handler {
 	mux.HandleFunc("GET /v1/videos/{id}", h.getVideo)
 	mux.HandleFunc("DELETE /v1/videos/{id}", h.deleteVideo)
 	mux.HandleFunc("GET /v1/videos/{id}/content", h.videoContent)
+	mux.HandleFunc("GET "+RealtimePath, h.realtime)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found") // Starlette's answer for no route
 	})
@@ -538,6 +539,10 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 }
+
+// Unwrap lets http.ResponseController and the websocket upgrade (realtime.go) reach the
+// connection's own writer, to hijack it.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code

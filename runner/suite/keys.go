@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/pyimport"
 	"github.com/diffusion-check/diffusion-check/internal/schema"
 )
@@ -22,6 +23,7 @@ const (
 	objectValue                    // a mapping whose keys are those of another table entry
 	namedObjects                   // a mapping of names to objects (servers)
 	objectList                     // a list of objects (cases)
+	numberMap                      // a mapping of names (those of enum, when set) to finite numbers
 )
 
 // key is one key of a suite mapping: what the decoder accepts and what the suite's JSON
@@ -52,6 +54,8 @@ const (
 	importsObject = "imports"
 	dynamicObject = "dynamic"
 	// repeatObject (repeat.go) is the consistency.repeat thresholds.
+	// realtimeObject is a realtime (streaming) case's session: runner/suite/realtime.go.
+	realtimeObject = "realtime"
 )
 
 // durationPattern is the form time.ParseDuration reads, without a sign: every suite
@@ -144,7 +148,13 @@ func keyTable() map[string][]key {
 			{name: "request", kind: objectValue, object: requestObject, required: true, doc: "the request sent"},
 			{name: "checks", kind: objectValue, object: checksObject, doc: "turn groups of checks off (all are on by default)"},
 			{name: repeatObject, kind: objectValue, object: repeatObject, doc: "limits of the consistency.repeat checks for this case, key by key over the suite's"},
+			{name: "realtime", kind: objectValue, object: realtimeObject, doc: "a realtime (streaming) video case: one websocket session of num_chunks chunks on /v1/realtime_video/generate instead of a POST (SGLang's realtime_num_chunks; docs/suite.md)"},
 		}, append(noise, paths)...),
+		realtimeObject: {
+			{name: "num_chunks", kind: intValue, required: true, least: one, most: schema.Ptr(float64(MaxRealtimeChunks)), doc: "chunks to receive before the session is closed (SGLang's realtime_num_chunks)"},
+			{name: "ignore_initial_chunks", kind: intValue, least: zero, doc: "first chunks left out of the perf metrics, fewer than num_chunks (SGLang's realtime_perf_ignore_initial_chunks); default 0"},
+			{name: "thresholds", kind: numberMap, enum: checks.RealtimeMetrics(), doc: "metric → limit; a metric above its limit fails (SGLang's realtime_perf_thresholds, e.g. p95_chunk_total_ms: 5000)"},
+		},
 		requestObject: {
 			{name: "prompt", kind: scalarValue, doc: "the prompt"},
 			{name: "negative_prompt", kind: scalarValue, doc: "the negative prompt"},
@@ -270,6 +280,15 @@ func valueSchema(k key) *schema.Schema {
 		}
 	case anyMapping:
 		return &schema.Schema{Type: "object"}
+	case numberMap:
+		s := &schema.Schema{Type: "object", AdditionalProperties: &schema.Schema{Type: "number"}}
+		if len(k.enum) > 0 {
+			s.PropertyNames = &schema.Schema{Type: "string"}
+			for _, v := range k.enum {
+				s.PropertyNames.Enum = append(s.PropertyNames.Enum, v)
+			}
+		}
+		return s
 	case objectValue:
 		return ref()
 	case namedObjects:

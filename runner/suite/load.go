@@ -358,20 +358,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("lane"); ok && !validName(c.Lane) {
 		d.Addf(v.Line, f, "must match %s, got %q; lane names become status contexts and PR comment headings", namePattern, c.Lane)
 	}
-	if v, f, ok := o.require("modality"); ok {
-		if m, ok := d.str(v, f); ok {
-			switch Modality(m) {
-			case Image, Video, VideoAudio:
-				c.Modality = Modality(m)
-			default:
-				if why := unsupportedModality(m); why != "" {
-					d.Addf(v.Line, f, "%s", why)
-				} else {
-					d.Addf(v.Line, f, "unknown modality %q (known: image, video, video+audio)", m)
-				}
-			}
-		}
-	}
+	c.Modality = d.modality(o)
 	// A wrong repeat is reported once; comparing concurrency with it would add a second,
 	// misleading message.
 	repeatOK := true
@@ -400,9 +387,37 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
+	if v, f, ok := o.get("realtime"); ok {
+		c.Realtime = d.realtime(v, f, c.Modality)
+		if c.Realtime != nil && c.Concurrency > 1 {
+			d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
+		}
+	}
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
+}
+
+// modality reads a case's modality: one diffusion-check checks, or "" after a reported problem.
+func (d *decoder) modality(o *object) Modality {
+	v, f, ok := o.require("modality")
+	if !ok {
+		return ""
+	}
+	m, ok := d.str(v, f)
+	if !ok {
+		return ""
+	}
+	switch Modality(m) {
+	case Image, Video, VideoAudio:
+		return Modality(m)
+	}
+	if why := unsupportedModality(m); why != "" {
+		d.Addf(v.Line, f, "%s", why)
+	} else {
+		d.Addf(v.Line, f, "unknown modality %q (known: image, video, video+audio)", m)
+	}
+	return ""
 }
 
 // unsupportedModality says why a modality of SGLang's harness that diffusion-check does not

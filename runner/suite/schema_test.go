@@ -142,6 +142,9 @@ func validSuite() map[string]any {
 		"cases": []any{map[string]any{
 			"id": "a", "server": "ref", "modality": "image",
 			"request": map[string]any{"size": "8x8"}, "checks": map[string]any{}, repeatObject: map[string]any{},
+		}, map[string]any{
+			"id": "b", "server": "ref", "modality": "video", "request": map[string]any{"size": "8x8"},
+			"realtime": map[string]any{"num_chunks": 2, "thresholds": map[string]any{"p95_chunk_total_ms": 5000}},
 		}},
 	}
 }
@@ -167,6 +170,8 @@ func objectIn(s map[string]any, object string) map[string]any {
 		return c["checks"].(map[string]any)
 	case repeatObject:
 		return c[repeatObject].(map[string]any)
+	case realtimeObject:
+		return s["cases"].([]any)[1].(map[string]any)["realtime"].(map[string]any)
 	case importsObject:
 		return server["imports"].(map[string]any)
 	case dynamicObject:
@@ -181,11 +186,15 @@ func brokenValues(k key) map[string]any {
 	wrongType := map[valueKind]any{
 		scalarValue: map[string]any{"x": 1}, intValue: "x", numberValue: "x", boolValue: "yes",
 		durationValue: "ten minutes", listValue: map[string]any{"x": 1}, envValue: "x", anyMapping: "x",
-		objectValue: "x", namedObjects: "x", objectList: "x",
+		objectValue: "x", namedObjects: "x", objectList: "x", numberMap: "x",
 	}
 	out := map[string]any{"wrong type": wrongType[k.kind]}
 	if len(k.enum) > 0 {
 		out["not in the enum"] = "nope"
+	}
+	if k.kind == numberMap {
+		out["not in the enum"] = map[string]any{"nope": 1}
+		out["not a number"] = map[string]any{k.enum[0]: "x"}
 	}
 	if k.pattern != "" {
 		out["not matching the pattern"] = "-bad x"

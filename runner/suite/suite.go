@@ -145,6 +145,9 @@ type Case struct {
 	Timeout time.Duration
 	// NumGPUs names the ground-truth file ({id}_{n}gpu...); default 1.
 	NumGPUs int
+	// Realtime, when set, makes each request one websocket session of the realtime video
+	// API instead of a POST (realtime.go).
+	Realtime *Realtime
 	// Noise is the confirm and on_unconfirmed in force for the case: its own, else its
 	// server's, else the suite's.
 	Noise Noise

@@ -465,7 +465,7 @@ cases:
 			"suite.yaml:11: servers.timeouts.stop_grace: must not be negative, got -1s",
 			"suite.yaml:11: servers.timeouts.request_timeout: must be > 0, got 0s",
 			`suite.yaml:11: servers.timeouts.poll_interval: want a duration such as "90s" or "10m", got "1 minute"`,
-			`suite.yaml:12: servers.faults.builtin.faults[0]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, drift-at=K, offset=LEVELS, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
+			`suite.yaml:12: servers.faults.builtin.faults[0]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, drift-at=K, offset=LEVELS, slow-after=K:FACTOR, slow-at=K:FACTOR, slow-chunk=K:FACTOR, close-chunk=K, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 			`suite.yaml:12: servers.faults.builtin.faults[1]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 			`suite.yaml:12: servers.faults.builtin.faults[2]: fault "slow-after=2": want slow-after=K:FACTOR with K ≥ 1 and FACTOR > 0`,
 			`suite.yaml:12: servers.faults.builtin.faults[3]: fault "no-perf-record=1": no-perf-record takes no value`,
@@ -547,7 +547,7 @@ func TestLoadManyMistakes(t *testing.T) {
 	want := []string{
 		f + `:1: name: want a string, got a list`,
 		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, servers, cases, confirm, on_unconfirmed, retry)`,
-		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, drift-at=K, offset=LEVELS, slow-after=K:FACTOR, slow-at=K:FACTOR, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
+		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, drift-at=K, offset=LEVELS, slow-after=K:FACTOR, slow-at=K:FACTOR, slow-chunk=K:FACTOR, close-chunk=K, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 		f + `:8: servers.ref.builtin.step_ms: must not be negative, got -1`,
 		f + `:9: servers.ref: both builtin and command; a server is one or the other`,

@@ -1,0 +1,196 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Realtime check names. A realtime (streaming) case is judged on the per-chunk timings its
+// server reports over the websocket session: one check per configured threshold, named
+// PerfRealtimePrefix + SGLang's metric name (perf.realtime.p95_chunk_total_ms), and
+// PerfRealtime when the session's stats cannot be judged at all.
+const (
+	PerfRealtime       = "perf.realtime"
+	PerfRealtimePrefix = "perf.realtime."
+)
+
+// ChunkStats is one chunk_stats message of a realtime session, as SGLang's harness parses it
+// (realtime_consistency.py RealtimeChunkStats / parse_realtime_chunk_stats, triple-mu/sglang
+// 2026-06-02): the server's timings of one generated chunk, in ms (sent rounded to whole ms,
+// realtime_video_api.py _transport_ms), and its sizes.
+type ChunkStats struct {
+	Index              int     `json:"chunk_index"`
+	RequestID          string  `json:"request_id,omitempty"`
+	ContentType        string  `json:"content_type,omitempty"`
+	NumFrames          int     `json:"num_frames"`
+	RawBytes           int64   `json:"raw_bytes"`
+	WSPayloadBytes     int64   `json:"ws_payload_bytes"`
+	RequestPrepareMs   float64 `json:"request_prepare_ms"`
+	SchedulerForwardMs float64 `json:"scheduler_forward_ms"`
+	RawPayloadBuildMs  float64 `json:"raw_payload_build_ms"`
+	RawWriteMs         float64 `json:"raw_write_ms"`
+	WSWriteMs          float64 `json:"ws_write_ms"`
+	ChunkTotalMs       float64 `json:"chunk_total_ms"`
+}
+
+// realtimeSeries are the per-chunk series SGLang summarises, in its order
+// (summarize_realtime_perf_stats's metrics dict): each gives avg_, p95_ and max_ metrics.
+var realtimeSeries = []struct {
+	name string
+	of   func(ChunkStats) float64
+}{
+	{"request_prepare_ms", func(s ChunkStats) float64 { return s.RequestPrepareMs }},
+	{"scheduler_forward_ms", func(s ChunkStats) float64 { return s.SchedulerForwardMs }},
+	{"raw_payload_build_ms", func(s ChunkStats) float64 { return s.RawPayloadBuildMs }},
+	{"raw_write_ms", func(s ChunkStats) float64 { return s.RawWriteMs }},
+	{"ws_write_ms", func(s ChunkStats) float64 { return s.WSWriteMs }},
+	{"chunk_total_ms", func(s ChunkStats) float64 { return s.ChunkTotalMs }},
+	// SGLang divides by 1024·1024: the "mb" of its name is MiB.
+	{"ws_payload_mb", func(s ChunkStats) float64 { return float64(s.WSPayloadBytes) / (1024 * 1024) }},
+}
+
+// The summary's counts and the two metrics of the ignored chunks, which SGLang's summary
+// holds only when some chunks are ignored.
+const (
+	realtimeIgnoredMaxTotal   = "ignored_max_chunk_total_ms"
+	realtimeIgnoredMaxForward = "ignored_max_scheduler_forward_ms"
+)
+
+var realtimeCounts = []string{"num_chunks", "total_frames", "ignored_initial_chunks", "guarded_chunks"}
+
+// RealtimeMetrics is every metric name SGLang's realtime summary can hold, sorted: a
+// threshold on any other name is an error (validate_realtime_perf_stats raises ValueError).
+func RealtimeMetrics() []string {
+	names := append([]string{realtimeIgnoredMaxTotal, realtimeIgnoredMaxForward}, realtimeCounts...)
+	for _, s := range realtimeSeries {
+		names = append(names, "avg_"+s.name, "p95_"+s.name, "max_"+s.name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// RealtimeMetricProblem says what is wrong with a threshold on metric name for a case that
+// ignores ignore initial chunks, or "" when SGLang's summary will hold it: an unknown name,
+// or one of the ignored-chunk metrics when no chunk is ignored (SGLang's summary then lacks
+// it, and validate_realtime_perf_stats raises "unknown realtime perf metric").
+func RealtimeMetricProblem(name string, ignore int) string {
+	if !slices.Contains(RealtimeMetrics(), name) {
+		return fmt.Sprintf("unknown realtime perf metric %q; available metrics: %s", name, strings.Join(RealtimeMetrics(), ", "))
+	}
+	if ignore == 0 && (name == realtimeIgnoredMaxTotal || name == realtimeIgnoredMaxForward) {
+		return fmt.Sprintf("realtime perf metric %q exists only when ignore_initial_chunks > 0 (SGLang's summary holds it only then)", name)
+	}
+	return ""
+}
+
+// SummarizeRealtime is SGLang's summarize_realtime_perf_stats (realtime_consistency.py,
+// triple-mu/sglang 2026-06-02): the first ignore chunks are left out of the guarded series;
+// each series gives its mean (statistics.fmean), its p95 (the sorted values at index
+// min(n−1, int(n·0.95))) and its max; the counts cover every chunk. No chunks is an empty
+// summary; a negative ignore, or one that leaves no chunk to guard, is an error.
+func SummarizeRealtime(stats []ChunkStats, ignore int) (map[string]float64, error) {
+	if len(stats) == 0 {
+		return map[string]float64{}, nil
+	}
+	if ignore < 0 {
+		return nil, fmt.Errorf("ignore_initial_chunks must be non-negative, got %d", ignore)
+	}
+	if ignore >= len(stats) {
+		return nil, fmt.Errorf("ignore_initial_chunks %d must leave at least one of the %d realtime chunks to guard", ignore, len(stats))
+	}
+	ignored, guarded := stats[:ignore], stats[ignore:]
+	frames := 0
+	for _, s := range stats {
+		frames += s.NumFrames
+	}
+	sum := map[string]float64{
+		"num_chunks":             float64(len(stats)),
+		"total_frames":           float64(frames),
+		"ignored_initial_chunks": float64(ignore),
+		"guarded_chunks":         float64(len(guarded)),
+	}
+	if len(ignored) > 0 {
+		sum[realtimeIgnoredMaxTotal] = maxOf(ignored, func(s ChunkStats) float64 { return s.ChunkTotalMs })
+		sum[realtimeIgnoredMaxForward] = maxOf(ignored, func(s ChunkStats) float64 { return s.SchedulerForwardMs })
+	}
+	for _, series := range realtimeSeries {
+		values := make([]float64, len(guarded))
+		total := 0.0
+		for i, s := range guarded {
+			values[i] = series.of(s)
+			total += values[i]
+		}
+		sorted := slices.Clone(values)
+		slices.Sort(sorted)
+		n := len(sorted)
+		sum["avg_"+series.name] = total / float64(n)
+		sum["p95_"+series.name] = sorted[min(n-1, int(float64(n)*0.95))]
+		sum["max_"+series.name] = sorted[n-1]
+	}
+	return sum, nil
+}
+
+func maxOf(stats []ChunkStats, of func(ChunkStats) float64) float64 {
+	m := math.Inf(-1)
+	for _, s := range stats {
+		m = max(m, of(s))
+	}
+	return m
+}
+
+// Realtime is SGLang's validate_realtime_perf_stats (realtime_consistency.py, triple-mu/sglang
+// 2026-06-02): one check per threshold, in name order, failing when the summary's value is
+// greater than the threshold (equal passes). No thresholds is no check, as SGLang returns
+// before summarising; no chunk stats, or an ignore that leaves none to guard, fails
+// PerfRealtime; an unknown metric is an error (SGLang raises ValueError).
+func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []Check {
+	if len(thresholds) == 0 {
+		return nil
+	}
+	sum, err := SummarizeRealtime(stats, ignore)
+	if err != nil {
+		return []Check{Failed(PerfRealtime, err.Error())}
+	}
+	if len(sum) == 0 {
+		return []Check{{Name: PerfRealtime, Status: Fail, Detail: "no realtime chunk stats were received", Cause: "no realtime chunk stats"}}
+	}
+	names := make([]string, 0, len(thresholds))
+	for name := range thresholds {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []Check
+	for _, name := range names {
+		limit := thresholds[name]
+		actual, ok := sum[name]
+		if !ok {
+			out = append(out, Errored(PerfRealtimePrefix+name, RealtimeMetricProblem(name, ignore)))
+			continue
+		}
+		c := Check{Name: PerfRealtimePrefix + name, Status: Pass, Value: Float(actual), Limit: Float(limit),
+			Detail: fmt.Sprintf("%s over %d guarded of %d chunks (first %d ignored): actual=%.2f, limit=%.2f",
+				name, int(sum["guarded_chunks"]), len(stats), ignore, actual, limit)}
+		if actual > limit {
+			c.Status = Fail
+			c.Cause = fmt.Sprintf("realtime %s %.2f > %.2f", name, actual, limit)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// RealtimeRecordID is the request id whose performance record carries a realtime session's
+// VRAM: that of the last chunk that names one, as SGLang's _validate_realtime_performance
+// (test_server_common.py, triple-mu/sglang 2026-08-20) takes next(reversed(chunk_stats)); ""
+// when no chunk names one (SGLang fails "realtime chunk stats are missing request IDs").
+func RealtimeRecordID(stats []ChunkStats) string {
+	for i := len(stats) - 1; i >= 0; i-- {
+		if stats[i].RequestID != "" {
+			return stats[i].RequestID
+		}
+	}
+	return ""
+}
