@@ -136,8 +136,10 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 // decode only their output.
 func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	if c == nil {
-		return videos(ctx, gt, out, nil, nil)
+		return videos(ctx, gt, out, nil, nil, nil)
 	}
+	// The output's frames, when Output kept them.
+	ko := c.keptVideo(out)
 	e, err := c.acquire(ctx, gt)
 	if err != nil {
 		return Result{}, err
@@ -145,11 +147,11 @@ func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	v, _, stream := c.state(e)
 	if v != nil || stream {
 		e.release()
-		return videos(ctx, gt, out, v, nil)
+		return videos(ctx, gt, out, v, nil, ko)
 	}
 	defer e.release()
 	k := &keeper{c: c}
-	res, err := videos(ctx, gt, out, nil, k)
+	res, err := videos(ctx, gt, out, nil, k, ko)
 	if k.audioKnown && !c.audioState(e).known {
 		c.setAudio(e, gtAudio{known: true, rate: k.audioRate})
 	}
@@ -166,8 +168,9 @@ func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 }
 
 // videos compares out with gt: gt's kept frames when kept is not nil, else gt decoded (and its
-// frames handed to keep, when not nil).
-func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper) (Result, error) {
+// frames handed to keep, when not nil); out's kept frames when keptOut is not nil, else out
+// decoded.
+func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper, keptOut *keptVideo) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Open both at once: each open waits for an ffprobe run (about 80 ms) before its ffmpeg starts.
@@ -177,7 +180,9 @@ func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper) 
 	if kept == nil {
 		open.Go(func() { g, gerr = media.OpenFrames(ctx, gt) })
 	}
-	o, oerr = media.OpenFrames(ctx, out)
+	if keptOut == nil {
+		o, oerr = media.OpenFrames(ctx, out)
+	}
 	open.Wait()
 	if g != nil {
 		defer g.Close()
@@ -188,37 +193,28 @@ func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper) 
 	if err := errors.Join(gerr, oerr); err != nil {
 		return Result{}, err
 	}
-	w, h := o.Size()
 	var sides [2]*stream
 	workers := max(1, runtime.GOMAXPROCS(0))
 	nbuf := workers + 2
-	if kept != nil {
-		if err := checkSize(gt, out, kept.w, kept.h, w, h); err != nil {
-			return Result{}, err
-		}
-		sides[0] = keptStream(ctx, kept, nbuf)
-	} else {
-		gw, gh := g.Size()
-		if err := checkSize(gt, out, gw, gh, w, h); err != nil {
-			return Result{}, err
-		}
-		var err error
-		if sides[0], err = newStream(g, nbuf); err != nil {
-			return Result{}, err
-		}
-		if keep != nil {
-			keep.audioRate, _ = g.Audio()
-			keep.audioKnown = true
-			// A video whose container says it will not fit is streamed from the start.
-			if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(sides[0].form.Size())) {
-				keep.over = true
-			}
-			sides[0].keep = keep
-		}
-	}
+	var w, h, gw, gh int
 	var err error
-	if sides[1], err = newStream(o, nbuf); err != nil {
+	if sides[1], w, h, err = openSide(ctx, o, keptOut, nbuf); err != nil {
 		return Result{}, err
+	}
+	if sides[0], gw, gh, err = openSide(ctx, g, kept, nbuf); err != nil {
+		return Result{}, err
+	}
+	if err := checkSize(gt, out, gw, gh, w, h); err != nil {
+		return Result{}, err
+	}
+	if keep != nil && kept == nil {
+		keep.audioRate, _ = g.Audio()
+		keep.audioKnown = true
+		// A video whose container says it will not fit is streamed from the start.
+		if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(sides[0].form.Size())) {
+			keep.over = true
+		}
+		sides[0].keep = keep
 	}
 	var wg sync.WaitGroup
 	for _, s := range sides {
@@ -286,6 +282,17 @@ func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper) 
 	res := Result{Kind: "video", Width: w, Height: h, Frames: n, PerFrame: frames}
 	res.summarise()
 	return res, nil
+}
+
+// openSide returns the stream of one side of a comparison and its frame size: its kept frames
+// when kept is not nil, else what r decodes.
+func openSide(ctx context.Context, r *media.FrameReader, kept *keptVideo, nbuf int) (s *stream, w, h int, err error) {
+	if kept != nil {
+		return keptStream(ctx, kept, nbuf), kept.w, kept.h, nil
+	}
+	w, h = r.Size()
+	s, err = newStream(r, nbuf)
+	return s, w, h, err
 }
 
 // stream hands on one side's frames in their raw form (media.RawFormat): decoded into recycled
@@ -426,24 +433,12 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 	if len(gtFrames) == 0 {
 		return Result{}, fmt.Errorf("compare %s: no ground-truth key frames", out)
 	}
-	r, err := media.OpenFrames(ctx, out)
+	src, err := c.outputFrames(ctx, out)
 	if err != nil {
 		return Result{}, err
 	}
-	defer func() { r.Close() }()
-	n := r.Listed()
-	if n == 0 {
-		// The container does not say: count the frames, then decode again from the start.
-		if n, err = countFrames(r); err != nil {
-			return Result{}, err
-		}
-		again, err := media.OpenFrames(ctx, out)
-		if err != nil {
-			return Result{}, err
-		}
-		r.Close()
-		r = again
-	}
+	defer src.close()
+	n := src.n
 	want := map[int]string{} // frame index → GT file
 	for key, path := range gtFrames {
 		i := resolve(key, n)
@@ -455,13 +450,13 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 		}
 		want[i] = path
 	}
-	w, h := r.Size()
+	w, h := src.w, src.h
 	buf := make([]byte, 3*w*h)
 	res := Result{Kind: "video", Width: w, Height: h, Frames: n}
 	var s metrics.SSIMScratch
 	last := slices.Max(slices.Collect(maps.Keys(want)))
 	for i := 0; i <= last; i++ {
-		if err := r.Next(buf); err != nil {
+		if err := src.next(buf); err != nil {
 			if errors.Is(err, io.EOF) {
 				err = &MismatchError{GT: want[last], Out: out, What: fmt.Sprintf("frame count: ground truth is a key frame at %d, output has %d frames", last, i)}
 			}
@@ -483,6 +478,47 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 	}
 	res.summarise()
 	return res, nil
+}
+
+// frameSource hands on a video's frames as rgb24, from a reader or from frames Output kept.
+type frameSource struct {
+	n, w, h int // n: the frame count (exact for kept frames, else the container's)
+	next    func(dst []byte) error
+	close   func()
+}
+
+// outputFrames returns out's frames for KeyFrames: the kept ones, else a reader, with the
+// frame count the container lists, or counted by a first decode when it lists none.
+func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, error) {
+	if v := c.keptVideo(out); v != nil {
+		i := 0
+		return frameSource{n: len(v.frames), w: v.w, h: v.h, close: func() {}, next: func(dst []byte) error {
+			if i >= len(v.frames) {
+				return io.EOF
+			}
+			copy(dst, v.form.RGB(dst, v.frames[i]))
+			i++
+			return nil
+		}}, nil
+	}
+	r, err := media.OpenFrames(ctx, out)
+	if err != nil {
+		return frameSource{}, err
+	}
+	n := r.Listed()
+	if n == 0 {
+		// The container does not say: count the frames, then decode again from the start.
+		n, err = countFrames(r)
+		r.Close()
+		if err != nil {
+			return frameSource{}, err
+		}
+		if r, err = media.OpenFrames(ctx, out); err != nil {
+			return frameSource{}, err
+		}
+	}
+	w, h := r.Size()
+	return frameSource{n: n, w: w, h: h, next: r.Next, close: r.Close}, nil
 }
 
 // countFrames decodes the rest of r and returns the video's exact frame count.
