@@ -167,121 +167,200 @@ func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	return res, err
 }
 
+// VideosEach compares each of outs with gt as Videos does (result k and error k are those of
+// Videos(ctx, gt, outs[k])), but in one pass: gt is decoded once for all of them, every file
+// at the same time, and each ground-truth frame converted once for every output. A failed or
+// mismatched output does not stop the others.
+func VideosEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
+	return (*Cache)(nil).VideosEach(ctx, gt, outs)
+}
+
+// VideosEach is VideosEach reading what the cache holds: gt's frames when kept (else gt is
+// decoded, once, and not kept: it is needed only during the pass) and the outputs' frames kept
+// by Output. What gt's decode says of its audio track is remembered, for Audio.
+func (c *Cache) VideosEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
+	keptOuts := make([]*keptVideo, len(outs))
+	for k, out := range outs {
+		keptOuts[k] = c.keptVideo(out)
+	}
+	if c == nil {
+		return videosEach(ctx, gt, outs, nil, nil, keptOuts)
+	}
+	e, err := c.acquire(ctx, gt)
+	if err != nil {
+		errs := make([]error, len(outs))
+		for k := range errs {
+			errs[k] = err
+		}
+		return make([]Result, len(outs)), errs
+	}
+	defer e.release()
+	if v, _, _ := c.state(e); v != nil {
+		return videosEach(ctx, gt, outs, v, nil, keptOuts)
+	}
+	k := &keeper{c: c, over: true} // keeps nothing: learns about the audio
+	res, errs := videosEach(ctx, gt, outs, nil, k, keptOuts)
+	if k.audioKnown && !c.audioState(e).known {
+		c.setAudio(e, gtAudio{known: true, rate: k.audioRate})
+	}
+	return res, errs
+}
+
 // videos compares out with gt: gt's kept frames when kept is not nil, else gt decoded (and its
 // frames handed to keep, when not nil); out's kept frames when keptOut is not nil, else out
 // decoded.
 func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper, keptOut *keptVideo) (Result, error) {
+	res, errs := videosEach(ctx, gt, []string{out}, kept, keep, []*keptVideo{keptOut})
+	return res[0], errs[0]
+}
+
+// videosEach compares each of outs with gt, frame by frame, reading gt once for all of them:
+// gt's kept frames when kept is not nil, else gt decoded (its frames handed to keep, when not
+// nil); each output's kept frames (keptOuts[k]) or its decode. Every file is decoded at once,
+// and each ground-truth frame converted to rgb24 once for all the outputs. Result k and error
+// k are those of comparing outs[k] alone: an output that fails or differs in shape does not
+// stop the others.
+func videosEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Open both at once: each open waits for an ffprobe run (about 80 ms) before its ffmpeg starts.
-	var g, o *media.FrameReader
-	var gerr, oerr error
+	results, errs := make([]Result, len(outs)), make([]error, len(outs))
+	// Open every file at once: each open waits for an ffprobe run (about 80 ms) before its
+	// ffmpeg starts.
+	var g *media.FrameReader
+	var gerr error
+	readers, oerrs := make([]*media.FrameReader, len(outs)), make([]error, len(outs))
 	var open sync.WaitGroup
 	if kept == nil {
 		open.Go(func() { g, gerr = media.OpenFrames(ctx, gt) })
 	}
-	if keptOut == nil {
-		o, oerr = media.OpenFrames(ctx, out)
+	for k, out := range outs {
+		if keptOuts[k] == nil {
+			open.Go(func() { readers[k], oerrs[k] = media.OpenFrames(ctx, out) })
+		}
 	}
 	open.Wait()
-	if g != nil {
-		defer g.Close()
+	for _, r := range append([]*media.FrameReader{g}, readers...) {
+		if r != nil {
+			defer r.Close()
+		}
 	}
-	if o != nil {
-		defer o.Close()
-	}
-	if err := errors.Join(gerr, oerr); err != nil {
-		return Result{}, err
-	}
-	var sides [2]*stream
 	workers := max(1, runtime.GOMAXPROCS(0))
 	nbuf := workers + 2
-	var w, h, gw, gh int
-	var err error
-	if sides[1], w, h, err = openSide(ctx, o, keptOut, nbuf); err != nil {
-		return Result{}, err
+	var gs *stream
+	var w, h int
+	if gerr == nil {
+		gs, w, h, gerr = openSide(ctx, g, kept, nbuf)
 	}
-	if sides[0], gw, gh, err = openSide(ctx, g, kept, nbuf); err != nil {
-		return Result{}, err
+	sides := make([]*stream, len(outs)) // nil: not compared, errs says why
+	alive := 0
+	for k, out := range outs {
+		if errs[k] = errors.Join(gerr, oerrs[k]); errs[k] != nil {
+			continue
+		}
+		s, ow, oh, err := openSide(ctx, readers[k], keptOuts[k], nbuf)
+		if err == nil {
+			err = checkSize(gt, out, w, h, ow, oh)
+		}
+		if errs[k] = err; err == nil {
+			sides[k] = s
+			alive++
+		}
 	}
-	if err := checkSize(gt, out, gw, gh, w, h); err != nil {
-		return Result{}, err
+	if alive == 0 {
+		return results, errs
 	}
 	if keep != nil && kept == nil {
 		keep.audioRate, _ = g.Audio()
 		keep.audioKnown = true
 		// A video whose container says it will not fit is streamed from the start.
-		if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(sides[0].form.Size())) {
+		if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(gs.form.Size())) {
 			keep.over = true
 		}
-		sides[0].keep = keep
+		gs.keep = keep
 	}
 	var wg sync.WaitGroup
-	for _, s := range sides {
-		wg.Go(func() { s.read(ctx) })
+	for _, s := range append([]*stream{gs}, sides...) {
+		if s != nil {
+			wg.Go(func() { s.read(ctx) })
+		}
 	}
 	type job struct {
-		index   int
-		gt, out []byte
+		index int
+		gt    []byte
+		outs  [][]byte // by output; nil for one not compared (any more)
 	}
 	jobs := make(chan job, nbuf)
 	var mu sync.Mutex
-	var frames []Frame
+	frames := make([][]Frame, len(outs))
 	for range workers {
 		wg.Go(func() {
 			var s metrics.SSIMScratch
 			gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
 			for j := range jobs {
-				m := s.Metrics(sides[1].form.RGB(outRGB, j.out), sides[0].form.RGB(gtRGB, j.gt), w, h)
-				mu.Lock()
-				frames = append(frames, Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
-				mu.Unlock()
-				sides[0].recycle(j.gt)
-				sides[1].recycle(j.out)
+				g := gs.form.RGB(gtRGB, j.gt)
+				for k, b := range j.outs {
+					if b == nil {
+						continue
+					}
+					m := s.Metrics(sides[k].form.RGB(outRGB, b), g, w, h)
+					mu.Lock()
+					frames[k] = append(frames[k], Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
+					mu.Unlock()
+					sides[k].recycle(b)
+				}
+				gs.recycle(j.gt)
 			}
 		})
 	}
-	n, err := func() (int, error) {
-		defer close(jobs)
-		for i := 0; ; i++ {
-			a, okA := <-sides[0].full
-			b, okB := <-sides[1].full
-			switch {
-			case okA && okB:
-				jobs <- job{i, a, b}
-				continue
-			case okA:
-				sides[0].recycle(a)
-			case okB:
-				sides[1].recycle(b)
-			}
-			// At least one side ended: drain the other to learn its exact length.
-			for _, s := range sides {
-				s.drain()
-			}
-			if err := errors.Join(sides[0].err, sides[1].err); err != nil {
-				return 0, err
-			}
-			if gn, on := sides[0].frames(), sides[1].frames(); gn != on {
-				return 0, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
-			}
-			return i, nil
+	live := slices.Clone(sides)
+	for i := 0; alive > 0; i++ {
+		a, ok := <-gs.full
+		if !ok {
+			break
 		}
-	}()
-	if err != nil {
-		cancel()
+		j := job{index: i, gt: a, outs: make([][]byte, len(outs))}
+		for k, s := range live {
+			if s == nil {
+				continue
+			}
+			if j.outs[k], ok = <-s.full; !ok {
+				live[k] = nil // this output ended: its count is compared below
+				alive--
+			}
+		}
+		if alive == 0 {
+			gs.recycle(a)
+			break
+		}
+		jobs <- j
+	}
+	close(jobs)
+	// The ground truth or every output ended: drain the rest to learn the exact lengths.
+	for _, s := range append([]*stream{gs}, sides...) {
+		if s != nil {
+			s.drain()
+		}
 	}
 	wg.Wait()
-	if keep != nil && !keep.over && sides[0].eof {
-		keep.whole = &keptVideo{form: sides[0].form, w: w, h: h, frames: keep.frames}
+	if keep != nil && !keep.over && gs.eof {
+		keep.whole = &keptVideo{form: gs.form, w: w, h: h, frames: keep.frames}
 	}
-	if err != nil {
-		return Result{}, err
+	for k, s := range sides {
+		if s == nil {
+			continue
+		}
+		if errs[k] = errors.Join(gs.err, s.err); errs[k] != nil {
+			continue
+		}
+		if gn, on := gs.frames(), s.frames(); gn != on {
+			errs[k] = &MismatchError{GT: gt, Out: outs[k], What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
+			continue
+		}
+		slices.SortFunc(frames[k], func(a, b Frame) int { return a.Index - b.Index })
+		results[k] = Result{Kind: "video", Width: w, Height: h, Frames: gs.frames(), PerFrame: frames[k]}
+		results[k].summarise()
 	}
-	slices.SortFunc(frames, func(a, b Frame) int { return a.Index - b.Index })
-	res := Result{Kind: "video", Width: w, Height: h, Frames: n, PerFrame: frames}
-	res.summarise()
-	return res, nil
+	return results, errs
 }
 
 // openSide returns the stream of one side of a comparison and its frame size: its kept frames
@@ -593,6 +672,30 @@ func (c *Cache) Files(ctx context.Context, gt, out string) (Result, error) {
 		return c.Images(ctx, gt, out)
 	}
 	return c.Videos(ctx, gt, out)
+}
+
+// FilesEach compares each of outs with gt as Files does (result k and error k are those of
+// Files(ctx, gt, outs[k])), the videos among them in one pass with a video ground truth
+// (VideosEach).
+func (c *Cache) FilesEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
+	res, errs := make([]Result, len(outs)), make([]error, len(outs))
+	gtStill, gerr := isStill(gt)
+	var videos []string
+	var at []int
+	for k, out := range outs {
+		if outStill, err := isStill(out); gerr == nil && err == nil && !gtStill && !outStill {
+			videos, at = append(videos, out), append(at, k)
+			continue
+		}
+		res[k], errs[k] = c.Files(ctx, gt, out)
+	}
+	if len(videos) > 0 {
+		vr, ve := c.VideosEach(ctx, gt, videos)
+		for i, k := range at {
+			res[k], errs[k] = vr[i], ve[i]
+		}
+	}
+	return res, errs
 }
 
 // isStill reports whether path starts like a PNG, JPEG or WebP file.
