@@ -223,144 +223,198 @@ func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper, 
 func videosEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	results, errs := make([]Result, len(outs)), make([]error, len(outs))
-	// Open every file at once: each open waits for an ffprobe run (about 80 ms) before its
-	// ffmpeg starts.
-	var g *media.FrameReader
-	var gerr error
-	readers, oerrs := make([]*media.FrameReader, len(outs)), make([]error, len(outs))
-	var open sync.WaitGroup
-	if kept == nil {
-		open.Go(func() { g, gerr = media.OpenFrames(ctx, gt) })
-	}
-	for k, out := range outs {
-		if keptOuts[k] == nil {
-			open.Go(func() { readers[k], oerrs[k] = media.OpenFrames(ctx, out) })
-		}
-	}
-	open.Wait()
-	for _, r := range append([]*media.FrameReader{g}, readers...) {
-		if r != nil {
-			defer r.Close()
-		}
-	}
 	workers := max(1, runtime.GOMAXPROCS(0))
-	nbuf := workers + 2
-	var gs *stream
-	var w, h int
-	if gerr == nil {
-		gs, w, h, gerr = openSide(ctx, g, kept, nbuf)
-	}
-	sides := make([]*stream, len(outs)) // nil: not compared, errs says why
-	alive := 0
-	for k, out := range outs {
-		if errs[k] = errors.Join(gerr, oerrs[k]); errs[k] != nil {
-			continue
-		}
-		s, ow, oh, err := openSide(ctx, readers[k], keptOuts[k], nbuf)
-		if err == nil {
-			err = checkSize(gt, out, w, h, ow, oh)
-		}
-		if errs[k] = err; err == nil {
-			sides[k] = s
-			alive++
-		}
-	}
-	if alive == 0 {
-		return results, errs
+	p, g := openEach(ctx, gt, outs, kept, keptOuts, workers+2)
+	defer p.close()
+	if p.alive == 0 {
+		return make([]Result, len(outs)), p.errs
 	}
 	if keep != nil && kept == nil {
 		keep.audioRate, _ = g.Audio()
 		keep.audioKnown = true
 		// A video whose container says it will not fit is streamed from the start.
-		if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(gs.form.Size())) {
+		if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(p.gs.form.Size())) {
 			keep.over = true
 		}
-		gs.keep = keep
+		p.gs.keep = keep
 	}
-	var wg sync.WaitGroup
-	for _, s := range append([]*stream{gs}, sides...) {
-		if s != nil {
-			wg.Go(func() { s.read(ctx) })
+	frames := p.run(ctx, workers)
+	if keep != nil && !keep.over && p.gs.eof {
+		keep.whole = &keptVideo{form: p.gs.form, w: p.w, h: p.h, frames: keep.frames}
+	}
+	return p.results(frames), p.errs
+}
+
+// pass is one comparison of several outputs with a ground truth: the ground truth's stream
+// and the outputs' (nil for one not compared: errs says why).
+type pass struct {
+	gt      string
+	outs    []string
+	gs      *stream
+	sides   []*stream
+	alive   int // outputs compared
+	w, h    int
+	errs    []error
+	readers []*media.FrameReader // to close
+}
+
+// openEach opens every file at once (each open waits for an ffprobe run, about 80 ms, before
+// its ffmpeg starts) and checks the outputs' sizes; it returns the ground truth's reader too
+// (nil when kept).
+func openEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo, nbuf int) (*pass, *media.FrameReader) {
+	p := &pass{gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
+	var g *media.FrameReader
+	var gerr error
+	readers, oerrs := make([]*media.FrameReader, len(outs)), make([]error, len(outs))
+	// The decoders share the cores: on two cores, two single-threaded decoders spend less CPU
+	// than two that each run a thread per core, for the same frames.
+	decoders := 0
+	if kept == nil {
+		decoders++
+	}
+	for _, k := range keptOuts {
+		if k == nil {
+			decoders++
 		}
+	}
+	opts := media.DecodeOptions{Threads: max(1, runtime.GOMAXPROCS(0)/max(decoders, 1))}
+	var open sync.WaitGroup
+	if kept == nil {
+		open.Go(func() { g, gerr = media.OpenFramesWith(ctx, gt, opts) })
+	}
+	for k, out := range outs {
+		if keptOuts[k] == nil {
+			open.Go(func() { readers[k], oerrs[k] = media.OpenFramesWith(ctx, out, opts) })
+		}
+	}
+	open.Wait()
+	p.readers = append([]*media.FrameReader{g}, readers...)
+	if gerr == nil {
+		p.gs, p.w, p.h, gerr = openSide(ctx, g, kept, nbuf)
+	}
+	for k, out := range outs {
+		if p.errs[k] = errors.Join(gerr, oerrs[k]); p.errs[k] != nil {
+			continue
+		}
+		s, ow, oh, err := openSide(ctx, readers[k], keptOuts[k], nbuf)
+		if err == nil {
+			err = checkSize(gt, out, p.w, p.h, ow, oh)
+		}
+		if p.errs[k] = err; err == nil {
+			p.sides[k] = s
+			p.alive++
+		}
+	}
+	return p, g
+}
+
+func (p *pass) close() {
+	for _, r := range p.readers {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
+
+// streams returns the ground truth's stream and the compared outputs'.
+func (p *pass) streams() []*stream {
+	all := []*stream{p.gs}
+	for _, s := range p.sides {
+		if s != nil {
+			all = append(all, s)
+		}
+	}
+	return all
+}
+
+// run reads every stream at once and compares each ground-truth frame, converted once, with
+// the same frame of every output still going, on workers goroutines; it returns each output's
+// frames. Every stream is read to its end, to learn its exact length.
+func (p *pass) run(ctx context.Context, workers int) [][]Frame {
+	var wg sync.WaitGroup
+	for _, s := range p.streams() {
+		wg.Go(func() { s.read(ctx) })
 	}
 	type job struct {
 		index int
 		gt    []byte
 		outs  [][]byte // by output; nil for one not compared (any more)
 	}
-	jobs := make(chan job, nbuf)
+	jobs := make(chan job, workers+2)
 	var mu sync.Mutex
-	frames := make([][]Frame, len(outs))
+	frames := make([][]Frame, len(p.outs))
+	w, h := p.w, p.h
 	for range workers {
 		wg.Go(func() {
 			var s metrics.SSIMScratch
 			gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
 			for j := range jobs {
-				g := gs.form.RGB(gtRGB, j.gt)
+				g := p.gs.form.RGB(gtRGB, j.gt)
 				for k, b := range j.outs {
 					if b == nil {
 						continue
 					}
-					m := s.Metrics(sides[k].form.RGB(outRGB, b), g, w, h)
+					m := s.Metrics(p.sides[k].form.RGB(outRGB, b), g, w, h)
 					mu.Lock()
 					frames[k] = append(frames[k], Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
 					mu.Unlock()
-					sides[k].recycle(b)
+					p.sides[k].recycle(b)
 				}
-				gs.recycle(j.gt)
+				p.gs.recycle(j.gt)
 			}
 		})
 	}
-	live := slices.Clone(sides)
+	live, alive := slices.Clone(p.sides), p.alive
 	for i := 0; alive > 0; i++ {
-		a, ok := <-gs.full
+		a, ok := <-p.gs.full
 		if !ok {
 			break
 		}
-		j := job{index: i, gt: a, outs: make([][]byte, len(outs))}
+		j := job{index: i, gt: a, outs: make([][]byte, len(p.outs))}
 		for k, s := range live {
 			if s == nil {
 				continue
 			}
 			if j.outs[k], ok = <-s.full; !ok {
-				live[k] = nil // this output ended: its count is compared below
+				live[k] = nil // this output ended: its count is compared in results
 				alive--
 			}
 		}
 		if alive == 0 {
-			gs.recycle(a)
+			p.gs.recycle(a)
 			break
 		}
 		jobs <- j
 	}
 	close(jobs)
 	// The ground truth or every output ended: drain the rest to learn the exact lengths.
-	for _, s := range append([]*stream{gs}, sides...) {
-		if s != nil {
-			s.drain()
-		}
+	for _, s := range p.streams() {
+		s.drain()
 	}
 	wg.Wait()
-	if keep != nil && !keep.over && gs.eof {
-		keep.whole = &keptVideo{form: gs.form, w: w, h: h, frames: keep.frames}
-	}
-	for k, s := range sides {
+	return frames
+}
+
+// results turns each compared output's frames into its result, or sets its error: a stream
+// that failed, or a frame count other than the ground truth's.
+func (p *pass) results(frames [][]Frame) []Result {
+	res := make([]Result, len(p.outs))
+	for k, s := range p.sides {
 		if s == nil {
 			continue
 		}
-		if errs[k] = errors.Join(gs.err, s.err); errs[k] != nil {
+		if p.errs[k] = errors.Join(p.gs.err, s.err); p.errs[k] != nil {
 			continue
 		}
-		if gn, on := gs.frames(), s.frames(); gn != on {
-			errs[k] = &MismatchError{GT: gt, Out: outs[k], What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
+		if gn, on := p.gs.frames(), s.frames(); gn != on {
+			p.errs[k] = &MismatchError{GT: p.gt, Out: p.outs[k], What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
 			continue
 		}
 		slices.SortFunc(frames[k], func(a, b Frame) int { return a.Index - b.Index })
-		results[k] = Result{Kind: "video", Width: w, Height: h, Frames: gs.frames(), PerFrame: frames[k]}
-		results[k].summarise()
+		res[k] = Result{Kind: "video", Width: p.w, Height: p.h, Frames: p.gs.frames(), PerFrame: frames[k]}
+		res[k].summarise()
 	}
-	return results, errs
+	return res
 }
 
 // openSide returns the stream of one side of a comparison and its frame size: its kept frames

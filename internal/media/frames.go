@@ -41,6 +41,7 @@ type FrameReader struct {
 	// audioRate and audioChannels describe the file's first audio stream; 0 when it has none.
 	audioRate, audioChannels int
 	hdr                      FrameHeader // what the probe said
+	threads                  int         // DecodeOptions.Threads
 
 	// The yuv420p path (yuv.go): ffmpeg sends yuv420p, converted here into the caller's buffer
 	// with coef, once verdict says that coef converts as ffmpeg does (settle: nil once known).
@@ -53,6 +54,20 @@ type FrameReader struct {
 // container lists), then starts ffmpeg; read the frames with Next and always Close the reader.
 // A missing, empty or unreadable file, or one without a picture, is an error naming it.
 func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
+	return OpenFramesWith(ctx, path, DecodeOptions{})
+}
+
+// DecodeOptions tunes how a FrameReader's ffmpeg decodes; the zero value is ffmpeg's default.
+type DecodeOptions struct {
+	// Threads is the decoder's thread count (ffmpeg's input -threads); 0 lets ffmpeg choose,
+	// one per core. Several decoders at once on few cores spend less CPU with fewer threads
+	// each (frame threading costs about 20% more CPU on H.264; docs/performance.md); the frames
+	// are the same whatever the count.
+	Threads int
+}
+
+// OpenFramesWith is OpenFrames with decode options.
+func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*FrameReader, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", path, err)
@@ -89,7 +104,7 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
 	r := &FrameReader{parent: ctx, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames,
-		audioRate: hdr.AudioRate, audioChannels: hdr.AudioChannels, hdr: hdr}
+		audioRate: hdr.AudioRate, audioChannels: hdr.AudioChannels, hdr: hdr, threads: max(opts.Threads, 0)}
 	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
 	if err := r.start(ok && yuvVector() && !noYUV, coef); err != nil {
 		return nil, err
@@ -105,8 +120,12 @@ var noYUV = false
 func (r *FrameReader) start(yuv bool, coef yuvCoeffs) error {
 	ctx, cancel := context.WithCancel(r.parent)
 	r.cancel, r.stderr, r.yuv, r.verdict = cancel, &tail{n: 8 << 10}, nil, nil
-	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-i", fileArg(r.path),
-		"-map", "0:V:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"}
+	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error"}
+	if r.threads > 0 {
+		args = append(args, "-threads", strconv.Itoa(r.threads))
+	}
+	args = append(args, "-i", fileArg(r.path),
+		"-map", "0:V:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
 	frame := 3 * r.w * r.h
 	if yuv {
 		frame = r.w * r.h * 3 / 2
