@@ -130,18 +130,6 @@ func UnusedKnown(res Result, entries []KnownEntry) []KnownEntry {
 	return unused
 }
 
-// KnownCovers reports whether the first of entries that matches check name of case id,
-// request req (as ApplyKnown matches them) would report its failure as known: it matches and
-// has not expired by today.
-func KnownCovers(entries []KnownEntry, id string, req int, name string, today time.Time) bool {
-	for _, e := range entries {
-		if e.matches(id, req, name) {
-			return !e.expired(today)
-		}
-	}
-	return false
-}
-
 // KnownOutcome is what one known-failures entry came to on one case of a lane, over every
 // request of every partition given to KnownOutcomes: each entry and case is told once,
 // however many requests and checks it matched.
