@@ -79,13 +79,18 @@ func problems(lanes []checks.Result) []*problem {
 // caseProblems are the problems of one case, in the order first met. When the case's server
 // crashed or did not start, what that made impossible folds into the crash's line: the checks
 // without a value on the crashed request and after (a memory peak never sampled, a perf
-// record never written), and the requests after it that were never sent. A check with a
-// value is a measurement and keeps its own line; a cancelled request too (a cancel is a cause
-// of its own).
+// record never written), and the requests after it that were never sent. When a request hung
+// (hungAt), the requests the stopped server kept from being sent fold into its line the same
+// way. A check with a value is a measurement and keeps its own line; a cancelled request too
+// (a cancel is a cause of its own).
 func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
 	var out []*problem
 	crashed := crashedAt(c)
-	var crash *problem
+	halted := crashed
+	if halted < 0 {
+		halted = hungAt(c)
+	}
+	var halter *problem // the line of what stopped the case: the crash, else the hang
 	var impossible []missing
 	index := map[string]*problem{}
 	add := func(req int, ck *checks.Check) {
@@ -112,8 +117,8 @@ func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
 		} else {
 			p.others = append(p.others, ck)
 		}
-		if crash == nil && serverDown(ck) {
-			crash = p
+		if halter == nil && (serverDown(ck) || (crashed < 0 && req == halted && ck.Value == nil)) {
+			halter = p
 		}
 		if !slices.Contains(p.reqs, req) {
 			p.reqs = append(p.reqs, req)
@@ -128,7 +133,7 @@ func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
 		for i := range rr.Checks {
 			add(rr.Index, &rr.Checks[i])
 		}
-		if rr.Status == checks.Skip && crashed >= 0 && rr.Index > crashed {
+		if rr.Status == checks.Skip && halted >= 0 && rr.Index > halted {
 			unsent = append(unsent, rr.Index)
 			continue
 		}
@@ -143,8 +148,8 @@ func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
 			p.reqs = append(p.reqs, rr.Index)
 		}
 	}
-	if crash != nil {
-		crash.impossible, crash.unsent = impossible, unsent
+	if halter != nil {
+		halter.impossible, halter.unsent = impossible, unsent
 	}
 	for _, e := range c.Errors {
 		out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "could not be checked: " + e})
@@ -177,6 +182,38 @@ func crashedAt(c *checks.CaseResult) int {
 		}
 	}
 	return -1
+}
+
+// hungAt is the request that stopped a case whose server did not go down: the runner stops
+// sending once a request halts it (runner/run.go, the halted reason; a hung request's
+// output.present fails without a value, runner/request.go measure) and records each request
+// after it as not sent (runner/run.go notSent: skipped, with a skipped server.alive as its only
+// check). It is the last request sent before the first of those with a failed check without a
+// value (with concurrency, others may have finished after it), or -1 when no request was kept
+// from being sent, or a skipped or cancelled request comes first.
+func hungAt(c *checks.CaseResult) int {
+	first := slices.IndexFunc(c.Requests, notSentRequest)
+	if first < 0 {
+		return -1
+	}
+	for i := first - 1; i >= 0; i-- {
+		rr := &c.Requests[i]
+		if rr.Status == checks.Skip || rr.Status == checks.Cancelled {
+			return -1 // a skip (an AMD video timeout) or a cancel stopped it: not a failure's line
+		}
+		if slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool {
+			return (ck.Status == checks.Fail || ck.Status == checks.Error) && ck.Value == nil
+		}) {
+			return rr.Index
+		}
+	}
+	return -1
+}
+
+// notSentRequest is a request the runner never sent (runner/run.go notSent).
+func notSentRequest(rr checks.RequestResult) bool {
+	return rr.Status == checks.Skip && len(rr.Checks) == 1 &&
+		rr.Checks[0].Name == checks.ServerAlive && rr.Checks[0].Status == checks.Skip
 }
 
 func (p *problem) severity() int {
