@@ -385,37 +385,60 @@ func (p *problem) also() string {
 // the line does not name, under the stage when it failed too: "under Denoising stage: 7 step
 // metrics, up to 2.29× the limit". Nine slow step figures are one slow stage, told once.
 func (p *problem) folded() string {
-	var titles []string
-	var worst *checks.Check
+	f := foldDerived(p.top, p.others)
 	stage := ""
-	for _, ck := range append([]*checks.Check{p.top}, p.others...) {
-		if stage == "" && checks.DenoisingStageCheck(ck.Name) {
-			stage = title(ck)
+	if f.stage != nil {
+		stage = escape(title(f.stage))
+	}
+	return f.text(stage)
+}
+
+// stepFold is what the failing checks derived from the denoising stage's steps come to, beside
+// the check (top) that tells them: they are counted, not named.
+type stepFold struct {
+	top    *checks.Check
+	titles []string      // the derived checks, each title once, but top's
+	worst  *checks.Check // the one furthest past its limit
+	stage  *checks.Check // the denoising stage's own check among them, if it failed too
+}
+
+// foldDerived folds the derived checks of top and others (one cause's failing checks).
+func foldDerived(top *checks.Check, others []*checks.Check) stepFold {
+	f := stepFold{top: top}
+	for _, ck := range append([]*checks.Check{top}, others...) {
+		if f.stage == nil && checks.DenoisingStageCheck(ck.Name) {
+			f.stage = ck
 		}
 		t := title(ck)
-		if !derived(ck) || t == title(p.top) {
+		if !derived(ck) || t == title(top) {
 			continue
 		}
-		if !slices.Contains(titles, t) {
-			titles = append(titles, t)
+		if !slices.Contains(f.titles, t) {
+			f.titles = append(f.titles, t)
 		}
-		if worst == nil || worse(ck, worst) {
-			worst = ck
+		if f.worst == nil || worse(ck, f.worst) {
+			f.worst = ck
 		}
 	}
-	if len(titles) == 0 {
+	return f
+}
+
+// text tells the fold in a few words, the stage named stage: "under Denoising stage: 7 step
+// metrics, up to 2.29× the limit"; "" when nothing was folded.
+func (f stepFold) text(stage string) string {
+	if len(f.titles) == 0 {
 		return ""
 	}
 	var s string
 	switch {
-	case derived(p.top):
-		s = plural(len(titles), "more denoise-step metric")
-	case stage != "":
-		s = "under " + escape(stage) + ": " + plural(len(titles), "step metric")
+	case derived(f.top):
+		s = plural(len(f.titles), "more denoise-step metric")
+	case f.stage != nil:
+		s = "under " + stage + ": " + plural(len(f.titles), "step metric")
 	default:
-		s = plural(len(titles), "denoise-step metric")
+		s = plural(len(f.titles), "denoise-step metric")
 	}
-	if r := ratio(worst); r != "" {
+	if r := ratio(f.worst); r != "" {
 		s += ", up to " + r
 	}
 	return s

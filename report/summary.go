@@ -73,12 +73,7 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 				if !bad(rr.Status) {
 					continue
 				}
-				var ps []string
-				for _, ck := range rr.Checks {
-					if s := checkLine(ck); s != "" && ck.Status != checks.Known {
-						ps = append(ps, firstLine(s))
-					}
-				}
+				ps := requestProblems(rr, func(ck checks.Check) bool { return checkLine(ck) != "" && ck.Status != checks.Known })
 				if len(ps) == 0 {
 					ps = append(ps, string(rr.Status)+because(rr.Checks))
 				}
@@ -95,16 +90,52 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 	return all, warns
 }
 
-// flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
-// the confirmation requests found).
-func flakyAnnotation(where string, rr checks.RequestResult) Annotation {
-	var ps []string
-	for _, ck := range rr.Checks {
-		if ck.Status != checks.Flaky {
+// requestProblems are the lines of a request's annotation: each of its checks that tell
+// reports (checkLine), but the figures derived from the denoising stage's steps, which are
+// counted after the check that tells them, as in the comment's Problems (foldDerived):
+// "perf.stage.DenoisingStage = …; under perf.stage.DenoisingStage: 7 step metrics, up to
+// 2.29× the limit". A slow stage is one cause, and one line.
+func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []string {
+	var top *checks.Check
+	var failing []*checks.Check
+	for i := range rr.Checks {
+		ck := &rr.Checks[i]
+		if !tell(*ck) {
 			continue
 		}
-		ps = append(ps, firstLine(checkLine(ck)))
+		failing = append(failing, ck)
+		if top == nil || tells(ck, top) {
+			top = ck
+		}
 	}
+	if top == nil {
+		return nil
+	}
+	var ps []string
+	var rest []*checks.Check
+	for _, ck := range failing {
+		if ck != top {
+			rest = append(rest, ck)
+		}
+		if ck == top || !derived(ck) {
+			ps = append(ps, firstLine(checkLine(*ck)))
+		}
+	}
+	f := foldDerived(top, rest)
+	stage := ""
+	if f.stage != nil {
+		stage = f.stage.Name
+	}
+	if t := f.text(stage); t != "" {
+		ps = append(ps, t)
+	}
+	return ps
+}
+
+// flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
+// the confirmation requests found), the derived step figures folded (requestProblems).
+func flakyAnnotation(where string, rr checks.RequestResult) Annotation {
+	ps := requestProblems(rr, func(ck checks.Check) bool { return ck.Status == checks.Flaky })
 	return Annotation{
 		Title:   fmt.Sprintf("diffusion-check: %s request %d/%d flaky", where, rr.Index, rr.Of),
 		Message: strings.Join(ps, "; "),
