@@ -84,80 +84,99 @@ func problems(lanes []checks.Result) []*problem {
 // way. A check with a value is a measurement and keeps its own line; a cancelled request too
 // (a cancel is a cause of its own).
 func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
-	var out []*problem
-	crashed := crashedAt(c)
-	halted := crashed
-	if halted < 0 {
-		halted = hungAt(c)
-	}
-	var halter *problem // the line of what stopped the case: the crash, else the hang
-	var impossible []missing
-	index := map[string]*problem{}
-	add := func(req int, ck *checks.Check) {
-		if !failed(ck.Status) || ck.Status == checks.Known {
-			return
-		}
-		k := checks.KindOf(ck.Name)
-		if ck.Value == nil && k.Group != checks.GroupServer && crashed >= 0 && (crashed == 0 || req >= crashed) {
-			impossible = append(impossible, missing{req, ck})
-			return
-		}
-		key := string(k.Group)
-		if ck.Value == nil {
-			key += "\x00" + cause(ck)
-		}
-		p := index[key]
-		if p == nil {
-			p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), top: ck, result: l}
-			index[key] = p
-			out = append(out, p)
-		} else if tells(ck, p.top) {
-			p.others = append(p.others, p.top)
-			p.top = ck
-		} else {
-			p.others = append(p.others, ck)
-		}
-		if halter == nil && (serverDown(ck) || (crashed < 0 && req == halted && ck.Value == nil)) {
-			halter = p
-		}
-		if !slices.Contains(p.reqs, req) {
-			p.reqs = append(p.reqs, req)
-		}
+	g := caseGather{l: l, c: c, crashed: crashedAt(c), index: map[string]*problem{}}
+	g.halted = g.crashed
+	if g.halted < 0 {
+		g.halted = hungAt(c)
 	}
 	for i := range c.Checks {
-		add(0, &c.Checks[i])
+		g.add(0, &c.Checks[i])
 	}
 	var unsent []int
 	for ri := range c.Requests {
 		rr := &c.Requests[ri]
 		for i := range rr.Checks {
-			add(rr.Index, &rr.Checks[i])
+			g.add(rr.Index, &rr.Checks[i])
 		}
-		if rr.Status == checks.Skip && halted >= 0 && rr.Index > halted {
+		if rr.Status == checks.Skip && g.halted >= 0 && rr.Index > g.halted {
 			unsent = append(unsent, rr.Index)
 			continue
 		}
-		if rr.Status == checks.Skip || (rr.Status == checks.Cancelled && !slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool { return failed(ck.Status) })) {
-			why := string(rr.Status) + because(rr.Checks)
-			p := index["\x00not run\x00"+why]
-			if p == nil {
-				p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), notRun: why}
-				index["\x00not run\x00"+why] = p
-				out = append(out, p)
-			}
-			p.reqs = append(p.reqs, rr.Index)
-		}
+		g.notRun(rr)
 	}
-	if halter != nil {
-		halter.impossible, halter.unsent = impossible, unsent
+	if g.halter != nil {
+		g.halter.impossible, g.halter.unsent = g.impossible, unsent
 	}
 	for _, e := range c.Errors {
-		out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "could not be checked: " + e})
+		g.out = append(g.out, &problem{lane: l.Lane, caseID: c.ID, notRun: "could not be checked: " + e})
 	}
 	if len(c.Requests) == 0 && len(c.Checks) == 0 && len(c.Errors) == 0 {
-		out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "no requests ran"})
+		g.out = append(g.out, &problem{lane: l.Lane, caseID: c.ID, notRun: "no requests ran"})
 	}
-	return out
+	return g.out
+}
+
+// caseGather is caseProblems under way on case c of lane l.
+type caseGather struct {
+	l       *checks.Result
+	c       *checks.CaseResult
+	crashed int // crashedAt
+	halted  int // where the case stopped: crashed, else hungAt
+	out     []*problem
+	index   map[string]*problem // the problems by cause
+	halter  *problem            // the line of what stopped the case: the crash, else the hang
+	// impossible are the checks the crash made impossible, for the crash's line.
+	impossible []missing
+}
+
+// add counts check ck of request req (0: the case) into its problem, unless it passed, is
+// known, or is a consequence of the crash.
+func (g *caseGather) add(req int, ck *checks.Check) {
+	if !failed(ck.Status) || ck.Status == checks.Known {
+		return
+	}
+	k := checks.KindOf(ck.Name)
+	if ck.Value == nil && k.Group != checks.GroupServer && g.crashed >= 0 && (g.crashed == 0 || req >= g.crashed) {
+		g.impossible = append(g.impossible, missing{req, ck})
+		return
+	}
+	key := string(k.Group)
+	if ck.Value == nil {
+		key += "\x00" + cause(ck)
+	}
+	p := g.index[key]
+	if p == nil {
+		p = &problem{lane: g.l.Lane, caseID: g.c.ID, of: len(g.c.Requests), top: ck, result: g.l}
+		g.index[key] = p
+		g.out = append(g.out, p)
+	} else if tells(ck, p.top) {
+		p.others = append(p.others, p.top)
+		p.top = ck
+	} else {
+		p.others = append(p.others, ck)
+	}
+	if g.halter == nil && (serverDown(ck) || (g.crashed < 0 && req == g.halted && ck.Value == nil)) {
+		g.halter = p
+	}
+	if !slices.Contains(p.reqs, req) {
+		p.reqs = append(p.reqs, req)
+	}
+}
+
+// notRun counts a request that was skipped, or cancelled before any of its checks failed,
+// into the line of why it did not run.
+func (g *caseGather) notRun(rr *checks.RequestResult) {
+	if rr.Status != checks.Skip && (rr.Status != checks.Cancelled || slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool { return failed(ck.Status) })) {
+		return
+	}
+	why := string(rr.Status) + because(rr.Checks)
+	p := g.index["\x00not run\x00"+why]
+	if p == nil {
+		p = &problem{lane: g.l.Lane, caseID: g.c.ID, of: len(g.c.Requests), notRun: why}
+		g.index["\x00not run\x00"+why] = p
+		g.out = append(g.out, p)
+	}
+	p.reqs = append(p.reqs, rr.Index)
 }
 
 // serverDown is a server check that failed without a value: a crash or a failed start (a
