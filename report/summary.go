@@ -48,39 +48,8 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 					warns = append(warns, flakyAnnotation(where, rr))
 				}
 			}
-			if !bad(c.Status) {
-				continue
-			}
-			var caseProblems []string
-			for _, ck := range c.Checks {
-				if s := checkLine(ck); s != "" {
-					caseProblems = append(caseProblems, firstLine(s))
-				}
-			}
-			for _, e := range c.Errors {
-				caseProblems = append(caseProblems, firstLine(e))
-			}
-			if len(caseProblems) == 0 && len(c.Requests) == 0 {
-				caseProblems = append(caseProblems, "no requests ran")
-			}
-			if len(caseProblems) > 0 {
-				all = append(all, Annotation{
-					Title:   "diffusion-check: " + where + " " + string(c.Status),
-					Message: strings.Join(caseProblems, "; "),
-				})
-			}
-			for _, rr := range c.Requests {
-				if !bad(rr.Status) {
-					continue
-				}
-				ps := requestProblems(rr, func(ck checks.Check) bool { return checkLine(ck) != "" && ck.Status != checks.Known })
-				if len(ps) == 0 {
-					ps = append(ps, string(rr.Status)+because(rr.Checks))
-				}
-				all = append(all, Annotation{
-					Title:   fmt.Sprintf("diffusion-check: %s request %d/%d %s", where, rr.Index, rr.Of, rr.Status),
-					Message: strings.Join(ps, "; "),
-				})
+			if bad(c.Status) {
+				all = append(all, caseAnnotations(where, c)...)
 			}
 		}
 		for _, e := range l.Errors {
@@ -88,6 +57,44 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 		}
 	}
 	return all, warns
+}
+
+// caseAnnotations are the errors of a case that did not pass (where names it): one for its
+// case-level problems, if any, then one per request that did not pass.
+func caseAnnotations(where string, c checks.CaseResult) []Annotation {
+	var all []Annotation
+	var caseProblems []string
+	for _, ck := range c.Checks {
+		if s := checkLine(ck); s != "" {
+			caseProblems = append(caseProblems, firstLine(s))
+		}
+	}
+	for _, e := range c.Errors {
+		caseProblems = append(caseProblems, firstLine(e))
+	}
+	if len(caseProblems) == 0 && len(c.Requests) == 0 {
+		caseProblems = append(caseProblems, "no requests ran")
+	}
+	if len(caseProblems) > 0 {
+		all = append(all, Annotation{
+			Title:   "diffusion-check: " + where + " " + string(c.Status),
+			Message: strings.Join(caseProblems, "; "),
+		})
+	}
+	for _, rr := range c.Requests {
+		if !bad(rr.Status) {
+			continue
+		}
+		ps := requestProblems(rr, func(ck checks.Check) bool { return checkLine(ck) != "" && ck.Status != checks.Known })
+		if len(ps) == 0 {
+			ps = append(ps, string(rr.Status)+because(rr.Checks))
+		}
+		all = append(all, Annotation{
+			Title:   fmt.Sprintf("diffusion-check: %s request %d/%d %s", where, rr.Index, rr.Of, rr.Status),
+			Message: strings.Join(ps, "; "),
+		})
+	}
+	return all
 }
 
 // requestProblems are the lines of a request's annotation: each of its checks that tell
