@@ -19,6 +19,10 @@ type Input struct {
 // DefaultLane names the lane of cases that belong to none.
 const DefaultLane = "default"
 
+// LaneOf is the lane a case of r belongs to when merged: its own, else the lane its run was
+// asked for, else DefaultLane.
+func (r Result) LaneOf(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
+
 // Merge combines the results of any number of partitions (and files) into one Result per
 // lane, sorted by lane name. A case belongs to its own lane, else to the lane its run was
 // asked for, else to DefaultLane. Each merged Result holds its cases in the order of the
@@ -71,9 +75,6 @@ type caseFrom struct {
 	c    CaseResult
 }
 
-// laneOf is the lane a case of run r belongs to.
-func laneOf(r *Result, c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
-
 // deselectedLane is the lane a case that r's selection left out belongs to.
 func deselectedLane(r *Result, d Deselected) string { return cmp.Or(d.Lane, r.Lane, DefaultLane) }
 
@@ -84,7 +85,7 @@ func deselectedLane(r *Result, d Deselected) string { return cmp.Or(d.Lane, r.La
 func lanesOf(r *Result) []string {
 	var names []string
 	for _, c := range r.Cases {
-		names = append(names, laneOf(r, c))
+		names = append(names, r.LaneOf(c))
 	}
 	if len(r.Cases) == 0 && !r.emptyPartition() {
 		names = append(names, cmp.Or(r.Lane, DefaultLane))
@@ -156,10 +157,10 @@ func (m *merger) addRun(l *mergedLane, x Input) {
 func (m *merger) addCases(x Input) {
 	r := x.Result
 	for _, c := range r.Cases {
-		l := m.lanes[laneOf(r, c)]
+		l := m.lanes[r.LaneOf(c)]
 		if prev, ok := l.cases[c.ID]; ok {
 			if !sameCase(prev.c, c) {
-				m.errs = append(m.errs, fmt.Sprintf("lane %s case %s: %s and %s hold different results for it", laneOf(r, c), c.ID, prev.file, x.File))
+				m.errs = append(m.errs, fmt.Sprintf("lane %s case %s: %s and %s hold different results for it", r.LaneOf(c), c.ID, prev.file, x.File))
 			}
 			continue
 		}

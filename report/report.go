@@ -34,6 +34,10 @@ type Report struct {
 	// a sparkline, a link to the chart), appended to the check's line under Problems; ""
 	// where there is no history.
 	Trend func(lane *checks.Result, caseID string, c checks.Check) string
+	// Pictures are the URLs of the failure pictures (worst frame: ground truth | output |
+	// SSIM map) that readers of the comment can open, by request; shown inline under the
+	// problems (pictures.go). cmd fills it after uploading them; nil: none to show.
+	Pictures map[PictureKey]string
 }
 
 // Comment renders the PR comment: the marker, the hidden state, and the report trimmed in
@@ -108,6 +112,7 @@ func render(r *Report, lv level, where string) string {
 		fmt.Fprintf(&b, "\n> [!NOTE]\n> Trimmed to fit GitHub's size limit (%s). %s\n", lv.trimmed, where)
 	}
 	problemList(&b, r, lv)
+	pictureList(&b, r, lv)
 	if lv.tables {
 		acrossRequests(&b, r)
 	}

@@ -22,6 +22,9 @@ func Summary(r *Report) string {
 type Annotation struct {
 	Title, Message string
 	Warning        bool
+	// Case is the id of the case the annotation is about ("" for a lane's error), for a
+	// check run's annotation on the case's line of the suite file.
+	Case string
 }
 
 // Annotations returns an error annotation per request (or case that ran no request) that did
@@ -45,7 +48,7 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 			// A flaky request of a case that failed otherwise is still worth its warning.
 			for _, rr := range c.Requests {
 				if rr.Status == checks.Flaky {
-					warns = append(warns, flakyAnnotation(where, rr))
+					warns = append(warns, flakyAnnotation(where, c.ID, rr))
 				}
 			}
 			if bad(c.Status) {
@@ -79,6 +82,7 @@ func caseAnnotations(where string, c checks.CaseResult) []Annotation {
 		all = append(all, Annotation{
 			Title:   "diffusion-check: " + where + " " + string(c.Status),
 			Message: strings.Join(caseProblems, "; "),
+			Case:    c.ID,
 		})
 	}
 	for _, rr := range c.Requests {
@@ -92,6 +96,7 @@ func caseAnnotations(where string, c checks.CaseResult) []Annotation {
 		all = append(all, Annotation{
 			Title:   fmt.Sprintf("diffusion-check: %s request %d/%d %s", where, rr.Index, rr.Of, rr.Status),
 			Message: strings.Join(ps, "; "),
+			Case:    c.ID,
 		})
 	}
 	return all
@@ -141,12 +146,13 @@ func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []st
 
 // flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
 // the confirmation requests found), the derived step figures folded (requestProblems).
-func flakyAnnotation(where string, rr checks.RequestResult) Annotation {
+func flakyAnnotation(where, caseID string, rr checks.RequestResult) Annotation {
 	ps := requestProblems(rr, func(ck checks.Check) bool { return ck.Status == checks.Flaky })
 	return Annotation{
 		Title:   fmt.Sprintf("diffusion-check: %s request %d/%d flaky", where, rr.Index, rr.Of),
 		Message: strings.Join(ps, "; "),
 		Warning: true,
+		Case:    caseID,
 	}
 }
 

@@ -77,7 +77,7 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 // prefix; the run's index.html lists them, and those of the repeat checks (repeatPrefix):
 // every file picturesGlob matches.
 const (
-	picturePrefix = "consistency-frame-"
+	picturePrefix = pictures.FilePrefix
 	picturesGlob  = "consistency-*.png"
 )
 

@@ -16,7 +16,7 @@ func (e env) action() *githubactions.Action {
 // command runs in a workflow step. The toolkit panics when the GITHUB_OUTPUT file cannot be
 // written; that becomes an error here.
 func (e env) setOutputs(outs map[string]any) (err error) {
-	if e.getenv("GITHUB_OUTPUT") == "" {
+	if e.github().Output == "" {
 		return nil
 	}
 	a := e.action()

@@ -101,6 +101,9 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 		}
 		flag("comment-key", "comment_key")
 		flag("comment", "comment_mode")
+		flag("suite", "suite")
+		// Always passed: an empty input turns the pictures off.
+		argv = append(argv, "--pictures-branch="+in("pictures_branch"))
 		flag("lane", "lane")
 		flag("event", "event")
 		flag("junit", "junit")

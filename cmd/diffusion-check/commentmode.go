@@ -69,7 +69,7 @@ func sameVerdicts(a, b report.State) bool {
 	return slices.EqualFunc(a.Lanes, b.Lanes, sameLane) && slices.Equal(a.Failing, b.Failing) && a.Truncated == b.Truncated
 }
 
-// previous finds the token's account (Publisher.Identity), then reads the state recorded in
+// previous finds the token's account (gh.Client.Identity), then reads the state recorded in
 // the PR's comment of this key into rep.Previous and reports whether the comment exists.
 // When the account cannot be told, no comment is ours: the report is posted as a new one.
 func (p *publishing) previous(ctx context.Context, e env, rep *report.Report) (bool, error) {
@@ -82,7 +82,7 @@ func (p *publishing) previous(ctx context.Context, e env, rep *report.Report) (b
 		fmt.Fprintf(e.stderr, "publish: %s\n", how)
 		p.p.Self = &id
 	}
-	prev, err := p.p.FindComment(ctx, p.ev.Number, rep.Key)
+	prev, err := p.p.FindComment(ctx, p.ev.Number, report.Marker(rep.Key))
 	if err != nil || prev == nil {
 		return false, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
+	"github.com/diffusion-check/diffusion-check/internal/pictures"
 )
 
 // scriptHead is the PR head commit of the event that `github start` writes.
@@ -39,6 +40,15 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 //	github status CONTEXT STATE [REGEXP]      the last status of CONTEXT on the head commit
 //	github requests N                         it served N requests
 //	github statuses N                         it holds N commit statuses, on any commit
+//	github checkruns N                        it holds N check runs
+//	github checkrun NAME CONCLUSION [annotations=PATH:LINE,...] [REGEXP...]
+//	                                          the check run NAME has that conclusion, annotations at
+//	                                          those lines, and a summary matching each REGEXP; the
+//	                                          summary goes to $WORK/checkrun.md
+//	github branch NAME N                      branch NAME holds N pictures (files under runs/)
+//	github nobranch NAME                      there is no branch NAME
+//	github png FILE                           write a failure picture (1500 px wide) to FILE
+//	(start options: nochecks refuses check runs, nocontents refuses git writes, with 403)
 //
 // The fake's problems (unexpected calls, bad bodies) fail the script when it ends.
 func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
@@ -68,6 +78,10 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
 			case a == "readonly":
 				cfg.ReadOnly = true
+			case a == "nochecks":
+				cfg.NoChecks = true
+			case a == "nocontents":
+				cfg.NoContents = true
 			case strings.HasPrefix(a, "pagesize="):
 				cfg.PageSize = atoi(ts, strings.TrimPrefix(a, "pagesize="))
 			default:
@@ -93,6 +107,11 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Setenv(k, v)
 		}
 		ts.Check(os.WriteFile(ts.MkAbs("event.json"), []byte(ev), 0o644))
+		return
+	}
+	if args[0] == "png" {
+		need(ts, args, 2)
+		writePicture(ts, ts.MkAbs(args[1]))
 		return
 	}
 	v, ok := fakes.Load(ts)
@@ -212,6 +231,31 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		case last.TargetURL != "https://github.com/octo/diffusion/actions/runs/4242":
 			ts.Fatalf("status %s target URL %q, want the run", args[1], last.TargetURL)
 		}
+	case "checkruns":
+		need(ts, args, 2)
+		if got, want := len(f.CheckRuns()), atoi(ts, args[1]); got != want {
+			ts.Fatalf("fake holds %d check runs, want %d: %+v", got, want, f.CheckRuns())
+		}
+	case "checkrun":
+		need(ts, args, 3)
+		checkRun(ts, f, args[1], args[2], args[3:])
+	case "branch":
+		need(ts, args, 3)
+		files, _, ok := f.BranchFiles(args[1])
+		n := 0
+		for p := range files {
+			if strings.HasPrefix(p, "runs/") {
+				n++
+			}
+		}
+		if !ok || n != atoi(ts, args[2]) {
+			ts.Fatalf("branch %s (exists %v) holds %d pictures, want %s", args[1], ok, n, args[2])
+		}
+	case "nobranch":
+		need(ts, args, 2)
+		if _, _, ok := f.BranchFiles(args[1]); ok {
+			ts.Fatalf("branch %s exists", args[1])
+		}
 	case "requests":
 		need(ts, args, 2)
 		if got, want := len(f.Requests()), atoi(ts, args[1]); got != want {
@@ -244,4 +288,51 @@ func atoi(ts *testscript.TestScript, s string) int {
 		ts.Fatalf("%q is not a number", s)
 	}
 	return n
+}
+
+// checkRun checks the check run called name: its conclusion, and with opts where its
+// annotations are (annotations=PATH:LINE,...) and regexps its summary matches.
+func checkRun(ts *testscript.TestScript, f *githubfake.Fake, name, conclusion string, opts []string) {
+	var run *githubfake.CheckRun
+	for _, c := range f.CheckRuns() {
+		if c.Name == name {
+			run = &c
+		}
+	}
+	if run == nil {
+		ts.Fatalf("no check run %q: %+v", name, f.CheckRuns())
+	}
+	if run.HeadSHA != scriptHead || run.Conclusion != conclusion || run.Status != "completed" {
+		ts.Fatalf("check run %s: %s %s on %s, want completed %s on the PR head", name, run.Status, run.Conclusion, run.HeadSHA, conclusion)
+	}
+	ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), "checkrun.md"), []byte(run.Summary), 0o644))
+	for _, o := range opts {
+		if want, ok := strings.CutPrefix(o, "annotations="); ok {
+			var got []string
+			for _, a := range run.Annotations {
+				got = append(got, fmt.Sprintf("%s:%d", a.Path, a.StartLine))
+			}
+			if strings.Join(got, ",") != want {
+				ts.Fatalf("check run %s annotates %v, want %s: %+v", name, got, want, run.Annotations)
+			}
+			continue
+		}
+		if !regexp.MustCompile(o).MatchString(run.Summary) {
+			ts.Fatalf("check run %s summary does not match %q:\n%s", name, o, run.Summary)
+		}
+	}
+}
+
+// writePicture writes a failure picture as the runner draws one, wider than a comment
+// shows, to path.
+func writePicture(ts *testscript.TestScript, path string) {
+	const w, h = 480, 270
+	fr := pictures.Frame{RGB: make([]byte, 3*w*h), W: w, H: h}
+	for i := range fr.RGB {
+		fr.RGB[i] = byte(i * 7 % 251)
+	}
+	f := pictures.Failure{Title: "t2i request 1/1: frame 1 of 1", Lines: []pictures.Line{{Text: "consistency.ssim fail: SSIM 0.61 (limit ≥ 0.92)", Bad: true}},
+		GT: fr, Out: fr, SSIMMap: make([]float64, (w-6)*(h-6)), MapW: w - 6, MapH: h - 6}
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+	ts.Check(pictures.Write(path, f))
 }

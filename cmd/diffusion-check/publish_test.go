@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
 )
 
@@ -134,7 +135,7 @@ func TestSecurityDocListsTrustedEvents(t *testing.T) {
 	}
 	_, section, _ := strings.Cut(string(b), "## Untrusted events do not start server commands")
 	section, _, _ = strings.Cut(section, "\n## ")
-	for _, ev := range trustedEvents {
+	for _, ev := range gh.TrustedEvents {
 		if !strings.Contains(section, "`"+ev+"`") {
 			t.Errorf("docs/security.md does not list the trusted event %s", ev)
 		}

@@ -2,23 +2,19 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v66/github"
-
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/history"
-	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
@@ -91,6 +87,9 @@ type reportOptions struct {
 	pending   bool
 	comment   commentMode
 	inActions bool
+	// suite is the suite file whose case lines the check runs annotate; picturesBranch the
+	// branch the failure pictures go to ("" for none).
+	suite, picturesBranch string
 	// history and historyURL: a history store (docs/history.md) whose base-branch runs give
 	// each failing perf and memory check of the comment its trend, linked to the page.
 	history, historyURL string
@@ -102,12 +101,14 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.Var(&o.comment, "comment", "`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); changes (when the verdicts differ from the comment's); off (statuses only)")
 	fs.StringVar(&o.markdown, "markdown", "", "write the full Markdown report to `FILE`")
 	fs.StringVar(&o.junit, "junit", "", "write JUnit XML (a test case per request) to `FILE`")
-	fs.BoolVar(&o.summary, "summary", e.getenv("GITHUB_STEP_SUMMARY") != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
+	fs.BoolVar(&o.summary, "summary", e.github().StepSummary != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
 	fs.StringVar(&o.event, "event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
 	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
 	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
+	fs.StringVar(&o.suite, "suite", "", "with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases")
+	fs.StringVar(&o.picturesBranch, "pictures-branch", gh.DefaultAssetsBranch, "with --publish, the `BRANCH` the failure pictures are pushed to, for the comment to show them inline (needs contents: write; never for a fork's pull request); empty: none, the comment links to the artifacts")
 	fs.StringVar(&o.history, "history", "", "a history store `DIR` (history append): each failing perf or memory check gets the base branch's last 10 runs, as a sparkline")
 	fs.StringVar(&o.historyURL, "history-url", "", "the `URL` of the store's page (history page), which the trend links to")
 }
@@ -123,19 +124,20 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	o.inActions = e.getenv("GITHUB_ACTIONS") == "true"
-	token := e.getenv("GITHUB_TOKEN")
-	if token != "" && o.inActions {
-		e.action().AddMask(token)
+	ge := e.github()
+	o.inActions = ge.Actions
+	if ge.Token != "" && o.inActions {
+		e.action().AddMask(ge.Token)
 	}
 	var pub *publishing
 	if o.publish || o.pending {
 		// One deadline for everything publishing asks of GitHub: finding the pull request,
-		// the token's account, the statuses, the comment. --retry-budget is the whole of it.
+		// the token's account, the statuses, the pictures, the check runs, the comment.
+		// --retry-budget is the whole of it.
 		pctx, cancel := context.WithTimeout(ctx, o.budget)
 		defer cancel()
 		ctx = pctx
-		p, err := newPublishing(ctx, e, token, o.event, o.budget)
+		p, err := newPublishing(ctx, e, ge, o.event, o.budget)
 		if err != nil {
 			return 0, err
 		}
@@ -154,7 +156,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	}
 	if pub != nil {
 		// Results of another commit are never published as this one's verdict.
-		if err := report.CheckCommit(merged, pub.ev.HeadSHA); err != nil {
+		if err := gh.CheckCommit(merged, pub.ev.HeadSHA); err != nil {
 			return pub.fail(e, err)
 		}
 	}
@@ -167,7 +169,8 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	// The statuses go first: they gate merges, and a failure to read the comments must not
-	// cost them. GitHub being unreachable must not cost the files either: they are written
+	// cost them; then the pictures (which the check runs' summaries and the comment show)
+	// and the check runs, neither of which can cost the comment. GitHub being unreachable must not cost the files either: they are written
 	// (without the comparison with the previous comment) before the failure is returned.
 	var ghErrs []error
 	if pub != nil {
@@ -176,6 +179,14 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 			rep.ArtifactsURL = pub.runURL + "#artifacts"
 		}
 		if err := pub.statuses(ctx, rep); err != nil {
+			ghErrs = append(ghErrs, err)
+		}
+		// The pictures get a third of the budget at most: the comment must not wait on them.
+		pictx, cancel := context.WithTimeout(ctx, o.budget/3)
+		rep.Pictures = pub.pushPictures(pictx, e, pub.ev, o.picturesBranch, inputs, time.Now())
+		cancel()
+		suitePath, lines := suiteLines(e, ge, o.suite)
+		if err := pub.checkRuns(ctx, e, rep, suitePath, lines); err != nil {
 			ghErrs = append(ghErrs, err)
 		}
 		if err := o.decideComment(ctx, e, pub, rep); err != nil {
@@ -268,7 +279,7 @@ func readOnly(err error) bool {
 		}
 		return len(j.Unwrap()) > 0
 	}
-	return errors.Is(err, report.ErrReadOnly)
+	return errors.Is(err, gh.ErrReadOnly)
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
@@ -288,7 +299,7 @@ func setPending(ctx context.Context, e env, pub *publishing, lanes []string) (in
 		return 0, usagef("--pending needs --lane: the lanes whose runs start")
 	}
 	for _, l := range lanes {
-		if err := pub.p.SetStatus(ctx, pub.ev.HeadSHA, report.PendingStatus(l, pub.runURL)); err != nil {
+		if err := pub.p.SetStatus(ctx, pub.ev.HeadSHA, ghStatus(report.PendingStatus(l, pub.runURL))); err != nil {
 			return pub.fail(e, err)
 		}
 	}
@@ -357,64 +368,41 @@ func (o *reportOptions) writeFiles(e env, rep *report.Report, outs map[string]an
 	return nil
 }
 
-// publishing is what --publish needs: a Publisher, the event and the run's URL.
+// publishing is what --publish needs: the GitHub client, the environment, the trusted
+// target and the run's URL.
 type publishing struct {
-	p                *report.Publisher
-	ev               report.Event
+	p                *gh.Client
+	env              gh.Env
+	ev               gh.Event
 	runURL, runLabel string
-	inActions        bool
 	// comment says whether publish posts or edits the PR comment (--comment); statuses are
 	// set either way.
 	comment bool
 }
 
-func newPublishing(ctx context.Context, e env, token, eventPath string, budget time.Duration) (*publishing, error) {
-	var missing []string
-	if token == "" {
-		missing = append(missing, "GITHUB_TOKEN")
-	}
-	repo := e.getenv("GITHUB_REPOSITORY")
-	if repo == "" {
-		missing = append(missing, "GITHUB_REPOSITORY")
-	}
-	// The workflow's own event (GITHUB_EVENT_PATH) is the only one trusted to say where to
-	// publish; --event (an uploaded artifact, which a pull request's code may have written)
-	// is only checked against it. Outside Actions there is no own event: --event is all.
-	trustedPath := e.getenv("GITHUB_EVENT_PATH")
-	if trustedPath == "" {
-		trustedPath, eventPath = eventPath, ""
-	}
-	if trustedPath == "" {
+func newPublishing(ctx context.Context, e env, ge gh.Env, eventPath string, budget time.Duration) (*publishing, error) {
+	missing := ge.Missing("GITHUB_TOKEN", "GITHUB_REPOSITORY")
+	if ge.EventPath == "" && eventPath == "" {
 		missing = append(missing, "GITHUB_EVENT_PATH or --event")
 	}
 	if len(missing) > 0 {
 		return nil, usagef("--publish needs %s", strings.Join(missing, ", "))
 	}
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" {
-		return nil, usagef("GITHUB_REPOSITORY: want OWNER/NAME, got %q", repo)
+	if _, _, err := ge.OwnerRepo(); err != nil {
+		return nil, usageError{err}
 	}
-	trusted, err := readEvent(ctx, trustedPath)
+	trusted, uploaded, err := ge.Events(ctx, eventPath)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	client, err := githubClient(e, ge, budget)
 	if err != nil {
 		return nil, err
 	}
-	var uploaded *report.Event
-	if eventPath != "" {
-		ev, err := readEvent(ctx, eventPath)
-		if err != nil {
-			return nil, err
-		}
-		uploaded = &ev
-	}
-	client, err := githubClient(e, token, budget)
-	if err != nil {
-		return nil, err
-	}
-	server := cmp.Or(e.getenv("GITHUB_SERVER_URL"), "https://github.com")
-	p := &publishing{p: &report.Publisher{Client: client, Owner: owner, Repo: name}, inActions: e.getenv("GITHUB_ACTIONS") == "true", comment: true}
+	p := &publishing{p: client, env: ge, comment: true, runURL: ge.RunURL(), runLabel: ge.RunLabel()}
 	t, err := p.p.Target(ctx, trusted, uploaded)
 	if err != nil {
-		if p.inActions {
+		if ge.Actions {
 			e.action().Errorf("diffusion-check did not publish: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 		return nil, err
@@ -423,52 +411,18 @@ func newPublishing(ctx context.Context, e env, token, eventPath string, budget t
 		fmt.Fprintf(e.stderr, "publish: %s\n", n)
 	}
 	p.ev = t.Event
-	// A fork's pull_request run holds a read-only token; pull_request_target and workflow_run
-	// (even of a fork's pull request) run with this repository's token, so a 403 there is a
-	// missing permission.
-	p.p.Fork = t.FromFork() && !t.WorkflowRun && e.getenv("GITHUB_EVENT_NAME") != "pull_request_target"
-	if id := e.getenv("GITHUB_RUN_ID"); id != "" {
-		p.runURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(server, "/"), repo, id)
-		p.runLabel = "run " + id
-		if n := e.getenv("GITHUB_RUN_NUMBER"); n != "" {
-			p.runLabel = "run #" + n
-		}
-	}
+	p.p.Fork = ge.ReadOnlyFork(t)
 	return p, nil
-}
-
-// maxEventBytes bounds an event payload file: GitHub's are a few MiB at most, and an uploaded
-// one (--event) may be anything a pull request's code wrote.
-const maxEventBytes = 64 << 20
-
-// readEvent reads and parses an event payload file: a regular file of at most maxEventBytes,
-// read while ctx lasts.
-func readEvent(ctx context.Context, path string) (report.Event, error) {
-	data, err := inputfile.Read(ctx, path, maxEventBytes)
-	if err != nil {
-		return report.Event{}, usageError{fmt.Errorf("read event: %w", err)}
-	}
-	ev, err := report.ParseEvent(data)
-	if err != nil {
-		return report.Event{}, usageError{fmt.Errorf("%s: %w", path, err)}
-	}
-	return ev, nil
 }
 
 // githubClient is the one GitHub API client of every command: the token, GITHUB_API_URL
 // (GHES), and retries of what passes within budget, each retry told on stderr.
-func githubClient(e env, token string, budget time.Duration) (*github.Client, error) {
-	client, err := report.NewClient(e.getenv("GITHUB_API_URL"), token, &report.RetryTransport{
+func githubClient(e env, ge gh.Env, budget time.Duration) (*gh.Client, error) {
+	client, err := gh.New(ge, &gh.RetryTransport{
 		Base:       e.transport,
 		MaxElapsed: budget,
 		Attempt:    30 * time.Second,
-		OnRetry: func(req *http.Request, status int, err error, wait time.Duration) {
-			why := strconv.Itoa(status)
-			if err != nil {
-				why = err.Error()
-			}
-			fmt.Fprintf(e.stderr, "GitHub %s %s: %s; retrying in %s\n", req.Method, req.URL.Path, why, wait.Round(time.Millisecond))
-		},
+		OnRetry:    gh.LogRetries(e.stderr),
 	})
 	if err != nil {
 		return nil, usageError{err}
@@ -481,16 +435,21 @@ func githubClient(e env, token string, budget time.Duration) (*github.Client, er
 func (p *publishing) statuses(ctx context.Context, rep *report.Report) error {
 	var errs []error
 	for _, l := range rep.Lanes {
-		if err := p.p.SetStatus(ctx, p.ev.HeadSHA, report.LaneStatus(l, p.runURL)); err != nil {
+		if err := p.p.SetStatus(ctx, p.ev.HeadSHA, ghStatus(report.LaneStatus(l, p.runURL))); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// ghStatus is the commit status report renders for a lane, as the API call takes it.
+func ghStatus(st report.Status) gh.Status {
+	return gh.Status{Context: report.StatusContext(st.Lane), State: st.State, Description: st.Description, TargetURL: st.TargetURL}
+}
+
 // postComment upserts the report's comment and returns its URL.
 func (p *publishing) postComment(ctx context.Context, rep *report.Report) (string, error) {
-	c, err := p.p.UpsertComment(ctx, p.ev.Number, rep.Key, report.Comment(rep))
+	c, err := p.p.UpsertComment(ctx, p.ev.Number, report.Marker(rep.Key), report.Comment(rep))
 	if err != nil {
 		return "", err
 	}
@@ -503,14 +462,14 @@ func (p *publishing) postComment(ctx context.Context, rep *report.Report) (strin
 func (p *publishing) fail(e env, err error) (int, error) {
 	if readOnly(err) {
 		fmt.Fprintln(e.stderr, err)
-		if p.inActions {
+		if p.env.Actions {
 			e.action().Noticef("%s", readOnlyNotice)
 		} else {
 			fmt.Fprintln(e.stderr, readOnlyNotice)
 		}
 		return exitOK, nil
 	}
-	if p.inActions {
+	if p.env.Actions {
 		e.action().Errorf("diffusion-check could not publish to GitHub: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return exitInfra, err
@@ -519,7 +478,7 @@ func (p *publishing) fail(e env, err error) (int, error) {
 // appendSummary appends md to the job summary ($GITHUB_STEP_SUMMARY) through the toolkit,
 // which panics when the file cannot be written; that becomes an error here.
 func appendSummary(e env, md string) (err error) {
-	path := e.getenv("GITHUB_STEP_SUMMARY")
+	path := e.github().StepSummary
 	if path == "" {
 		return usagef("--summary needs GITHUB_STEP_SUMMARY (set by GitHub Actions)")
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +87,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	defer closeMem()
-	if e.getenv("GITHUB_ACTIONS") == "true" {
+	if e.github().Actions {
 		lg := &actionsLog{w: e.stderr}
 		defer lg.close()
 		opts.Progress, opts.ServerLog = lg.progress(), lg.server
@@ -264,57 +263,4 @@ func detectGPU(e env, names []string) string {
 	}
 	fmt.Fprintf(e.stderr, "gpu: %s (detected from %q)\n", class, names[0])
 	return class
-}
-
-// headCommit is the commit a run tests, as its results record it: for a pull request the
-// head commit of the workflow's own event (GITHUB_SHA is then a merge commit that no status
-// goes on), else GITHUB_SHA. report --publish refuses results of another commit than the
-// one it publishes on (report.CheckCommit).
-func headCommit(ctx context.Context, e env) string {
-	switch e.getenv("GITHUB_EVENT_NAME") {
-	case "pull_request", "pull_request_target", "workflow_run":
-		ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
-		if err == nil {
-			return ev.HeadSHA
-		}
-		fmt.Fprintf(e.stderr, "commit: %v; recording GITHUB_SHA\n", err)
-	}
-	return e.getenv("GITHUB_SHA")
-}
-
-// trustedEvents are the events under which run starts the suite's server commands without
-// --allow-untrusted: the suite is then the base branch's, or a pull request's whose job
-// holds no secrets and a read-only token (pull_request from a fork). Any other event —
-// pull_request_target, issue_comment, pull_request_review, pull_request_review_comment, an
-// event not listed — is refused: it fails closed.
-var trustedEvents = []string{"push", "pull_request", "merge_group", "schedule", "workflow_dispatch", "repository_dispatch", "release"}
-
-// trustedEvent refuses events under which the suite (and so its server commands) may be a
-// pull request's code while the job holds this repository's secrets and write token. A
-// workflow_run is trusted only when its payload shows it ran in this repository (a
-// head_repository equal to the repository); without GITHUB_EVENT_NAME (which GitHub always
-// sets) it is not a GitHub event but a person's run, and it is trusted.
-func trustedEvent(ctx context.Context, e env) error {
-	const risk = "the suite's server commands would run code from the pull request with this repository's secrets and write token (and on its self-hosted runners)"
-	const optIn = "pass --allow-untrusted (action input allow_untrusted: \"true\") only if the suite comes from the base branch and a maintainer has reviewed the change"
-	name := e.getenv("GITHUB_EVENT_NAME")
-	switch {
-	case name == "":
-		// Not a GitHub event (GitHub always names it): a person's run, or another CI.
-		return nil
-	case slices.Contains(trustedEvents, name):
-		return nil
-	case name == "workflow_run":
-		ev, err := readEvent(ctx, e.getenv("GITHUB_EVENT_PATH"))
-		switch {
-		case err != nil:
-			return usagef("refusing to run under workflow_run: cannot tell whether a fork triggered it (%v); %s", err, optIn)
-		case ev.HeadRepo == "" || ev.Repo == "":
-			return usagef("refusing to run under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s", optIn)
-		case ev.FromFork():
-			return usagef("refusing to run under workflow_run triggered from the fork %s: %s; %s", ev.HeadRepo, risk, optIn)
-		}
-		return nil
-	}
-	return usagef("refusing to run under %s: %s (only %s are trusted); %s", name, risk, strings.Join(trustedEvents, ", "), optIn)
 }

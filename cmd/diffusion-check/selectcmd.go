@@ -126,7 +126,7 @@ func tellSelection(e env, p *runner.Plan) {
 		}
 	}
 	fmt.Fprint(e.stderr, b.String())
-	if e.getenv("GITHUB_STEP_SUMMARY") != "" {
+	if e.github().StepSummary != "" {
 		e.action().AddStepSummary(report.SelectionSummary(sel, p.Deselected))
 	}
 }
@@ -186,7 +186,7 @@ func (o *selectOptions) root(ctx context.Context, e env, s *suite.Suite) (string
 	if err == nil {
 		return strings.TrimSpace(string(out)), nil
 	}
-	if ws := e.getenv("GITHUB_WORKSPACE"); ws != "" {
+	if ws := e.github().Workspace; ws != "" {
 		if rel, rerr := filepath.Rel(ws, s.Path); rerr == nil && filepath.IsLocal(rel) {
 			fmt.Fprintf(e.stderr, "select: the repository root is $GITHUB_WORKSPACE %s (%v)\n", ws, err)
 			return ws, nil

@@ -36,7 +36,7 @@ func (s *stopCommands) resume() {
 // untrusted runs write (which prints text diffusion-check did not write to w) with workflow
 // commands stopped when the command runs in GitHub Actions.
 func (e env) untrusted(w io.Writer, write func() error) error {
-	if e.getenv("GITHUB_ACTIONS") != "true" {
+	if !e.github().Actions {
 		return write()
 	}
 	s := &stopCommands{w: w}

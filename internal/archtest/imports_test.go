@@ -45,6 +45,8 @@ var (
 	// reportPath are the packages the report command reads results with: they never depend
 	// on the executor (runner itself; its suite package is data).
 	reportPath = []string{"report", "results"}
+	// reportNoDeps: report renders; GitHub's API is internal/gh's, wired in cmd.
+	reportNoDeps = []string{"net/http", "github.com/google/go-github/v66/github", "golang.org/x/oauth2"}
 )
 
 // violations returns every broken import rule of g, each naming the package and the chain
@@ -65,6 +67,12 @@ func violations(g graph) []string {
 		}
 	} else {
 		out = append(out, fmt.Sprintf("package %s not found: the rules about it would pass unchecked", checks))
+	}
+	report := g.module + "/report"
+	for _, bad := range reportNoDeps {
+		if slices.Contains(g.pkgs[report].Deps, bad) {
+			out = append(out, fmt.Sprintf("%s depends on %s (%s): report renders, internal/gh talks to GitHub", rel(g, report), bad, chain(g, report, func(s string) bool { return s == bad })))
+		}
 	}
 	isHigh := func(s string) bool {
 		for _, h := range highLevel {
@@ -268,6 +276,19 @@ func TestViolations(t *testing.T) {
 				"os/exec":            {"os"},
 			},
 			want: []string{"checks depends on os/exec (checks → internal/proc → os/exec)"},
+		},
+		{
+			name: "report reaches GitHub's API through a helper",
+			edges: map[string][]string{
+				m + "/checks":                            nil,
+				m + "/report":                            {m + "/checks", m + "/internal/gh"},
+				m + "/internal/gh":                       {"github.com/google/go-github/v66/github"},
+				"github.com/google/go-github/v66/github": {"net/http"},
+			},
+			want: []string{
+				"report depends on net/http (report → internal/gh → github.com/google/go-github/v66/github → net/http): report renders, internal/gh talks to GitHub",
+				"report depends on github.com/google/go-github/v66/github (report → internal/gh → github.com/google/go-github/v66/github): report renders, internal/gh talks to GitHub",
+			},
 		},
 		{
 			name:  "checks opens files",

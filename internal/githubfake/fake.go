@@ -1,6 +1,8 @@
 // Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
 // uses: the token's user (GET /user), issue comments (paginated), commit statuses, the pull
-// requests of a commit, and the files of a pull request (paginated, at most 3,000 as GitHub). It checks every request — method,
+// requests of a commit, the files of a pull request (paginated, at most 3,000 as GitHub),
+// check runs (checks.go) and git data — blobs, trees, commits, refs — for the pictures
+// branch (git.go). It checks every request — method,
 // path, authorization, headers, body — and records a problem for anything a real GitHub would
 // refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
 // responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
@@ -32,6 +34,12 @@ type Config struct {
 	PageSize int
 	// ReadOnly refuses every write with 403, as GitHub does for a fork's token.
 	ReadOnly bool
+	// NoChecks refuses check run writes with 403, as GitHub does for a job without
+	// "permissions: checks: write".
+	NoChecks bool
+	// NoContents refuses writes of git data (the pictures branch) with 403, as GitHub does
+	// for a job without "permissions: contents: write".
+	NoContents bool
 	// Actor is who the token acts as (a personal access token's user): GET /user answers it
 	// and the comments the token creates are its. nil is the workflow's GITHUB_TOKEN, an
 	// installation token: GET /user is refused with 403, as GitHub does, and comments are
@@ -142,6 +150,9 @@ type Fake struct {
 	lastPage map[string]int
 	requests []string
 	problems []string
+	// checkRuns are the check runs made; git the repository's git data (git.go).
+	checkRuns []*CheckRun
+	git       gitData
 }
 
 // New starts a fake; Close stops it. Problems lists what it found wrong.
@@ -394,6 +405,9 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.pullsOf(w, r, m)
 	case r.Method == http.MethodGet && match(filesRE, path, &m):
 		f.filesOf(w, r, m)
+	case r.Method == http.MethodPost && match(checkRunsRE, path, &m), r.Method == http.MethodPatch && match(checkRunRE, path, &m):
+		f.checkRun(w, r, m, body)
+	case f.serveGit(w, r, path, body):
 	default:
 		f.problem("unexpected request %s %s", r.Method, r.URL.Path)
 		writeError(w, http.StatusNotFound, "Not Found")

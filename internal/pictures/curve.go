@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"golang.org/x/image/draw"
-	"golang.org/x/image/font/basicfont"
 )
 
 // Point is one value of a curve: Y (an SSIM) at frame X.
@@ -70,7 +69,10 @@ func RenderCurves(c Curves) (*image.RGBA, error) {
 	// A tenth below the lowest value, on a step of 0.01, and never a range narrower than 0.02
 	// (identical outputs draw at the top, not in a zoom on nothing).
 	lo = math.Max(-1, math.Min(0.98, math.Floor((lo-0.1*(1-lo))*100)/100))
-	face := basicfont.Face7x13
+	face, err := Face()
+	if err != nil {
+		return nil, err
+	}
 	legend := len(c.Series) + len(c.Limits)
 	header := margin + lineHeight*(1+len(c.Lines)) + gap
 	width := 2*margin + axisLeft + plotW

@@ -13,13 +13,18 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/image/draw"
 	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 )
+
+// FilePrefix starts the file name of every failure picture in a request's artifact folder
+// (consistency-frame-<worst frame>.png): the runner writes them, the report command finds
+// them there to show in the pull request.
+const FilePrefix = "consistency-frame-"
 
 // Frame is a packed RGB24 picture, W×H pixels row after row.
 type Frame struct {
@@ -53,7 +58,8 @@ const (
 	maxPanel   = 480 // panels wider than this are scaled down
 	margin     = 12
 	gap        = 10
-	lineHeight = 17 // basicfont.Face7x13 and some air
+	lineHeight = 17 // a 13 px face and some air
+	fontSize   = 13 // px: the size of basicfont.Face7x13 that the pictures used before
 )
 
 var (
@@ -78,7 +84,11 @@ func Render(f Failure) (*image.RGBA, error) {
 	if len(f.SSIMMap) != f.MapW*f.MapH {
 		return nil, fmt.Errorf("draw failure picture: SSIM map has %d values for %dx%d", len(f.SSIMMap), f.MapW, f.MapH)
 	}
-	face := basicfont.Face7x13
+	face, err := Face()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = face.Close() }() // an opentype face has nothing to release
 
 	w, h := f.GT.W, f.GT.H
 	pw, ph := w, h
@@ -152,18 +162,28 @@ func checkFrame(what string, f Frame) error {
 	return nil
 }
 
-func textWidth(face font.Face, s string) int {
-	return font.MeasureString(face, asciiSigns.Replace(s)).Ceil()
+// Face is the face the pictures' text is drawn in: Go Regular, which has the glyphs of the
+// values and limits that checks write (≥, ≤, ×, −, …) where the ASCII-only basicfont drew
+// boxes. Parsed on each call (a few hundred microseconds): no package state.
+func Face() (font.Face, error) {
+	f, err := opentype.Parse(goregular.TTF)
+	if err != nil {
+		return nil, fmt.Errorf("parse the Go Regular font: %w", err)
+	}
+	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: fontSize, DPI: 72, Hinting: font.HintingFull})
+	if err != nil {
+		return nil, fmt.Errorf("make the Go Regular face: %w", err)
+	}
+	return face, nil
 }
 
-// text draws s with its baseline at y. The face has ASCII glyphs only: the signs the
-// details use are spelled in ASCII first, so that "≥ 0.99" does not draw as a box.
+func textWidth(face font.Face, s string) int { return font.MeasureString(face, s).Ceil() }
+
+// text draws s with its baseline at y.
 func text(dst *image.RGBA, face font.Face, x, y int, s string, c color.Color) {
 	d := font.Drawer{Dst: dst, Src: image.NewUniform(c), Face: face, Dot: fixed.P(x, y)}
-	d.DrawString(asciiSigns.Replace(s))
+	d.DrawString(s)
 }
-
-var asciiSigns = strings.NewReplacer("≥", ">=", "≤", "<=", "–", "-", "−", "-", "×", "x", "…", "...")
 
 func toRGBA(f Frame) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, f.W, f.H))

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"golang.org/x/image/font/basicfont"
 )
 
 func frame(w, h int, f func(x, y int) byte) Frame {
@@ -128,17 +126,5 @@ func TestWriteIndex(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("index.html lacks %q:\n%s", want, b)
 		}
-	}
-}
-
-// TestTextSpellsSignsInASCII: the signs of the details are drawn in ASCII (the face has no
-// "≥"), and the width measured is the width drawn.
-func TestTextSpellsSignsInASCII(t *testing.T) {
-	if got := asciiSigns.Replace("SSIM 0.6 (limit ≥ 0.99; 0.68–0.96, −3 dB, 2× …)"); got != "SSIM 0.6 (limit >= 0.99; 0.68-0.96, -3 dB, 2x ...)" {
-		t.Errorf("got %q", got)
-	}
-	face := basicfont.Face7x13
-	if a, b := textWidth(face, "≥ 1"), textWidth(face, ">= 1"); a != b {
-		t.Errorf("width of %q %d, of its ASCII %d", "≥ 1", a, b)
 	}
 }

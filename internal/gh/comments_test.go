@@ -1,4 +1,4 @@
-package report
+package gh
 
 import (
 	"context"
@@ -12,11 +12,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
 )
 
@@ -48,9 +46,9 @@ func (s *sleeper) total() time.Duration {
 	return t
 }
 
-// setup starts a fake GitHub and a Publisher whose real go-github client talks to it through
+// setup starts a fake GitHub and a Client whose real go-github client talks to it through
 // oauth2 and a RetryTransport that does not really sleep.
-func setup(t *testing.T, cfg githubfake.Config, opts ...func(*RetryTransport)) (*githubfake.Fake, *Publisher, *sleeper) {
+func setup(t *testing.T, cfg githubfake.Config, opts ...func(*RetryTransport)) (*githubfake.Fake, *Client, *sleeper) {
 	t.Helper()
 	cfg.Owner, cfg.Repo, cfg.Token = "octo", "diffusion", token
 	f := githubfake.NewT(t, cfg)
@@ -59,18 +57,27 @@ func setup(t *testing.T, cfg githubfake.Config, opts ...func(*RetryTransport)) (
 	for _, o := range opts {
 		o(rt)
 	}
-	c, err := NewClient(f.URL()+"/api/v3", token, rt)
+	c, err := New(Env{APIURL: f.URL() + "/api/v3", Token: token, Repository: "octo/diffusion"}, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	self := ActionsBot
-	return f, &Publisher{Client: c, Owner: "octo", Repo: "diffusion", Self: &self}, s
+	c.Self = &self
+	return f, c, s
 }
+
+// marker is the first line of the comments of key "base"; markerOf another key's.
+const marker = "<!-- diffusion-check:base -->"
+
+func markerOf(key string) string { return "<!-- diffusion-check:" + key + " -->" }
+
+// body is a comment of key "base" that says text.
+func body(text string) string { return marker + "\n" + text }
 
 func ours(cs []githubfake.Comment) []githubfake.Comment {
 	var out []githubfake.Comment
 	for _, c := range cs {
-		if strings.Contains(c.Body, Marker("base")) {
+		if strings.Contains(c.Body, marker) {
 			out = append(out, c)
 		}
 	}
@@ -85,20 +92,18 @@ func TestPublishTwice(t *testing.T) {
 	for i := range 250 {
 		f.AddComment(7, "reviewer", fmt.Sprintf("comment %d", i))
 	}
-	first, err := p.UpsertComment(ctx, 7, "base", Comment(failingReport()))
+	first, err := p.UpsertComment(ctx, 7, marker, body("4 of 6 requests failed"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
 		f.AddComment(7, "reviewer", fmt.Sprintf("later comment %d", i))
 	}
-	prev, err := p.FindComment(ctx, 7, "base")
+	prev, err := p.FindComment(ctx, 7, marker)
 	if err != nil || prev == nil || prev.ID != first.ID {
 		t.Fatalf("FindComment = %+v, %v; want comment %d", prev, err, first.ID)
 	}
-	r := passingReport()
-	r.Previous = ParseState(prev.Body)
-	second, err := p.UpsertComment(ctx, 7, "base", Comment(r))
+	second, err := p.UpsertComment(ctx, 7, marker, body("all 4 requests passed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,18 +111,17 @@ func TestPublishTwice(t *testing.T) {
 		t.Errorf("second publish made comment %d, want %d edited", second.ID, first.ID)
 	}
 	got := ours(f.Comments(7))
-	if len(got) != 1 || !strings.Contains(got[0].Body, "all 4 requests passed") || !strings.Contains(got[0].Body, "**5 fixed**") {
+	if len(got) != 1 || !strings.Contains(got[0].Body, "all 4 requests passed") {
 		t.Errorf("comments after two publishes: %+v", got)
 	}
 	if n := len(f.Comments(7)); n != 256 {
 		t.Errorf("%d comments on the PR, want 256 (others untouched)", n)
 	}
-	for _, l := range r.Lanes {
-		if err := p.SetStatus(ctx, head, LaneStatus(l, r.RunURL)); err != nil {
-			t.Fatal(err)
-		}
+	st := Status{Context: "diffusion-check/base", State: "success", Description: "all 4 requests passed", TargetURL: "https://github.com/octo/diffusion/actions/runs/1"}
+	if err := p.SetStatus(ctx, head, st); err != nil {
+		t.Fatal(err)
 	}
-	want := []githubfake.Status{{SHA: head, State: "success", Context: "diffusion-check/base", Description: "all 4 requests passed", TargetURL: r.RunURL}}
+	want := []githubfake.Status{{SHA: head, State: "success", Context: "diffusion-check/base", Description: "all 4 requests passed", TargetURL: st.TargetURL}}
 	if diff := cmp.Diff(want, f.Statuses()); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
@@ -127,12 +131,12 @@ func TestPublishTwice(t *testing.T) {
 func TestDuplicates(t *testing.T) {
 	f, p, _ := setup(t, githubfake.Config{PageSize: 2})
 	for i := range 3 {
-		f.AddComment(7, "github-actions[bot]", Marker("base")+fmt.Sprintf("\nold %d", i))
+		f.AddComment(7, "github-actions[bot]", marker+fmt.Sprintf("\nold %d", i))
 		f.AddComment(7, "reviewer", "lgtm")
 	}
-	f.AddComment(7, "github-actions[bot]", Marker("other")+"\nanother key")
+	f.AddComment(7, "github-actions[bot]", markerOf("other")+"\nanother key")
 	oldest := ours(f.Comments(7))[0].ID
-	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	c, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,9 +158,7 @@ func TestConcurrentPublish(t *testing.T) {
 		errs := make([]error, 2)
 		for i := range 2 {
 			wg.Go(func() {
-				r := passingReport()
-				r.RunLabel = fmt.Sprintf("run #%d", i)
-				_, errs[i] = p.UpsertComment(t.Context(), 9, "base", Comment(r))
+				_, errs[i] = p.UpsertComment(t.Context(), 9, marker, body(fmt.Sprintf("run #%d", i)))
 			})
 		}
 		wg.Wait()
@@ -191,7 +193,7 @@ func TestRetries(t *testing.T) {
 			f, p, s := setup(t, githubfake.Config{})
 			f.Inject(tt.faults...)
 			began := time.Now()
-			if err := p.SetStatus(t.Context(), head, Status{Lane: "base", State: "pending", Description: "running", TargetURL: "https://example.com/run"}); err != nil {
+			if err := p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "pending", Description: "running", TargetURL: "https://example.com/run"}); err != nil {
 				t.Fatal(err)
 			}
 			took := time.Since(began)
@@ -219,7 +221,7 @@ func TestRetries(t *testing.T) {
 func TestGiveUp(t *testing.T) {
 	f, p, s := setup(t, githubfake.Config{})
 	f.Inject(githubfake.Fault{Code: 502, Times: 1000})
-	err := p.SetStatus(t.Context(), head, Status{Lane: "base", State: "pending"})
+	err := p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "pending"})
 	if err == nil || errors.Is(err, ErrReadOnly) {
 		t.Fatalf("err = %v, want a 502 error", err)
 	}
@@ -270,44 +272,16 @@ func TestSlow(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	_, p, s := setup(t, githubfake.Config{ReadOnly: true})
 	p.Fork = true
-	_, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	_, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
 	if !errors.Is(err, ErrReadOnly) {
 		t.Errorf("comment: err = %v, want ErrReadOnly", err)
 	}
-	err = p.SetStatus(t.Context(), head, Status{Lane: "base", State: "success"})
+	err = p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "success"})
 	if !errors.Is(err, ErrReadOnly) {
 		t.Errorf("status: err = %v, want ErrReadOnly", err)
 	}
 	if len(s.waits) != 0 {
 		t.Errorf("retried a permission refusal: %v", s.waits)
-	}
-}
-
-func TestLaneStatus(t *testing.T) {
-	for _, r := range []*Report{passingReport(), failingReport(), knownReport(), hugeReport(500)} {
-		for _, l := range r.Lanes {
-			st := LaneStatus(l, r.RunURL)
-			if n := utf8.RuneCountInString(st.Description); n > MaxDescription || n == 0 {
-				t.Errorf("lane %s: description of %d characters: %q", l.Lane, n, st.Description)
-			}
-		}
-	}
-	st := LaneStatus(failingReport().Lanes[0], "u")
-	if want := "4 of 6 requests failed: qwen_image_t2i/2, wan_t2v_audio/1, wan_t2v_audio/2, flux_crash/2, hunyuan_t2v"; st.State != "failure" || st.Description != want {
-		t.Errorf("got %s %q, want failure %q", st.State, st.Description, want)
-	}
-	sel := selectedReport()
-	for i, want := range []string{
-		"all 4 requests passed (2 of 4 cases selected by the changed paths)",
-		"nothing to check: none of the 1 case is selected by the changed paths",
-	} {
-		if st := LaneStatus(sel.Lanes[i], "u"); st.State != "success" || st.Description != want {
-			t.Errorf("selection, lane %s: got %s %q, want success %q", sel.Lanes[i].Lane, st.State, st.Description, want)
-		}
-	}
-	l := checks.Result{Lane: "amd", Status: checks.Error, Errors: []string{"no GPU found\nmore"}}
-	if st := LaneStatus(l, ""); st.State != "error" || st.Description != "could not check everything (error): no GPU found" {
-		t.Errorf("got %+v", st)
 	}
 }
 

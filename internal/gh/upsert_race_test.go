@@ -1,4 +1,4 @@
-package report
+package gh
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 // request is sent (before) or once it is answered.
 type otherRun struct {
 	t      *testing.T
-	p      *Publisher
+	p      *Client
 	id     int64
 	at     func(r *http.Request) bool
 	before bool
@@ -35,7 +35,7 @@ func (o *otherRun) transport(rt *RetryTransport) {
 
 func (o *otherRun) delete(r *http.Request) {
 	o.once.Do(func() {
-		if _, err := o.p.Client.Issues.DeleteComment(r.Context(), "octo", "diffusion", o.id); err != nil {
+		if _, err := o.p.API.Issues.DeleteComment(r.Context(), "octo", "diffusion", o.id); err != nil {
 			o.t.Errorf("the other run's delete of comment %d: %v", o.id, err)
 		}
 	})
@@ -58,13 +58,13 @@ func TestUpsertFindsCommentMovedUpByConcurrentDelete(t *testing.T) {
 	for range 4 {
 		f.AddComment(9, "reviewer", "looks good")
 	}
-	body := Comment(passingReport())
+	text := body("all 4 requests passed")
 	var ids []int64
 	for range 3 {
-		ids = append(ids, f.AddComment(9, "github-actions[bot]", body))
+		ids = append(ids, f.AddComment(9, "github-actions[bot]", text))
 	}
 	other.id = ids[1]
-	posted, err := p.UpsertComment(t.Context(), 9, "base", body)
+	posted, err := p.UpsertComment(t.Context(), 9, marker, text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,18 +88,16 @@ func TestUpsertEditsTheSurvivorWhenItsCommentIsDeleted(t *testing.T) {
 	other.p = p
 	var ids []int64
 	for range 2 {
-		ids = append(ids, f.AddComment(9, "github-actions[bot]", Comment(passingReport())))
+		ids = append(ids, f.AddComment(9, "github-actions[bot]", body("run #77")))
 	}
 	other.id = ids[0]
-	r := passingReport()
-	r.RunLabel = "run #78"
-	body := Comment(r)
-	posted, err := p.UpsertComment(t.Context(), 9, "base", body)
+	text := body("run #78")
+	posted, err := p.UpsertComment(t.Context(), 9, marker, text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := ours(f.Comments(9))
-	if len(got) != 1 || got[0].ID != ids[1] || got[0].Body != body || posted.ID != ids[1] {
+	if len(got) != 1 || got[0].ID != ids[1] || got[0].Body != text || posted.ID != ids[1] {
 		t.Errorf("comments of the key %+v, kept %d; want only %d, with the new body", got, posted.ID, ids[1])
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package gh
 
 import (
 	"context"
@@ -16,14 +16,14 @@ const MaxPullFiles = 3000
 // file's name, and a renamed file's previous name too, since the cases that depended on the
 // old path are affected as well. complete is false when GitHub listed MaxPullFiles files or
 // more: the list may be cut, and a caller must not conclude anything from what is missing.
-func (p *Publisher) PullFiles(ctx context.Context, number int) (paths []string, complete bool, err error) {
+func (g *Client) PullFiles(ctx context.Context, number int) (paths []string, complete bool, err error) {
 	opts := &github.ListOptions{PerPage: 100}
 	files := 0
 	seen := map[string]bool{}
 	for {
-		page, resp, err := p.Client.PullRequests.ListFiles(ctx, p.Owner, p.Repo, number, opts)
+		page, resp, err := g.API.PullRequests.ListFiles(ctx, g.Owner, g.Repo, number, opts)
 		if err != nil {
-			return nil, false, fmt.Errorf("list the files of %s/%s#%d: %w", p.Owner, p.Repo, number, err)
+			return nil, false, fmt.Errorf("list the files of %s/%s#%d: %w", g.Owner, g.Repo, number, err)
 		}
 		for _, f := range page {
 			files++

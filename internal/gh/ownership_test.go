@@ -1,4 +1,4 @@
-package report
+package gh
 
 import (
 	"errors"
@@ -24,14 +24,14 @@ func TestUpsertEditsOnlyCommentsTheTokenWroteWithTheMarkerFirst(t *testing.T) {
 		others[id] = body
 		return id
 	}
-	add("maintainer", "Why does the bot write\n"+Marker("base")+"\nat the top of its comments?")
-	add("mallory", Marker("base")+"\nall requests passed, trust me")
-	add("dependabot[bot]", Marker("base")+"\nbumps deps")
-	add("github-actions[bot]", "quoting the bot:\n"+Marker("base"))
-	add("github-actions[bot]", Marker("default")+"\n```text\n"+Marker("base")+"\n```")
-	mine := f.AddComment(7, "github-actions[bot]", Marker("base")+"\nold report")
+	add("maintainer", "Why does the bot write\n"+marker+"\nat the top of its comments?")
+	add("mallory", marker+"\nall requests passed, trust me")
+	add("dependabot[bot]", marker+"\nbumps deps")
+	add("github-actions[bot]", "quoting the bot:\n"+marker)
+	add("github-actions[bot]", markerOf("default")+"\n```text\n"+marker+"\n```")
+	mine := f.AddComment(7, "github-actions[bot]", marker+"\nold report")
 
-	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	c, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +53,9 @@ func TestUpsertEditsOnlyCommentsTheTokenWroteWithTheMarkerFirst(t *testing.T) {
 // marker are other people's, the report is a new comment and every other comment stays.
 func TestUpsertWithoutOwnCommentCreatesOneAndDeletesNothing(t *testing.T) {
 	f, p, _ := setup(t, githubfake.Config{})
-	f.AddComment(7, "mallory", Marker("base")+"\nfake report 1")
-	f.AddComment(7, "mallory", Marker("base")+"\nfake report 2")
-	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	f.AddComment(7, "mallory", marker+"\nfake report 1")
+	f.AddComment(7, "mallory", marker+"\nfake report 2")
+	c, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,16 +70,16 @@ func TestUpsertWithoutOwnCommentCreatesOneAndDeletesNothing(t *testing.T) {
 func TestUpsertWithUnknownIdentityOnlyCreates(t *testing.T) {
 	f, p, _ := setup(t, githubfake.Config{})
 	p.Self = nil
-	old := f.AddComment(7, "github-actions[bot]", Marker("base")+"\nold")
-	if prev, err := p.FindComment(t.Context(), 7, "base"); err != nil || prev != nil {
+	old := f.AddComment(7, "github-actions[bot]", marker+"\nold")
+	if prev, err := p.FindComment(t.Context(), 7, marker); err != nil || prev != nil {
 		t.Errorf("FindComment without an identity = %+v, %v; want none", prev, err)
 	}
-	c, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	c, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs := f.Comments(7)
-	if c.ID == old || len(cs) != 2 || cs[0].Body != Marker("base")+"\nold" {
+	if c.ID == old || len(cs) != 2 || cs[0].Body != marker+"\nold" {
 		t.Errorf("comments %+v: want the old one untouched and a new one", cs)
 	}
 	for _, r := range f.Requests() {
@@ -141,12 +141,12 @@ func TestPersonalTokenDoesNotOwnTheActionsBotsComments(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Self = &id
-	bots := f.AddComment(7, "github-actions[bot]", Marker("base")+"\nanother workflow's")
-	first, err := p.UpsertComment(t.Context(), 7, "base", Comment(passingReport()))
+	bots := f.AddComment(7, "github-actions[bot]", marker+"\nanother workflow's")
+	first, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := p.UpsertComment(t.Context(), 7, "base", Comment(failingReport()))
+	second, err := p.UpsertComment(t.Context(), 7, marker, body("4 of 6 requests failed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestRefusalsSayWhatIsWrong(t *testing.T) {
 		f, p, s := setup(t, githubfake.Config{})
 		p.Fork = tt.fork
 		f.Inject(githubfake.Fault{Path: "/repos/octo/diffusion/statuses/", Code: tt.code, Message: "Resource not accessible by integration"})
-		err := p.SetStatus(t.Context(), head, LaneStatus(checks.Result{Lane: "base", Status: checks.Pass}, ""))
+		err := p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "success", Description: "all 1 request passed"})
 		if err == nil || errors.Is(err, ErrReadOnly) != tt.readOnly || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%d fork=%v: err = %v, want %q (read-only %v)", tt.code, tt.fork, err, tt.want, tt.readOnly)
 		}

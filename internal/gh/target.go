@@ -1,4 +1,4 @@
-package report
+package gh
 
 import (
 	"context"
@@ -29,14 +29,14 @@ type Target struct {
 // that head. An uploaded event (the artifact of the workflow_run pattern, written by code
 // the pull request controls) may be given: it adds nothing, and if it names another pull
 // request, commit or repository the result is an error wrapping ErrForgedTarget.
-func (p *Publisher) Target(ctx context.Context, trusted Event, uploaded *Event) (Target, error) {
-	repo := p.Owner + "/" + p.Repo
+func (g *Client) Target(ctx context.Context, trusted Event, uploaded *Event) (Target, error) {
+	repo := g.Owner + "/" + g.Repo
 	t := Target{Event: trusted}
 	if trusted.Repo != "" && trusted.Repo != repo {
 		return Target{}, fmt.Errorf("the workflow's event is for repository %s, but GITHUB_REPOSITORY is %s", trusted.Repo, repo)
 	}
 	if trusted.WorkflowRun && trusted.Number == 0 {
-		pr, note, err := p.pullForCommit(ctx, trusted.HeadSHA, trusted.HeadRepo)
+		pr, note, err := g.pullForCommit(ctx, trusted.HeadSHA, trusted.HeadRepo)
 		if err != nil {
 			return Target{}, err
 		}
@@ -64,17 +64,17 @@ func (p *Publisher) Target(ctx context.Context, trusted Event, uploaded *Event) 
 // pullForCommit finds the open pull request of this repository whose head is sha from
 // headRepo (GET /repos/{owner}/{repo}/commits/{sha}/pulls). None, or more than one, is not an
 // error: the statuses still go on the commit, and the note says why there is no comment.
-func (p *Publisher) pullForCommit(ctx context.Context, sha, headRepo string) (int, string, error) {
+func (g *Client) pullForCommit(ctx context.Context, sha, headRepo string) (int, string, error) {
 	opts := &github.ListOptions{PerPage: 100}
 	var found []int
 	for {
-		page, resp, err := p.Client.PullRequests.ListPullRequestsWithCommit(ctx, p.Owner, p.Repo, sha, opts)
+		page, resp, err := g.API.PullRequests.ListPullRequestsWithCommit(ctx, g.Owner, g.Repo, sha, opts)
 		if err != nil {
-			return 0, "", fmt.Errorf("find the pull request of %s in %s/%s: %w", shortSHA(sha), p.Owner, p.Repo, err)
+			return 0, "", fmt.Errorf("find the pull request of %s in %s/%s: %w", shortSHA(sha), g.Owner, g.Repo, err)
 		}
 		for _, pr := range page {
 			if pr.GetState() != "open" || pr.GetHead().GetSHA() != sha ||
-				pr.GetBase().GetRepo().GetFullName() != p.Owner+"/"+p.Repo ||
+				pr.GetBase().GetRepo().GetFullName() != g.Owner+"/"+g.Repo ||
 				(headRepo != "" && pr.GetHead().GetRepo().GetFullName() != headRepo) {
 				continue
 			}
@@ -87,7 +87,7 @@ func (p *Publisher) pullForCommit(ctx context.Context, sha, headRepo string) (in
 	}
 	switch len(found) {
 	case 0:
-		return 0, fmt.Sprintf("no open pull request of %s/%s has head %s: statuses only, no comment", p.Owner, p.Repo, shortSHA(sha)), nil
+		return 0, fmt.Sprintf("no open pull request of %s/%s has head %s: statuses only, no comment", g.Owner, g.Repo, shortSHA(sha)), nil
 	case 1:
 		return found[0], fmt.Sprintf("pull request #%d found by its head commit %s", found[0], shortSHA(sha)), nil
 	}
@@ -108,7 +108,7 @@ func CheckCommit(lanes []checks.Result, head string) error {
 		case l.Commit == "":
 			bad = append(bad, fmt.Sprintf("lane %s records no commit", l.Lane))
 		case !isSHA(l.Commit):
-			bad = append(bad, fmt.Sprintf("lane %s records %q, not a commit SHA", l.Lane, clip(l.Commit, 80)))
+			bad = append(bad, fmt.Sprintf("lane %s records %.80q, not a commit SHA", l.Lane, l.Commit))
 		case l.Commit != head:
 			bad = append(bad, fmt.Sprintf("lane %s tested commit %s", l.Lane, l.Commit))
 		}

@@ -1,0 +1,222 @@
+package gh
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// Identity is a GitHub account, as the author of a comment: its login and its numeric ID
+// (which, unlike a login, never changes hands).
+type Identity struct {
+	Login string
+	ID    int64
+}
+
+// ActionsBot is the account of the GitHub Actions app: what a workflow's GITHUB_TOKEN writes
+// is written by it. https://api.github.com/users/github-actions%5Bbot%5D gives its ID.
+var ActionsBot = Identity{Login: "github-actions[bot]", ID: 41898282}
+
+// Identity finds the account the token acts as, and says how it knows.
+//
+// The rule: GET /user answers for a user's token (a personal access token, classic or
+// fine-grained): that user. An installation token, which the workflow's GITHUB_TOKEN is, is
+// refused by GET /user with 403 (not a rate limit): then the account is ActionsBot. A token
+// of another GitHub App is taken for GITHUB_TOKEN too, so its own comments are never found
+// again and each run creates one (never an edit of another account's). Anything else (no
+// answer, 401, 5xx) is an error: the caller then publishes without an identity, creating
+// a comment and never editing or deleting one.
+//
+// GitHub API docs: https://docs.github.com/rest/users/users#get-the-authenticated-user
+//
+//meta:operation GET /user
+func (g *Client) Identity(ctx context.Context) (Identity, string, error) {
+	u, _, err := g.API.Users.Get(ctx, "")
+	if err == nil {
+		if u.GetLogin() == "" || u.GetID() == 0 {
+			return Identity{}, "", errors.New("find the token's account: GET /user answered no login or id")
+		}
+		return Identity{Login: u.GetLogin(), ID: u.GetID()}, "GET /user: the token acts as " + u.GetLogin(), nil
+	}
+	var gerr *github.ErrorResponse
+	var rl *github.RateLimitError
+	var abuse *github.AbuseRateLimitError
+	if errors.As(err, &gerr) && !errors.As(err, &rl) && !errors.As(err, &abuse) &&
+		gerr.Response != nil && gerr.Response.StatusCode == http.StatusForbidden {
+		return ActionsBot, "GET /user refused an installation token (403): the workflow's GITHUB_TOKEN, which writes as github-actions[bot]", nil
+	}
+	return Identity{}, "", fmt.Errorf("find the token's account (GET /user): %w", err)
+}
+
+// owns says whether a comment is the comment of marker that this token wrote: its author
+// is Self (by ID; by login where GitHub gave no ID) and its first line is marker (a hidden
+// HTML comment the caller renders, report.Marker).
+// Anything else — a maintainer quoting the marker, a fork author's comment that starts with
+// it, a marker inside a code block of another comment — is someone else's.
+func (g *Client) owns(c *github.IssueComment, marker string) bool {
+	if g.Self == nil {
+		return false
+	}
+	u := c.GetUser()
+	switch {
+	case u.GetID() != 0 && g.Self.ID != 0:
+		if u.GetID() != g.Self.ID {
+			return false
+		}
+	case !strings.EqualFold(u.GetLogin(), g.Self.Login):
+		return false
+	}
+	first, _, _ := strings.Cut(c.GetBody(), "\n")
+	return strings.TrimSuffix(first, "\r") == marker
+}
+
+// Posted is the comment of a marker on a pull request.
+type Posted struct {
+	ID   int64
+	URL  string
+	Body string
+}
+
+// FindComment pages through every comment of pull request number and returns the oldest
+// that this token wrote with marker (owns), or nil if there is none.
+func (g *Client) FindComment(ctx context.Context, number int, marker string) (*Posted, error) {
+	ours, err := g.comments(ctx, number, marker)
+	if err != nil || len(ours) == 0 {
+		return nil, err
+	}
+	return toComment(ours[0]), nil
+}
+
+// comments lists the comments of marker that this token wrote, oldest first; none when Self
+// is not known.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#list-issue-comments
+//
+//meta:operation GET /repos/{owner}/{repo}/issues/{issue_number}/comments
+func (g *Client) comments(ctx context.Context, number int, marker string) ([]*github.IssueComment, error) {
+	if g.Self == nil {
+		return nil, nil
+	}
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	var ours []*github.IssueComment
+	for {
+		page, resp, err := g.API.Issues.ListComments(ctx, g.Owner, g.Repo, number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list comments of %s/%s#%d: %w", g.Owner, g.Repo, number, err)
+		}
+		for _, c := range page {
+			if g.owns(c, marker) {
+				ours = append(ours, c)
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	slices.SortStableFunc(ours, func(a, b *github.IssueComment) int {
+		return cmp.Or(a.GetCreatedAt().Compare(b.GetCreatedAt().Time), cmp.Compare(a.GetID(), b.GetID()))
+	})
+	return ours, nil
+}
+
+func toComment(c *github.IssueComment) *Posted {
+	return &Posted{ID: c.GetID(), URL: c.GetHTMLURL(), Body: c.GetBody()}
+}
+
+// UpsertComment makes body (whose first line must be marker) the one comment of
+// marker on pull request number: it edits the oldest comment of marker this token wrote (owns), or
+// creates one, then deletes its other comments of marker — two runs that raced may both have
+// created one. When the race left another comment as the oldest, that one gets body too. It
+// returns the comment kept. Without Self it only creates. No comment of another account is
+// ever edited or deleted.
+//
+// After deleting it looks again, until a look finds no duplicate: a list pages, and when
+// another run deletes a comment on an earlier page meanwhile, the later ones move up a page
+// and this look misses one. The look after the last delete of all runs sees every comment.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#create-an-issue-comment
+//
+//meta:operation POST /repos/{owner}/{repo}/issues/{issue_number}/comments
+//meta:operation PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}
+//meta:operation DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}
+func (g *Client) UpsertComment(ctx context.Context, number int, marker, body string) (*Posted, error) {
+	if first, _, _ := strings.Cut(body, "\n"); first != marker {
+		return nil, errors.New("comment: its first line is not the marker " + marker)
+	}
+	for round := 1; ; round++ {
+		kept, dups, err := g.upsertOnce(ctx, number, marker, body)
+		if err != nil || dups == 0 {
+			return kept, err
+		}
+		if round == maxUpsertRounds {
+			return nil, fmt.Errorf("comment %s on %s/%s#%d: duplicates still found after %d rounds of deleting them", marker, g.Owner, g.Repo, number, round)
+		}
+	}
+}
+
+// commentPerm is the permission a comment write needs.
+const commentPerm = "pull-requests: write"
+
+// maxUpsertRounds bounds UpsertComment's looks: each round deletes every duplicate it sees,
+// so only runs that keep racing need more than two.
+const maxUpsertRounds = 10
+
+// upsertOnce is one round of UpsertComment; dups is how many duplicates it deleted (or found
+// deleted already).
+func (g *Client) upsertOnce(ctx context.Context, number int, marker, body string) (_ *Posted, dups int, _ error) {
+	ours, err := g.comments(ctx, number, marker)
+	if err != nil {
+		return nil, 0, err
+	}
+	var kept *github.IssueComment
+	if len(ours) == 0 {
+		c, _, err := g.API.Issues.CreateComment(ctx, g.Owner, g.Repo, number, &github.IssueComment{Body: &body})
+		if err != nil {
+			return nil, 0, g.writeErr(fmt.Sprintf("create comment on %s/%s#%d", g.Owner, g.Repo, number), commentPerm, err)
+		}
+		if g.Self == nil {
+			return toComment(c), 0, nil
+		}
+		// Another run may have created one at the same time: look again.
+		if ours, err = g.comments(ctx, number, marker); err != nil {
+			return nil, 0, err
+		}
+		if len(ours) == 0 || ours[0].GetID() == c.GetID() {
+			kept = c
+		}
+	}
+	if kept == nil {
+		c, _, err := g.API.Issues.EditComment(ctx, g.Owner, g.Repo, ours[0].GetID(), &github.IssueComment{Body: &body})
+		if notFound(err) {
+			// Deleted by a run that saw an older one: look again. Still listed: the token may
+			// not write it, as writeErr says.
+			id := ours[0].GetID()
+			again, lerr := g.comments(ctx, number, marker)
+			if lerr == nil && !slices.ContainsFunc(again, func(c *github.IssueComment) bool { return c.GetID() == id }) {
+				return nil, 1, nil
+			}
+		}
+		if err != nil {
+			return nil, 0, g.writeErr(fmt.Sprintf("edit comment %d on %s/%s#%d", ours[0].GetID(), g.Owner, g.Repo, number), commentPerm, err)
+		}
+		kept = c
+	}
+	for _, c := range ours {
+		if c.GetID() == kept.GetID() {
+			continue
+		}
+		dups++
+		// Not found: the other run deleted it first.
+		if _, err := g.API.Issues.DeleteComment(ctx, g.Owner, g.Repo, c.GetID()); err != nil && !notFound(err) {
+			return nil, 0, g.writeErr(fmt.Sprintf("delete duplicate comment %d on %s/%s#%d", c.GetID(), g.Owner, g.Repo, number), commentPerm, err)
+		}
+	}
+	return toComment(kept), dups, nil
+}

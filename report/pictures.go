@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// PictureKey names the failure picture of one request: the worst frame of a consistency
+// failure (ground truth | output | SSIM map), as the runner draws it.
+type PictureKey struct {
+	Lane, Case string
+	Request    int
+}
+
+// maxPictures is how many failure pictures a report shows inline; the rest are in the
+// artifacts.
+const maxPictures = 12
+
+// pictureWidth is the width, in CSS pixels, that a picture is shown at: three across the
+// 860 px of a comment, each opening at full size in its own tab.
+const pictureWidth = 270
+
+// pictureList writes the failure pictures of the consistency failures that have one
+// (Report.Pictures, URLs that cmd got by uploading them), small and inline under the
+// problems, each linking to its full size, in the order of the problems.
+func pictureList(b *strings.Builder, r *Report, lv level) {
+	if len(r.Pictures) == 0 || !lv.tables {
+		return
+	}
+	var cells []string
+	more := 0
+	for _, l := range r.Lanes {
+		for _, c := range l.Cases {
+			for _, rr := range c.Requests {
+				url := r.Pictures[PictureKey{Lane: l.Lane, Case: c.ID, Request: rr.Index}]
+				if !safeURL(url) || !consistencyFailed(rr) {
+					continue
+				}
+				if len(cells) == maxPictures {
+					more++
+					continue
+				}
+				alt := fmt.Sprintf("%s request %d/%d: ground truth | output | SSIM map", c.ID, rr.Index, rr.Of)
+				if len(r.Lanes) > 1 {
+					alt = l.Lane + " " + alt
+				}
+				alt = escape(alt)
+				cells = append(cells, fmt.Sprintf(`<a href="%s"><img src="%s" width="%d" alt="%s" title="%s"></a>`, url, url, pictureWidth, alt, alt))
+			}
+		}
+	}
+	if len(cells) == 0 {
+		return
+	}
+	b.WriteString("\n**Worst frames** (ground truth | output | SSIM map; click for full size)\n\n<p>\n")
+	b.WriteString(strings.Join(cells, "\n"))
+	b.WriteString("\n</p>\n")
+	if more > 0 {
+		link := "the artifacts"
+		if r.ArtifactsURL != "" {
+			link = "[the artifacts](" + r.ArtifactsURL + ")"
+		}
+		fmt.Fprintf(b, "\n_%s more in %s._\n", plural(more, "picture"), link)
+	}
+}
+
+// consistencyFailed says whether a request failed a consistency check: what its picture
+// shows.
+func consistencyFailed(rr checks.RequestResult) bool {
+	for _, ck := range rr.Checks {
+		if failed(ck.Status) && ck.Status != checks.Known && checks.KindOf(ck.Name).Group == checks.GroupConsistency {
+			return true
+		}
+	}
+	return false
+}
+
+// safeURL says whether url can go into an HTML attribute as it is: http(s), and none of
+// the characters that would end the attribute or the tag, or make it a Markdown construct.
+func safeURL(url string) bool {
+	return (strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://")) &&
+		!strings.ContainsAny(url, "\"'<>` \t\n\r\\")
+}

@@ -1,0 +1,36 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/diffusion-check/diffusion-check/internal/golden"
+)
+
+// TestCommentShowsFailurePicturesInline: a consistency failure with a picture URL shows it
+// small and inline under the problems, linked to its full size; a request that failed
+// another check, or a URL that could break out of the attribute, shows nothing.
+func TestCommentShowsFailurePicturesInline(t *testing.T) {
+	r := failingReport()
+	const url = "https://github.com/o/r/raw/diffusion-check-assets/runs/78-1/base/qwen_image_t2i/request-2.png"
+	r.Pictures = map[PictureKey]string{
+		{Lane: "base", Case: "qwen_image_t2i", Request: 2}: url,
+		{Lane: "base", Case: "wan_t2v_audio", Request: 2}:  "https://github.com/o/r/raw/x/perf.png",
+		{Lane: "base", Case: "qwen_image_t2i", Request: 1}: `https://x/"><script>`,
+	}
+	c := Comment(r)
+	if n := strings.Count(c, "<img "); n != 1 {
+		t.Errorf("%d pictures, want 1 (the consistency failure):\n%s", n, c)
+	}
+	want := `<a href="` + url + `"><img src="` + url + `" width="270" alt="qwen_image_t2i request 2/2: ground truth &#124; output &#124; SSIM map"`
+	if !strings.Contains(c, want) {
+		t.Errorf("comment lacks the picture %s:\n%s", want, c)
+	}
+	if strings.Contains(c, "<script>") || strings.Contains(c, "perf.png") {
+		t.Errorf("comment shows a picture it must not:\n%s", c)
+	}
+	golden.Check(t, "comment-fail-pictures.md", []byte(c))
+	if strings.Contains(Comment(failingReport()), "<img ") {
+		t.Error("a report without Pictures shows a picture")
+	}
+}

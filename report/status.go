@@ -1,0 +1,78 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+)
+
+// StatusContext is the commit status context of a lane.
+func StatusContext(lane string) string { return "diffusion-check/" + lane }
+
+// MaxDescription is GitHub's limit on a commit status description, in characters.
+const MaxDescription = 140
+
+// Status is a commit status to set on a pull request's head commit.
+type Status struct {
+	Lane        string
+	State       string // pending, success, failure or error
+	Description string
+	TargetURL   string
+}
+
+// LaneStatus is the commit status a lane's result calls for: success for pass, known and
+// flaky (with a note naming the flaky check: "1 flaky: perf.e2e not reproduced in 0/2"),
+// failure for fail, error otherwise, with a description that names what failed first.
+func LaneStatus(l checks.Result, targetURL string) Status {
+	n := count([]checks.Result{l})
+	st := Status{Lane: l.Lane, TargetURL: targetURL}
+	switch l.Status {
+	case checks.Pass:
+		st.State, st.Description = "success", fmt.Sprintf("all %s passed", plural(n.requests, "request"))
+	case checks.Known:
+		st.State, st.Description = "success", fmt.Sprintf("%d of %s passed, %d known failures", n.passed, plural(n.requests, "request"), n.known)
+	case checks.Flaky:
+		st.State, st.Description = "success", fmt.Sprintf("passed; %s", checks.FlakyNote(l))
+		if n.known > 0 {
+			st.Description += fmt.Sprintf("; %d known failures", n.known)
+		}
+	case checks.Fail:
+		st.State = "failure"
+		st.Description = fmt.Sprintf("%d of %s failed", n.failed, plural(n.requests, "request"))
+		if keys := failingKeys([]checks.Result{l}); len(keys) > 0 {
+			st.Description += ": " + strings.ReplaceAll(strings.Join(keys, ", "), l.Lane+"/", "")
+		}
+	default:
+		st.State = "error"
+		st.Description = fmt.Sprintf("could not check everything (%s)", cmp.Or(string(l.Status), "no status"))
+		if len(l.Errors) > 0 {
+			st.Description += ": " + firstLine(l.Errors[0])
+		}
+	}
+	if ran, of, sel, _ := selected([]checks.Result{l}); sel != nil && sel.All == "" && st.State == "success" {
+		if ran == 0 {
+			st.Description = fmt.Sprintf("nothing to check: none of the %s is selected by the changed paths", plural(of, "case"))
+		} else {
+			st.Description += fmt.Sprintf(" (%d of %s selected by the changed paths)", ran, plural(of, "case"))
+		}
+	}
+	st.Description = clip(st.Description, MaxDescription)
+	return st
+}
+
+// PendingStatus is the status of a lane whose run has started.
+func PendingStatus(lane, targetURL string) Status {
+	return Status{Lane: lane, State: "pending", Description: "running", TargetURL: targetURL}
+}
+
+// clip shortens s to at most n characters, ending with "…" when it had to cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
