@@ -43,6 +43,11 @@ func (cc *consistencyConfig) cache(id string) *compare.Cache {
 	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
+	return cc.cacheLocked(id)
+}
+
+// cacheLocked is cache with cc.mu held.
+func (cc *consistencyConfig) cacheLocked(id string) *compare.Cache {
 	c := cc.caches[id]
 	if c == nil {
 		c = compare.NewCache(cc.gtMemory)

@@ -151,16 +151,14 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 	}
 	// The output check decodes a video once, for everything: its frame count and shape, and
-	// (kept in the case's cache until the request is judged) the frames and audio track the
-	// consistency checks compare. A confirmation request is not compared: nothing is kept.
+	// (kept in the case's cache until the caller's forgetOutput) the frames and audio track
+	// the consistency and repeat checks compare. A confirmation request is not compared:
+	// nothing is kept.
 	var decoded *compare.Cache
 	if !at.confirm {
 		decoded = r.cons.cache(c.ID)
 	}
 	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, &rr, decoded)...)
-	if rr.Output != nil {
-		defer decoded.Forget(rr.Output.Path)
-	}
 	if !at.confirm {
 		rr.Checks = append(rr.Checks, r.consistency(ctx, c, &rr, dir)...)
 	}
