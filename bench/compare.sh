@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Times `diffusion-check compare` (every frame: RGB SSIM + PSNR + MAD, decode included) against
 # `ffmpeg -i out.mp4 -i gt.mp4 -lavfi ssim -f null -` (luma-weighted SSIM) on 97-frame 1280x720
-# H.264 videos, both pinned to the same 2 cores, and prints two ratios of medians:
+# H.264 videos, all pinned to the same 2 cores, and prints, for each vector SSIM kernel
+# (DIFFUSION_CHECK_KERNEL=avx512 and avx2, those this CPU has), two ratios of medians:
 #   (a) one pair:      time(compare GT OUT) / time(ffmpeg ssim)                  goal <= 1.3
 #   (b) three outputs: time(compare GT O1 O2 O3) / 3 / time(ffmpeg ssim)         goal <= 0.8
 # (b) is what a case with several requests costs per request: the ground truth is decoded once.
-# The three commands are alternated, RUNS times each; wall time is the measure, CPU time
-# (user+sys of the process and its children) is printed beside it because it is steadier on a
-# shared machine.
+# The commands are alternated (ffmpeg, then each kernel's one and three), RUNS times each; wall
+# time is the measure of the goals, CPU time (user+sys of the process and its children) is
+# printed beside it because it is steadier on a shared machine. The load average is printed
+# before and after: on a loaded machine the wall times say little.
+# The same measure as a Go benchmark (with pprof): BenchmarkCompareVsFFmpeg in internal/compare.
 #
 # usage: bench/compare.sh [RUNS]        (default 7; run from anywhere)
 #   DIFFUSION_CHECK=path  use this binary instead of building one
-#   GOEXPERIMENT=...      the build's experiments (default simd: the vector kernels; set
-#                         GOEXPERIMENT=nosimd or none to time the portable ones)
+#   GOEXPERIMENT=...      the build's experiments (default simd: the vector kernels)
 #   BENCH_DIR=dir         keep the videos there (default: a temporary folder)
 #   BENCH_CPUS=list       the cores to pin to (taskset -c; default the first two, 0,1)
+#   BENCH_KERNELS=list    the kernels to time (default: avx512 avx2, those the CPU has)
 set -euo pipefail
 runs=${1:-7}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,28 +61,42 @@ timed() {
 	awk -v t="$t" 'BEGIN {split(t, a, " "); print a[2] + a[3]}' >>"$dir/$name.cpu"
 }
 rm -f "$dir"/*.wall "$dir"/*.cpu
+kernels=()
+for k in ${BENCH_KERNELS:-avx512 avx2}; do
+	if DIFFUSION_CHECK_KERNEL=$k "$bin" version >/dev/null 2>&1; then
+		kernels+=("$k")
+	else
+		echo "kernel $k: not on this CPU or build, skipped" >&2
+	fi
+done
+((${#kernels[@]} > 0)) || { echo "no vector kernel to time" >&2; exit 1; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # Warm the page cache and check that the commands work.
 "$bin" compare --json "$dir/gt.mp4" "${outs[@]}" >"$dir/compare.json"
 for ((i = 0; i < runs; i++)); do
-	timed one "$bin" compare --json "$dir/gt.mp4" "${outs[0]}"
-	timed three "$bin" compare --json "$dir/gt.mp4" "${outs[@]}"
 	timed ffmpeg ffmpeg -hide_banner -nostdin -loglevel error -i "${outs[0]}" -i "$dir/gt.mp4" -lavfi ssim -f null -
+	for k in "${kernels[@]}"; do
+		timed "one-$k" env DIFFUSION_CHECK_KERNEL="$k" "$bin" compare --json "$dir/gt.mp4" "${outs[0]}"
+		timed "three-$k" env DIFFUSION_CHECK_KERNEL="$k" "$bin" compare --json "$dir/gt.mp4" "${outs[@]}"
+	done
 done
 m() { median <"$dir/$1"; }
+ratio() { awk "BEGIN {printf \"%.2f\", $1 / $2}"; }
 frames=$(grep -o '"frames": [0-9]*' "$dir/compare.json" | head -1 | grep -o '[0-9]*$')
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), pinned to cores $cpus; load before $load0, after $(cut -d' ' -f1-3 /proc/loadavg)"
 "$bin" version | sed 's/^/version: /'
 echo "binary: $(go version -m "$bin" 2>/dev/null | grep -o 'GOEXPERIMENT=[^ ]*' || echo 'GOEXPERIMENT unset')"
 echo "videos: $frames frames 1280x720 H.264; $runs runs of each command, alternating"
-for n in one three ffmpeg; do
-	printf '%-7s wall %s\n        cpu  %s\n' "$n" "$(paste -sd' ' "$dir/$n.wall")" "$(paste -sd' ' "$dir/$n.cpu")"
+for n in ffmpeg "${kernels[@]/#/one-}" "${kernels[@]/#/three-}"; do
+	printf '%-13s wall %s\n              cpu  %s\n' "$n" "$(paste -sd' ' "$dir/$n.wall")" "$(paste -sd' ' "$dir/$n.cpu")"
 done
-printf 'median wall: compare GT OUT %.3f s, compare GT O1 O2 O3 %.3f s (%.3f s per output), ffmpeg ssim %.3f s\n' \
-	"$(m one.wall)" "$(m three.wall)" "$(awk "BEGIN {print $(m three.wall) / 3}")" "$(m ffmpeg.wall)"
-printf 'median cpu:  compare GT OUT %.3f s, compare GT O1 O2 O3 %.3f s (%.3f s per output), ffmpeg ssim %.3f s\n' \
-	"$(m one.cpu)" "$(m three.cpu)" "$(awk "BEGIN {print $(m three.cpu) / 3}")" "$(m ffmpeg.cpu)"
-printf '(a) one pair:      ratio %.2f wall (goal <= 1.3), %.2f cpu\n' \
-	"$(awk "BEGIN {print $(m one.wall) / $(m ffmpeg.wall)}")" "$(awk "BEGIN {print $(m one.cpu) / $(m ffmpeg.cpu)}")"
-printf '(b) three outputs: ratio %.2f wall per output (goal <= 0.8), %.2f cpu\n' \
-	"$(awk "BEGIN {print $(m three.wall) / 3 / $(m ffmpeg.wall)}")" "$(awk "BEGIN {print $(m three.cpu) / 3 / $(m ffmpeg.cpu)}")"
+printf 'ffmpeg ssim: median wall %.3f s, cpu %.3f s\n' "$(m ffmpeg.wall)" "$(m ffmpeg.cpu)"
+for k in "${kernels[@]}"; do
+	printf '%s: compare GT OUT median wall %.3f s, cpu %.3f s; compare GT O1 O2 O3 wall %.3f s, cpu %.3f s\n' "$k" \
+		"$(m "one-$k.wall")" "$(m "one-$k.cpu")" "$(m "three-$k.wall")" "$(m "three-$k.cpu")"
+	printf '%s (a) one pair:      ratio %s wall (goal <= 1.3), %s cpu\n' "$k" \
+		"$(ratio "$(m "one-$k.wall")" "$(m ffmpeg.wall)")" "$(ratio "$(m "one-$k.cpu")" "$(m ffmpeg.cpu)")"
+	printf '%s (b) three outputs: ratio %s wall per output (goal <= 0.8), %s cpu\n' "$k" \
+		"$(ratio "$(m "three-$k.wall")" "$(awk "BEGIN {print 3 * $(m ffmpeg.wall)}")")" \
+		"$(ratio "$(m "three-$k.cpu")" "$(awk "BEGIN {print 3 * $(m ffmpeg.cpu)}")")"
+done

@@ -68,13 +68,14 @@ func Confirmable(c Check) bool {
 func confirmKey(c Check) string { return c.Name + "\x00" + c.Source }
 
 // ConfirmTargets returns the checks of requests that confirmation requests would re-measure
-// (Confirmable), each once, keyed as LabelConfirmed matches them. skip reports a check that
-// must not be confirmed (e.g. one a known-failures entry covers); nil skips none.
-func ConfirmTargets(requests []RequestResult, skip func(req int, c Check) bool) map[string]bool {
+// (Confirmable), each once, keyed as LabelConfirmed matches them. A check a known-failures
+// entry covers is Known by then (MarkKnown runs in the request's judgement), so it is not a
+// target; one whose entry expired still fails, and is.
+func ConfirmTargets(requests []RequestResult) map[string]bool {
 	out := map[string]bool{}
 	for _, rr := range requests {
 		for _, c := range rr.Checks {
-			if Confirmable(c) && (skip == nil || !skip(rr.Index, c)) {
+			if Confirmable(c) {
 				out[confirmKey(c)] = true
 			}
 		}

@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -127,7 +129,7 @@ func TestLabelConfirmed(t *testing.T) {
 				{Index: 1, Checks: []Check{e2e(Pass), mem(Pass), over(ConsistencySSIM, "", Fail)}},
 				{Index: 2, Checks: []Check{e2e(Fail), mem(Fail)}},
 			}
-			targets := ConfirmTargets(reqs, nil)
+			targets := ConfirmTargets(reqs)
 			if len(targets) != 2 {
 				t.Fatalf("targets %v, want e2e and memory (consistency is not confirmable)", targets)
 			}
@@ -151,16 +153,8 @@ func TestLabelConfirmed(t *testing.T) {
 	}
 }
 
-func TestConfirmTargetsSkip(t *testing.T) {
-	reqs := []RequestResult{{Index: 2, Checks: []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Fail)}}}
-	got := ConfirmTargets(reqs, func(req int, c Check) bool { return req == 2 && c.Name == PerfDenoiseAvg })
-	if !got[confirmKey(reqs[0].Checks[0])] || got[confirmKey(reqs[0].Checks[1])] {
-		t.Errorf("targets %v: want perf.e2e only (perf.denoise_avg skipped)", got)
-	}
-}
-
 func TestReproduced(t *testing.T) {
-	targets := ConfirmTargets([]RequestResult{{Checks: []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Fail)}}}, nil)
+	targets := ConfirmTargets([]RequestResult{{Checks: []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Fail)}}})
 	one := RequestResult{Checks: []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Pass)}}
 	two := RequestResult{Checks: []Check{over(PerfE2E, "", Pass), over(PerfDenoiseAvg, "", Fail)}}
 	if Reproduced(targets, []RequestResult{one}) {
@@ -209,29 +203,39 @@ func TestFlakyNote(t *testing.T) {
 	}
 }
 
-// TestKnownCovers: the first matching entry decides, as in ApplyKnown; an expired one does
-// not cover (its failure counts, so it is confirmed).
-func TestKnownCovers(t *testing.T) {
+// TestConfirmTargetsLeaveKnownFailuresOut: after MarkKnown (the judgement's known-failures
+// step), a failure an entry covers is not confirmed; the first matching entry decides, and
+// an expired one covers nothing (its failure counts, so it is confirmed).
+func TestConfirmTargetsLeaveKnownFailuresOut(t *testing.T) {
 	today := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	entries := []KnownEntry{
-		{Case: "t2i", Check: "perf.e2e", Request: 2, Until: "2025-05-01"}, // expired, request 2 only
+		{Case: "t2i", Check: PerfE2E, Request: 2, Until: "2025-05-01"}, // expired, request 2 only
 		{Case: "t2*", Check: "perf.*"},
 	}
+	failed := []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Fail), over(MemoryRuntimePeak, "", Fail)}
 	tests := []struct {
 		id   string
 		req  int
-		name string
-		want bool
+		want []string
 	}{
-		{"t2i", 1, PerfE2E, true},
-		{"t2i", 2, PerfE2E, false}, // the expired entry matches first
-		{"t2v", 2, PerfDenoiseAvg, true},
-		{"t2i", 1, MemoryRuntimePeak, false},
-		{"i2v", 1, PerfE2E, false},
+		{"t2i", 1, []string{MemoryRuntimePeak}},
+		{"t2i", 2, []string{MemoryRuntimePeak, PerfE2E}}, // the expired entry matches perf.e2e first
+		{"t2v", 2, []string{MemoryRuntimePeak}},
+		{"i2v", 1, []string{MemoryRuntimePeak, PerfDenoiseAvg, PerfE2E}},
 	}
 	for _, tt := range tests {
-		if got := KnownCovers(entries, tt.id, tt.req, tt.name, today); got != tt.want {
-			t.Errorf("KnownCovers(%s, %d, %s) = %v, want %v", tt.id, tt.req, tt.name, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%s/%d", tt.id, tt.req), func(t *testing.T) {
+			reqs := []RequestResult{{Index: tt.req, Checks: MarkKnown(entries, tt.id, tt.req, failed, today)}}
+			var got []string
+			for _, c := range failed {
+				if ConfirmTargets(reqs)[confirmKey(c)] {
+					got = append(got, c.Name)
+				}
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("targets (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

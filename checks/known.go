@@ -130,18 +130,6 @@ func UnusedKnown(res Result, entries []KnownEntry) []KnownEntry {
 	return unused
 }
 
-// KnownCovers reports whether the first of entries that matches check name of case id,
-// request req (as ApplyKnown matches them) would report its failure as known: it matches and
-// has not expired by today.
-func KnownCovers(entries []KnownEntry, id string, req int, name string, today time.Time) bool {
-	for _, e := range entries {
-		if e.matches(id, req, name) {
-			return !e.expired(today)
-		}
-	}
-	return false
-}
-
 // KnownOutcome is what one known-failures entry came to on one case of a lane, over every
 // request of every partition given to KnownOutcomes: each entry and case is told once,
 // however many requests and checks it matched.
@@ -168,79 +156,134 @@ type KnownOutcome struct {
 // case of the lane it matched (a case where it passed while it fails on another is left
 // out). Give it every partition of a lane (merged or not) to judge "fixed" for the lane.
 func KnownOutcomes(results ...Result) []KnownOutcome {
-	var out []*KnownOutcome
-	type key struct{ lane, id, entry string }
-	index := map[key]*KnownOutcome{}
-	reqs := map[*KnownOutcome]map[int]bool{}
+	t := knownTally{index: map[knownKey]*tallied{}}
 	for _, r := range results {
 		for _, c := range r.Cases {
-			lane := cmp.Or(c.Lane, r.Lane)
-			add := func(req int, ck Check) {
-				kf := ck.Known
-				if kf == nil {
-					return
-				}
-				k := key{lane, c.ID, entryKey(*kf)}
-				o := index[k]
-				if o == nil {
-					o = &KnownOutcome{Lane: lane, Case: c.ID, Entry: *kf, State: KnownStateFixed}
-					index[k] = o
-					reqs[o] = map[int]bool{}
-					out = append(out, o)
-				}
-				reqs[o][req] = true
-				if kf.State == KnownStateFixed {
-					if o.State == KnownStateFixed && !slices.Contains(o.Checks, ck.Name) {
-						o.Checks = append(o.Checks, ck.Name)
-					}
-					return
-				}
-				if o.State == KnownStateFixed { // the first failure: forget the passing names
-					o.Checks = nil
-				}
-				if kf.State == KnownStateExpired || o.State == KnownStateFixed {
-					o.State = kf.State
-				}
-				if !slices.Contains(o.Checks, ck.Name) {
-					o.Checks = append(o.Checks, ck.Name)
-				}
-				if !slices.Contains(o.Hit, req) {
-					o.Hit = append(o.Hit, req)
-				}
-			}
-			for _, ck := range c.Checks {
-				add(0, ck)
-			}
-			for _, rr := range c.Requests {
-				for _, ck := range rr.Checks {
-					add(rr.Index, ck)
-				}
-			}
+			t.addCase(cmp.Or(c.Lane, r.Lane), c)
 		}
 	}
-	// An entry (a case glob) that still fails on one case of a lane is not fixed on its
-	// other cases: it stays in the list, and they simply passed.
-	failing := map[key]bool{}
-	for k, o := range index {
+	return t.outcomes()
+}
+
+// knownTally is KnownOutcomes under way: one outcome per lane, case and entry, in the order
+// first met.
+type knownTally struct {
+	order []*tallied
+	index map[knownKey]*tallied
+}
+
+// knownKey names an outcome; with an empty id, an entry over every case of a lane.
+type knownKey struct{ lane, id, entry string }
+
+// tallied is one outcome under way, with the requests its entry was checked on.
+type tallied struct {
+	KnownOutcome
+	reqs map[int]bool
+}
+
+// addCase counts the marked checks of case c of lane: its case-level checks (request 0),
+// then each request's.
+func (t *knownTally) addCase(lane string, c CaseResult) {
+	for _, ck := range c.Checks {
+		t.add(lane, c.ID, 0, ck)
+	}
+	for _, rr := range c.Requests {
+		for _, ck := range rr.Checks {
+			t.add(lane, c.ID, rr.Index, ck)
+		}
+	}
+}
+
+// add counts check ck of request req (0: case level) of case id, if an entry marked it.
+func (t *knownTally) add(lane, id string, req int, ck Check) {
+	if ck.Known == nil {
+		return
+	}
+	o := t.outcome(knownKey{lane, id, entryKey(*ck.Known)}, *ck.Known)
+	o.reqs[req] = true
+	if ck.Known.State == KnownStateFixed {
+		o.passed(ck.Name)
+	} else {
+		o.failed(req, ck.Name, ck.Known.State)
+	}
+}
+
+// outcome is the outcome named k, started as fixed (nothing failed yet) from entry kf when
+// it is the first check k is met for.
+func (t *knownTally) outcome(k knownKey, kf KnownFailure) *tallied {
+	if o := t.index[k]; o != nil {
+		return o
+	}
+	o := &tallied{
+		KnownOutcome: KnownOutcome{Lane: k.lane, Case: k.id, Entry: kf, State: KnownStateFixed},
+		reqs:         map[int]bool{},
+	}
+	t.index[k] = o
+	t.order = append(t.order, o)
+	return o
+}
+
+// passed counts a matched check that passed: named only while nothing has failed.
+func (o *tallied) passed(name string) {
+	if o.State == KnownStateFixed {
+		o.Checks = appendOnce(o.Checks, name)
+	}
+}
+
+// failed counts a matched check that failed in request req with the entry in state: the
+// first failure forgets the passing names, and an expired entry outranks a known one.
+func (o *tallied) failed(req int, name, state string) {
+	if o.State == KnownStateFixed {
+		o.Checks = nil
+		o.State = state
+	} else if state == KnownStateExpired {
+		o.State = state
+	}
+	o.Checks = appendOnce(o.Checks, name)
+	o.Hit = appendOnce(o.Hit, req)
+}
+
+// outcomes are the outcomes in the order first met, finished: an entry (a case glob) that
+// still fails on one case of a lane is not fixed on its other cases, so those, which simply
+// passed, are left out.
+func (t *knownTally) outcomes() []KnownOutcome {
+	failing := map[knownKey]bool{}
+	for k, o := range t.index {
 		if o.State != KnownStateFixed {
-			failing[key{k.lane, "", k.entry}] = true
+			failing[knownKey{k.lane, "", k.entry}] = true
 		}
 	}
 	var res []KnownOutcome
-	for _, o := range out {
-		k := key{o.Lane, "", entryKey(o.Entry)}
-		if o.State == KnownStateFixed && failing[k] {
+	for _, o := range t.order {
+		if o.State == KnownStateFixed && failing[knownKey{o.Lane, "", entryKey(o.Entry)}] {
 			continue
 		}
-		o.Of = len(reqs[o])
-		if reqs[o][0] && len(reqs[o]) > 1 {
-			o.Of-- // the case level is not a request when requests were checked too
-		}
-		slices.Sort(o.Hit)
-		o.Entry.State = o.State
-		res = append(res, *o)
+		res = append(res, o.finish())
 	}
 	return res
+}
+
+// finish is the outcome told: how many requests it was checked on (the case level is not a
+// request when requests were checked too), the failed requests in order, and the entry's
+// state set to the outcome's.
+func (o *tallied) finish() KnownOutcome {
+	out := o.KnownOutcome
+	out.Of = len(o.reqs)
+	if o.reqs[0] && len(o.reqs) > 1 {
+		out.Of--
+	}
+	out.Hit = slices.Clone(o.Hit)
+	slices.Sort(out.Hit)
+	out.Entry.State = o.State
+	return out
+}
+
+// appendOnce appends v to s unless s holds it already.
+func appendOnce[T comparable](s []T, v T) []T {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
 }
 
 // entryKey tells known-failures entries apart: by where they are written, else (results of

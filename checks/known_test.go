@@ -78,6 +78,14 @@ func TestApplyKnown(t *testing.T) {
 // TestKnownOutcomes is the scenario of a drift that hits only request 3 of 3 under one entry
 // `audio.*`: the entry is known (hit 1 of 3) and told once, not "fixed" for requests 1–2;
 // "fixed" needs a pass in every request of every partition.
+// outcomeView is what the tests compare of a KnownOutcome.
+type outcomeView struct {
+	State  string
+	Checks []string
+	Hit    []int
+	Of     int
+}
+
 func TestKnownOutcomes(t *testing.T) {
 	audio := func(i int, rmsFails bool) RequestResult {
 		rms := Check{Name: AudioRMSdBDiff, Status: Pass}
@@ -98,34 +106,28 @@ func TestKnownOutcomes(t *testing.T) {
 		}
 		return out
 	}
-	type view struct {
-		State  string
-		Checks []string
-		Hit    []int
-		Of     int
-	}
 	for _, tt := range []struct {
 		name  string
 		parts [][]RequestResult
-		want  []view
+		want  []outcomeView
 		line  string
 	}{
 		{"drift in request 3", [][]RequestResult{{audio(1, false), audio(2, false), audio(3, true)}},
-			[]view{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{3}, 3}},
+			[]outcomeView{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{3}, 3}},
 			"wan (known.yaml:3): known failure, audio.rms_db_diff failed in 1 of 3 requests"},
 		{"passes everywhere", [][]RequestResult{{audio(1, false), audio(2, false), audio(3, false)}},
-			[]view{{KnownStateFixed, []string{AudioSpectralSimilarity, AudioRMSdBDiff}, nil, 3}},
+			[]outcomeView{{KnownStateFixed, []string{AudioSpectralSimilarity, AudioRMSdBDiff}, nil, 3}},
 			"wan (known.yaml:3): audio.spectral_similarity and audio.rms_db_diff passed in every request the entry covers (3): fixed, remove it from the list"},
 		// The same case in two partitions (results of two runs): a failure in either keeps it known.
 		{"fails in the other partition", [][]RequestResult{{audio(1, false)}, {audio(2, true)}},
-			[]view{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{2}, 2}},
+			[]outcomeView{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{2}, 2}},
 			"wan (known.yaml:3): known failure, audio.rms_db_diff failed in 1 of 2 requests"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			os := KnownOutcomes(run(tt.parts...)...)
-			var got []view
+			var got []outcomeView
 			for _, o := range os {
-				got = append(got, view{o.State, o.Checks, o.Hit, o.Of})
+				got = append(got, outcomeView{o.State, o.Checks, o.Hit, o.Of})
 				if o.Entry.State != o.State || o.Entry.Entry != "known.yaml:3" || o.Lane != "base" || o.Case != "wan" {
 					t.Errorf("outcome %+v", o)
 				}
@@ -158,5 +160,50 @@ func TestKnownOutcomes(t *testing.T) {
 	ApplyKnown(&r, entries, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	if o := KnownOutcomes(r); len(o) != 1 || o[0].State != KnownStateExpired || len(o[0].Hit) != 2 {
 		t.Errorf("expired: %+v", o)
+	}
+}
+
+// TestKnownOutcomesOfAndState: the case level counts as a request only when no request was
+// checked, an expired entry outranks a known one met before it, and a failure forgets the
+// names of the checks that passed before it.
+func TestKnownOutcomesOfAndState(t *testing.T) {
+	marked := func(name string, st Status, state string) Check {
+		return Check{Name: name, Status: st, Known: &KnownFailure{Reason: "r", Entry: "known.yaml:1", State: state}}
+	}
+	for _, tt := range []struct {
+		name string
+		c    CaseResult
+		want outcomeView
+	}{
+		{"case level alone counts as one",
+			CaseResult{ID: "a", Checks: []Check{marked(MemoryLoadPeak, Known, KnownStateKnown)}},
+			outcomeView{KnownStateKnown, []string{MemoryLoadPeak}, []int{0}, 1}},
+		{"case level beside requests is not a request",
+			CaseResult{ID: "a", Checks: []Check{marked(MemoryLoadPeak, Pass, KnownStateFixed)}, Requests: []RequestResult{
+				{Index: 1, Checks: []Check{marked(PerfE2E, Pass, KnownStateFixed)}},
+				{Index: 2, Checks: []Check{marked(PerfE2E, Pass, KnownStateFixed)}},
+			}},
+			outcomeView{KnownStateFixed, []string{MemoryLoadPeak, PerfE2E}, nil, 2}},
+		{"expired after known, failures sorted, passing names forgotten",
+			CaseResult{ID: "a", Requests: []RequestResult{
+				{Index: 3, Checks: []Check{marked(PerfDenoiseAvg, Pass, KnownStateFixed), marked(PerfE2E, Known, KnownStateKnown)}},
+				{Index: 1, Checks: []Check{marked(PerfE2E, Fail, KnownStateExpired)}},
+				{Index: 2, Checks: []Check{marked(PerfE2E, Known, KnownStateKnown)}},
+			}},
+			outcomeView{KnownStateExpired, []string{PerfE2E}, []int{1, 2, 3}, 3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			os := KnownOutcomes(Result{Lane: "base", Cases: []CaseResult{tt.c}})
+			if len(os) != 1 {
+				t.Fatalf("got %d outcomes, want 1: %+v", len(os), os)
+			}
+			o := os[0]
+			if diff := cmp.Diff(tt.want, outcomeView{o.State, o.Checks, o.Hit, o.Of}); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+			if o.Entry.State != o.State {
+				t.Errorf("entry state %q, want the outcome's %q", o.Entry.State, o.State)
+			}
+		})
 	}
 }

@@ -218,7 +218,7 @@ func TestConfirmationSaysWhatChanged(t *testing.T) {
 		{Case: "c", Index: 2, Of: 2, Status: checks.Fail, Checks: []checks.Check{over(checks.Fail)}},
 	}
 	confirm := []checks.RequestResult{{Case: "c", Index: 1, Of: 2, Confirm: true, Checks: []checks.Check{checks.Passed(checks.PerfE2E, "")}}}
-	targets := checks.ConfirmTargets(reqs, nil)
+	targets := checks.ConfirmTargets(reqs)
 	for _, tt := range []struct {
 		onUnconfirmed string
 		want          Revision

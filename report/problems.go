@@ -79,80 +79,104 @@ func problems(lanes []checks.Result) []*problem {
 // caseProblems are the problems of one case, in the order first met. When the case's server
 // crashed or did not start, what that made impossible folds into the crash's line: the checks
 // without a value on the crashed request and after (a memory peak never sampled, a perf
-// record never written), and the requests after it that were never sent. A check with a
-// value is a measurement and keeps its own line; a cancelled request too (a cancel is a cause
-// of its own).
+// record never written), and the requests after it that were never sent. When a request hung
+// (hungAt), the requests the stopped server kept from being sent fold into its line the same
+// way. A check with a value is a measurement and keeps its own line; a cancelled request too
+// (a cancel is a cause of its own).
 func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
-	var out []*problem
-	crashed := crashedAt(c)
-	var crash *problem
-	var impossible []missing
-	index := map[string]*problem{}
-	add := func(req int, ck *checks.Check) {
-		if !failed(ck.Status) || ck.Status == checks.Known {
-			return
-		}
-		k := checks.KindOf(ck.Name)
-		if ck.Value == nil && k.Group != checks.GroupServer && crashed >= 0 && (crashed == 0 || req >= crashed) {
-			impossible = append(impossible, missing{req, ck})
-			return
-		}
-		key := string(k.Group)
-		if ck.Value == nil {
-			key += "\x00" + cause(ck)
-		}
-		p := index[key]
-		if p == nil {
-			p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), top: ck, result: l}
-			index[key] = p
-			out = append(out, p)
-		} else if tells(ck, p.top) {
-			p.others = append(p.others, p.top)
-			p.top = ck
-		} else {
-			p.others = append(p.others, ck)
-		}
-		if crash == nil && serverDown(ck) {
-			crash = p
-		}
-		if !slices.Contains(p.reqs, req) {
-			p.reqs = append(p.reqs, req)
-		}
+	g := caseGather{l: l, c: c, crashed: crashedAt(c), index: map[string]*problem{}}
+	g.halted = g.crashed
+	if g.halted < 0 {
+		g.halted = hungAt(c)
 	}
 	for i := range c.Checks {
-		add(0, &c.Checks[i])
+		g.add(0, &c.Checks[i])
 	}
 	var unsent []int
 	for ri := range c.Requests {
 		rr := &c.Requests[ri]
 		for i := range rr.Checks {
-			add(rr.Index, &rr.Checks[i])
+			g.add(rr.Index, &rr.Checks[i])
 		}
-		if rr.Status == checks.Skip && crashed >= 0 && rr.Index > crashed {
+		if rr.Status == checks.Skip && g.halted >= 0 && rr.Index > g.halted {
 			unsent = append(unsent, rr.Index)
 			continue
 		}
-		if rr.Status == checks.Skip || (rr.Status == checks.Cancelled && !slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool { return failed(ck.Status) })) {
-			why := string(rr.Status) + because(rr.Checks)
-			p := index["\x00not run\x00"+why]
-			if p == nil {
-				p = &problem{lane: l.Lane, caseID: c.ID, of: len(c.Requests), notRun: why}
-				index["\x00not run\x00"+why] = p
-				out = append(out, p)
-			}
-			p.reqs = append(p.reqs, rr.Index)
-		}
+		g.notRun(rr)
 	}
-	if crash != nil {
-		crash.impossible, crash.unsent = impossible, unsent
+	if g.halter != nil {
+		g.halter.impossible, g.halter.unsent = g.impossible, unsent
 	}
 	for _, e := range c.Errors {
-		out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "could not be checked: " + e})
+		g.out = append(g.out, &problem{lane: l.Lane, caseID: c.ID, notRun: "could not be checked: " + e})
 	}
 	if len(c.Requests) == 0 && len(c.Checks) == 0 && len(c.Errors) == 0 {
-		out = append(out, &problem{lane: l.Lane, caseID: c.ID, notRun: "no requests ran"})
+		g.out = append(g.out, &problem{lane: l.Lane, caseID: c.ID, notRun: "no requests ran"})
 	}
-	return out
+	return g.out
+}
+
+// caseGather is caseProblems under way on case c of lane l.
+type caseGather struct {
+	l       *checks.Result
+	c       *checks.CaseResult
+	crashed int // crashedAt
+	halted  int // where the case stopped: crashed, else hungAt
+	out     []*problem
+	index   map[string]*problem // the problems by cause
+	halter  *problem            // the line of what stopped the case: the crash, else the hang
+	// impossible are the checks the crash made impossible, for the crash's line.
+	impossible []missing
+}
+
+// add counts check ck of request req (0: the case) into its problem, unless it passed, is
+// known, or is a consequence of the crash.
+func (g *caseGather) add(req int, ck *checks.Check) {
+	if !failed(ck.Status) || ck.Status == checks.Known {
+		return
+	}
+	k := checks.KindOf(ck.Name)
+	if ck.Value == nil && k.Group != checks.GroupServer && g.crashed >= 0 && (g.crashed == 0 || req >= g.crashed) {
+		g.impossible = append(g.impossible, missing{req, ck})
+		return
+	}
+	key := string(k.Group)
+	if ck.Value == nil {
+		key += "\x00" + cause(ck)
+	}
+	p := g.index[key]
+	if p == nil {
+		p = &problem{lane: g.l.Lane, caseID: g.c.ID, of: len(g.c.Requests), top: ck, result: g.l}
+		g.index[key] = p
+		g.out = append(g.out, p)
+	} else if tells(ck, p.top) {
+		p.others = append(p.others, p.top)
+		p.top = ck
+	} else {
+		p.others = append(p.others, ck)
+	}
+	if g.halter == nil && (serverDown(ck) || (g.crashed < 0 && req == g.halted && ck.Value == nil)) {
+		g.halter = p
+	}
+	if !slices.Contains(p.reqs, req) {
+		p.reqs = append(p.reqs, req)
+	}
+}
+
+// notRun counts a request that was skipped, or cancelled before any of its checks failed,
+// into the line of why it did not run.
+func (g *caseGather) notRun(rr *checks.RequestResult) {
+	if rr.Status != checks.Skip && (rr.Status != checks.Cancelled || slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool { return failed(ck.Status) })) {
+		return
+	}
+	why := string(rr.Status) + because(rr.Checks)
+	p := g.index["\x00not run\x00"+why]
+	if p == nil {
+		p = &problem{lane: g.l.Lane, caseID: g.c.ID, of: len(g.c.Requests), notRun: why}
+		g.index["\x00not run\x00"+why] = p
+		g.out = append(g.out, p)
+	}
+	p.reqs = append(p.reqs, rr.Index)
 }
 
 // serverDown is a server check that failed without a value: a crash or a failed start (a
@@ -177,6 +201,38 @@ func crashedAt(c *checks.CaseResult) int {
 		}
 	}
 	return -1
+}
+
+// hungAt is the request that stopped a case whose server did not go down: the runner stops
+// sending once a request halts it (runner/run.go, the halted reason; a hung request's
+// output.present fails without a value, runner/request.go measure) and records each request
+// after it as not sent (runner/run.go notSent: skipped, with a skipped server.alive as its only
+// check). It is the last request sent before the first of those with a failed check without a
+// value (with concurrency, others may have finished after it), or -1 when no request was kept
+// from being sent, or a skipped or cancelled request comes first.
+func hungAt(c *checks.CaseResult) int {
+	first := slices.IndexFunc(c.Requests, notSentRequest)
+	if first < 0 {
+		return -1
+	}
+	for i := first - 1; i >= 0; i-- {
+		rr := &c.Requests[i]
+		if rr.Status == checks.Skip || rr.Status == checks.Cancelled {
+			return -1 // a skip (an AMD video timeout) or a cancel stopped it: not a failure's line
+		}
+		if slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool {
+			return (ck.Status == checks.Fail || ck.Status == checks.Error) && ck.Value == nil
+		}) {
+			return rr.Index
+		}
+	}
+	return -1
+}
+
+// notSentRequest is a request the runner never sent (runner/run.go notSent).
+func notSentRequest(rr checks.RequestResult) bool {
+	return rr.Status == checks.Skip && len(rr.Checks) == 1 &&
+		rr.Checks[0].Name == checks.ServerAlive && rr.Checks[0].Status == checks.Skip
 }
 
 func (p *problem) severity() int {
@@ -348,37 +404,60 @@ func (p *problem) also() string {
 // the line does not name, under the stage when it failed too: "under Denoising stage: 7 step
 // metrics, up to 2.29× the limit". Nine slow step figures are one slow stage, told once.
 func (p *problem) folded() string {
-	var titles []string
-	var worst *checks.Check
+	f := foldDerived(p.top, p.others)
 	stage := ""
-	for _, ck := range append([]*checks.Check{p.top}, p.others...) {
-		if stage == "" && checks.DenoisingStageCheck(ck.Name) {
-			stage = title(ck)
+	if f.stage != nil {
+		stage = escape(title(f.stage))
+	}
+	return f.text(stage)
+}
+
+// stepFold is what the failing checks derived from the denoising stage's steps come to, beside
+// the check (top) that tells them: they are counted, not named.
+type stepFold struct {
+	top    *checks.Check
+	titles []string      // the derived checks, each title once, but top's
+	worst  *checks.Check // the one furthest past its limit
+	stage  *checks.Check // the denoising stage's own check among them, if it failed too
+}
+
+// foldDerived folds the derived checks of top and others (one cause's failing checks).
+func foldDerived(top *checks.Check, others []*checks.Check) stepFold {
+	f := stepFold{top: top}
+	for _, ck := range append([]*checks.Check{top}, others...) {
+		if f.stage == nil && checks.DenoisingStageCheck(ck.Name) {
+			f.stage = ck
 		}
 		t := title(ck)
-		if !derived(ck) || t == title(p.top) {
+		if !derived(ck) || t == title(top) {
 			continue
 		}
-		if !slices.Contains(titles, t) {
-			titles = append(titles, t)
+		if !slices.Contains(f.titles, t) {
+			f.titles = append(f.titles, t)
 		}
-		if worst == nil || worse(ck, worst) {
-			worst = ck
+		if f.worst == nil || worse(ck, f.worst) {
+			f.worst = ck
 		}
 	}
-	if len(titles) == 0 {
+	return f
+}
+
+// text tells the fold in a few words, the stage named stage: "under Denoising stage: 7 step
+// metrics, up to 2.29× the limit"; "" when nothing was folded.
+func (f stepFold) text(stage string) string {
+	if len(f.titles) == 0 {
 		return ""
 	}
 	var s string
 	switch {
-	case derived(p.top):
-		s = plural(len(titles), "more denoise-step metric")
-	case stage != "":
-		s = "under " + escape(stage) + ": " + plural(len(titles), "step metric")
+	case derived(f.top):
+		s = plural(len(f.titles), "more denoise-step metric")
+	case f.stage != nil:
+		s = "under " + stage + ": " + plural(len(f.titles), "step metric")
 	default:
-		s = plural(len(titles), "denoise-step metric")
+		s = plural(len(f.titles), "denoise-step metric")
 	}
-	if r := ratio(worst); r != "" {
+	if r := ratio(f.worst); r != "" {
 		s += ", up to " + r
 	}
 	return s

@@ -58,18 +58,11 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 		return checks.RequestResult{Index: i, Of: of, Status: checks.Skip,
 			Checks: []checks.Check{checks.Skipped(checks.ServerAlive, fmt.Sprintf("not sent: the server died during request %d/%d", i-1, of))}}
 	}
-	req := func(i, of int, st checks.Status, cs ...checks.Check) checks.RequestResult {
-		return checks.RequestResult{Index: i, Of: of, Status: st, Checks: cs}
-	}
-	tests := []struct {
-		name string
-		c    checks.CaseResult
-		want []string
-	}{{
+	testCaseProblems(t, []caseProblemsTest{{
 		name: "crash during request 2 of 4",
 		c: checks.CaseResult{ID: "t2i", Requests: []checks.RequestResult{
-			req(1, 4, checks.Pass, checks.Passed(checks.ServerAlive, "")),
-			req(2, 4, checks.Fail, crash(), noPeak("server_reserved"), noPeak("server_allocated"), noRecord),
+			reqWith(1, 4, checks.Pass, checks.Passed(checks.ServerAlive, "")),
+			reqWith(2, 4, checks.Fail, crash(), noPeak("server_reserved"), noPeak("server_allocated"), noRecord),
 			unsent(3, 4), unsent(4, 4),
 		}},
 		want: []string{"❌ `t2i` request 2/4 · **server** — server crashed, exit 139, and made runtime peak (server_reserved), " +
@@ -87,7 +80,7 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 			{Name: checks.ServerAlive, Status: checks.Error, Cause: "server failed to start, exit 1"},
 			{Name: checks.MemoryLoadPeak, Status: checks.Fail},
 		}, Requests: []checks.RequestResult{
-			req(1, 2, checks.Fail, noPeak("server_reserved"), noPeak("server_allocated"), noPeak("nvml_process"), noRecord),
+			reqWith(1, 2, checks.Fail, noPeak("server_reserved"), noPeak("server_allocated"), noPeak("nvml_process"), noRecord),
 			unsent(2, 2),
 		}},
 		want: []string{"⛔ `hy` case · **server** — server failed to start, exit 1, and made load peak impossible for the case, " +
@@ -95,8 +88,8 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 	}, {
 		name: "a measured failure and a missing value before the crash keep their lines",
 		c: checks.CaseResult{ID: "flux", Requests: []checks.RequestResult{
-			req(1, 2, checks.Fail, checks.Passed(checks.ServerAlive, ""), noPeak("server_reserved")),
-			req(2, 2, checks.Fail, val(checks.PerfE2E, checks.Fail, 81200, 66000, "ms"), crash(), noPeak("server_reserved")),
+			reqWith(1, 2, checks.Fail, checks.Passed(checks.ServerAlive, ""), noPeak("server_reserved")),
+			reqWith(2, 2, checks.Fail, val(checks.PerfE2E, checks.Fail, 81200, 66000, "ms"), crash(), noPeak("server_reserved")),
 		}},
 		want: []string{
 			"❌ `flux` request 1/2 · **runtime peak (server_reserved)** — memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailab…",
@@ -106,20 +99,35 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 	}, {
 		name: "a cancelled request after the crash is a cause of its own",
 		c: checks.CaseResult{ID: "sd3", Requests: []checks.RequestResult{
-			req(1, 2, checks.Fail, crash()),
-			req(2, 2, checks.Cancelled, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: "run cancelled"}),
+			reqWith(1, 2, checks.Fail, crash()),
+			reqWith(2, 2, checks.Cancelled, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: "run cancelled"}),
 		}},
 		want: []string{
 			"❌ `sd3` request 1/2 · **server** — server crashed, exit 139",
 			"🚫 `sd3` request 2/2 · **server** — run cancelled",
 		},
-	}}
+	}})
+}
+
+// reqWith is request i of of with status st and checks cs.
+func reqWith(i, of int, st checks.Status, cs ...checks.Check) checks.RequestResult {
+	return checks.RequestResult{Index: i, Of: of, Status: st, Checks: cs}
+}
+
+// caseProblemsTest is one case and the Problems lines it must give, failed, alone in a lane.
+type caseProblemsTest struct {
+	name string
+	c    checks.CaseResult
+	want []string
+}
+
+func testCaseProblems(t *testing.T, tests []caseProblemsTest) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.c.Status = checks.Fail
-			l := checks.Result{Lane: "base", Cases: []checks.CaseResult{tt.c}}
 			var got []string
-			for _, p := range problems([]checks.Result{l}) {
+			for _, p := range problems([]checks.Result{{Lane: "base", Cases: []checks.CaseResult{tt.c}}}) {
 				got = append(got, p.line(false, ""))
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -127,6 +135,66 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHangConsequencesFoldIntoTheHangLine: the requests a hung request kept from being sent
+// (the runner stops the server and records them not sent) are told in the hang's line, found
+// by the shape the runner records, not by its words; a skip (an AMD video timeout) or a cancel
+// before them, or no failure at all, leaves them a line of their own.
+func TestHangConsequencesFoldIntoTheHangLine(t *testing.T) {
+	hung := func() checks.Check {
+		ck := checks.Failed(checks.OutputPresent, "no complete output within the request timeout of 10m0s (server alive but not answering)")
+		ck.Cause = "request hung: no output within 10m0s"
+		return ck
+	}
+	alive := checks.Passed(checks.ServerAlive, "")
+	unsent := func(i, of int, why string) checks.RequestResult {
+		return checks.RequestResult{Index: i, Of: of, Status: checks.Skip, Checks: []checks.Check{checks.Skipped(checks.ServerAlive, why)}}
+	}
+	testCaseProblems(t, []caseProblemsTest{{
+		name: "hang during request 2 of 4",
+		c: checks.CaseResult{ID: "t2v", Requests: []checks.RequestResult{
+			reqWith(1, 4, checks.Pass, alive),
+			reqWith(2, 4, checks.Fail, alive, hung()),
+			unsent(3, 4, "not sent: the server was stopped after request 2/4 hung"),
+			unsent(4, 4, "not sent: the server was stopped after request 2/4 hung"),
+		}},
+		want: []string{"❌ `t2v` request 2/4 · **output** — request hung: no output within 10m0s; requests 3, 4 of 4 not sent"},
+	}, {
+		name: "the words of the not-sent requests do not decide",
+		c: checks.CaseResult{ID: "t2v", Requests: []checks.RequestResult{
+			reqWith(1, 2, checks.Fail, alive, hung()),
+			unsent(2, 2, "some other wording"),
+		}},
+		want: []string{"❌ `t2v` request 1/2 · **output** — request hung: no output within 10m0s; request 2/2 not sent"},
+	}, {
+		name: "with concurrency, a request that finished after the hang is passed over",
+		c: checks.CaseResult{ID: "t2v", Requests: []checks.RequestResult{
+			reqWith(1, 3, checks.Fail, alive, hung()),
+			reqWith(2, 3, checks.Pass, alive),
+			unsent(3, 3, "not sent: the server was stopped after request 1/3 hung"),
+		}},
+		want: []string{"❌ `t2v` request 1/3 · **output** — request hung: no output within 10m0s; request 3/3 not sent"},
+	}, {
+		name: "a skipped request before them keeps them apart",
+		c: checks.CaseResult{ID: "wan", Requests: []checks.RequestResult{
+			reqWith(1, 3, checks.Fail, alive, hung()),
+			reqWith(2, 3, checks.Skip, alive, checks.Skipped(checks.OutputPresent, "video job timed out on AMD")),
+			unsent(3, 3, "not sent: video job timed out on AMD"),
+		}},
+		want: []string{
+			"❌ `wan` request 1/3 · **output** — request hung: no output within 10m0s",
+			"⏭️ `wan` request 2/3 — skip: video job timed out on AMD",
+			"⏭️ `wan` request 3/3 — skip: not sent: video job timed out on AMD",
+		},
+	}, {
+		name: "not-sent requests after passing ones keep their line",
+		c: checks.CaseResult{ID: "sd3", Requests: []checks.RequestResult{
+			reqWith(1, 2, checks.Pass, alive),
+			unsent(2, 2, "not sent: the server was stopped"),
+		}},
+		want: []string{"⏭️ `sd3` request 2/2 — skip: not sent: the server was stopped"},
+	}})
 }
 
 func TestRequests(t *testing.T) {

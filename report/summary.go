@@ -51,46 +51,8 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 					warns = append(warns, flakyAnnotation(where, c.ID, rr))
 				}
 			}
-			if !bad(c.Status) {
-				continue
-			}
-			var caseProblems []string
-			for _, ck := range c.Checks {
-				if s := checkLine(ck); s != "" {
-					caseProblems = append(caseProblems, firstLine(s))
-				}
-			}
-			for _, e := range c.Errors {
-				caseProblems = append(caseProblems, firstLine(e))
-			}
-			if len(caseProblems) == 0 && len(c.Requests) == 0 {
-				caseProblems = append(caseProblems, "no requests ran")
-			}
-			if len(caseProblems) > 0 {
-				all = append(all, Annotation{
-					Title:   "diffusion-check: " + where + " " + string(c.Status),
-					Message: strings.Join(caseProblems, "; "),
-					Case:    c.ID,
-				})
-			}
-			for _, rr := range c.Requests {
-				if !bad(rr.Status) {
-					continue
-				}
-				var ps []string
-				for _, ck := range rr.Checks {
-					if s := checkLine(ck); s != "" && ck.Status != checks.Known {
-						ps = append(ps, firstLine(s))
-					}
-				}
-				if len(ps) == 0 {
-					ps = append(ps, string(rr.Status)+because(rr.Checks))
-				}
-				all = append(all, Annotation{
-					Title:   fmt.Sprintf("diffusion-check: %s request %d/%d %s", where, rr.Index, rr.Of, rr.Status),
-					Message: strings.Join(ps, "; "),
-					Case:    c.ID,
-				})
+			if bad(c.Status) {
+				all = append(all, caseAnnotations(where, c)...)
 			}
 		}
 		for _, e := range l.Errors {
@@ -100,16 +62,92 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 	return all, warns
 }
 
-// flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
-// the confirmation requests found).
-func flakyAnnotation(where, caseID string, rr checks.RequestResult) Annotation {
-	var ps []string
-	for _, ck := range rr.Checks {
-		if ck.Status != checks.Flaky {
+// caseAnnotations are the errors of a case that did not pass (where names it): one for its
+// case-level problems, if any, then one per request that did not pass.
+func caseAnnotations(where string, c checks.CaseResult) []Annotation {
+	var all []Annotation
+	var caseProblems []string
+	for _, ck := range c.Checks {
+		if s := checkLine(ck); s != "" {
+			caseProblems = append(caseProblems, firstLine(s))
+		}
+	}
+	for _, e := range c.Errors {
+		caseProblems = append(caseProblems, firstLine(e))
+	}
+	if len(caseProblems) == 0 && len(c.Requests) == 0 {
+		caseProblems = append(caseProblems, "no requests ran")
+	}
+	if len(caseProblems) > 0 {
+		all = append(all, Annotation{
+			Title:   "diffusion-check: " + where + " " + string(c.Status),
+			Message: strings.Join(caseProblems, "; "),
+			Case:    c.ID,
+		})
+	}
+	for _, rr := range c.Requests {
+		if !bad(rr.Status) {
 			continue
 		}
-		ps = append(ps, firstLine(checkLine(ck)))
+		ps := requestProblems(rr, func(ck checks.Check) bool { return checkLine(ck) != "" && ck.Status != checks.Known })
+		if len(ps) == 0 {
+			ps = append(ps, string(rr.Status)+because(rr.Checks))
+		}
+		all = append(all, Annotation{
+			Title:   fmt.Sprintf("diffusion-check: %s request %d/%d %s", where, rr.Index, rr.Of, rr.Status),
+			Message: strings.Join(ps, "; "),
+			Case:    c.ID,
+		})
 	}
+	return all
+}
+
+// requestProblems are the lines of a request's annotation: each of its checks that tell
+// reports (checkLine), but the figures derived from the denoising stage's steps, which are
+// counted after the check that tells them, as in the comment's Problems (foldDerived):
+// "perf.stage.DenoisingStage = …; under perf.stage.DenoisingStage: 7 step metrics, up to
+// 2.29× the limit". A slow stage is one cause, and one line.
+func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []string {
+	var top *checks.Check
+	var failing []*checks.Check
+	for i := range rr.Checks {
+		ck := &rr.Checks[i]
+		if !tell(*ck) {
+			continue
+		}
+		failing = append(failing, ck)
+		if top == nil || tells(ck, top) {
+			top = ck
+		}
+	}
+	if top == nil {
+		return nil
+	}
+	var ps []string
+	var rest []*checks.Check
+	for _, ck := range failing {
+		if ck != top {
+			rest = append(rest, ck)
+		}
+		if ck == top || !derived(ck) {
+			ps = append(ps, firstLine(checkLine(*ck)))
+		}
+	}
+	f := foldDerived(top, rest)
+	stage := ""
+	if f.stage != nil {
+		stage = f.stage.Name
+	}
+	if t := f.text(stage); t != "" {
+		ps = append(ps, t)
+	}
+	return ps
+}
+
+// flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
+// the confirmation requests found), the derived step figures folded (requestProblems).
+func flakyAnnotation(where, caseID string, rr checks.RequestResult) Annotation {
+	ps := requestProblems(rr, func(ck checks.Check) bool { return ck.Status == checks.Flaky })
 	return Annotation{
 		Title:   fmt.Sprintf("diffusion-check: %s request %d/%d flaky", where, rr.Index, rr.Of),
 		Message: strings.Join(ps, "; "),

@@ -25,7 +25,7 @@ func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *check
 	if k == 0 {
 		return
 	}
-	targets := checks.ConfirmTargets(cr.Requests, nil)
+	targets := checks.ConfirmTargets(cr.Requests)
 	if len(targets) == 0 {
 		return
 	}

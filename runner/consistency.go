@@ -38,8 +38,16 @@ type consistencyConfig struct {
 // cache returns the decoded ground truth of case id: every request of the case is compared
 // with the same ground truth, decoded by the first comparison and kept for the others.
 func (cc *consistencyConfig) cache(id string) *compare.Cache {
+	if cc == nil {
+		return nil // a run without consistency configuration keeps nothing
+	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
+	return cc.cacheLocked(id)
+}
+
+// cacheLocked is cache with cc.mu held.
+func (cc *consistencyConfig) cacheLocked(id string) *compare.Cache {
 	c := cc.caches[id]
 	if c == nil {
 		c = compare.NewCache(cc.gtMemory)
@@ -244,7 +252,7 @@ func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *checks.Reque
 		pairs, idx = []clip.Pair{{Output: abs(rr.Output.Path), GroundTruth: abs(e.Path)}}, []int{0}
 	default:
 		for k, i := range baselines.KeyFrameIndices(res.Frames) {
-			o, err := r.savedFrame(ctx, nil, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
+			o, err := r.savedFrame(ctx, gt, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
 			if err != nil {
 				return fail(err)
 			}
@@ -332,7 +340,7 @@ func framesAt(ctx context.Context, cache *compare.Cache, e baselines.GTEntry, pa
 	case baselines.GTVideo:
 		gt.RGB, gt.W, gt.H, err = cache.FrameAt(ctx, e.Path, k)
 		if err == nil {
-			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, path, k)
+			out.RGB, out.W, out.H, err = cache.FrameAt(ctx, path, k)
 		}
 	case baselines.GTKeyFrames:
 		slot := 0
@@ -343,7 +351,7 @@ func framesAt(ctx context.Context, cache *compare.Cache, e baselines.GTEntry, pa
 		}
 		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.KeyFrames[slot])
 		if err == nil {
-			out.RGB, out.W, out.H, err = compare.FrameAt(ctx, path, k)
+			out.RGB, out.W, out.H, err = cache.FrameAt(ctx, path, k)
 		}
 	}
 	return gt, out, err
@@ -371,11 +379,11 @@ func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult
 }
 
 // audioOutputProblem checks an output's audio track (as probed: a) as SGLang's
-// validate_audio_output does (test_utils.py): it decodes the track and says why it fails that
-// check (an invalid stream, empty, not finite, silent), "" when it passes. An error means the
-// track could not be decoded.
-func audioOutputProblem(ctx context.Context, path string, a *media.AudioInfo) (string, error) {
-	pcm, err := media.DecodeAudio(ctx, path)
+// validate_audio_output does (test_utils.py): it decodes the track (once: kept in decoded for
+// the audio comparison) and says why it fails that check (an invalid stream, empty, not
+// finite, silent), "" when it passes. An error means the track could not be decoded.
+func audioOutputProblem(ctx context.Context, decoded *compare.Cache, path string, a *media.AudioInfo) (string, error) {
+	pcm, err := decoded.OutputAudio(ctx, path, a.Channels)
 	if err != nil {
 		return "", err
 	}
@@ -411,7 +419,7 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 		}
 		names := baselines.KeyFrameNames(c.ID, c.NumGPUs)
 		for k, i := range baselines.KeyFrameIndices(rr.Output.Frames) {
-			src, err := r.savedFrame(ctx, nil, rr.Output.Path, i, filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
+			src, err := r.savedFrame(ctx, r.cons.cache(c.ID), rr.Output.Path, i, filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
 			if err != nil {
 				return checks.Errored(name, fmt.Sprintf("extract key frame %d: %v", i, err))
 			}
@@ -420,7 +428,7 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 	}
 	if c.Modality == suite.VideoAudio {
 		src := filepath.Join(dir, "ground-truth-audio.wav")
-		if err := writeAudioGT(ctx, rr.Output.Path, src); err != nil {
+		if err := writeAudioGT(ctx, r.cons.cache(c.ID), rr.Output, src); err != nil {
 			return checks.Errored(name, err.Error())
 		}
 		files = append(files, file{baselines.AudioName(c.ID, c.NumGPUs), src})
@@ -451,15 +459,22 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 }
 
 // writeAudioGT writes the audio ground truth of an output as SGLang does: its track decoded
-// by extract_audio_pcm, encoded by encode_audio_gt_wav.
-func writeAudioGT(ctx context.Context, output, dst string) error {
-	pcm, err := media.DecodeAudio(ctx, output)
+// by extract_audio_pcm (the output check's decode, when decoded kept it), encoded by
+// encode_audio_gt_wav.
+func writeAudioGT(ctx context.Context, decoded *compare.Cache, o *checks.Output, dst string) error {
+	var pcm media.PCM
+	var err error
+	if o.Audio != nil {
+		pcm, err = decoded.OutputAudio(ctx, o.Path, o.Audio.Channels)
+	} else {
+		pcm, err = media.DecodeAudio(ctx, o.Path) // says there is none, naming the file
+	}
 	if err != nil {
 		return fmt.Errorf("audio ground truth: %w", err)
 	}
 	b, err := media.EncodeGTWAV(pcm.Samples)
 	if err != nil {
-		return fmt.Errorf("audio ground truth of %s: %w", output, err)
+		return fmt.Errorf("audio ground truth of %s: %w", o.Path, err)
 	}
 	return os.WriteFile(dst, b, 0o644)
 }

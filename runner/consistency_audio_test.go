@@ -46,7 +46,7 @@ func TestOutputValidAudioIsSGLangs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &suite.Case{ID: "av", Modality: tc.modality}
 			var rr checks.RequestResult
-			cs := r.output(t.Context(), c, reply{ID: "x", Ext: "mp4", Files: []mediaFile{{Path: tc.path, Bytes: 1}}}, dir, &rr)
+			cs := r.output(t.Context(), c, reply{ID: "x", Ext: "mp4", Files: []mediaFile{{Path: tc.path, Bytes: 1}}}, dir, &rr, nil)
 			var valid *checks.Check
 			for i := range cs {
 				if cs[i].Name == checks.OutputValid {

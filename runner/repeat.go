@@ -35,7 +35,9 @@ type firstOutput struct {
 	srv      *server       // the server start request 1 ran on
 	// path is request 1's output; "" when it has none to compare with, and why says why.
 	path, why string
-	// cache holds request 1's output decoded by the first comparison, for the next ones.
+	// cache is the case's cache (consistencyConfig.cache): it holds request 1's output as
+	// its output check decoded it, kept until the case ends (keepOutput), and each later
+	// request's until it has been compared, so that no output is decoded twice.
 	cache *compare.Cache
 	// evidence is request 1's ground-truth verdict, for the diagnosis in the pictures.
 	evidence checks.RepeatEvidence
@@ -53,10 +55,21 @@ func (cc *consistencyConfig) first(id string, srv *server) *firstOutput {
 	defer cc.mu.Unlock()
 	f := cc.firsts[id]
 	if f == nil {
-		f = &firstOutput{done: make(chan struct{}), srv: srv, cache: compare.NewCache(cc.gtMemory)}
+		f = &firstOutput{done: make(chan struct{}), srv: srv, cache: cc.cacheLocked(id)}
 		cc.firsts[id] = f
 	}
 	return f
+}
+
+// forgetOutput drops the decoded output of request rr of case c from the case's cache once
+// its checks are made (the output check kept it for them: compare.Cache.Output), except
+// request 1's when later requests are compared with it (repeat): that one is dropped with the
+// case's cache when the case ends (dropCache).
+func (r *run) forgetOutput(c *suite.Case, rr *checks.RequestResult) {
+	if rr.Output == nil || (rr.Index == 1 && c.Repeat > 1 && suite.Enabled(c.Checks.Repeat)) {
+		return
+	}
+	r.cons.cache(c.ID).Forget(rr.Output.Path)
 }
 
 // repeat runs the repeat checks of one request of case c as it finishes on srv (every one of

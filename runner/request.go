@@ -12,6 +12,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
@@ -149,7 +150,15 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	} else {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 	}
-	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, &rr)...)
+	// The output check decodes a video once, for everything: its frame count and shape, and
+	// (kept in the case's cache until the caller's forgetOutput) the frames and audio track
+	// the consistency and repeat checks compare. A confirmation request is not compared:
+	// nothing is kept.
+	var decoded *compare.Cache
+	if !at.confirm {
+		decoded = r.cons.cache(c.ID)
+	}
+	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, &rr, decoded)...)
 	if !at.confirm {
 		rr.Checks = append(rr.Checks, r.consistency(ctx, c, &rr, dir)...)
 	}
@@ -159,8 +168,10 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	return rr, loadPeak, true, halt
 }
 
-// output saves the media and checks that it is there and has the declared shape.
-func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *checks.RequestResult) []checks.Check {
+// output saves the media and checks that it is there and has the declared shape. A video is
+// decoded once (compare.Cache.Output: its frames counted, no ffprobe -count_frames decode), its
+// frames and audio track kept in decoded for the comparisons that follow (nil: not kept).
+func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *checks.RequestResult, decoded *compare.Cache) []checks.Check {
 	var out []checks.Check
 	want := max(c.Request.N, 1)
 	if c.Modality != suite.Image {
@@ -190,7 +201,13 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 	}
 	var problems []string
 	for k, p := range paths {
-		info, err := r.opts.Probe(ctx, p)
+		var info media.Info
+		var err error
+		if c.Modality == suite.Image {
+			info, err = r.opts.Probe(ctx, p)
+		} else {
+			info, err = decoded.Output(ctx, p)
+		}
 		if err != nil {
 			st := checks.Fail
 			if errors.Is(err, exec.ErrNotFound) {
@@ -203,7 +220,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 		}
 		problems = append(problems, shapeProblems(c, info)...)
 		if c.Modality == suite.VideoAudio && info.Audio != nil {
-			problem, err := audioOutputProblem(ctx, p, info.Audio)
+			problem, err := audioOutputProblem(ctx, decoded, p, info.Audio)
 			if err != nil {
 				st := checks.Fail // SGLang's extract_audio_pcm fails the request too
 				if errors.Is(err, exec.ErrNotFound) {

@@ -664,6 +664,7 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 			// output for them (consistency.repeat, runner/repeat.go). Its checks are
 			// measurements like the others, judged below with the rest.
 			m.rr.Checks = append(m.rr.Checks, r.repeat(ctx, c, srv, &m.rr)...)
+			r.forgetOutput(c, &m.rr)
 			mu.Lock()
 			out[i-1] = m.rr
 			if m.halt != "" && halted == "" {

@@ -17,8 +17,9 @@ import (
 // judges them: exit 0 when every output was compared (and is within the thresholds), 1 when
 // one is below a threshold or its shape differs from the ground truth's (size, frame count,
 // image vs video), 2 on usage errors, 3 when a file could not be decoded. Several outputs are
-// compared one after the other with one ground truth, decoded once (kept within
-// --gt-memory-mib); a failed output does not stop the others.
+// compared with one ground truth decoded once: the videos all in one pass, the rest one after
+// the other (the ground truth kept within --gt-memory-mib); a failed output does not stop the
+// others.
 func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("compare", e)
 	asJSON := fs.Bool("json", false, "print the metrics as JSON (with several outputs, an array: one object per output)")
@@ -71,8 +72,11 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	var failed []string
 	var below []error
 	var all []any
+	// The pictures of every output in one pass (the ground truth decoded once, all the videos
+	// at the same time), then each output's audio.
+	pictures, perrs := picturesEach(ctx, cache, gt, outs)
 	for i, out := range outs {
-		res, audio, err := compareOne(ctx, cache, gt, out)
+		res, audio, err := withAudioOf(ctx, cache, gt, out, pictures[i], perrs[i])
 		if err != nil {
 			// Worst first: a file that did not decode (3) over a mismatch (1).
 			worst = max(worst, exitCode(err))
@@ -127,11 +131,31 @@ func gtMemory(mib int64) int64 {
 // audio ground truth (a WAV), the audio alone.
 func compareOne(ctx context.Context, cache *compare.Cache, gt, out string) (compare.Result, *compare.AudioResult, error) {
 	res := compare.Result{Kind: kindAudio}
+	var err error
 	if !compare.IsGTWAV(gt) {
-		var err error
-		if res, err = cache.Files(ctx, gt, out); err != nil {
-			return compare.Result{}, nil, err
-		}
+		res, err = cache.Files(ctx, gt, out)
+	}
+	return withAudioOf(ctx, cache, gt, out, res, err)
+}
+
+// picturesEach compares the pictures of every output with the ground truth at once
+// (compare.Cache.FilesEach); against an audio ground truth there are none to compare.
+func picturesEach(ctx context.Context, cache *compare.Cache, gt string, outs []string) ([]compare.Result, []error) {
+	if !compare.IsGTWAV(gt) {
+		return cache.FilesEach(ctx, gt, outs)
+	}
+	res := make([]compare.Result, len(outs))
+	for i := range res {
+		res[i].Kind = kindAudio
+	}
+	return res, make([]error, len(outs))
+}
+
+// withAudioOf completes the comparison of out's pictures (res, or the error that stopped it)
+// with its audio.
+func withAudioOf(ctx context.Context, cache *compare.Cache, gt, out string, res compare.Result, err error) (compare.Result, *compare.AudioResult, error) {
+	if err != nil {
+		return compare.Result{}, nil, err
 	}
 	audio, err := compareAudio(ctx, cache, gt, out, res)
 	if err != nil {

@@ -91,7 +91,11 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 			}
 		})
 	}
-	o, oerr = media.DecodeAudio(ctx, out)
+	if kept := c.keptAudio(out); kept != nil {
+		o = *kept // OutputAudio decoded it
+	} else {
+		o, oerr = media.DecodeAudio(ctx, out)
+	}
 	wg.Wait()
 	if errors.Is(gerr, media.ErrNoAudio) {
 		c.setAudio(e, gtAudio{known: true})

@@ -2,7 +2,9 @@ package compare
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
@@ -212,8 +214,27 @@ func (k *keeper) add(raw []byte) {
 	k.bytes += int64(len(raw))
 }
 
+// keeping reports whether k still keeps what it is given.
+func (k *keeper) keeping() bool { return k != nil && !k.over }
+
+// take keeps raw itself (the caller gives it up), within the cap; past the cap it gives up.
+func (k *keeper) take(raw []byte) {
+	if !k.keeping() {
+		return
+	}
+	if !k.c.reserve(int64(len(raw))) {
+		k.giveUp()
+		return
+	}
+	k.frames = append(k.frames, raw)
+	k.bytes += int64(len(raw))
+}
+
 // giveUp frees what was kept and keeps nothing more.
 func (k *keeper) giveUp() {
+	if k == nil {
+		return
+	}
 	k.c.unreserve(k.bytes)
 	k.frames, k.bytes, k.over = nil, 0, true
 }
@@ -239,4 +260,136 @@ func (c *Cache) FrameAt(ctx context.Context, video string, index int) (rgb []byt
 		}
 	}
 	return FrameAt(ctx, video, index)
+}
+
+// Output decodes the video out once, counting its frames, and returns what it holds as
+// media.Probe says it, the frame count being the frames that decode (so no -count_frames
+// decode is needed). Its frames are kept, within the cache's cap, for the comparisons of out
+// that follow (Videos, KeyFrames, FrameAt), which read them instead of decoding out again;
+// Forget drops them. A nil cache keeps nothing: the decode only counts. A file that does not
+// decode, or holds fewer frames than its container lists, is an error naming it.
+func (c *Cache) Output(ctx context.Context, out string) (media.Info, error) {
+	r, err := media.OpenFrames(ctx, out)
+	if err != nil {
+		return media.Info{}, err
+	}
+	defer r.Close()
+	form, err := r.Format()
+	if err != nil {
+		return media.Info{}, err
+	}
+	var k *keeper
+	var e *entry
+	if c != nil {
+		if e, err = c.acquire(ctx, out); err != nil {
+			return media.Info{}, err
+		}
+		defer e.release()
+		k = &keeper{c: c}
+		if n := int64(r.Listed()); n > 0 && !c.fits(n*int64(form.Size())) {
+			k.over = true
+		}
+	}
+	buf := make([]byte, form.Size())
+	for {
+		if k.keeping() {
+			buf = make([]byte, form.Size()) // kept as it is: no copy
+		}
+		if err := r.NextRaw(buf); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			k.giveUp()
+			return media.Info{}, err
+		}
+		k.take(buf)
+	}
+	if k.keeping() {
+		w, h := r.Size()
+		c.set(e, &keptVideo{form: form, w: w, h: h, frames: k.frames}, nil, false)
+	}
+	return r.Info(), nil
+}
+
+// OutputAudio decodes the audio track of out once (media.DecodeAudioTrack; channels is its
+// channel count, from Output's Info) and keeps it, within the cache's cap, for the Audio
+// comparison of out that follows (and a later OutputAudio of out); Forget drops it.
+func (c *Cache) OutputAudio(ctx context.Context, out string, channels int) (media.PCM, error) {
+	if kept := c.keptAudio(out); kept != nil {
+		return *kept, nil
+	}
+	pcm, err := media.DecodeAudioTrack(ctx, out, channels)
+	if err != nil || c == nil {
+		return pcm, err
+	}
+	e, err := c.acquire(ctx, out)
+	if err != nil {
+		return media.PCM{}, err
+	}
+	defer e.release()
+	if a := c.audioState(e); a.pcm == nil && c.reserve(4*int64(len(pcm.Samples))) {
+		c.setAudio(e, gtAudio{known: true, rate: pcm.SampleRate, pcm: &pcm})
+	}
+	return pcm, nil
+}
+
+// Forget drops what the cache holds of path (an output once compared), freeing its share of
+// the cap. It waits for a decode of path in progress.
+func (c *Cache) Forget(path string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	e := c.files[path]
+	c.mu.Unlock()
+	if e == nil {
+		return
+	}
+	e.lock <- struct{}{}
+	defer e.release()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	if e.video != nil {
+		for _, f := range e.video.frames {
+			n += int64(len(f))
+		}
+	}
+	if e.image != nil {
+		n += int64(len(e.image.rgb))
+	}
+	if e.audio.pcm != nil {
+		n += 4 * int64(len(e.audio.pcm.Samples))
+	}
+	c.used -= n
+	e.video, e.image, e.audio = nil, nil, gtAudio{}
+	if c.files[path] == e {
+		delete(c.files, path)
+	}
+}
+
+// keptVideo returns the frames kept of path, nil when none are.
+func (c *Cache) keptVideo(path string) *keptVideo {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.files[path]; e != nil {
+		return e.video
+	}
+	return nil
+}
+
+// keptAudio returns the audio track kept of path, nil when none is.
+func (c *Cache) keptAudio(path string) *media.PCM {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.files[path]; e != nil {
+		return e.audio.pcm
+	}
+	return nil
 }

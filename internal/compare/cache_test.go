@@ -277,27 +277,37 @@ func cpuNanos() (self, children int64) {
 	return s.Utime.Nano() + s.Stime.Nano(), c.Utime.Nano() + c.Stime.Nano()
 }
 
+// benchVideos makes bench/compare.sh's videos (deterministic: fixed sources, seeds and x264
+// settings): a 97-frame 1280×720 H.264 ground truth of ffmpeg's testsrc2 and n outputs, each
+// the same with a slight brightness/contrast change and light temporal noise of its own seed.
+func benchVideos(b *testing.B, n int) (gt string, outs []string) {
+	b.Helper()
+	mediatest.NeedFFmpeg(b)
+	dir := b.TempDir()
+	q := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}
+	enc := []string{"-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p"}
+	run := func(args ...string) {
+		if out, err := exec.CommandContext(b.Context(), "ffmpeg", append(q, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("ffmpeg %v: %v\n%s", args, err, out)
+		}
+	}
+	gt = filepath.Join(dir, "gt.mp4")
+	run(slices.Concat([]string{"-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=24", "-frames:v", "97"}, enc, []string{gt})...)
+	for k := range n {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.mp4", k+1))
+		run(slices.Concat([]string{"-i", gt, "-vf", fmt.Sprintf("eq=brightness=0.0%d:contrast=1.0%d,noise=alls=3:allf=t:all_seed=%d", k+2, k+3, k+1)}, enc, []string{out})...)
+		outs = append(outs, out)
+	}
+	return gt, outs
+}
+
 // BenchmarkTwoRequests times the video comparisons of a case of two requests, each output
 // compared with the same 97-frame 1280×720 H.264 ground truth (bench/compare.sh's videos):
 // decode-each decodes the ground truth for each request (as the runner did before Cache),
 // gt-once through a Cache, as the runner does now. cpu-ns/op counts ffmpeg's and ffprobe's
 // CPU too; ffmpeg-cpu-ns/op is theirs alone.
 func BenchmarkTwoRequests(b *testing.B) {
-	mediatest.NeedFFmpeg(b)
-	dir := b.TempDir()
-	q := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}
-	enc := []string{"-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p"}
-	gt := filepath.Join(dir, "gt.mp4")
-	outs := []string{filepath.Join(dir, "out1.mp4"), filepath.Join(dir, "out2.mp4")}
-	run := func(args ...string) {
-		if out, err := exec.CommandContext(b.Context(), "ffmpeg", append(q, args...)...).CombinedOutput(); err != nil {
-			b.Fatalf("ffmpeg %v: %v\n%s", args, err, out)
-		}
-	}
-	run(slices.Concat([]string{"-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=24", "-frames:v", "97"}, enc, []string{gt})...)
-	for k, out := range outs {
-		run(slices.Concat([]string{"-i", gt, "-vf", fmt.Sprintf("eq=brightness=0.0%d:contrast=1.0%d,noise=alls=3:allf=t:all_seed=%d", k+2, k+3, k+1)}, enc, []string{out})...)
-	}
+	gt, outs := benchVideos(b, 2)
 	for _, mode := range []struct {
 		name  string
 		cache func() *Cache

@@ -136,8 +136,10 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 // decode only their output.
 func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	if c == nil {
-		return videos(ctx, gt, out, nil, nil)
+		return videos(ctx, gt, out, nil, nil, nil)
 	}
+	// The output's frames, when Output kept them.
+	ko := c.keptVideo(out)
 	e, err := c.acquire(ctx, gt)
 	if err != nil {
 		return Result{}, err
@@ -145,11 +147,11 @@ func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	v, _, stream := c.state(e)
 	if v != nil || stream {
 		e.release()
-		return videos(ctx, gt, out, v, nil)
+		return videos(ctx, gt, out, v, nil, ko)
 	}
 	defer e.release()
 	k := &keeper{c: c}
-	res, err := videos(ctx, gt, out, nil, k)
+	res, err := videos(ctx, gt, out, nil, k, ko)
 	if k.audioKnown && !c.audioState(e).known {
 		c.setAudio(e, gtAudio{known: true, rate: k.audioRate})
 	}
@@ -165,127 +167,265 @@ func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	return res, err
 }
 
+// VideosEach compares each of outs with gt as Videos does (result k and error k are those of
+// Videos(ctx, gt, outs[k])), but in one pass: gt is decoded once for all of them, every file
+// at the same time, and each ground-truth frame converted once for every output. A failed or
+// mismatched output does not stop the others.
+func VideosEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
+	return (*Cache)(nil).VideosEach(ctx, gt, outs)
+}
+
+// VideosEach is VideosEach reading what the cache holds: gt's frames when kept (else gt is
+// decoded, once, and not kept: it is needed only during the pass) and the outputs' frames kept
+// by Output. What gt's decode says of its audio track is remembered, for Audio.
+func (c *Cache) VideosEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
+	keptOuts := make([]*keptVideo, len(outs))
+	for k, out := range outs {
+		keptOuts[k] = c.keptVideo(out)
+	}
+	if c == nil {
+		return videosEach(ctx, gt, outs, nil, nil, keptOuts)
+	}
+	e, err := c.acquire(ctx, gt)
+	if err != nil {
+		errs := make([]error, len(outs))
+		for k := range errs {
+			errs[k] = err
+		}
+		return make([]Result, len(outs)), errs
+	}
+	defer e.release()
+	if v, _, _ := c.state(e); v != nil {
+		return videosEach(ctx, gt, outs, v, nil, keptOuts)
+	}
+	k := &keeper{c: c, over: true} // keeps nothing: learns about the audio
+	res, errs := videosEach(ctx, gt, outs, nil, k, keptOuts)
+	if k.audioKnown && !c.audioState(e).known {
+		c.setAudio(e, gtAudio{known: true, rate: k.audioRate})
+	}
+	return res, errs
+}
+
 // videos compares out with gt: gt's kept frames when kept is not nil, else gt decoded (and its
-// frames handed to keep, when not nil).
-func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper) (Result, error) {
+// frames handed to keep, when not nil); out's kept frames when keptOut is not nil, else out
+// decoded.
+func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper, keptOut *keptVideo) (Result, error) {
+	res, errs := videosEach(ctx, gt, []string{out}, kept, keep, []*keptVideo{keptOut})
+	return res[0], errs[0]
+}
+
+// videosEach compares each of outs with gt, frame by frame, reading gt once for all of them:
+// gt's kept frames when kept is not nil, else gt decoded (its frames handed to keep, when not
+// nil); each output's kept frames (keptOuts[k]) or its decode. Every file is decoded at once,
+// and each ground-truth frame converted to rgb24 once for all the outputs. Result k and error
+// k are those of comparing outs[k] alone: an output that fails or differs in shape does not
+// stop the others.
+func videosEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Open both at once: each open waits for an ffprobe run (about 80 ms) before its ffmpeg starts.
-	var g, o *media.FrameReader
-	var gerr, oerr error
+	workers := max(1, runtime.GOMAXPROCS(0))
+	p, g := openEach(ctx, gt, outs, kept, keptOuts, workers+2)
+	defer p.close()
+	if p.alive == 0 {
+		return make([]Result, len(outs)), p.errs
+	}
+	if keep != nil && kept == nil {
+		keep.audioRate, _ = g.Audio()
+		keep.audioKnown = true
+		// A video whose container says it will not fit is streamed from the start.
+		if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(p.gs.form.Size())) {
+			keep.over = true
+		}
+		p.gs.keep = keep
+	}
+	frames := p.run(ctx, workers)
+	if keep != nil && !keep.over && p.gs.eof {
+		keep.whole = &keptVideo{form: p.gs.form, w: p.w, h: p.h, frames: keep.frames}
+	}
+	return p.results(frames), p.errs
+}
+
+// pass is one comparison of several outputs with a ground truth: the ground truth's stream
+// and the outputs' (nil for one not compared: errs says why).
+type pass struct {
+	gt      string
+	outs    []string
+	gs      *stream
+	sides   []*stream
+	alive   int // outputs compared
+	w, h    int
+	errs    []error
+	readers []*media.FrameReader // to close
+}
+
+// openEach opens every file at once (each open waits for an ffprobe run, about 80 ms, before
+// its ffmpeg starts) and checks the outputs' sizes; it returns the ground truth's reader too
+// (nil when kept).
+func openEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo, nbuf int) (*pass, *media.FrameReader) {
+	p := &pass{gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
+	var g *media.FrameReader
+	var gerr error
+	readers, oerrs := make([]*media.FrameReader, len(outs)), make([]error, len(outs))
+	// The decoders share the cores: on two cores, two single-threaded decoders spend less CPU
+	// than two that each run a thread per core, for the same frames.
+	decoders := 0
+	if kept == nil {
+		decoders++
+	}
+	for _, k := range keptOuts {
+		if k == nil {
+			decoders++
+		}
+	}
+	opts := media.DecodeOptions{Threads: max(1, runtime.GOMAXPROCS(0)/max(decoders, 1))}
 	var open sync.WaitGroup
 	if kept == nil {
-		open.Go(func() { g, gerr = media.OpenFrames(ctx, gt) })
+		open.Go(func() { g, gerr = media.OpenFramesWith(ctx, gt, opts) })
 	}
-	o, oerr = media.OpenFrames(ctx, out)
+	for k, out := range outs {
+		if keptOuts[k] == nil {
+			open.Go(func() { readers[k], oerrs[k] = media.OpenFramesWith(ctx, out, opts) })
+		}
+	}
 	open.Wait()
-	if g != nil {
-		defer g.Close()
+	p.readers = append([]*media.FrameReader{g}, readers...)
+	if gerr == nil {
+		p.gs, p.w, p.h, gerr = openSide(ctx, g, kept, nbuf)
 	}
-	if o != nil {
-		defer o.Close()
-	}
-	if err := errors.Join(gerr, oerr); err != nil {
-		return Result{}, err
-	}
-	w, h := o.Size()
-	var sides [2]*stream
-	workers := max(1, runtime.GOMAXPROCS(0))
-	nbuf := workers + 2
-	if kept != nil {
-		if err := checkSize(gt, out, kept.w, kept.h, w, h); err != nil {
-			return Result{}, err
+	for k, out := range outs {
+		if p.errs[k] = errors.Join(gerr, oerrs[k]); p.errs[k] != nil {
+			continue
 		}
-		sides[0] = keptStream(ctx, kept, nbuf)
-	} else {
-		gw, gh := g.Size()
-		if err := checkSize(gt, out, gw, gh, w, h); err != nil {
-			return Result{}, err
+		s, ow, oh, err := openSide(ctx, readers[k], keptOuts[k], nbuf)
+		if err == nil {
+			err = checkSize(gt, out, p.w, p.h, ow, oh)
 		}
-		var err error
-		if sides[0], err = newStream(g, nbuf); err != nil {
-			return Result{}, err
-		}
-		if keep != nil {
-			keep.audioRate, _ = g.Audio()
-			keep.audioKnown = true
-			// A video whose container says it will not fit is streamed from the start.
-			if n := int64(g.Listed()); n > 0 && !keep.c.fits(n*int64(sides[0].form.Size())) {
-				keep.over = true
-			}
-			sides[0].keep = keep
+		if p.errs[k] = err; err == nil {
+			p.sides[k] = s
+			p.alive++
 		}
 	}
-	var err error
-	if sides[1], err = newStream(o, nbuf); err != nil {
-		return Result{}, err
+	return p, g
+}
+
+func (p *pass) close() {
+	for _, r := range p.readers {
+		if r != nil {
+			r.Close()
+		}
 	}
+}
+
+// streams returns the ground truth's stream and the compared outputs'.
+func (p *pass) streams() []*stream {
+	all := []*stream{p.gs}
+	for _, s := range p.sides {
+		if s != nil {
+			all = append(all, s)
+		}
+	}
+	return all
+}
+
+// run reads every stream at once and compares each ground-truth frame, converted once, with
+// the same frame of every output still going, on workers goroutines; it returns each output's
+// frames. Every stream is read to its end, to learn its exact length.
+func (p *pass) run(ctx context.Context, workers int) [][]Frame {
 	var wg sync.WaitGroup
-	for _, s := range sides {
+	for _, s := range p.streams() {
 		wg.Go(func() { s.read(ctx) })
 	}
 	type job struct {
-		index   int
-		gt, out []byte
+		index int
+		gt    []byte
+		outs  [][]byte // by output; nil for one not compared (any more)
 	}
-	jobs := make(chan job, nbuf)
+	jobs := make(chan job, workers+2)
 	var mu sync.Mutex
-	var frames []Frame
+	frames := make([][]Frame, len(p.outs))
+	w, h := p.w, p.h
 	for range workers {
 		wg.Go(func() {
 			var s metrics.SSIMScratch
 			gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
 			for j := range jobs {
-				m := s.Metrics(sides[1].form.RGB(outRGB, j.out), sides[0].form.RGB(gtRGB, j.gt), w, h)
-				mu.Lock()
-				frames = append(frames, Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
-				mu.Unlock()
-				sides[0].recycle(j.gt)
-				sides[1].recycle(j.out)
+				g := p.gs.form.RGB(gtRGB, j.gt)
+				for k, b := range j.outs {
+					if b == nil {
+						continue
+					}
+					m := s.Metrics(p.sides[k].form.RGB(outRGB, b), g, w, h)
+					mu.Lock()
+					frames[k] = append(frames[k], Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
+					mu.Unlock()
+					p.sides[k].recycle(b)
+				}
+				p.gs.recycle(j.gt)
 			}
 		})
 	}
-	n, err := func() (int, error) {
-		defer close(jobs)
-		for i := 0; ; i++ {
-			a, okA := <-sides[0].full
-			b, okB := <-sides[1].full
-			switch {
-			case okA && okB:
-				jobs <- job{i, a, b}
-				continue
-			case okA:
-				sides[0].recycle(a)
-			case okB:
-				sides[1].recycle(b)
-			}
-			// At least one side ended: drain the other to learn its exact length.
-			for _, s := range sides {
-				s.drain()
-			}
-			if err := errors.Join(sides[0].err, sides[1].err); err != nil {
-				return 0, err
-			}
-			if gn, on := sides[0].frames(), sides[1].frames(); gn != on {
-				return 0, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
-			}
-			return i, nil
+	live, alive := slices.Clone(p.sides), p.alive
+	for i := 0; alive > 0; i++ {
+		a, ok := <-p.gs.full
+		if !ok {
+			break
 		}
-	}()
-	if err != nil {
-		cancel()
+		j := job{index: i, gt: a, outs: make([][]byte, len(p.outs))}
+		for k, s := range live {
+			if s == nil {
+				continue
+			}
+			if j.outs[k], ok = <-s.full; !ok {
+				live[k] = nil // this output ended: its count is compared in results
+				alive--
+			}
+		}
+		if alive == 0 {
+			p.gs.recycle(a)
+			break
+		}
+		jobs <- j
+	}
+	close(jobs)
+	// The ground truth or every output ended: drain the rest to learn the exact lengths.
+	for _, s := range p.streams() {
+		s.drain()
 	}
 	wg.Wait()
-	if keep != nil && !keep.over && sides[0].eof {
-		keep.whole = &keptVideo{form: sides[0].form, w: w, h: h, frames: keep.frames}
+	return frames
+}
+
+// results turns each compared output's frames into its result, or sets its error: a stream
+// that failed, or a frame count other than the ground truth's.
+func (p *pass) results(frames [][]Frame) []Result {
+	res := make([]Result, len(p.outs))
+	for k, s := range p.sides {
+		if s == nil {
+			continue
+		}
+		if p.errs[k] = errors.Join(p.gs.err, s.err); p.errs[k] != nil {
+			continue
+		}
+		if gn, on := p.gs.frames(), s.frames(); gn != on {
+			p.errs[k] = &MismatchError{GT: p.gt, Out: p.outs[k], What: fmt.Sprintf("frame count: ground truth %d, output %d", gn, on)}
+			continue
+		}
+		slices.SortFunc(frames[k], func(a, b Frame) int { return a.Index - b.Index })
+		res[k] = Result{Kind: "video", Width: p.w, Height: p.h, Frames: p.gs.frames(), PerFrame: frames[k]}
+		res[k].summarise()
 	}
-	if err != nil {
-		return Result{}, err
+	return res
+}
+
+// openSide returns the stream of one side of a comparison and its frame size: its kept frames
+// when kept is not nil, else what r decodes.
+func openSide(ctx context.Context, r *media.FrameReader, kept *keptVideo, nbuf int) (s *stream, w, h int, err error) {
+	if kept != nil {
+		return keptStream(ctx, kept, nbuf), kept.w, kept.h, nil
 	}
-	slices.SortFunc(frames, func(a, b Frame) int { return a.Index - b.Index })
-	res := Result{Kind: "video", Width: w, Height: h, Frames: n, PerFrame: frames}
-	res.summarise()
-	return res, nil
+	w, h = r.Size()
+	s, err = newStream(r, nbuf)
+	return s, w, h, err
 }
 
 // stream hands on one side's frames in their raw form (media.RawFormat): decoded into recycled
@@ -426,24 +566,12 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 	if len(gtFrames) == 0 {
 		return Result{}, fmt.Errorf("compare %s: no ground-truth key frames", out)
 	}
-	r, err := media.OpenFrames(ctx, out)
+	src, err := c.outputFrames(ctx, out)
 	if err != nil {
 		return Result{}, err
 	}
-	defer func() { r.Close() }()
-	n := r.Listed()
-	if n == 0 {
-		// The container does not say: count the frames, then decode again from the start.
-		if n, err = countFrames(r); err != nil {
-			return Result{}, err
-		}
-		again, err := media.OpenFrames(ctx, out)
-		if err != nil {
-			return Result{}, err
-		}
-		r.Close()
-		r = again
-	}
+	defer src.close()
+	n := src.n
 	want := map[int]string{} // frame index → GT file
 	for key, path := range gtFrames {
 		i := resolve(key, n)
@@ -455,13 +583,13 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 		}
 		want[i] = path
 	}
-	w, h := r.Size()
+	w, h := src.w, src.h
 	buf := make([]byte, 3*w*h)
 	res := Result{Kind: "video", Width: w, Height: h, Frames: n}
 	var s metrics.SSIMScratch
 	last := slices.Max(slices.Collect(maps.Keys(want)))
 	for i := 0; i <= last; i++ {
-		if err := r.Next(buf); err != nil {
+		if err := src.next(buf); err != nil {
 			if errors.Is(err, io.EOF) {
 				err = &MismatchError{GT: want[last], Out: out, What: fmt.Sprintf("frame count: ground truth is a key frame at %d, output has %d frames", last, i)}
 			}
@@ -483,6 +611,47 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 	}
 	res.summarise()
 	return res, nil
+}
+
+// frameSource hands on a video's frames as rgb24, from a reader or from frames Output kept.
+type frameSource struct {
+	n, w, h int // n: the frame count (exact for kept frames, else the container's)
+	next    func(dst []byte) error
+	close   func()
+}
+
+// outputFrames returns out's frames for KeyFrames: the kept ones, else a reader, with the
+// frame count the container lists, or counted by a first decode when it lists none.
+func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, error) {
+	if v := c.keptVideo(out); v != nil {
+		i := 0
+		return frameSource{n: len(v.frames), w: v.w, h: v.h, close: func() {}, next: func(dst []byte) error {
+			if i >= len(v.frames) {
+				return io.EOF
+			}
+			copy(dst, v.form.RGB(dst, v.frames[i]))
+			i++
+			return nil
+		}}, nil
+	}
+	r, err := media.OpenFrames(ctx, out)
+	if err != nil {
+		return frameSource{}, err
+	}
+	n := r.Listed()
+	if n == 0 {
+		// The container does not say: count the frames, then decode again from the start.
+		n, err = countFrames(r)
+		r.Close()
+		if err != nil {
+			return frameSource{}, err
+		}
+		if r, err = media.OpenFrames(ctx, out); err != nil {
+			return frameSource{}, err
+		}
+	}
+	w, h := r.Size()
+	return frameSource{n: n, w: w, h: h, next: r.Next, close: r.Close}, nil
 }
 
 // countFrames decodes the rest of r and returns the video's exact frame count.
@@ -557,6 +726,30 @@ func (c *Cache) Files(ctx context.Context, gt, out string) (Result, error) {
 		return c.Images(ctx, gt, out)
 	}
 	return c.Videos(ctx, gt, out)
+}
+
+// FilesEach compares each of outs with gt as Files does (result k and error k are those of
+// Files(ctx, gt, outs[k])), the videos among them in one pass with a video ground truth
+// (VideosEach).
+func (c *Cache) FilesEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
+	res, errs := make([]Result, len(outs)), make([]error, len(outs))
+	gtStill, gerr := isStill(gt)
+	var videos []string
+	var at []int
+	for k, out := range outs {
+		if outStill, err := isStill(out); gerr == nil && err == nil && !gtStill && !outStill {
+			videos, at = append(videos, out), append(at, k)
+			continue
+		}
+		res[k], errs[k] = c.Files(ctx, gt, out)
+	}
+	if len(videos) > 0 {
+		vr, ve := c.VideosEach(ctx, gt, videos)
+		for i, k := range at {
+			res[k], errs[k] = vr[i], ve[i]
+		}
+	}
+	return res, errs
 }
 
 // isStill reports whether path starts like a PNG, JPEG or WebP file.

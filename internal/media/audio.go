@@ -112,6 +112,12 @@ func DecodeAudio(ctx context.Context, path string) (PCM, error) {
 	if err != nil {
 		return PCM{}, err
 	}
+	return DecodeAudioTrack(ctx, path, channels)
+}
+
+// DecodeAudioTrack is DecodeAudio for a file already known to have an audio stream of that
+// many channels (FrameReader.Audio, Info.Audio): it does not ask ffprobe again.
+func DecodeAudioTrack(ctx context.Context, path string, channels int) (PCM, error) {
 	stderr := &tail{n: 4 << 10}
 	// extract_audio_pcm's arguments, in its order; -nostdin and -hide_banner change no sample.
 	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-v", "error",

@@ -40,6 +40,8 @@ type FrameReader struct {
 
 	// audioRate and audioChannels describe the file's first audio stream; 0 when it has none.
 	audioRate, audioChannels int
+	hdr                      FrameHeader // what the probe said
+	threads                  int         // DecodeOptions.Threads
 
 	// The yuv420p path (yuv.go): ffmpeg sends yuv420p, converted here into the caller's buffer
 	// with coef, once verdict says that coef converts as ffmpeg does (settle: nil once known).
@@ -52,6 +54,20 @@ type FrameReader struct {
 // container lists), then starts ffmpeg; read the frames with Next and always Close the reader.
 // A missing, empty or unreadable file, or one without a picture, is an error naming it.
 func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
+	return OpenFramesWith(ctx, path, DecodeOptions{})
+}
+
+// DecodeOptions tunes how a FrameReader's ffmpeg decodes; the zero value is ffmpeg's default.
+type DecodeOptions struct {
+	// Threads is the decoder's thread count (ffmpeg's input -threads); 0 lets ffmpeg choose,
+	// one per core. Several decoders at once on few cores spend less CPU with fewer threads
+	// each (frame threading costs about 20% more CPU on H.264; docs/performance.md); the frames
+	// are the same whatever the count.
+	Threads int
+}
+
+// OpenFramesWith is OpenFrames with decode options.
+func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*FrameReader, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", path, err)
@@ -63,8 +79,11 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 	stderr := &tail{n: 8 << 10}
 	// Every stream, not just the picture: the audio stream's header comes with it, so that a
 	// caller need not run ffprobe again to learn whether there is audio.
+	// The rate, duration and container too: with them the reader says all that Probe would
+	// (Info), the frames being counted as they decode, so a file is never decoded only to be
+	// counted.
 	probe := command(ctx, "ffprobe", "-v", "error", "-show_entries",
-		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels:stream_disposition=attached_pic",
+		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration",
 		"-of", "json", fileArg(path))
 	probe.Stdout = &stdout
 	probe.Stderr = stderr
@@ -85,7 +104,7 @@ func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
 		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
 	r := &FrameReader{parent: ctx, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames,
-		audioRate: hdr.AudioRate, audioChannels: hdr.AudioChannels}
+		audioRate: hdr.AudioRate, audioChannels: hdr.AudioChannels, hdr: hdr, threads: max(opts.Threads, 0)}
 	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
 	if err := r.start(ok && yuvVector() && !noYUV, coef); err != nil {
 		return nil, err
@@ -101,8 +120,12 @@ var noYUV = false
 func (r *FrameReader) start(yuv bool, coef yuvCoeffs) error {
 	ctx, cancel := context.WithCancel(r.parent)
 	r.cancel, r.stderr, r.yuv, r.verdict = cancel, &tail{n: 8 << 10}, nil, nil
-	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-i", fileArg(r.path),
-		"-map", "0:V:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"}
+	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error"}
+	if r.threads > 0 {
+		args = append(args, "-threads", strconv.Itoa(r.threads))
+	}
+	args = append(args, "-i", fileArg(r.path),
+		"-map", "0:V:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
 	frame := 3 * r.w * r.h
 	if yuv {
 		frame = r.w * r.h * 3 / 2
@@ -137,6 +160,21 @@ func (r *FrameReader) Listed() int { return r.listed }
 // Audio returns the sample rate and channel count of the file's first audio stream, as the
 // probe that opened the reader saw them; 0, 0 when the file has no audio.
 func (r *FrameReader) Audio() (rate, channels int) { return r.audioRate, r.audioChannels }
+
+// Info returns what the file holds, as Probe says it, with Frames the frames decoded so far:
+// after Next returned io.EOF, the exact count (what Probe's -count_frames decode would have
+// found), and Warnings ffmpeg's.
+func (r *FrameReader) Info() Info {
+	h := r.hdr
+	info := Info{Format: h.Format, Codec: h.Codec, Width: h.Width, Height: h.Height, Frames: r.n, Warnings: r.warn}
+	if !isImageFormat(h.Format) {
+		info.FPS, info.DurationS = h.FPS, h.DurationS
+	}
+	if h.AudioRate > 0 {
+		info.Audio = &AudioInfo{Codec: h.AudioCodec, SampleRate: h.AudioRate, Channels: h.AudioChannels, DurationS: h.AudioDurationS}
+	}
+	return info
+}
 
 // Warnings returns the errors ffmpeg printed while decoding a stream it could still read
 // (concealed damage, for instance); known once Next returned io.EOF.
@@ -314,6 +352,14 @@ type FrameHeader struct {
 	PixFmt, ColorSpace, ColorRange string
 	// AudioRate and AudioChannels describe the first audio stream; 0 when there is none.
 	AudioRate, AudioChannels int
+	// Format is the container's name (ffprobe's format_name); FPS and DurationS the picture
+	// stream's average rate and duration (the container's duration when the stream has none);
+	// AudioCodec and AudioDurationS the first audio stream's codec and duration (the
+	// container's when the stream has none). Zero when not said.
+	Format         string
+	FPS, DurationS float64
+	AudioCodec     string
+	AudioDurationS float64
 }
 
 // ParseFrameHeader reads the JSON of `ffprobe -show_entries stream=codec_type,codec_name,width,
@@ -334,10 +380,17 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 			Range       string `json:"color_range"`
 			SampleRate  string `json:"sample_rate"`
 			Channels    int    `json:"channels"`
+			AvgRate     string `json:"avg_frame_rate"`
+			RRate       string `json:"r_frame_rate"`
+			Duration    string `json:"duration"`
 			Disposition struct {
 				AttachedPic int `json:"attached_pic"`
 			} `json:"disposition"`
 		} `json:"streams"`
+		Format struct {
+			FormatName string `json:"format_name"`
+			Duration   string `json:"duration"`
+		} `json:"format"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
 		return FrameHeader{}, fmt.Errorf("reading ffprobe output: %w", err)
@@ -351,6 +404,11 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 		case s.CodecType == "audio" && hdr.AudioRate == 0:
 			if rate, err := strconv.Atoi(s.SampleRate); err == nil && rate > 0 {
 				hdr.AudioRate, hdr.AudioChannels = rate, max(s.Channels, 0)
+				hdr.AudioCodec, hdr.AudioDurationS = s.CodecName, parseSeconds(s.Duration)
+				if hdr.AudioDurationS == 0 {
+					// SGLang's probe_audio_stream: the stream's duration, else the container's.
+					hdr.AudioDurationS = parseSeconds(out.Format.Duration)
+				}
 			}
 		}
 	}
@@ -367,6 +425,15 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 	}
 	hdr.Codec, hdr.Width, hdr.Height, hdr.Frames = s.CodecName, s.Width, s.Height, n
 	hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange = s.PixFmt, s.Space, s.Range
+	// As ParseProbe: the average rate, else the base rate; the stream's duration, else the
+	// container's.
+	hdr.Format, hdr.FPS, hdr.DurationS = out.Format.FormatName, parseRate(s.AvgRate), parseSeconds(s.Duration)
+	if hdr.FPS == 0 {
+		hdr.FPS = parseRate(s.RRate)
+	}
+	if hdr.DurationS == 0 {
+		hdr.DurationS = parseSeconds(out.Format.Duration)
+	}
 	return hdr, nil
 }
 

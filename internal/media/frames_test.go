@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 )
 
@@ -30,11 +33,12 @@ func testVideo(t *testing.T, name string, w, h, n int) string {
 	return path
 }
 
-func readAll(t *testing.T, path string) (frames int, err error) {
+// readAll decodes every frame of path and returns what the reader then says of the file.
+func readAll(t *testing.T, path string) (Info, error) {
 	t.Helper()
 	r, err := OpenFrames(t.Context(), path)
 	if err != nil {
-		return 0, err
+		return Info{}, err
 	}
 	defer r.Close()
 	w, h := r.Size()
@@ -42,10 +46,50 @@ func readAll(t *testing.T, path string) (frames int, err error) {
 	for {
 		if err := r.Next(buf); err != nil {
 			if errors.Is(err, io.EOF) {
-				return r.Frames(), nil
+				return r.Info(), nil
 			}
-			return r.Frames(), err
+			return r.Info(), err
 		}
+	}
+}
+
+// TestFrameReaderInfoIsProbe: what a FrameReader says of a file once it has decoded it (its
+// probe's header plus the frames it counted) is what Probe says with its -count_frames decode,
+// so the runner's output check can take it from the one decode that also feeds the comparison.
+func TestFrameReaderInfoIsProbe(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	withAudio := filepath.Join(t.TempDir(), "va.mp4")
+	tone := &ToneSpec{Tones: []Tone{{FreqHz: 440, Amplitude: 0.3}}}
+	if err := EncodeVideo(t.Context(), withAudio, 64, 48, 12, 24, func(int, []byte) {}, tone); err != nil {
+		t.Fatal(err)
+	}
+	png := filepath.Join(t.TempDir(), "x.png")
+	data, err := EncodePNG(image.NewRGBA(image.Rect(0, 0, 40, 30)))
+	if err == nil {
+		err = os.WriteFile(png, data, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path string }{
+		{"video", testVideo(t, "v.mp4", 64, 48, 16)},
+		{"video+audio", withAudio},
+		{"one frame", testVideo(t, "one.mp4", 32, 32, 1)},
+		{"image", png},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := Probe(t.Context(), tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readAll(t, tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("FrameReader.Info differs from Probe (-probe +reader):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -188,7 +232,8 @@ func TestFrameReaderBroken(t *testing.T) {
 		{"truncated", write("cut.mp4", data[:len(data)*2/3]), "cut.mp4"},
 		{"text", write("notes.txt", []byte("hello\n")), "notes.txt"},
 	} {
-		n, err := readAll(t, tc.path)
+		info, err := readAll(t, tc.path)
+		n := info.Frames
 		if err == nil {
 			t.Errorf("%s: read %d frames without an error", tc.name, n)
 			continue
@@ -304,7 +349,12 @@ func TestParseFrameHeader(t *testing.T) {
 			`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},` +
 				`{"codec_type":"audio","codec_name":"aac","sample_rate":"48000","channels":2,"disposition":{"attached_pic":0}},` +
 				`{"codec_type":"video","codec_name":"h264","width":1280,"height":720,"nb_frames":"97","pix_fmt":"yuv420p","color_space":"bt709","color_range":"tv","disposition":{"attached_pic":0}}]}`,
-			FrameHeader{Codec: "h264", Width: 1280, Height: 720, Frames: 97, PixFmt: "yuv420p", ColorSpace: "bt709", ColorRange: "tv", AudioRate: 48000, AudioChannels: 2}, nil},
+			FrameHeader{Codec: "h264", Width: 1280, Height: 720, Frames: 97, PixFmt: "yuv420p", ColorSpace: "bt709", ColorRange: "tv", AudioRate: 48000, AudioChannels: 2, AudioCodec: "aac"}, nil},
+		{"rates and durations, the container's where a stream has none",
+			`{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48,"avg_frame_rate":"0/0","r_frame_rate":"24000/1001"},` +
+				`{"codec_type":"audio","codec_name":"aac","sample_rate":"16000","channels":1,"duration":"1.500000"}],"format":{"format_name":"mov,mp4","duration":"2.000000"}}`,
+			FrameHeader{Codec: "h264", Width: 64, Height: 48, AudioRate: 16000, AudioChannels: 1, AudioCodec: "aac", AudioDurationS: 1.5,
+				Format: "mov,mp4", FPS: 24000.0 / 1001, DurationS: 2}, nil},
 		{"image", `{"streams":[{"codec_type":"video","codec_name":"png","width":64,"height":48,"pix_fmt":"rgb24"}]}`,
 			FrameHeader{Codec: "png", Width: 64, Height: 48, PixFmt: "rgb24"}, nil},
 		{"audio only", `{"streams":[{"codec_type":"audio","sample_rate":"44100","channels":1}]}`, FrameHeader{}, ErrNoVideo},
