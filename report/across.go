@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // metric is one row of the cross-request view: a check (with its source when a check is
@@ -54,7 +55,7 @@ func crossRequest(b *strings.Builder, l *checks.Result, multi bool, lv level) {
 	if multi {
 		lane = " of lane " + escape(l.Lane)
 	}
-	fmt.Fprintf(b, "\n<details><summary>Across requests%s: %s with repeated requests</summary>\n\n", lane, plural(len(cases), "case"))
+	fmt.Fprintf(b, "\n<details><summary>Across requests%s: %s with repeated requests</summary>\n\n", lane, words.Plural(len(cases), "case"))
 	b.WriteString("| Case | Metric |")
 	for i := 1; i <= width; i++ {
 		fmt.Fprintf(b, " %d |", i)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // details is a collapsed block per case that did not pass: every check that did not pass
@@ -29,7 +30,7 @@ func details(b *strings.Builder, lanes []checks.Result, lv level) {
 		}
 	}
 	if more > 0 {
-		fmt.Fprintf(b, "\n_%s not shown._\n", plural(more, "more failing case"))
+		fmt.Fprintf(b, "\n_%s not shown._\n", words.Plural(more, "more failing case"))
 	}
 }
 
@@ -75,13 +76,13 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 		shown, steps := foldSteps(fails)
 		failTable(b, shown)
 		if len(steps) > 0 {
-			fmt.Fprintf(b, "\n<details><summary>%s, derived from the denoising stage's per-step times</summary>\n\n", plural(len(steps), "step metric"))
+			fmt.Fprintf(b, "\n<details><summary>%s, derived from the denoising stage's per-step times</summary>\n\n", words.Plural(len(steps), "step metric"))
 			failTable(b, steps)
 			b.WriteString("\n</details>\n")
 		}
 	}
 	for _, e := range c.Errors {
-		fmt.Fprintf(b, "\n- error: %s\n", escape(firstLine(e)))
+		fmt.Fprintf(b, "\n- error: %s\n", escape(words.FirstLine(e)))
 	}
 	if lv.detailBlocks {
 		for _, f := range fails {

@@ -228,11 +228,6 @@ func severity(s checks.Status) int {
 	return 0 // not ours: as bad as a failure
 }
 
-func firstLine(s string) string {
-	f, _, _ := strings.Cut(strings.TrimRight(s, "\n"), "\n")
-	return f
-}
-
 // escape is the one way untrusted text (lane and case names, check names, details, known-
 // failure reasons, server messages and logs from results files: a pull request can write
 // any of them) goes into the report's Markdown outside a code block. It makes the text one

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // icon is a status at a glance.
@@ -60,7 +61,7 @@ func header(b *strings.Builder, r *Report) {
 	if c := distinct(r.Lanes, func(l checks.Result) string { return shortSHA(l.Commit) }); c != "" {
 		facts = append(facts, "commit "+code(c))
 	}
-	facts = append(facts, plural(n.cases, "case"), plural(n.requests, "request"),
+	facts = append(facts, words.Plural(n.cases, "case"), words.Plural(n.requests, "request"),
 		fmt.Sprintf("%d failed", n.failed), fmt.Sprintf("%d skipped", n.skipped))
 	if n.cancelled > 0 {
 		facts = append(facts, fmt.Sprintf("%d cancelled", n.cancelled))
@@ -68,7 +69,7 @@ func header(b *strings.Builder, r *Report) {
 	if n.flaky > 0 {
 		facts = append(facts, fmt.Sprintf("%d flaky", n.flaky))
 	}
-	facts = append(facts, plural(n.known, "known failure"))
+	facts = append(facts, words.Plural(n.known, "known failure"))
 	b.WriteString(strings.Join(facts, " · ") + "\n")
 	links(b, r)
 	if r.Previous != nil {
@@ -120,13 +121,13 @@ func count(lanes []checks.Result) counts {
 func headline(worst checks.Status, n counts) string {
 	switch worst {
 	case checks.Pass:
-		return fmt.Sprintf("all %s passed", plural(n.requests, "request"))
+		return fmt.Sprintf("all %s passed", words.Plural(n.requests, "request"))
 	case checks.Known:
-		return fmt.Sprintf("passed, with %s", plural(n.known, "known failure"))
+		return fmt.Sprintf("passed, with %s", words.Plural(n.known, "known failure"))
 	case checks.Flaky:
 		return fmt.Sprintf("passed, with %d flaky (not reproduced)", n.flaky)
 	case checks.Fail:
-		return fmt.Sprintf("%d of %s failed", n.failed, plural(n.requests, "request"))
+		return fmt.Sprintf("%d of %s failed", n.failed, words.Plural(n.requests, "request"))
 	case checks.Cancelled:
 		return "cancelled"
 	case checks.Skip:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // JUnit writes the lanes as JUnit XML: a test suite per lane, a test case per request (named
@@ -156,7 +157,7 @@ func outcome(tc *junitCase, st checks.Status, cs []checks.Check, errs []string) 
 		if len(lines) == 0 {
 			return string(st)
 		}
-		return firstLine(lines[0])
+		return words.FirstLine(lines[0])
 	}
 	text := strings.Join(lines, "\n")
 	switch st {
@@ -191,7 +192,7 @@ func propValue(ck checks.Check) string {
 		}
 	}
 	if ck.Detail != "" && ck.Status != checks.Pass {
-		s += ": " + firstLine(ck.Detail)
+		s += ": " + words.FirstLine(ck.Detail)
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // PictureKey names the failure picture of one request: the worst frame of a consistency
@@ -62,7 +63,7 @@ func pictureList(b *strings.Builder, r *Report, lv level) {
 		if r.ArtifactsURL != "" {
 			link = "[the artifacts](" + r.ArtifactsURL + ")"
 		}
-		fmt.Fprintf(b, "\n_%s more in %s._\n", plural(more, "picture"), link)
+		fmt.Fprintf(b, "\n_%s more in %s._\n", words.Plural(more, "picture"), link)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // problem is one line of the problems list: one cause on one case, however many requests
@@ -46,7 +47,7 @@ func problemList(b *strings.Builder, r *Report, lv level) {
 	b.WriteString("\n### Problems\n\n")
 	for i, p := range ps {
 		if lv.maxRows > 0 && i == lv.maxRows {
-			fmt.Fprintf(b, "- _%s not shown._\n", plural(len(ps)-i, "more problem"))
+			fmt.Fprintf(b, "- _%s not shown._\n", words.Plural(len(ps)-i, "more problem"))
 			break
 		}
 		line := p.line(multi, r.ArtifactsURL)
@@ -259,7 +260,7 @@ func (p *problem) line(multi bool, artifacts string) string {
 		b.WriteString(" " + where)
 	}
 	if p.top == nil {
-		b.WriteString(" — " + escape(clip(firstLine(p.notRun), 160)))
+		b.WriteString(" — " + escape(clip(words.FirstLine(p.notRun), 160)))
 		return b.String()
 	}
 	ck := p.top
@@ -279,7 +280,7 @@ func (p *problem) line(multi bool, artifacts string) string {
 		}
 	}
 	if c := cause(ck); c != "" {
-		b.WriteString(" — " + escape(clip(firstLine(c), 110)))
+		b.WriteString(" — " + escape(clip(words.FirstLine(c), 110)))
 	}
 	if cq := p.consequences(); cq != "" {
 		b.WriteString(cq)
@@ -342,7 +343,7 @@ func (p *problem) consequences() string {
 		}
 		out.WriteString(", and made " + strings.Join(parts, ", "))
 		if n := len(titles) - maxAlso; n > 0 {
-			out.WriteString(" (and " + plural(n, "more check") + ")")
+			out.WriteString(" (and " + words.Plural(n, "more check") + ")")
 		}
 	}
 	if len(p.unsent) > 0 {
@@ -451,11 +452,11 @@ func (f stepFold) text(stage string) string {
 	var s string
 	switch {
 	case derived(f.top):
-		s = plural(len(f.titles), "more denoise-step metric")
+		s = words.Plural(len(f.titles), "more denoise-step metric")
 	case f.stage != nil:
-		s = "under " + stage + ": " + plural(len(f.titles), "step metric")
+		s = "under " + stage + ": " + words.Plural(len(f.titles), "step metric")
 	default:
-		s = plural(len(f.titles), "denoise-step metric")
+		s = words.Plural(len(f.titles), "denoise-step metric")
 	}
 	if r := ratio(f.worst); r != "" {
 		s += ", up to " + r
@@ -516,5 +517,5 @@ func cause(ck *checks.Check) string {
 	if ck.Value != nil {
 		return ""
 	}
-	return firstLine(ck.Detail)
+	return words.FirstLine(ck.Detail)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // across is what a lane's cases say across their requests: the cases whose outputs have a
@@ -99,7 +100,7 @@ func acrossRequests(b *strings.Builder, r *Report) {
 			for i, id := range a.noGT {
 				ids[i] = code(id)
 			}
-			lines = append(lines, fmt.Sprintf("- ℹ️ No ground-truth check at all%s in %s: %s — their outputs were compared only with request 1 of the same server start", lane, plural(len(a.noGT), "case"), strings.Join(ids, ", ")))
+			lines = append(lines, fmt.Sprintf("- ℹ️ No ground-truth check at all%s in %s: %s — their outputs were compared only with request 1 of the same server start", lane, words.Plural(len(a.noGT), "case"), strings.Join(ids, ", ")))
 		}
 	}
 	if len(lines) == 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // CommentLimit is GitHub's limit on the body of an issue comment, in characters. A comment
@@ -160,7 +161,7 @@ func laneTitle(l checks.Result) string {
 		extra = append(extra, escape(l.GPU))
 	}
 	if l.Partition.Total > 1 {
-		extra = append(extra, plural(l.Partition.Total, "partition"))
+		extra = append(extra, words.Plural(l.Partition.Total, "partition"))
 	}
 	if len(extra) > 0 {
 		s += " (" + strings.Join(extra, ", ") + ")"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // row is one line of the per-request table.
@@ -117,10 +118,10 @@ func requestTable(b *strings.Builder, l *checks.Result, lv level) {
 	if hidden > 0 || more > 0 {
 		var s []string
 		if more > 0 {
-			s = append(s, plural(more, "more request")+" that did not pass")
+			s = append(s, words.Plural(more, "more request")+" that did not pass")
 		}
 		if hidden > 0 {
-			s = append(s, plural(hidden, "passing request"))
+			s = append(s, words.Plural(hidden, "passing request"))
 		}
 		fmt.Fprintf(b, "\n_%s not shown._\n", strings.Join(s, " and "))
 	}
@@ -292,15 +293,15 @@ func cellOther(x row) string {
 		if ck.Value != nil {
 			what += " " + unbroken(value(ck))
 		} else if c := cause(ck); c != "" {
-			what = escape(clip(firstLine(c), 40))
+			what = escape(clip(words.FirstLine(c), 40))
 		}
 		out = append(out, mark(ck, what))
 	}
 	if len(steps) > 0 {
-		out = append(out, "+"+plural(len(steps), "step metric"))
+		out = append(out, "+"+words.Plural(len(steps), "step metric"))
 	}
 	if x.rr == nil && len(x.c.Errors) > 0 {
-		out = append(out, "⛔ "+plural(len(x.c.Errors), "error"))
+		out = append(out, "⛔ "+words.Plural(len(x.c.Errors), "error"))
 	}
 	if len(out) == 0 {
 		switch {

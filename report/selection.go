@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // maxDeselectedShown bounds the list of left-out cases in a comment; the plan and every
@@ -36,10 +37,10 @@ func selectionLine(b *strings.Builder, r *Report, lv level) {
 		return
 	}
 	if sel.All != "" {
-		fmt.Fprintf(b, "\n🎯 All %s run: %s.\n", plural(of, "case"), escape(sel.All))
+		fmt.Fprintf(b, "\n🎯 All %s run: %s.\n", words.Plural(of, "case"), escape(sel.All))
 		return
 	}
-	fmt.Fprintf(b, "\n🎯 **%d of %s selected by the changed paths** (%s from %s).\n", ran, plural(of, "case"), plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
+	fmt.Fprintf(b, "\n🎯 **%d of %s selected by the changed paths** (%s from %s).\n", ran, words.Plural(of, "case"), words.Plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
 	if len(left) == 0 || !lv.tables {
 		return
 	}
@@ -48,7 +49,7 @@ func selectionLine(b *strings.Builder, r *Report, lv level) {
 
 // deselectedList is the collapsed list of the cases selection left out, with the reasons.
 func deselectedList(b *strings.Builder, left []checks.Deselected) {
-	fmt.Fprintf(b, "\n<details><summary>%s left out: no changed path can affect them</summary>\n\n", plural(len(left), "case"))
+	fmt.Fprintf(b, "\n<details><summary>%s left out: no changed path can affect them</summary>\n\n", words.Plural(len(left), "case"))
 	for i, d := range left {
 		if i == maxDeselectedShown {
 			fmt.Fprintf(b, "- and %d more (every one is in the plan and in results.json)\n", len(left)-i)
@@ -69,10 +70,10 @@ func SelectionSummary(sel *checks.Selection, left []checks.Deselected) string {
 	var b strings.Builder
 	b.WriteString("### diffusion-check plan: test-impact selection\n")
 	if sel.All != "" {
-		fmt.Fprintf(&b, "\nAll %s run: %s.\n", plural(sel.Of, "case"), escape(sel.All))
+		fmt.Fprintf(&b, "\nAll %s run: %s.\n", words.Plural(sel.Of, "case"), escape(sel.All))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\n**%d of %s selected by the changed paths** (%s from %s).\n", sel.Selected, plural(sel.Of, "case"), plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
+	fmt.Fprintf(&b, "\n**%d of %s selected by the changed paths** (%s from %s).\n", sel.Selected, words.Plural(sel.Of, "case"), words.Plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
 	if sel.Selected == 0 {
 		b.WriteString("\nNothing to run: the plan is one empty partition, whose run checks nothing and passes.\n")
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // StatusContext is the commit status context of a lane.
@@ -31,9 +32,9 @@ func LaneStatus(l checks.Result, targetURL string) Status {
 	st := Status{Lane: l.Lane, TargetURL: targetURL}
 	switch l.Status {
 	case checks.Pass:
-		st.State, st.Description = "success", fmt.Sprintf("all %s passed", plural(n.requests, "request"))
+		st.State, st.Description = "success", fmt.Sprintf("all %s passed", words.Plural(n.requests, "request"))
 	case checks.Known:
-		st.State, st.Description = "success", fmt.Sprintf("%d of %s passed, %d known failures", n.passed, plural(n.requests, "request"), n.known)
+		st.State, st.Description = "success", fmt.Sprintf("%d of %s passed, %d known failures", n.passed, words.Plural(n.requests, "request"), n.known)
 	case checks.Flaky:
 		st.State, st.Description = "success", fmt.Sprintf("passed; %s", checks.FlakyNote(l))
 		if n.known > 0 {
@@ -41,7 +42,7 @@ func LaneStatus(l checks.Result, targetURL string) Status {
 		}
 	case checks.Fail:
 		st.State = "failure"
-		st.Description = fmt.Sprintf("%d of %s failed", n.failed, plural(n.requests, "request"))
+		st.Description = fmt.Sprintf("%d of %s failed", n.failed, words.Plural(n.requests, "request"))
 		if keys := failingKeys([]checks.Result{l}); len(keys) > 0 {
 			st.Description += ": " + strings.ReplaceAll(strings.Join(keys, ", "), l.Lane+"/", "")
 		}
@@ -49,14 +50,14 @@ func LaneStatus(l checks.Result, targetURL string) Status {
 		st.State = "error"
 		st.Description = fmt.Sprintf("could not check everything (%s)", cmp.Or(string(l.Status), "no status"))
 		if len(l.Errors) > 0 {
-			st.Description += ": " + firstLine(l.Errors[0])
+			st.Description += ": " + words.FirstLine(l.Errors[0])
 		}
 	}
 	if ran, of, sel, _ := selected([]checks.Result{l}); sel != nil && sel.All == "" && st.State == "success" {
 		if ran == 0 {
-			st.Description = fmt.Sprintf("nothing to check: none of the %s is selected by the changed paths", plural(of, "case"))
+			st.Description = fmt.Sprintf("nothing to check: none of the %s is selected by the changed paths", words.Plural(of, "case"))
 		} else {
-			st.Description += fmt.Sprintf(" (%d of %s selected by the changed paths)", ran, plural(of, "case"))
+			st.Description += fmt.Sprintf(" (%d of %s selected by the changed paths)", ran, words.Plural(of, "case"))
 		}
 	}
 	st.Description = clip(st.Description, MaxDescription)

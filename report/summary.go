@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // SummaryLimit is GitHub's limit on the job summary of one step, in bytes.
@@ -56,7 +57,7 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 			}
 		}
 		for _, e := range l.Errors {
-			all = append(all, Annotation{Title: "diffusion-check: lane " + l.Lane + " could not check everything", Message: firstLine(e)})
+			all = append(all, Annotation{Title: "diffusion-check: lane " + l.Lane + " could not check everything", Message: words.FirstLine(e)})
 		}
 	}
 	return all, warns
@@ -69,11 +70,11 @@ func caseAnnotations(where string, c checks.CaseResult) []Annotation {
 	var caseProblems []string
 	for _, ck := range c.Checks {
 		if s := checkLine(ck); s != "" {
-			caseProblems = append(caseProblems, firstLine(s))
+			caseProblems = append(caseProblems, words.FirstLine(s))
 		}
 	}
 	for _, e := range c.Errors {
-		caseProblems = append(caseProblems, firstLine(e))
+		caseProblems = append(caseProblems, words.FirstLine(e))
 	}
 	if len(caseProblems) == 0 && len(c.Requests) == 0 {
 		caseProblems = append(caseProblems, "no requests ran")
@@ -130,7 +131,7 @@ func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []st
 			rest = append(rest, ck)
 		}
 		if ck == top || !derived(ck) {
-			ps = append(ps, firstLine(checkLine(*ck)))
+			ps = append(ps, words.FirstLine(checkLine(*ck)))
 		}
 	}
 	f := foldDerived(top, rest)

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // maxStages is how many stages the STAGES column shows: the slowest ones, in pipeline order.
@@ -263,7 +264,7 @@ func summary(b *bytes.Buffer, r *checks.Result) {
 	n := checks.TallyRequests(*r)
 	total := n.Total()
 	fmt.Fprintf(b, "\n%s, %s: %d passed, %d failed, %d known, %d skipped",
-		plural(len(r.Cases), "case"), plural(total, "request"), n[checks.Pass], n[checks.Fail], n[checks.Known], n[checks.Skip])
+		words.Plural(len(r.Cases), "case"), words.Plural(total, "request"), n[checks.Pass], n[checks.Fail], n[checks.Known], n[checks.Skip])
 	if k := n[checks.Error]; k > 0 {
 		fmt.Fprintf(b, ", %d errored", k)
 	}
@@ -277,14 +278,7 @@ func summary(b *bytes.Buffer, r *checks.Result) {
 		fmt.Fprintf(b, ", %d without a status", k)
 	}
 	if k := len(r.Deselected); k > 0 {
-		fmt.Fprintf(b, "; %s left out by test-impact selection", plural(k, "case"))
+		fmt.Fprintf(b, "; %s left out by test-impact selection", words.Plural(k, "case"))
 	}
 	fmt.Fprintf(b, " — %s\n", strings.ToUpper(cmp.Or(string(r.Status), "no status")))
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

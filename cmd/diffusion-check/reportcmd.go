@@ -15,6 +15,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/history"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
@@ -501,21 +502,16 @@ func caseGroups(e env, group func(string), end func(), l *checks.Result) {
 			for _, rr := range c.Requests {
 				fmt.Fprintf(e.stdout, "request %d/%d: %s, e2e %.1f ms\n", rr.Index, rr.Of, rr.Status, rr.E2EMs)
 				for _, ck := range rr.Checks {
-					fmt.Fprintf(e.stdout, "  %s: %s %s\n", ck.Name, ck.Status, firstLineOf(ck.Detail))
+					fmt.Fprintf(e.stdout, "  %s: %s %s\n", ck.Name, ck.Status, words.FirstLine(ck.Detail))
 				}
 			}
 			for _, ck := range c.Checks {
-				fmt.Fprintf(e.stdout, "case %s: %s %s\n", ck.Name, ck.Status, firstLineOf(ck.Detail))
+				fmt.Fprintf(e.stdout, "case %s: %s %s\n", ck.Name, ck.Status, words.FirstLine(ck.Detail))
 			}
 			return nil
 		})
 		end()
 	}
-}
-
-func firstLineOf(s string) string {
-	f, _, _ := strings.Cut(s, "\n")
-	return f
 }
 
 func worstOf(lanes []checks.Result) checks.Status {
