@@ -8,11 +8,13 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
-// PictureKey names the failure picture of one request: the worst frame of a consistency
-// failure (ground truth | output | SSIM map), as the runner draws it.
+// PictureKey names a failure picture of one request, as the runner draws it: the worst frame
+// of a consistency failure against the ground truth (ground truth | output | SSIM map), or,
+// with Repeat, against request 1 of its server start (request 1 | request k | SSIM map).
 type PictureKey struct {
 	Lane, Case string
 	Request    int
+	Repeat     bool
 }
 
 // maxPictures is how many failure pictures a report shows inline; the rest are in the
@@ -23,39 +25,53 @@ const maxPictures = 12
 // 860 px of a comment, each opening at full size in its own tab.
 const pictureWidth = 270
 
-// pictureList writes the failure pictures of the consistency failures that have one
-// (Report.Pictures, URLs that cmd got by uploading them), small and inline under the
-// problems, each linking to its full size, in the order of the problems.
+// pictureList writes the failure pictures of the consistency and consistency.repeat
+// failures that have one (Report.Pictures, URLs that cmd got by uploading them), small and
+// inline under the problems, each linking to its full size, in the order of the problems.
 func pictureList(b *strings.Builder, r *Report, lv level) {
 	if len(r.Pictures) == 0 || !lv.tables {
 		return
 	}
 	var cells []string
-	more := 0
+	more, repeats := 0, 0
 	for _, l := range r.Lanes {
 		for _, c := range l.Cases {
 			for _, rr := range c.Requests {
-				url := r.Pictures[PictureKey{Lane: l.Lane, Case: c.ID, Request: rr.Index}]
-				if !safeURL(url) || !consistencyFailed(rr) {
-					continue
+				for _, repeat := range []bool{false, true} {
+					url := r.Pictures[PictureKey{Lane: l.Lane, Case: c.ID, Request: rr.Index, Repeat: repeat}]
+					if !safeURL(url) || !groupFailed(rr, pictureGroup(repeat)) {
+						continue
+					}
+					if len(cells) == maxPictures {
+						more++
+						continue
+					}
+					alt := fmt.Sprintf("%s request %d/%d: ground truth | output | SSIM map", c.ID, rr.Index, rr.Of)
+					if repeat {
+						repeats++
+						alt = fmt.Sprintf("%s request %d/%d: request 1 | request %d | SSIM map", c.ID, rr.Index, rr.Of, rr.Index)
+					}
+					if len(r.Lanes) > 1 {
+						alt = l.Lane + " " + alt
+					}
+					alt = escape(alt)
+					cells = append(cells, fmt.Sprintf(`<a href="%s"><img src="%s" width="%d" alt="%s" title="%s"></a>`, url, url, pictureWidth, alt, alt))
 				}
-				if len(cells) == maxPictures {
-					more++
-					continue
-				}
-				alt := fmt.Sprintf("%s request %d/%d: ground truth | output | SSIM map", c.ID, rr.Index, rr.Of)
-				if len(r.Lanes) > 1 {
-					alt = l.Lane + " " + alt
-				}
-				alt = escape(alt)
-				cells = append(cells, fmt.Sprintf(`<a href="%s"><img src="%s" width="%d" alt="%s" title="%s"></a>`, url, url, pictureWidth, alt, alt))
 			}
 		}
 	}
 	if len(cells) == 0 {
 		return
 	}
-	b.WriteString("\n**Worst frames** (ground truth | output | SSIM map; click for full size)\n\n<p>\n")
+	legend := "ground truth | output | SSIM map"
+	switch repeats {
+	case len(cells):
+		legend = "request 1 | request k | SSIM map"
+	case 0:
+	default:
+		legend += ", or request 1 | request k | SSIM map across requests"
+	}
+	b.WriteString("\n**Worst frames** (" + legend + "; click for full size)\n\n<p>\n")
 	b.WriteString(strings.Join(cells, "\n"))
 	b.WriteString("\n</p>\n")
 	if more > 0 {
@@ -67,11 +83,20 @@ func pictureList(b *strings.Builder, r *Report, lv level) {
 	}
 }
 
-// consistencyFailed says whether a request failed a consistency check: what its picture
-// shows.
-func consistencyFailed(rr checks.RequestResult) bool {
+// pictureGroup is the group of checks a failure picture shows: consistency against the
+// ground truth, or consistency.repeat against request 1.
+func pictureGroup(repeat bool) checks.Group {
+	if repeat {
+		return checks.GroupRepeat
+	}
+	return checks.GroupConsistency
+}
+
+// groupFailed says whether a request failed a check of group g (not a known failure): what
+// its picture shows.
+func groupFailed(rr checks.RequestResult, g checks.Group) bool {
 	for _, ck := range rr.Checks {
-		if failed(ck.Status) && ck.Status != checks.Known && checks.KindOf(ck.Name).Group == checks.GroupConsistency {
+		if failed(ck.Status) && ck.Status != checks.Known && checks.KindOf(ck.Name).Group == g {
 			return true
 		}
 	}

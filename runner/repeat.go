@@ -201,7 +201,7 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *checks.Requ
 			}
 			f := pictures.Failure{Title: title, Lines: append(lines, pictures.Line{Text: "request 1: " + first.path}),
 				GT: ref, Out: out, SSIMMap: m, MapW: mw, MapH: mh, GTLabel: "request 1", OutLabel: "request " + k}
-			err = pictures.Write(filepath.Join(dir, repeatPrefix+"frame-"+strconv.Itoa(res.WorstFrame)+".png"), f)
+			err = pictures.Write(filepath.Join(dir, pictures.RepeatFilePrefix+strconv.Itoa(res.WorstFrame)+".png"), f)
 		}
 		errs = append(errs, err)
 	}

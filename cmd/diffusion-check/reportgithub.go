@@ -128,9 +128,11 @@ type failurePicture struct {
 	file string
 }
 
-// findPictures lists the failure picture of every request of inputs that failed a
-// consistency check and has one in its results folder (artifacts/<case>/request-<i>/), in
-// the order of the results, at most maxPushedPictures.
+// findPictures lists the failure pictures of every request of inputs that failed a
+// consistency check against its ground truth (ground truth | output | SSIM map) or against
+// request 1 (consistency.repeat: request 1 | request k | SSIM map) and has one in its results
+// folder (artifacts/<case>/request-<i>/), in the order of the results, at most
+// maxPushedPictures.
 func findPictures(inputs []checks.Input) []failurePicture {
 	var out []failurePicture
 	for _, in := range inputs {
@@ -140,15 +142,20 @@ func findPictures(inputs []checks.Input) []failurePicture {
 				if rr.Status != checks.Fail {
 					continue
 				}
-				// Case ids are checked names (validNames): a folder name, never a path.
-				found, _ := filepath.Glob(filepath.Join(dir, c.ID, fmt.Sprintf("request-%d", rr.Index), pictures.FilePrefix+"*.png"))
-				if len(found) == 0 {
-					continue
-				}
-				slices.Sort(found)
-				out = append(out, failurePicture{key: report.PictureKey{Lane: in.Result.LaneOf(c), Case: c.ID, Request: rr.Index}, file: found[0]})
-				if len(out) == maxPushedPictures {
-					return out
+				for _, kind := range []struct {
+					repeat bool
+					prefix string
+				}{{false, pictures.FilePrefix}, {true, pictures.RepeatFilePrefix}} {
+					// Case ids are checked names (validNames): a folder name, never a path.
+					found, _ := filepath.Glob(filepath.Join(dir, c.ID, fmt.Sprintf("request-%d", rr.Index), kind.prefix+"*.png"))
+					if len(found) == 0 {
+						continue
+					}
+					slices.Sort(found)
+					out = append(out, failurePicture{key: report.PictureKey{Lane: in.Result.LaneOf(c), Case: c.ID, Request: rr.Index, Repeat: kind.repeat}, file: found[0]})
+					if len(out) == maxPushedPictures {
+						return out
+					}
 				}
 			}
 		}
@@ -180,7 +187,11 @@ func (p *publishing) pushPictures(ctx context.Context, e env, t gh.Event, branch
 			fmt.Fprintf(e.stderr, "pictures: %s: %v\n", f.file, err)
 			continue
 		}
-		files = append(files, gh.Asset{Path: fmt.Sprintf("%s/%s/request-%d.png", f.key.Lane, f.key.Case, f.key.Request), Data: data})
+		name := fmt.Sprintf("%s/%s/request-%d.png", f.key.Lane, f.key.Case, f.key.Request)
+		if f.key.Repeat {
+			name = fmt.Sprintf("%s/%s/request-%d-vs-request-1.png", f.key.Lane, f.key.Case, f.key.Request)
+		}
+		files = append(files, gh.Asset{Path: name, Data: data})
 		keys = append(keys, f.key)
 	}
 	if len(files) == 0 {

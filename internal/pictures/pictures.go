@@ -26,6 +26,11 @@ import (
 // them there to show in the pull request.
 const FilePrefix = "consistency-frame-"
 
+// RepeatFilePrefix starts the file name of the cross-request picture of a consistency.repeat
+// failure in request k's folder (consistency-repeat-frame-<worst frame>.png: request 1 |
+// request k | SSIM map), which the report command shows in the pull request as well.
+const RepeatFilePrefix = "consistency-repeat-frame-"
+
 // Frame is a packed RGB24 picture, W×H pixels row after row.
 type Frame struct {
 	RGB  []byte
