@@ -14,6 +14,9 @@ import fs from 'fs';
 const args = process.argv.slice(4);
 const opt = (name) => { const i = args.indexOf(name); return i < 0 ? '' : args[i + 1]; };
 let md = fs.readFileSync(process.argv[2], 'utf8');
+// --picture-repeat FILE stands in for a cross-request picture (…-vs-request-1.png), --picture
+// for every other picture on the pictures branch.
+if (opt('--picture-repeat')) md = md.replace(/https:\/\/github\.com\/[^"\s]+\/raw\/diffusion-check-assets\/[^"\s]+-vs-request-1\.png/g, 'file://' + opt('--picture-repeat'));
 if (opt('--picture')) md = md.replace(/https:\/\/github\.com\/[^"\s]+\/raw\/diffusion-check-assets\/[^"\s]+\.png/g, 'file://' + opt('--picture'));
 let html = marked.parse(md, { gfm: true });
 if (args.includes('open')) html = html.replaceAll('<details>', '<details open>');
