@@ -22,9 +22,9 @@ type ShapeRequest struct {
 	Extra map[string]any
 }
 
-// Shape is the expected shape of an output. A dimension is checked only when its Check flag is
+// shape is the expected shape of an output. A dimension is checked only when its Check flag is
 // set; the values are float64 because SGLang multiplies by whatever number the case gives.
-type Shape struct {
+type shape struct {
 	CheckSize     bool
 	Width, Height float64
 	CheckFrames   bool
@@ -33,10 +33,10 @@ type Shape struct {
 
 // The extra fields that change an output's shape, as SGLang's cases spell them.
 const (
-	ExtraUpscaling     = "enable_upscaling"
-	ExtraUpscaleScale  = "upscaling_scale"
-	ExtraInterpolation = "enable_frame_interpolation"
-	ExtraInterpExp     = "frame_interpolation_exp"
+	extraUpscaling     = "enable_upscaling"
+	extraUpscaleScale  = "upscaling_scale"
+	extraInterpolation = "enable_frame_interpolation"
+	extraInterpExp     = "frame_interpolation_exp"
 	defaultUpscale     = 4
 	defaultInterpExp   = 1
 )
@@ -51,22 +51,22 @@ const (
 //   - otherwise no frame count is checked.
 //
 // A scale or exponent that is not a number is an error: SGLang's arithmetic would raise.
-func ExpectedShape(r ShapeRequest) (Shape, error) {
-	var s Shape
+func ExpectedShape(r ShapeRequest) (shape, error) {
+	var s shape
 	if r.Width > 0 && r.Height > 0 {
 		s.CheckSize, s.Width, s.Height = true, float64(r.Width), float64(r.Height)
-		if !r.Edit && Truthy(r.Extra[ExtraUpscaling]) {
-			k, err := extraNumber(r.Extra, ExtraUpscaleScale, defaultUpscale)
+		if !r.Edit && truthy(r.Extra[extraUpscaling]) {
+			k, err := extraNumber(r.Extra, extraUpscaleScale, defaultUpscale)
 			if err != nil {
-				return Shape{}, err
+				return shape{}, err
 			}
 			s.Width, s.Height = s.Width*k, s.Height*k
 		}
 	}
-	if r.Video && !r.ImageToVideo && r.NumFrames != 0 && Truthy(r.Extra[ExtraInterpolation]) {
-		exp, err := extraNumber(r.Extra, ExtraInterpExp, defaultInterpExp)
+	if r.Video && !r.ImageToVideo && r.NumFrames != 0 && truthy(r.Extra[extraInterpolation]) {
+		exp, err := extraNumber(r.Extra, extraInterpExp, defaultInterpExp)
 		if err != nil {
-			return Shape{}, err
+			return shape{}, err
 		}
 		s.CheckFrames, s.Frames = true, float64(r.NumFrames-1)*math.Pow(2, exp)+1
 	}
@@ -74,7 +74,7 @@ func ExpectedShape(r ShapeRequest) (Shape, error) {
 }
 
 // Problems compares a decoded output with the shape, in SGLang's words.
-func (s Shape) Problems(width, height, frames int) []string {
+func (s shape) Problems(width, height, frames int) []string {
 	var p []string
 	if s.CheckSize && (float64(width) != s.Width || float64(height) != s.Height) {
 		p = append(p, fmt.Sprintf("size %dx%d, want %sx%s", width, height, fmtNum(s.Width), fmtNum(s.Height)))
@@ -117,9 +117,9 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// Truthy is Python's truth value of a decoded YAML or JSON value, as SGLang tests
+// truthy is Python's truth value of a decoded YAML or JSON value, as SGLang tests
 // extras.get(key): absent, null, false, zero, "" and empty lists and maps are false.
-func Truthy(v any) bool {
+func truthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false
