@@ -8,19 +8,19 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// Confirmed is what a case's confirmation requests made of its requests.
-type Confirmed struct {
+// confirmed is what a case's confirmation requests made of its requests.
+type confirmed struct {
 	// Requests are the case's requests with their failed perf and memory checks labelled
 	// (checks.LabelConfirmed) and their statuses recomputed.
 	Requests []checks.RequestResult
 	// Revisions are the requests whose checks the labels changed, and what changed.
-	Revisions []Revision
+	Revisions []revision
 	// Labelled counts the checks labelled; Flaky those that became flaky.
 	Labelled, Flaky int
 }
 
-// Revision is one request that a later event changed after it was written.
-type Revision struct {
+// revision is one request that a later event changed after it was written.
+type revision struct {
 	At   int    // its position in Confirmed.Requests
 	What string // what changed, for its revised line in requests.jsonl
 }
@@ -29,16 +29,16 @@ type Revision struct {
 // order sent; note says why they stopped short, if they did): every target check
 // (checks.ConfirmTargets) of the case's requests gets the label of what they said, and with
 // on_unconfirmed: flaky one that was not reproduced becomes flaky. reqs is not changed.
-func Confirmation(c *suite.Case, reqs []checks.RequestResult, targets map[string]bool, confirm []checks.RequestResult, note string) Confirmed {
+func Confirmation(c *suite.Case, reqs []checks.RequestResult, targets map[string]bool, confirm []checks.RequestResult, note string) confirmed {
 	flaky := c.Noise.OnUnconfirmed == suite.OnUnconfirmedFlaky
 	out, labelled, flakies := checks.LabelConfirmed(reqs, targets, confirm, c.Noise.Confirm, note, flaky)
-	res := Confirmed{Requests: out, Labelled: labelled, Flaky: flakies}
+	res := confirmed{Requests: out, Labelled: labelled, Flaky: flakies}
 	for i := range out {
 		if out[i].Status != checks.Cancelled {
 			out[i].Status = checks.RequestStatus(out[i].Checks)
 		}
 		if what := changes(reqs[i], out[i]); what != "" {
-			res.Revisions = append(res.Revisions, Revision{At: i, What: what})
+			res.Revisions = append(res.Revisions, revision{At: i, What: what})
 		}
 	}
 	return res
