@@ -4,37 +4,37 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// MaxCheckSummary is GitHub's limit on a check run's output summary, in characters; the
+// maxCheckSummary is GitHub's limit on a check run's output summary, in characters; the
 // summary is kept below it in bytes, which are never fewer than characters.
-const MaxCheckSummary = 65535
+const maxCheckSummary = 65535
 
-// CheckRun is what a lane's check run shows on the Checks tab: its name, its conclusion,
+// checkRun is what a lane's check run shows on the Checks tab: its name, its conclusion,
 // a title (the lane's commit status, in words), the summary (the lane's report, as the
 // comment renders it) and annotations on the suite file's case lines.
-type CheckRun struct {
+type checkRun struct {
 	Name, Conclusion, Title, Summary string
-	Annotations                      []FileAnnotation
+	Annotations                      []fileAnnotation
 }
 
-// FileAnnotation marks a line of a file of the repository: Level is failure or warning.
-type FileAnnotation struct {
+// fileAnnotation marks a line of a file of the repository: Level is failure or warning.
+type fileAnnotation struct {
 	Path           string
 	Line           int
 	Level          string
 	Title, Message string
 }
 
-// CheckRunName is the name of a lane's check run: "diffusion-check / base".
-func CheckRunName(lane string) string { return "diffusion-check / " + lane }
+// checkRunName is the name of a lane's check run: "diffusion-check / base".
+func checkRunName(lane string) string { return "diffusion-check / " + lane }
 
 // LaneCheckRun renders lane l of r as its check run. suitePath is the suite file the lane
 // ran, relative to the repository's root, and lines the line of each case in it (by case
 // id): a request or case that did not pass is annotated on its case's line, a flaky one
 // with a warning; what maps to no case (a lane's error), or a case of no known line, gets
 // no annotation. Without a suite path there are none.
-func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string]int) CheckRun {
+func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string]int) checkRun {
 	st := LaneStatus(l, r.RunURL)
-	run := CheckRun{Name: CheckRunName(l.Lane), Title: st.Description, Conclusion: "failure"}
+	run := checkRun{Name: checkRunName(l.Lane), Title: st.Description, Conclusion: "failure"}
 	switch {
 	case st.State == "success":
 		run.Conclusion = "success"
@@ -43,7 +43,7 @@ func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string
 	}
 	one := *r
 	one.Lanes, one.Pending, one.Previous = []checks.Result{l}, nil, nil
-	run.Summary = markdown(&one, MaxCheckSummary, fullInSummary(r.FullURL))
+	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL))
 	if suitePath == "" {
 		return run
 	}
@@ -57,7 +57,7 @@ func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string
 		if a.Warning {
 			level = "warning"
 		}
-		run.Annotations = append(run.Annotations, FileAnnotation{Path: suitePath, Line: line, Level: level, Title: a.Title, Message: a.Message})
+		run.Annotations = append(run.Annotations, fileAnnotation{Path: suitePath, Line: line, Level: level, Title: a.Title, Message: a.Message})
 	}
 	return run
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
-// CommentLimit is GitHub's limit on the body of an issue comment, in characters. A comment
+// commentLimit is GitHub's limit on the body of an issue comment, in characters. A comment
 // is kept below it in bytes, which are never fewer than characters.
-const CommentLimit = 65536
+const commentLimit = 65536
 
 // Report is what the PR comment, the job summary and the JUnit file are rendered from: the
 // merged results of one or more lanes (checks.Merge) and where they can be seen.
@@ -45,7 +45,7 @@ type Report struct {
 // steps until the whole body stays under CommentLimit.
 func Comment(r *Report) string {
 	head := Marker(r.Key) + "\n" + r.State().encode() + "\n"
-	return head + markdown(r, CommentLimit-len(head)-1, fullInSummary(r.FullURL))
+	return head + markdown(r, commentLimit-len(head)-1, fullInSummary(r.FullURL))
 }
 
 func fullInSummary(url string) string {

@@ -53,8 +53,8 @@ func TestGolden(t *testing.T) {
 func TestHuge(t *testing.T) {
 	r := hugeReport(500)
 	c := Comment(r)
-	if len(c) >= CommentLimit || utf8.RuneCountInString(c) >= CommentLimit {
-		t.Fatalf("comment is %d bytes, limit %d", len(c), CommentLimit)
+	if len(c) >= commentLimit || utf8.RuneCountInString(c) >= commentLimit {
+		t.Fatalf("comment is %d bytes, limit %d", len(c), commentLimit)
 	}
 	wellFormed(t, c)
 	if !strings.Contains(c, "Trimmed to fit") || !strings.Contains(c, "https://github.com/o/r/actions/runs/99#summary") {
@@ -65,8 +65,8 @@ func TestHuge(t *testing.T) {
 	}
 	golden.Check(t, "comment-huge.md", []byte(c))
 	s := Summary(r)
-	if len(s) >= SummaryLimit {
-		t.Fatalf("summary is %d bytes, limit %d", len(s), SummaryLimit)
+	if len(s) >= summaryLimit {
+		t.Fatalf("summary is %d bytes, limit %d", len(s), summaryLimit)
 	}
 	wellFormed(t, s)
 	if strings.Contains(s, "Trimmed") {

@@ -8,19 +8,19 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
-// SummaryLimit is GitHub's limit on the job summary of one step, in bytes.
-const SummaryLimit = 1 << 20
+// summaryLimit is GitHub's limit on the job summary of one step, in bytes.
+const summaryLimit = 1 << 20
 
 // Summary renders the report for the job summary (GITHUB_STEP_SUMMARY): the same Markdown as
 // the comment, unabridged unless it would pass SummaryLimit.
 func Summary(r *Report) string {
-	return markdown(r, SummaryLimit, "The full report is in report.md and results.json of the run's artifacts.")
+	return markdown(r, summaryLimit, "The full report is in report.md and results.json of the run's artifacts.")
 }
 
-// Annotation is one annotation: an `::error` for a request (or a case) that did not pass, a
+// annotation is one annotation: an `::error` for a request (or a case) that did not pass, a
 // `::warning` (Warning set) for a flaky request, whose failure confirmation requests did not
 // reproduce: the lane passes, but a reader of the run's page should see it.
-type Annotation struct {
+type annotation struct {
 	Title, Message string
 	Warning        bool
 	// Case is the id of the case the annotation is about ("" for a lane's error), for a
@@ -32,13 +32,13 @@ type Annotation struct {
 // not pass, and a warning per flaky request, at most limit of each: GitHub shows only the
 // first 10 errors and 10 warnings of a step, so when there are more, the last one of that
 // kind says how many were left out and where to read them all.
-func Annotations(lanes []checks.Result, limit int) []Annotation {
+func Annotations(lanes []checks.Result, limit int) []annotation {
 	errs, warns := annotations(lanes)
 	return append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
 }
 
 // annotations are the error and warning annotations of lanes, uncapped.
-func annotations(lanes []checks.Result) (all, warns []Annotation) {
+func annotations(lanes []checks.Result) (all, warns []annotation) {
 	multi := len(lanes) > 1
 	for _, l := range lanes {
 		for _, c := range l.Cases {
@@ -57,7 +57,7 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 			}
 		}
 		for _, e := range l.Errors {
-			all = append(all, Annotation{Title: "diffusion-check: lane " + l.Lane + " could not check everything", Message: words.FirstLine(e)})
+			all = append(all, annotation{Title: "diffusion-check: lane " + l.Lane + " could not check everything", Message: words.FirstLine(e)})
 		}
 	}
 	return all, warns
@@ -65,8 +65,8 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 
 // caseAnnotations are the errors of a case that did not pass (where names it): one for its
 // case-level problems, if any, then one per request that did not pass.
-func caseAnnotations(where string, c checks.CaseResult) []Annotation {
-	var all []Annotation
+func caseAnnotations(where string, c checks.CaseResult) []annotation {
+	var all []annotation
 	var caseProblems []string
 	for _, ck := range c.Checks {
 		if s := checkLine(ck); s != "" {
@@ -80,7 +80,7 @@ func caseAnnotations(where string, c checks.CaseResult) []Annotation {
 		caseProblems = append(caseProblems, "no requests ran")
 	}
 	if len(caseProblems) > 0 {
-		all = append(all, Annotation{
+		all = append(all, annotation{
 			Title:   "diffusion-check: " + where + " " + string(c.Status),
 			Message: strings.Join(caseProblems, "; "),
 			Case:    c.ID,
@@ -94,7 +94,7 @@ func caseAnnotations(where string, c checks.CaseResult) []Annotation {
 		if len(ps) == 0 {
 			ps = append(ps, string(rr.Status)+because(rr.Checks))
 		}
-		all = append(all, Annotation{
+		all = append(all, annotation{
 			Title:   fmt.Sprintf("diffusion-check: %s request %d/%d %s", where, rr.Index, rr.Of, rr.Status),
 			Message: strings.Join(ps, "; "),
 			Case:    c.ID,
@@ -147,9 +147,9 @@ func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []st
 
 // flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
 // the confirmation requests found), the derived step figures folded (requestProblems).
-func flakyAnnotation(where, caseID string, rr checks.RequestResult) Annotation {
+func flakyAnnotation(where, caseID string, rr checks.RequestResult) annotation {
 	ps := requestProblems(rr, func(ck checks.Check) bool { return ck.Status == checks.Flaky })
-	return Annotation{
+	return annotation{
 		Title:   fmt.Sprintf("diffusion-check: %s request %d/%d flaky", where, rr.Index, rr.Of),
 		Message: strings.Join(ps, "; "),
 		Warning: true,
@@ -159,7 +159,7 @@ func flakyAnnotation(where, caseID string, rr checks.RequestResult) Annotation {
 
 // capAnnotations keeps at most limit annotations (limit ≤ 0: all), the last one saying how
 // many more there were.
-func capAnnotations(all []Annotation, limit int, warning bool) []Annotation {
+func capAnnotations(all []annotation, limit int, warning bool) []annotation {
 	if limit <= 0 || len(all) <= limit {
 		return all
 	}
@@ -168,7 +168,7 @@ func capAnnotations(all []Annotation, limit int, warning bool) []Annotation {
 	if warning {
 		what, did = "flaky requests", "were flaky"
 	}
-	return append(all[:limit-1:limit-1], Annotation{
+	return append(all[:limit-1:limit-1], annotation{
 		Title:   fmt.Sprintf("diffusion-check: %d more %s", rest, what),
 		Message: fmt.Sprintf("%d more requests or cases %s; see the job summary for all of them.", rest, did),
 		Warning: warning,
