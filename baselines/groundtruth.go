@@ -285,7 +285,7 @@ const (
 
 // Put writes data as the ground-truth file name, atomically (a reader sees the old file or the
 // new one), creating the folder if needed. It returns PutNew, PutChanged (an existing file with
-// other bytes was replaced) or PutUnchanged (the same bytes were there: nothing is written).
+// other bytes was replaced) or putUnchanged (the same bytes were there: nothing is written).
 func (g GroundTruth) Put(name string, data []byte) (string, error) {
 	dst := g.Path(name)
 	old, err := os.ReadFile(dst)

@@ -68,7 +68,7 @@ func confirmable(c Check) bool {
 func confirmKey(c Check) string { return c.Name + "\x00" + c.Source }
 
 // ConfirmTargets returns the checks of requests that confirmation requests would re-measure
-// (Confirmable), each once, keyed as LabelConfirmed matches them. A check a known-failures
+// (confirmable), each once, keyed as LabelConfirmed matches them. A check a known-failures
 // entry covers is Known by then (MarkKnown runs in the request's judgement), so it is not a
 // target; one whose entry expired still fails, and is.
 func ConfirmTargets(requests []RequestResult) map[string]bool {

@@ -34,7 +34,7 @@ func TestConfirmable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if got := confirmable(tt.c); got != tt.want {
-			t.Errorf("%s: Confirmable = %v, want %v", tt.name, got, tt.want)
+			t.Errorf("%s: confirmable = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -173,7 +173,7 @@ func TestTruthyRule(t *testing.T) {
 	}{{nil, false}, {false, false}, {true, true}, {0, false}, {1, true}, {0.0, false}, {0.5, true}, {"", false}, {"no", true},
 		{[]any{}, false}, {[]any{0}, true}, {map[string]any{}, false}, {math.NaN(), true}} {
 		if got := truthy(tt.v); got != tt.want {
-			t.Errorf("Truthy(%#v) = %v, want %v (Python bool())", tt.v, got, tt.want)
+			t.Errorf("truthy(%#v) = %v, want %v (Python bool())", tt.v, got, tt.want)
 		}
 	}
 }

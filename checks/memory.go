@@ -216,7 +216,7 @@ func memCheck(name, src string, v, baseline, tol, pad float64, key string) Check
 // cur, its checks cs): for every source measured in both, a runtime peak above
 // max(prev × (1 + tol), prev + pad) fails memory.runtime_peak of that source with "grew from
 // X to Y MiB since <since>", even when the peak is still under the baseline. pad is
-// HostAnonPadMiB for host memory and 0 for VRAM. It returns cs with the checks of the sources
+// hostAnonPadMiB for host memory and 0 for VRAM. It returns cs with the checks of the sources
 // that grew turned into failures (a new check where cs had none for the source), leaving cs
 // itself unchanged, and the checks that failed this way.
 func GrowthSince(cs []Check, prev, cur map[string]float64, since string, tol float64) (out, grew []Check) {

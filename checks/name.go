@@ -10,7 +10,7 @@ const NamePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*"
 // maxNameLen bounds a name, so that one cannot crowd a status context or a heading.
 const maxNameLen = 100
 
-// ValidName checks s against NamePattern and MaxNameLen.
+// ValidName checks s against NamePattern and maxNameLen.
 func ValidName(s string) error {
 	if s == "" {
 		return fmt.Errorf("empty; want %s", NamePattern)

@@ -85,7 +85,7 @@ type PerfBaseline struct {
 	// when the file has none.
 	LoadMs float64
 	// ROCm is SGLang's AMD mode (current_platform.is_hip()): every perf tolerance is
-	// ROCmTolerance and a value over its limit only warns (see amd).
+	// rocmTolerance and a value over its limit only warns (see amd).
 	ROCm bool
 }
 
@@ -136,14 +136,14 @@ func PerfE2EOnly(rr RequestResult, b PerfBaseline) []Check {
 	return b.amd(func(b PerfBaseline) []Check { return []Check{e2eCheck(rr.ServerTotalMs, b)} })
 }
 
-// LoadTime is perf.load of one server start (PerfLoadCheck against b.LoadMs with b.Tol.Load),
+// LoadTime is perf.load of one server start (perfLoadCheck against b.LoadMs with b.Tol.Load),
 // with the AMD rule (amd).
 func LoadTime(loadMs float64, b PerfBaseline) []Check {
 	return b.amd(func(b PerfBaseline) []Check { return []Check{perfLoadCheck(loadMs, b.LoadMs, b.Tol.Load)} })
 }
 
 // amd is SGLang's AMD mode, applied here and nowhere else: on an AMD GPU (b.ROCm) the verdict
-// is made with ROCmTolerances and its limit failures only warn (Warn); elsewhere it is made as
+// is made with rocmTolerances and its limit failures only warn (warn); elsewhere it is made as
 // it is.
 func (b PerfBaseline) amd(verdict func(PerfBaseline) []Check) []Check {
 	if !b.ROCm {
@@ -199,7 +199,7 @@ func e2eCheck(e2eMs float64, b PerfBaseline) Check {
 
 // denoiseAggChecks are SGLang's mean and median denoise-step assertions
 // (test_server_utils.py @ dd8c5849af99, PerformanceValidator): sum(steps)/len(steps), with
-// the compensated sum of Python 3.12 that SGLang's CI runs (PySum), and
+// the compensated sum of Python 3.12 that SGLang's CI runs (pySum), and
 // statistics.median(steps), each against its baseline with the denoise_agg tolerance and a
 // 20 ms pad. No steps fails both ("Denoising step timings missing"), and only these two.
 func denoiseAggChecks(steps []float64, b PerfBaseline) []Check {
@@ -226,7 +226,7 @@ func denoiseAggChecks(steps []float64, b PerfBaseline) []Check {
 // (a warm-up step) has tolerance 4.0 and an 80 ms pad, every other sampled step the
 // denoise_step tolerance and a 20 ms pad (160 ms in the video validator). A sampled step with
 // no baseline entry (the measured step count differs from the baseline's) is skipped, as
-// SGLang skips it. No measured steps gives no step check: DenoiseAggChecks fails instead.
+// SGLang skips it. No measured steps gives no step check: denoiseAggChecks fails instead.
 func stepChecks(steps []float64, b PerfBaseline) []Check {
 	pad := StepPadMs
 	if b.Video {
@@ -256,7 +256,7 @@ func stepChecks(steps []float64, b PerfBaseline) []Check {
 // max(non_denoise_stage, 0.9) and a 450 ms pad, any other with non_denoise_stage and a 120 ms
 // pad. A baseline stage the record lacks fails ("Stage X timing missing"); a record with no
 // stages fails every one ("Stage metrics missing"). A null baseline is a metric that does not
-// apply (skip); per_frame_generation is not a stage (PerFrameCheck).
+// apply (skip); per_frame_generation is not a stage (perFrameCheck).
 func StageChecks(got Stages, b PerfBaseline) []Check {
 	var out []Check
 	for _, st := range b.Stages {
@@ -462,7 +462,7 @@ func pySum(v []float64) float64 {
 }
 
 // StepMean is SGLang's mean denoise step, sum(steps) / len(steps) with Python 3.12's sum
-// (PySum); NaN for no steps.
+// (pySum); NaN for no steps.
 func StepMean(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()

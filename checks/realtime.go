@@ -145,7 +145,7 @@ func maxOf(stats []ChunkStats, of func(ChunkStats) float64) float64 {
 // 2026-06-02): one check per threshold, in name order, failing when the summary's value is
 // greater than the threshold (equal passes). No thresholds is no check, as SGLang returns
 // before summarising; no chunk stats, or an ignore that leaves none to guard, fails
-// PerfRealtime; an unknown metric is an error (SGLang raises ValueError).
+// perfRealtime; an unknown metric is an error (SGLang raises ValueError).
 func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []Check {
 	if len(thresholds) == 0 {
 		return nil

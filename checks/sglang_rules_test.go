@@ -250,7 +250,7 @@ func TestPySum(t *testing.T) {
 		{[]float64{math.Inf(1), 1}, math.Inf(1)}, // the compensation never turns an overflow into NaN
 	} {
 		if got := pySum(tt.in); got != tt.want {
-			t.Errorf("PySum(%v) = %v, want %v", tt.in, got, tt.want)
+			t.Errorf("pySum(%v) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 	naive := 0.0

@@ -21,7 +21,7 @@ type confirmed struct {
 
 // revision is one request that a later event changed after it was written.
 type revision struct {
-	At   int    // its position in Confirmed.Requests
+	At   int    // its position in confirmed.Requests
 	What string // what changed, for its revised line in requests.jsonl
 }
 

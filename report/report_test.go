@@ -78,7 +78,7 @@ func TestHuge(t *testing.T) {
 }
 
 // TestDegrade: every level renders well-formed Markdown, and each is no longer than the one
-// before, so the loop in Markdown ends on the most complete rendering that fits.
+// before, so the loop in markdown ends on the most complete rendering that fits.
 func TestDegrade(t *testing.T) {
 	r := hugeReport(120)
 	prev := -1
@@ -91,9 +91,9 @@ func TestDegrade(t *testing.T) {
 		prev = len(s)
 	}
 	for _, limit := range []int{200000, 60000, 20000, 8000, 3000} {
-		s := Markdown(r, limit)
+		s := renderMarkdown(r, limit)
 		if len(s) >= limit {
-			t.Errorf("Markdown(limit %d) is %d bytes", limit, len(s))
+			t.Errorf("renderMarkdown(limit %d) is %d bytes", limit, len(s))
 		}
 	}
 }

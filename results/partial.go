@@ -16,7 +16,7 @@ import (
 // ReadOut reads the results that one run wrote into its --out folder dir. results.json is
 // read as it is unless it is marked incomplete (written at the start of the run, or when it
 // was cancelled, and never replaced by the final write) or missing: then the requests that
-// requests.jsonl holds are put into it (Complete), or make it up when there is no
+// requests.jsonl holds are put into it (complete), or make it up when there is no
 // results.json at all, and the result stays marked incomplete, with an error, so that it is
 // never a pass and its failures show. The warnings say what was rebuilt and what was skipped.
 func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {

@@ -165,9 +165,6 @@ func (r *Writer) giveBackReserve() error {
 	return err
 }
 
-// Dir is the folder the writer writes to.
-func (r *Writer) Dir() string { return r.dir }
-
 // Request appends rr, one JSON object on one line, to requests.jsonl. rr.Case must name its
 // case: the line is read back on its own.
 func (r *Writer) Request(rr checks.RequestResult) error {
@@ -333,14 +330,14 @@ func (e *truncatedLineError) Unwrap() error { return e.Err }
 
 // ReadRequests reads a requests.jsonl back, in file order (the order requests finished). A
 // last line without its newline that does not parse is what a crash mid-write leaves: it is
-// returned as a warning (a *TruncatedLineError), not an error. Any other bad line is an error
+// returned as a warning (a *truncatedLineError), not an error. Any other bad line is an error
 // naming the file and line.
 func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, err error) {
 	return readRequestsContext(context.Background(), path)
 }
 
 // readRequestsContext is ReadRequests that stops when ctx ends. Only a regular file of at
-// most MaxInputBytes is read.
+// most maxInputBytes is read.
 func readRequestsContext(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
 	data, err := inputfile.Read(ctx, path, maxInputBytes)
 	if err != nil {
@@ -376,7 +373,7 @@ func Read(path string) (*checks.Result, error) {
 }
 
 // ReadContext is Read that stops when ctx ends. Only a regular file of at most
-// MaxInputBytes is read.
+// maxInputBytes is read.
 func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 	res, err := readResultsFile(ctx, path)
 	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {

@@ -161,7 +161,7 @@ func TestReadRequestsTruncatedLastLine(t *testing.T) {
 	}
 	var tl *truncatedLineError
 	if !errors.As(warnings[0], &tl) || tl.Line != 3 || tl.Path != path {
-		t.Errorf("warning = %#v, want a TruncatedLineError for %s:3", warnings[0], path)
+		t.Errorf("warning = %#v, want a truncatedLineError for %s:3", warnings[0], path)
 	}
 }
 

@@ -38,8 +38,8 @@ type outLock struct {
 	f *os.File
 }
 
-// lockOut creates dir when needed and takes the exclusive lock of dir/LockFile without
-// waiting: an *OutInUseError when another run holds it. It then writes who holds it.
+// lockOut creates dir when needed and takes the exclusive lock of dir/lockFile without
+// waiting: an *outInUseError when another run holds it. It then writes who holds it.
 func lockOut(dir string) (*outLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create --out %s: %w", dir, err)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestRunRefusesAnOutAnotherRunHolds: while the lock of --out is held, Run returns an
-// *OutInUseError naming the folder and the holder's pid, and writes nothing there, with
+// *outInUseError naming the folder and the holder's pid, and writes nothing there, with
 // --force too; once it is released, the lock can be taken again.
 func TestRunRefusesAnOutAnotherRunHolds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
