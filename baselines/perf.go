@@ -123,14 +123,14 @@ type File struct {
 	ImprovementThreshold float64
 	StepFractions        []float64
 	// Scenarios by id (= case id), with the memory of top-level maps merged in.
-	Scenarios map[string]*scenario
+	Scenarios map[string]*Scenario
 
 	doc *node
 }
 
-// scenario is one entry of "scenarios" (or of the top-level memory maps only). A nil
+// Scenario is one entry of "scenarios" (or of the top-level memory maps only). A nil
 // pointer means the file does not have that value.
-type scenario struct {
+type Scenario struct {
 	ID                      string
 	InScenarios             bool // false: only in the top-level memory maps
 	Stages                  checks.Stages
@@ -250,7 +250,7 @@ func Parse(path string, data []byte) (*File, error) {
 		return nil, err
 	}
 	d := &decoder{strictdecode.Problems{File: name}}
-	f := &File{Path: path, doc: doc, Profiles: map[string]Tolerances{}, Scenarios: map[string]*scenario{},
+	f := &File{Path: path, doc: doc, Profiles: map[string]Tolerances{}, Scenarios: map[string]*Scenario{},
 		ImprovementThreshold: defaultImprovementThreshold}
 	if !d.object(doc, "(top level)") {
 		return nil, d.Err()
@@ -271,10 +271,10 @@ func Parse(path string, data []byte) (*File, error) {
 	}
 	for _, m := range []struct {
 		key string
-		dst func(*scenario) **float64
+		dst func(*Scenario) **float64
 	}{
-		{"load_peak_vram_mb", func(s *scenario) **float64 { return &s.LoadPeakVRAMMiB }},
-		{"runtime_peak_vram_mb", func(s *scenario) **float64 { return &s.RuntimePeakVRAMMiB }},
+		{"load_peak_vram_mb", func(s *Scenario) **float64 { return &s.LoadPeakVRAMMiB }},
+		{"runtime_peak_vram_mb", func(s *Scenario) **float64 { return &s.RuntimePeakVRAMMiB }},
 	} {
 		mp := doc.get(m.key)
 		if mp == nil || !d.object(mp, m.key) {
@@ -287,7 +287,7 @@ func Parse(path string, data []byte) (*File, error) {
 			}
 			s := f.Scenarios[id]
 			if s == nil {
-				s = &scenario{ID: id}
+				s = &Scenario{ID: id}
 				f.Scenarios[id] = s
 			}
 			if dst := m.dst(s); *dst == nil { // a per-scenario value wins over the map
@@ -372,9 +372,9 @@ func (d *decoder) fractions(doc *node) []float64 {
 	return out
 }
 
-func (d *decoder) scenario(id string, n *node) *scenario {
+func (d *decoder) scenario(id string, n *node) *Scenario {
 	kp := "scenarios." + id
-	s := &scenario{ID: id, InScenarios: true}
+	s := &Scenario{ID: id, InScenarios: true}
 	if !d.object(n, kp) {
 		return s
 	}
@@ -463,7 +463,7 @@ func (f *File) Tolerances(profile string, ov Overrides) (Tolerances, error) {
 // scenarioTolerances applies a scenario's tolerance_overrides on top of the profile and the
 // env overrides, as SGLang PR #38457 does in ToleranceConfig (testcase_configs.py): scenario
 // override > env > profile. Unknown keys were rejected when the file was read.
-func (s *scenario) scenarioTolerances(t Tolerances) Tolerances {
+func (s *Scenario) scenarioTolerances(t Tolerances) Tolerances {
 	return s.ToleranceOverrides.Apply(t)
 }
 
@@ -505,7 +505,7 @@ func (f *File) ExpectedLoadMs(id string, t Tolerances) (ms, tol float64) {
 func (f *File) Memory(id string, t Tolerances) checks.MemoryBaseline {
 	s := f.Scenarios[id]
 	if s == nil {
-		s = &scenario{}
+		s = &Scenario{}
 	} else {
 		t = s.scenarioTolerances(t)
 	}

@@ -136,8 +136,8 @@ type Change struct {
 	Old, New float64
 }
 
-// regenerated is the outcome of Regenerate.
-type regenerated struct {
+// Regenerated is the outcome of Regenerate.
+type Regenerated struct {
 	File    *File
 	Changes []Change
 	// Warnings are soft problems: cases without measurements (left as they were), requests
@@ -169,7 +169,7 @@ func ms2(v float64) float64 {
 //     dump does not write (_dump_baseline_for_testcase, test_server_common.py @
 //     a7ec6b97f786): written when the scenario has the key already, or, for a new scenario,
 //     when another scenario of the file has it or opts.AllFields asks for every measured key.
-func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*regenerated, error) {
+func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*Regenerated, error) {
 	var doc *node
 	if base != nil {
 		// A deep copy through the writer: base stays as it was read.
@@ -199,7 +199,7 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 			m.addCase(cr)
 		}
 	}
-	out := &regenerated{}
+	out := &Regenerated{}
 	scenarios := doc.get("scenarios")
 	if scenarios == nil {
 		scenarios = objectNode()

@@ -84,12 +84,12 @@ func (f *File) Value(id, metric string) (float64, bool) {
 // the file's keys, Old as the file had it and New as written (rounded as SGLang writes).
 // A metric the file does not hold, or two values for one key, is an error: tightening
 // proposes changes to existing values only.
-func Tighten(base *File, set []Change) (*regenerated, error) {
+func Tighten(base *File, set []Change) (*Regenerated, error) {
 	d, err := parseJSON(base.Path, base.Marshal())
 	if err != nil {
 		return nil, err
 	}
-	out := &regenerated{}
+	out := &Regenerated{}
 	written := map[string]string{}
 	for _, c := range set {
 		key := fileKey(c.Metric)

@@ -28,7 +28,7 @@ type Kind struct {
 	TrimMember string
 	// Unit of Value and Limit: "ms", "MiB", "dB", "s", or "" for a plain number.
 	Unit      string
-	Direction direction
+	Direction Direction
 	Group     Group
 	Column    Column
 	// Decimals is how many decimals a value without a time or memory unit is shown with;
@@ -47,13 +47,13 @@ type Kind struct {
 	Registered bool
 }
 
-// direction says on which side of its limit a value passes.
-type direction int
+// Direction says on which side of its limit a value passes.
+type Direction int
 
 // The directions: times, memory and differences pass at or under their limit; similarities
 // at or over it.
 const (
-	lowerIsBetter direction = iota
+	lowerIsBetter Direction = iota
 	HigherIsBetter
 )
 

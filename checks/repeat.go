@@ -130,11 +130,11 @@ type RepeatEvidence struct {
 	RepeatSSIM *float64
 	// GTFailed holds every ground-truth check that failed with a value and a limit, by name,
 	// so that a diagnosis can say by how much (e.g. mean abs diff 12 on every request).
-	GTFailed map[string]valueAndLimit
+	GTFailed map[string]Measured
 }
 
-// valueAndLimit is a check's value against its limit.
-type valueAndLimit struct{ Value, Limit float64 }
+// Measured is a check's value against its limit.
+type Measured struct{ Value, Limit float64 }
 
 // RepeatEvidenceOf reads the evidence of every request of a case from its checks: the
 // measured ground-truth checks (consistency and audio metrics that passed or failed; a
@@ -157,9 +157,9 @@ func RepeatEvidenceOf(cr CaseResult) []RepeatEvidence {
 				}
 				if st == Fail && c.Value != nil && c.Limit != nil {
 					if e.GTFailed == nil {
-						e.GTFailed = map[string]valueAndLimit{}
+						e.GTFailed = map[string]Measured{}
 					}
-					e.GTFailed[c.Name] = valueAndLimit{*c.Value, *c.Limit}
+					e.GTFailed[c.Name] = Measured{*c.Value, *c.Limit}
 				}
 			case g == GroupRepeat && c.Name != RepeatGroup:
 				e.Repeat = worseOf(e.Repeat, st)

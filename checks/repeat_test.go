@@ -157,7 +157,7 @@ func TestRepeatEvidenceOfReadsTheChecks(t *testing.T) {
 	}}
 	want := []RepeatEvidence{
 		{Index: 1},
-		{Index: 2, GT: Fail, GTSSIM: Float(0.97), Repeat: Fail, RepeatSSIM: Float(0.5), GTFailed: map[string]valueAndLimit{ConsistencyMeanAbsDiff: {12, 8}}},
+		{Index: 2, GT: Fail, GTSSIM: Float(0.97), Repeat: Fail, RepeatSSIM: Float(0.5), GTFailed: map[string]Measured{ConsistencyMeanAbsDiff: {12, 8}}},
 		{Index: 3},
 	}
 	if diff := cmp.Diff(want, RepeatEvidenceOf(cr)); diff != "" {
@@ -168,6 +168,6 @@ func TestRepeatEvidenceOfReadsTheChecks(t *testing.T) {
 // offGT is e failing the ground truth as a uniform offset of 12 levels does: mean abs diff
 // 12 > 8 (1.5×) and PSNR 26.5 < 28 (1.06×).
 func offGT(e RepeatEvidence) RepeatEvidence {
-	e.GTFailed = map[string]valueAndLimit{ConsistencyMeanAbsDiff: {12, 8}, ConsistencyPSNR: {26.5, 28}}
+	e.GTFailed = map[string]Measured{ConsistencyMeanAbsDiff: {12, 8}, ConsistencyPSNR: {26.5, 28}}
 	return e
 }

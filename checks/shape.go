@@ -22,9 +22,9 @@ type ShapeRequest struct {
 	Extra map[string]any
 }
 
-// shape is the expected shape of an output. A dimension is checked only when its Check flag is
+// Shape is the expected shape of an output. A dimension is checked only when its Check flag is
 // set; the values are float64 because SGLang multiplies by whatever number the case gives.
-type shape struct {
+type Shape struct {
 	CheckSize     bool
 	Width, Height float64
 	CheckFrames   bool
@@ -51,14 +51,14 @@ const (
 //   - otherwise no frame count is checked.
 //
 // A scale or exponent that is not a number is an error: SGLang's arithmetic would raise.
-func ExpectedShape(r ShapeRequest) (shape, error) {
-	var s shape
+func ExpectedShape(r ShapeRequest) (Shape, error) {
+	var s Shape
 	if r.Width > 0 && r.Height > 0 {
 		s.CheckSize, s.Width, s.Height = true, float64(r.Width), float64(r.Height)
 		if !r.Edit && truthy(r.Extra[extraUpscaling]) {
 			k, err := extraNumber(r.Extra, extraUpscaleScale, defaultUpscale)
 			if err != nil {
-				return shape{}, err
+				return Shape{}, err
 			}
 			s.Width, s.Height = s.Width*k, s.Height*k
 		}
@@ -66,7 +66,7 @@ func ExpectedShape(r ShapeRequest) (shape, error) {
 	if r.Video && !r.ImageToVideo && r.NumFrames != 0 && truthy(r.Extra[extraInterpolation]) {
 		exp, err := extraNumber(r.Extra, extraInterpExp, defaultInterpExp)
 		if err != nil {
-			return shape{}, err
+			return Shape{}, err
 		}
 		s.CheckFrames, s.Frames = true, float64(r.NumFrames-1)*math.Pow(2, exp)+1
 	}
@@ -74,7 +74,7 @@ func ExpectedShape(r ShapeRequest) (shape, error) {
 }
 
 // Problems compares a decoded output with the shape, in SGLang's words.
-func (s shape) Problems(width, height, frames int) []string {
+func (s Shape) Problems(width, height, frames int) []string {
 	var p []string
 	if s.CheckSize && (float64(width) != s.Width || float64(height) != s.Height) {
 		p = append(p, fmt.Sprintf("size %dx%d, want %sx%s", width, height, fmtNum(s.Width), fmtNum(s.Height)))

@@ -8,20 +8,20 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// confirmed is what a case's confirmation requests made of its requests.
-type confirmed struct {
+// Confirmed is what a case's confirmation requests made of its requests.
+type Confirmed struct {
 	// Requests are the case's requests with their failed perf and memory checks labelled
 	// (checks.LabelConfirmed) and their statuses recomputed.
 	Requests []checks.RequestResult
 	// Revisions are the requests whose checks the labels changed, and what changed.
-	Revisions []revision
+	Revisions []Revision
 	// Labelled counts the checks labelled; Flaky those that became flaky.
 	Labelled, Flaky int
 }
 
-// revision is one request that a later event changed after it was written.
-type revision struct {
-	At   int    // its position in confirmed.Requests
+// Revision is one request that a later event changed after it was written.
+type Revision struct {
+	At   int    // its position in Confirmed.Requests
 	What string // what changed, for its revised line in requests.jsonl
 }
 
@@ -29,16 +29,16 @@ type revision struct {
 // order sent; note says why they stopped short, if they did): every target check
 // (checks.ConfirmTargets) of the case's requests gets the label of what they said, and with
 // on_unconfirmed: flaky one that was not reproduced becomes flaky. reqs is not changed.
-func Confirmation(c *suite.Case, reqs []checks.RequestResult, targets map[string]bool, confirm []checks.RequestResult, note string) confirmed {
+func Confirmation(c *suite.Case, reqs []checks.RequestResult, targets map[string]bool, confirm []checks.RequestResult, note string) Confirmed {
 	flaky := c.Noise.OnUnconfirmed == suite.OnUnconfirmedFlaky
 	out, labelled, flakies := checks.LabelConfirmed(reqs, targets, confirm, c.Noise.Confirm, note, flaky)
-	res := confirmed{Requests: out, Labelled: labelled, Flaky: flakies}
+	res := Confirmed{Requests: out, Labelled: labelled, Flaky: flakies}
 	for i := range out {
 		if out[i].Status != checks.Cancelled {
 			out[i].Status = checks.RequestStatus(out[i].Checks)
 		}
 		if what := changes(reqs[i], out[i]); what != "" {
-			res.Revisions = append(res.Revisions, revision{At: i, What: what})
+			res.Revisions = append(res.Revisions, Revision{At: i, What: what})
 		}
 	}
 	return res

@@ -78,8 +78,8 @@ type Input struct {
 	Previous *checks.RequestResult
 }
 
-// finalVerdict is the final judgement of one request.
-type finalVerdict struct {
+// Verdict is the final judgement of one request.
+type Verdict struct {
 	// Request is the input's request with its final checks and status.
 	Request checks.RequestResult
 	// Grew are the checks of Request that fail because memory grew since the previous
@@ -115,7 +115,7 @@ func requestRules() []rule {
 
 // Request returns the final verdict of one finished request: its checks (the measured ones,
 // then the rules' own) and its status. A nil Config judges nothing but the status.
-func (j *Config) Request(in Input) finalVerdict {
+func (j *Config) Request(in Input) Verdict {
 	v := verdict{measured: in.Request.Checks}
 	if j != nil {
 		for _, r := range requestRules() {
@@ -127,7 +127,7 @@ func (j *Config) Request(in Input) finalVerdict {
 	if rr.Status != checks.Cancelled {
 		rr.Status = checks.RequestStatus(rr.Checks)
 	}
-	out := finalVerdict{Request: rr}
+	out := Verdict{Request: rr}
 	for _, c := range rr.Checks {
 		if c.Name == checks.MemoryRuntimePeak && c.Status == checks.Fail && slices.Contains(v.grew, c.Source) {
 			out.Grew = append(out.Grew, c)

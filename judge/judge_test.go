@@ -221,15 +221,15 @@ func TestConfirmationSaysWhatChanged(t *testing.T) {
 	targets := checks.ConfirmTargets(reqs)
 	for _, tt := range []struct {
 		onUnconfirmed string
-		want          revision
+		want          Revision
 		status        checks.Status
 	}{
-		{suite.OnUnconfirmedFlaky, revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests: fail → flaky; status fail → flaky"}, checks.Flaky},
-		{suite.OnUnconfirmedFail, revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests"}, checks.Fail},
+		{suite.OnUnconfirmedFlaky, Revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests: fail → flaky; status fail → flaky"}, checks.Flaky},
+		{suite.OnUnconfirmedFail, Revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests"}, checks.Fail},
 	} {
 		c := &suite.Case{ID: "c", Noise: suite.Noise{Confirm: 2, OnUnconfirmed: tt.onUnconfirmed}}
 		got := Confirmation(c, reqs, targets, confirm, "")
-		if diff := cmp.Diff([]revision{tt.want}, got.Revisions); diff != "" {
+		if diff := cmp.Diff([]Revision{tt.want}, got.Revisions); diff != "" {
 			t.Errorf("on_unconfirmed %q: revisions (-want +got):\n%s", tt.onUnconfirmed, diff)
 		}
 		if got.Requests[1].Status != tt.status || got.Labelled != 1 {

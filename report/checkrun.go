@@ -8,16 +8,16 @@ import (
 // summary is kept below it in bytes, which are never fewer than characters.
 const maxCheckSummary = 65535
 
-// checkRun is what a lane's check run shows on the Checks tab: its name, its conclusion,
+// CheckRun is what a lane's check run shows on the Checks tab: its name, its conclusion,
 // a title (the lane's commit status, in words), the summary (the lane's report, as the
 // comment renders it) and annotations on the suite file's case lines.
-type checkRun struct {
+type CheckRun struct {
 	Name, Conclusion, Title, Summary string
-	Annotations                      []fileAnnotation
+	Annotations                      []FileAnnotation
 }
 
-// fileAnnotation marks a line of a file of the repository: Level is failure or warning.
-type fileAnnotation struct {
+// FileAnnotation marks a line of a file of the repository: Level is failure or warning.
+type FileAnnotation struct {
 	Path           string
 	Line           int
 	Level          string
@@ -32,9 +32,9 @@ func checkRunName(lane string) string { return "diffusion-check / " + lane }
 // id): a request or case that did not pass is annotated on its case's line, a flaky one
 // with a warning; what maps to no case (a lane's error), or a case of no known line, gets
 // no annotation. Without a suite path there are none.
-func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string]int) checkRun {
+func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string]int) CheckRun {
 	st := LaneStatus(l, r.RunURL)
-	run := checkRun{Name: checkRunName(l.Lane), Title: st.Description, Conclusion: "failure"}
+	run := CheckRun{Name: checkRunName(l.Lane), Title: st.Description, Conclusion: "failure"}
 	switch {
 	case st.State == "success":
 		run.Conclusion = "success"
@@ -57,7 +57,7 @@ func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string
 		if a.Warning {
 			level = "warning"
 		}
-		run.Annotations = append(run.Annotations, fileAnnotation{Path: suitePath, Line: line, Level: level, Title: a.Title, Message: a.Message})
+		run.Annotations = append(run.Annotations, FileAnnotation{Path: suitePath, Line: line, Level: level, Title: a.Title, Message: a.Message})
 	}
 	return run
 }

@@ -148,7 +148,7 @@ func TestAnnotationsFlaky(t *testing.T) {
 		many.Lanes[0].Cases = append(many.Lanes[0].Cases, c)
 	}
 	as := Annotations(many.Lanes, 10)
-	var warnings []annotation
+	var warnings []Annotation
 	for _, a := range as {
 		if a.Warning {
 			warnings = append(warnings, a)

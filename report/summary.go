@@ -17,10 +17,10 @@ func Summary(r *Report) string {
 	return markdown(r, summaryLimit, "The full report is in report.md and results.json of the run's artifacts.")
 }
 
-// annotation is one annotation: an `::error` for a request (or a case) that did not pass, a
+// Annotation is one annotation: an `::error` for a request (or a case) that did not pass, a
 // `::warning` (Warning set) for a flaky request, whose failure confirmation requests did not
 // reproduce: the lane passes, but a reader of the run's page should see it.
-type annotation struct {
+type Annotation struct {
 	Title, Message string
 	Warning        bool
 	// Case is the id of the case the annotation is about ("" for a lane's error), for a
@@ -32,13 +32,13 @@ type annotation struct {
 // not pass, and a warning per flaky request, at most limit of each: GitHub shows only the
 // first 10 errors and 10 warnings of a step, so when there are more, the last one of that
 // kind says how many were left out and where to read them all.
-func Annotations(lanes []checks.Result, limit int) []annotation {
+func Annotations(lanes []checks.Result, limit int) []Annotation {
 	errs, warns := annotations(lanes)
 	return append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
 }
 
 // annotations are the error and warning annotations of lanes, uncapped.
-func annotations(lanes []checks.Result) (all, warns []annotation) {
+func annotations(lanes []checks.Result) (all, warns []Annotation) {
 	multi := len(lanes) > 1
 	for _, l := range lanes {
 		for _, c := range l.Cases {
@@ -57,7 +57,7 @@ func annotations(lanes []checks.Result) (all, warns []annotation) {
 			}
 		}
 		for _, e := range l.Errors {
-			all = append(all, annotation{Title: "diffusion-check: lane " + l.Lane + " could not check everything", Message: words.FirstLine(e)})
+			all = append(all, Annotation{Title: "diffusion-check: lane " + l.Lane + " could not check everything", Message: words.FirstLine(e)})
 		}
 	}
 	return all, warns
@@ -65,8 +65,8 @@ func annotations(lanes []checks.Result) (all, warns []annotation) {
 
 // caseAnnotations are the errors of a case that did not pass (where names it): one for its
 // case-level problems, if any, then one per request that did not pass.
-func caseAnnotations(where string, c checks.CaseResult) []annotation {
-	var all []annotation
+func caseAnnotations(where string, c checks.CaseResult) []Annotation {
+	var all []Annotation
 	var caseProblems []string
 	for _, ck := range c.Checks {
 		if s := checkLine(ck); s != "" {
@@ -80,7 +80,7 @@ func caseAnnotations(where string, c checks.CaseResult) []annotation {
 		caseProblems = append(caseProblems, "no requests ran")
 	}
 	if len(caseProblems) > 0 {
-		all = append(all, annotation{
+		all = append(all, Annotation{
 			Title:   "diffusion-check: " + where + " " + string(c.Status),
 			Message: strings.Join(caseProblems, "; "),
 			Case:    c.ID,
@@ -94,7 +94,7 @@ func caseAnnotations(where string, c checks.CaseResult) []annotation {
 		if len(ps) == 0 {
 			ps = append(ps, string(rr.Status)+because(rr.Checks))
 		}
-		all = append(all, annotation{
+		all = append(all, Annotation{
 			Title:   fmt.Sprintf("diffusion-check: %s request %d/%d %s", where, rr.Index, rr.Of, rr.Status),
 			Message: strings.Join(ps, "; "),
 			Case:    c.ID,
@@ -147,9 +147,9 @@ func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []st
 
 // flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
 // the confirmation requests found), the derived step figures folded (requestProblems).
-func flakyAnnotation(where, caseID string, rr checks.RequestResult) annotation {
+func flakyAnnotation(where, caseID string, rr checks.RequestResult) Annotation {
 	ps := requestProblems(rr, func(ck checks.Check) bool { return ck.Status == checks.Flaky })
-	return annotation{
+	return Annotation{
 		Title:   fmt.Sprintf("diffusion-check: %s request %d/%d flaky", where, rr.Index, rr.Of),
 		Message: strings.Join(ps, "; "),
 		Warning: true,
@@ -159,7 +159,7 @@ func flakyAnnotation(where, caseID string, rr checks.RequestResult) annotation {
 
 // capAnnotations keeps at most limit annotations (limit ≤ 0: all), the last one saying how
 // many more there were.
-func capAnnotations(all []annotation, limit int, warning bool) []annotation {
+func capAnnotations(all []Annotation, limit int, warning bool) []Annotation {
 	if limit <= 0 || len(all) <= limit {
 		return all
 	}
@@ -168,7 +168,7 @@ func capAnnotations(all []annotation, limit int, warning bool) []annotation {
 	if warning {
 		what, did = "flaky requests", "were flaky"
 	}
-	return append(all[:limit-1:limit-1], annotation{
+	return append(all[:limit-1:limit-1], Annotation{
 		Title:   fmt.Sprintf("diffusion-check: %d more %s", rest, what),
 		Message: fmt.Sprintf("%d more requests or cases %s; see the job summary for all of them.", rest, did),
 		Warning: warning,

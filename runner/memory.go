@@ -10,10 +10,10 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
 
-// memorySampler measures the peak memory of a server's process tree while it runs: GPU
+// MemorySampler measures the peak memory of a server's process tree while it runs: GPU
 // memory through NVML, host anonymous memory through /proc. The one implementation is
 // internal/gpumem; tests use fakes.
-type memorySampler interface {
+type MemorySampler interface {
 	// Start begins sampling the process tree rooted at pid (the server and every process it
 	// spawns) until the session is stopped.
 	Start(ctx context.Context, pid int) (memory.Session, error)

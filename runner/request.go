@@ -17,8 +17,8 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// prober reads what a media file holds.
-type prober func(ctx context.Context, path string) (media.Info, error)
+// Prober reads what a media file holds.
+type Prober func(ctx context.Context, path string) (media.Info, error)
 
 // settleTime is how long a failed request waits for a dying server to finish exiting, so that
 // the failure is attributed to the crash rather than to a reset connection.

@@ -59,10 +59,10 @@ type Options struct {
 	// into a collapsible group of the Actions log). nil: the log goes only to its file.
 	ServerLog func(title string) io.Writer
 	// Probe decodes an output file's header; nil means media.Probe (ffprobe).
-	Probe prober
+	Probe Prober
 	// Memory samples each server's GPU and host memory during load and every request; nil
 	// means none (only server-reported memory is recorded).
-	Memory memorySampler
+	Memory MemorySampler
 	// Perf configures the perf and memory verdicts (tolerance profile, env overrides).
 	Perf PerfOptions
 	// SkipConsistency skips every consistency and audio comparison, as SGLang's harness does

@@ -13,7 +13,7 @@
 // its diffusion CI data) inside a scratch repository whose other folders are TREE's, so that
 // changes to the data files count as changes to the suite's own files. The globs-only run is
 // the same suite with every server's imports: removed. The import graphs are read once per
-// suite and kept across pull requests (selection.NewGraphs), as the tree does not change.
+// suite and kept across pull requests (selection.Graphs), as the tree does not change.
 package main
 
 import (

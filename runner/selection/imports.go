@@ -10,15 +10,15 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner/suite"
 )
 
-// graphs holds the import graphs read for selections, by server, so that selections over
+// Graphs holds the import graphs read for selections, by server, so that selections over
 // one checkout read each server's graph once.
-type graphs struct{ byKey map[string]*importGraph }
+type Graphs struct{ byKey map[string]*importGraph }
 
 // NewGraphs returns an empty set of graphs.
-func NewGraphs() *graphs { return &graphs{byKey: map[string]*importGraph{}} }
+func NewGraphs() *Graphs { return &Graphs{byKey: map[string]*importGraph{}} }
 
 // get is the graph of srv's imports in the repository at r.root, read on first use.
-func (gs *graphs) get(r resolver, srv *suite.Server) *importGraph {
+func (gs *Graphs) get(r resolver, srv *suite.Server) *importGraph {
 	key := fmt.Sprintf("%s\x00%s\x00%s\x00%q\x00%+v", r.root, srv.Name, srv.Imports.Root, srv.Imports.Modules, srv.Imports.Dynamic)
 	ig, ok := gs.byKey[key]
 	if !ok {
@@ -31,7 +31,7 @@ func (gs *graphs) get(r resolver, srv *suite.Server) *importGraph {
 // decide is what a server's imports make of the changed paths: its graph (nil for a server
 // without imports:), the paths left for its globs, and the first reason the changes select
 // its cases ("no paths: it always runs" for a server with neither imports nor globs).
-func (gs *graphs) decide(r resolver, srv *suite.Server, changed []string, hasGlobs bool) (*importGraph, []string, string) {
+func (gs *Graphs) decide(r resolver, srv *suite.Server, changed []string, hasGlobs bool) (*importGraph, []string, string) {
 	if srv.Imports == nil {
 		if !hasGlobs {
 			return nil, changed, "no paths: it always runs"

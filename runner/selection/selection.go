@@ -35,7 +35,7 @@ type Input struct {
 	Changed []string
 	// Graphs, when set, keeps the import graphs this selection reads for the next one over
 	// the same checkout (a benchmark over many change lists); nil reads them afresh.
-	Graphs *graphs
+	Graphs *Graphs
 }
 
 // Pick is a selected case and the first reason found for it.

@@ -11,10 +11,10 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/pyimport"
 )
 
-// pythonImports are a server's Python entry points, for selection by the import graph of the
+// Imports are a server's Python entry points, for selection by the import graph of the
 // server's own source (runner/selection): a changed .py file below Root selects the
 // server's cases when the modules the server imports include it.
-type pythonImports struct {
+type Imports struct {
 	// Root is the folder that holds the top-level packages (SGLang's `python/`), relative
 	// to the repository root, slash-separated; "." for the root itself.
 	Root string
@@ -23,7 +23,7 @@ type pythonImports struct {
 	// pipeline, its model's modules).
 	Modules []string
 	// Dynamic are rules for imports by a computed name, on top of the built-in ones.
-	Dynamic []dynamicImport
+	Dynamic []DynamicImport
 	// Lazy is which imports that may run later (inside functions, qualified-name strings)
 	// are followed: one of lazyModes; default "own", those of the entries' own package.
 	Lazy string
@@ -36,8 +36,8 @@ type pythonImports struct {
 // only module-level imports.
 var lazyModes = []string{"own", "all", "none"}
 
-// dynamicImport says what one function's import by a computed name loads.
-type dynamicImport struct {
+// DynamicImport says what one function's import by a computed name loads.
+type DynamicImport struct {
 	Module   string // the module that holds the call
 	Function string // the enclosing function, as Class.method; "" for module level
 	// Loads is how the call is resolved (pyimport.Kind): package (every module of Package),
@@ -49,7 +49,7 @@ type dynamicImport struct {
 	Line      int
 }
 
-func (d *decoder) imports(o *object) *pythonImports {
+func (d *decoder) imports(o *object) *Imports {
 	v, field, ok := o.get("imports")
 	if !ok {
 		return nil
@@ -58,7 +58,7 @@ func (d *decoder) imports(o *object) *pythonImports {
 	if io == nil {
 		return nil
 	}
-	im := &pythonImports{Root: ".", Lazy: lazyModes[0], Line: v.Line}
+	im := &Imports{Root: ".", Lazy: lazyModes[0], Line: v.Line}
 	if io.str("lazy", &im.Lazy) && !slices.Contains(lazyModes, im.Lazy) {
 		d.Addf(io.lineOf("lazy"), strictdecode.Join(field, "lazy"), "want one of %s, got %q", strings.Join(lazyModes, ", "), im.Lazy)
 	}
@@ -95,12 +95,12 @@ func (d *decoder) imports(o *object) *pythonImports {
 }
 
 // dynamicRule reads one rule of imports.dynamic; false after a reported problem with its shape.
-func (d *decoder) dynamicRule(el *yaml.Node, f string) (dynamicImport, bool) {
+func (d *decoder) dynamicRule(el *yaml.Node, f string) (DynamicImport, bool) {
 	ro := d.object(el, f, keysOf(dynamicObject)...)
 	if ro == nil {
-		return dynamicImport{}, false
+		return DynamicImport{}, false
 	}
-	r := dynamicImport{Line: el.Line}
+	r := DynamicImport{Line: el.Line}
 	if mv, mf, ok := ro.require("module"); ok {
 		if s, ok := d.str(mv, mf); ok && d.moduleName(mv.Line, mf, s) {
 			r.Module = s

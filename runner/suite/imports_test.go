@@ -22,8 +22,8 @@ func TestImportsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &pythonImports{Root: "python", Lazy: "own", Modules: []string{"sglang.multimodal_gen.runtime.entrypoints.cli.serve"}, Line: 5,
-		Dynamic: []dynamicImport{
+	want := &Imports{Root: "python", Lazy: "own", Modules: []string{"sglang.multimodal_gen.runtime.entrypoints.cli.serve"}, Line: 5,
+		Dynamic: []DynamicImport{
 			{Module: "a.b", Function: "C.load", Loads: pyimport.Package, Package: "a.plugins", Recursive: true, Line: 8},
 			{Module: "a.c", Loads: pyimport.Outside, Line: 9},
 		}}

@@ -249,8 +249,8 @@ func mentionsPort(srv *Server) bool {
 	return false
 }
 
-func (d *decoder) builtin(server *object) *builtinConfig {
-	b := &builtinConfig{StepMs: defaultBuiltinStepMs, LoadMs: defaultBuiltinLoadMs, Model: defaultBuiltinModel, Timing: defaultBuiltinTiming}
+func (d *decoder) builtin(server *object) *Builtin {
+	b := &Builtin{StepMs: defaultBuiltinStepMs, LoadMs: defaultBuiltinLoadMs, Model: defaultBuiltinModel, Timing: defaultBuiltinTiming}
 	v, field, ok := server.get("builtin")
 	if !ok {
 		return b

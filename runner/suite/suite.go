@@ -59,7 +59,7 @@ type Server struct {
 	Command []string
 	// Builtin, when set, starts the reference server (`diffusion-check serve`) with these options
 	// through the same lifecycle code as any other command.
-	Builtin *builtinConfig
+	Builtin *Builtin
 	Env     map[string]string
 	// Dir is the working directory of the server process; empty means the suite's folder.
 	Dir   string
@@ -86,7 +86,7 @@ type Server struct {
 	// Imports, when set, decide for a changed .py file below their root whether it can
 	// affect this server's cases: when the server imports it. Paths then decide only for
 	// the other changed paths.
-	Imports *pythonImports
+	Imports *Imports
 	// MaxOutputMB caps one response body (an image response, a video file), which is streamed
 	// to disk: a server that answers without end cannot fill the memory or the disk.
 	// Default DefaultMaxOutputMB.
@@ -101,8 +101,8 @@ type Server struct {
 // image or video a diffusion test makes (a 97-frame 720p MP4 is a few MiB).
 const DefaultMaxOutputMB = 1024
 
-// builtinConfig configures the reference server.
-type builtinConfig struct {
+// Builtin configures the reference server.
+type Builtin struct {
 	Faults []string      // e.g. "crash-at=2", "slow-after=1:3"
 	StepMs float64       // time of one denoise step; default 2
 	LoadMs float64       // simulated model load time; default 50

@@ -58,7 +58,7 @@ func TestLoadFull(t *testing.T) {
 		Servers: map[string]*Server{
 			"ref": defaults(&Server{
 				Name: "ref",
-				Builtin: &builtinConfig{
+				Builtin: &Builtin{
 					Faults: []string{"crash-at=2", "slow-after=1:3"},
 					StepMs: 0.5,
 					LoadMs: 0,
@@ -71,7 +71,7 @@ func TestLoadFull(t *testing.T) {
 			}),
 			"healthy": defaults(&Server{
 				Name:    "healthy",
-				Builtin: &builtinConfig{StepMs: 2, LoadMs: 50, Model: "diffusion-check/reference", Timing: "measured"},
+				Builtin: &Builtin{StepMs: 2, LoadMs: 50, Model: "diffusion-check/reference", Timing: "measured"},
 				Line:    19,
 			}),
 			"sglang": {
