@@ -278,25 +278,25 @@ func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (string, error) {
 
 // Put states of a ground-truth file.
 const (
-	PutNew       = "new"
+	putNew       = "new"
 	PutChanged   = "changed"
-	PutUnchanged = "unchanged"
+	putUnchanged = "unchanged"
 )
 
 // Put writes data as the ground-truth file name, atomically (a reader sees the old file or the
 // new one), creating the folder if needed. It returns PutNew, PutChanged (an existing file with
-// other bytes was replaced) or PutUnchanged (the same bytes were there: nothing is written).
+// other bytes was replaced) or putUnchanged (the same bytes were there: nothing is written).
 func (g GroundTruth) Put(name string, data []byte) (string, error) {
 	dst := g.Path(name)
 	old, err := os.ReadFile(dst)
 	state := PutChanged
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		state = PutNew
+		state = putNew
 	case err != nil:
 		return "", fmt.Errorf("ground truth %s: %w", dst, err)
 	case bytes.Equal(old, data):
-		return PutUnchanged, nil
+		return putUnchanged, nil
 	}
 	if err := os.MkdirAll(g.Dir, 0o755); err != nil {
 		return "", fmt.Errorf("ground truth: %w", err)

@@ -89,7 +89,7 @@ func TestGroundTruthPut(t *testing.T) {
 	g := GroundTruth{Dir: filepath.Join(t.TempDir(), "new", "gt")}
 	for _, tc := range []struct {
 		data, want string
-	}{{"one", PutNew}, {"one", PutUnchanged}, {"two", PutChanged}} {
+	}{{"one", putNew}, {"one", putUnchanged}, {"two", PutChanged}} {
 		got, err := g.Put("a_1gpu.png", []byte(tc.data))
 		if err != nil || got != tc.want {
 			t.Errorf("Put(%q) = %q, %v; want %q", tc.data, got, err, tc.want)

@@ -12,10 +12,10 @@ const (
 	// ConfirmNotReproduced: every confirmation request sent measured the check, and it
 	// passed in each.
 	ConfirmNotReproduced = "not_reproduced"
-	// ConfirmInconclusive: it never failed again, but some confirmation request gave no
+	// confirmInconclusive: it never failed again, but some confirmation request gave no
 	// verdict on it (the server crashed, the request errored or was cancelled, no perf
 	// record), or none could be sent. Not a pass: the failure stands as it is.
-	ConfirmInconclusive = "inconclusive"
+	confirmInconclusive = "inconclusive"
 )
 
 // Confirmation is what a case's confirmation requests said about one failed check: in how
@@ -52,11 +52,11 @@ func (c *Confirmation) Text() string {
 	return s
 }
 
-// Confirmable reports whether a failed check is one that confirmation requests re-measure: a
+// confirmable reports whether a failed check is one that confirmation requests re-measure: a
 // request's perf or memory check that failed by crossing its limit with a measured value.
 // A value that is missing or not a measurement, a crash, an error or a consistency failure
 // is not noise, and a known failure is already explained.
-func Confirmable(c Check) bool {
+func confirmable(c Check) bool {
 	if c.Status != Fail || c.Value == nil || c.Limit == nil {
 		return false
 	}
@@ -68,14 +68,14 @@ func Confirmable(c Check) bool {
 func confirmKey(c Check) string { return c.Name + "\x00" + c.Source }
 
 // ConfirmTargets returns the checks of requests that confirmation requests would re-measure
-// (Confirmable), each once, keyed as LabelConfirmed matches them. A check a known-failures
+// (confirmable), each once, keyed as LabelConfirmed matches them. A check a known-failures
 // entry covers is Known by then (MarkKnown runs in the request's judgement), so it is not a
 // target; one whose entry expired still fails, and is.
 func ConfirmTargets(requests []RequestResult) map[string]bool {
 	out := map[string]bool{}
 	for _, rr := range requests {
 		for _, c := range rr.Checks {
-			if Confirmable(c) {
+			if confirmable(c) {
 				out[confirmKey(c)] = true
 			}
 		}
@@ -143,7 +143,7 @@ func LabelConfirmed(requests []RequestResult, targets map[string]bool, confirm [
 			case cf.Unmeasured == 0 && cf.Passed > 0:
 				cf.State = ConfirmNotReproduced
 			default:
-				cf.State = ConfirmInconclusive
+				cf.State = confirmInconclusive
 				if cf.Note == "" && cf.Of == 0 {
 					cf.Note = "no confirmation request was sent"
 				}

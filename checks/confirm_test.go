@@ -33,8 +33,8 @@ func TestConfirmable(t *testing.T) {
 		{"server crash", Check{Name: ServerAlive, Status: Fail}, false},
 	}
 	for _, tt := range tests {
-		if got := Confirmable(tt.c); got != tt.want {
-			t.Errorf("%s: Confirmable = %v, want %v", tt.name, got, tt.want)
+		if got := confirmable(tt.c); got != tt.want {
+			t.Errorf("%s: confirmable = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
@@ -96,8 +96,8 @@ func TestLabelConfirmed(t *testing.T) {
 			note:    "the server died during confirmation request 2/3",
 			flaky:   true,
 			want: []*Confirmation{
-				{State: ConfirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
-				{State: ConfirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
+				{State: confirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
+				{State: confirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
 				nil,
 			},
 			st: []Status{Fail, Fail, Fail},
@@ -106,8 +106,8 @@ func TestLabelConfirmed(t *testing.T) {
 			name:  "none sent",
 			flaky: true,
 			want: []*Confirmation{
-				{State: ConfirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
-				{State: ConfirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
+				{State: confirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
+				{State: confirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
 				nil,
 			},
 			st: []Status{Fail, Fail, Fail},
@@ -172,7 +172,7 @@ func TestConfirmationText(t *testing.T) {
 	}{
 		{Confirmation{State: ConfirmReproduced, Failed: 2, Of: 2, Max: 2}, "reproduced in 2/2 confirmation requests"},
 		{Confirmation{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, "not reproduced in 0/2 confirmation requests"},
-		{Confirmation{State: ConfirmInconclusive, Unmeasured: 1, Of: 1, Max: 2, Note: "the server died"}, "not confirmed: failed in 0/1 confirmation requests, 1 without a verdict (the server died)"},
+		{Confirmation{State: confirmInconclusive, Unmeasured: 1, Of: 1, Max: 2, Note: "the server died"}, "not confirmed: failed in 0/1 confirmation requests, 1 without a verdict (the server died)"},
 	}
 	for _, tt := range tests {
 		if got := tt.c.Text(); got != tt.want {

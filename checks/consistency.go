@@ -13,10 +13,10 @@ const (
 	ConsistencyMeanAbsDiff = "consistency.mean_abs_diff"
 	ConsistencyCLIP        = "consistency.clip"
 
-	AudioSpectralSimilarity  = "audio.spectral_similarity"
-	AudioWaveformCorrelation = "audio.waveform_correlation"
+	audioSpectralSimilarity  = "audio.spectral_similarity"
+	audioWaveformCorrelation = "audio.waveform_correlation"
 	AudioRMSdBDiff           = "audio.rms_db_diff"
-	AudioDurationDiff        = "audio.duration_diff"
+	audioDurationDiff        = "audio.duration_diff"
 
 	// ConsistencyGroup and AudioGroup name the one check a request gets when a whole group was
 	// not made (no ground truth, disabled by the case): a skip with the reason, instead of one
@@ -197,10 +197,10 @@ func AudioConsistency(s AudioScores, lim AudioLimits) []Check {
 		return metricCheck(name, label, unit, groundTruth, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
 	}
 	return []Check{
-		one(AudioSpectralSimilarity, "spectral similarity", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
-		one(AudioWaveformCorrelation, "waveform correlation", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
+		one(audioSpectralSimilarity, "spectral similarity", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
+		one(audioWaveformCorrelation, "waveform correlation", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
 		one(AudioRMSdBDiff, "RMS level difference", "dB", s.RMSdBDiff, lim.RMSdBDiff, false),
-		one(AudioDurationDiff, "duration difference", "s", s.DurationDiffS, lim.DurationDiffS, false),
+		one(audioDurationDiff, "duration difference", "s", s.DurationDiffS, lim.DurationDiffS, false),
 	}
 }
 
@@ -209,14 +209,14 @@ func AudioConsistency(s AudioScores, lim AudioLimits) []Check {
 // track where the ground truth has one).
 func AudioFailed(detail string) []Check {
 	return []Check{
-		Failed(AudioSpectralSimilarity, detail), Failed(AudioWaveformCorrelation, detail),
-		Failed(AudioRMSdBDiff, detail), Failed(AudioDurationDiff, detail),
+		Failed(audioSpectralSimilarity, detail), Failed(audioWaveformCorrelation, detail),
+		Failed(AudioRMSdBDiff, detail), Failed(audioDurationDiff, detail),
 	}
 }
 
-// MinAudioRMS is the level an output's decoded track must exceed: SGLang's
+// minAudioRMS is the level an output's decoded track must exceed: SGLang's
 // validate_audio_output (test_utils.py) asserts rms > 1e-5 on every video+audio output.
-const MinAudioRMS = 1e-5
+const minAudioRMS = 1e-5
 
 // AudioOutput is what SGLang's validate_audio_output looks at in an output's audio track: its
 // stream as probed (probe_audio_stream) and its samples as decoded (extract_audio_pcm).
@@ -243,8 +243,8 @@ func AudioOutputProblem(a AudioOutput) string {
 		return "the decoded audio track is empty"
 	case !a.Finite:
 		return "the decoded audio track contains NaN or inf"
-	case !(a.RMS > MinAudioRMS):
-		return fmt.Sprintf("the decoded audio track is silent or near-silent: RMS %.3e, want > %g", a.RMS, MinAudioRMS)
+	case !(a.RMS > minAudioRMS):
+		return fmt.Sprintf("the decoded audio track is silent or near-silent: RMS %.3e, want > %g", a.RMS, minAudioRMS)
 	}
 	return ""
 }

@@ -98,10 +98,10 @@ func TestRetryRule(t *testing.T) {
 		{"the server ran out of memory", withTail(req(Failed(ServerAlive, "server exited")), "torch.OutOfMemoryError: CUDA out of memory."), true},
 		{"SafetensorError in the log", withTail(req(Failed(OutputPresent, "500")), "safetensors_rust.SafetensorError: invalid header"), true},
 		{"an output assertion is not retried", req(Failed(OutputValid, "size 64x64, want 256x256")), false},
-		{"an audio metric failure is not retried", req(Failed(AudioSpectralSimilarity, "")), false},
+		{"an audio metric failure is not retried", req(Failed(audioSpectralSimilarity, "")), false},
 		{"audio GT not found", req(Failed(AudioGroup, "Audio GT not found for c")), false},
 	} {
-		if got := RetryOf(tt.cr); got.Retryable != tt.want {
+		if got := retryOf(tt.cr); got.Retryable != tt.want {
 			t.Errorf("%s (%s): retryable %v (%s), want %v", tt.input, src, got.Retryable, got.Why, tt.want)
 		}
 	}
@@ -113,8 +113,8 @@ func TestRetryRule(t *testing.T) {
 	if why := RetryBlocked([]CaseResult{perf, req(Passed(PerfE2E, ""))}); why != "" {
 		t.Errorf("only retryable failures (%s): blocked %q", src, why)
 	}
-	if MaxRetries != 6 {
-		t.Errorf("max retries %d, want SGLang's 6 (%s)", MaxRetries, src)
+	if maxRetries != 6 {
+		t.Errorf("max retries %d, want SGLang's 6 (%s)", maxRetries, src)
 	}
 }
 
@@ -172,8 +172,8 @@ func TestTruthyRule(t *testing.T) {
 		want bool
 	}{{nil, false}, {false, false}, {true, true}, {0, false}, {1, true}, {0.0, false}, {0.5, true}, {"", false}, {"no", true},
 		{[]any{}, false}, {[]any{0}, true}, {map[string]any{}, false}, {math.NaN(), true}} {
-		if got := Truthy(tt.v); got != tt.want {
-			t.Errorf("Truthy(%#v) = %v, want %v (Python bool())", tt.v, got, tt.want)
+		if got := truthy(tt.v); got != tt.want {
+			t.Errorf("truthy(%#v) = %v, want %v (Python bool())", tt.v, got, tt.want)
 		}
 	}
 }

@@ -19,7 +19,7 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	frames := []FrameScore{{Index: 0, SSIM: 0.9, PSNR: 30, MeanAbsDiff: 2}}
 	var all []Check
 	all = append(all, Perf(rr, pb)...)
-	all = append(all, PerfLoadCheck(5000, 4000, 0.1), PerfLoadCheck(5000, nan, 0.1), MissingScenario("b.json", "s", "{}"))
+	all = append(all, perfLoadCheck(5000, 4000, 0.1), perfLoadCheck(5000, nan, 0.1), MissingScenario("b.json", "s", "{}"))
 	all = append(all, LoadMemory(peaks, mb)...)
 	all = append(all, RuntimeMemory(peaks, mb)...)
 	all = append(all, Consistency(frames, 1, ConsistencyLimits{SSIM: 0.9, PSNR: 25, MeanAbsDiff: 5})...)

@@ -92,7 +92,7 @@ func TestKnownOutcomes(t *testing.T) {
 		if rmsFails {
 			rms.Status = Fail
 		}
-		return RequestResult{Index: i, Of: 3, Checks: []Check{{Name: ServerAlive, Status: Pass}, {Name: AudioSpectralSimilarity, Status: Pass}, rms}}
+		return RequestResult{Index: i, Of: 3, Checks: []Check{{Name: ServerAlive, Status: Pass}, {Name: audioSpectralSimilarity, Status: Pass}, rms}}
 	}
 	entries := []KnownEntry{{Case: "wan", Check: "audio.*", Reason: "AAC encoder", Until: "2026-09-30", Source: "known.yaml:3"}}
 	today := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
@@ -116,7 +116,7 @@ func TestKnownOutcomes(t *testing.T) {
 			[]outcomeView{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{3}, 3}},
 			"wan (known.yaml:3): known failure, audio.rms_db_diff failed in 1 of 3 requests"},
 		{"passes everywhere", [][]RequestResult{{audio(1, false), audio(2, false), audio(3, false)}},
-			[]outcomeView{{KnownStateFixed, []string{AudioSpectralSimilarity, AudioRMSdBDiff}, nil, 3}},
+			[]outcomeView{{KnownStateFixed, []string{audioSpectralSimilarity, AudioRMSdBDiff}, nil, 3}},
 			"wan (known.yaml:3): audio.spectral_similarity and audio.rms_db_diff passed in every request the entry covers (3): fixed, remove it from the list"},
 		// The same case in two partitions (results of two runs): a failure in either keeps it known.
 		{"fails in the other partition", [][]RequestResult{{audio(1, false)}, {audio(2, true)}},

@@ -33,9 +33,9 @@ const (
 const (
 	DefaultLoadPeakTolerance    = 0.01
 	DefaultRuntimePeakTolerance = 0.02
-	HostAnonPadMiB              = 256.0
-	// VRAMPadMiB is the pad of SGLang's VRAM limits (PR #35511): max(b × (1 + tol), b + 128).
-	VRAMPadMiB = 128.0
+	hostAnonPadMiB              = 256.0
+	// vramPadMiB is the pad of SGLang's VRAM limits (PR #35511): max(b × (1 + tol), b + 128).
+	vramPadMiB = 128.0
 )
 
 // MemoryBaseline holds one scenario's memory baselines in MiB (NaN: the file has none) and
@@ -89,7 +89,7 @@ func WarmupMemory(peaks map[string]float64, b MemoryBaseline) []Check {
 	if !ok {
 		v = math.NaN()
 	}
-	c := memCheck(MemoryWarmupPeak, SourceServerReserved, v, b.WarmupPeakMiB, b.RuntimeTol, VRAMPadMiB, "warmup_peak_vram_mb")
+	c := memCheck(MemoryWarmupPeak, SourceServerReserved, v, b.WarmupPeakMiB, b.RuntimeTol, vramPadMiB, "warmup_peak_vram_mb")
 	return []Check{c}
 }
 
@@ -122,7 +122,7 @@ func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, hos
 		v := peaks[src]
 		switch src {
 		case SourceServerReserved:
-			c := memCheck(name, src, v, vram, tol, VRAMPadMiB, key)
+			c := memCheck(name, src, v, vram, tol, vramPadMiB, key)
 			if byAlloc {
 				c = Unenforced([]Check{c}, "reported, not enforced: "+allocKey+" exists, so the allocated peak is the one enforced")[0]
 			}
@@ -131,19 +131,19 @@ func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, hos
 			if hasReserved || hasAlloc {
 				out = append(out, recorded(name, src, v, "recorded; the limit applies to the server's own peak, which "+key+" measures"))
 			} else {
-				out = append(out, memCheck(name, src, v, vram, tol, VRAMPadMiB, key))
+				out = append(out, memCheck(name, src, v, vram, tol, vramPadMiB, key))
 			}
 		case SourceServerAllocated:
 			if math.IsNaN(alloc) {
 				continue
 			}
-			c := memCheck(name, src, v, alloc, tol, VRAMPadMiB, allocKey)
+			c := memCheck(name, src, v, alloc, tol, vramPadMiB, allocKey)
 			if !allocEnforced {
 				c = Unenforced([]Check{c}, "reported, not enforced: SGLang enforces the allocated peak at runtime only")[0]
 			}
 			out = append(out, c)
 		case SourceHostAnon, SourceServerHostAnon:
-			out = append(out, memCheck(name, src, v, host, tol, HostAnonPadMiB, phase+"_host_anon_mb"))
+			out = append(out, memCheck(name, src, v, host, tol, hostAnonPadMiB, phase+"_host_anon_mb"))
 		default:
 			out = append(out, recorded(name, src, v, "recorded for the report and for growth across requests; no baseline applies"))
 		}
@@ -188,7 +188,7 @@ func MissingVRAMBaseline(file, scenario string, b MemoryBaseline, loadPeaks map[
 
 // missingVRAM is the failure of an enforced VRAM baseline without a measurement.
 func missingVRAM(name, src string, baseline, tol float64, key, why string) Check {
-	c := memCheck(name, src, math.NaN(), baseline, tol, VRAMPadMiB, key)
+	c := memCheck(name, src, math.NaN(), baseline, tol, vramPadMiB, key)
 	c.Detail = fmt.Sprintf("%s: peak VRAM metric missing (%s), baseline %s %s MiB", name, why, key, fmtNum(baseline))
 	return c
 }
@@ -216,7 +216,7 @@ func memCheck(name, src string, v, baseline, tol, pad float64, key string) Check
 // cur, its checks cs): for every source measured in both, a runtime peak above
 // max(prev × (1 + tol), prev + pad) fails memory.runtime_peak of that source with "grew from
 // X to Y MiB since <since>", even when the peak is still under the baseline. pad is
-// HostAnonPadMiB for host memory and 0 for VRAM. It returns cs with the checks of the sources
+// hostAnonPadMiB for host memory and 0 for VRAM. It returns cs with the checks of the sources
 // that grew turned into failures (a new check where cs had none for the source), leaving cs
 // itself unchanged, and the checks that failed this way.
 func GrowthSince(cs []Check, prev, cur map[string]float64, since string, tol float64) (out, grew []Check) {
@@ -232,7 +232,7 @@ func GrowthSince(cs []Check, prev, cur map[string]float64, since string, tol flo
 		}
 		pad := 0.0
 		if src == SourceHostAnon || src == SourceServerHostAnon {
-			pad = HostAnonPadMiB
+			pad = hostAnonPadMiB
 		}
 		limit := PerfLimit(was, tol, pad)
 		if now <= limit {

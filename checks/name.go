@@ -7,16 +7,16 @@ import "fmt"
 // no leading dot, no spaces, no markup.
 const NamePattern = "[A-Za-z0-9][A-Za-z0-9_.-]*"
 
-// MaxNameLen bounds a name, so that one cannot crowd a status context or a heading.
-const MaxNameLen = 100
+// maxNameLen bounds a name, so that one cannot crowd a status context or a heading.
+const maxNameLen = 100
 
-// ValidName checks s against NamePattern and MaxNameLen.
+// ValidName checks s against NamePattern and maxNameLen.
 func ValidName(s string) error {
 	if s == "" {
 		return fmt.Errorf("empty; want %s", NamePattern)
 	}
-	if len(s) > MaxNameLen {
-		return fmt.Errorf("%d bytes, more than %d", len(s), MaxNameLen)
+	if len(s) > maxNameLen {
+		return fmt.Errorf("%d bytes, more than %d", len(s), maxNameLen)
 	}
 	for i, r := range s {
 		alnum := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'

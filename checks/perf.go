@@ -18,8 +18,8 @@ const (
 	PerfDenoiseAvg    = "perf.denoise_avg"
 	PerfDenoiseMedian = "perf.denoise_median"
 	PerfLoad          = "perf.load"
-	// PerfScenario fails when the baseline file has no scenario for the case.
-	PerfScenario = "perf.scenario"
+	// perfScenario fails when the baseline file has no scenario for the case.
+	perfScenario = "perf.scenario"
 	// PerfPerFrame is the video frame-time check: E2E time / num_frames against the
 	// scenario's per_frame_generation.
 	PerfPerFrame = "perf.per_frame_generation"
@@ -31,15 +31,15 @@ const (
 	E2EPadMs          = 20.0
 	AggPadMs          = 20.0
 	StepPadMs         = 20.0
-	VideoStepPadMs    = 160.0
+	videoStepPadMs    = 160.0
 	Step0Tolerance    = 4.0
 	Step0PadMs        = 80.0
 	StagePadMs        = 120.0
 	DecodingTolerance = 0.9 // at least; a larger stage tolerance wins
 	DecodingPadMs     = 450.0
-	FramePadMs        = 20.0
-	// ROCmTolerance replaces every perf tolerance on AMD GPUs, where SGLang only warns.
-	ROCmTolerance = 1.0
+	framePadMs        = 20.0
+	// rocmTolerance replaces every perf tolerance on AMD GPUs, where SGLang only warns.
+	rocmTolerance = 1.0
 	// DenoisingStage is SGLang's generic denoising stage; every stage whose name ends in it
 	// (DenoisingRole) is checked with the denoise_stage tolerance.
 	DenoisingStage = "DenoisingStage"
@@ -85,7 +85,7 @@ type PerfBaseline struct {
 	// when the file has none.
 	LoadMs float64
 	// ROCm is SGLang's AMD mode (current_platform.is_hip()): every perf tolerance is
-	// ROCmTolerance and a value over its limit only warns (see amd).
+	// rocmTolerance and a value over its limit only warns (see amd).
 	ROCm bool
 }
 
@@ -117,11 +117,11 @@ func PerfLimit(baseline, tol, pad float64) float64 {
 func Perf(rr RequestResult, b PerfBaseline) []Check {
 	return b.amd(func(b PerfBaseline) []Check {
 		var out []Check
-		out = append(out, E2ECheck(rr.ServerTotalMs, b))
-		out = append(out, DenoiseAggChecks(rr.StepsMs, b)...)
-		out = append(out, StepChecks(rr.StepsMs, b)...)
+		out = append(out, e2eCheck(rr.ServerTotalMs, b))
+		out = append(out, denoiseAggChecks(rr.StepsMs, b)...)
+		out = append(out, stepChecks(rr.StepsMs, b)...)
 		out = append(out, StageChecks(rr.Stages, b)...)
-		if c, ok := PerFrameCheck(rr.ServerTotalMs, b); ok {
+		if c, ok := perFrameCheck(rr.ServerTotalMs, b); ok {
 			out = append(out, c)
 		}
 		return out
@@ -133,43 +133,43 @@ func Perf(rr RequestResult, b PerfBaseline) []Check {
 // inference E2E and loading metrics for every diffusion CI case, including
 // run_perf_check=False" (its test test_e2e_only_does_not_require_stage_metrics).
 func PerfE2EOnly(rr RequestResult, b PerfBaseline) []Check {
-	return b.amd(func(b PerfBaseline) []Check { return []Check{E2ECheck(rr.ServerTotalMs, b)} })
+	return b.amd(func(b PerfBaseline) []Check { return []Check{e2eCheck(rr.ServerTotalMs, b)} })
 }
 
-// LoadTime is perf.load of one server start (PerfLoadCheck against b.LoadMs with b.Tol.Load),
+// LoadTime is perf.load of one server start (perfLoadCheck against b.LoadMs with b.Tol.Load),
 // with the AMD rule (amd).
 func LoadTime(loadMs float64, b PerfBaseline) []Check {
-	return b.amd(func(b PerfBaseline) []Check { return []Check{PerfLoadCheck(loadMs, b.LoadMs, b.Tol.Load)} })
+	return b.amd(func(b PerfBaseline) []Check { return []Check{perfLoadCheck(loadMs, b.LoadMs, b.Tol.Load)} })
 }
 
 // amd is SGLang's AMD mode, applied here and nowhere else: on an AMD GPU (b.ROCm) the verdict
-// is made with ROCmTolerances and its limit failures only warn (Warn); elsewhere it is made as
+// is made with rocmTolerances and its limit failures only warn (warn); elsewhere it is made as
 // it is.
 func (b PerfBaseline) amd(verdict func(PerfBaseline) []Check) []Check {
 	if !b.ROCm {
 		return verdict(b)
 	}
-	b.Tol = ROCmTolerances()
-	return Warn(verdict(b), ROCmWarning)
+	b.Tol = rocmTolerances()
+	return warn(verdict(b), rocmWarning)
 }
 
-// ROCmWarning is why a check passed over its limit on an AMD GPU.
-const ROCmWarning = "AMD GPU (ROCm): SGLang's harness uses tolerance 1.0 there and only warns"
+// rocmWarning is why a check passed over its limit on an AMD GPU.
+const rocmWarning = "AMD GPU (ROCm): SGLang's harness uses tolerance 1.0 there and only warns"
 
-// ROCmTolerances are SGLang's AMD mode (test_server_utils.py @ dd8c5849af99,
+// rocmTolerances are SGLang's AMD mode (test_server_utils.py @ dd8c5849af99,
 // PerformanceValidator, under current_platform.is_hip()): every perf tolerance is 1.0,
 // whatever the profile, env and scenario say.
-func ROCmTolerances() PerfTolerances {
-	return PerfTolerances{E2E: ROCmTolerance, DenoiseStage: ROCmTolerance, NonDenoiseStage: ROCmTolerance,
-		DenoiseStep: ROCmTolerance, DenoiseAgg: ROCmTolerance, Load: ROCmTolerance}
+func rocmTolerances() PerfTolerances {
+	return PerfTolerances{E2E: rocmTolerance, DenoiseStage: rocmTolerance, NonDenoiseStage: rocmTolerance,
+		DenoiseStep: rocmTolerance, DenoiseAgg: rocmTolerance, Load: rocmTolerance}
 }
 
-// Warn turns the limit failures among cs into warnings, as SGLang's AMD mode logs a warning
+// warn turns the limit failures among cs into warnings, as SGLang's AMD mode logs a warning
 // instead of failing the assertion: the check passes, keeps its value and limit, and its Note
 // starts with "warning:" and says why. A check that failed for a bad value (missing, not
 // finite, not positive) still fails: that is a broken measurement, not a slow one. cs itself
 // is not changed.
-func Warn(cs []Check, why string) []Check {
+func warn(cs []Check, why string) []Check {
 	cs = slices.Clone(cs)
 	for i := range cs {
 		c := &cs[i]
@@ -182,11 +182,11 @@ func Warn(cs []Check, why string) []Check {
 	return cs
 }
 
-// E2ECheck is SGLang's E2E assertion (test_server_utils.py @ dd8c5849af99,
+// e2eCheck is SGLang's E2E assertion (test_server_utils.py @ dd8c5849af99,
 // PerformanceValidator): the record's total_duration_ms against expected_e2e_ms with the e2e
 // tolerance and a 20 ms pad; a missing or non-positive value fails ("E2E duration missing").
 // 0 is how a request without a perf record carries its server total: not measured.
-func E2ECheck(e2eMs float64, b PerfBaseline) Check {
+func e2eCheck(e2eMs float64, b PerfBaseline) Check {
 	if e2eMs == 0 {
 		e2eMs = math.NaN()
 	}
@@ -197,12 +197,12 @@ func E2ECheck(e2eMs float64, b PerfBaseline) Check {
 	return c
 }
 
-// DenoiseAggChecks are SGLang's mean and median denoise-step assertions
+// denoiseAggChecks are SGLang's mean and median denoise-step assertions
 // (test_server_utils.py @ dd8c5849af99, PerformanceValidator): sum(steps)/len(steps), with
-// the compensated sum of Python 3.12 that SGLang's CI runs (PySum), and
+// the compensated sum of Python 3.12 that SGLang's CI runs (pySum), and
 // statistics.median(steps), each against its baseline with the denoise_agg tolerance and a
 // 20 ms pad. No steps fails both ("Denoising step timings missing"), and only these two.
-func DenoiseAggChecks(steps []float64, b PerfBaseline) []Check {
+func denoiseAggChecks(steps []float64, b PerfBaseline) []Check {
 	avg, med := math.NaN(), math.NaN()
 	if len(steps) > 0 {
 		avg, med = StepMean(steps), StepMedian(steps)
@@ -220,17 +220,17 @@ func DenoiseAggChecks(steps []float64, b PerfBaseline) []Check {
 	return out
 }
 
-// StepChecks are SGLang's sampled-step assertions (test_server_utils.py @ dd8c5849af99,
+// stepChecks are SGLang's sampled-step assertions (test_server_utils.py @ dd8c5849af99,
 // PerformanceValidator and VideoPerformanceValidator; sample_step_indices in
 // testcase_configs.py @ a53d3636ce05). The steps are sampled over the measured steps; step 0
 // (a warm-up step) has tolerance 4.0 and an 80 ms pad, every other sampled step the
 // denoise_step tolerance and a 20 ms pad (160 ms in the video validator). A sampled step with
 // no baseline entry (the measured step count differs from the baseline's) is skipped, as
-// SGLang skips it. No measured steps gives no step check: DenoiseAggChecks fails instead.
-func StepChecks(steps []float64, b PerfBaseline) []Check {
+// SGLang skips it. No measured steps gives no step check: denoiseAggChecks fails instead.
+func stepChecks(steps []float64, b PerfBaseline) []Check {
 	pad := StepPadMs
 	if b.Video {
-		pad = VideoStepPadMs
+		pad = videoStepPadMs
 	}
 	var out []Check
 	for _, i := range SampleSteps(len(steps), b.StepFractions) {
@@ -256,7 +256,7 @@ func StepChecks(steps []float64, b PerfBaseline) []Check {
 // max(non_denoise_stage, 0.9) and a 450 ms pad, any other with non_denoise_stage and a 120 ms
 // pad. A baseline stage the record lacks fails ("Stage X timing missing"); a record with no
 // stages fails every one ("Stage metrics missing"). A null baseline is a metric that does not
-// apply (skip); per_frame_generation is not a stage (PerFrameCheck).
+// apply (skip); per_frame_generation is not a stage (perFrameCheck).
 func StageChecks(got Stages, b PerfBaseline) []Check {
 	var out []Check
 	for _, st := range b.Stages {
@@ -305,12 +305,12 @@ func StageChecks(got Stages, b PerfBaseline) []Check {
 // "Verdict rules").
 func DenoisingRole(stage string) bool { return strings.HasSuffix(stage, DenoisingStage) }
 
-// PerFrameCheck is SGLang's frame-time assertion (test_server_utils.py @ dd8c5849af99,
+// perFrameCheck is SGLang's frame-time assertion (test_server_utils.py @ dd8c5849af99,
 // VideoPerformanceValidator): for a video whose case sets num_frames, e2e_ms / num_frames
 // against stages_ms["per_frame_generation"] with the denoise_stage tolerance and a 20 ms pad.
 // SGLang checks it only when the baseline is neither null nor zero; otherwise there is no
 // check (ok false), as for an image.
-func PerFrameCheck(e2eMs float64, b PerfBaseline) (Check, bool) {
+func perFrameCheck(e2eMs float64, b PerfBaseline) (Check, bool) {
 	base, ok := b.Stages.Get(PerFrameGeneration)
 	if !b.Video || b.NumFrames <= 0 || !ok || math.IsNaN(base) || base == 0 {
 		return Check{}, false
@@ -319,7 +319,7 @@ func PerFrameCheck(e2eMs float64, b PerfBaseline) (Check, bool) {
 	if e2eMs > 0 {
 		v = e2eMs / float64(b.NumFrames)
 	}
-	return limitCheck(PerfPerFrame, "ms", v, base, b.Tol.DenoiseStage, FramePadMs, 0,
+	return limitCheck(PerfPerFrame, "ms", v, base, b.Tol.DenoiseStage, framePadMs, 0,
 		fmt.Sprintf("time per frame (E2E / %d frames)", b.NumFrames)), true
 }
 
@@ -382,14 +382,14 @@ func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, w
 	return c
 }
 
-// PerfLoadCheck is the load-latency check of SGLang PR #39206: a server start, from process
+// perfLoadCheck is the load-latency check of SGLang PR #39206: a server start, from process
 // launch until it is ready (log marker or /health, and the port accepting connections;
 // warm-up requests excluded), against the scenario's expected_load_ms. SGLang's tolerance for
 // it is not in the data files; diffusion-check uses tol (the non_denoise_stage tolerance: a
 // load is a stage outside denoising) and the 120 ms stage pad. A NaN baseline (the file has
 // no expected_load_ms for the scenario) records the value as a skip: load time is checked
 // only where the baseline asks for it, as in SGLang.
-func PerfLoadCheck(loadMs, baselineMs, tol float64) Check {
+func perfLoadCheck(loadMs, baselineMs, tol float64) Check {
 	if math.IsNaN(baselineMs) {
 		return Check{Name: PerfLoad, Status: Skip, Value: finite(loadMs), Unit: "ms",
 			Detail: "no expected_load_ms in the baseline for this scenario: load time recorded, not checked"}
@@ -415,7 +415,7 @@ func PerfRecordJoined(totalMs float64, stages, steps int, impossible []string) C
 // MissingScenario is the failure of a case whose scenario the baseline file lacks. snippet
 // is the measured values in the file's format, ready to paste under "scenarios".
 func MissingScenario(file, scenario, snippet string) Check {
-	return Check{Name: PerfScenario, Status: Fail,
+	return Check{Name: perfScenario, Status: Fail,
 		Detail: fmt.Sprintf("scenario %q is not in %s; measured values, to paste under \"scenarios\" after review:\n%s", scenario, file, snippet)}
 }
 
@@ -435,13 +435,13 @@ func Unenforced(cs []Check, why string) []Check {
 	return cs
 }
 
-// PySum is Python 3.12's sum() of a list of floats, which SGLang's CI runs for the mean
+// pySum is Python 3.12's sum() of a list of floats, which SGLang's CI runs for the mean
 // denoise step: Neumaier's compensated summation as CPython 3.12 implements it
 // (Python/bltinmodule.c, builtin_sum_impl): the first value seeds the sum (sum starts at the
 // int 0, and 0 + x is x), each later value adds to a running compensation, and the
 // compensation is added once at the end when it is non-zero and finite. A naive sum can
 // differ from it by an ulp, which decides a verdict exactly at the limit.
-func PySum(v []float64) float64 {
+func pySum(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
@@ -462,12 +462,12 @@ func PySum(v []float64) float64 {
 }
 
 // StepMean is SGLang's mean denoise step, sum(steps) / len(steps) with Python 3.12's sum
-// (PySum); NaN for no steps.
+// (pySum); NaN for no steps.
 func StepMean(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}
-	return PySum(v) / float64(len(v))
+	return pySum(v) / float64(len(v))
 }
 
 // StepMedian is Python's statistics.median, as SGLang's median denoise step: the middle value,

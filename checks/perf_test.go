@@ -207,14 +207,14 @@ func TestSampleSteps(t *testing.T) {
 }
 
 func TestPerfLoadCheck(t *testing.T) {
-	if c := PerfLoadCheck(5000, math.NaN(), 0.8); c.Status != Skip || *c.Value != 5000 {
+	if c := perfLoadCheck(5000, math.NaN(), 0.8); c.Status != Skip || *c.Value != 5000 {
 		t.Errorf("no expected_load_ms: %+v", c)
 	}
-	c := PerfLoadCheck(90000, 50000, 0.8)
+	c := perfLoadCheck(90000, 50000, 0.8)
 	if c.Status != Pass || *c.Limit != 90000 {
 		t.Errorf("at the limit: %+v", c)
 	}
-	if c := PerfLoadCheck(90001, 50000, 0.8); c.Status != Fail {
+	if c := perfLoadCheck(90001, 50000, 0.8); c.Status != Fail {
 		t.Errorf("over: %+v", c)
 	}
 }

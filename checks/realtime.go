@@ -10,11 +10,11 @@ import (
 
 // Realtime check names. A realtime (streaming) case is judged on the per-chunk timings its
 // server reports over the websocket session: one check per configured threshold, named
-// PerfRealtimePrefix + SGLang's metric name (perf.realtime.p95_chunk_total_ms), and
-// PerfRealtime when the session's stats cannot be judged at all.
+// perfRealtimePrefix + SGLang's metric name (perf.realtime.p95_chunk_total_ms), and
+// perfRealtime when the session's stats cannot be judged at all.
 const (
-	PerfRealtime       = "perf.realtime"
-	PerfRealtimePrefix = "perf.realtime."
+	perfRealtime       = "perf.realtime"
+	perfRealtimePrefix = "perf.realtime."
 )
 
 // ChunkStats is one chunk_stats message of a realtime session, as SGLang's harness parses it
@@ -86,12 +86,12 @@ func RealtimeMetricProblem(name string, ignore int) string {
 	return ""
 }
 
-// SummarizeRealtime is SGLang's summarize_realtime_perf_stats (realtime_consistency.py,
+// summarizeRealtime is SGLang's summarize_realtime_perf_stats (realtime_consistency.py,
 // triple-mu/sglang 2026-06-02): the first ignore chunks are left out of the guarded series;
 // each series gives its mean (statistics.fmean), its p95 (the sorted values at index
 // min(n−1, int(n·0.95))) and its max; the counts cover every chunk. No chunks is an empty
 // summary; a negative ignore, or one that leaves no chunk to guard, is an error.
-func SummarizeRealtime(stats []ChunkStats, ignore int) (map[string]float64, error) {
+func summarizeRealtime(stats []ChunkStats, ignore int) (map[string]float64, error) {
 	if len(stats) == 0 {
 		return map[string]float64{}, nil
 	}
@@ -145,17 +145,17 @@ func maxOf(stats []ChunkStats, of func(ChunkStats) float64) float64 {
 // 2026-06-02): one check per threshold, in name order, failing when the summary's value is
 // greater than the threshold (equal passes). No thresholds is no check, as SGLang returns
 // before summarising; no chunk stats, or an ignore that leaves none to guard, fails
-// PerfRealtime; an unknown metric is an error (SGLang raises ValueError).
+// perfRealtime; an unknown metric is an error (SGLang raises ValueError).
 func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []Check {
 	if len(thresholds) == 0 {
 		return nil
 	}
-	sum, err := SummarizeRealtime(stats, ignore)
+	sum, err := summarizeRealtime(stats, ignore)
 	if err != nil {
-		return []Check{Failed(PerfRealtime, err.Error())}
+		return []Check{Failed(perfRealtime, err.Error())}
 	}
 	if len(sum) == 0 {
-		return []Check{{Name: PerfRealtime, Status: Fail, Detail: "no realtime chunk stats were received", Cause: "no realtime chunk stats"}}
+		return []Check{{Name: perfRealtime, Status: Fail, Detail: "no realtime chunk stats were received", Cause: "no realtime chunk stats"}}
 	}
 	names := make([]string, 0, len(thresholds))
 	for name := range thresholds {
@@ -167,10 +167,10 @@ func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []C
 		limit := thresholds[name]
 		actual, ok := sum[name]
 		if !ok {
-			out = append(out, Errored(PerfRealtimePrefix+name, RealtimeMetricProblem(name, ignore)))
+			out = append(out, Errored(perfRealtimePrefix+name, RealtimeMetricProblem(name, ignore)))
 			continue
 		}
-		c := Check{Name: PerfRealtimePrefix + name, Status: Pass, Value: Float(actual), Limit: Float(limit),
+		c := Check{Name: perfRealtimePrefix + name, Status: Pass, Value: Float(actual), Limit: Float(limit),
 			Detail: fmt.Sprintf("%s over %d guarded of %d chunks (first %d ignored): actual=%.2f, limit=%.2f",
 				name, int(sum["guarded_chunks"]), len(stats), ignore, actual, limit)}
 		if actual > limit {

@@ -48,7 +48,7 @@ func TestSummarizeRealtimeMatchesSGLang(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sum, err := SummarizeRealtime(tt.stats, tt.ignore)
+			sum, err := summarizeRealtime(tt.stats, tt.ignore)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestSummarizeRealtimeMatchesSGLang(t *testing.T) {
 // exactly what a summary with ignored chunks holds, and that without ignored chunks the two
 // ignored_max_* metrics are absent, as in SGLang.
 func TestSummarizeRealtimeKeysAreTheKnownMetrics(t *testing.T) {
-	sum, err := SummarizeRealtime(chunks(1, 2, 3), 1)
+	sum, err := summarizeRealtime(chunks(1, 2, 3), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSummarizeRealtimeKeysAreTheKnownMetrics(t *testing.T) {
 	if d := cmp.Diff(RealtimeMetrics(), keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); d != "" {
 		t.Errorf("summary keys (-RealtimeMetrics +summary):\n%s", d)
 	}
-	sum, _ = SummarizeRealtime(chunks(1, 2, 3), 0)
+	sum, _ = summarizeRealtime(chunks(1, 2, 3), 0)
 	for _, k := range []string{"ignored_max_chunk_total_ms", "ignored_max_scheduler_forward_ms"} {
 		if _, ok := sum[k]; ok {
 			t.Errorf("%s present without ignored chunks", k)
@@ -121,9 +121,9 @@ func TestRealtimeVerdictBoundaries(t *testing.T) {
 			want: []got{{"perf.realtime.avg_chunk_total_ms", Pass}, {"perf.realtime.p99_chunk_total_ms", Error}}},
 		{name: "ignored metric without ignored chunks is an error", stats: chunks(1), thresholds: map[string]float64{"ignored_max_chunk_total_ms": 1},
 			want: []got{{"perf.realtime.ignored_max_chunk_total_ms", Error}}},
-		{name: "no chunk stats fails", thresholds: map[string]float64{"p95_chunk_total_ms": 1}, want: []got{{PerfRealtime, Fail}}},
+		{name: "no chunk stats fails", thresholds: map[string]float64{"p95_chunk_total_ms": 1}, want: []got{{perfRealtime, Fail}}},
 		{name: "ignore leaving nothing to guard fails", stats: chunks(1, 2), ignore: 2, thresholds: map[string]float64{"p95_chunk_total_ms": 1},
-			want: []got{{PerfRealtime, Fail}}},
+			want: []got{{perfRealtime, Fail}}},
 		{name: "no thresholds makes no check", stats: nil},
 	}
 	for _, tt := range tests {

@@ -15,10 +15,10 @@ const (
 	RepeatSSIM                     = "consistency.repeat.ssim"
 	RepeatPSNR                     = "consistency.repeat.psnr"
 	RepeatMeanAbsDiff              = "consistency.repeat.mean_abs_diff"
-	RepeatAudioSpectralSimilarity  = "consistency.repeat.audio_spectral_similarity"
-	RepeatAudioWaveformCorrelation = "consistency.repeat.audio_waveform_correlation"
-	RepeatAudioRMSdBDiff           = "consistency.repeat.audio_rms_db_diff"
-	RepeatAudioDurationDiff        = "consistency.repeat.audio_duration_diff"
+	repeatAudioSpectralSimilarity  = "consistency.repeat.audio_spectral_similarity"
+	repeatAudioWaveformCorrelation = "consistency.repeat.audio_waveform_correlation"
+	repeatAudioRMSdBDiff           = "consistency.repeat.audio_rms_db_diff"
+	repeatAudioDurationDiff        = "consistency.repeat.audio_duration_diff"
 
 	// RepeatGroup names the one check a request gets when it was not compared with request 1
 	// (request 1 has no valid output, the case turned the check off): a skip with the reason.
@@ -71,10 +71,10 @@ func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
 		return metricCheck(name, label, unit, repeatRef, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
 	}
 	return []Check{
-		one(RepeatAudioSpectralSimilarity, "spectral similarity vs request 1", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
-		one(RepeatAudioWaveformCorrelation, "waveform correlation vs request 1", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
-		one(RepeatAudioRMSdBDiff, "RMS level difference vs request 1", "dB", s.RMSdBDiff, lim.RMSdBDiff, false),
-		one(RepeatAudioDurationDiff, "duration difference vs request 1", "s", s.DurationDiffS, lim.DurationDiffS, false),
+		one(repeatAudioSpectralSimilarity, "spectral similarity vs request 1", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
+		one(repeatAudioWaveformCorrelation, "waveform correlation vs request 1", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
+		one(repeatAudioRMSdBDiff, "RMS level difference vs request 1", "dB", s.RMSdBDiff, lim.RMSdBDiff, false),
+		one(repeatAudioDurationDiff, "duration difference vs request 1", "s", s.DurationDiffS, lim.DurationDiffS, false),
 	}
 }
 
@@ -85,7 +85,7 @@ func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
 func RepeatFailed(detail string, audio bool) []Check {
 	names := []string{RepeatSSIM, RepeatPSNR, RepeatMeanAbsDiff}
 	if audio {
-		names = []string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff}
+		names = []string{repeatAudioSpectralSimilarity, repeatAudioWaveformCorrelation, repeatAudioRMSdBDiff, repeatAudioDurationDiff}
 	}
 	out := make([]Check, len(names))
 	for i, n := range names {

@@ -6,18 +6,18 @@ import (
 	"strings"
 )
 
-// MaxRetries is SGLang's max_retries: a failed case is run again at most six times
+// maxRetries is SGLang's max_retries: a failed case is run again at most six times
 // (run_pytest in test/runner/pytest_runner.py; PR #39206: "retry only failed pytest items,
 // with at most six retries").
-const MaxRetries = 6
+const maxRetries = 6
 
 // CauseStartTimeout is the Cause of a server.alive failure of a server still starting when
 // its start_timeout ran out: SGLang's _wait_for_ready raises TimeoutError then, which its
 // runner retries.
 const CauseStartTimeout = "server start timed out"
 
-// RetryVerdict says whether a failed case may be run again, and why.
-type RetryVerdict struct {
+// retryVerdict says whether a failed case may be run again, and why.
+type retryVerdict struct {
 	Retryable bool
 	Why       string
 }
@@ -29,7 +29,7 @@ type RetryVerdict struct {
 // output for the memory ones.
 var infraMarkers = []string{"timeouterror", "safetensorerror", "filenotfounderror", "out of memory", "oom killer"}
 
-// RetryOf is SGLang's rule for retrying a failed case (PR #39206; _is_retryable_failure in
+// retryOf is SGLang's rule for retrying a failed case (PR #39206; _is_retryable_failure in
 // test/runner/pytest_runner.py and its tests test_validation_failures_are_not_retryable,
 // test_performance_failures_are_retryable, test_infrastructure_failure_policy_is_unchanged):
 //   - a consistency failure is never retried, even beside a retryable one: a failed
@@ -44,9 +44,9 @@ var infraMarkers = []string{"timeouterror", "safetensorerror", "filenotfounderro
 //   - any other failure (output.valid, an audio metric, a crash) is not retried.
 //
 // A case that did not fail is not retried.
-func RetryOf(cr CaseResult) RetryVerdict {
+func retryOf(cr CaseResult) retryVerdict {
 	if CaseStatus(cr) != Fail {
-		return RetryVerdict{Why: "did not fail"}
+		return retryVerdict{Why: "did not fail"}
 	}
 	var failed []Check
 	for _, c := range cr.Checks {
@@ -64,7 +64,7 @@ func RetryOf(cr CaseResult) RetryVerdict {
 	for _, c := range failed {
 		g := KindOf(c.Name).Group
 		if g == GroupConsistency || g == GroupRepeat || g == GroupAudio && strings.Contains(c.Detail, "GT not found") {
-			return RetryVerdict{Why: fmt.Sprintf("%s failed: consistency failures are never retried", c.Name)}
+			return retryVerdict{Why: fmt.Sprintf("%s failed: consistency failures are never retried", c.Name)}
 		}
 	}
 	perf := len(failed) > 0 && !slices.ContainsFunc(failed, func(c Check) bool {
@@ -72,11 +72,11 @@ func RetryOf(cr CaseResult) RetryVerdict {
 		return g != GroupPerf && g != GroupMemory
 	})
 	if perf {
-		return RetryVerdict{Retryable: true, Why: "only perf and memory checks failed"}
+		return retryVerdict{Retryable: true, Why: "only perf and memory checks failed"}
 	}
 	for _, c := range failed {
 		if strings.HasPrefix(c.Cause, "request hung") || c.Cause == CauseStartTimeout {
-			return RetryVerdict{Retryable: true, Why: c.Name + ": timed out (TimeoutError)"}
+			return retryVerdict{Retryable: true, Why: c.Name + ": timed out (TimeoutError)"}
 		}
 	}
 	texts := slices.Clone(cr.LogTail)
@@ -87,15 +87,15 @@ func RetryOf(cr CaseResult) RetryVerdict {
 		low := strings.ToLower(t)
 		for _, m := range infraMarkers {
 			if strings.Contains(low, m) {
-				return RetryVerdict{Retryable: true, Why: fmt.Sprintf("an infrastructure failure (%q)", m)}
+				return retryVerdict{Retryable: true, Why: fmt.Sprintf("an infrastructure failure (%q)", m)}
 			}
 		}
 	}
 	if len(failed) == 0 {
 		// Failed without a failed check: a required request was skipped, never sent.
-		return RetryVerdict{Why: "a required request was not run"}
+		return retryVerdict{Why: "a required request was not run"}
 	}
-	return RetryVerdict{Why: fmt.Sprintf("%s failed, which is not a perf, memory or infrastructure failure", failed[0].Name)}
+	return retryVerdict{Why: fmt.Sprintf("%s failed, which is not a perf, memory or infrastructure failure", failed[0].Name)}
 }
 
 // RetryBlocked is SGLang's partition-wide rule: its runner decides once per attempt, over the
@@ -108,7 +108,7 @@ func RetryBlocked(attempt []CaseResult) string {
 		if CaseStatus(cr) != Fail {
 			continue
 		}
-		if v := RetryOf(cr); !v.Retryable {
+		if v := retryOf(cr); !v.Retryable {
 			return fmt.Sprintf("case %s: %s", cr.ID, v.Why)
 		}
 	}

@@ -98,7 +98,7 @@ func TestSGLangPerfRules(t *testing.T) {
 			b.Stages = Stages{{"DenoisingStage", 12404.23}, {PerFrameGeneration, base}}
 		})
 	}
-	frameLimit := PerfLimit(150, 0.25, FramePadMs) // 187.5
+	frameLimit := PerfLimit(150, 0.25, framePadMs) // 187.5
 	runRules(t, []ruleTable{
 		{"upper bound max(b(1+tol), b+pad)", "calculate_upper_bound, " + validator, []ruleCase{
 			{"e2e at the limit", Perf(RequestResult{ServerTotalMs: e2eLimit}, b), PerfE2E, Pass, ""},
@@ -175,10 +175,10 @@ func TestSGLangPerfRules(t *testing.T) {
 			{"a missing stage still fails", Perf(RequestResult{}, with(func(b *PerfBaseline) { b.ROCm = true })), "perf.stage.DenoisingStage", Fail, "Stage metrics missing"},
 		}},
 		{"load time: launch → ready against expected_load_ms", "PR #39206", []ruleCase{
-			{"at the limit", []Check{PerfLoadCheck(PerfLimit(50000, 0.8, StagePadMs), 50000, 0.8)}, PerfLoad, Pass, ""},
-			{"one ulp over", []Check{PerfLoadCheck(up(PerfLimit(50000, 0.8, StagePadMs)), 50000, 0.8)}, PerfLoad, Fail, ""},
-			{"no expected_load_ms: recorded", []Check{PerfLoadCheck(5000, math.NaN(), 0.8)}, PerfLoad, Skip, ""},
-			{"negative", []Check{PerfLoadCheck(-1, 50000, 0.8)}, PerfLoad, Fail, "not a measurement"},
+			{"at the limit", []Check{perfLoadCheck(PerfLimit(50000, 0.8, StagePadMs), 50000, 0.8)}, PerfLoad, Pass, ""},
+			{"one ulp over", []Check{perfLoadCheck(up(PerfLimit(50000, 0.8, StagePadMs)), 50000, 0.8)}, PerfLoad, Fail, ""},
+			{"no expected_load_ms: recorded", []Check{perfLoadCheck(5000, math.NaN(), 0.8)}, PerfLoad, Skip, ""},
+			{"negative", []Check{perfLoadCheck(-1, 50000, 0.8)}, PerfLoad, Fail, "not a measurement"},
 		}},
 	})
 	// The warning is visible: a note that says it is one, with the limit it went over.
@@ -198,11 +198,11 @@ func TestSGLangMemoryRules(t *testing.T) {
 	alloc.RuntimeAllocatedMiB, alloc.LoadAllocatedMiB = 24001, 12800
 	warm := b
 	warm.WarmupPeakMiB = 20000
-	loadLim := PerfLimit(13120, 0.01, VRAMPadMiB)  // 13251.2: the tolerance wins
-	runLim := PerfLimit(24838, 0.02, VRAMPadMiB)   // 25334.76
-	padLim := PerfLimit(1000, 0.02, VRAMPadMiB)    // 1128: the pad wins
-	allocLim := PerfLimit(24001, 0.02, VRAMPadMiB) // 24481.02
-	warmLim := PerfLimit(20000, 0.02, VRAMPadMiB)  // 20400
+	loadLim := PerfLimit(13120, 0.01, vramPadMiB)  // 13251.2: the tolerance wins
+	runLim := PerfLimit(24838, 0.02, vramPadMiB)   // 25334.76
+	padLim := PerfLimit(1000, 0.02, vramPadMiB)    // 1128: the pad wins
+	allocLim := PerfLimit(24001, 0.02, vramPadMiB) // 24481.02
+	warmLim := PerfLimit(20000, 0.02, vramPadMiB)  // 20400
 	res := func(v float64) map[string]float64 { return map[string]float64{SourceServerReserved: v} }
 	runRules(t, []ruleTable{
 		{"VRAM limit max(b(1+tol), b+128 MiB)", guard, []ruleCase{
@@ -249,8 +249,8 @@ func TestPySum(t *testing.T) {
 		{nil, 0},
 		{[]float64{math.Inf(1), 1}, math.Inf(1)}, // the compensation never turns an overflow into NaN
 	} {
-		if got := PySum(tt.in); got != tt.want {
-			t.Errorf("PySum(%v) = %v, want %v", tt.in, got, tt.want)
+		if got := pySum(tt.in); got != tt.want {
+			t.Errorf("pySum(%v) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 	naive := 0.0

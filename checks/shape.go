@@ -33,10 +33,10 @@ type Shape struct {
 
 // The extra fields that change an output's shape, as SGLang's cases spell them.
 const (
-	ExtraUpscaling     = "enable_upscaling"
-	ExtraUpscaleScale  = "upscaling_scale"
-	ExtraInterpolation = "enable_frame_interpolation"
-	ExtraInterpExp     = "frame_interpolation_exp"
+	extraUpscaling     = "enable_upscaling"
+	extraUpscaleScale  = "upscaling_scale"
+	extraInterpolation = "enable_frame_interpolation"
+	extraInterpExp     = "frame_interpolation_exp"
 	defaultUpscale     = 4
 	defaultInterpExp   = 1
 )
@@ -55,16 +55,16 @@ func ExpectedShape(r ShapeRequest) (Shape, error) {
 	var s Shape
 	if r.Width > 0 && r.Height > 0 {
 		s.CheckSize, s.Width, s.Height = true, float64(r.Width), float64(r.Height)
-		if !r.Edit && Truthy(r.Extra[ExtraUpscaling]) {
-			k, err := extraNumber(r.Extra, ExtraUpscaleScale, defaultUpscale)
+		if !r.Edit && truthy(r.Extra[extraUpscaling]) {
+			k, err := extraNumber(r.Extra, extraUpscaleScale, defaultUpscale)
 			if err != nil {
 				return Shape{}, err
 			}
 			s.Width, s.Height = s.Width*k, s.Height*k
 		}
 	}
-	if r.Video && !r.ImageToVideo && r.NumFrames != 0 && Truthy(r.Extra[ExtraInterpolation]) {
-		exp, err := extraNumber(r.Extra, ExtraInterpExp, defaultInterpExp)
+	if r.Video && !r.ImageToVideo && r.NumFrames != 0 && truthy(r.Extra[extraInterpolation]) {
+		exp, err := extraNumber(r.Extra, extraInterpExp, defaultInterpExp)
 		if err != nil {
 			return Shape{}, err
 		}
@@ -117,9 +117,9 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// Truthy is Python's truth value of a decoded YAML or JSON value, as SGLang tests
+// truthy is Python's truth value of a decoded YAML or JSON value, as SGLang tests
 // extras.get(key): absent, null, false, zero, "" and empty lists and maps are false.
-func Truthy(v any) bool {
+func truthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false

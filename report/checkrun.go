@@ -4,9 +4,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// MaxCheckSummary is GitHub's limit on a check run's output summary, in characters; the
+// maxCheckSummary is GitHub's limit on a check run's output summary, in characters; the
 // summary is kept below it in bytes, which are never fewer than characters.
-const MaxCheckSummary = 65535
+const maxCheckSummary = 65535
 
 // CheckRun is what a lane's check run shows on the Checks tab: its name, its conclusion,
 // a title (the lane's commit status, in words), the summary (the lane's report, as the
@@ -24,8 +24,8 @@ type FileAnnotation struct {
 	Title, Message string
 }
 
-// CheckRunName is the name of a lane's check run: "diffusion-check / base".
-func CheckRunName(lane string) string { return "diffusion-check / " + lane }
+// checkRunName is the name of a lane's check run: "diffusion-check / base".
+func checkRunName(lane string) string { return "diffusion-check / " + lane }
 
 // LaneCheckRun renders lane l of r as its check run. suitePath is the suite file the lane
 // ran, relative to the repository's root, and lines the line of each case in it (by case
@@ -34,7 +34,7 @@ func CheckRunName(lane string) string { return "diffusion-check / " + lane }
 // no annotation. Without a suite path there are none.
 func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string]int) CheckRun {
 	st := LaneStatus(l, r.RunURL)
-	run := CheckRun{Name: CheckRunName(l.Lane), Title: st.Description, Conclusion: "failure"}
+	run := CheckRun{Name: checkRunName(l.Lane), Title: st.Description, Conclusion: "failure"}
 	switch {
 	case st.State == "success":
 		run.Conclusion = "success"
@@ -43,7 +43,7 @@ func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string
 	}
 	one := *r
 	one.Lanes, one.Pending, one.Previous = []checks.Result{l}, nil, nil
-	run.Summary = markdown(&one, MaxCheckSummary, fullInSummary(r.FullURL))
+	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL))
 	if suitePath == "" {
 		return run
 	}

@@ -56,7 +56,7 @@ func TestLaneCheckRunAnnotatesTheCaseLinesOfWhatFailed(t *testing.T) {
 func TestLaneCheckRunSummaryFitsGitHubsLimit(t *testing.T) {
 	r := hugeReport(2000)
 	run := LaneCheckRun(r, r.Lanes[0], "ci.yaml", nil)
-	if n := utf8.RuneCountInString(run.Summary); n > MaxCheckSummary || n == 0 {
+	if n := utf8.RuneCountInString(run.Summary); n > maxCheckSummary || n == 0 {
 		t.Errorf("summary of %d characters", n)
 	}
 }

@@ -61,7 +61,7 @@ func TestAcrossRequestsNamesTheShape(t *testing.T) {
 	} {
 		l := checks.Result{Suite: "s", Lane: "base", Cases: []checks.CaseResult{tc.c}}
 		checks.Finalize(&l)
-		md := Markdown(&Report{Lanes: []checks.Result{l}}, 0)
+		md := renderMarkdown(&Report{Lanes: []checks.Result{l}}, 0)
 		var table bytes.Buffer
 		if err := Table(&table, &l); err != nil {
 			t.Fatal(err)

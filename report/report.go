@@ -8,9 +8,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
-// CommentLimit is GitHub's limit on the body of an issue comment, in characters. A comment
+// commentLimit is GitHub's limit on the body of an issue comment, in characters. A comment
 // is kept below it in bytes, which are never fewer than characters.
-const CommentLimit = 65536
+const commentLimit = 65536
 
 // Report is what the PR comment, the job summary and the JUnit file are rendered from: the
 // merged results of one or more lanes (checks.Merge) and where they can be seen.
@@ -42,10 +42,10 @@ type Report struct {
 }
 
 // Comment renders the PR comment: the marker, the hidden state, and the report trimmed in
-// steps until the whole body stays under CommentLimit.
+// steps until the whole body stays under commentLimit.
 func Comment(r *Report) string {
 	head := Marker(r.Key) + "\n" + r.State().encode() + "\n"
-	return head + markdown(r, CommentLimit-len(head)-1, fullInSummary(r.FullURL))
+	return head + markdown(r, commentLimit-len(head)-1, fullInSummary(r.FullURL))
 }
 
 func fullInSummary(url string) string {
@@ -55,15 +55,15 @@ func fullInSummary(url string) string {
 	return "The full report is in the [job summary](" + url + ")."
 }
 
-// Markdown renders the report in GitHub-flavoured Markdown. With limit > 0 it returns the
+// renderMarkdown renders the report in GitHub-flavoured Markdown. With limit > 0 it returns the
 // most complete rendering shorter than limit bytes, degrading in steps — collapse detail,
 // drop passing rows, truncate logs, drop detail — and saying so at the top, so that Markdown
 // is never cut in the middle of a table or a tag. limit ≤ 0 renders everything.
-func Markdown(r *Report, limit int) string {
+func renderMarkdown(r *Report, limit int) string {
 	return markdown(r, limit, fullInSummary(r.FullURL))
 }
 
-// markdown is Markdown with where, in a trimmed report, the full one is.
+// markdown is renderMarkdown with where, in a trimmed report, the full one is.
 func markdown(r *Report, limit int, where string) string {
 	var out string
 	for _, lv := range levels {

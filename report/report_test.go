@@ -53,8 +53,8 @@ func TestGolden(t *testing.T) {
 func TestHuge(t *testing.T) {
 	r := hugeReport(500)
 	c := Comment(r)
-	if len(c) >= CommentLimit || utf8.RuneCountInString(c) >= CommentLimit {
-		t.Fatalf("comment is %d bytes, limit %d", len(c), CommentLimit)
+	if len(c) >= commentLimit || utf8.RuneCountInString(c) >= commentLimit {
+		t.Fatalf("comment is %d bytes, limit %d", len(c), commentLimit)
 	}
 	wellFormed(t, c)
 	if !strings.Contains(c, "Trimmed to fit") || !strings.Contains(c, "https://github.com/o/r/actions/runs/99#summary") {
@@ -65,8 +65,8 @@ func TestHuge(t *testing.T) {
 	}
 	golden.Check(t, "comment-huge.md", []byte(c))
 	s := Summary(r)
-	if len(s) >= SummaryLimit {
-		t.Fatalf("summary is %d bytes, limit %d", len(s), SummaryLimit)
+	if len(s) >= summaryLimit {
+		t.Fatalf("summary is %d bytes, limit %d", len(s), summaryLimit)
 	}
 	wellFormed(t, s)
 	if strings.Contains(s, "Trimmed") {
@@ -78,7 +78,7 @@ func TestHuge(t *testing.T) {
 }
 
 // TestDegrade: every level renders well-formed Markdown, and each is no longer than the one
-// before, so the loop in Markdown ends on the most complete rendering that fits.
+// before, so the loop in markdown ends on the most complete rendering that fits.
 func TestDegrade(t *testing.T) {
 	r := hugeReport(120)
 	prev := -1
@@ -91,9 +91,9 @@ func TestDegrade(t *testing.T) {
 		prev = len(s)
 	}
 	for _, limit := range []int{200000, 60000, 20000, 8000, 3000} {
-		s := Markdown(r, limit)
+		s := renderMarkdown(r, limit)
 		if len(s) >= limit {
-			t.Errorf("Markdown(limit %d) is %d bytes", limit, len(s))
+			t.Errorf("renderMarkdown(limit %d) is %d bytes", limit, len(s))
 		}
 	}
 }

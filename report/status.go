@@ -13,8 +13,8 @@ import (
 // StatusContext is the commit status context of a lane.
 func StatusContext(lane string) string { return "diffusion-check/" + lane }
 
-// MaxDescription is GitHub's limit on a commit status description, in characters.
-const MaxDescription = 140
+// maxDescription is GitHub's limit on a commit status description, in characters.
+const maxDescription = 140
 
 // Status is a commit status to set on a pull request's head commit.
 type Status struct {
@@ -60,7 +60,7 @@ func LaneStatus(l checks.Result, targetURL string) Status {
 			st.Description += fmt.Sprintf(" (%d of %s selected by the changed paths)", ran, words.Plural(of, "case"))
 		}
 	}
-	st.Description = clip(st.Description, MaxDescription)
+	st.Description = clip(st.Description, maxDescription)
 	return st
 }
 

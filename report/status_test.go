@@ -11,7 +11,7 @@ func TestLaneStatus(t *testing.T) {
 	for _, r := range []*Report{passingReport(), failingReport(), knownReport(), hugeReport(500)} {
 		for _, l := range r.Lanes {
 			st := LaneStatus(l, r.RunURL)
-			if n := utf8.RuneCountInString(st.Description); n > MaxDescription || n == 0 {
+			if n := utf8.RuneCountInString(st.Description); n > maxDescription || n == 0 {
 				t.Errorf("lane %s: description of %d characters: %q", l.Lane, n, st.Description)
 			}
 		}

@@ -8,13 +8,13 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
-// SummaryLimit is GitHub's limit on the job summary of one step, in bytes.
-const SummaryLimit = 1 << 20
+// summaryLimit is GitHub's limit on the job summary of one step, in bytes.
+const summaryLimit = 1 << 20
 
 // Summary renders the report for the job summary (GITHUB_STEP_SUMMARY): the same Markdown as
-// the comment, unabridged unless it would pass SummaryLimit.
+// the comment, unabridged unless it would pass summaryLimit.
 func Summary(r *Report) string {
-	return markdown(r, SummaryLimit, "The full report is in report.md and results.json of the run's artifacts.")
+	return markdown(r, summaryLimit, "The full report is in report.md and results.json of the run's artifacts.")
 }
 
 // Annotation is one annotation: an `::error` for a request (or a case) that did not pass, a

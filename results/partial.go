@@ -16,7 +16,7 @@ import (
 // ReadOut reads the results that one run wrote into its --out folder dir. results.json is
 // read as it is unless it is marked incomplete (written at the start of the run, or when it
 // was cancelled, and never replaced by the final write) or missing: then the requests that
-// requests.jsonl holds are put into it (Complete), or make it up when there is no
+// requests.jsonl holds are put into it (complete), or make it up when there is no
 // results.json at all, and the result stays marked incomplete, with an error, so that it is
 // never a pass and its failures show. The warnings say what was rebuilt and what was skipped.
 func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
@@ -30,7 +30,7 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	case res.Incomplete == "":
 		return res, nil, nil
 	}
-	reqs, warnings, rerr := ReadRequestsContext(ctx, reqPath)
+	reqs, warnings, rerr := readRequestsContext(ctx, reqPath)
 	switch {
 	case errors.Is(rerr, fs.ErrNotExist) && missing:
 		return nil, nil, fmt.Errorf("%s: neither %s nor %s: %w", dir, ResultsFile, RequestsFile, fs.ErrNotExist)
@@ -45,7 +45,7 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 		res.Incomplete = fmt.Sprintf("rebuilt from %s: %s is missing", reqPath, resPath)
 		res.Errors = append(res.Errors, fmt.Sprintf("%s is missing: this result is rebuilt from the %d request lines of %s (its suite, lane and partition are not known)", resPath, len(reqs), reqPath))
 	}
-	warnings = append(warnings, Complete(res, reqs)...)
+	warnings = append(warnings, complete(res, reqs)...)
 	warnings = append(warnings, fmt.Errorf("%s: %s is incomplete (%s): rebuilt with the %d request lines of %s", dir, ResultsFile, res.Incomplete, len(reqs), RequestsFile))
 	if err := requestIndexes(res); err != nil {
 		return nil, nil, fmt.Errorf("%s completed from %s: %w", resPath, reqPath, err)
@@ -53,12 +53,12 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	return res, warnings, nil
 }
 
-// Complete puts into res, a results.json marked incomplete, the requests that requests.jsonl
+// complete puts into res, a results.json marked incomplete, the requests that requests.jsonl
 // holds (reqs, in file order; the last line of a request is its verdict): each replaces the
 // request of its case and index that res has, and a case res lacks is added with its requests,
 // the indexes without a line marked as having no result. It recomputes the statuses. Lines
 // that do not fit (an index outside the case's count) are skipped, and returned as warnings.
-func Complete(res *checks.Result, reqs []checks.RequestResult) []error {
+func complete(res *checks.Result, reqs []checks.RequestResult) []error {
 	var warnings []error
 	type key struct {
 		index   int

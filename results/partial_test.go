@@ -124,7 +124,7 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 // does not fit its case's count is skipped; both are warnings.
 func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
 	res := &checks.Result{Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{noResult("c", 1, 1)}}}}
-	warnings := Complete(res, []checks.RequestResult{sampleRequest("bomb", 1, 1_000_000_000), sampleRequest("c", 2, 2)})
+	warnings := complete(res, []checks.RequestResult{sampleRequest("bomb", 1, 1_000_000_000), sampleRequest("c", 2, 2)})
 	if len(res.Cases) != 1 || len(res.Cases[0].Requests) != 1 || len(warnings) != 2 {
 		t.Fatalf("cases %d, requests %d, warnings %v", len(res.Cases), len(res.Cases[0].Requests), warnings)
 	}

@@ -165,9 +165,6 @@ func (r *Writer) giveBackReserve() error {
 	return err
 }
 
-// Dir is the folder the writer writes to.
-func (r *Writer) Dir() string { return r.dir }
-
 // Request appends rr, one JSON object on one line, to requests.jsonl. rr.Case must name its
 // case: the line is read back on its own.
 func (r *Writer) Request(rr checks.RequestResult) error {
@@ -290,11 +287,11 @@ func (r *Writer) ArtifactDir(caseID string, index int, confirm bool) (string, er
 	return d, nil
 }
 
-// MaxInputBytes bounds a results.json or requests.jsonl that a reader accepts: far above
+// maxInputBytes bounds a results.json or requests.jsonl that a reader accepts: far above
 // what a run writes (a few MiB for thousands of requests), far below what would exhaust a
 // report job's memory. Inputs come from artifacts, which a pull request's code may have
 // written.
-const MaxInputBytes int64 = 256 << 20
+const maxInputBytes int64 = 256 << 20
 
 // Close closes requests.jsonl and removes the space reserve. Later calls to Request fail;
 // Close again does nothing.
@@ -315,34 +312,34 @@ func (r *Writer) Close() error {
 	return errors.Join(errs...)
 }
 
-// TruncatedLineError is the warning ReadRequests gives for a last line cut short, as a crash
+// truncatedLineError is the warning ReadRequests gives for a last line cut short, as a crash
 // in the middle of a write leaves it. The requests before it are intact.
-type TruncatedLineError struct {
+type truncatedLineError struct {
 	Path string
 	Line int
 	Err  error
 }
 
 // Error says which line was cut short and that it was ignored.
-func (e *TruncatedLineError) Error() string {
+func (e *truncatedLineError) Error() string {
 	return fmt.Sprintf("%s:%d: last line is truncated (the run stopped while writing it), ignored: %v", e.Path, e.Line, e.Err)
 }
 
 // Unwrap returns the JSON error the line gave.
-func (e *TruncatedLineError) Unwrap() error { return e.Err }
+func (e *truncatedLineError) Unwrap() error { return e.Err }
 
 // ReadRequests reads a requests.jsonl back, in file order (the order requests finished). A
 // last line without its newline that does not parse is what a crash mid-write leaves: it is
-// returned as a warning (a *TruncatedLineError), not an error. Any other bad line is an error
+// returned as a warning (a *truncatedLineError), not an error. Any other bad line is an error
 // naming the file and line.
 func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, err error) {
-	return ReadRequestsContext(context.Background(), path)
+	return readRequestsContext(context.Background(), path)
 }
 
-// ReadRequestsContext is ReadRequests that stops when ctx ends. Only a regular file of at
-// most MaxInputBytes is read.
-func ReadRequestsContext(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
-	data, err := inputfile.Read(ctx, path, MaxInputBytes)
+// readRequestsContext is ReadRequests that stops when ctx ends. Only a regular file of at
+// most maxInputBytes is read.
+func readRequestsContext(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
+	data, err := inputfile.Read(ctx, path, maxInputBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read requests: %w", err)
 	}
@@ -357,7 +354,7 @@ func ReadRequestsContext(ctx context.Context, path string) (reqs []checks.Reques
 		var rr checks.RequestResult
 		if err := json.Unmarshal(line, &rr); err != nil {
 			if !complete {
-				warnings = append(warnings, &TruncatedLineError{Path: path, Line: n, Err: err})
+				warnings = append(warnings, &truncatedLineError{Path: path, Line: n, Err: err})
 				break
 			}
 			return nil, nil, fmt.Errorf("%s:%d: %w", path, n, err)
@@ -376,7 +373,7 @@ func Read(path string) (*checks.Result, error) {
 }
 
 // ReadContext is Read that stops when ctx ends. Only a regular file of at most
-// MaxInputBytes is read.
+// maxInputBytes is read.
 func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 	res, err := readResultsFile(ctx, path)
 	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
@@ -388,7 +385,7 @@ func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 
 // readResultsFile reads one results.json as it is.
 func readResultsFile(ctx context.Context, path string) (*checks.Result, error) {
-	data, err := inputfile.Read(ctx, path, MaxInputBytes)
+	data, err := inputfile.Read(ctx, path, maxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}

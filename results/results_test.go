@@ -159,9 +159,9 @@ func TestReadRequestsTruncatedLastLine(t *testing.T) {
 	if len(warnings) != 1 {
 		t.Fatalf("warnings = %v, want one", warnings)
 	}
-	var tl *TruncatedLineError
+	var tl *truncatedLineError
 	if !errors.As(warnings[0], &tl) || tl.Line != 3 || tl.Path != path {
-		t.Errorf("warning = %#v, want a TruncatedLineError for %s:3", warnings[0], path)
+		t.Errorf("warning = %#v, want a truncatedLineError for %s:3", warnings[0], path)
 	}
 }
 

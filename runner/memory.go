@@ -19,9 +19,9 @@ type MemorySampler interface {
 	Start(ctx context.Context, pid int) (memory.Session, error)
 }
 
-// MemorySamplerCheck names the note a request or case carries when a memory source was left
+// memorySamplerCheck names the note a request or case carries when a memory source was left
 // out; it is a skip, never a failure: the memory checks fall back to server-reported numbers.
-const MemorySamplerCheck = checks.MemorySampler
+const memorySamplerCheck = checks.MemorySampler
 
 // startMemory starts sampling a freshly launched server and opens its load window. Without a
 // sampler it does nothing; a sampler that cannot start is a note on the case, not an error.
@@ -132,7 +132,7 @@ func samplerNote(p memory.Peaks, phase string) (checks.Check, bool) {
 	}
 	notes := slices.Compact(slices.Clone(p.Notes))
 	return checks.Check{
-		Name: MemorySamplerCheck, Status: checks.Skip, Source: strings.Join(slices.Sorted(maps.Keys(p.MiB)), ","),
+		Name: memorySamplerCheck, Status: checks.Skip, Source: strings.Join(slices.Sorted(maps.Keys(p.MiB)), ","),
 		Detail: phase + " memory: " + strings.Join(notes, "; "),
 	}, true
 }

@@ -36,7 +36,7 @@ func TestRequestMemory(t *testing.T) {
 	if diff := cmp.Diff(map[string]float64{"server_reserved": 3618, "nvml_process": 4294, "host_anon": 385}, rr.PeakVRAMMiB); diff != "" {
 		t.Errorf("peaks (-want +got):\n%s", diff)
 	}
-	want := checks.Check{Name: MemorySamplerCheck, Status: checks.Skip, Source: "host_anon,nvml_process", Detail: "request memory: x"}
+	want := checks.Check{Name: memorySamplerCheck, Status: checks.Skip, Source: "host_anon,nvml_process", Detail: "request memory: x"}
 	if diff := cmp.Diff([]checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}, want}, rr.Checks); diff != "" {
 		t.Errorf("checks (-want +got):\n%s", diff)
 	}

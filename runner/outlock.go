@@ -9,15 +9,15 @@ import (
 	"time"
 )
 
-// LockFile is the file in --out that a run holds an exclusive lock on for as long as it runs,
+// lockFile is the file in --out that a run holds an exclusive lock on for as long as it runs,
 // so that a second run into the same folder is refused instead of interleaving its requests
 // into requests.jsonl and overwriting results.json. It says which process holds it. It is
 // never removed: removing it would let a third run lock a new file while a second still
 // holds the old one.
-const LockFile = "run.lock"
+const lockFile = "run.lock"
 
-// OutInUseError is a --out folder that another run is writing to.
-type OutInUseError struct {
+// outInUseError is a --out folder that another run is writing to.
+type outInUseError struct {
 	Dir string
 	// Holder is what the lock file says of the run holding it (pid, start time, host); empty
 	// when it has not written that yet.
@@ -25,12 +25,12 @@ type OutInUseError struct {
 }
 
 // Error names the folder and the run holding it.
-func (e *OutInUseError) Error() string {
+func (e *outInUseError) Error() string {
 	holder := e.Holder
 	if holder == "" {
 		holder = "a run that has not written its pid yet"
 	}
-	return fmt.Sprintf("--out %s is in use by another run (%s; lock %s): two runs into one folder would mix their requests.jsonl and keep one results.json; wait for it to finish or use another --out", e.Dir, holder, filepath.Join(e.Dir, LockFile))
+	return fmt.Sprintf("--out %s is in use by another run (%s; lock %s): two runs into one folder would mix their requests.jsonl and keep one results.json; wait for it to finish or use another --out", e.Dir, holder, filepath.Join(e.Dir, lockFile))
 }
 
 // outLock is the held lock of one --out.
@@ -38,16 +38,16 @@ type outLock struct {
 	f *os.File
 }
 
-// lockOut creates dir when needed and takes the exclusive lock of dir/LockFile without
-// waiting: an *OutInUseError when another run holds it. It then writes who holds it.
+// lockOut creates dir when needed and takes the exclusive lock of dir/lockFile without
+// waiting: an *outInUseError when another run holds it. It then writes who holds it.
 func lockOut(dir string) (*outLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create --out %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, LockFile)
+	path := filepath.Join(dir, lockFile)
 	f, err := openLock(path)
 	if errors.Is(err, errLocked) {
-		return nil, &OutInUseError{Dir: dir, Holder: lockHolder(path)}
+		return nil, &outInUseError{Dir: dir, Holder: lockHolder(path)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock --out %s: %w", dir, err)

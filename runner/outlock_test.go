@@ -12,7 +12,7 @@ import (
 )
 
 // TestRunRefusesAnOutAnotherRunHolds: while the lock of --out is held, Run returns an
-// *OutInUseError naming the folder and the holder's pid, and writes nothing there, with
+// *outInUseError naming the folder and the holder's pid, and writes nothing there, with
 // --force too; once it is released, the lock can be taken again.
 func TestRunRefusesAnOutAnotherRunHolds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
@@ -25,13 +25,13 @@ func TestRunRefusesAnOutAnotherRunHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Run(t.Context(), Options{Suite: s, Out: out, Force: true})
-	var inUse *OutInUseError
+	var inUse *outInUseError
 	if !errors.As(err, &inUse) || inUse.Dir != out || !strings.Contains(err.Error(), fmt.Sprintf("in use by another run (pid %d on ", os.Getpid())) {
 		t.Fatalf("Run into a held --out: %v", err)
 	}
 	entries, _ := os.ReadDir(out)
-	if len(entries) != 1 || entries[0].Name() != LockFile {
-		t.Errorf("--out holds %v after the refused run; want only %s", entries, LockFile)
+	if len(entries) != 1 || entries[0].Name() != lockFile {
+		t.Errorf("--out holds %v after the refused run; want only %s", entries, lockFile)
 	}
 	if err := held.release(); err != nil {
 		t.Fatal(err)

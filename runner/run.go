@@ -99,7 +99,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		}
 	}
 	opts.Plan = opts.Plan.Widen(opts.Partition.Total)
-	cases, err := Select(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
+	cases, err := selectCases(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -313,9 +313,9 @@ func units(s *suite.Suite, cases []*suite.Case) []unit {
 	return out
 }
 
-// Select returns the cases of a plan's partition, in suite order, restricted to ids when given.
+// selectCases returns the cases of a plan's partition, in suite order, restricted to ids when given.
 // Every id must belong to the partition.
-func Select(s *suite.Suite, plan *plan.Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
+func selectCases(s *suite.Suite, plan *plan.Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
 	if p.Total != plan.Total || p.Index < 0 || p.Index >= p.Total {
 		return nil, fmt.Errorf("partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, as the matrix output of plan lists them", p.Index, p.Total, plan.Total, p.Total, plan.Total, plan.Total-1)
 	}

@@ -209,7 +209,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	if cmd.Dir == "" {
 		cmd.Dir = env.suiteDir
 	}
-	cmd.Env = ServerEnviron(env.environ)
+	cmd.Env = serverEnviron(env.environ)
 	// SGLang writes a performance.log record only with stage logging on
 	// (gpu_worker._execute_forward_common); its own harness sets both for every server
 	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
@@ -430,7 +430,7 @@ func (s *server) kill() {
 	}
 }
 
-// ServerEnviron is the environment a server process starts from: environ without the
+// serverEnviron is the environment a server process starts from: environ without the
 // credentials of GitHub and of the Actions runner, which a server (code the suite names, so
 // possibly a pull request's) has no use for and must not be able to read or leak: the
 // tokens (GITHUB_TOKEN, GH_TOKEN, GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN), every
@@ -438,7 +438,7 @@ func (s *server) kill() {
 // variable (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_URL/TOKEN, ACTIONS_CACHE_URL,
 // ACTIONS_RESULTS_URL, ...). The rest (PATH, HOME, CUDA_*, HF_TOKEN for model downloads, the
 // non-secret GITHUB_* context) passes; the suite's env is added on top by the caller.
-func ServerEnviron(environ []string) []string {
+func serverEnviron(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")

@@ -18,7 +18,7 @@ import (
 // folder of its own). An output folder whose results.json is marked incomplete (the run
 // ended before its final write) or missing is read from its requests.jsonl too
 // (results.ReadOut), and what was rebuilt is said on stderr. Inputs may come from a pull
-// request's artifacts: only regular files are read, each at most results.MaxInputBytes, and
+// request's artifacts: only regular files are read, each at most results.maxInputBytes, and
 // reading stops when ctx ends.
 func readResults(ctx context.Context, e env, args []string) ([]checks.Input, error) {
 	if len(args) == 0 {

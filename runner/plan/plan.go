@@ -29,8 +29,8 @@ const Schema = "diffusion-check/plan/v1"
 // (SGLang's figure, docs/sglang-compat.md §7).
 const DefaultEstimate = 300.0
 
-// Estimates is what a baselines file knows about a case, for planning.
-type Estimates interface {
+// estimates is what a baselines file knows about a case, for planning.
+type estimates interface {
 	// FullTestTime is the measured wall time of the whole case, one server start included.
 	FullTestTime(caseID string) (seconds float64, ok bool)
 	// ExpectedE2E is the expected end-to-end time of one request.
@@ -132,10 +132,10 @@ func (p *Plan) Widen(n int) *Plan {
 // Cases returns the case ids of partition i.
 func (p *Plan) Cases(i int) []string { return p.Partitions[i].Cases }
 
-// Items estimates every case of a lane: the case's own estimate, else the baseline's full test
+// itemsOf estimates every case of a lane: the case's own estimate, else the baseline's full test
 // time, else expected E2E × repeat plus a start, else DefaultEstimate. Estimates that include a
 // server start (the case's, the baseline's) have it taken out, since the plan adds starts itself.
-func Items(s *suite.Suite, lane string, est Estimates) []Item {
+func itemsOf(s *suite.Suite, lane string, est estimates) []Item {
 	var out []Item
 	for _, c := range s.CasesFor(lane) {
 		srv := s.Servers[c.Server]
@@ -511,7 +511,7 @@ func ForSuite(s *suite.Suite, lane, gpu string, n int) (*Plan, error) {
 // class (a missing file, or a folder of them and no class, is fine: the plan then says which
 // cases it had to guess).
 func SuiteItems(s *suite.Suite, lane, gpu string) ([]Item, error) {
-	var est Estimates
+	var est estimates
 	if s.Baselines != "" {
 		path, err := baselines.Find(s.Baselines, cmp.Or(gpu, s.GPU))
 		switch {
@@ -535,7 +535,7 @@ func SuiteItems(s *suite.Suite, lane, gpu string) ([]Item, error) {
 			}
 		}
 	}
-	items := Items(s, lane, est)
+	items := itemsOf(s, lane, est)
 	if len(items) == 0 {
 		return nil, fmt.Errorf("suite %s: no cases in lane %q", s.Path, lane)
 	}

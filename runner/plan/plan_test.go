@@ -163,7 +163,7 @@ func TestItemsEstimateSources(t *testing.T) {
 			{ID: "none", Server: "srv", Repeat: 2},
 		},
 	}
-	items := Items(s, "", fakeEstimates{"base": {500, 0}, "e2e": {0, 30000}})
+	items := itemsOf(s, "", fakeEstimates{"base": {500, 0}, "e2e": {0, 30000}})
 	got := map[string][2]any{}
 	for _, it := range items {
 		got[it.Case] = [2]any{it.RunS, it.Source}

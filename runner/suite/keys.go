@@ -151,7 +151,7 @@ func keyTable() map[string][]key {
 			{name: "realtime", kind: objectValue, object: realtimeObject, doc: "a realtime (streaming) video case: one websocket session of num_chunks chunks on /v1/realtime_video/generate instead of a POST (SGLang's realtime_num_chunks; docs/suite.md)"},
 		}, append(noise, paths)...),
 		realtimeObject: {
-			{name: "num_chunks", kind: intValue, required: true, least: one, most: schema.Ptr(float64(MaxRealtimeChunks)), doc: "chunks to receive before the session is closed (SGLang's realtime_num_chunks)"},
+			{name: "num_chunks", kind: intValue, required: true, least: one, most: schema.Ptr(float64(maxRealtimeChunks)), doc: "chunks to receive before the session is closed (SGLang's realtime_num_chunks)"},
 			{name: "ignore_initial_chunks", kind: intValue, least: zero, doc: "first chunks left out of the perf metrics, fewer than num_chunks (SGLang's realtime_perf_ignore_initial_chunks); default 0"},
 			{name: "thresholds", kind: numberMap, enum: checks.RealtimeMetrics(), doc: "metric → limit; a metric above its limit fails (SGLang's realtime_perf_thresholds, e.g. p95_chunk_total_ms: 5000)"},
 		},

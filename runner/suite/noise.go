@@ -14,7 +14,7 @@ type Noise struct {
 	// OnUnconfirmedFail (red, labelled) or OnUnconfirmedFlaky (yellow, the lane passes).
 	OnUnconfirmed string
 	// Retry is SGLang's retry mode (PR #39206): how many times a failed case is run again,
-	// from a fresh server start, when its failure may be retried (checks.RetryOf); the last
+	// from a fresh server start, when its failure may be retried (checks.retryOf); the last
 	// attempt's verdict stands. 0 runs no retries; at most MaxRetry.
 	Retry int
 }

@@ -24,9 +24,9 @@ type Realtime struct {
 	Thresholds map[string]float64
 }
 
-// MaxRealtimeChunks caps num_chunks: the client refuses a session's chunk past it, so that a
+// maxRealtimeChunks caps num_chunks: the client refuses a session's chunk past it, so that a
 // server that streams without end cannot keep a run going.
-const MaxRealtimeChunks = 4096
+const maxRealtimeChunks = 4096
 
 // realtime reads a case's realtime mapping. Every threshold must name a metric SGLang's
 // summary will hold for the case's ignore_initial_chunks, which must leave a chunk to guard;
@@ -45,8 +45,8 @@ func (d *decoder) realtime(raw *yaml.Node, field string, modality Modality) *Rea
 	chunksOK := false
 	if _, _, ok := o.require("num_chunks"); ok {
 		chunksOK = o.integer("num_chunks", &rt.NumChunks) && o.atLeast("num_chunks", rt.NumChunks, 1)
-		if chunksOK && rt.NumChunks > MaxRealtimeChunks {
-			d.Addf(o.lineOf("num_chunks"), strictdecode.Join(field, "num_chunks"), "must be ≤ %d, got %d", MaxRealtimeChunks, rt.NumChunks)
+		if chunksOK && rt.NumChunks > maxRealtimeChunks {
+			d.Addf(o.lineOf("num_chunks"), strictdecode.Join(field, "num_chunks"), "must be ≤ %d, got %d", maxRealtimeChunks, rt.NumChunks)
 			chunksOK = false
 		}
 	}
