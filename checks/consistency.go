@@ -193,14 +193,21 @@ type AudioScores struct {
 
 // AudioConsistency turns the audio metrics into the four audio.* checks. A NaN metric fails.
 func AudioConsistency(s AudioScores, lim AudioLimits) []Check {
+	return audioChecks(s, lim, groundTruth, "", [4]string{audioSpectralSimilarity, audioWaveformCorrelation, AudioRMSdBDiff, audioDurationDiff})
+}
+
+// audioChecks turns the four audio metrics of a track compared with ref into checks named
+// names (spectral similarity, waveform correlation, RMS level difference, duration
+// difference, in that order), each label followed by suffix. A NaN metric fails.
+func audioChecks(s AudioScores, lim AudioLimits, ref, suffix string, names [4]string) []Check {
 	one := func(name, label, unit string, v, limit float64, atLeast bool) Check {
-		return metricCheck(name, label, unit, groundTruth, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
+		return metricCheck(name, label+suffix, unit, ref, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
 	}
 	return []Check{
-		one(audioSpectralSimilarity, "spectral similarity", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
-		one(audioWaveformCorrelation, "waveform correlation", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
-		one(AudioRMSdBDiff, "RMS level difference", "dB", s.RMSdBDiff, lim.RMSdBDiff, false),
-		one(audioDurationDiff, "duration difference", "s", s.DurationDiffS, lim.DurationDiffS, false),
+		one(names[0], "spectral similarity", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
+		one(names[1], "waveform correlation", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
+		one(names[2], "RMS level difference", "dB", s.RMSdBDiff, lim.RMSdBDiff, false),
+		one(names[3], "duration difference", "s", s.DurationDiffS, lim.DurationDiffS, false),
 	}
 }
 

@@ -67,15 +67,9 @@ func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
 // RepeatAudio turns the audio metrics of request k's track against request 1's into the four
 // consistency.repeat.audio_* checks. A NaN metric fails.
 func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
-	one := func(name, label, unit string, v, limit float64, atLeast bool) Check {
-		return metricCheck(name, label, unit, repeatRef, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
-	}
-	return []Check{
-		one(repeatAudioSpectralSimilarity, "spectral similarity vs request 1", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
-		one(repeatAudioWaveformCorrelation, "waveform correlation vs request 1", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
-		one(repeatAudioRMSdBDiff, "RMS level difference vs request 1", "dB", s.RMSdBDiff, lim.RMSdBDiff, false),
-		one(repeatAudioDurationDiff, "duration difference vs request 1", "s", s.DurationDiffS, lim.DurationDiffS, false),
-	}
+	al := AudioLimits{SpectralSimilarity: lim.SpectralSimilarity, WaveformCorrelation: lim.WaveformCorrelation,
+		RMSdBDiff: lim.RMSdBDiff, DurationDiffS: lim.DurationDiffS, Origin: lim.Origin}
+	return audioChecks(s, al, repeatRef, " vs request 1", [4]string{repeatAudioSpectralSimilarity, repeatAudioWaveformCorrelation, repeatAudioRMSdBDiff, repeatAudioDurationDiff})
 }
 
 // RepeatFailed fails the picture checks (audio false) or the audio checks (audio true) of
