@@ -75,24 +75,11 @@ func RenderCurves(c Curves) (*image.RGBA, error) {
 	}
 	legend := len(c.Series) + len(c.Limits)
 	header := margin + lineHeight*(1+len(c.Lines)) + gap
-	width := 2*margin + axisLeft + plotW
-	width = max(width, 2*margin+textWidth(face, c.Title))
-	for _, l := range c.Lines {
-		width = max(width, 2*margin+textWidth(face, l.Text))
-	}
+	width := headerWidth(face, 2*margin+axisLeft+plotW, c.Title, c.Lines)
 	height := header + plotH + 2*lineHeight + legend*lineHeight + margin
 	img := image.NewRGBA(image.Rect(0, 0, width, height))
 	draw.Draw(img, img.Bounds(), image.NewUniform(background), image.Point{}, draw.Src)
-	y := margin + lineHeight - 4
-	text(img, face, margin, y, c.Title, ink)
-	for _, l := range c.Lines {
-		y += lineHeight
-		col := ink
-		if l.Bad {
-			col = red
-		}
-		text(img, face, margin, y, l.Text, col)
-	}
+	drawHeader(img, face, c.Title, c.Lines)
 	x0, y0 := margin+axisLeft, header
 	px := func(frame int) int {
 		if c.Frames == 1 {

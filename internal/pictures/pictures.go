@@ -109,10 +109,7 @@ func Render(f Failure) (*image.RGBA, error) {
 		{"SSIM map (dark = same, bright = different)", heatMap(f.SSIMMap, f.MapW, f.MapH, w, h)},
 	}
 	header := margin + lineHeight*(1+len(f.Lines)) + gap
-	width := max(2*margin+3*pw+2*gap, 2*margin+textWidth(face, f.Title))
-	for _, l := range f.Lines {
-		width = max(width, 2*margin+textWidth(face, l.Text))
-	}
+	width := headerWidth(face, 2*margin+3*pw+2*gap, f.Title, f.Lines)
 	for _, p := range panels {
 		width = max(width, 2*margin+2*(pw+gap)+textWidth(face, p.label))
 	}
@@ -120,16 +117,7 @@ func Render(f Failure) (*image.RGBA, error) {
 	img := image.NewRGBA(image.Rect(0, 0, width, height))
 	draw.Draw(img, img.Bounds(), image.NewUniform(background), image.Point{}, draw.Src)
 
-	y := margin + lineHeight - 4
-	text(img, face, margin, y, f.Title, ink)
-	for _, l := range f.Lines {
-		y += lineHeight
-		c := ink
-		if l.Bad {
-			c = red
-		}
-		text(img, face, margin, y, l.Text, c)
-	}
+	drawHeader(img, face, f.Title, f.Lines)
 	for i, p := range panels {
 		x := margin + i*(pw+gap)
 		text(img, face, x, header+lineHeight-4, p.label, grey)
@@ -183,6 +171,29 @@ func Face() (font.Face, error) {
 }
 
 func textWidth(face font.Face, s string) int { return font.MeasureString(face, s).Ceil() }
+
+// headerWidth is the width a picture needs for its title and lines above content of width w.
+func headerWidth(face font.Face, w int, title string, lines []Line) int {
+	w = max(w, 2*margin+textWidth(face, title))
+	for _, l := range lines {
+		w = max(w, 2*margin+textWidth(face, l.Text))
+	}
+	return w
+}
+
+// drawHeader draws a picture's title and, below it, its lines (a bad one in red).
+func drawHeader(img *image.RGBA, face font.Face, title string, lines []Line) {
+	y := margin + lineHeight - 4
+	text(img, face, margin, y, title, ink)
+	for _, l := range lines {
+		y += lineHeight
+		c := ink
+		if l.Bad {
+			c = red
+		}
+		text(img, face, margin, y, l.Text, c)
+	}
+}
 
 // text draws s with its baseline at y.
 func text(dst *image.RGBA, face font.Face, x, y int, s string, c color.Color) {
