@@ -193,8 +193,7 @@ func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, fra
 	case fps <= 0:
 		return fmt.Errorf("encode %s: fps %d: must be positive", dst, fps)
 	}
-	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y",
-		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", w, h), "-framerate", strconv.Itoa(fps), "-i", "pipe:0"}
+	args := rawFramesInput(w, h, fps)
 	if audio != nil {
 		spec := audio.withDefaults()
 		if spec.Channels != 1 && spec.Channels != 2 {
@@ -237,11 +236,17 @@ func EncodeLosslessVideo(ctx context.Context, dst string, w, h, frames int, fps 
 	case fps <= 0:
 		return fmt.Errorf("encode %s: fps %d: must be positive", dst, fps)
 	}
-	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y",
-		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", w, h), "-framerate", strconv.Itoa(fps), "-i", "pipe:0",
+	args := append(rawFramesInput(w, h, fps),
 		"-c:v", "ffv1", "-pix_fmt", "bgr0", "-threads", "1",
-		"-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-f", "matroska", fileArg(dst)}
+		"-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-f", "matroska", fileArg(dst))
 	return encodeFrames(ctx, dst, w, h, frames, frame, args)
+}
+
+// rawFramesInput are ffmpeg's arguments up to its first input: packed RGB frames of w×h at fps
+// on stdin, which encodeFrames writes.
+func rawFramesInput(w, h, fps int) []string {
+	return []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y",
+		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", w, h), "-framerate", strconv.Itoa(fps), "-i", "pipe:0"}
 }
 
 // encodeFrames runs ffmpeg with args, which read packed RGB frames of w×h from stdin, and
