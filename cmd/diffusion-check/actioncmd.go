@@ -43,8 +43,8 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 		return e.getenv(k)
 	}
 	fmt.Fprintf(e.stderr, "diffusion-check %s %s\n", command, strings.Join(argv, " "))
-	inner := e
-	inner.getenv = getenv
+	inner := newEnv(getenv, e.stdout, e.stderr) // the token input read as GITHUB_TOKEN
+	inner.transport = e.transport
 	code, err := dispatch(ctx, inner, command, argv)
 	return failOn.apply(e, code, err)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/internal/compare"
+	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner"
@@ -29,8 +30,16 @@ const (
 type env struct {
 	getenv         func(string) string
 	stdout, stderr io.Writer
+	// gh is the workflow's environment, read once from getenv (newEnv).
+	gh gh.Env
 	// transport carries GitHub API requests (nil: the network); tests give a fake GitHub's.
 	transport http.RoundTripper
+}
+
+// newEnv is a command's environment: getenv, the workflow's GitHub variables read from it once,
+// and the output streams.
+func newEnv(getenv func(string) string, stdout, stderr io.Writer) env {
+	return env{getenv: getenv, gh: gh.ReadEnv(getenv), stdout: stdout, stderr: stderr}
 }
 
 // usageError marks a problem with the command line or configuration (exit 2).
@@ -138,7 +147,7 @@ func selectKernel(getenv func(string) string) error {
 
 // run dispatches a command line and returns the process exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	e := newEnv(getenv, stdout, stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage())
 		return exitUsage

@@ -7,9 +7,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 )
 
-// github reads the workflow's environment into one value (internal/gh), which every GitHub
-// path of a command takes: each command reads it once.
-func (e env) github() gh.Env { return gh.ReadEnv(e.getenv) }
+// github is the workflow's environment as one value (internal/gh), read once when the command
+// started (newEnv), which every GitHub path of a command takes.
+func (e env) github() gh.Env { return e.gh }
 
 // trustedEvent refuses events under which the suite's server commands may be a pull
 // request's code with this repository's secrets (gh.Env.TrustRun): a usage error, exit 2.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +41,9 @@ func publishEnv(t *testing.T, f *githubfake.Fake, dir string, extra map[string]s
 		vars[k] = v
 	}
 	var stderr bytes.Buffer
-	return env{getenv: func(k string) string { return vars[k] }, stdout: &bytes.Buffer{}, stderr: &stderr, transport: f.Transport()}, &stderr
+	e := newEnv(func(k string) string { return vars[k] }, &bytes.Buffer{}, &stderr)
+	e.transport = f.Transport()
+	return e, &stderr
 }
 
 // TestRetryBudgetIsOneDeadlineForTheWholePublish: against a GitHub that never answers,
@@ -116,7 +119,7 @@ func TestTrustedEventFailsClosed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		vars := map[string]string{"GITHUB_EVENT_NAME": tt.event, "GITHUB_ACTIONS": tt.actions, "GITHUB_EVENT_PATH": tt.path}
-		err := trustedEvent(t.Context(), env{getenv: func(k string) string { return vars[k] }})
+		err := trustedEvent(t.Context(), newEnv(func(k string) string { return vars[k] }, io.Discard, io.Discard))
 		switch {
 		case tt.refused == "" && err != nil:
 			t.Errorf("%s (actions %q): refused: %v", tt.event, tt.actions, err)
