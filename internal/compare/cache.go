@@ -269,15 +269,23 @@ func (c *Cache) FrameAt(ctx context.Context, video string, index int) (rgb []byt
 // Forget drops them. A nil cache keeps nothing: the decode only counts. A file that does not
 // decode, or holds fewer frames than its container lists, is an error naming it.
 func (c *Cache) Output(ctx context.Context, out string) (media.Info, error) {
-	r, err := media.OpenFrames(ctx, out)
+	info, err := c.outputOnce(ctx, out)
+	if unproven(err) {
+		// Its yuv420p conversion failed its proof: nothing was kept, and the process now
+		// knows to take ffmpeg's rgb24 for it.
+		info, err = c.outputOnce(ctx, out)
+	}
+	return info, err
+}
+
+// outputOnce is one try of Output.
+func (c *Cache) outputOnce(ctx context.Context, out string) (media.Info, error) {
+	r, err := media.OpenFramesWith(ctx, out, media.DecodeOptions{Whole: true})
 	if err != nil {
 		return media.Info{}, err
 	}
 	defer r.Close()
-	form, err := r.Format()
-	if err != nil {
-		return media.Info{}, err
-	}
+	form := r.Format()
 	var k *keeper
 	var e *entry
 	if c != nil {

@@ -22,16 +22,12 @@ import (
 // Cache keeps per frame (yuv420p where this build and CPU convert it in Go, else rgb24).
 func rawFrameBytes(t *testing.T, path string) int64 {
 	t.Helper()
-	r, err := media.OpenFrames(t.Context(), path)
+	r, err := media.OpenFramesWith(t.Context(), path, media.DecodeOptions{Whole: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	f, err := r.Format()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int64(f.Size())
+	return int64(r.Format().Size())
 }
 
 // truncated writes the first two thirds of the file src as name: a video that stops decoding

@@ -221,6 +221,29 @@ func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper, 
 // k are those of comparing outs[k] alone: an output that fails or differs in shape does not
 // stop the others.
 func videosEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
+	var fresh keeper
+	if keep != nil {
+		fresh = *keep
+	}
+	res, errs := videosOnce(ctx, gt, outs, kept, keep, keptOuts)
+	if !slices.ContainsFunc(errs, unproven) {
+		return res, errs
+	}
+	// A decode found that converting yuv420p here is not ffmpeg's: the frames it gave are
+	// suspect, and the process now knows to take ffmpeg's rgb24 for such files.
+	if keep != nil {
+		keep.giveUp()
+		*keep = fresh
+	}
+	return videosOnce(ctx, gt, outs, kept, keep, keptOuts)
+}
+
+// unproven says whether err is a decode's failed proof of its yuv420p conversion
+// (media.ErrYUVDiffers): decoding again gives the right frames.
+func unproven(err error) bool { return errors.Is(err, media.ErrYUVDiffers) }
+
+// videosOnce is one try of videosEach.
+func videosOnce(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(1, runtime.GOMAXPROCS(0))
@@ -277,7 +300,7 @@ func openEach(ctx context.Context, gt string, outs []string, kept *keptVideo, ke
 			decoders++
 		}
 	}
-	opts := media.DecodeOptions{Threads: max(1, runtime.GOMAXPROCS(0)/max(decoders, 1))}
+	opts := media.DecodeOptions{Threads: max(1, runtime.GOMAXPROCS(0)/max(decoders, 1)), Whole: true}
 	var open sync.WaitGroup
 	if kept == nil {
 		open.Go(func() { g, gerr = media.OpenFramesWith(ctx, gt, opts) })
@@ -424,8 +447,7 @@ func openSide(ctx context.Context, r *media.FrameReader, kept *keptVideo, nbuf i
 		return keptStream(ctx, kept, nbuf), kept.w, kept.h, nil
 	}
 	w, h = r.Size()
-	s, err = newStream(r, nbuf)
-	return s, w, h, err
+	return newStream(r, nbuf), w, h, nil
 }
 
 // stream hands on one side's frames in their raw form (media.RawFormat): decoded into recycled
@@ -440,16 +462,13 @@ type stream struct {
 	err        error   // the reader's error other than io.EOF; read once full is closed
 }
 
-func newStream(r *media.FrameReader, nbuf int) (*stream, error) {
-	form, err := r.Format()
-	if err != nil {
-		return nil, err
-	}
+func newStream(r *media.FrameReader, nbuf int) *stream {
+	form := r.Format()
 	s := &stream{r: r, form: form, free: make(chan []byte, nbuf), full: make(chan []byte, nbuf)}
 	for range nbuf {
 		s.free <- make([]byte, form.Size())
 	}
-	return s, nil
+	return s
 }
 
 // keptStream hands on a kept video's frames; read is a no-op, they are already there.
@@ -566,6 +585,15 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 	if len(gtFrames) == 0 {
 		return Result{}, fmt.Errorf("compare %s: no ground-truth key frames", out)
 	}
+	res, err := c.keyFramesOnce(ctx, gtFrames, out)
+	if unproven(err) {
+		res, err = c.keyFramesOnce(ctx, gtFrames, out)
+	}
+	return res, err
+}
+
+// keyFramesOnce is one try of KeyFrames.
+func (c *Cache) keyFramesOnce(ctx context.Context, gtFrames map[int]string, out string) (Result, error) {
 	src, err := c.outputFrames(ctx, out)
 	if err != nil {
 		return Result{}, err
@@ -609,11 +637,23 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 		m := s.Metrics(buf, gt, w, h)
 		res.PerFrame = append(res.PerFrame, Frame{Index: i, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
 	}
+	// To the end: the frames that decode must be as many as the container lists, and the
+	// decode's proof of its conversion comes there.
+	for {
+		err := src.next(buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Result{}, err
+		}
+	}
 	res.summarise()
 	return res, nil
 }
 
-// frameSource hands on a video's frames as rgb24, from a reader or from frames Output kept.
+// frameSource hands on a video's frames as rgb24, from a reader or from frames Output kept; it
+// is read to its end.
 type frameSource struct {
 	n, w, h int // n: the frame count (exact for kept frames, else the container's)
 	next    func(dst []byte) error
@@ -634,19 +674,19 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 			return nil
 		}}, nil
 	}
-	r, err := media.OpenFrames(ctx, out)
+	whole := media.DecodeOptions{Whole: true}
+	r, err := media.OpenFramesWith(ctx, out, whole)
 	if err != nil {
 		return frameSource{}, err
 	}
 	n := r.Listed()
 	if n == 0 {
 		// The container does not say: count the frames, then decode again from the start.
-		n, err = countFrames(r)
 		r.Close()
-		if err != nil {
+		if n, err = countFrames(ctx, out); err != nil {
 			return frameSource{}, err
 		}
-		if r, err = media.OpenFrames(ctx, out); err != nil {
+		if r, err = media.OpenFramesWith(ctx, out, whole); err != nil {
 			return frameSource{}, err
 		}
 	}
@@ -654,12 +694,25 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 	return frameSource{n: n, w: w, h: h, next: r.Next, close: r.Close}, nil
 }
 
-// countFrames decodes the rest of r and returns the video's exact frame count.
-func countFrames(r *media.FrameReader) (int, error) {
-	w, h := r.Size()
-	buf := make([]byte, 3*w*h)
+// countFrames decodes out to its end and returns its exact frame count.
+func countFrames(ctx context.Context, out string) (int, error) {
+	n, err := countOnce(ctx, out)
+	if unproven(err) {
+		n, err = countOnce(ctx, out) // the frames are not looked at, but the end must be clean
+	}
+	return n, err
+}
+
+// countOnce is one try of countFrames.
+func countOnce(ctx context.Context, out string) (int, error) {
+	r, err := media.OpenFramesWith(ctx, out, media.DecodeOptions{Whole: true})
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	buf := make([]byte, r.Format().Size())
 	for {
-		if err := r.Next(buf); err != nil {
+		if err := r.NextRaw(buf); err != nil {
 			if errors.Is(err, io.EOF) {
 				return r.Frames(), nil
 			}

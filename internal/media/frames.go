@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 )
 
 // maxPixels bounds the frame size a header may announce (a 16384×16384 frame), so that a
@@ -29,11 +30,8 @@ type FrameReader struct {
 	path   string
 	w, h   int
 	listed int // frames the container lists; 0 when it does not say
-	cmd    *exec.Cmd
-	stdout io.ReadCloser
-	stderr *tail
+	d      *decoder
 	parent context.Context
-	cancel context.CancelFunc
 	n      int   // frames read so far
 	err    error // sticky: io.EOF after the last frame, or what went wrong
 	warn   []string
@@ -44,10 +42,30 @@ type FrameReader struct {
 	threads                  int         // DecodeOptions.Threads
 
 	// The yuv420p path (yuv.go): ffmpeg sends yuv420p, converted here into the caller's buffer
-	// with coef, once verdict says that coef converts as ffmpeg does (settle: nil once known).
-	yuv     []byte // nil on the rgb24 path
-	coef    yuvCoeffs
-	verdict *yuvCheck
+	// with coef. Unless this process has already proven coef (yuvVerdicts), the decoder's proof
+	// says at the end of the stream whether coef converts as ffmpeg does.
+	yuv  []byte // nil on the rgb24 path
+	coef yuvCoeffs
+}
+
+// decoder is one running ffmpeg of a FrameReader.
+type decoder struct {
+	cmd    *exec.Cmd
+	stdout io.ReadCloser
+	stderr *tail
+	cancel context.CancelFunc
+	// proof, when not nil, is ffmpeg's own rgb24 conversion of frame 0 on a second output
+	// (pipe:3), beside the yuv420p frames on stdout: ffmpeg 5.1 writes it after the last frame
+	// of stdout, so it proves the conversion of a stream once the stream has ended.
+	proof *proof
+}
+
+// proof holds the two sides of a first-frame check: ffmpeg's rgb24 of frame 0 (rgb, complete
+// once done is closed) and frame 0 as ffmpeg sent it in yuv420p (first, kept by read).
+type proof struct {
+	done  chan struct{}
+	rgb   []byte
+	first []byte
 }
 
 // OpenFrames starts decoding path. It asks ffprobe for the frame size (and the frame count the
@@ -64,6 +82,32 @@ type DecodeOptions struct {
 	// each (frame threading costs about 20% more CPU on H.264; docs/performance.md); the frames
 	// are the same whatever the count.
 	Threads int
+	// Whole says that the caller reads every frame, to io.EOF (or gives up on an error). Such
+	// a reader starts ffmpeg beside ffprobe rather than after it, on the yuv420p path, and may
+	// take that path before this process has proven that converting yuv420p here gives
+	// ffmpeg's rgb24: the proof then comes at the end of the stream, and a stream whose proof
+	// fails ends with ErrYUVDiffers instead of io.EOF (read it again: the next reader takes
+	// ffmpeg's rgb24). A reader that may stop early leaves Whole false.
+	Whole bool
+}
+
+// ErrYUVDiffers is returned (wrapped) by a Whole FrameReader, at the end of the stream, when
+// converting its yuv420p frames here did not give ffmpeg's own rgb24 of frame 0: every frame it
+// returned is suspect. The verdict is remembered for the process, so decoding the file again
+// takes ffmpeg's rgb24 path and gives the right frames.
+var ErrYUVDiffers = errors.New("converting yuv420p here differs from ffmpeg's rgb24; decode again")
+
+// yuvVerdicts holds, for the process, what the first-frame proofs said of a set of constants
+// (yuvCoeffs → bool): true once a stream converted as ffmpeg does, false once one did not.
+var yuvVerdicts sync.Map
+
+// verdict returns what this process knows of c: proven, and whether anything is known.
+func verdict(c yuvCoeffs) (proven, known bool) {
+	v, ok := yuvVerdicts.Load(c)
+	if !ok {
+		return false, false
+	}
+	return v.(bool), true
 }
 
 // OpenFramesWith is OpenFrames with decode options.
@@ -75,6 +119,43 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 	if st.Size() == 0 {
 		return nil, fmt.Errorf("decode %s: empty file", path)
 	}
+	r := &FrameReader{parent: ctx, path: path, threads: max(opts.Threads, 0)}
+	vector := yuvVector() && !noYUV
+	// A whole read starts decoding at once, in yuv420p with the proof beside it, so that
+	// ffmpeg's start (about 80 ms of dynamic linking) overlaps ffprobe's: most videos are
+	// yuv420p, and this decoder is kept unless the probe says otherwise. It fails quietly: the
+	// probe or the decoder started after it says what is wrong.
+	var early *decoder
+	if opts.Whole && vector {
+		early, _ = r.launch(true, true)
+	}
+	hdr, err := probeHeader(ctx, path)
+	if err != nil {
+		early.stop()
+		return nil, err
+	}
+	r.w, r.h, r.listed, r.hdr = hdr.Width, hdr.Height, hdr.Frames, hdr
+	r.audioRate, r.audioChannels = hdr.AudioRate, hdr.AudioChannels
+	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
+	ok = ok && vector
+	proven, known := verdict(coef)
+	if ok && early != nil && (proven || !known) {
+		r.d, r.yuv, r.coef = early, make([]byte, r.w*r.h*3/2), coef
+		return r, nil
+	}
+	early.stop()
+	yuv := ok && proven
+	if r.d, err = r.launch(yuv, false); err != nil {
+		return nil, err
+	}
+	if yuv {
+		r.yuv, r.coef = make([]byte, r.w*r.h*3/2), coef
+	}
+	return r, nil
+}
+
+// probeHeader runs ffprobe for what OpenFrames needs to know before the first frame.
+func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 	var stdout bytes.Buffer
 	stderr := &tail{n: 8 << 10}
 	// Every stream, not just the picture: the audio stream's header comes with it, so that a
@@ -89,63 +170,85 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 	probe.Stderr = stderr
 	if err := probe.Run(); err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("decode %s: %w", path, ctx.Err())
+			return FrameHeader{}, fmt.Errorf("decode %s: %w", path, ctx.Err())
 		}
 		if msg := stderrText(stderr.Bytes(), path); msg != "" {
-			return nil, fmt.Errorf("decode %s: ffprobe: %s", path, msg)
+			return FrameHeader{}, fmt.Errorf("decode %s: ffprobe: %s", path, msg)
 		}
-		return nil, fmt.Errorf("decode %s: ffprobe: %w", path, err)
+		return FrameHeader{}, fmt.Errorf("decode %s: ffprobe: %w", path, err)
 	}
 	hdr, err := ParseFrameHeader(stdout.Bytes())
 	if err != nil {
 		if msg := stderrText(stderr.Bytes(), path); msg != "" {
-			return nil, fmt.Errorf("decode %s: %w (ffprobe: %s)", path, err, msg)
+			return FrameHeader{}, fmt.Errorf("decode %s: %w (ffprobe: %s)", path, err, msg)
 		}
-		return nil, fmt.Errorf("decode %s: %w", path, err)
+		return FrameHeader{}, fmt.Errorf("decode %s: %w", path, err)
 	}
-	r := &FrameReader{parent: ctx, path: path, w: hdr.Width, h: hdr.Height, listed: hdr.Frames,
-		audioRate: hdr.AudioRate, audioChannels: hdr.AudioChannels, hdr: hdr, threads: max(opts.Threads, 0)}
-	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
-	if err := r.start(ok && yuvVector() && !noYUV, coef); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return hdr, nil
 }
 
 // noYUV turns the yuv420p path off (tests compare both paths).
 var noYUV = false
 
-// start starts ffmpeg sending rgb24 frames on stdout; with yuv, yuv420p frames instead, to be
-// converted with coef once checkYUV has confirmed that coef converts as ffmpeg does.
-func (r *FrameReader) start(yuv bool, coef yuvCoeffs) error {
+// maxProof bounds what the proof output may write: one rgb24 frame of the largest size a
+// header may announce (a larger one is refused by the probe, and its decoder stopped).
+const maxProof = 3*maxPixels + 1
+
+// launch starts ffmpeg sending rgb24 frames on stdout; with yuv, yuv420p frames instead, and
+// with withProof also ffmpeg's own rgb24 of frame 0 on pipe:3.
+func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	ctx, cancel := context.WithCancel(r.parent)
-	r.cancel, r.stderr, r.yuv, r.verdict = cancel, &tail{n: 8 << 10}, nil, nil
+	d := &decoder{cancel: cancel, stderr: &tail{n: 8 << 10}}
+	out := func(pixFmt, to string, extra ...string) []string {
+		return append(append([]string{"-map", "0:V:0", "-fps_mode", "passthrough"}, extra...), "-f", "rawvideo", "-pix_fmt", pixFmt, to)
+	}
 	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error"}
 	if r.threads > 0 {
 		args = append(args, "-threads", strconv.Itoa(r.threads))
 	}
-	args = append(args, "-i", fileArg(r.path),
-		"-map", "0:V:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
-	frame := 3 * r.w * r.h
+	args = append(args, "-i", fileArg(r.path))
 	if yuv {
-		frame = r.w * r.h * 3 / 2
-		r.yuv, r.coef = make([]byte, frame), coef
-		args[len(args)-2] = "yuv420p"
-		r.verdict = checkYUV(r.parent, r.path, r.w, r.h, coef)
+		args = append(args, out("yuv420p", "pipe:1")...)
+	} else {
+		args = append(args, out("rgb24", "pipe:1")...)
 	}
-	r.cmd = command(ctx, "ffmpeg", args...)
-	r.cmd.Stderr = r.stderr
+	var pw *os.File
+	if withProof {
+		// trim, not -frames:v alone: ffmpeg 5.1 would convert every later frame to rgb24 for
+		// an output it has finished (0.1 s of CPU for 97 frames of 720p); trim drops them
+		// before the conversion.
+		args = append(args, out("rgb24", "pipe:3", "-vf", "trim=end_frame=1", "-frames:v", "1")...)
+		pr, w, err := os.Pipe()
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("decode %s: %w", r.path, err)
+		}
+		pw, d.proof = w, &proof{done: make(chan struct{})}
+		go func() {
+			defer close(d.proof.done)
+			defer pr.Close() //nolint:errcheck // the read end: nothing written to lose
+			// ffmpeg writes one frame here; the limit is only against a broken one.
+			d.proof.rgb, _ = io.ReadAll(io.LimitReader(pr, maxProof))
+		}()
+	}
+	d.cmd = command(ctx, "ffmpeg", args...)
+	d.cmd.Stderr = d.stderr
+	if pw != nil {
+		d.cmd.ExtraFiles = []*os.File{pw}
+	}
 	var err error
-	if r.stdout, err = r.cmd.StdoutPipe(); err != nil {
-		cancel()
-		return fmt.Errorf("decode %s: %w", r.path, err)
+	if d.stdout, err = d.cmd.StdoutPipe(); err == nil {
+		err = d.cmd.Start()
 	}
-	if err := r.cmd.Start(); err != nil {
-		cancel()
-		return fmt.Errorf("decode %s: ffmpeg: %w", r.path, err)
+	if pw != nil {
+		_ = pw.Close() // the child holds its own copy; ours only has to go for ReadAll to end
 	}
-	setPipeSize(r.stdout, frame)
-	return nil
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("decode %s: ffmpeg: %w", r.path, err)
+	}
+	setPipeSize(d.stdout, 1<<20)
+	return d, nil
 }
 
 // Size returns the frame size in pixels; every frame has 3·w·h bytes.
@@ -190,9 +293,6 @@ func (r *FrameReader) Next(dst []byte) error {
 	if len(dst) != 3*r.w*r.h {
 		return fmt.Errorf("decode %s: frame buffer of %d bytes, want %d (%dx%d rgb24)", r.path, len(dst), 3*r.w*r.h, r.w, r.h)
 	}
-	if err := r.settle(); err != nil {
-		return err
-	}
 	if r.yuv == nil {
 		return r.read(dst)
 	}
@@ -230,56 +330,31 @@ func (f RawFormat) RGB(dst, raw []byte) []byte {
 	return dst
 }
 
-// Format returns the form of the frames NextRaw returns. It first waits for the check that
-// converting yuv420p here gives ffmpeg's own rgb24 (falling back to rgb24 from ffmpeg when it
-// does not), so the form never changes once known.
-func (r *FrameReader) Format() (RawFormat, error) {
-	if err := r.settle(); err != nil {
-		return RawFormat{}, err
-	}
-	return RawFormat{w: r.w, h: r.h, yuv: r.yuv != nil, coef: r.coef}, nil
+// Format returns the form of the frames NextRaw returns; it never changes.
+func (r *FrameReader) Format() RawFormat {
+	return RawFormat{w: r.w, h: r.h, yuv: r.yuv != nil, coef: r.coef}
 }
 
 // NextRaw fills dst (Format().Size() bytes) with the next frame as ffmpeg sent it; convert it
 // with RawFormat.RGB. It ends and fails as Next does.
 func (r *FrameReader) NextRaw(dst []byte) error {
-	f, err := r.Format()
-	if err != nil {
-		return err
+	if r.err != nil {
+		return r.err
 	}
-	if len(dst) != f.Size() {
+	if f := r.Format(); len(dst) != f.Size() {
 		return fmt.Errorf("decode %s: raw frame buffer of %d bytes, want %d", r.path, len(dst), f.Size())
 	}
 	return r.read(dst)
 }
 
-// settle waits, before the first frame, for the verdict on the yuv420p path, and restarts
-// ffmpeg with rgb24 output when it says no.
-func (r *FrameReader) settle() error {
-	if r.err != nil {
-		return r.err
-	}
-	if r.verdict == nil {
-		return nil
-	}
-	ok := r.verdict.wait()
-	r.verdict = nil
-	if !ok {
-		// Not what ffmpeg makes of it: decode the old way.
-		r.stop()
-		if err := r.start(false, yuvCoeffs{}); err != nil {
-			r.err = err
-			return err
-		}
-	}
-	return nil
-}
-
 // read fills buf with the next frame from ffmpeg's output.
 func (r *FrameReader) read(buf []byte) error {
-	got, err := io.ReadFull(r.stdout, buf)
+	got, err := io.ReadFull(r.d.stdout, buf)
 	switch {
 	case err == nil:
+		if r.n == 0 && r.d.proof != nil && r.yuv != nil {
+			r.d.proof.first = bytes.Clone(buf)
+		}
 		r.n++
 		return nil
 	case errors.Is(err, io.EOF):
@@ -294,10 +369,10 @@ func (r *FrameReader) read(buf []byte) error {
 
 // finish waits for ffmpeg after the end of its output and decides what the end means.
 func (r *FrameReader) finish(short error) error {
-	werr := r.cmd.Wait()
-	r.cancel()
-	msg := stderrText(r.stderr.Bytes(), r.path)
-	r.warn = messages(r.stderr.Bytes(), r.path, 8)
+	werr := r.d.cmd.Wait()
+	r.d.cancel()
+	msg := stderrText(r.d.stderr.Bytes(), r.path)
+	r.warn = messages(r.d.stderr.Bytes(), r.path, 8)
 	ctxErr := r.parent.Err()
 	switch {
 	case ctxErr != nil && werr != nil:
@@ -321,8 +396,27 @@ func (r *FrameReader) finish(short error) error {
 		return fmt.Errorf("decode %s: %w: no frame decodes", r.path, ErrTruncated)
 	case r.listed > r.n:
 		return fmt.Errorf("decode %s: %w: the container lists %d frames, only %d decode (frame %d is missing)", r.path, ErrTruncated, r.listed, r.n, r.n)
+	case r.yuv != nil && r.d.proof != nil && !r.prove():
+		return fmt.Errorf("decode %s: %w", r.path, ErrYUVDiffers)
 	}
 	return io.EOF
+}
+
+// prove checks frame 0's conversion here against ffmpeg's own and remembers the verdict on
+// the constants for the process. A proof that cannot be made (ffmpeg wrote no whole frame)
+// counts as a failed one: the file is then decoded again the way that needs no proof.
+func (r *FrameReader) prove() bool {
+	p := r.d.proof
+	<-p.done
+	ok := false
+	if len(p.first) == r.w*r.h*3/2 && len(p.rgb) == 3*r.w*r.h {
+		got := make([]byte, 3*r.w*r.h)
+		yuv420ToRGBFast(got, p.first, r.w, r.h, &r.coef)
+		ok = bytes.Equal(got, p.rgb)
+	}
+	p.first, p.rgb = nil, nil
+	yuvVerdicts.Store(r.coef, ok)
+	return ok
 }
 
 // Close stops ffmpeg if it is still running and releases the reader. It never fails: a reader
@@ -330,15 +424,21 @@ func (r *FrameReader) finish(short error) error {
 func (r *FrameReader) Close() {
 	if r.err == nil {
 		r.err = fmt.Errorf("decode %s: reader closed", r.path)
-		r.stop()
+		r.d.stop()
 	}
 }
 
-// stop ends the running ffmpeg.
-func (r *FrameReader) stop() {
-	r.cancel()
-	r.stdout.Close()
-	_ = r.cmd.Wait() // killed on purpose: its error would say only that
+// stop ends a running ffmpeg; a nil decoder is none.
+func (d *decoder) stop() {
+	if d == nil {
+		return
+	}
+	d.cancel()
+	d.stdout.Close()
+	_ = d.cmd.Wait() // killed on purpose: its error would say only that
+	if d.proof != nil {
+		<-d.proof.done
+	}
 }
 
 // FrameHeader is what ffprobe says about a file's picture stream before decoding it.

@@ -36,7 +36,13 @@ func testVideo(t *testing.T, name string, w, h, n int) string {
 // readAll decodes every frame of path and returns what the reader then says of the file.
 func readAll(t *testing.T, path string) (Info, error) {
 	t.Helper()
-	r, err := OpenFrames(t.Context(), path)
+	return readAllWith(t, path, DecodeOptions{Whole: true})
+}
+
+// readAllWith is readAll with decode options.
+func readAllWith(t *testing.T, path string, opts DecodeOptions) (Info, error) {
+	t.Helper()
+	r, err := OpenFramesWith(t.Context(), path, opts)
 	if err != nil {
 		return Info{}, err
 	}
@@ -138,15 +144,12 @@ func TestFrameReaderRaw(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	path := testVideo(t, "v.mp4", 64, 48, 7)
 	frames := func(raw bool) (out [][]byte, size int) {
-		r, err := OpenFrames(t.Context(), path)
+		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		f, err := r.Format()
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := r.Format()
 		rgb := make([]byte, 3*64*48)
 		buf := make([]byte, f.Size())
 		if err := r.NextRaw(make([]byte, f.Size()+1)); err == nil || !strings.Contains(err.Error(), "raw frame buffer") {
@@ -232,17 +235,20 @@ func TestFrameReaderBroken(t *testing.T) {
 		{"truncated", write("cut.mp4", data[:len(data)*2/3]), "cut.mp4"},
 		{"text", write("notes.txt", []byte("hello\n")), "notes.txt"},
 	} {
-		info, err := readAll(t, tc.path)
-		n := info.Frames
-		if err == nil {
-			t.Errorf("%s: read %d frames without an error", tc.name, n)
-			continue
-		}
-		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Base(tc.path)) {
-			t.Errorf("%s: error %q does not name the file or say %q", tc.name, err, tc.want)
-		}
-		if tc.name == "truncated" && !errors.Is(err, ErrTruncated) {
-			t.Errorf("truncated: %v is not ErrTruncated", err)
+		// Both ways of starting: after the probe, and beside it (a whole read).
+		for _, whole := range []bool{false, true} {
+			info, err := readAllWith(t, tc.path, DecodeOptions{Whole: whole})
+			n := info.Frames
+			if err == nil {
+				t.Errorf("%s (whole %v): read %d frames without an error", tc.name, whole, n)
+				continue
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Base(tc.path)) {
+				t.Errorf("%s (whole %v): error %q does not name the file or say %q", tc.name, whole, err, tc.want)
+			}
+			if tc.name == "truncated" && !errors.Is(err, ErrTruncated) {
+				t.Errorf("truncated (whole %v): %v is not ErrTruncated", whole, err)
+			}
 		}
 	}
 }

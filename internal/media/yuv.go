@@ -1,12 +1,6 @@
 package media
 
 import (
-	"bytes"
-	"context"
-	"io"
-	"os"
-	"sync"
-
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
 )
 
@@ -28,8 +22,11 @@ import (
 //
 // Only what was verified against ffmpeg takes this path (yuvEligible): yuv420p, limited range,
 // BT.601 or BT.709 matrix (unspecified means BT.601, as in swscale), width a multiple of 16,
-// even height. And every reader checks its first frame against ffmpeg's own rgb24 conversion of
-// it, falling back to rgb24 from ffmpeg when they differ (another ffmpeg version, another CPU).
+// even height. And each set of constants is proven on real frames before it is trusted: a
+// FrameReader that reads a whole stream has ffmpeg write its own rgb24 of frame 0 beside the
+// yuv420p frames and compares it with the conversion here at the end of the stream; on any
+// difference (another ffmpeg version, another CPU) the stream ends with ErrYUVDiffers and every
+// later decode of the process takes ffmpeg's rgb24 (frames.go).
 
 // yuvCoeffs are the 16-bit constants of the conversion.
 type yuvCoeffs struct {
@@ -138,79 +135,4 @@ func yuv420ToRGBFast(dst, src []byte, w, h int, c *yuvCoeffs) {
 func yuvVector() bool {
 	_, v := yuvConverter(kernel.Selected())
 	return v
-}
-
-// yuvCheck is the verdict on a set of constants: closed done, ok when ffmpeg's rgb24 conversion
-// of a real frame and ours were identical.
-type yuvCheck struct {
-	done chan struct{}
-	ok   bool
-}
-
-// wait returns the verdict.
-func (v *yuvCheck) wait() bool {
-	<-v.done
-	return v.ok
-}
-
-// yuvChecks holds one *yuvCheck per yuvCoeffs for the process: the first reader that needs a
-// set of constants checks it, every later one reuses the verdict.
-var yuvChecks sync.Map
-
-// checkYUV returns the verdict on c, starting the check when none was made: a second ffmpeg
-// runs the rgb24 command itself on path, stopped after frame 0, with a yuv420p output of the
-// same frame beside it; the verdict is whether converting that yuv420p frame here gives the
-// same bytes. It costs about 0.1 s of CPU, mostly ffmpeg's start, once per process. (One
-// process with a split filter graph could check the decoding process's own frame 0, but ffmpeg
-// 5.1 holds such an output back until the whole video has been written.) A check that could
-// not be made (cancelled, unreadable file) says no and is forgotten, so a later reader tries
-// again; its reader then simply takes the rgb24 path.
-func checkYUV(ctx context.Context, path string, w, h int, c yuvCoeffs) *yuvCheck {
-	v, loaded := yuvChecks.LoadOrStore(c, &yuvCheck{done: make(chan struct{})})
-	chk := v.(*yuvCheck)
-	if loaded {
-		return chk
-	}
-	out := func(pixFmt, to string) []string {
-		return []string{"-map", "0:V:0", "-fps_mode", "passthrough", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", pixFmt, to}
-	}
-	args := append([]string{"-hide_banner", "-nostdin", "-loglevel", "error", "-i", fileArg(path)}, out("rgb24", "pipe:1")...)
-	cmd := command(ctx, "ffmpeg", append(args, out("yuv420p", "pipe:3")...)...)
-	go func() {
-		ok := false
-		defer func() {
-			chk.ok = ok
-			if !ok {
-				yuvChecks.CompareAndDelete(c, chk)
-			}
-			close(chk.done)
-		}()
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			return
-		}
-		defer pr.Close() //nolint:errcheck // the read end: nothing written to lose
-		cmd.ExtraFiles = []*os.File{pw}
-		var yuv []byte
-		read := make(chan struct{})
-		go func() {
-			yuv, _ = io.ReadAll(pr)
-			close(read)
-		}()
-		var rgb bytes.Buffer
-		cmd.Stdout = &rgb
-		err = cmd.Start()
-		_ = pw.Close() // the child holds its own copy; ours only has to go for ReadAll to end
-		if err == nil {
-			err = cmd.Wait()
-		}
-		<-read
-		if err != nil || len(yuv) != w*h*3/2 || rgb.Len() != 3*w*h {
-			return
-		}
-		got := make([]byte, 3*w*h)
-		yuv420ToRGBFast(got, yuv, w, h, &c)
-		ok = bytes.Equal(got, rgb.Bytes())
-	}()
-	return chk
 }

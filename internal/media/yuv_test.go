@@ -154,24 +154,26 @@ func BenchmarkYUVToRGB720p(b *testing.B) {
 	}
 }
 
-// frameHashes decodes every frame of path and returns their SHA-256 sums, and whether the
-// reader used the yuv420p path. spoil, when set, makes the constants' check fail (the reader
-// must then fall back to rgb24).
+// frameHashes decodes every frame of path with a whole reader and returns their SHA-256 sums,
+// and whether the reader used the yuv420p path. spoil, when set, says that this process found
+// both matrices' constants to convert differently from ffmpeg (the reader must then take rgb24).
 func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, usedYUV bool) {
 	t.Helper()
 	noYUV = !yuv
 	defer func() { noYUV = false }()
 	if spoil {
-		// A failed check of both matrices' constants: the reader must take the rgb24 path.
 		for _, space := range []string{"", "bt709"} {
 			c, _ := yuvEligible("yuv420p", space, "", 16, 2)
-			failed := &yuvCheck{done: make(chan struct{})}
-			close(failed.done)
-			yuvChecks.Store(c, failed)
-			defer yuvChecks.Delete(c)
+			saved, known := yuvVerdicts.Load(c)
+			yuvVerdicts.Store(c, false)
+			defer func() {
+				if yuvVerdicts.Delete(c); known {
+					yuvVerdicts.Store(c, saved)
+				}
+			}()
 		}
 	}
-	r, err := OpenFrames(t.Context(), path)
+	r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, use
 	for {
 		if err := r.Next(buf); err != nil {
 			if errors.Is(err, io.EOF) {
-				return sums, usedYUV && r.yuv != nil
+				return sums, usedYUV
 			}
 			t.Fatal(err)
 		}
@@ -201,7 +203,9 @@ func TestYUVPathBitIdentical(t *testing.T) {
 		// Like bench/compare.sh's output: moving detail, noise; untagged (BT.601).
 		"noise.mp4": {"testsrc2=size=320x240:rate=24,noise=alls=8:allf=t", "-frames:v", "30", "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p"},
 		// Tagged BT.709, saturated colours.
-		"bt709.mp4": {"smptehdbars=size=208x120:rate=10,noise=alls=20:allf=t", "-frames:v", "12", "-c:v", "libx264", "-crf", "10", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709"},
+		// Not yuv420p: a whole reader's early yuv420p decoder must give way to rgb24.
+		"yuv444p.mp4": {"testsrc2=size=96x64:rate=10", "-frames:v", "6", "-c:v", "libx264", "-crf", "10", "-pix_fmt", "yuv444p"},
+		"bt709.mp4":   {"smptehdbars=size=208x120:rate=10,noise=alls=20:allf=t", "-frames:v", "12", "-c:v", "libx264", "-crf", "10", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709"},
 	}
 	for name, args := range videos {
 		path := filepath.Join(dir, name)
@@ -210,8 +214,8 @@ func TestYUVPathBitIdentical(t *testing.T) {
 		}
 		want, _ := frameHashes(t, path, false, false)
 		got, used := frameHashes(t, path, true, false)
-		if yuvVector() && !used {
-			t.Errorf("%s: the yuv420p path was not taken", name)
+		if want420 := name != "yuv444p.mp4"; yuvVector() && used != want420 {
+			t.Errorf("%s: the yuv420p path taken: %v, want %v", name, used, want420)
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: frames differ between the yuv420p and rgb24 paths", name)
@@ -226,17 +230,82 @@ func TestYUVPathBitIdentical(t *testing.T) {
 		if len(want) == 0 {
 			t.Errorf("%s: no frames", name)
 		}
-		// The check itself catches constants that convert differently from ffmpeg.
-		w, h := 320, 240
-		if name == "bt709.mp4" {
-			w, h = 208, 120
+		if !yuvVector() || name == "yuv444p.mp4" {
+			continue
 		}
-		for _, space := range []string{"", "bt709"} {
-			c, _ := yuvEligible("yuv420p", space, "", w, h)
-			c.vr++
-			if checkYUV(t.Context(), path, w, h, c).wait() {
-				t.Errorf("%s: the check accepted spoilt %q constants", name, space)
-			}
+		// The proof at the end of the stream catches constants that convert differently
+		// from ffmpeg: the stream ends with ErrYUVDiffers, and the verdict is remembered.
+		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
+		if err != nil {
+			t.Fatal(err)
 		}
+		if r.yuv == nil || r.d.proof == nil {
+			t.Fatalf("%s: a whole reader did not take the yuv420p path with its proof", name)
+		}
+		r.coef.vr++
+		bad := r.coef
+		buf := make([]byte, 3*r.w*r.h)
+		for err == nil {
+			err = r.Next(buf)
+		}
+		r.Close()
+		if !errors.Is(err, ErrYUVDiffers) {
+			t.Errorf("%s: spoilt constants: the stream ended with %v, want ErrYUVDiffers", name, err)
+		}
+		if proven, known := verdict(bad); proven || !known {
+			t.Errorf("%s: spoilt constants: verdict proven %v, known %v; want false, true", name, proven, known)
+		}
+		yuvVerdicts.Delete(bad)
+	}
+}
+
+// TestOnlyProvenConstantsSkipTheProof: a reader that may stop early (not Whole) takes the
+// yuv420p path only for constants this process has proven, and then without a proof; a whole
+// reader proves them at the end of its stream.
+func TestOnlyProvenConstantsSkipTheProof(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	if !yuvVector() {
+		t.Skip("no vector yuv420p converter in this build or CPU")
+	}
+	path := testVideo(t, "v.mp4", 64, 48, 5)
+	c, _ := yuvEligible("yuv420p", "", "", 64, 48)
+	saved, known := yuvVerdicts.Load(c)
+	yuvVerdicts.Delete(c)
+	defer func() {
+		if yuvVerdicts.Delete(c); known {
+			yuvVerdicts.Store(c, saved)
+		}
+	}()
+	open := func(whole bool) *FrameReader {
+		t.Helper()
+		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: whole})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Close)
+		return r
+	}
+	if r := open(false); r.yuv != nil {
+		t.Error("a partial reader took the yuv420p path before the constants were proven")
+	}
+	r := open(true)
+	if r.yuv == nil || r.d.proof == nil {
+		t.Fatal("a whole reader did not take the yuv420p path with its proof")
+	}
+	buf := make([]byte, 3*64*48)
+	for {
+		err := r.Next(buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if proven, known := verdict(c); !proven || !known {
+		t.Fatalf("after a whole read: verdict proven %v, known %v; want true, true", proven, known)
+	}
+	if r := open(false); r.yuv == nil || r.d.proof != nil {
+		t.Error("a partial reader did not take the yuv420p path, without a proof, once the constants were proven")
 	}
 }
