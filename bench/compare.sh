@@ -10,6 +10,8 @@
 # time is the measure of the goals, CPU time (user+sys of the process and its children) is
 # printed beside it because it is steadier on a shared machine. The load average is printed
 # before and after: on a loaded machine the wall times say little.
+# It also times the decode floor (floor.sh below: the probes and the decodes into pipes, without
+# the metric) and prints its two ratios: no change to compare can go below them.
 # The same measure as a Go benchmark (with pprof): BenchmarkCompareVsFFmpeg in internal/compare.
 #
 # usage: bench/compare.sh [RUNS]        (default 7; run from anywhere)
@@ -60,6 +62,31 @@ timed() {
 	awk -v t="$t" 'BEGIN {split(t, a, " "); print a[1]}' >>"$dir/$name.wall"
 	awk -v t="$t" 'BEGIN {split(t, a, " "); print a[2] + a[3]}' >>"$dir/$name.cpu"
 }
+# The decode floor: what compare cannot do without, and nothing else. For each file at once, the
+# ffprobe run that gives its header and an ffmpeg decoding it to yuv420p into a pipe (-threads 1,
+# as compare's decoders get on two cores), read by cat; no conversion, no metric. Its ratios
+# to ffmpeg ssim bound what compare can reach with ffmpeg and ffprobe as subprocesses.
+cat >"$dir/floor.sh" <<'FLOOR'
+#!/usr/bin/env bash
+for f; do
+	ffprobe -v error -show_entries stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration -of json "$f" >/dev/null &
+	ffmpeg -hide_banner -nostdin -loglevel error -threads 1 -i "$f" -map 0:V:0 -fps_mode passthrough -f rawvideo -pix_fmt yuv420p pipe:1 | cat >/dev/null &
+done
+wait
+FLOOR
+chmod +x "$dir/floor.sh"
+# What decoding inside the process would cost instead (one process, no probe, no pipe): one
+# ffmpeg decoding every file, one thread each, to nothing.
+cat >"$dir/inproc.sh" <<'INPROC'
+#!/usr/bin/env bash
+args=() maps=()
+for f; do
+	args+=(-threads 1 -i "$f")
+	maps+=(-map "$(( ${#maps[@]} / 5 )):V:0" -f null -)
+done
+exec ffmpeg -hide_banner -nostdin -loglevel error "${args[@]}" "${maps[@]}"
+INPROC
+chmod +x "$dir/inproc.sh"
 rm -f "$dir"/*.wall "$dir"/*.cpu
 kernels=()
 for k in ${BENCH_KERNELS:-avx512 avx2}; do
@@ -75,6 +102,10 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$bin" compare --json "$dir/gt.mp4" "${outs[@]}" >"$dir/compare.json"
 for ((i = 0; i < runs; i++)); do
 	timed ffmpeg ffmpeg -hide_banner -nostdin -loglevel error -i "${outs[0]}" -i "$dir/gt.mp4" -lavfi ssim -f null -
+	timed floor-one "$dir/floor.sh" "$dir/gt.mp4" "${outs[0]}"
+	timed floor-three "$dir/floor.sh" "$dir/gt.mp4" "${outs[@]}"
+	timed inproc-one "$dir/inproc.sh" "$dir/gt.mp4" "${outs[0]}"
+	timed inproc-three "$dir/inproc.sh" "$dir/gt.mp4" "${outs[@]}"
 	for k in "${kernels[@]}"; do
 		timed "one-$k" env DIFFUSION_CHECK_KERNEL="$k" "$bin" compare --json "$dir/gt.mp4" "${outs[0]}"
 		timed "three-$k" env DIFFUSION_CHECK_KERNEL="$k" "$bin" compare --json "$dir/gt.mp4" "${outs[@]}"
@@ -87,10 +118,19 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 "$bin" version | sed 's/^/version: /'
 echo "binary: $(go version -m "$bin" 2>/dev/null | grep -o 'GOEXPERIMENT=[^ ]*' || echo 'GOEXPERIMENT unset')"
 echo "videos: $frames frames 1280x720 H.264; $runs runs of each command, alternating"
-for n in ffmpeg "${kernels[@]/#/one-}" "${kernels[@]/#/three-}"; do
+for n in ffmpeg floor-one floor-three inproc-one inproc-three "${kernels[@]/#/one-}" "${kernels[@]/#/three-}"; do
 	printf '%-13s wall %s\n              cpu  %s\n' "$n" "$(paste -sd' ' "$dir/$n.wall")" "$(paste -sd' ' "$dir/$n.cpu")"
 done
 printf 'ffmpeg ssim: median wall %.3f s, cpu %.3f s\n' "$(m ffmpeg.wall)" "$(m ffmpeg.cpu)"
+printf 'decode floor (probes + decodes into pipes, no metric): one pair wall %.3f s, cpu %.3f s; three outputs wall %.3f s, cpu %.3f s\n' \
+	"$(m floor-one.wall)" "$(m floor-one.cpu)" "$(m floor-three.wall)" "$(m floor-three.cpu)"
+printf 'floor (a) one pair:      ratio %s wall, %s cpu\n' \
+	"$(ratio "$(m floor-one.wall)" "$(m ffmpeg.wall)")" "$(ratio "$(m floor-one.cpu)" "$(m ffmpeg.cpu)")"
+printf 'floor (b) three outputs: ratio %s wall per output, %s cpu\n' \
+	"$(ratio "$(m floor-three.wall)" "$(awk "BEGIN {print 3 * $(m ffmpeg.wall)}")")" \
+	"$(ratio "$(m floor-three.cpu)" "$(awk "BEGIN {print 3 * $(m ffmpeg.cpu)}")")"
+printf 'decodes in one process (no probe, no pipe, no metric): one pair wall %.3f s, cpu %.3f s; three outputs wall %.3f s, cpu %.3f s\n' \
+	"$(m inproc-one.wall)" "$(m inproc-one.cpu)" "$(m inproc-three.wall)" "$(m inproc-three.cpu)"
 for k in "${kernels[@]}"; do
 	printf '%s: compare GT OUT median wall %.3f s, cpu %.3f s; compare GT O1 O2 O3 wall %.3f s, cpu %.3f s\n' "$k" \
 		"$(m "one-$k.wall")" "$(m "one-$k.cpu")" "$(m "three-$k.wall")" "$(m "three-$k.cpu")"
