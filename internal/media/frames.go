@@ -61,11 +61,23 @@ type decoder struct {
 }
 
 // proof holds the two sides of a first-frame check: ffmpeg's rgb24 of frame 0 (rgb, complete
-// once done is closed) and frame 0 as ffmpeg sent it in yuv420p (first, kept by read).
+// once done is closed) and frame 0 as ffmpeg sent it in yuv420p (first, kept by read). The
+// reading of rgb waits for its size (size: one rgb24 frame of the probed size, sent once the
+// probe has answered), so that a file whose frames are not the size it announces cannot make
+// the reader hold more than that.
 type proof struct {
+	size  chan int
 	done  chan struct{}
 	rgb   []byte
 	first []byte
+}
+
+// expect tells the proof how many bytes make a whole frame; only the first call counts.
+func (p *proof) expect(n int) {
+	select {
+	case p.size <- n:
+	default:
+	}
 }
 
 // OpenFrames starts decoding path. It asks ffprobe for the frame size (and the frame count the
@@ -141,6 +153,7 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 	proven, known := verdict(coef)
 	if ok && early != nil && (proven || !known) {
 		r.d, r.yuv, r.coef = early, make([]byte, r.w*r.h*3/2), coef
+		early.proof.expect(3 * r.w * r.h)
 		return r, nil
 	}
 	early.stop()
@@ -190,10 +203,6 @@ func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 // noYUV turns the yuv420p path off (tests compare both paths).
 var noYUV = false
 
-// maxProof bounds what the proof output may write: one rgb24 frame of the largest size a
-// header may announce (a larger one is refused by the probe, and its decoder stopped).
-const maxProof = 3*maxPixels + 1
-
 // launch starts ffmpeg sending rgb24 frames on stdout; with yuv, yuv420p frames instead, and
 // with withProof also ffmpeg's own rgb24 of frame 0 on pipe:3.
 func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
@@ -223,12 +232,14 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 			cancel()
 			return nil, fmt.Errorf("decode %s: %w", r.path, err)
 		}
-		pw, d.proof = w, &proof{done: make(chan struct{})}
+		pw, d.proof = w, &proof{size: make(chan int, 1), done: make(chan struct{})}
 		go func() {
 			defer close(d.proof.done)
 			defer pr.Close() //nolint:errcheck // the read end: nothing written to lose
-			// ffmpeg writes one frame here; the limit is only against a broken one.
-			d.proof.rgb, _ = io.ReadAll(io.LimitReader(pr, maxProof))
+			// ffmpeg writes one frame here, at the end; one byte more than a frame is enough
+			// to tell a broken one, and the rest is read only to let ffmpeg end cleanly.
+			d.proof.rgb, _ = io.ReadAll(io.LimitReader(pr, int64(<-d.proof.size)+1))
+			_, _ = io.Copy(io.Discard, pr)
 		}()
 	}
 	d.cmd = command(ctx, "ffmpeg", args...)
@@ -245,6 +256,9 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	}
 	if err != nil {
 		cancel()
+		if d.proof != nil {
+			d.proof.expect(0) // no ffmpeg: its reader ends at once
+		}
 		return nil, fmt.Errorf("decode %s: ffmpeg: %w", r.path, err)
 	}
 	setPipeSize(d.stdout, 1<<20)
@@ -437,6 +451,7 @@ func (d *decoder) stop() {
 	d.stdout.Close()
 	_ = d.cmd.Wait() // killed on purpose: its error would say only that
 	if d.proof != nil {
+		d.proof.expect(0) // a proof never expected: its reader ends now
 		<-d.proof.done
 	}
 }

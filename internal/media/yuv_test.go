@@ -309,3 +309,53 @@ func TestOnlyProvenConstantsSkipTheProof(t *testing.T) {
 		t.Error("a partial reader did not take the yuv420p path, without a proof, once the constants were proven")
 	}
 }
+
+// TestProofHoldsOneFrame: a proof frame larger than the probed size (here an ffmpeg wrapper
+// scales it up 4×, as a file whose frames are not the size it announces could) is read only to
+// one byte past a frame, fails, and ends the stream with ErrYUVDiffers.
+func TestProofHoldsOneFrame(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	if !yuvVector() {
+		t.Skip("no vector yuv420p converter in this build or CPU")
+	}
+	const w, h, n = 64, 48, 5
+	path := testVideo(t, "v.mp4", w, h, n)
+	c, _ := yuvEligible("yuv420p", "", "", w, h)
+	saved, known := yuvVerdicts.Load(c)
+	defer func() {
+		if yuvVerdicts.Delete(c); known {
+			yuvVerdicts.Store(c, saved)
+		}
+	}()
+	ffmpeg, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	wrapper := "#!/bin/sh\nfor a; do shift; if [ \"$a\" = pipe:3 ]; then set -- \"$@\" -s 256x192 pipe:3; else set -- \"$@\" \"$a\"; fi; done\nexec '" + ffmpeg + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "ffmpeg"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.yuv == nil || r.d.proof == nil {
+		t.Fatal("a whole reader did not take the yuv420p path with its proof")
+	}
+	buf := make([]byte, 3*w*h)
+	for i := range n {
+		if err := r.Next(buf); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+	}
+	<-r.d.proof.done // ffmpeg wrote the proof after the last frame, and exited
+	if got, most := len(r.d.proof.rgb), 3*w*h+1; got > most {
+		t.Errorf("the proof holds %d bytes, want at most %d", got, most)
+	}
+	if err := r.Next(buf); !errors.Is(err, ErrYUVDiffers) {
+		t.Errorf("after the last frame: %v, want ErrYUVDiffers", err)
+	}
+}
