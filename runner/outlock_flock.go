@@ -37,3 +37,7 @@ func openLock(path string) (*os.File, error) {
 
 // releaseLock closes the lock file, which releases the flock.
 func releaseLock(f *os.File) error { return f.Close() }
+
+// lockedWhileOpen says that openLock's lock ends with the process, so a lock may be taken
+// for something as short-lived as a port.
+const lockedWhileOpen = true

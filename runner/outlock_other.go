@@ -29,3 +29,7 @@ func releaseLock(f *os.File) error {
 	}
 	return err
 }
+
+// lockedWhileOpen says that openLock's lock outlives a process that dies holding it, so it
+// is not taken for short-lived things such as ports.
+const lockedWhileOpen = false

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -43,6 +42,7 @@ type server struct {
 	spec       *suite.Server
 	cmd        *exec.Cmd
 	port       int
+	hold       *portHold // the port's reservation among diffusion-check runs (ports.go)
 	baseURL    string
 	logPath    string
 	perfLogDir string
@@ -102,16 +102,6 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 	return args, nil
 }
 
-// freePort asks the kernel for a free TCP port on the loopback interface.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close() //nolint:errcheck // only the port number was wanted of it
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // stageLoggingNote says what a suite's value of sglangenv.StageLogging, which replaces the runner's
 // "1", does to SGLang.
 func stageLoggingNote(v string) string {
@@ -168,7 +158,7 @@ func serverDir(spec *suite.Server) string {
 var portMoved = regexp.MustCompile(`Port ([0-9]+) was unavailable, using port ([0-9]+) instead`)
 
 // startServer launches a server process; it does not wait for readiness.
-func startServer(spec *suite.Server, env serverEnv) (*server, error) {
+func startServer(spec *suite.Server, env serverEnv) (_ *server, err error) {
 	args, err := argv(spec, env.executable)
 	if err != nil {
 		return nil, err
@@ -176,10 +166,15 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 	if len(args) == 0 {
 		return nil, errors.New("empty command")
 	}
-	port, err := freePort()
+	port, hold, err := reservePort()
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			hold.release()
+		}
+	}()
 	fill := func(s string) string { return strings.ReplaceAll(s, "{port}", strconv.Itoa(port)) }
 	filled := make([]string, len(args))
 	for i, a := range args {
@@ -232,6 +227,7 @@ func startServer(spec *suite.Server, env serverEnv) (*server, error) {
 		baseURL:    "http://127.0.0.1:" + strconv.Itoa(port),
 		logPath:    logPath,
 		perfLogDir: perfDir,
+		hold:       hold,
 		log:        lw,
 		perf:       perflog.New(filepath.Join(perfDir, "performance.log")),
 		exited:     make(chan struct{}),
@@ -425,6 +421,7 @@ func (s *server) kill() {
 	s.survivors, s.left = tree.Sweep()
 	// Released only now: until the group is gone, a run killed mid-stop leaves it to the guard.
 	_ = s.guard.Release()
+	s.hold.release() // the group is gone, and with it the port's listener
 	if s.mem != nil {
 		s.mem.Stop()
 	}
