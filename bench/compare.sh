@@ -79,10 +79,11 @@ chmod +x "$dir/floor.sh"
 # ffmpeg decoding every file, one thread each, to nothing.
 cat >"$dir/inproc.sh" <<'INPROC'
 #!/usr/bin/env bash
-args=() maps=()
+args=() maps=() i=0
 for f; do
 	args+=(-threads 1 -i "$f")
-	maps+=(-map "$(( ${#maps[@]} / 5 )):V:0" -f null -)
+	maps+=(-map "$i:V:0" -f null -)
+	i=$((i + 1))
 done
 exec ffmpeg -hide_banner -nostdin -loglevel error "${args[@]}" "${maps[@]}"
 INPROC

@@ -246,8 +246,9 @@ func jobEnded(j videoJob) *jobFailed {
 	return &jobFailed{ID: j.ID, Status: j.Status, Message: msg}
 }
 
-func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
-	r := cs.Request
+// videoFields is fields plus the video request's length: seconds, fps and num_frames, each
+// when set.
+func (c *client) videoFields(r suite.Request) map[string]any {
 	body := c.fields(r)
 	if r.Seconds > 0 {
 		body["seconds"] = r.Seconds
@@ -258,6 +259,12 @@ func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
 	if r.NumFrames > 0 {
 		body["num_frames"] = r.NumFrames
 	}
+	return body
+}
+
+func (c *client) video(ctx context.Context, cs *suite.Case) (reply, error) {
+	r := cs.Request
+	body := c.videoFields(r)
 	merge(body, r.Extra)
 	var job videoJob
 	var err error

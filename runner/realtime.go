@@ -87,17 +87,8 @@ func realtimeURL(base string) (string, error) {
 // without nulls. first_frame is the input_reference file's bytes.
 func (c *client) realtimeInit(cs *suite.Case) (map[string]any, error) {
 	r := cs.Request
-	body := c.fields(r)
+	body := c.videoFields(r)
 	body["type"] = "init"
-	if r.Seconds > 0 {
-		body["seconds"] = r.Seconds
-	}
-	if r.FPS > 0 {
-		body["fps"] = r.FPS
-	}
-	if r.NumFrames > 0 {
-		body["num_frames"] = r.NumFrames
-	}
 	if r.InputReference != "" {
 		b, err := os.ReadFile(r.InputReference)
 		if err != nil {

@@ -269,13 +269,7 @@ func (c *Cache) FrameAt(ctx context.Context, video string, index int) (rgb []byt
 // Forget drops them. A nil cache keeps nothing: the decode only counts. A file that does not
 // decode, or holds fewer frames than its container lists, is an error naming it.
 func (c *Cache) Output(ctx context.Context, out string) (media.Info, error) {
-	info, err := c.outputOnce(ctx, out)
-	if unproven(err) {
-		// Its yuv420p conversion failed its proof: nothing was kept, and the process now
-		// knows to take ffmpeg's rgb24 for it.
-		info, err = c.outputOnce(ctx, out)
-	}
-	return info, err
+	return retryUnproven(func() (media.Info, error) { return c.outputOnce(ctx, out) })
 }
 
 // outputOnce is one try of Output.

@@ -242,6 +242,17 @@ func videosEach(ctx context.Context, gt string, outs []string, kept *keptVideo, 
 // (media.ErrYUVDiffers): decoding again gives the right frames.
 func unproven(err error) bool { return errors.Is(err, media.ErrYUVDiffers) }
 
+// retryUnproven runs try, and once more when a decode in it failed its proof (unproven): what
+// the first try gave rests on suspect frames, and the process now knows to take ffmpeg's rgb24
+// for such files. try must keep nothing of a failed try (Output's keeper gives up on errors).
+func retryUnproven[T any](try func() (T, error)) (T, error) {
+	v, err := try()
+	if unproven(err) {
+		return try()
+	}
+	return v, err
+}
+
 // videosOnce is one try of videosEach.
 func videosOnce(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -585,11 +596,7 @@ func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out stri
 	if len(gtFrames) == 0 {
 		return Result{}, fmt.Errorf("compare %s: no ground-truth key frames", out)
 	}
-	res, err := c.keyFramesOnce(ctx, gtFrames, out)
-	if unproven(err) {
-		res, err = c.keyFramesOnce(ctx, gtFrames, out)
-	}
-	return res, err
+	return retryUnproven(func() (Result, error) { return c.keyFramesOnce(ctx, gtFrames, out) })
 }
 
 // keyFramesOnce is one try of KeyFrames.
@@ -696,11 +703,7 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 
 // countFrames decodes out to its end and returns its exact frame count.
 func countFrames(ctx context.Context, out string) (int, error) {
-	n, err := countOnce(ctx, out)
-	if unproven(err) {
-		n, err = countOnce(ctx, out) // the frames are not looked at, but the end must be clean
-	}
-	return n, err
+	return retryUnproven(func() (int, error) { return countOnce(ctx, out) })
 }
 
 // countOnce is one try of countFrames.

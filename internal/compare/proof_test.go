@@ -42,21 +42,8 @@ func TestUnprovenConversionIsDecodedAgain(t *testing.T) {
 	want := proofRun(t, gt, outs)
 
 	dir := t.TempDir()
-	ffmpeg, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	// The wrapper logs its arguments and negates the frame it writes on pipe:3.
-	wrapper := "#!/bin/sh\necho \"$*\" >>'" + filepath.Join(dir, "log") + "'\n" +
-		"for a; do shift; if [ \"$a\" = pipe:3 ]; then set -- \"$@\" -vf negate pipe:3; else set -- \"$@\" \"$a\"; fi; done\n" +
-		"exec '" + ffmpeg + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "ffmpeg"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := mediatest.ProofWrapper(t, filepath.Join(dir, "log"), "-vf", "negate")
 	in, _ := json.Marshal(append([]string{gt}, outs...))
 	if err := os.WriteFile(filepath.Join(dir, "in.json"), in, 0o644); err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ type FrameReader struct {
 
 // decoder is one running ffmpeg of a FrameReader.
 type decoder struct {
+	yuv    bool // it sends yuv420p (else rgb24)
 	cmd    *exec.Cmd
 	stdout io.ReadCloser
 	stderr *tail
@@ -152,16 +153,15 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 	ok = ok && vector
 	proven, known := verdict(coef)
 	if ok && early != nil && (proven || !known) {
-		r.d, r.yuv, r.coef = early, make([]byte, r.w*r.h*3/2), coef
+		r.d = early
 		early.proof.expect(3 * r.w * r.h)
-		return r, nil
+	} else {
+		early.stop()
+		if r.d, err = r.launch(ok && proven, false); err != nil {
+			return nil, err
+		}
 	}
-	early.stop()
-	yuv := ok && proven
-	if r.d, err = r.launch(yuv, false); err != nil {
-		return nil, err
-	}
-	if yuv {
+	if r.d.yuv {
 		r.yuv, r.coef = make([]byte, r.w*r.h*3/2), coef
 	}
 	return r, nil
@@ -204,10 +204,10 @@ func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 var noYUV = false
 
 // launch starts ffmpeg sending rgb24 frames on stdout; with yuv, yuv420p frames instead, and
-// with withProof also ffmpeg's own rgb24 of frame 0 on pipe:3.
+// with withProof (only with yuv) also ffmpeg's own rgb24 of frame 0 on pipe:3.
 func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	ctx, cancel := context.WithCancel(r.parent)
-	d := &decoder{cancel: cancel, stderr: &tail{n: 8 << 10}}
+	d := &decoder{yuv: yuv, cancel: cancel, stderr: &tail{n: 8 << 10}}
 	out := func(pixFmt, to string, extra ...string) []string {
 		return append(append([]string{"-map", "0:V:0", "-fps_mode", "passthrough"}, extra...), "-f", "rawvideo", "-pix_fmt", pixFmt, to)
 	}
@@ -366,7 +366,7 @@ func (r *FrameReader) read(buf []byte) error {
 	got, err := io.ReadFull(r.d.stdout, buf)
 	switch {
 	case err == nil:
-		if r.n == 0 && r.d.proof != nil && r.yuv != nil {
+		if r.n == 0 && r.d.proof != nil {
 			r.d.proof.first = bytes.Clone(buf)
 		}
 		r.n++
@@ -410,7 +410,7 @@ func (r *FrameReader) finish(short error) error {
 		return fmt.Errorf("decode %s: %w: no frame decodes", r.path, ErrTruncated)
 	case r.listed > r.n:
 		return fmt.Errorf("decode %s: %w: the container lists %d frames, only %d decode (frame %d is missing)", r.path, ErrTruncated, r.listed, r.n, r.n)
-	case r.yuv != nil && r.d.proof != nil && !r.prove():
+	case r.d.proof != nil && !r.prove():
 		return fmt.Errorf("decode %s: %w", r.path, ErrYUVDiffers)
 	}
 	return io.EOF

@@ -327,15 +327,7 @@ func TestProofHoldsOneFrame(t *testing.T) {
 			yuvVerdicts.Store(c, saved)
 		}
 	}()
-	ffmpeg, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	wrapper := "#!/bin/sh\nfor a; do shift; if [ \"$a\" = pipe:3 ]; then set -- \"$@\" -s 256x192 pipe:3; else set -- \"$@\" \"$a\"; fi; done\nexec '" + ffmpeg + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "ffmpeg"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := mediatest.ProofWrapper(t, "", "-s", "256x192")
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
 	if err != nil {
