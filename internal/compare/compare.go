@@ -689,8 +689,10 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 	n := r.Listed()
 	if n == 0 {
 		// The container does not say: count the frames, then decode again from the start.
+		// (A count whose proof fails ends with its error, and KeyFrames tries again.)
+		n, err = countFrames(r)
 		r.Close()
-		if n, err = countFrames(ctx, out); err != nil {
+		if err != nil {
 			return frameSource{}, err
 		}
 		if r, err = media.OpenFramesWith(ctx, out, whole); err != nil {
@@ -701,18 +703,8 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 	return frameSource{n: n, w: w, h: h, next: r.Next, close: r.Close}, nil
 }
 
-// countFrames decodes out to its end and returns its exact frame count.
-func countFrames(ctx context.Context, out string) (int, error) {
-	return retryUnproven(func() (int, error) { return countOnce(ctx, out) })
-}
-
-// countOnce is one try of countFrames.
-func countOnce(ctx context.Context, out string) (int, error) {
-	r, err := media.OpenFramesWith(ctx, out, media.DecodeOptions{Whole: true})
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
+// countFrames decodes the rest of r and returns the video's exact frame count.
+func countFrames(r *media.FrameReader) (int, error) {
 	buf := make([]byte, r.Format().Size())
 	for {
 		if err := r.NextRaw(buf); err != nil {

@@ -71,14 +71,21 @@ func TestUnprovenConversionIsDecodedAgain(t *testing.T) {
 	if kernel.Selected() == kernel.Portable {
 		return // no yuv420p path: nothing to prove
 	}
-	var proofs, rgb int
+	var proofs, rgb, yuvAfter int
 	for line := range strings.SplitSeq(string(log), "\n") {
 		if strings.Contains(line, "yuv420p pipe:1") && strings.Contains(line, "pipe:3") {
 			proofs++
+			if rgb > 0 {
+				yuvAfter++
+			}
 		}
 		if strings.Contains(line, "rgb24 pipe:1") {
 			rgb++
 		}
+	}
+	// Once a proof failed, no yuv420p decoder is started early only to be stopped.
+	if yuvAfter > 0 {
+		t.Errorf("%d yuv420p decoders started after the first rgb24 one:\n%s", yuvAfter, log)
 	}
 	// The first decode proves (and fails); every decode after it takes rgb24.
 	if proofs == 0 || rgb < 2 {

@@ -123,6 +123,18 @@ func verdict(c yuvCoeffs) (proven, known bool) {
 	return v.(bool), true
 }
 
+// disproven says whether a set of constants failed its proof in this process. Then ffmpeg is
+// not the one the conversion here was written against, the other sets most likely fail too,
+// and a decoder started early on the yuv420p path would only be stopped again.
+func disproven() bool {
+	found := false
+	yuvVerdicts.Range(func(_, v any) bool {
+		found = !v.(bool)
+		return !found
+	})
+	return found
+}
+
 // OpenFramesWith is OpenFrames with decode options.
 func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*FrameReader, error) {
 	st, err := os.Stat(path)
@@ -136,10 +148,11 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 	vector := yuvVector() && !noYUV
 	// A whole read starts decoding at once, in yuv420p with the proof beside it, so that
 	// ffmpeg's start (about 80 ms of dynamic linking) overlaps ffprobe's: most videos are
-	// yuv420p, and this decoder is kept unless the probe says otherwise. It fails quietly: the
-	// probe or the decoder started after it says what is wrong.
+	// yuv420p, and this decoder is kept unless the probe says otherwise (or a proof already
+	// failed in this process). It fails quietly: the probe or the decoder started after it
+	// says what is wrong.
 	var early *decoder
-	if opts.Whole && vector {
+	if opts.Whole && vector && !disproven() {
 		early, _ = r.launch(true, true)
 	}
 	hdr, err := probeHeader(ctx, path)
