@@ -2,7 +2,7 @@ package checks
 
 import "slices"
 
-// Selection says how test-impact selection chose the cases of a plan (runner/selection):
+// Selection says how test-impact selection chose the cases of a plan (selection):
 // from which changed files, and how many of the cases it kept. A plan made without a list of
 // changed files has none, and every case runs.
 type Selection struct {

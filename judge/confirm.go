@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Confirmed is what a case's confirmation requests made of its requests.

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // maxJSON bounds a JSON response, which is decoded in memory (images come base64-encoded in

@@ -15,7 +15,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/perflog"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"
 )
 

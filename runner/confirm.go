@@ -7,7 +7,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // confirm sends a case's confirmation requests (its confirm: K) when a perf or memory check

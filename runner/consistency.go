@@ -20,7 +20,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // consistencyConfig is what the consistency and audio checks need, loaded once per run.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
-	"github.com/diffusion-check/diffusion-check/runner/plan"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/plan"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // TestSGLangExamples loads the real-world example suites with their SGLang-format baseline and

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Rule: output.valid judges the shape SGLang expects: an upscaled case's output is the

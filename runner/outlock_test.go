@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // TestRunRefusesAnOutAnotherRunHolds: while the lock of --out is held, Run returns an

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Readiness polling: the port is tried every readyPoll once the server said it is ready, and

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // stubPortEnv makes the test binary act as a uvicorn-like server (TestUvicornStubProcess).

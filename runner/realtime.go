@@ -16,7 +16,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // The realtime session client: SGLang's collect_realtime_output (test/server/

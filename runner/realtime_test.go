@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // scriptedRealtime is a websocket server that reads the init message into *init and then

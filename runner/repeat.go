@@ -14,7 +14,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // repeatPrefix names the pictures of a repeat failure in request k's artifact folder:

@@ -13,7 +13,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"
 )
 

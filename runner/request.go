@@ -14,7 +14,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Prober reads what a media file holds.

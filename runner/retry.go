@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // retry is the suite's retry mode, SGLang's rule of PR #39206 (run_pytest in

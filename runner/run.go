@@ -21,9 +21,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/plan"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/diffusion-check/diffusion-check/runner/plan"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Options configures one run of one partition of one lane.

@@ -22,7 +22,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/perflog"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // fatalPatterns are log lines by which a server announces that it is dying, even before its

@@ -27,9 +27,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/runner/plan"
-	"github.com/diffusion-check/diffusion-check/runner/selection"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/plan"
+	"github.com/diffusion-check/diffusion-check/selection"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
 	"gopkg.in/yaml.v3"

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/runner"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // firstSuiteRecipe is where the README shows a new suite's first runs, in order.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/runner"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // TestFirstSuiteHintNamesTheMissingKey: a run that stops on a data file the suite names but

@@ -15,7 +15,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/internal/history"
+	"github.com/diffusion-check/diffusion-check/history"
 )
 
 // historyCmd keeps the history store of a suite's runs (docs/history.md): append a report's

@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
-	"github.com/diffusion-check/diffusion-check/runner/plan"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/plan"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // planOptions are the flags of plan.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
-	"github.com/diffusion-check/diffusion-check/runner/selection"
+	"github.com/diffusion-check/diffusion-check/selection"
 )
 
 // pullFilesBudget bounds the whole listing of a pull request's files, retries included.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/history"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
-	"github.com/diffusion-check/diffusion-check/internal/history"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/report"
 )

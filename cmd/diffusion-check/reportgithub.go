@@ -16,7 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // What report --publish adds beside the comment and the statuses: a check run per lane

@@ -16,11 +16,11 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
+	"github.com/diffusion-check/diffusion-check/plan"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner"
-	"github.com/diffusion-check/diffusion-check/runner/plan"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // runOptions are the flags of run.

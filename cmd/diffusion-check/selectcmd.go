@@ -18,10 +18,10 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/plan"
 	"github.com/diffusion-check/diffusion-check/report"
-	"github.com/diffusion-check/diffusion-check/runner/plan"
-	"github.com/diffusion-check/diffusion-check/runner/selection"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/selection"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // selectOptions are the flags of test-impact selection, shared by plan and by run (which

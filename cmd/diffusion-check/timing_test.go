@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/internal/refserver"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"
 )
 

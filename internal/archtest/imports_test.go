@@ -37,8 +37,12 @@ var (
 	checksNoDeps    = []string{"os/exec"}
 	checksNoImports = []string{"os", "os/exec", "net", "net/http", "syscall"}
 	// highLevel are the module's packages that nothing under internal/ may depend on: each
-	// of them, and every package below it (runner/suite is the runner's).
-	highLevel = []string{"runner", "report", "cmd"}
+	// of them, and every package below it.
+	highLevel = []string{"runner", "report", "cmd", "suite", "plan", "selection", "history"}
+	// executorImporters are the only packages that may import the executor (runner): the
+	// suite, the plan, the selection and the results are data every other package reads
+	// without running anything.
+	executorImporters = []string{"cmd/diffusion-check"}
 	// judgeNoImports: package judge decides which verdicts apply to a measured request; the
 	// runner measures and loads the files, so judge imports what checks may not.
 	judgeNoImports = checksNoImports
@@ -105,6 +109,14 @@ func judgeAndReportViolations(g graph) []string {
 		}
 	}
 	executor := g.module + "/runner"
+	for _, path := range g.own {
+		if path == executor || slices.Contains(executorImporters, rel(g, path)) {
+			continue
+		}
+		if slices.Contains(g.pkgs[path].Imports, executor) {
+			out = append(out, fmt.Sprintf("%s imports runner: only cmd wires the executor in", rel(g, path)))
+		}
+	}
 	for _, p := range reportPath {
 		path := g.module + "/" + p
 		if slices.Contains(g.pkgs[path].Deps, executor) {
@@ -309,16 +321,36 @@ func TestViolations(t *testing.T) {
 				"internal/compare depends on a high-level package (internal/compare → internal/pictures → report): shared types go below both sides",
 				"internal/gpumem depends on a high-level package (internal/gpumem → runner): shared types go below both sides",
 				"internal/pictures depends on a high-level package (internal/pictures → report): shared types go below both sides",
+				"internal/gpumem imports runner: only cmd wires the executor in",
 			},
 		},
 		{
 			name: "a package below runner counts as runner",
 			edges: map[string][]string{
 				m + "/checks":         nil,
-				m + "/internal/fault": {m + "/runner/suite"},
-				m + "/runner/suite":   nil,
+				m + "/internal/fault": {m + "/runner/server"},
+				m + "/runner/server":  nil,
 			},
-			want: []string{"internal/fault depends on a high-level package (internal/fault → runner/suite): shared types go below both sides"},
+			want: []string{"internal/fault depends on a high-level package (internal/fault → runner/server): shared types go below both sides"},
+		},
+		{
+			name: "the suite is data: a package under internal/ may not read it",
+			edges: map[string][]string{
+				m + "/checks":         nil,
+				m + "/internal/fault": {m + "/suite"},
+				m + "/suite":          nil,
+			},
+			want: []string{"internal/fault depends on a high-level package (internal/fault → suite): shared types go below both sides"},
+		},
+		{
+			name: "only cmd imports the executor",
+			edges: map[string][]string{
+				m + "/checks":              nil,
+				m + "/runner":              {m + "/checks"},
+				m + "/plan":                {m + "/runner"},
+				m + "/cmd/diffusion-check": {m + "/runner", m + "/plan"},
+			},
+			want: []string{"plan imports runner: only cmd wires the executor in"},
 		},
 		{
 			name: "the judge opens files, and the report path reaches the executor",
@@ -331,6 +363,7 @@ func TestViolations(t *testing.T) {
 			},
 			want: []string{
 				"judge imports os: the judge does no I/O and starts no process",
+				"results imports runner: only cmd wires the executor in",
 				"report depends on the executor (report → results → runner): the report path reads results without it",
 				"results depends on the executor (results → runner): the report path reads results without it",
 			},

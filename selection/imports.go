@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/internal/pyimport"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Graphs holds the import graphs read for selections, by server, so that selections over

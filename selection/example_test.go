@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // TestExampleSGLang applies the imports: and paths: of examples/sglang to the changed files of
@@ -27,7 +27,7 @@ func TestExampleSGLang(t *testing.T) {
 		31849: true,  // the diffusion runtime's shared layernorm
 		29989: true,  // a server entrypoint
 	}
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	repo, err := filepath.Abs(filepath.Join(".."))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner/selection"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/selection"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // KeepItems returns the items of the cases in ids, in their order: the cases a selection

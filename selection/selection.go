@@ -18,7 +18,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Input is what a selection is made from.

@@ -12,7 +12,7 @@ import (
 )
 
 // Imports are a server's Python entry points, for selection by the import graph of the
-// server's own source (runner/selection): a changed .py file below Root selects the
+// server's own source (selection): a changed .py file below Root selects the
 // server's cases when the modules the server imports include it.
 type Imports struct {
 	// Root is the folder that holds the top-level packages (SGLang's `python/`), relative

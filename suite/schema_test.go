@@ -344,14 +344,14 @@ func TestSuiteSchemaAcceptsEmptyValues(t *testing.T) {
 func TestSuiteSchemaAcceptsEverySuiteTheLoaderAccepts(t *testing.T) {
 	sch := compiledSchema(t)
 	var files []string
-	for _, pattern := range []string{"../../examples/*/*.yaml", "../../examples/*/*/*.yaml", "testdata/*.yaml"} {
+	for _, pattern := range []string{"../examples/*/*.yaml", "../examples/*/*/*.yaml", "testdata/*.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, m...)
 	}
-	archives, err := filepath.Glob("../../cmd/diffusion-check/testdata/script/*.txtar")
+	archives, err := filepath.Glob("../cmd/diffusion-check/testdata/script/*.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestSuiteKeysAreAllRead(t *testing.T) {
 // TestSuiteKeysAreDocumented: every key of the key table has a row in a table of
 // docs/suite.md, so that the reference cannot lag the loader.
 func TestSuiteKeysAreDocumented(t *testing.T) {
-	b, err := os.ReadFile("../../docs/suite.md")
+	b, err := os.ReadFile("../docs/suite.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // The repository of the tests: a suite in ci/ with its data files beside it.

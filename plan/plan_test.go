@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -320,7 +320,7 @@ func TestSuiteItemsFolderWithoutClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	// SGLang's 5090 file, as the h200 class's: it has an estimate for this scenario.
-	data, err := os.ReadFile("../../baselines/testdata/sglang/perf_baselines/5090.json")
+	data, err := os.ReadFile("../baselines/testdata/sglang/perf_baselines/5090.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ const (
 	importsObject = "imports"
 	dynamicObject = "dynamic"
 	// repeatObject (repeat.go) is the consistency.repeat thresholds.
-	// realtimeObject is a realtime (streaming) case's session: runner/suite/realtime.go.
+	// realtimeObject is a realtime (streaming) case's session: suite/realtime.go.
 	realtimeObject = "realtime"
 )
 

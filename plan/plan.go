@@ -18,8 +18,8 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/runner/selection"
-	"github.com/diffusion-check/diffusion-check/runner/suite"
+	"github.com/diffusion-check/diffusion-check/selection"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // Schema versions the plan JSON.

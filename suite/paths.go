@@ -9,7 +9,7 @@ import (
 )
 
 // paths reads the `paths:` of a server or case: globs over repository paths for test-impact
-// selection (runner/selection). Each is checked here, so that a typo fails when the suite is
+// selection (selection). Each is checked here, so that a typo fails when the suite is
 // read rather than silently selecting nothing in every pull request.
 func (d *decoder) paths(o *object) []string {
 	v, field, ok := o.get("paths")

@@ -79,7 +79,7 @@ type Server struct {
 	StartEstimate time.Duration
 	// Reuse keeps one warm server for all of its cases in a partition.
 	Reuse bool
-	// Paths are globs over repository paths (test-impact selection, runner/selection): a
+	// Paths are globs over repository paths (test-impact selection, selection): a
 	// change matching one selects every case of this server. A case's own Paths come after
 	// these, so its "!negations" can take some back.
 	Paths []string
