@@ -187,61 +187,6 @@ func Find(dir, gpu string) (string, error) {
 	return path, nil
 }
 
-// decoder collects the problems of one file, each naming its line and key path.
-type decoder struct {
-	strictdecode.Problems
-}
-
-func kindName(n *node) string {
-	switch n.kind {
-	case 'o':
-		return "an object"
-	case 'a':
-		return "a list"
-	case 'n':
-		return "a number"
-	case 's':
-		return "a string"
-	case 'b':
-		return "a boolean"
-	}
-	return "null"
-}
-
-// object returns n's pairs when n is an object, else reports the problem.
-func (d *decoder) object(n *node, keyPath string) bool {
-	if n.kind != 'o' {
-		d.Addf(n.line, keyPath, "want an object, got %s", kindName(n))
-		return false
-	}
-	return true
-}
-
-// number reads a number node; a negative value is an error for every metric and tolerance.
-func (d *decoder) number(n *node, keyPath string) (float64, bool) {
-	if n.kind != 'n' {
-		d.Addf(n.line, keyPath, "want a number, got %s", kindName(n))
-		return 0, false
-	}
-	v, err := n.float()
-	if err != nil || v < 0 {
-		d.Addf(n.line, keyPath, "want a number ≥ 0, got %s", n.num)
-		return 0, false
-	}
-	return v, true
-}
-
-func (d *decoder) optNumber(obj *node, key, keyPath string) *float64 {
-	n := obj.get(key)
-	if n == nil {
-		return nil
-	}
-	if v, ok := d.number(n, keyPath+"."+key); ok {
-		return &v
-	}
-	return nil
-}
-
 // Parse decodes a perf baseline file's contents; path names it in messages.
 func Parse(path string, data []byte) (*File, error) {
 	name := path

@@ -146,7 +146,6 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	report(5)
 
 	t = time.Now()
-	var denoise time.Duration // planned
 	factor := 1.0
 	if fl.SlowAfter > 0 && r.number > fl.SlowAfter {
 		factor = fl.SlowFactor
@@ -154,38 +153,36 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if fl.SlowAt > 0 && r.number == fl.SlowAt {
 		factor *= fl.SlowAtFactor
 	}
-	for i := range g.steps {
-		if i == g.steps/2 {
-			if fl.CrashAt == r.number {
-				h.crash(r)
-				return nil, errCrashed
-			}
-			if fl.HangAt == r.number {
-				h.logf("WARNING", "[%s #%d] denoising step %d/%d is taking long", r.id, r.number, i+1, g.steps)
-				select {
-				case <-ctx.Done():
-				case <-h.stopping:
-				}
-				return nil, errHung
-			}
-		}
-		st := time.Now()
-		f := factor
+	steps, denoise, err := h.denoise(ctx, sw, g.steps, func(i int) float64 {
 		if i == 0 {
-			f *= warmupFactor
+			return factor * warmupFactor
 		}
-		d := h.stepDuration(f)
-		if err := clock.Sleep(ctx, d); err != nil {
-			return nil, err
+		return factor
+	}, func(i int) error {
+		if i != g.steps/2 {
+			return nil
 		}
-		denoise += d
-		out.steps = append(out.steps, ms(sw.took(st, d)))
-		report(5 + 85*(i+1)/g.steps)
+		if fl.CrashAt == r.number {
+			h.crash(r)
+			return errCrashed
+		}
+		if fl.HangAt == r.number {
+			h.logf("WARNING", "[%s #%d] denoising step %d/%d is taking long", r.id, r.number, i+1, g.steps)
+			select {
+			case <-ctx.Done():
+			case <-h.stopping:
+			}
+			return errHung
+		}
+		return nil
+	}, func(i int) { report(5 + 85*(i+1)/g.steps) })
+	if err != nil {
+		return nil, err
 	}
+	out.steps = steps
 	stage("DenoisingStage", t, denoise)
 
 	t = time.Now()
-	var err error
 	if g.kind == kindVideo {
 		var mp4 []byte
 		mp4, err = h.encodeVideo(ctx, g, scenes[0], base)
@@ -328,4 +325,31 @@ func (h *Handler) crash(r run) {
 		fmt.Sprintf("Segmentation fault (core dumped) [request %s, fault crash-at=%d]\n", r.id, r.number))
 	h.markCrashed()
 	h.cfg.Exit(139)
+}
+
+// denoise is the denoising loop of every generation, a request's pipeline and a realtime
+// chunk alike: step i sleeps stepDuration(factor(i)); before it, before(i) may end the loop
+// with its error (a crash or hang fault), and after it after(i) (nil: nothing) reports
+// progress. It returns each step's time as sw reports it and the planned total.
+func (h *Handler) denoise(ctx context.Context, sw *stopwatch, n int, factor func(int) float64, before func(int) error, after func(int)) ([]float64, time.Duration, error) {
+	steps := make([]float64, 0, n)
+	var planned time.Duration
+	for i := range n {
+		if before != nil {
+			if err := before(i); err != nil {
+				return nil, 0, err
+			}
+		}
+		st := time.Now()
+		d := h.stepDuration(factor(i))
+		if err := clock.Sleep(ctx, d); err != nil {
+			return nil, 0, err
+		}
+		planned += d
+		steps = append(steps, ms(sw.took(st, d)))
+		if after != nil {
+			after(i)
+		}
+	}
+	return steps, planned, nil
 }

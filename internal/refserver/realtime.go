@@ -233,16 +233,11 @@ func (h *Handler) realtimeChunk(ctx context.Context, conn *websocket.Conn, c *ca
 		factor = fl.SlowChunkFactor
 	}
 	t := time.Now()
-	var denoise time.Duration
-	for range g.steps {
-		st := time.Now()
-		d := h.stepDuration(factor)
-		if err := clock.Sleep(ctx, d); err != nil {
-			return err
-		}
-		denoise += d
-		out.steps = append(out.steps, ms(fwd.took(st, d)))
+	steps, denoise, err := h.denoise(ctx, fwd, g.steps, func(int) float64 { return factor }, nil, nil)
+	if err != nil {
+		return err
 	}
+	out.steps = steps
 	out.stages = append(out.stages, stageTime{"DenoisingStage", ms(fwd.stage(t, denoise))})
 	t = time.Now()
 	raw := make([]byte, 3*g.w*g.h*g.frames)
