@@ -45,23 +45,16 @@ func gtAlias(caseID string) string {
 	return caseID
 }
 
-// consistencyPlatforms is SGLang's CONSISTENCY_PLATFORM_ALIASES (test_utils.py @
-// a7ec6b97f786), with diffusion-check's GPU classes of the same compute capability: major 10
-// (is_blackwell) is b200, major 12 (is_sm120) is 5090. Keys are normalized as SGLang does:
-// lower case, without "_" and "-".
-var consistencyPlatforms = map[string]string{
-	"sm90": "h100", "hopper": "h100", "h100": "h100",
-	"sm100": "b200", "blackwell": "b200", "b200": "b200", "b300": "b200", "gb200": "b200",
-	"sm120": "5090", "rtx5090": "5090", "5090": "5090", "rtxpro6000": "5090",
-}
-
 // ConsistencyPlatform is SGLang's consistency platform of a GPU class
 // (get_consistency_platform, test_utils.py @ a7ec6b97f786): 5090 for an sm120 GPU, b200 for a
-// Blackwell one, and h100 for every other GPU, AMD included.
+// Blackwell one, and h100 for every other GPU, AMD included. A platform name or alias
+// (platformAliases) is itself; a CUDA class is its compute capability's platform.
 func ConsistencyPlatform(gpuClass string) string {
-	k := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(strings.TrimSpace(gpuClass)))
-	if p, ok := consistencyPlatforms[k]; ok {
+	if p, ok := normalizePlatform(gpuClass); ok {
 		return p
+	}
+	if major, ok := capabilityOf(gpuClass); ok {
+		return PlatformOfCapability(major)
 	}
 	return "h100"
 }

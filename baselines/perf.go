@@ -122,8 +122,13 @@ type File struct {
 	Profiles             map[string]Tolerances
 	ImprovementThreshold float64
 	StepFractions        []float64
-	// Scenarios by id (= case id), with the memory of top-level maps merged in.
+	// Scenarios by id (= case id), with the memory of top-level maps merged in, and, in a
+	// file chosen for one runner (ForRunner), its pool's overrides applied.
 	Scenarios map[string]*Scenario
+	// Pools are the file's runner_overrides, in file order (pools.go).
+	Pools []Pool
+	// Pool is the runner_overrides prefix applied by ForRunner; "" for the default pool.
+	Pool string
 
 	doc *node
 }
@@ -240,6 +245,7 @@ func Parse(path string, data []byte) (*File, error) {
 			}
 		}
 	}
+	f.Pools = d.pools(doc, f.Scenarios)
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -349,20 +355,7 @@ func (d *decoder) scenario(id string, n *node) *Scenario {
 			}
 		}
 	}
-	for key, dst := range map[string]**float64{
-		"expected_e2e_ms":            &s.E2EMs,
-		"expected_avg_denoise_ms":    &s.AvgDenoiseMs,
-		"expected_median_denoise_ms": &s.MedianDenoiseMs,
-		"estimated_full_test_time_s": &s.EstimatedFullTestTimeS,
-		"expected_load_ms":           &s.ExpectedLoadMs,
-		"load_peak_vram_mb":          &s.LoadPeakVRAMMiB,
-		"runtime_peak_vram_mb":       &s.RuntimePeakVRAMMiB,
-		"warmup_peak_vram_mb":        &s.WarmupPeakVRAMMiB,
-		"load_peak_allocated_mb":     &s.LoadPeakAllocatedMiB,
-		"runtime_peak_allocated_mb":  &s.RuntimePeakAllocatedMiB,
-		"load_peak_host_anon_mb":     &s.LoadPeakHostAnonMiB,
-		"runtime_peak_host_anon_mb":  &s.RuntimePeakHostAnonMiB,
-	} {
+	for key, dst := range s.scalars() {
 		*dst = d.optNumber(n, key, kp)
 	}
 	if ov := n.get("tolerance_overrides"); ov != nil && d.object(ov, kp+".tolerance_overrides") {
@@ -379,6 +372,25 @@ func (d *decoder) scenario(id string, n *node) *Scenario {
 		}
 	}
 	return s
+}
+
+// scalars maps each single-number key of a scenario to its field: the one list the
+// scenario decoder and a runner pool's overrides (pools.go) read.
+func (s *Scenario) scalars() map[string]**float64 {
+	return map[string]**float64{
+		"expected_e2e_ms":            &s.E2EMs,
+		"expected_avg_denoise_ms":    &s.AvgDenoiseMs,
+		"expected_median_denoise_ms": &s.MedianDenoiseMs,
+		"estimated_full_test_time_s": &s.EstimatedFullTestTimeS,
+		"expected_load_ms":           &s.ExpectedLoadMs,
+		"load_peak_vram_mb":          &s.LoadPeakVRAMMiB,
+		"runtime_peak_vram_mb":       &s.RuntimePeakVRAMMiB,
+		"warmup_peak_vram_mb":        &s.WarmupPeakVRAMMiB,
+		"load_peak_allocated_mb":     &s.LoadPeakAllocatedMiB,
+		"runtime_peak_allocated_mb":  &s.RuntimePeakAllocatedMiB,
+		"load_peak_host_anon_mb":     &s.LoadPeakHostAnonMiB,
+		"runtime_peak_host_anon_mb":  &s.RuntimePeakHostAnonMiB,
+	}
 }
 
 // Tolerances returns the profile in force: the named profile (a flat legacy file's only one

@@ -163,6 +163,25 @@ func (s *Sampler) Unavailable() string { return s.unavailable }
 // Devices is the number of GPUs sampled.
 func (s *Sampler) Devices() int { return len(s.devices) }
 
+// Capability returns the CUDA compute capability of GPU 0 (9, 0 for an H100 or H200; 10, 0
+// for a B200), for choosing SGLang's platform files; 0, 0 when there is no GPU or NVML
+// cannot tell.
+func (s *Sampler) Capability() (major, minor int) {
+	defer func() {
+		if recover() != nil { // see init: go-nvml may panic on a broken install
+			major, minor = 0, 0
+		}
+	}()
+	if len(s.devices) == 0 {
+		return 0, 0
+	}
+	major, minor, ret := s.devices[0].GetCudaComputeCapability()
+	if ret != nvml.SUCCESS {
+		return 0, 0
+	}
+	return major, minor
+}
+
 // DeviceNames returns the product name of every sampled GPU ("NVIDIA H200", ...), for choosing
 // the GPU class of the baselines; a name NVML cannot give is "".
 func (s *Sampler) DeviceNames() (names []string) {
