@@ -142,6 +142,7 @@ func (m *merger) addRun(l *mergedLane, x Input) {
 	for _, e := range r.Errors {
 		l.res.Errors = append(l.res.Errors, x.File+": "+e)
 	}
+	l.res.Files = mergeFiles(l.res.Files, r.Files)
 	if r.Selection != nil && l.res.Selection == nil {
 		l.res.Selection = r.Selection
 	}
@@ -206,4 +207,28 @@ func sameCase(a, b CaseResult) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// mergeFiles keeps the first partition's data files of a lane; partitions that ran on runners
+// of other runner_overrides pools add their pool and runner to the lists, so that the report
+// names every pool whose references a lane's verdicts used.
+func mergeFiles(into, f *Files) *Files {
+	if f == nil {
+		return into
+	}
+	if into == nil {
+		c := *f
+		return &c
+	}
+	add := func(list, v string) string {
+		if v == "" || slices.Contains(strings.Split(list, ", "), v) {
+			return list
+		}
+		if list == "" {
+			return v
+		}
+		return list + ", " + v
+	}
+	into.Pool, into.Runner = add(into.Pool, f.Pool), add(into.Runner, f.Runner)
+	return into
 }

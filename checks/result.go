@@ -109,6 +109,22 @@ type Result struct {
 	// before its final write; or a reader rebuilt it from requests.jsonl. Its requests
 	// without a result say they have none.
 	Incomplete string `json:"incomplete,omitempty"`
+	// Files says which baseline and thresholds files the run read and why, and the runner
+	// pool whose references applied; nil for a run that read neither.
+	Files *Files `json:"files,omitempty"`
+}
+
+// Files is which data files a run read: SGLang chooses them by platform (compute capability,
+// or its override variables) and, in a baseline file with runner_overrides, by the runner's
+// RUNNER_NAME.
+type Files struct {
+	Baselines     string `json:"baselines,omitempty"`
+	BaselinesWhy  string `json:"baselines_why,omitempty"`
+	Thresholds    string `json:"thresholds,omitempty"`
+	ThresholdsWhy string `json:"thresholds_why,omitempty"`
+	Runner        string `json:"runner,omitempty"`
+	// Pool is the runner_overrides prefix whose references applied; "" for the default pool.
+	Pool string `json:"pool,omitempty"`
 }
 
 // Partition says which part of a planned lane a result covers: Index is 0-based, Total ≥ 1.

@@ -3,6 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -57,6 +59,10 @@ func header(b *strings.Builder, r *Report) {
 	var facts []string
 	if g := distinct(r.Lanes, func(l checks.Result) string { return l.GPU }); g != "" {
 		facts = append(facts, "GPU **"+escape(g)+"**")
+	}
+	// Which baseline file and runner pool the verdicts used (SGLang chooses both per runner).
+	if f := distinct(r.Lanes, func(l checks.Result) string { return baselineFact(l.Files) }); f != "" {
+		facts = append(facts, f)
 	}
 	if c := distinct(r.Lanes, func(l checks.Result) string { return shortSHA(l.Commit) }); c != "" {
 		facts = append(facts, "commit "+code(c))
@@ -232,6 +238,19 @@ func distinct(lanes []checks.Result, f func(checks.Result) string) string {
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]
+	}
+	return s
+}
+
+// baselineFact names the baseline file of a lane and, on a runner of one of its
+// runner_overrides pools, that pool: "baselines `b200.json`, runner_overrides pool `b200-di`".
+func baselineFact(f *checks.Files) string {
+	if f == nil || f.Baselines == "" {
+		return ""
+	}
+	s := "baselines " + code(path.Base(filepath.ToSlash(f.Baselines)))
+	if f.Pool != "" {
+		s += ", runner_overrides pool " + code(f.Pool)
 	}
 	return s
 }

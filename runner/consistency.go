@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ func (cc *consistencyConfig) dropCache(id string) {
 // loadConsistency reads the suite's thresholds (a file, or a folder with one file per GPU
 // class). A broken thresholds file stops the run before anything starts.
 func loadConsistency(opts Options) (*consistencyConfig, error) {
-	th, err := baselines.ThresholdsFor(opts.Suite.Thresholds, opts.GPU)
+	th, err := baselines.ThresholdsFor(opts.Suite.Thresholds, cmp.Or(opts.ConsistencyPlatform.Name, opts.GPU))
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 	if mem == 0 {
 		mem = compare.DefaultCacheBytes
 	}
-	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: baselines.ConsistencyPlatform(opts.GPU)}
+	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: baselines.ConsistencyPlatform(cmp.Or(opts.ConsistencyPlatform.Name, opts.GPU))}
 	return &consistencyConfig{thresholds: th, gt: gt, clip: opts.CLIPScorer,
 		gtMemory: mem, caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}, nil
 }

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -18,6 +20,9 @@ type PerfOptions struct {
 	Overrides baselines.Overrides
 	// Today dates the known-failure entries' until; zero means the current date.
 	Today time.Time
+	// Runner is the runner's RUNNER_NAME, which picks a pool of the baseline file's
+	// runner_overrides (baselines.File.ForRunner); empty: the default pool.
+	Runner string
 }
 
 // loadPerf reads the suite's baseline file for the run's GPU class and its known-failures
@@ -31,9 +36,12 @@ func loadPerf(opts Options) (*judge.Config, error) {
 	s := opts.Suite
 	var errs []error
 	if s.Baselines != "" {
-		path, err := baselines.Find(s.Baselines, opts.GPU)
+		path, err := baselines.Find(s.Baselines, cmp.Or(opts.PerfPlatform.Name, opts.GPU))
 		if err == nil {
 			p.File, err = baselines.Load(path)
+		}
+		if err == nil {
+			p.File = p.File.ForRunner(opts.Perf.Runner)
 		}
 		switch {
 		case err != nil && !p.Enforce && errors.Is(err, os.ErrNotExist):
@@ -81,5 +89,42 @@ func (r *run) reportKnown(res *checks.Result) {
 	}
 	for _, o := range checks.KnownOutcomes(*res) {
 		r.logf("known failures: %s", o)
+	}
+}
+
+// runFiles says which data files the run read and why (nil when it read neither), for
+// results.json and the report.
+func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *checks.Files {
+	f := &checks.Files{Runner: opts.Perf.Runner}
+	if j.File != nil {
+		f.Baselines, f.Pool = j.File.Path, j.File.Pool
+		f.BaselinesWhy = cmp.Or(opts.PerfPlatform.Why, "the suite's baselines")
+	}
+	if cc.thresholds != nil && cc.thresholds.Path != "" {
+		f.Thresholds = cc.thresholds.Path
+		f.ThresholdsWhy = cmp.Or(opts.ConsistencyPlatform.Why, "the suite's thresholds")
+	}
+	if f.Baselines == "" && f.Thresholds == "" {
+		return nil
+	}
+	return f
+}
+
+// logFiles tells which data files apply, once at the start of the run.
+func (r *run) logFiles(f *checks.Files) {
+	if f == nil {
+		return
+	}
+	if f.Baselines != "" {
+		pool := "default pool"
+		if f.Pool != "" {
+			pool = fmt.Sprintf("runner_overrides pool %s (RUNNER_NAME %s)", f.Pool, f.Runner)
+		} else if f.Runner != "" {
+			pool = fmt.Sprintf("default pool (RUNNER_NAME %s matches no runner_overrides prefix)", f.Runner)
+		}
+		r.logf("baselines: %s (%s); %s", f.Baselines, f.BaselinesWhy, pool)
+	}
+	if f.Thresholds != "" {
+		r.logf("thresholds: %s (%s)", f.Thresholds, f.ThresholdsWhy)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/media"
@@ -42,6 +43,9 @@ type Options struct {
 	Mode   Mode
 	Commit string
 	GPU    string
+	// PerfPlatform and ConsistencyPlatform choose <platform>.json in a folder of baseline and
+	// threshold files (baselines.ChoosePlatform, in cmd); an empty name means GPU.
+	PerfPlatform, ConsistencyPlatform baselines.Platform
 	// Executable is the path of diffusion-check itself, which builtin servers run as `serve`.
 	Executable string
 	// Environ is the base environment of server processes.
@@ -159,7 +163,9 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		Deselected: opts.Plan.Deselected,
 		Commit:     opts.Commit,
 		StartedAt:  time.Now().UTC(),
+		Files:      runFiles(opts, verdicts, cons),
 	}
+	r.logFiles(res.Files)
 	if len(cases) == 0 {
 		r.logf("partition %d/%d has no cases in the plan: nothing to run, results.json says so", opts.Partition.Index, opts.Partition.Total)
 	}

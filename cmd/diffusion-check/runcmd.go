@@ -154,6 +154,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	if g == "" {
 		g = s.GPU
 	}
+	explicit := g != ""
 	lane, plan, err := o.plan(ctx, e, s, g, p.Total)
 	if err != nil {
 		return runner.Options{}, none, err
@@ -175,6 +176,11 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	if g == "" {
 		g = detectGPU(e, mem.DeviceNames())
 	}
+	perfPlatform, consPlatform, err := platforms(e, mem, g, explicit)
+	if err != nil {
+		_ = mem.Close()
+		return runner.Options{}, none, usageError{err}
+	}
 	closeMem := func() {
 		// After the run: the results are written, so a failed NVML shutdown is only told.
 		if err := mem.Close(); err != nil {
@@ -183,14 +189,15 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	}
 	return runner.Options{
 		Suite: s, Lane: lane, Partition: p, Plan: plan, Cases: ids, Out: o.out, Force: o.force, Mode: o.mode,
-		Commit:     headCommit(ctx, e),
-		GPU:        g,
+		Commit:       headCommit(ctx, e),
+		GPU:          g,
+		PerfPlatform: perfPlatform, ConsistencyPlatform: consPlatform,
 		Executable: exe,
 		Environ:    os.Environ(),
 		Progress:   e.stderr,
 		Heartbeat:  o.heartbeat,
 		Memory:     mem,
-		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides},
+		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides, Runner: e.getenv(baselines.RunnerEnv)},
 		CLIPScorer: clipScorerOf(o.clipScorer, o.clipTimeout),
 		GTMemory:   gtMemory(o.gtMiB),
 		// SGLang's harness compares the value with "1" exactly (test_server_common.py).
@@ -249,6 +256,25 @@ func clipScorerOf(command string, timeout time.Duration) *clip.Scorer {
 		return &clip.Scorer{Command: argv, Timeout: timeout}
 	}
 	return nil
+}
+
+// platforms chooses the platform of the baseline and of the thresholds files as SGLang does
+// (baselines.ChoosePlatform): its override variables, the class the suite or --gpu names,
+// the first GPU's compute capability (NVML), else the class's.
+func platforms(e env, mem *gpumem.Sampler, class string, explicit bool) (perf, cons baselines.Platform, err error) {
+	names := mem.DeviceNames()
+	in := baselines.PlatformInput{Class: class, Explicit: explicit}
+	in.Major, in.Minor = mem.Capability()
+	if len(names) > 0 {
+		in.Device = names[0]
+	}
+	in.Env, in.EnvName = e.getenv(baselines.PerfPlatformEnv), baselines.PerfPlatformEnv
+	if perf, err = baselines.ChoosePlatform(in); err != nil {
+		return perf, cons, err
+	}
+	in.Env, in.EnvName = e.getenv(baselines.ConsistencyPlatformEnv), baselines.ConsistencyPlatformEnv
+	cons, err = baselines.ChoosePlatform(in)
+	return perf, cons, err
 }
 
 // detectGPU picks the GPU class of the baselines from the first GPU's NVML name, when neither
