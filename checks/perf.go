@@ -394,7 +394,7 @@ func perfLoadCheck(loadMs, baselineMs, tol float64) Check {
 		return Check{Name: PerfLoad, Status: Skip, Value: finite(loadMs), Unit: "ms",
 			Detail: "no expected_load_ms in the baseline for this scenario: load time recorded, not checked"}
 	}
-	return limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch to ready)")
+	return limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch → all workers ready, warm-up excluded)")
 }
 
 // PerfRecordJoined is the verdict on a request's performance.log record once it was found: a

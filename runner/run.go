@@ -546,11 +546,14 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 			r.logf("%s: FAIL %s", c.ID, detail)
 			return cr, nil
 		}
-		cr.Load = &checks.Load{DurationMs: ms(load)}
+		loadTime, warmup := srv.loadClock()
+		cr.Load = &checks.Load{DurationMs: ms(loadTime), WarmupMs: ms(warmup), ReadyMs: ms(load)}
 		endLoadMemory(srv, &cr)
-		r.logf("%s: server %s ready in %s (log %s)", c.ID, spec.Name, load.Round(time.Millisecond), srv.logPath)
+		r.logf("%s: server %s loaded in %s, warmed up in %s more, ready in %s (log %s)", c.ID, spec.Name,
+			loadTime.Round(time.Millisecond), warmup.Round(time.Millisecond), load.Round(time.Millisecond), srv.logPath)
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
+	cr.Load.SetLoadInclusive(cr.Requests)
 	cr.Skipped = checks.SkippedBy(cr.Requests)
 	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)

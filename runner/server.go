@@ -49,6 +49,10 @@ type server struct {
 	log        *logWatch
 	perf       *perflog.Log
 	started    time.Time
+	// answered is when the server first answered its health endpoint, 503 or 200 (or, without
+	// one, when it logged its ready marker): its workers are ready and its warm-up has begun.
+	// ready is when waitReady returned. The load clock ends at answered (loadClock).
+	answered, ready time.Time
 
 	guard    *proc.Guard   // kills the process group if the run dies before stop
 	exited   chan struct{} // closed when the process has exited
@@ -95,6 +99,9 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 	}
 	if b.Timing != "" {
 		args = append(args, "--timing", b.Timing)
+	}
+	if b.WarmupMs > 0 {
+		args = append(args, "--warmup-ms", strconv.FormatFloat(b.WarmupMs, 'f', -1, 64))
 	}
 	for _, f := range b.Faults {
 		args = append(args, "--fault", f)
@@ -301,12 +308,22 @@ func (s *server) waitReady(ctx context.Context, hc *http.Client) error {
 				lastHealth = time.Now()
 				if code := s.healthStatus(ctx, hc, health); code != 0 {
 					healthStatus = code
+					if s.answered.IsZero() {
+						s.answered = time.Now()
+					}
 				}
 			}
+		}
+		if markerSeen && !hasHealth && s.answered.IsZero() {
+			s.answered = time.Now()
 		}
 		signalled := healthStatus == http.StatusOK ||
 			markerSeen && (!hasHealth || healthStatus != 0 && healthStatus != http.StatusServiceUnavailable)
 		if signalled && s.accepting() {
+			s.ready = time.Now()
+			if s.answered.IsZero() {
+				s.answered = s.ready
+			}
 			return nil
 		}
 	}
@@ -588,4 +605,14 @@ func (l *logWatch) lastLines(n int) []string {
 		n = len(l.tail)
 	}
 	return append([]string(nil), l.tail[len(l.tail)-n:]...)
+}
+
+// loadClock splits a ready server's start as SGLang's harness does: load is launch → all
+// workers ready, warm-up excluded (PR #39206, test_server_load_clock_excludes_warmup), which
+// diffusion-check reads as the first answer of the health endpoint, 503 or 200 (SGLang's HTTP
+// server starts only once every worker reported ready, launch_server.py, and answers /health
+// with 503 until its warm-up ends, http_server.py health); warmup is the rest, until /health
+// answered 200 and the port accepted connections.
+func (s *server) loadClock() (load, warmup time.Duration) {
+	return s.answered.Sub(s.started), s.ready.Sub(s.answered)
 }

@@ -127,6 +127,7 @@ func keyTable() map[string][]key {
 			{name: "faults", kind: listValue, doc: "faults of the reference server (crash-at=2, slow-after=1:3, ...; docs/reference-server.md)"},
 			{name: "step_ms", kind: numberValue, least: zero, doc: "time of one denoise step; default 2"},
 			{name: "load_ms", kind: numberValue, least: zero, doc: "simulated model load time; default 50"},
+			{name: "warmup_ms", kind: numberValue, least: zero, doc: "server warm-up after the port is live, while /health answers 503; default one warm-up step"},
 			{name: "model", kind: scalarValue, doc: "model id it reports; default diffusion-check/reference"},
 			{name: "perf_lag", kind: durationValue, doc: "delay before the performance.log record is written"},
 			{name: "timing", kind: scalarValue, enum: BuiltinTimings(), doc: "where the perf record's durations come from: measured (default) or computed (the same under any load)"},

@@ -277,6 +277,9 @@ func (d *decoder) builtin(server *object) *Builtin {
 	if o.number("load_ms", &b.LoadMs) && b.LoadMs < 0 {
 		d.Addf(o.lineOf("load_ms"), strictdecode.Join(field, "load_ms"), "must not be negative, got %v", b.LoadMs)
 	}
+	if o.number("warmup_ms", &b.WarmupMs) && b.WarmupMs < 0 {
+		d.Addf(o.lineOf("warmup_ms"), strictdecode.Join(field, "warmup_ms"), "must not be negative, got %v", b.WarmupMs)
+	}
 	o.str("model", &b.Model)
 	o.duration("perf_lag", &b.Lag, 0)
 	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {

@@ -103,11 +103,14 @@ const DefaultMaxOutputMB = 1024
 
 // Builtin configures the reference server.
 type Builtin struct {
-	Faults []string      // e.g. "crash-at=2", "slow-after=1:3"
-	StepMs float64       // time of one denoise step; default 2
-	LoadMs float64       // simulated model load time; default 50
-	Model  string        // model id it reports; default "diffusion-check/reference"
-	Lag    time.Duration // delay before the perf record is written
+	Faults []string // e.g. "crash-at=2", "slow-after=1:3"
+	StepMs float64  // time of one denoise step; default 2
+	LoadMs float64  // simulated model load time; default 50
+	// WarmupMs is the server warm-up after the port is live (/health answers 503
+	// meanwhile); 0: one warm-up step (`serve --warmup-ms`).
+	WarmupMs float64
+	Model    string        // model id it reports; default "diffusion-check/reference"
+	Lag      time.Duration // delay before the perf record is written
 	// Timing is where the perf record's durations come from: "measured" (the default) or
 	// "computed" (the planned durations, the same under any load; `serve --timing`).
 	Timing string

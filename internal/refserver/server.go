@@ -33,6 +33,10 @@ type Config struct {
 	StepMs float64
 	// LoadMs is the simulated model load before the server is ready, in milliseconds; default 50.
 	LoadMs float64
+	// WarmupMs is how long the server warm-up after the port is live lasts, in milliseconds
+	// (SGLang's default warmup_mode "server": /health answers 503 meanwhile); 0 means one
+	// warm-up step.
+	WarmupMs float64
 	// Model is the model id the server reports; default "diffusion-check/reference".
 	Model string
 	// PerfLag delays each perf record until after its response (a test of the runner's wait);
@@ -180,6 +184,9 @@ func load(ctx context.Context, cfg Config) error {
 func (h *Handler) warmup() {
 	defer h.warmed()
 	d := h.stepDuration(warmupFactor)
+	if h.cfg.WarmupMs > 0 {
+		d = time.Duration(h.cfg.WarmupMs * float64(time.Millisecond))
+	}
 	if err := clock.Sleep(h.ctx, d); err != nil {
 		return
 	}
