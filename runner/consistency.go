@@ -379,19 +379,6 @@ func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult
 	return checks.AudioConsistency(res.Scores(), r.cons.thresholds.AudioFor(c.ID))
 }
 
-// audioOutputProblem checks an output's audio track (as probed: a) as SGLang's
-// validate_audio_output does (test_utils.py): it decodes the track (once: kept in decoded for
-// the audio comparison) and says why it fails that check (an invalid stream, empty, not
-// finite, silent), "" when it passes. An error means the track could not be decoded.
-func audioOutputProblem(ctx context.Context, decoded *compare.Cache, path string, a *media.AudioInfo) (string, error) {
-	pcm, err := decoded.OutputAudio(ctx, path, a.Channels)
-	if err != nil {
-		return "", err
-	}
-	return checks.AudioOutputProblem(checks.AudioOutput{SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS,
-		Samples: len(pcm.Samples), Finite: metrics.Finite(pcm.Samples), RMS: metrics.RMS(pcm.Samples)}), nil
-}
-
 // writeGroundTruth stores request 1's output as the case's ground truth: the image, or the
 // whole video plus SGLang's three key-frame PNGs, plus for a video+audio case SGLang's audio
 // ground truth {stem}_audio.wav (encode_audio_gt_wav of the decoded track, as

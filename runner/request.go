@@ -220,7 +220,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 		}
 		problems = append(problems, shapeProblems(c, info)...)
 		if c.Modality == suite.VideoAudio && info.Audio != nil {
-			problem, err := audioOutputProblem(ctx, decoded, p, info.Audio)
+			problem, err := decoded.OutputAudioProblem(ctx, p, info.Audio)
 			if err != nil {
 				st := checks.Fail // SGLang's extract_audio_pcm fails the request too
 				if errors.Is(err, exec.ErrNotFound) {

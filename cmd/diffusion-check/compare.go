@@ -41,6 +41,10 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	if *gtMiB < 0 {
 		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)
 	}
+	ctx, err := withMediaTools(ctx)
+	if err != nil {
+		return 0, err
+	}
 	verdicts := e.stdout
 	if *asJSON {
 		verdicts = e.stderr // stdout is one JSON document

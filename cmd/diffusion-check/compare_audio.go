@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
@@ -18,7 +19,8 @@ const kindAudio = "audio"
 // compareAudio compares the audio tracks of two videos, or an output's track with an audio
 // ground truth (r.Kind kindAudio); nil when the comparison is of images or the ground truth has
 // no audio (nothing to compare). An output without the ground truth's audio track is a
-// *compare.MismatchError.
+// *compare.MismatchError. The output's track is also checked as run checks it (SGLang's
+// validate_audio_output): what fails there (a silent track) is the result's OutputProblem.
 func compareAudio(ctx context.Context, cache *compare.Cache, gt, out string, r compare.Result) (*compare.AudioResult, error) {
 	if r.Kind != "video" && r.Kind != kindAudio {
 		return nil, nil
@@ -28,6 +30,9 @@ func compareAudio(ctx context.Context, cache *compare.Cache, gt, out string, r c
 		return nil, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	if a.OutputProblem, err = cache.OutputAudioProblem(ctx, out, nil); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -56,22 +61,54 @@ func withAudio(v any, a *compare.AudioResult) any {
 }
 
 // audioVerdict judges an audio comparison with the audio thresholds of --case (SGLang's
-// compare_audio_with_gt limits; none without --case).
-func (l *compareLimits) audioVerdict(a *compare.AudioResult) ([]checks.Check, error) {
-	if l.caseID == "" || a == nil {
-		return nil, nil
+// compare_audio_with_gt limits) and the explicit audio limits, which win; only the checks of
+// limits given. Explicit limits with no audio compared (the ground truth has none) fail: a
+// limit asked for is never passed without a value.
+func (l *compareLimits) audioVerdict(r compare.Result, a *compare.AudioResult) ([]checks.Check, error) {
+	var lim checks.AudioLimits
+	var enforced [4]bool
+	if l.caseID != "" {
+		th, err := baselines.ThresholdsFor(l.thresholds, l.gpu)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		lim, enforced = th.AudioFor(l.caseID), [4]bool{true, true, true, true}
 	}
-	th, err := baselines.ThresholdsFor(l.thresholds, l.gpu)
-	if err != nil {
-		return nil, usageError{err}
+	for i, into := range []*float64{&lim.SpectralSimilarity, &lim.WaveformCorrelation, &lim.RMSdBDiff, &lim.DurationDiffS} {
+		if !math.IsNaN(l.audio[i]) {
+			*into, enforced[i] = l.audio[i], true
+		}
 	}
-	return checks.AudioConsistency(a.Scores(), th.AudioFor(l.caseID)), nil
+	if lim.Origin == "" {
+		lim.Origin = "the command line"
+	}
+	var all []checks.Check
+	switch {
+	case a != nil:
+		all = checks.AudioConsistency(a.Scores(), lim)
+	case l.audioLimits():
+		all = checks.AudioFailed(fmt.Sprintf("no audio compared: the ground truth has no audio track (a %s)", r.Kind))
+	default:
+		return nil, nil // --case alone judges the audio only where the ground truth has some
+	}
+	var out []checks.Check
+	for i, c := range all {
+		if enforced[i] && (a != nil || !math.IsNaN(l.audio[i])) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // audioTable prints the audio comparison for people.
 func audioTable(e env, a *compare.AudioResult) error {
 	if a == nil {
 		return nil
+	}
+	if a.OutputProblem != "" {
+		if _, err := fmt.Fprintf(e.stdout, "audio of the output: %s\n", a.OutputProblem); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintf(e.stdout, "audio %d Hz: spectral_similarity %.4f  waveform_correlation %.4f  rms_db_diff %.2f dB (%.2f vs %.2f)  duration_diff %.3f s (%.3f vs %.3f)\n",
 		a.SampleRate, a.SpectralSimilarity, a.WaveformCorrelation, a.RMSdBDiff, a.OutRMSdB, a.GTRMSdB, a.DurationDiffS, a.OutDurationS, a.GTDurationS)

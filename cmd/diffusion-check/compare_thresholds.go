@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +20,11 @@ import (
 // Without any, compare only measures.
 type compareLimits struct {
 	minSSIM, minPSNR, maxMAD float64 // NaN: not given
-	thresholds, gpu, caseID  string
+	// audio are the explicit audio limits, in checks.AudioConsistency's order: spectral
+	// similarity, waveform correlation (at least), RMS level difference in dB, duration
+	// difference in s (at most); NaN: not given.
+	audio                   [4]float64
+	thresholds, gpu, caseID string
 }
 
 func (l *compareLimits) register(fs *flag.FlagSet) {
@@ -27,9 +32,14 @@ func (l *compareLimits) register(fs *flag.FlagSet) {
 	fs.Func("min-ssim", "fail (exit 1) when a compared frame's SSIM is below `X`", floatFlag(&l.minSSIM))
 	fs.Func("min-psnr", "fail when a compared frame's PSNR is below `DB`", floatFlag(&l.minPSNR))
 	fs.Func("max-mad", "fail when a compared frame's mean absolute difference (0-255) is above `X`", floatFlag(&l.maxMAD))
+	l.audio = [4]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	fs.Func("min-spectral-similarity", "fail when the audio's spectral similarity to the ground truth's is below `X`", floatFlag(&l.audio[0]))
+	fs.Func("min-waveform-correlation", "fail when the audio's waveform correlation with the ground truth's is below `X`", floatFlag(&l.audio[1]))
+	fs.Func("max-rms-db-diff", "fail when the audio's RMS level differs from the ground truth's by more than `DB`", floatFlag(&l.audio[2]))
+	fs.Func("max-duration-diff", "fail when the audio's duration differs from the ground truth's by more than `S` seconds", floatFlag(&l.audio[3]))
 	fs.StringVar(&l.thresholds, "thresholds", "", "consistency thresholds `PATH`: a <gpu>.json file or a folder of them (with --gpu); default: the built-in SGLang defaults")
 	fs.StringVar(&l.gpu, "gpu", "", "GPU `CLASS` whose file in the --thresholds folder applies")
-	fs.StringVar(&l.caseID, "case", "", "judge with this case `ID`'s SSIM, PSNR and mean abs diff thresholds (its entry, else the file's defaults for the output kind)")
+	fs.StringVar(&l.caseID, "case", "", "judge with this case `ID`'s SSIM, PSNR and mean abs diff thresholds (its entry, else the file's defaults for the output kind) and, when the ground truth has audio, its audio thresholds")
 }
 
 // floatFlag parses a finite number into *v.
@@ -45,7 +55,14 @@ func floatFlag(v *float64) func(string) error {
 }
 
 // active reports whether any threshold was given: compare then judges as well as measures.
-func (l *compareLimits) active() bool { return l.caseID != "" || l.pictureLimits() }
+func (l *compareLimits) active() bool {
+	return l.caseID != "" || l.pictureLimits() || l.audioLimits()
+}
+
+// audioLimits reports whether a limit of the audio was given explicitly.
+func (l *compareLimits) audioLimits() bool {
+	return slices.ContainsFunc(l.audio[:], func(v float64) bool { return !math.IsNaN(v) })
+}
 
 // pictureLimits reports whether a limit of the pictures was given explicitly.
 func (l *compareLimits) pictureLimits() bool {
@@ -110,31 +127,48 @@ func (l *compareLimits) verdict(r compare.Result) ([]checks.Check, error) {
 	return out, nil
 }
 
-// judge prints the verdict of each threshold to w (the audio thresholds, against an audio
-// ground truth) and returns a failedError (exit 1) naming the output when one failed.
+// judge prints the verdict of each check to w and returns a failedError (exit 1) naming the
+// output when one failed: the output's audio track as run checks it (silent, empty, not finite:
+// always, whatever limits were given), and with limits, the pictures (not against an audio
+// ground truth) and the audio.
 func (l *compareLimits) judge(w io.Writer, out string, r compare.Result, audio *compare.AudioResult) error {
-	if !l.active() {
-		return nil
-	}
 	var cs []checks.Check
-	var err error
-	if r.Kind == kindAudio {
-		cs, err = l.audioVerdict(audio)
-	} else {
-		cs, err = l.verdict(r)
+	if audio != nil && audio.OutputProblem != "" {
+		cs = append(cs, checks.Failed(checks.OutputValid, audio.OutputProblem))
 	}
-	if err != nil {
-		return err
+	if l.active() {
+		if r.Kind != kindAudio {
+			pics, err := l.verdict(r)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, pics...)
+		}
+		sound, err := l.audioVerdict(r, audio)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, sound...)
 	}
-	var failed []string
+	var failed, problems []string
 	for _, c := range cs {
 		fmt.Fprintf(w, "%s: %s  %s\n", c.Name, c.Status, c.Detail)
-		if c.Status == checks.Fail || c.Status == checks.Error {
+		switch {
+		case c.Name == checks.OutputValid:
+			problems = append(problems, c.Detail)
+		case c.Status == checks.Fail || c.Status == checks.Error:
 			failed = append(failed, c.Name)
 		}
 	}
+	var errs []error
+	if len(problems) > 0 {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", out, checks.OutputValid, strings.Join(problems, "; ")))
+	}
 	if len(failed) > 0 {
-		return failedError{fmt.Errorf("%s: below its thresholds: %s", out, strings.Join(failed, ", "))}
+		errs = append(errs, fmt.Errorf("%s: below its thresholds: %s", out, strings.Join(failed, ", ")))
+	}
+	if len(errs) > 0 {
+		return failedError{errors.Join(errs...)}
 	}
 	return nil
 }

@@ -88,6 +88,9 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	defer closeMem()
+	if ctx, err = withMediaTools(ctx); err != nil {
+		return 0, err
+	}
 	if e.github().Actions {
 		lg := &actionsLog{w: e.stderr}
 		defer lg.close()

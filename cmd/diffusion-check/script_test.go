@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -50,14 +51,31 @@ func writeSuite(t *testing.T, dir, yaml string) string {
 }
 
 func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, filepath.Join("testdata", "script"), ""))
+}
+
+// TestScriptsFFmpeg4 runs the scripts of testdata/ffmpeg4 with static FFmpeg 4.x builds first
+// on PATH (mediatest.FFmpeg4: fetched from the npm registry once, cached; skipped, saying why,
+// when the registry cannot be reached): the oldest FFmpeg supported (media.MinRelease).
+func TestScriptsFFmpeg4(t *testing.T) {
+	testscript.Run(t, scriptParams(t, filepath.Join("testdata", "ffmpeg4"), mediatest.FFmpeg4(t)))
+}
+
+// scriptParams runs the scripts of dir with the binary first on PATH, and before it ffmpegDir
+// when not empty.
+func scriptParams(t *testing.T, dir, ffmpegDir string) testscript.Params {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script"),
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("PATH", binDir+string(os.PathListSeparator)+e.Getenv("PATH"))
+			path := binDir + string(os.PathListSeparator) + e.Getenv("PATH")
+			if ffmpegDir != "" {
+				path = ffmpegDir + string(os.PathListSeparator) + path
+			}
+			e.Setenv("PATH", path)
 			e.Setenv("REPO", root)
 			return nil
 		},
@@ -68,7 +86,7 @@ func TestScripts(t *testing.T) {
 			"exits":        cmdExits,
 		},
 		RequireExplicitExec: true,
-	})
+	}
 }
 
 // cmdRequests checks the request statuses of one case in a results.json, in index order:

@@ -36,6 +36,10 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := checkAddr(cfg.Addr); err != nil {
 		return 0, err
 	}
+	ctx, err := withMediaTools(ctx, serveEncoders...)
+	if err != nil {
+		return 0, err
+	}
 	if err := refserver.Serve(ctx, cfg); err != nil {
 		return 0, err
 	}

@@ -2,15 +2,12 @@ package media
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 
 	"github.com/diffusion-check/diffusion-check/internal/proc"
@@ -46,58 +43,48 @@ func (p PCM) DurationS() float64 {
 }
 
 // AudioStream returns the sample rate and channel count of path's first audio stream, or an
-// error wrapping ErrNoAudio when it has none. It reads only the headers.
+// error wrapping ErrNoAudio when it has none. It reads only the headers (ProbeAudio).
 func AudioStream(ctx context.Context, path string) (rate, channels int, err error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, 0, fmt.Errorf("audio of %s: %w", path, err)
-	}
-	if st.Size() == 0 {
-		return 0, 0, fmt.Errorf("audio of %s: empty file", path)
-	}
-	var stdout bytes.Buffer
-	stderr := &tail{n: 4 << 10}
-	cmd := command(ctx, "ffprobe", "-v", "error", "-select_streams", "a:0",
-		"-show_entries", "stream=sample_rate,channels", "-of", "json", fileArg(path))
-	cmd.Stdout = &stdout
-	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("audio of %s: %w", path, ctx.Err())
-		}
-		if msg := stderrText(stderr.Bytes(), path); msg != "" {
-			return 0, 0, fmt.Errorf("audio of %s: ffprobe: %s", path, msg)
-		}
-		return 0, 0, fmt.Errorf("audio of %s: ffprobe: %w", path, err)
-	}
-	rate, channels, err = parseAudioStream(stdout.Bytes())
-	if err != nil {
-		return 0, 0, fmt.Errorf("audio of %s: %w", path, err)
-	}
-	return rate, channels, nil
+	a, err := ProbeAudio(ctx, path)
+	return a.SampleRate, a.Channels, err
 }
 
-// parseAudioStream reads `ffprobe -select_streams a:0 -show_entries stream=sample_rate,channels
-// -of json` output.
-func parseAudioStream(b []byte) (rate, channels int, err error) {
-	var out struct {
-		Streams []struct {
-			SampleRate string `json:"sample_rate"`
-			Channels   int    `json:"channels"`
-		} `json:"streams"`
+// ProbeAudio returns what ffprobe says of path's first audio stream: its codec, sample rate,
+// channel count and duration (the stream's, else the container's, as SGLang's
+// probe_audio_stream reads it), or an error wrapping ErrNoAudio when it has none. A stream
+// without a valid rate or channel count is an error wrapping ErrTruncated. It reads only the
+// headers.
+func ProbeAudio(ctx context.Context, path string) (AudioInfo, error) {
+	if err := checkFile("audio of", path); err != nil {
+		return AudioInfo{}, err
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return 0, 0, fmt.Errorf("read ffprobe output: %w", err)
+	stdout, _, err := ffprobe(ctx, "audio of", path, "-select_streams", "a:0", "-show_entries", "stream=codec_name,sample_rate,channels,duration:format=duration")
+	if err != nil {
+		return AudioInfo{}, err
+	}
+	a, err := parseAudioStream(stdout)
+	if err != nil {
+		return AudioInfo{}, fmt.Errorf("audio of %s: %w", path, err)
+	}
+	return a, nil
+}
+
+// parseAudioStream reads `ffprobe -select_streams a:0 -show_entries
+// stream=codec_name,sample_rate,channels,duration:format=duration -of json` output.
+func parseAudioStream(b []byte) (AudioInfo, error) {
+	out, err := parseProbeOutput(b)
+	if err != nil {
+		return AudioInfo{}, err
 	}
 	if len(out.Streams) == 0 {
-		return 0, 0, ErrNoAudio
+		return AudioInfo{}, ErrNoAudio
 	}
 	s := out.Streams[0]
-	rate, err = strconv.Atoi(s.SampleRate)
+	rate, err := strconv.Atoi(s.SampleRate)
 	if err != nil || rate <= 0 || s.Channels <= 0 {
-		return 0, 0, fmt.Errorf("audio stream with sample rate %q and %d channels: %w", s.SampleRate, s.Channels, ErrTruncated)
+		return AudioInfo{}, fmt.Errorf("audio stream with sample rate %q and %d channels: %w", s.SampleRate, s.Channels, ErrTruncated)
 	}
-	return rate, s.Channels, nil
+	return AudioInfo{Codec: s.CodecName, SampleRate: rate, Channels: s.Channels, DurationS: out.audioDuration(s)}, nil
 }
 
 // DecodeAudio decodes the first audio stream of path as SGLang's extract_audio_pcm does

@@ -66,9 +66,9 @@ func FuzzParseAudioStream(f *testing.F) {
 	f.Add([]byte(`{"streams":[]}`))
 	f.Add([]byte(`{"streams":[{"sample_rate":"x","channels":0}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rate, ch, err := parseAudioStream(b)
-		if err == nil && (rate <= 0 || ch <= 0) {
-			t.Errorf("rate %d, channels %d without an error", rate, ch)
+		a, err := parseAudioStream(b)
+		if err == nil && (a.SampleRate <= 0 || a.Channels <= 0 || !finite(a.DurationS) || a.DurationS < 0) {
+			t.Errorf("%+v without an error", a)
 		}
 	})
 }

@@ -13,8 +13,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 )
 
 // EncodePNG encodes img as PNG. The standard library's encoder is deterministic: the same
@@ -85,22 +85,19 @@ func RGB24(img image.Image) []byte {
 	return out
 }
 
-// HasEncoder reports whether the installed ffmpeg has the named encoder (e.g. "libwebp").
+// HasEncoder reports whether the installed ffmpeg has the named encoder (e.g. "libwebp"): as
+// the Tools of ctx say (probed at start), else as ffmpeg -encoders says now.
 func HasEncoder(ctx context.Context, name string) (bool, error) {
+	if t, ok := ctx.Value(toolsKey{}).(Tools); ok {
+		return t.HasEncoder(name), nil
+	}
 	var out bytes.Buffer
 	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-encoders")
 	cmd.Stdout = &out
 	if err := cmd.Run(); err != nil {
 		return false, fmt.Errorf("list ffmpeg encoders: %w", err)
 	}
-	for line := range strings.SplitSeq(out.String(), "\n") {
-		// " V....D libwebp              libwebp WebP image (codec webp)"
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[1] == name {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.Contains(listed(out.Bytes()), name), nil
 }
 
 // ToneSpec describes a deterministic audio track: a sum of sine tones, the same for the same

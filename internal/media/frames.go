@@ -3,7 +3,6 @@ package media
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -24,7 +23,8 @@ const maxPixels = 1 << 28
 // one at a time, through an ffmpeg subprocess: the whole video is never held in memory.
 //
 // Frames are converted with ffmpeg's rgb24 output, never gray (which rescales the luma range),
-// and passed through as decoded (-fps_mode passthrough): no frame is duplicated or dropped to
+// and passed through as decoded (-fps_mode passthrough, or -vsync passthrough before FFmpeg 5.1:
+// Tools): no frame is duplicated or dropped to
 // fit a frame rate, so the count is the number of frames the stream holds.
 type FrameReader struct {
 	path   string
@@ -137,12 +137,8 @@ func disproven() bool {
 
 // OpenFramesWith is OpenFrames with decode options.
 func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*FrameReader, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", path, err)
-	}
-	if st.Size() == 0 {
-		return nil, fmt.Errorf("decode %s: empty file", path)
+	if err := checkFile("decode", path); err != nil {
+		return nil, err
 	}
 	r := &FrameReader{parent: ctx, path: path, threads: max(opts.Threads, 0)}
 	vector := yuvVector() && !noYUV
@@ -182,33 +178,19 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 
 // probeHeader runs ffprobe for what OpenFrames needs to know before the first frame.
 func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
-	var stdout bytes.Buffer
-	stderr := &tail{n: 8 << 10}
 	// Every stream, not just the picture: the audio stream's header comes with it, so that a
 	// caller need not run ffprobe again to learn whether there is audio.
 	// The rate, duration and container too: with them the reader says all that Probe would
 	// (Info), the frames being counted as they decode, so a file is never decoded only to be
 	// counted.
-	probe := command(ctx, "ffprobe", "-v", "error", "-show_entries",
-		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration",
-		"-of", "json", fileArg(path))
-	probe.Stdout = &stdout
-	probe.Stderr = stderr
-	if err := probe.Run(); err != nil {
-		if ctx.Err() != nil {
-			return FrameHeader{}, fmt.Errorf("decode %s: %w", path, ctx.Err())
-		}
-		if msg := stderrText(stderr.Bytes(), path); msg != "" {
-			return FrameHeader{}, fmt.Errorf("decode %s: ffprobe: %s", path, msg)
-		}
-		return FrameHeader{}, fmt.Errorf("decode %s: ffprobe: %w", path, err)
-	}
-	hdr, err := ParseFrameHeader(stdout.Bytes())
+	stdout, stderr, err := ffprobe(ctx, "decode", path, "-show_entries",
+		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration")
 	if err != nil {
-		if msg := stderrText(stderr.Bytes(), path); msg != "" {
-			return FrameHeader{}, fmt.Errorf("decode %s: %w (ffprobe: %s)", path, err, msg)
-		}
-		return FrameHeader{}, fmt.Errorf("decode %s: %w", path, err)
+		return FrameHeader{}, err
+	}
+	hdr, err := ParseFrameHeader(stdout)
+	if err != nil {
+		return FrameHeader{}, probeFailed("decode", path, err, stderr)
 	}
 	return hdr, nil
 }
@@ -221,8 +203,9 @@ var noYUV = false
 func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	ctx, cancel := context.WithCancel(r.parent)
 	d := &decoder{yuv: yuv, cancel: cancel, stderr: &tail{n: 8 << 10}}
+	passthrough := toolsOf(r.parent).passthrough
 	out := func(pixFmt, to string, extra ...string) []string {
-		return append(append([]string{"-map", "0:V:0", "-fps_mode", "passthrough"}, extra...), "-f", "rawvideo", "-pix_fmt", pixFmt, to)
+		return append(append(append([]string{"-map", "0:V:0"}, passthrough...), extra...), "-f", "rawvideo", "-pix_fmt", pixFmt, to)
 	}
 	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error"}
 	if r.threads > 0 {
@@ -496,72 +479,30 @@ type FrameHeader struct {
 // ffmpeg's -map 0:V:0 takes; a stream without codec_type counts as video). It fails when there
 // is no picture stream or its size is unknown or absurd.
 func ParseFrameHeader(data []byte) (FrameHeader, error) {
-	var out struct {
-		Streams []struct {
-			CodecType   string `json:"codec_type"`
-			CodecName   string `json:"codec_name"`
-			Width       int    `json:"width"`
-			Height      int    `json:"height"`
-			NbFrames    string `json:"nb_frames"`
-			PixFmt      string `json:"pix_fmt"`
-			Space       string `json:"color_space"`
-			Range       string `json:"color_range"`
-			SampleRate  string `json:"sample_rate"`
-			Channels    int    `json:"channels"`
-			AvgRate     string `json:"avg_frame_rate"`
-			RRate       string `json:"r_frame_rate"`
-			Duration    string `json:"duration"`
-			Disposition struct {
-				AttachedPic int `json:"attached_pic"`
-			} `json:"disposition"`
-		} `json:"streams"`
-		Format struct {
-			FormatName string `json:"format_name"`
-			Duration   string `json:"duration"`
-		} `json:"format"`
-	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return FrameHeader{}, fmt.Errorf("reading ffprobe output: %w", err)
+	out, err := parseProbeOutput(data)
+	if err != nil {
+		return FrameHeader{}, err
 	}
 	var hdr FrameHeader
-	video := -1
-	for i, s := range out.Streams {
-		switch {
-		case (s.CodecType == "video" || s.CodecType == "") && s.Disposition.AttachedPic == 0 && video < 0:
-			video = i
-		case s.CodecType == "audio" && hdr.AudioRate == 0:
-			if rate, err := strconv.Atoi(s.SampleRate); err == nil && rate > 0 {
-				hdr.AudioRate, hdr.AudioChannels = rate, max(s.Channels, 0)
-				hdr.AudioCodec, hdr.AudioDurationS = s.CodecName, parseSeconds(s.Duration)
-				if hdr.AudioDurationS == 0 {
-					// SGLang's probe_audio_stream: the stream's duration, else the container's.
-					hdr.AudioDurationS = parseSeconds(out.Format.Duration)
-				}
-			}
+	for _, s := range out.Streams {
+		if rate, err := strconv.Atoi(s.SampleRate); s.CodecType == "audio" && err == nil && rate > 0 {
+			hdr.AudioRate, hdr.AudioChannels = rate, max(s.Channels, 0)
+			hdr.AudioCodec, hdr.AudioDurationS = s.CodecName, out.audioDuration(s)
+			break
 		}
 	}
-	if video < 0 {
-		return FrameHeader{}, ErrNoVideo
-	}
-	s := out.Streams[video]
-	if s.Width <= 0 || s.Height <= 0 || s.Width > maxPixels/s.Height {
-		return FrameHeader{}, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
+	s, err := out.picture()
+	if err != nil {
+		return FrameHeader{}, err
 	}
 	n, err := parseCount(s.NbFrames)
 	if err != nil {
 		return FrameHeader{}, fmt.Errorf("nb_frames: %w", err)
 	}
 	hdr.Codec, hdr.Width, hdr.Height, hdr.Frames = s.CodecName, s.Width, s.Height, n
-	hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange = s.PixFmt, s.Space, s.Range
-	// As ParseProbe: the average rate, else the base rate; the stream's duration, else the
-	// container's.
-	hdr.Format, hdr.FPS, hdr.DurationS = out.Format.FormatName, parseRate(s.AvgRate), parseSeconds(s.Duration)
-	if hdr.FPS == 0 {
-		hdr.FPS = parseRate(s.RRate)
-	}
-	if hdr.DurationS == 0 {
-		hdr.DurationS = parseSeconds(out.Format.Duration)
-	}
+	hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange = s.PixFmt, s.ColorSpace, s.ColorRange
+	hdr.Format = out.Format.FormatName
+	hdr.FPS, hdr.DurationS = out.timing(s)
 	return hdr, nil
 }
 

@@ -53,36 +53,62 @@ func isImageFormat(format string) bool {
 // not decode, or one with fewer decodable frames than its container lists (a truncated MP4) is
 // an error that names the file and quotes ffprobe.
 func Probe(ctx context.Context, path string) (Info, error) {
+	if err := checkFile("probe", path); err != nil {
+		return Info{}, err
+	}
+	stdout, stderr, err := ffprobe(ctx, "probe", path, "-count_frames", "-show_streams", "-show_format")
+	if err != nil {
+		return Info{}, err
+	}
+	info, err := ParseProbe(stdout)
+	if err != nil {
+		return Info{}, probeFailed("probe", path, err, stderr)
+	}
+	info.Warnings = messages(stderr, path, 8)
+	return info, nil
+}
+
+// checkFile fails, naming the work and the file, when path is missing or empty: ffprobe's own
+// message for an empty file ("Invalid data found when processing input") says less.
+func checkFile(what, path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return Info{}, fmt.Errorf("probe %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	if st.Size() == 0 {
-		return Info{}, fmt.Errorf("probe %s: empty file", path)
+		return fmt.Errorf("%s %s: empty file", what, path)
 	}
-	var stdout bytes.Buffer
-	stderr := &tail{n: 8 << 10}
-	cmd := command(ctx, "ffprobe", "-v", "error", "-count_frames", "-show_streams", "-show_format", "-of", "json", fileArg(path))
-	cmd.Stdout = &stdout
-	cmd.Stderr = stderr
+	return nil
+}
+
+// ffprobe is the one place that runs ffprobe: `ffprobe -v error ARGS -of json PATH`. It returns
+// the JSON and the tail of ffprobe's messages; a failed run is an error naming the work (what),
+// the file and quoting ffprobe.
+func ffprobe(ctx context.Context, what, path string, args ...string) (stdout, stderr []byte, err error) {
+	var out bytes.Buffer
+	msgs := &tail{n: 8 << 10}
+	cmd := command(ctx, "ffprobe", append(append([]string{"-v", "error"}, args...), "-of", "json", fileArg(path))...)
+	cmd.Stdout = &out
+	cmd.Stderr = msgs
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return Info{}, fmt.Errorf("probe %s: %w", path, ctx.Err())
+			return nil, nil, fmt.Errorf("%s %s: %w", what, path, ctx.Err())
 		}
-		if msg := stderrText(stderr.Bytes(), path); msg != "" {
-			return Info{}, fmt.Errorf("probe %s: ffprobe: %s", path, msg)
+		if msg := stderrText(msgs.Bytes(), path); msg != "" {
+			return nil, nil, fmt.Errorf("%s %s: ffprobe: %s", what, path, msg)
 		}
-		return Info{}, fmt.Errorf("probe %s: ffprobe: %w", path, err)
+		return nil, nil, fmt.Errorf("%s %s: ffprobe: %w", what, path, err)
 	}
-	info, err := ParseProbe(stdout.Bytes())
-	if err != nil {
-		if msg := stderrText(stderr.Bytes(), path); msg != "" {
-			return Info{}, fmt.Errorf("probe %s: %w (ffprobe: %s)", path, err, msg)
-		}
-		return Info{}, fmt.Errorf("probe %s: %w", path, err)
+	return out.Bytes(), msgs.Bytes(), nil
+}
+
+// probeFailed is the error for ffprobe output that could not be read: it names the work and
+// the file, and quotes what ffprobe printed, which usually says why.
+func probeFailed(what, path string, err error, stderr []byte) error {
+	if msg := stderrText(stderr, path); msg != "" {
+		return fmt.Errorf("%s %s: %w (ffprobe: %s)", what, path, err, msg)
 	}
-	info.Warnings = messages(stderr.Bytes(), path, 8)
-	return info, nil
+	return fmt.Errorf("%s %s: %w", what, path, err)
 }
 
 // fileArg keeps a path that starts with "-" from being read as an option.
@@ -100,66 +126,106 @@ var ErrNoVideo = errors.New("no video or image stream")
 // container lists, or none at all.
 var ErrTruncated = errors.New("truncated or corrupt")
 
-// probeOutput is the part of `ffprobe -show_streams -show_format -of json` that Probe reads.
+// probeStream is one stream of ffprobe's JSON, whether asked with -show_streams (Probe) or
+// -show_entries (OpenFrames, AudioStream): the fields a query did not ask for stay zero.
 // ffprobe writes numbers as JSON strings in some fields and as numbers in others.
+type probeStream struct {
+	CodecType    string `json:"codec_type"`
+	CodecName    string `json:"codec_name"`
+	Width        int    `json:"width"`
+	Height       int    `json:"height"`
+	NbFrames     string `json:"nb_frames"`
+	NbReadFrames string `json:"nb_read_frames"`
+	PixFmt       string `json:"pix_fmt"`
+	ColorSpace   string `json:"color_space"`
+	ColorRange   string `json:"color_range"`
+	AvgFrameRate string `json:"avg_frame_rate"`
+	RFrameRate   string `json:"r_frame_rate"`
+	Duration     string `json:"duration"`
+	SampleRate   string `json:"sample_rate"`
+	Channels     int    `json:"channels"`
+	Disposition  struct {
+		AttachedPic int `json:"attached_pic"`
+	} `json:"disposition"`
+}
+
+// probeOutput is ffprobe's JSON: its streams and its container.
 type probeOutput struct {
-	Streams []struct {
-		CodecType    string `json:"codec_type"`
-		CodecName    string `json:"codec_name"`
-		Width        int    `json:"width"`
-		Height       int    `json:"height"`
-		NbFrames     string `json:"nb_frames"`
-		NbReadFrames string `json:"nb_read_frames"`
-		AvgFrameRate string `json:"avg_frame_rate"`
-		RFrameRate   string `json:"r_frame_rate"`
-		Duration     string `json:"duration"`
-		SampleRate   string `json:"sample_rate"`
-		Channels     int    `json:"channels"`
-		Disposition  struct {
-			AttachedPic int `json:"attached_pic"`
-		} `json:"disposition"`
-	} `json:"streams"`
-	Format struct {
+	Streams []probeStream `json:"streams"`
+	Format  struct {
 		FormatName string `json:"format_name"`
 		Duration   string `json:"duration"`
 	} `json:"format"`
 }
 
-// ParseProbe reads the JSON that `ffprobe -count_frames -show_streams -show_format -of json`
-// prints. The first video stream that is not cover art is the picture; the first audio stream
-// is the audio. It fails when there is no such video stream, its size is unknown, or its frames
-// did not decode.
-func ParseProbe(data []byte) (Info, error) {
+// parseProbeOutput decodes ffprobe's JSON.
+func parseProbeOutput(data []byte) (probeOutput, error) {
 	var out probeOutput
 	if err := json.Unmarshal(data, &out); err != nil {
-		return Info{}, fmt.Errorf("reading ffprobe output: %w", err)
+		return probeOutput{}, fmt.Errorf("reading ffprobe output: %w", err)
 	}
-	info := Info{Format: out.Format.FormatName}
-	video := -1
-	for i, s := range out.Streams {
-		switch {
-		case s.CodecType == "video" && s.Disposition.AttachedPic == 0 && video < 0:
-			video = i
-		case s.CodecType == "audio" && info.Audio == nil:
-			a := &AudioInfo{Codec: s.CodecName, Channels: s.Channels}
-			a.SampleRate, _ = strconv.Atoi(s.SampleRate)
-			a.DurationS = parseSeconds(s.Duration)
-			info.Audio = a
+	return out, nil
+}
+
+// picture returns the picture stream: the first video stream that is not cover art (what
+// ffmpeg's -map 0:V:0 takes; a stream without codec_type counts as video). It fails when there
+// is none or its size is unknown or absurd.
+func (o probeOutput) picture() (probeStream, error) {
+	for _, s := range o.Streams {
+		if (s.CodecType == "video" || s.CodecType == "") && s.Disposition.AttachedPic == 0 {
+			if s.Width <= 0 || s.Height <= 0 || s.Width > maxPixels/s.Height {
+				return probeStream{}, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
+			}
+			return s, nil
 		}
 	}
-	if info.Audio != nil && info.Audio.DurationS == 0 {
-		// SGLang's probe_audio_stream: the stream's duration, else the container's.
-		info.Audio.DurationS = parseSeconds(out.Format.Duration)
+	return probeStream{}, ErrNoVideo
+}
+
+// timing returns a picture stream's average frame rate (else its base rate) and its duration
+// (else the container's).
+func (o probeOutput) timing(s probeStream) (fps, durationS float64) {
+	fps, durationS = parseRate(s.AvgFrameRate), parseSeconds(s.Duration)
+	if fps == 0 {
+		fps = parseRate(s.RFrameRate)
 	}
-	if video < 0 {
-		return Info{}, ErrNoVideo
+	if durationS == 0 {
+		durationS = parseSeconds(o.Format.Duration)
 	}
-	v := out.Streams[video]
-	info.Codec = v.CodecName
-	info.Width, info.Height = v.Width, v.Height
-	if info.Width <= 0 || info.Height <= 0 {
-		return Info{}, fmt.Errorf("%w: %s stream has no size (%dx%d)", ErrTruncated, v.CodecName, v.Width, v.Height)
+	return fps, durationS
+}
+
+// audioDuration is an audio stream's duration, else the container's, as SGLang's
+// probe_audio_stream reads it.
+func (o probeOutput) audioDuration(s probeStream) float64 {
+	if d := parseSeconds(s.Duration); d > 0 {
+		return d
 	}
+	return parseSeconds(o.Format.Duration)
+}
+
+// ParseProbe reads the JSON that `ffprobe -count_frames -show_streams -show_format -of json`
+// prints. The picture is chosen as probeOutput.picture does; the first audio stream is the
+// audio. It fails when there is no picture, its size is unknown, or its frames did not decode.
+func ParseProbe(data []byte) (Info, error) {
+	out, err := parseProbeOutput(data)
+	if err != nil {
+		return Info{}, err
+	}
+	info := Info{Format: out.Format.FormatName}
+	for _, s := range out.Streams {
+		if s.CodecType == "audio" {
+			a := &AudioInfo{Codec: s.CodecName, Channels: s.Channels, DurationS: out.audioDuration(s)}
+			a.SampleRate, _ = strconv.Atoi(s.SampleRate)
+			info.Audio = a
+			break
+		}
+	}
+	v, err := out.picture()
+	if err != nil {
+		return Info{}, err
+	}
+	info.Codec, info.Width, info.Height = v.CodecName, v.Width, v.Height
 	// ffprobe leaves nb_read_frames out when no frame decoded.
 	read, err := parseCount(v.NbReadFrames)
 	if err != nil {
@@ -173,14 +239,7 @@ func ParseProbe(data []byte) (Info, error) {
 	}
 	info.Frames = read
 	if !isImageFormat(info.Format) {
-		info.FPS = parseRate(v.AvgFrameRate)
-		if info.FPS == 0 {
-			info.FPS = parseRate(v.RFrameRate)
-		}
-		info.DurationS = parseSeconds(v.Duration)
-		if info.DurationS == 0 {
-			info.DurationS = parseSeconds(out.Format.Duration)
-		}
+		info.FPS, info.DurationS = out.timing(v)
 	}
 	return info, nil
 }

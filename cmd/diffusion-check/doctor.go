@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/internal/media"
+)
+
+// serveEncoders are the encoders the reference server cannot do without: its videos are H.264
+// with AAC audio (media.EncodeVideo).
+var serveEncoders = []string{"libx264", "aac"}
+
+// withMediaTools probes ffmpeg and ffprobe once, at the start of a command that decodes or
+// encodes media (run, compare, serve), and returns the context its media path reads them from
+// (media.WithTools): the options it passes then are the ones this ffmpeg understands. An ffmpeg
+// that is missing, older than media.MinRelease or without what the command needs (the named
+// encoders) stops the command here, naming the version found and the minimum (exit 3), rather
+// than making every request's output look undecodable.
+func withMediaTools(ctx context.Context, encoders ...string) (context.Context, error) {
+	t, err := media.ProbeTools(ctx)
+	if err == nil {
+		err = t.Need(encoders...)
+	}
+	if err != nil {
+		return ctx, fmt.Errorf("checking ffmpeg and ffprobe: %w", err)
+	}
+	return media.WithTools(ctx, t), nil
+}
+
+// doctorCmd says whether this machine can run diffusion-check's media path: ffmpeg and ffprobe
+// found, their versions, the options chosen for them and the encoders the reference server
+// needs; exit 3, with what to install, when it cannot. The setup action runs it.
+func doctorCmd(ctx context.Context, e env, args []string) (int, error) {
+	fs := newFlags("doctor", e)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, usagef("unexpected arguments %q", fs.Args())
+	}
+	t, err := media.ProbeTools(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("checking ffmpeg and ffprobe: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "ffmpeg   %s  %s\n", t.FFmpeg.Path, t.FFmpeg)
+	fmt.Fprintf(e.stdout, "ffprobe  %s  %s\n", t.FFprobe.Path, t.FFprobe)
+	fmt.Fprintf(e.stdout, "frames passed through with: %s\n", strings.Join(t.Passthrough(), " "))
+	var have []string
+	for _, enc := range append(append([]string(nil), serveEncoders...), "ffv1", "libwebp") {
+		mark := "no"
+		if t.HasEncoder(enc) {
+			mark = "yes"
+		}
+		have = append(have, enc+" "+mark)
+	}
+	fmt.Fprintf(e.stdout, "encoders: %s\n", strings.Join(have, ", "))
+	if err := t.Need(serveEncoders...); err != nil {
+		return 0, fmt.Errorf("the reference server (serve, builtin: servers) cannot run: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "ok: FFmpeg %s or newer is supported; run, compare and serve can start\n", media.MinRelease)
+	return exitOK, nil
+}

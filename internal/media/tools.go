@@ -1,0 +1,324 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Tools is what the installed ffmpeg and ffprobe are and understand, probed once at start
+// (ProbeTools) and carried to the media path in the context (WithTools): the options the
+// decoders pass depend on it, so that no request's output is called undecodable for an option
+// this ffmpeg lacks.
+type Tools struct {
+	FFmpeg, FFprobe Version
+	// Encoders are the names ffmpeg's -encoders lists (libx264, aac, ffv1, libwebp, ...).
+	Encoders []string
+	// passthrough is the output option that passes every decoded frame on as it is, neither
+	// duplicated nor dropped to fit a rate: -fps_mode from ffmpeg 5.1, -vsync before it (5.1
+	// deprecated -vsync in its favour).
+	passthrough []string
+}
+
+// Version is one program's version as its -version banner says it.
+type Version struct {
+	// Path is where the program was found on PATH.
+	Path string
+	// Banner is the version word of the first line: "4.4.2-0ubuntu0.22.04.1", "n7.1",
+	// "N-47683-g0e8eb07980-static" (a build from git, which names no release).
+	Banner string
+	// AVUtil is libavutil's version (major, minor, micro), which every build prints and which
+	// places a build from git between two releases.
+	AVUtil [3]int
+}
+
+// release pairs an FFmpeg release with the libavutil version it shipped (FFmpeg's
+// RELEASE_NOTES and libavutil/version.h at each release tag).
+type release struct {
+	name   string
+	avutil [2]int
+}
+
+// releases lists the releases that a libavutil version is placed against, oldest first.
+var releases = []release{
+	{"4.0", [2]int{56, 14}}, {"4.1", [2]int{56, 22}}, {"4.2", [2]int{56, 31}}, {"4.3", [2]int{56, 51}},
+	{"4.4", [2]int{56, 70}}, {"5.0", [2]int{57, 17}}, {"5.1", [2]int{57, 28}}, {"6.0", [2]int{58, 2}},
+	{"6.1", [2]int{58, 29}}, {"7.0", [2]int{59, 8}}, {"7.1", [2]int{59, 39}}, {"8.0", [2]int{60, 8}},
+}
+
+// MinRelease is the oldest FFmpeg the media path supports: the oldest one it was tested with
+// (docs/ffmpeg.md), the static 4.x builds of the npm packages @ffmpeg-installer/linux-x64 and
+// @ffprobe-installer/linux-x64 4.1.0. Ubuntu 22.04's 4.4, the ffmpeg of SGLang's images, is newer.
+const MinRelease = "4.1"
+
+// minAVUtil is MinRelease's libavutil version.
+var minAVUtil = [2]int{56, 22}
+
+// Release names the FFmpeg release of the build: the newest release whose libavutil it has
+// ("4.4", or "4.1+" for a build from git after 4.1), "" when it is older than every release
+// listed.
+func (v Version) Release() string {
+	name := ""
+	exact := false
+	for _, r := range releases {
+		if v.AVUtil[0] > r.avutil[0] || v.AVUtil[0] == r.avutil[0] && v.AVUtil[1] >= r.avutil[1] {
+			name, exact = r.name, v.AVUtil[0] == r.avutil[0] && v.AVUtil[1] == r.avutil[1]
+		}
+	}
+	if name != "" && !exact && !strings.HasPrefix(strings.TrimPrefix(v.Banner, "n"), name) {
+		name += "+"
+	}
+	return name
+}
+
+// String is the version for people: "4.4.2-0ubuntu0.22.04.1 (libavutil 56.70.100)".
+func (v Version) String() string {
+	return fmt.Sprintf("%s (libavutil %d.%d.%d, FFmpeg %s)", v.Banner, v.AVUtil[0], v.AVUtil[1], v.AVUtil[2], orUnknown(v.Release()))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "older than " + releases[0].name
+	}
+	return s
+}
+
+// supported reports whether the build is at least MinRelease.
+func (v Version) supported() bool {
+	return v.AVUtil[0] > minAVUtil[0] || v.AVUtil[0] == minAVUtil[0] && v.AVUtil[1] >= minAVUtil[1]
+}
+
+// UnsupportedError says that ffmpeg or ffprobe is missing, too old, or lacks what the media
+// path needs; a command that decodes media refuses to start with it (exit 3).
+type UnsupportedError struct {
+	Program string // "ffmpeg" or "ffprobe"
+	Found   string // the version found, "" when the program is missing
+	Problem string
+}
+
+func (e *UnsupportedError) Error() string {
+	if e.Found == "" {
+		return fmt.Sprintf("%s: %s; install FFmpeg %s or newer (ffmpeg and ffprobe: apt-get install ffmpeg)", e.Program, e.Problem, MinRelease)
+	}
+	return fmt.Sprintf("%s %s: %s; install FFmpeg %s or newer (ffmpeg and ffprobe: apt-get install ffmpeg)", e.Program, e.Found, e.Problem, MinRelease)
+}
+
+// bannerLine matches the first line of -version: "ffmpeg version 4.4.2-0ubuntu0.22.04.1 Copyright ...".
+var bannerLine = regexp.MustCompile(`(?m)^(ffmpeg|ffprobe) version (\S+)`)
+
+// avutilLine matches libavutil's line of -version: "libavutil      56. 70.100 / 56. 70.100".
+var avutilLine = regexp.MustCompile(`(?m)^libavutil\s+(\d+)\.\s*(\d+)\.\s*(\d+)`)
+
+// ParseVersion reads the output of `ffmpeg -version` (or ffprobe's) for program.
+func ParseVersion(program string, out []byte) (Version, error) {
+	m := bannerLine.FindSubmatch(out)
+	if m == nil || string(m[1]) != program {
+		return Version{}, fmt.Errorf("%s -version: no %q line", program, program+" version")
+	}
+	v := Version{Banner: string(m[2])}
+	a := avutilLine.FindSubmatch(out)
+	if a == nil {
+		return Version{}, fmt.Errorf("%s -version: no libavutil line (a build without libavutil is not FFmpeg's)", program)
+	}
+	for i := range v.AVUtil {
+		n, err := strconv.Atoi(string(a[i+1]))
+		if err != nil {
+			return Version{}, fmt.Errorf("%s -version: libavutil version %q: %w", program, a[0], err)
+		}
+		v.AVUtil[i] = n
+	}
+	return v, nil
+}
+
+// hasOption reports whether `ffmpeg -h long` lists the option (given without its dash).
+func hasOption(help []byte, name string) bool {
+	for line := range strings.SplitSeq(string(help), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "-"+name {
+			return true
+		}
+	}
+	return false
+}
+
+// listed returns the names of `ffmpeg -filters` or `ffmpeg -encoders`: each line after the
+// legend is flags, then the name (" T.. trim  V->V  Pick one continuous section ...",
+// " V....D libx264  libx264 H.264 ..."). The legend's lines end at a line of dashes (-encoders)
+// or hold " = " ("T.. = Timeline support"), and are skipped.
+func listed(out []byte) []string {
+	var names []string
+	for line := range strings.SplitSeq(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || strings.Contains(line, " = ") || strings.Trim(f[0], "-") == "" {
+			continue
+		}
+		names = append(names, f[1])
+	}
+	return names
+}
+
+// ProbeTools finds ffmpeg and ffprobe on PATH and asks each for its version, and ffmpeg for the
+// options and filters the media path uses. It fails with an *UnsupportedError when one is
+// missing, older than MinRelease, or lacks them, and with another error when one could not be
+// run.
+func ProbeTools(ctx context.Context) (Tools, error) {
+	type answer struct {
+		out []byte
+		err error
+	}
+	jobs := map[string][]string{
+		"ffmpeg -version":  {"ffmpeg", "-hide_banner", "-version"},
+		"ffprobe -version": {"ffprobe", "-hide_banner", "-version"},
+		"ffmpeg -h long":   {"ffmpeg", "-hide_banner", "-h", "long"},
+		"ffmpeg -filters":  {"ffmpeg", "-hide_banner", "-filters"},
+		"ffmpeg -encoders": {"ffmpeg", "-hide_banner", "-encoders"},
+	}
+	var t Tools
+	for _, p := range []struct {
+		name string
+		into *Version
+	}{{"ffmpeg", &t.FFmpeg}, {"ffprobe", &t.FFprobe}} {
+		path, err := exec.LookPath(p.name)
+		if err != nil {
+			return Tools{}, &UnsupportedError{Program: p.name, Problem: "not found on PATH"}
+		}
+		p.into.Path = path
+	}
+	answers := make(map[string]answer, len(jobs))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for what, argv := range jobs {
+		wg.Go(func() {
+			var stdout bytes.Buffer
+			stderr := &tail{n: 4 << 10}
+			cmd := command(ctx, argv[0], argv[1:]...)
+			cmd.Stdout, cmd.Stderr = &stdout, stderr
+			err := cmd.Run()
+			if err != nil {
+				err = ffmpegError(ctx, "ask "+what, err, stderr)
+			}
+			mu.Lock()
+			answers[what] = answer{stdout.Bytes(), err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	// The versions first: an FFmpeg too old to answer -h long is refused for its age.
+	var err error
+	for _, p := range []struct {
+		program string
+		into    *Version
+	}{{"ffmpeg", &t.FFmpeg}, {"ffprobe", &t.FFprobe}} {
+		a := answers[p.program+" -version"]
+		if a.err != nil {
+			return Tools{}, fmt.Errorf("probe ffmpeg and ffprobe: %w", a.err)
+		}
+		if *p.into, err = versionOf(p.program, p.into.Path, a.out); err != nil {
+			return Tools{}, err
+		}
+	}
+	for _, what := range []string{"ffmpeg -h long", "ffmpeg -filters", "ffmpeg -encoders"} {
+		if err := answers[what].err; err != nil {
+			return Tools{}, fmt.Errorf("probe ffmpeg and ffprobe: %w", err)
+		}
+	}
+	return t.withCapabilities(answers["ffmpeg -h long"].out, answers["ffmpeg -filters"].out, answers["ffmpeg -encoders"].out)
+}
+
+// versionOf parses a program's -version and refuses a build older than MinRelease.
+func versionOf(program, path string, out []byte) (Version, error) {
+	v, err := ParseVersion(program, out)
+	if err != nil {
+		return Version{}, &UnsupportedError{Program: program, Found: path, Problem: err.Error()}
+	}
+	v.Path = path
+	if !v.supported() {
+		return Version{}, &UnsupportedError{Program: program, Found: v.String(), Problem: "older than the minimum, FFmpeg " + MinRelease + " (libavutil " + strconv.Itoa(minAVUtil[0]) + "." + strconv.Itoa(minAVUtil[1]) + ")"}
+	}
+	return v, nil
+}
+
+// requiredFilters are the filters the media path runs: trim cuts the proof of the yuv420p
+// conversion to one frame (frames.go).
+var requiredFilters = []string{"trim"}
+
+// withCapabilities completes t from ffmpeg's -h long, -filters and -encoders.
+func (t Tools) withCapabilities(help, filters, encoders []byte) (Tools, error) {
+	switch {
+	case hasOption(help, "fps_mode"):
+		t.passthrough = []string{"-fps_mode", "passthrough"}
+	case hasOption(help, "vsync"):
+		t.passthrough = []string{"-vsync", "passthrough"}
+	default:
+		return Tools{}, &UnsupportedError{Program: "ffmpeg", Found: t.FFmpeg.String(), Problem: "it has neither -fps_mode nor -vsync (ffmpeg -h long), so frames cannot be passed through as decoded"}
+	}
+	have := listed(filters)
+	for _, f := range requiredFilters {
+		if !slices.Contains(have, f) {
+			return Tools{}, &UnsupportedError{Program: "ffmpeg", Found: t.FFmpeg.String(), Problem: fmt.Sprintf("it has no %s filter (ffmpeg -filters)", f)}
+		}
+	}
+	t.Encoders = listed(encoders)
+	return t, nil
+}
+
+// Passthrough returns the output option that passes decoded frames on as they are
+// ("-fps_mode passthrough", or "-vsync passthrough" before FFmpeg 5.1).
+func (t Tools) Passthrough() []string { return slices.Clone(toolsOfValue(t).passthrough) }
+
+// HasEncoder reports whether the probed ffmpeg has the named encoder (e.g. "libwebp").
+func (t Tools) HasEncoder(name string) bool { return slices.Contains(t.Encoders, name) }
+
+// Need returns an *UnsupportedError when the probed ffmpeg lacks one of the named encoders
+// (what a command that encodes, such as the reference server, cannot do without).
+func (t Tools) Need(encoders ...string) error {
+	var missing []string
+	for _, e := range encoders {
+		if !t.HasEncoder(e) {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) > 0 {
+		return &UnsupportedError{Program: "ffmpeg", Found: t.FFmpeg.String(), Problem: "it has no " + strings.Join(missing, ", ") + " encoder (ffmpeg -encoders)"}
+	}
+	return nil
+}
+
+// ErrUnsupported is matched (errors.Is) by every *UnsupportedError.
+var ErrUnsupported = errors.New("ffmpeg or ffprobe not supported")
+
+// Is makes errors.Is(err, ErrUnsupported) true for an *UnsupportedError.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+type toolsKey struct{}
+
+// WithTools returns a context whose media calls use t's options. A command probes once at
+// start (ProbeTools) and passes the context down; a context without Tools (a test of this
+// package's callers, run with the ffmpeg of scripts/setup) gets the options of FFmpeg 5.1 and
+// later.
+func WithTools(ctx context.Context, t Tools) context.Context {
+	return context.WithValue(ctx, toolsKey{}, t)
+}
+
+// modern is what a context without Tools gets: FFmpeg 5.1 and later.
+var modern = Tools{passthrough: []string{"-fps_mode", "passthrough"}}
+
+// toolsOf returns the Tools of ctx, or modern.
+func toolsOf(ctx context.Context) Tools {
+	t, _ := ctx.Value(toolsKey{}).(Tools)
+	return toolsOfValue(t)
+}
+
+// toolsOfValue returns t, or modern when t was not probed.
+func toolsOfValue(t Tools) Tools {
+	if t.passthrough == nil {
+		return modern
+	}
+	return t
+}
