@@ -26,11 +26,14 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 //
 //	github start [readonly] [pagesize=N] [workflow_run[=fork]] [fork] [actor=LOGIN:ID]
 //	                                          start it; set GITHUB_* and write $WORK/event.json (PR 7,
-//	                                          or a workflow_run payload about it: a fork's lists no PR;
+//	                                          or a workflow_run payload about it: a fork's, from its
+//	                                          branch main, lists no PR;
 //	                                          fork: PR 7 comes from mallory/diffusion); the token is the
 //	                                          workflow's GITHUB_TOKEN, or actor's personal token
 //	github usercomment PR LOGIN BODY          LOGIN posts BODY (a Go string literal) on PR
-//	github pull PR SHA HEADREPO [closed]      the fake knows pull request PR with that head
+//	github pull PR SHA HEADREPO [closed] [branch=B] [base=B] [previous=SHA]
+//	                                          the fake knows pull request PR with that head (from
+//	                                          branch B of HEADREPO, into base B, earlier heads SHA)
 //	github files PR PATH|OLD->NEW|many=N|"GO STRING"...
 //	                                          the files pull request PR changes (OLD->NEW: a rename)
 //	github seed PR N                          add N comments of other people
@@ -75,7 +78,7 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			case a == "workflow_run":
 				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "octo/diffusion"}, "pull_requests": [{"number": 7, "head": {"sha": %q}}]}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead, scriptHead)
 			case a == "workflow_run=fork":
-				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
+				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_branch": "main", "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
 			case a == "readonly":
 				cfg.ReadOnly = true
 			case a == "nochecks":
@@ -123,8 +126,20 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	case "pull":
 		need(ts, args, 4)
 		p := githubfake.Pull{Number: atoi(ts, args[1]), HeadSHA: args[2], HeadRepo: args[3]}
-		if len(args) > 4 {
-			p.State = args[4]
+		for _, a := range args[4:] {
+			k, v, _ := strings.Cut(a, "=")
+			switch k {
+			case "closed":
+				p.State = "closed"
+			case "branch":
+				p.HeadRef = v
+			case "base":
+				p.BaseRef = v
+			case "previous":
+				p.Previous = append(p.Previous, v)
+			default:
+				ts.Fatalf("github pull: unknown option %q", a)
+			}
 		}
 		f.AddPull(p)
 	case "files":
