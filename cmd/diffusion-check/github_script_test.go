@@ -40,6 +40,7 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 //	github fault METHOD PATH CODE [retry-after=S] [times=N]
 //	github comments PR N                      PR has N comments with a diffusion-check marker
 //	github comment PR REGEXP                  the one diffusion-check comment matches
+//	github authored PR LOGIN N [REGEXP]       LOGIN wrote N comments on PR, each matching REGEXP
 //	github status CONTEXT STATE [REGEXP]      the last status of CONTEXT on the head commit
 //	github requests N                         it served N requests
 //	github statuses N                         it holds N commit statuses, on any commit
@@ -225,6 +226,22 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("comment does not match %q:\n%s", args[2], cs[0].Body)
 		}
 		ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), "comment.md"), []byte(cs[0].Body), 0o644))
+	case "authored":
+		need(ts, args, 4)
+		var bodies []string
+		for _, c := range f.Comments(atoi(ts, args[1])) {
+			if c.User == args[2] {
+				bodies = append(bodies, c.Body)
+			}
+		}
+		if len(bodies) != atoi(ts, args[3]) {
+			ts.Fatalf("%s wrote %d comments on PR %s, want %s: %q", args[2], len(bodies), args[1], args[3], bodies)
+		}
+		for _, b := range bodies {
+			if len(args) > 4 && !regexp.MustCompile(args[4]).MatchString(b) {
+				ts.Fatalf("a comment of %s does not match %q:\n%s", args[2], args[4], b)
+			}
+		}
 	case "status":
 		need(ts, args, 3)
 		var last *githubfake.Status

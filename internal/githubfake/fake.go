@@ -1,5 +1,5 @@
 // Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
-// uses: the token's user (GET /user), issue comments (paginated), commit statuses, the pull
+// uses: the token's user (GET /user, and GraphQL's viewer), issue comments (paginated), commit statuses, the pull
 // requests of a commit, the files of a pull request (paginated, at most 3,000 as GitHub),
 // check runs (checks.go) and git data — blobs, trees, commits, refs — for the pictures
 // branch (git.go). It checks every request — method,
@@ -40,10 +40,11 @@ type Config struct {
 	// NoContents refuses writes of git data (the pictures branch) with 403, as GitHub does
 	// for a job without "permissions: contents: write".
 	NoContents bool
-	// Actor is who the token acts as (a personal access token's user): GET /user answers it
-	// and the comments the token creates are its. nil is the workflow's GITHUB_TOKEN, an
-	// installation token: GET /user is refused with 403, as GitHub does, and comments are
-	// written by ActionsBot.
+	// Actor is who the token acts as: the comments the token creates are its, and GraphQL's
+	// viewer is it. A User (a personal access token's) is answered by GET /user; a Bot's
+	// token is an installation token (a GitHub App's, login <slug>[bot]), which GET /user
+	// refuses with 403 "Resource not accessible by integration", as GitHub does. nil is the
+	// workflow's GITHUB_TOKEN, the GitHub Actions App's installation token: ActionsBot.
 	Actor *User
 }
 
@@ -418,6 +419,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && path == "/user":
 		f.user(w)
+	case r.Method == http.MethodPost && (path == "/graphql" || path == "/api/graphql"):
+		f.graphql(w, r, body)
 	case r.Method == http.MethodGet && match(listRE, path, &m):
 		f.list(w, r, m)
 	case r.Method == http.MethodPost && match(listRE, path, &m):
@@ -711,13 +714,39 @@ func (f *Fake) pullJSON(p Pull) map[string]any {
 }
 
 // user answers GET /user: the actor of a personal access token; an installation token (the
-// workflow's GITHUB_TOKEN) is refused, as GitHub refuses it.
+// workflow's GITHUB_TOKEN, an App's) is refused, as GitHub refuses it
+// (joshjohanning/bulk-github-repo-settings-sync-action#194 shows the refusal).
 func (f *Fake) user(w http.ResponseWriter) {
-	if f.cfg.Actor == nil {
+	if a := f.actor(); a.kind() == "Bot" {
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
 		return
 	}
-	writeJSON(w, http.StatusOK, userJSON(*f.cfg.Actor))
+	writeJSON(w, http.StatusOK, userJSON(f.actor()))
+}
+
+// graphql answers the one GraphQL query diffusion-check sends, `query { viewer { login } }`,
+// for every token kind as GitHub does (#194 above: a personal token's user, an App's
+// installation token its <slug>[bot]); any other query is a problem. GitHub serves GraphQL
+// at /graphql, a GHES server at /api/graphql (not under /api/v3).
+func (f *Fake) graphql(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.URL.Path == "/api/v3/graphql" {
+		f.problem("POST %s: GHES serves GraphQL at /api/graphql, not under /api/v3", r.URL.Path)
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	var b struct {
+		Query     *string        `json:"query"`
+		Variables map[string]any `json:"variables"`
+	}
+	if !f.decode(w, r, body, &b) {
+		return
+	}
+	if b.Query == nil || strings.Join(strings.Fields(*b.Query), " ") != "query { viewer { login } }" {
+		f.problem("POST %s: query %q, the fake answers only query { viewer { login } }", r.URL.Path, deref(b.Query))
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"message": "not understood by the fake"}}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"viewer": map[string]any{"login": f.actor().Login}}})
 }
 
 func userJSON(u User) map[string]any {
