@@ -41,6 +41,9 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 //	github comments PR N                      PR has N comments with a diffusion-check marker
 //	github comment PR REGEXP                  the one diffusion-check comment matches
 //	github authored PR LOGIN N [REGEXP]       LOGIN wrote N comments on PR, each matching REGEXP
+//	github environment NAME used|reviewers=A,B|wait=MIN...
+//	                                          environment NAME: created by a job's first use (no
+//	                                          rules), or set up with those required reviewers
 //	github status CONTEXT STATE [REGEXP]      the last status of CONTEXT on the head commit
 //	github requests N                         it served N requests
 //	github statuses N                         it holds N commit statuses, on any commit
@@ -226,6 +229,24 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("comment does not match %q:\n%s", args[2], cs[0].Body)
 		}
 		ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), "comment.md"), []byte(cs[0].Body), 0o644))
+	case "environment":
+		need(ts, args, 3)
+		var e githubfake.Environment
+		for _, a := range args[2:] {
+			k, v, _ := strings.Cut(a, "=")
+			switch k {
+			case "used":
+				f.UseEnvironment(args[1])
+				continue
+			case "reviewers":
+				e.Reviewers = strings.Split(v, ",")
+			case "wait":
+				e.WaitTimer = atoi(ts, v)
+			default:
+				ts.Fatalf("github environment: unknown option %q", a)
+			}
+			f.SetEnvironment(args[1], e)
+		}
 	case "authored":
 		need(ts, args, 4)
 		var bodies []string

@@ -67,6 +67,7 @@ type workflow struct {
 		Needs       any      `yaml:"needs"`
 		RunsOn      any      `yaml:"runs-on"`
 		Environment string   `yaml:"environment"`
+		Permissions any      `yaml:"permissions"`
 		Steps       []wfStep `yaml:"steps"`
 	} `yaml:"jobs"`
 }
@@ -82,7 +83,7 @@ type wfStep struct {
 // third-party actions pinned by commit SHA with the tag in a comment; uploads that overwrite
 // (so "re-run failed jobs" works); no paths-ignore (a docs-only PR still gets the required
 // status); a fork's PR reaches a self-hosted GPU runner only through the fork-gpu environment
-// gate; every workflow that publishes sets an error status when there is no report; the
+// gate, whose first step is check-gate (actions: read); every workflow that publishes sets an error status when there is no report; the
 // fork-publish recipe downloads no event file and runs no code of the fork; the label-driven
 // lane neither restarts nor cancels on an unrelated label.
 func TestExampleWorkflowsTrust(t *testing.T) {
@@ -160,6 +161,15 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 	for jobName, job := range wf.Jobs {
 		if job.Environment == "fork-gpu" {
 			gated = true
+			// GitHub creates a missing environment without reviewers: the gate job's first
+			// step must fail closed then, with the permission it needs to read it.
+			if len(job.Steps) == 0 || !strings.HasPrefix(job.Steps[0].Uses, "diffusion-check/diffusion-check@") ||
+				job.Steps[0].With["command"] != "check-gate" || job.Steps[0].With["environment"] != job.Environment {
+				t.Errorf("%s: job %s: its first step is not check-gate of environment %s", name, jobName, job.Environment)
+			}
+			if !strings.Contains(fmt.Sprint(job.Permissions), "actions:read") {
+				t.Errorf("%s: job %s: check-gate needs permissions: actions: read, got %v", name, jobName, job.Permissions)
+			}
 		}
 		if onPR && strings.Contains(fmt.Sprint(job.RunsOn), "self-hosted") &&
 			(!strings.Contains(fmt.Sprint(job.Needs), "gate") || !strings.Contains(job.If, "needs.gate.result == 'success'")) {

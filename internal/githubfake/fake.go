@@ -1,11 +1,15 @@
 // Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
-// uses: the token's user (GET /user, and GraphQL's viewer), issue comments (paginated), commit statuses, the pull
-// requests of a commit, the files of a pull request (paginated, at most 3,000 as GitHub),
-// check runs (checks.go) and git data — blobs, trees, commits, refs — for the pictures
-// branch (git.go). It checks every request — method,
-// path, authorization, headers, body — and records a problem for anything a real GitHub would
-// refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
-// responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
+// uses: the token's user (GET /user, and GraphQL's viewer), issue comments (paginated),
+// commit statuses, the pull requests of a commit and of a branch, the files of a pull
+// request (paginated, at most 3,000 as GitHub), deployment environments (environments.go),
+// check runs (checks.go) and git data — blobs, trees, commits, refs — for the pictures branch
+// (git.go). It answers as GitHub does where that is unkind: a fork-only commit lists no pull
+// request asked of the base, an installation token cannot call GET /user, a missing
+// environment is 404 until a job names it, which creates it with no reviewers. It checks
+// every request — method, path, authorization, headers, body — and records a problem for
+// anything a real GitHub would refuse or that diffusion-check should never send; faults (5xx,
+// 429, rate-limit 403s, slow responses) can be injected. It serves both api.github.com paths
+// and GHES's /api/v3 prefix (and GraphQL at /graphql and GHES's /api/graphql).
 package githubfake
 
 import (
@@ -161,6 +165,8 @@ type Fake struct {
 	pulls    []Pull
 	// hidden are repositories the token cannot see (HideRepo).
 	hidden []string
+	// environments are the deployment environments (environments.go).
+	environments map[string]Environment
 	// pullFiles are the changed files of each pull request.
 	pullFiles map[int][]PullFile
 	faults    []*Fault
@@ -435,6 +441,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.pullsOf(w, r, m)
 	case r.Method == http.MethodGet && match(pullListRE, path, &m):
 		f.pullsList(w, r, m)
+	case r.Method == http.MethodGet && match(environmentRE, strings.TrimPrefix(r.URL.EscapedPath(), "/api/v3"), &m):
+		f.environment(w, r, m)
 	case r.Method == http.MethodGet && match(filesRE, path, &m):
 		f.filesOf(w, r, m)
 	case r.Method == http.MethodPost && match(checkRunsRE, path, &m), r.Method == http.MethodPatch && match(checkRunRE, path, &m):
