@@ -296,3 +296,41 @@ func TestReleaseShipsLicense(t *testing.T) {
 		t.Error("Dockerfile: ARG VERSION comes before `go mod download`, so every version re-downloads the modules")
 	}
 }
+
+// TestActionMetadata: action.yml is publishable on the Marketplace, whose release form
+// refuses "Description must be less than 125 characters" (met by
+// oliver-zehentleitner/keep-the-why#221 and Booyaka101/hass-breakage-radar#44, among many),
+// and takes branding only with one of GitHub's colours and a Feather icon that GitHub does
+// not exclude (https://docs.github.com/actions/reference/workflows-and-actions/metadata-syntax#branding).
+func TestActionMetadata(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+		Branding    struct {
+			Icon  string `yaml:"icon"`
+			Color string `yaml:"color"`
+		} `yaml:"branding"`
+	}
+	if err := yaml.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if n := len([]rune(meta.Description)); n == 0 || n >= 125 {
+		t.Errorf("action.yml: description of %d characters, want 1 to 124: %q", n, meta.Description)
+	}
+	if meta.Name == "" {
+		t.Error("action.yml: no name")
+	}
+	colors := []string{"white", "black", "yellow", "blue", "green", "orange", "red", "purple", "gray-dark"}
+	if !slices.Contains(colors, meta.Branding.Color) {
+		t.Errorf("action.yml: branding color %q, want one of %v", meta.Branding.Color, colors)
+	}
+	// The Feather icons GitHub's branding does not take.
+	excluded := []string{"coffee", "columns", "divide-circle", "divide-square", "divide", "frown", "hexagon", "key", "meh", "mouse-pointer", "smile", "tool", "x-octagon"}
+	if meta.Branding.Icon == "" || slices.Contains(excluded, meta.Branding.Icon) {
+		t.Errorf("action.yml: branding icon %q: want a Feather icon GitHub takes", meta.Branding.Icon)
+	}
+}
