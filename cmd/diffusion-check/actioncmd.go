@@ -28,6 +28,10 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 	if command == "" {
 		command = "run"
 	}
+	if command == "check-gate" && failOn != failOnFailures {
+		// A gate that an input could pass is no gate.
+		return 0, usagef("input fail_on: check-gate always fails closed; remove fail_on from its step")
+	}
 	argv, err := actionArgs(command, in)
 	if err != nil {
 		return 0, err
@@ -87,6 +91,9 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 			return nil, err
 		}
 		return argv, nil
+	case "check-gate":
+		flag("environment", "environment")
+		return argv, nil
 	case "baseline":
 		flag("out", "out")
 		flag("markdown", "markdown")
@@ -116,7 +123,7 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 			return argv, nil // statuses only: no results yet
 		}
 	default:
-		return nil, usagef("input command: want plan, run, report or baseline, got %q", command)
+		return nil, usagef("input command: want plan, run, report, baseline or check-gate, got %q", command)
 	}
 	results := strings.Fields(in("results"))
 	if len(results) == 0 {

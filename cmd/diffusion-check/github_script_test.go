@@ -26,17 +26,24 @@ var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
 //
 //	github start [readonly] [pagesize=N] [workflow_run[=fork]] [fork] [actor=LOGIN:ID]
 //	                                          start it; set GITHUB_* and write $WORK/event.json (PR 7,
-//	                                          or a workflow_run payload about it: a fork's lists no PR;
+//	                                          or a workflow_run payload about it: a fork's, from its
+//	                                          branch main, lists no PR;
 //	                                          fork: PR 7 comes from mallory/diffusion); the token is the
 //	                                          workflow's GITHUB_TOKEN, or actor's personal token
 //	github usercomment PR LOGIN BODY          LOGIN posts BODY (a Go string literal) on PR
-//	github pull PR SHA HEADREPO [closed]      the fake knows pull request PR with that head
+//	github pull PR SHA HEADREPO [closed] [branch=B] [base=B] [previous=SHA]
+//	                                          the fake knows pull request PR with that head (from
+//	                                          branch B of HEADREPO, into base B, earlier heads SHA)
 //	github files PR PATH|OLD->NEW|many=N|"GO STRING"...
 //	                                          the files pull request PR changes (OLD->NEW: a rename)
 //	github seed PR N                          add N comments of other people
 //	github fault METHOD PATH CODE [retry-after=S] [times=N]
 //	github comments PR N                      PR has N comments with a diffusion-check marker
 //	github comment PR REGEXP                  the one diffusion-check comment matches
+//	github authored PR LOGIN N [REGEXP]       LOGIN wrote N comments on PR, each matching REGEXP
+//	github environment NAME used|reviewers=A,B|wait=MIN...
+//	                                          environment NAME: created by a job's first use (no
+//	                                          rules), or set up with those required reviewers
 //	github status CONTEXT STATE [REGEXP]      the last status of CONTEXT on the head commit
 //	github requests N                         it served N requests
 //	github statuses N                         it holds N commit statuses, on any commit
@@ -75,7 +82,7 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			case a == "workflow_run":
 				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "octo/diffusion"}, "pull_requests": [{"number": 7, "head": {"sha": %q}}]}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead, scriptHead)
 			case a == "workflow_run=fork":
-				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
+				ev = fmt.Sprintf(`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_branch": "main", "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`, scriptHead)
 			case a == "readonly":
 				cfg.ReadOnly = true
 			case a == "nochecks":
@@ -123,8 +130,20 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	case "pull":
 		need(ts, args, 4)
 		p := githubfake.Pull{Number: atoi(ts, args[1]), HeadSHA: args[2], HeadRepo: args[3]}
-		if len(args) > 4 {
-			p.State = args[4]
+		for _, a := range args[4:] {
+			k, v, _ := strings.Cut(a, "=")
+			switch k {
+			case "closed":
+				p.State = "closed"
+			case "branch":
+				p.HeadRef = v
+			case "base":
+				p.BaseRef = v
+			case "previous":
+				p.Previous = append(p.Previous, v)
+			default:
+				ts.Fatalf("github pull: unknown option %q", a)
+			}
 		}
 		f.AddPull(p)
 	case "files":
@@ -210,6 +229,40 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("comment does not match %q:\n%s", args[2], cs[0].Body)
 		}
 		ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), "comment.md"), []byte(cs[0].Body), 0o644))
+	case "environment":
+		need(ts, args, 3)
+		var e githubfake.Environment
+		for _, a := range args[2:] {
+			k, v, _ := strings.Cut(a, "=")
+			switch k {
+			case "used":
+				f.UseEnvironment(args[1])
+				continue
+			case "reviewers":
+				e.Reviewers = strings.Split(v, ",")
+			case "wait":
+				e.WaitTimer = atoi(ts, v)
+			default:
+				ts.Fatalf("github environment: unknown option %q", a)
+			}
+			f.SetEnvironment(args[1], e)
+		}
+	case "authored":
+		need(ts, args, 4)
+		var bodies []string
+		for _, c := range f.Comments(atoi(ts, args[1])) {
+			if c.User == args[2] {
+				bodies = append(bodies, c.Body)
+			}
+		}
+		if len(bodies) != atoi(ts, args[3]) {
+			ts.Fatalf("%s wrote %d comments on PR %s, want %s: %q", args[2], len(bodies), args[1], args[3], bodies)
+		}
+		for _, b := range bodies {
+			if len(args) > 4 && !regexp.MustCompile(args[4]).MatchString(b) {
+				ts.Fatalf("a comment of %s does not match %q:\n%s", args[2], args[4], b)
+			}
+		}
 	case "status":
 		need(ts, args, 3)
 		var last *githubfake.Status

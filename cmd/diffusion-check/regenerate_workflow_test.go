@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,7 +45,13 @@ type workflowRun struct {
 	bin       string // PATH entry holding diffusion-check and the fake gh
 	ghLog     string
 	inputs    map[string]string
+	secrets   map[string]string
 	needs     map[string]string // plan job outputs
+	// mayFail lets a run: step fail: failed is then its output, and play stops.
+	mayFail bool
+	failed  string
+	// checkoutTokens are the token inputs of each job's checkouts (what its git push uses).
+	checkoutTokens map[string][]string
 }
 
 var exprRE = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
@@ -58,6 +65,8 @@ func (w *workflowRun) eval(expr string, ctx map[string]string) string {
 		return w.inputs[strings.TrimPrefix(expr, "inputs.")]
 	case expr == "github.token":
 		return "ghs_fake"
+	case strings.HasPrefix(expr, "secrets."):
+		return w.secrets[strings.TrimPrefix(expr, "secrets.")] // "" when not set, as GitHub does
 	case expr == "fromJSON(needs.plan.outputs.matrix)":
 		return w.needs["matrix"]
 	}
@@ -103,7 +112,11 @@ func (w *workflowRun) job(name string, steps []ghStep, ctx map[string]string) ma
 		}
 		switch {
 		case strings.HasPrefix(st.Uses, "actions/checkout@"):
-			// The clone above.
+			// The clone above; the token is the one its later git push would use.
+			if w.checkoutTokens == nil {
+				w.checkoutTokens = map[string][]string{}
+			}
+			w.checkoutTokens[name] = append(w.checkoutTokens[name], with["token"])
 		case strings.HasPrefix(st.Uses, "diffusion-check/diffusion-check@"):
 			outputs[st.ID] = w.action(what, ws, with)
 		case strings.HasPrefix(st.Uses, "actions/upload-artifact@"):
@@ -128,6 +141,10 @@ func (w *workflowRun) job(name string, steps []ghStep, ctx map[string]string) ma
 				cmd.Env = append(cmd.Env, k+"="+w.expand(v, ctx))
 			}
 			if out, err := cmd.CombinedOutput(); err != nil {
+				if w.mayFail {
+					w.failed = fmt.Sprintf("%s: %v\n%s", what, err, out)
+					return outputs
+				}
 				t.Fatalf("%s: %v\n%s", what, err, out)
 			}
 		default:
@@ -191,7 +208,8 @@ func readOutputs(t *testing.T, path string) map[string]string {
 	return outs
 }
 
-// play runs plan, every partition of run, and propose, in that order.
+// play runs plan, every partition of run, and propose, in that order; with mayFail it stops
+// at the first failed step.
 func (w *workflowRun) play(wf ghWorkflow) {
 	t := w.t
 	for _, j := range []string{"plan", "run", "propose"} {
@@ -200,6 +218,9 @@ func (w *workflowRun) play(wf ghWorkflow) {
 		}
 	}
 	w.needs = w.job("plan", wf.Jobs["plan"].Steps, nil)["plan"]
+	if w.failed != "" {
+		return
+	}
 	var matrix struct {
 		Include []map[string]string `json:"include"`
 	}
@@ -207,7 +228,9 @@ func (w *workflowRun) play(wf ghWorkflow) {
 		t.Fatalf("plan's matrix output %q: %v", w.needs["matrix"], err)
 	}
 	for i, m := range matrix.Include {
-		w.job("run", wf.Jobs["run"].Steps, map[string]string{"matrix.partition": m["partition"], "strategy.job-index": fmt.Sprint(i)})
+		if w.job("run", wf.Jobs["run"].Steps, map[string]string{"matrix.partition": m["partition"], "strategy.job-index": fmt.Sprint(i)}); w.failed != "" {
+			return
+		}
 	}
 	w.job("propose", wf.Jobs["propose"].Steps, nil)
 }
@@ -285,8 +308,8 @@ cases:
 	if err := os.Symlink(filepath.Join(binDir, "diffusion-check"), filepath.Join(bin, "diffusion-check")); err != nil {
 		t.Fatal(err)
 	}
-	// The fake gh records its arguments and the body file it was given.
-	gh := "#!/bin/bash\nprintf '%s\\n' \"$*\" >> \"$GH_LOG\"\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --body-file ]; then cp \"$2\" \"$GH_LOG.body\"; fi; shift; done\n"
+	// The fake gh records its arguments, its token and the body file it was given.
+	gh := "#!/bin/bash\nprintf '%s\\n' \"$*\" >> \"$GH_LOG\"\nprintf '%s' \"$GH_TOKEN\" > \"$GH_LOG.token\"\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --body-file ]; then cp \"$2\" \"$GH_LOG.body\"; fi; shift; done\n"
 	if err := os.WriteFile(filepath.Join(bin, "gh"), []byte(gh), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +334,19 @@ cases:
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			w := &workflowRun{t: t, origin: origin, artifacts: t.TempDir(), bin: bin, ghLog: filepath.Join(t.TempDir(), "gh.log"),
-				inputs: map[string]string{"lane": "base", "mode": tc.mode, "gpu": "h100"}}
+				inputs: map[string]string{"lane": "base", "mode": tc.mode, "gpu": "h100"}, secrets: map[string]string{prTokenSecret: prToken}}
 			w.play(wf)
 			log, err := os.ReadFile(w.ghLog)
 			if err != nil {
 				t.Fatalf("no pull request was opened: %v", err)
+			}
+			// The push (checkout's persisted token) and the pull request use the secret, never
+			// GITHUB_TOKEN, whose pull request would start no workflow.
+			if tok, _ := os.ReadFile(w.ghLog + ".token"); string(tok) != prToken {
+				t.Errorf("gh pr create ran with GH_TOKEN %q, want the secret %s", tok, prTokenSecret)
+			}
+			if got := w.checkoutTokens["propose"]; len(got) != 1 || got[0] != prToken {
+				t.Errorf("the propose job checks out with tokens %q, want the secret %s (its git push uses it)", got, prTokenSecret)
 			}
 			branch := "diffusion-" + tc.mode + "-h100-4242"
 			if want := fmt.Sprintf("pr create --title diffusion: regenerate %s (h100) --body-file regenerate-body.md --head %s\n", tc.mode, branch); string(log) != want {
@@ -337,5 +368,92 @@ cases:
 				}
 			}
 		})
+	}
+
+	// Without the secret: the first job fails with the one line that names the setting and the
+	// consequence, before any GPU time; nothing is pushed, no pull request opened.
+	t.Run("no token", func(t *testing.T) {
+		origin := filepath.Join(t.TempDir(), "origin.git") // one no other subtest pushed to
+		git(t, "", "clone", "-q", "--bare", seed, origin)
+		w := &workflowRun{t: t, origin: origin, artifacts: t.TempDir(), bin: bin, ghLog: filepath.Join(t.TempDir(), "gh.log"),
+			inputs: map[string]string{"lane": "base", "mode": "baseline", "gpu": "h100"}, mayFail: true}
+		w.play(wf)
+		if !strings.Contains(w.failed, "job plan step 1") || !strings.Contains(w.failed, prTokenLine) {
+			t.Errorf("the workflow failed with %q, want the plan job's first step to say:\n%s", w.failed, prTokenLine)
+		}
+		if n := strings.Count(w.failed, "::error"); n != 1 {
+			t.Errorf("%d error lines, want one:\n%s", n, w.failed)
+		}
+		if _, err := os.Stat(w.ghLog); err == nil {
+			t.Error("a pull request was opened without the token")
+		}
+		if names, _ := filepath.Glob(filepath.Join(w.artifacts, "*")); len(names) > 0 {
+			t.Errorf("the run jobs ran without the token: artifacts %v", names)
+		}
+		if branches := git(t, origin, "branch", "--list", "diffusion-*"); branches != "" {
+			t.Errorf("pushed without the token: %s", branches)
+		}
+	})
+}
+
+// prTokenSecret is the secret the PR-opening example workflows push and open pull requests
+// with; prToken its value in tests.
+const (
+	prTokenSecret = "DIFFUSION_CHECK_PR_TOKEN"
+	prToken       = "github_pat_fake"
+)
+
+// prTokenLine is the line a PR-opening workflow fails with when the secret is not set: the
+// repository setting GITHUB_TOKEN would need, and why even that would not do.
+const prTokenLine = `::error title=No token to open the pull request::Set the repository secret DIFFUSION_CHECK_PR_TOKEN (a fine-grained personal access token, or a GitHub App installation token, with contents: write and pull-requests: write). GITHUB_TOKEN may open a pull request only when Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests" is on, and that pull request starts no workflow by itself, so its required checks would never report (docs/github-actions.md#pull-requests-opened-by-a-workflow).`
+
+// TestPROpeningWorkflowsTakeAToken: every example workflow that opens a pull request (gh pr
+// create) opens it and pushes with the secret DIFFUSION_CHECK_PR_TOKEN, never GITHUB_TOKEN,
+// and fails first, with prTokenLine, when the secret is not set; its GITHUB_TOKEN only reads.
+func TestPROpeningWorkflowsTakeAToken(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "workflows", "*.yml"))
+	secret := "${{ secrets." + prTokenSecret + " }}"
+	opening := 0
+	for _, path := range files {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			Jobs map[string]struct {
+				Permissions any      `yaml:"permissions"`
+				Steps       []ghStep `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(raw, &wf); err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(path)
+		guarded := strings.Contains(string(raw), "echo '"+prTokenLine+"'")
+		for jobName, job := range wf.Jobs {
+			for _, st := range job.Steps {
+				if !strings.Contains(st.Run, "gh pr create") {
+					continue
+				}
+				opening++
+				if st.Env["GH_TOKEN"] != secret {
+					t.Errorf("%s: job %s opens its pull request with GH_TOKEN %q, want %s", name, jobName, st.Env["GH_TOKEN"], secret)
+				}
+				if !slices.ContainsFunc(job.Steps, func(c ghStep) bool {
+					return strings.HasPrefix(c.Uses, "actions/checkout@") && c.With["token"] == secret
+				}) {
+					t.Errorf("%s: job %s pushes without checking out with %s", name, jobName, secret)
+				}
+				if p := fmt.Sprint(job.Permissions); strings.Contains(p, "write") {
+					t.Errorf("%s: job %s gives GITHUB_TOKEN %s; the secret pushes and opens the pull request", name, jobName, p)
+				}
+				if !guarded {
+					t.Errorf("%s: opens a pull request but does not fail first, with prTokenLine, without %s", name, prTokenSecret)
+				}
+			}
+		}
+	}
+	if opening < 2 {
+		t.Errorf("%d example workflows open a pull request, want regenerate and history", opening)
 	}
 }

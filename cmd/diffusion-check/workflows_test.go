@@ -67,6 +67,7 @@ type workflow struct {
 		Needs       any      `yaml:"needs"`
 		RunsOn      any      `yaml:"runs-on"`
 		Environment string   `yaml:"environment"`
+		Permissions any      `yaml:"permissions"`
 		Steps       []wfStep `yaml:"steps"`
 	} `yaml:"jobs"`
 }
@@ -82,7 +83,7 @@ type wfStep struct {
 // third-party actions pinned by commit SHA with the tag in a comment; uploads that overwrite
 // (so "re-run failed jobs" works); no paths-ignore (a docs-only PR still gets the required
 // status); a fork's PR reaches a self-hosted GPU runner only through the fork-gpu environment
-// gate; every workflow that publishes sets an error status when there is no report; the
+// gate, whose first step is check-gate (actions: read); every workflow that publishes sets an error status when there is no report; the
 // fork-publish recipe downloads no event file and runs no code of the fork; the label-driven
 // lane neither restarts nor cancels on an unrelated label.
 func TestExampleWorkflowsTrust(t *testing.T) {
@@ -160,6 +161,15 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 	for jobName, job := range wf.Jobs {
 		if job.Environment == "fork-gpu" {
 			gated = true
+			// GitHub creates a missing environment without reviewers: the gate job's first
+			// step must fail closed then, with the permission it needs to read it.
+			if len(job.Steps) == 0 || !strings.HasPrefix(job.Steps[0].Uses, "diffusion-check/diffusion-check@") ||
+				job.Steps[0].With["command"] != "check-gate" || job.Steps[0].With["environment"] != job.Environment {
+				t.Errorf("%s: job %s: its first step is not check-gate of environment %s", name, jobName, job.Environment)
+			}
+			if !strings.Contains(fmt.Sprint(job.Permissions), "actions:read") {
+				t.Errorf("%s: job %s: check-gate needs permissions: actions: read, got %v", name, jobName, job.Permissions)
+			}
 		}
 		if onPR && strings.Contains(fmt.Sprint(job.RunsOn), "self-hosted") &&
 			(!strings.Contains(fmt.Sprint(job.Needs), "gate") || !strings.Contains(job.If, "needs.gate.result == 'success'")) {
@@ -284,5 +294,43 @@ func TestReleaseShipsLicense(t *testing.T) {
 	download, stamp := strings.Index(df, "go mod download"), strings.Index(df, "ARG VERSION")
 	if download < 0 || stamp < download {
 		t.Error("Dockerfile: ARG VERSION comes before `go mod download`, so every version re-downloads the modules")
+	}
+}
+
+// TestActionMetadata: action.yml is publishable on the Marketplace, whose release form
+// refuses "Description must be less than 125 characters" (met by
+// oliver-zehentleitner/keep-the-why#221 and Booyaka101/hass-breakage-radar#44, among many),
+// and takes branding only with one of GitHub's colours and a Feather icon that GitHub does
+// not exclude (https://docs.github.com/actions/reference/workflows-and-actions/metadata-syntax#branding).
+func TestActionMetadata(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+		Branding    struct {
+			Icon  string `yaml:"icon"`
+			Color string `yaml:"color"`
+		} `yaml:"branding"`
+	}
+	if err := yaml.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if n := len([]rune(meta.Description)); n == 0 || n >= 125 {
+		t.Errorf("action.yml: description of %d characters, want 1 to 124: %q", n, meta.Description)
+	}
+	if meta.Name == "" {
+		t.Error("action.yml: no name")
+	}
+	colors := []string{"white", "black", "yellow", "blue", "green", "orange", "red", "purple", "gray-dark"}
+	if !slices.Contains(colors, meta.Branding.Color) {
+		t.Errorf("action.yml: branding color %q, want one of %v", meta.Branding.Color, colors)
+	}
+	// The Feather icons GitHub's branding does not take.
+	excluded := []string{"coffee", "columns", "divide-circle", "divide-square", "divide", "frown", "hexagon", "key", "meh", "mouse-pointer", "smile", "tool", "x-octagon"}
+	if meta.Branding.Icon == "" || slices.Contains(excluded, meta.Branding.Icon) {
+		t.Errorf("action.yml: branding icon %q: want a Feather icon GitHub takes", meta.Branding.Icon)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -22,37 +21,6 @@ type Identity struct {
 // ActionsBot is the account of the GitHub Actions app: what a workflow's GITHUB_TOKEN writes
 // is written by it. https://api.github.com/users/github-actions%5Bbot%5D gives its ID.
 var ActionsBot = Identity{Login: "github-actions[bot]", ID: 41898282}
-
-// Identity finds the account the token acts as, and says how it knows.
-//
-// The rule: GET /user answers for a user's token (a personal access token, classic or
-// fine-grained): that user. An installation token, which the workflow's GITHUB_TOKEN is, is
-// refused by GET /user with 403 (not a rate limit): then the account is ActionsBot. A token
-// of another GitHub App is taken for GITHUB_TOKEN too, so its own comments are never found
-// again and each run creates one (never an edit of another account's). Anything else (no
-// answer, 401, 5xx) is an error: the caller then publishes without an identity, creating
-// a comment and never editing or deleting one.
-//
-// GitHub API docs: https://docs.github.com/rest/users/users#get-the-authenticated-user
-//
-//meta:operation GET /user
-func (g *Client) Identity(ctx context.Context) (Identity, string, error) {
-	u, _, err := g.API.Users.Get(ctx, "")
-	if err == nil {
-		if u.GetLogin() == "" || u.GetID() == 0 {
-			return Identity{}, "", errors.New("find the token's account: GET /user answered no login or id")
-		}
-		return Identity{Login: u.GetLogin(), ID: u.GetID()}, "GET /user: the token acts as " + u.GetLogin(), nil
-	}
-	var gerr *github.ErrorResponse
-	var rl *github.RateLimitError
-	var abuse *github.AbuseRateLimitError
-	if errors.As(err, &gerr) && !errors.As(err, &rl) && !errors.As(err, &abuse) &&
-		gerr.Response != nil && gerr.Response.StatusCode == http.StatusForbidden {
-		return ActionsBot, "GET /user refused an installation token (403): the workflow's GITHUB_TOKEN, which writes as github-actions[bot]", nil
-	}
-	return Identity{}, "", fmt.Errorf("find the token's account (GET /user): %w", err)
-}
 
 // owns says whether a comment is the comment of marker that this token wrote: its author
 // is Self (by ID; by login where GitHub gave no ID) and its first line is marker (a hidden

@@ -21,6 +21,11 @@ type Event struct {
 	// HeadRepo is owner/name of the repository the tested commit comes from: a fork's for a
 	// pull request from a fork ("" if the payload does not say).
 	HeadRepo string
+	// HeadBranch is the branch of HeadRepo the tested commit was pushed to (a workflow_run's
+	// head_branch, a pull request's head.ref; "" if the payload does not say). A fork's
+	// branch may share its name with one of this repository's: it names a branch only
+	// together with HeadRepo's owner.
+	HeadBranch string
 	// WorkflowRun is set for a workflow_run event: the commit and pull request are those of
 	// the run that triggered it, and a fork's pull request is not listed in the payload.
 	WorkflowRun bool
@@ -45,11 +50,13 @@ func ParseEvent(data []byte) (Event, error) {
 			Number int `json:"number"`
 			Head   struct {
 				SHA  string `json:"sha"`
+				Ref  string `json:"ref"`
 				Repo *repo  `json:"repo"`
 			} `json:"head"`
 		} `json:"pull_request"`
 		WorkflowRun *struct {
 			HeadSHA        string `json:"head_sha"`
+			HeadBranch     string `json:"head_branch"`
 			HeadRepository *repo  `json:"head_repository"`
 			PullRequests   []struct {
 				Number int `json:"number"`
@@ -68,12 +75,13 @@ func ParseEvent(data []byte) (Event, error) {
 	switch {
 	case p.PullRequest != nil:
 		ev.Number, ev.HeadSHA = cmp.Or(p.PullRequest.Number, p.Number), p.PullRequest.Head.SHA
+		ev.HeadBranch = p.PullRequest.Head.Ref
 		if r := p.PullRequest.Head.Repo; r != nil {
 			ev.HeadRepo = r.FullName
 		}
 	case p.WorkflowRun != nil:
 		ev.WorkflowRun = true
-		ev.HeadSHA = p.WorkflowRun.HeadSHA
+		ev.HeadSHA, ev.HeadBranch = p.WorkflowRun.HeadSHA, p.WorkflowRun.HeadBranch
 		if r := p.WorkflowRun.HeadRepository; r != nil {
 			ev.HeadRepo = r.FullName
 		}

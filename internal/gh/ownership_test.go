@@ -89,11 +89,13 @@ func TestUpsertWithUnknownIdentityOnlyCreates(t *testing.T) {
 	}
 }
 
-// TestIdentityRule: GET /user names a personal token's user; an installation token (the
-// workflow's GITHUB_TOKEN), refused with 403, is github-actions[bot]; a GitHub that fails
-// otherwise leaves the identity unknown (an error), never a guess.
+// TestIdentityRule: GET /user names a personal token's user; an installation token, refused
+// with 403, is GraphQL's viewer: github-actions[bot] for the workflow's GITHUB_TOKEN, the
+// App's <slug>[bot] for an App's (known by login: no user's login ends in [bot]); a GitHub
+// that fails otherwise leaves the identity unknown (an error), never a guess.
 func TestIdentityRule(t *testing.T) {
 	pat := &githubfake.User{Login: "octo-ci", ID: 555}
+	app := &githubfake.User{Login: "diffusion-bot[bot]", ID: 777}
 	tests := []struct {
 		name  string
 		actor *githubfake.User
@@ -103,6 +105,8 @@ func TestIdentityRule(t *testing.T) {
 	}{
 		{name: "personal access token", actor: pat, want: Identity{Login: "octo-ci", ID: 555}},
 		{name: "GITHUB_TOKEN", want: ActionsBot},
+		{name: "GitHub App installation token", actor: app, want: Identity{Login: "diffusion-bot[bot]"}},
+		{name: "GraphQL fails past the retries", actor: app, fault: &githubfake.Fault{Method: "POST", Path: "/api/graphql", Code: 502, Times: 1000}, err: "GET /user refused an installation token (403), and GraphQL viewer"},
 		{name: "401", actor: pat, fault: &githubfake.Fault{Path: "/user", Code: 401, Message: "Bad credentials"}, err: "401"},
 		{name: "5xx past the retries", actor: pat, fault: &githubfake.Fault{Path: "/user", Code: 502, Times: 1000}, err: "502"},
 		{name: "403 that is a rate limit", fault: &githubfake.Fault{Path: "/user", Code: 403, RateLimitReset: 1000 * 3600e9, Times: 1000, Message: "API rate limit exceeded"}, err: "rate limit"},
@@ -195,5 +199,44 @@ func TestCheckCommitRefusesOtherCommits(t *testing.T) {
 	if !errors.Is(err, ErrOtherCommit) || !strings.Contains(err.Error(), "lane base tested commit "+other) || !strings.Contains(err.Error(), "lane extra records no commit") ||
 		!strings.Contains(err.Error(), `lane third records "main\n::error::x", not a commit SHA`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestAppTokenKeepsOneComment: with a GitHub App's installation token, two publishes leave
+// one comment, the App's, edited in place; a maintainer's comment that quotes the marker and
+// github-actions[bot]'s comment with it (another workflow's) are never touched (the fake
+// fails the test for an edit or delete of a comment the token did not write).
+func TestAppTokenKeepsOneComment(t *testing.T) {
+	app := githubfake.User{Login: "diffusion-bot[bot]", ID: 777}
+	f, p, _ := setup(t, githubfake.Config{Actor: &app})
+	id, how, err := p.Identity(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(how, "a GitHub App's, which writes as diffusion-bot[bot]") {
+		t.Errorf("how = %q", how)
+	}
+	p.Self = &id
+	quoting := f.AddComment(7, "maintainer", marker+"\nwhy does the bot say this?")
+	actions := f.AddComment(7, "github-actions[bot]", marker+"\nanother workflow's")
+	first, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := p.UpsertComment(t.Context(), 7, marker, body("4 of 6 requests failed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apps []githubfake.Comment
+	for _, c := range f.Comments(7) {
+		if c.User == app.Login {
+			apps = append(apps, c)
+		}
+	}
+	if len(apps) != 1 || second.ID != first.ID || first.ID == quoting || first.ID == actions || len(f.Comments(7)) != 3 {
+		t.Errorf("the App's comments %+v (first %d, second %d) of %d: want one, edited in place, beside the two others", apps, first.ID, second.ID, len(f.Comments(7)))
+	}
+	if len(apps) == 1 && !strings.Contains(apps[0].Body, "4 of 6 requests failed") {
+		t.Errorf("the App's comment was not edited: %q", apps[0].Body)
 	}
 }

@@ -10,30 +10,49 @@ import (
 )
 
 // TestTargetFromTrustedDataOnly decides where to publish for trusted events and uploaded
-// copies: a fork's workflow_run finds its PR by head commit (open, from that fork, only one),
-// and an upload that names another PR, commit or repository is refused with ErrForgedTarget.
+// copies, with a fake that answers as GitHub does (a fork-only commit lists no pull request
+// when asked of the base): a workflow_run whose payload lists no pull request finds it by
+// the payload's head repository and commit (open, into this repository, from that
+// repository, exactly that head, only one); an upload that names another PR, commit or
+// repository is refused with ErrForgedTarget.
 func TestTargetFromTrustedDataOnly(t *testing.T) {
 	const other = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-	forkRun := Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", WorkflowRun: true}
+	forkRun := Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "main", WorkflowRun: true}
+	sameRun := Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "octo/diffusion", HeadBranch: "fix", WorkflowRun: true}
 	tests := []struct {
 		name     string
 		pulls    []githubfake.Pull
+		hidden   string // a head repository the token cannot see
 		trusted  Event
 		uploaded *Event
 		want     int    // PR number
 		note     string // in Notes
 		err      string
 	}{
-		{name: "fork run, one open PR", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion"}},
-			trusted: forkRun, want: 7, note: "pull request #7 found by its head commit"},
+		{name: "same-repository PR", pulls: []githubfake.Pull{{Number: 4, HeadSHA: head, HeadRef: "fix"}},
+			trusted: sameRun, want: 4, note: "pull request #4 found by its head commit 0123456789ab from octo/diffusion"},
+		{name: "fork PR, asked of the fork", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
+			trusted: forkRun, want: 7, note: "asked: mallory/diffusion's pull requests of the commit"},
+		{name: "fork branch named like a base branch", pulls: []githubfake.Pull{
+			{Number: 5, HeadSHA: other, HeadRef: "main", BaseRef: "release"},
+			{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
+			hidden: "mallory/diffusion", trusted: forkRun, want: 7, note: "asked: octo/diffusion's open pull requests from mallory:main"},
+		{name: "the base's own main is not the fork's", pulls: []githubfake.Pull{{Number: 5, HeadSHA: head, HeadRef: "main", BaseRef: "release"}},
+			trusted: forkRun, want: 0, note: "no open pull request of octo/diffusion has head 0123456789ab from mallory/diffusion"},
+		{name: "two open PRs from one fork branch", pulls: []githubfake.Pull{
+			{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"},
+			{Number: 8, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main", BaseRef: "release"}},
+			trusted: forkRun, want: 0, note: "2 open pull requests have head 0123456789ab from mallory/diffusion (#7, #8): statuses only, no comment"},
+		{name: "force-push: the head moved on", pulls: []githubfake.Pull{
+			{Number: 7, HeadSHA: other, Previous: []string{head}, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
+			trusted: forkRun, want: 0, note: "#7's head moved on to bbbbbbbbbbbb: results of an earlier push"},
 		{name: "closed PR and another fork's are not it", pulls: []githubfake.Pull{
 			{Number: 5, HeadSHA: head, HeadRepo: "mallory/diffusion", State: "closed"},
-			{Number: 6, HeadSHA: head, HeadRepo: "eve/diffusion"}},
+			{Number: 6, HeadSHA: head, HeadRepo: "eve/diffusion", HeadRef: "main"}},
 			trusted: forkRun, want: 0, note: "no open pull request of octo/diffusion has head"},
-		{name: "two open PRs: statuses only", pulls: []githubfake.Pull{
-			{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion"}, {Number: 8, HeadSHA: head, HeadRepo: "mallory/diffusion"}},
-			trusted: forkRun, want: 0, note: "2 open pull requests have head"},
-		{name: "forged commit and PR", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion"}},
+		{name: "head repository not OWNER/NAME", trusted: Event{HeadSHA: head, HeadRepo: "mallory/..", WorkflowRun: true},
+			err: `names head repository "mallory/..", not OWNER/NAME`},
+		{name: "forged commit and PR", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
 			trusted: forkRun, uploaded: &Event{Number: 8, HeadSHA: other}, err: "it names commit " + other + ", not " + head + ", pull request #8, not #7"},
 		{name: "forged repository", trusted: Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion"},
 			uploaded: &Event{Number: 7, HeadSHA: head, Repo: "octo/other"}, err: "repository octo/other, not octo/diffusion"},
@@ -47,6 +66,9 @@ func TestTargetFromTrustedDataOnly(t *testing.T) {
 			f, p, _ := setup(t, githubfake.Config{})
 			for _, pr := range tt.pulls {
 				f.AddPull(pr)
+			}
+			if tt.hidden != "" {
+				f.HideRepo(tt.hidden)
 			}
 			got, err := p.Target(t.Context(), tt.trusted, tt.uploaded)
 			if tt.err != "" {

@@ -1,11 +1,15 @@
 // Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
-// uses: the token's user (GET /user), issue comments (paginated), commit statuses, the pull
-// requests of a commit, the files of a pull request (paginated, at most 3,000 as GitHub),
-// check runs (checks.go) and git data — blobs, trees, commits, refs — for the pictures
-// branch (git.go). It checks every request — method,
-// path, authorization, headers, body — and records a problem for anything a real GitHub would
-// refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
-// responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
+// uses: the token's user (GET /user, and GraphQL's viewer), issue comments (paginated),
+// commit statuses, the pull requests of a commit and of a branch, the files of a pull
+// request (paginated, at most 3,000 as GitHub), deployment environments (environments.go),
+// check runs (checks.go) and git data — blobs, trees, commits, refs — for the pictures branch
+// (git.go). It answers as GitHub does where that is unkind: a fork-only commit lists no pull
+// request asked of the base, an installation token cannot call GET /user, a missing
+// environment is 404 until a job names it, which creates it with no reviewers. It checks
+// every request — method, path, authorization, headers, body — and records a problem for
+// anything a real GitHub would refuse or that diffusion-check should never send; faults (5xx,
+// 429, rate-limit 403s, slow responses) can be injected. It serves both api.github.com paths
+// and GHES's /api/v3 prefix (and GraphQL at /graphql and GHES's /api/graphql).
 package githubfake
 
 import (
@@ -40,10 +44,11 @@ type Config struct {
 	// NoContents refuses writes of git data (the pictures branch) with 403, as GitHub does
 	// for a job without "permissions: contents: write".
 	NoContents bool
-	// Actor is who the token acts as (a personal access token's user): GET /user answers it
-	// and the comments the token creates are its. nil is the workflow's GITHUB_TOKEN, an
-	// installation token: GET /user is refused with 403, as GitHub does, and comments are
-	// written by ActionsBot.
+	// Actor is who the token acts as: the comments the token creates are its, and GraphQL's
+	// viewer is it. A User (a personal access token's) is answered by GET /user; a Bot's
+	// token is an installation token (a GitHub App's, login <slug>[bot]), which GET /user
+	// refuses with 403 "Resource not accessible by integration", as GitHub does. nil is the
+	// workflow's GITHUB_TOKEN, the GitHub Actions App's installation token: ActionsBot.
 	Actor *User
 }
 
@@ -122,15 +127,30 @@ func SecondaryRateLimit(method, path, retryAfter string) Fault {
 		Message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}
 }
 
-// Pull is a pull request as the fake stores it, for the pull requests of a commit.
+// Pull is a pull request of the fake's repository, for the pull requests of a commit
+// (GET /repos/{o}/{r}/commits/{sha}/pulls) and the list of pull requests
+// (GET /repos/{o}/{r}/pulls?head=OWNER:BRANCH).
 type Pull struct {
 	Number int
 	// HeadSHA and HeadRepo (owner/name) are the head commit and the repository it comes from:
-	// a fork's for a pull request from a fork.
+	// a fork's for a pull request from a fork; empty HeadRepo means the fake's repository.
 	HeadSHA, HeadRepo string
+	// HeadRef is the head branch (in HeadRepo); empty means "pr-NUMBER". BaseRef is the
+	// branch of the fake's repository it targets; empty means main.
+	HeadRef, BaseRef string
+	// Previous are earlier heads of the pull request (before a push or a force-push): GitHub
+	// still lists the pull request for them, with its head as it is now.
+	Previous []string
 	// State is open or closed; empty means open.
 	State string
 }
+
+func (p Pull) headRepo(base string) string { return cmp.Or(p.HeadRepo, base) }
+func (p Pull) headRef() string             { return cmp.Or(p.HeadRef, fmt.Sprintf("pr-%d", p.Number)) }
+func (p Pull) state() string               { return cmp.Or(p.State, "open") }
+
+// has says whether sha is the pull request's head, now or before.
+func (p Pull) has(sha string) bool { return p.HeadSHA == sha || slices.Contains(p.Previous, sha) }
 
 // Fake is a running fake GitHub.
 type Fake struct {
@@ -143,6 +163,10 @@ type Fake struct {
 	comments []*Comment
 	statuses []Status
 	pulls    []Pull
+	// hidden are repositories the token cannot see (HideRepo).
+	hidden []string
+	// environments are the deployment environments (environments.go).
+	environments map[string]Environment
 	// pullFiles are the changed files of each pull request.
 	pullFiles map[int][]PullFile
 	faults    []*Fault
@@ -291,6 +315,15 @@ func (f *Fake) AddPull(p Pull) {
 	f.pulls = append(f.pulls, p)
 }
 
+// HideRepo makes repo (owner/name, a pull request's head repository) one the token cannot
+// see, as a private fork in another account is to this repository's token: asked of it,
+// GitHub answers 404, while its pull requests into the fake's repository still name it.
+func (f *Fake) HideRepo(repo string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hidden = append(f.hidden, repo)
+}
+
 // Comments returns the comments of an issue, oldest first.
 func (f *Fake) Comments(issue int) []Comment {
 	f.mu.Lock()
@@ -343,12 +376,13 @@ func (f *Fake) problem(format string, args ...any) {
 }
 
 var (
-	listRE    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
-	commentRE = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
-	statusRE  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([^/]+)$`)
-	pullsRE   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/commits/([^/]+)/pulls$`)
-	filesRE   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls/([0-9]+)/files$`)
-	shaRE     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	listRE     = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
+	commentRE  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
+	statusRE   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([^/]+)$`)
+	pullsRE    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/commits/([^/]+)/pulls$`)
+	pullListRE = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls$`)
+	filesRE    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls/([0-9]+)/files$`)
+	shaRE      = regexp.MustCompile(`^[0-9a-f]{40}$`)
 )
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
@@ -391,6 +425,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && path == "/user":
 		f.user(w)
+	case r.Method == http.MethodPost && (path == "/graphql" || path == "/api/graphql"):
+		f.graphql(w, r, body)
 	case r.Method == http.MethodGet && match(listRE, path, &m):
 		f.list(w, r, m)
 	case r.Method == http.MethodPost && match(listRE, path, &m):
@@ -403,6 +439,10 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.status(w, r, m, body)
 	case r.Method == http.MethodGet && match(pullsRE, path, &m):
 		f.pullsOf(w, r, m)
+	case r.Method == http.MethodGet && match(pullListRE, path, &m):
+		f.pullsList(w, r, m)
+	case r.Method == http.MethodGet && match(environmentRE, strings.TrimPrefix(r.URL.EscapedPath(), "/api/v3"), &m):
+		f.environment(w, r, m)
 	case r.Method == http.MethodGet && match(filesRE, path, &m):
 		f.filesOf(w, r, m)
 	case r.Method == http.MethodPost && match(checkRunsRE, path, &m), r.Method == http.MethodPatch && match(checkRunRE, path, &m):
@@ -606,9 +646,19 @@ func (f *Fake) filesOf(w http.ResponseWriter, r *http.Request, m []string) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// pullsOf lists the pull requests whose head is the commit (one page: the fake holds few).
+// pullsOf lists the pull requests of a commit (one page: the fake holds few) as GitHub does
+// (https://docs.github.com/rest/commits/commits#list-pull-requests-associated-with-a-commit):
+// only those whose commits are in the repository asked. Asked of the fake's repository, a
+// commit that exists only in a fork lists nothing; asked of the fork, it lists the fork's
+// pull requests into the fake's repository. GitHub answers so for every project that
+// reported it: TooTallNate/nx.js#410 (verified directly: the base answered [], the fork the
+// pull request), quarkusio/pt.quarkus.io#389, qualcomm/eld#1883, webpack/webpack#21530. A
+// pull request is listed for its earlier heads too, with its head as it is now. A
+// repository that is neither the fake's nor the head of one of its pull requests is 404.
 func (f *Fake) pullsOf(w http.ResponseWriter, r *http.Request, m []string) {
-	if !f.repoOK(w, r, m) {
+	base, asked := f.cfg.Owner+"/"+f.cfg.Repo, m[1]+"/"+m[2]
+	if asked != base && (slices.Contains(f.hidden, asked) || !slices.ContainsFunc(f.pulls, func(p Pull) bool { return p.headRepo(base) == asked })) {
+		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
 	if !shaRE.MatchString(m[3]) {
@@ -616,32 +666,95 @@ func (f *Fake) pullsOf(w http.ResponseWriter, r *http.Request, m []string) {
 		writeError(w, http.StatusUnprocessableEntity, "No commit found for SHA: "+m[3])
 		return
 	}
-	base := map[string]any{"repo": map[string]any{"full_name": f.cfg.Owner + "/" + f.cfg.Repo}}
 	out := []map[string]any{}
 	for _, p := range f.pulls {
-		if p.HeadSHA != m[3] {
-			continue
+		if p.has(m[3]) && p.headRepo(base) == asked {
+			out = append(out, f.pullJSON(p))
 		}
-		state := p.State
-		if state == "" {
-			state = "open"
-		}
-		out = append(out, map[string]any{
-			"number": p.Number, "state": state, "base": base,
-			"head": map[string]any{"sha": p.HeadSHA, "repo": map[string]any{"full_name": p.HeadRepo}},
-		})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
+// pullsList answers GET /repos/{o}/{r}/pulls as GitHub does
+// (https://docs.github.com/rest/pulls/pulls#list-pull-requests): state open (the
+// default), closed or all; head=OWNER:BRANCH keeps the pull requests from that owner's
+// branch, whatever repository of the owner it is in; paginated.
+func (f *Fake) pullsList(w http.ResponseWriter, r *http.Request, m []string) {
+	if !f.repoOK(w, r, m) {
+		return
+	}
+	q := r.URL.Query()
+	state := cmp.Or(q.Get("state"), "open")
+	if !slices.Contains([]string{"open", "closed", "all"}, state) {
+		f.problem("GET %s: state %q", r.URL.Path, state)
+	}
+	head := q.Get("head")
+	if head != "" && !strings.Contains(head, ":") {
+		f.problem("GET %s: head %q, want OWNER:BRANCH (a branch name alone may be another owner's)", r.URL.Path, head)
+	}
+	base := f.cfg.Owner + "/" + f.cfg.Repo
+	var all []Pull
+	for _, p := range f.pulls {
+		owner, _, _ := strings.Cut(p.headRepo(base), "/")
+		if (state == "all" || state == p.state()) && (head == "" || head == owner+":"+p.headRef()) {
+			all = append(all, p)
+		}
+	}
+	lo, hi := f.page(w, r, len(all))
+	out := []map[string]any{}
+	for _, p := range all[lo:hi] {
+		out = append(out, f.pullJSON(p))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (f *Fake) pullJSON(p Pull) map[string]any {
+	base := f.cfg.Owner + "/" + f.cfg.Repo
+	hr := p.headRepo(base)
+	owner, _, _ := strings.Cut(hr, "/")
+	return map[string]any{
+		"number": p.Number, "state": p.state(),
+		"base": map[string]any{"ref": cmp.Or(p.BaseRef, "main"), "label": f.cfg.Owner + ":" + cmp.Or(p.BaseRef, "main"),
+			"repo": map[string]any{"full_name": base}},
+		"head": map[string]any{"sha": p.HeadSHA, "ref": p.headRef(), "label": owner + ":" + p.headRef(),
+			"repo": map[string]any{"full_name": hr, "owner": map[string]any{"login": owner}}},
+	}
+}
+
 // user answers GET /user: the actor of a personal access token; an installation token (the
-// workflow's GITHUB_TOKEN) is refused, as GitHub refuses it.
+// workflow's GITHUB_TOKEN, an App's) is refused, as GitHub refuses it
+// (joshjohanning/bulk-github-repo-settings-sync-action#194 shows the refusal).
 func (f *Fake) user(w http.ResponseWriter) {
-	if f.cfg.Actor == nil {
+	if a := f.actor(); a.kind() == "Bot" {
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
 		return
 	}
-	writeJSON(w, http.StatusOK, userJSON(*f.cfg.Actor))
+	writeJSON(w, http.StatusOK, userJSON(f.actor()))
+}
+
+// graphql answers the one GraphQL query diffusion-check sends, `query { viewer { login } }`,
+// for every token kind as GitHub does (#194 above: a personal token's user, an App's
+// installation token its <slug>[bot]); any other query is a problem. GitHub serves GraphQL
+// at /graphql, a GHES server at /api/graphql (not under /api/v3).
+func (f *Fake) graphql(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.URL.Path == "/api/v3/graphql" {
+		f.problem("POST %s: GHES serves GraphQL at /api/graphql, not under /api/v3", r.URL.Path)
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	var b struct {
+		Query     *string        `json:"query"`
+		Variables map[string]any `json:"variables"`
+	}
+	if !f.decode(w, r, body, &b) {
+		return
+	}
+	if b.Query == nil || strings.Join(strings.Fields(*b.Query), " ") != "query { viewer { login } }" {
+		f.problem("POST %s: query %q, the fake answers only query { viewer { login } }", r.URL.Path, deref(b.Query))
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"message": "not understood by the fake"}}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"viewer": map[string]any{"login": f.actor().Login}}})
 }
 
 func userJSON(u User) map[string]any {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,5 +155,74 @@ func TestPageGoneAfterDelete(t *testing.T) {
 	do("GET", "/repos/o/r/issues/1/comments?per_page=2&page=3")
 	if ps := f.Problems(); len(ps) != 1 || !strings.Contains(ps[0], "page 3 past the last page 1") {
 		t.Errorf("problems %q, want page 3 (never linked) past the last", ps)
+	}
+}
+
+// get sends an authorized GET to a NewLocal fake and returns the status and the body.
+func get(t *testing.T, f *Fake, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", f.URL()+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Accept", "application/vnd.github+json")
+	req.Header.Set("User-Agent", "test")
+	resp, err := (&http.Client{Transport: f.Transport()}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
+// TestPullsOfACommitAsGitHubAnswers: a commit that exists only in a fork lists nothing
+// when asked of the base repository, and its pull request when asked of the fork (as
+// TooTallNate/nx.js#410 verified against GitHub); a same-repository pull request is listed
+// by the base; a repository the token cannot see is 404; the list of pull requests filters
+// by OWNER:BRANCH, so a fork's "main" is not the base's "main".
+func TestPullsOfACommitAsGitHubAnswers(t *testing.T) {
+	fork, same := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	f := NewLocal(Config{Owner: "o", Repo: "r", Token: "tok"})
+	f.AddPull(Pull{Number: 7, HeadSHA: fork, HeadRepo: "mallory/r", HeadRef: "main"})
+	f.AddPull(Pull{Number: 8, HeadSHA: same, HeadRef: "main", BaseRef: "release"})
+	f.AddPull(Pull{Number: 9, HeadSHA: fork, HeadRepo: "eve/r", HeadRef: "main"})
+	f.HideRepo("eve/r")
+	numbers := func(body string) string {
+		var out []string
+		for _, m := range regexp.MustCompile(`"number":(\d+)`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tt := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/repos/o/r/commits/" + fork + "/pulls", 200, ""},
+		{"/repos/mallory/r/commits/" + fork + "/pulls", 200, "7"},
+		{"/repos/o/r/commits/" + same + "/pulls", 200, "8"},
+		{"/repos/eve/r/commits/" + fork + "/pulls", 404, ""},
+		{"/repos/nobody/r/commits/" + fork + "/pulls", 404, ""},
+		{"/repos/o/r/pulls?head=mallory:main&state=open", 200, "7"},
+		{"/repos/o/r/pulls?head=o:main", 200, "8"},
+		{"/repos/o/r/pulls?head=eve:main&state=closed", 200, ""},
+	} {
+		code, body := get(t, f, tt.path)
+		if code != tt.code || (code == 200 && numbers(body) != tt.want) {
+			t.Errorf("GET %s: %d %s, want %d with pull requests [%s]", tt.path, code, body, tt.code, tt.want)
+		}
+	}
+	if ps := f.Problems(); len(ps) != 0 {
+		t.Errorf("problems %q", ps)
+	}
+	get(t, f, "/repos/o/r/pulls?head=main")
+	if ps := f.Problems(); len(ps) != 1 || !strings.Contains(ps[0], `head "main", want OWNER:BRANCH`) {
+		t.Errorf("problems %q, want the head filter without an owner", ps)
 	}
 }
