@@ -139,4 +139,3 @@ func outDirs(ctx context.Context, root string) ([]string, error) {
 	slices.Sort(found)
 	return found, nil
 }
-
