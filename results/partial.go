@@ -30,7 +30,7 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	case res.Incomplete == "":
 		return res, nil, nil
 	}
-	reqs, warnings, rerr := readRequestsContext(ctx, reqPath)
+	lines, warnings, rerr := readLines(ctx, reqPath)
 	switch {
 	case errors.Is(rerr, fs.ErrNotExist) && missing:
 		return nil, nil, fmt.Errorf("%s: neither %s nor %s: %w", dir, ResultsFile, RequestsFile, fs.ErrNotExist)
@@ -43,30 +43,62 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	if missing {
 		res = &checks.Result{Schema: checks.Schema, Partition: checks.Partition{Index: 0, Total: 1}, Cases: []checks.CaseResult{}}
 		res.Incomplete = fmt.Sprintf("rebuilt from %s: %s is missing", reqPath, resPath)
-		res.Errors = append(res.Errors, fmt.Sprintf("%s is missing: this result is rebuilt from the %d request lines of %s (its suite, lane and partition are not known)", resPath, len(reqs), reqPath))
+		known := "its suite is not known"
+		if !placeRebuilt(res, lines) {
+			known = "its suite, lanes and partition are not known"
+		}
+		res.Errors = append(res.Errors, fmt.Sprintf("%s is missing: this result is rebuilt from the %d request lines of %s (%s)", resPath, len(lines), reqPath, known))
 	}
-	warnings = append(warnings, complete(res, reqs)...)
-	warnings = append(warnings, fmt.Errorf("%s: %s is incomplete (%s): rebuilt with the %d request lines of %s", dir, ResultsFile, res.Incomplete, len(reqs), RequestsFile))
+	warnings = append(warnings, complete(res, lines)...)
+	warnings = append(warnings, fmt.Errorf("%s: %s is incomplete (%s): rebuilt with the %d request lines of %s", dir, ResultsFile, res.Incomplete, len(lines), RequestsFile))
 	if err := requestIndexes(res); err != nil {
 		return nil, nil, fmt.Errorf("%s completed from %s: %w", resPath, reqPath, err)
 	}
 	return res, warnings, nil
 }
 
+// placeRebuilt gives res, rebuilt from lines alone, the partition and plan its lines record,
+// when every line records the same ones; it reports whether they did. Without them (lines of
+// an older diffusion-check, or lines that disagree) nothing is guessed: the result claims no
+// partition of any plan, so the plan's merge names that partition as never reported, and
+// its lane is never a pass.
+func placeRebuilt(res *checks.Result, lines []requestLine) bool {
+	if len(lines) == 0 || lines[0].Partition == nil || lines[0].PlanHash == "" {
+		return false
+	}
+	first := lines[0]
+	for _, l := range lines[1:] {
+		if l.Partition == nil || *l.Partition != *first.Partition || l.PlanHash != first.PlanHash {
+			return false
+		}
+	}
+	res.Partition, res.PlanHash = *first.Partition, first.PlanHash
+	return true
+}
+
 // complete puts into res, a results.json marked incomplete, the requests that requests.jsonl
-// holds (reqs, in file order; the last line of a request is its verdict): each replaces the
-// request of its case and index that res has, and a case res lacks is added with its requests,
-// the indexes without a line marked as having no result. It recomputes the statuses. Lines
-// that do not fit (an index outside the case's count) are skipped, and returned as warnings.
-func complete(res *checks.Result, reqs []checks.RequestResult) []error {
+// holds (lines, in file order; the last line of a request is its verdict): each replaces the
+// request of its case and index that res has, and a case res lacks is added with its requests
+// and the lane its lines record, the indexes without a line marked as having no result. It
+// recomputes the statuses. Lines that do not fit (an index outside the case's count) are
+// skipped, and returned as warnings; so is a case whose lines record two lanes, and a case
+// whose lines record none is said (it lands in the run's lane, else checks.DefaultLane).
+func complete(res *checks.Result, lines []requestLine) []error {
 	var warnings []error
 	type key struct {
 		index   int
 		confirm bool
 	}
 	byCase := map[string]map[key]checks.RequestResult{}
+	lanes := map[string]string{}
 	var order []string
-	for _, rr := range reqs {
+	for _, l := range lines {
+		rr := l.RequestResult
+		if prev, ok := lanes[rr.Case]; ok && prev != l.Lane {
+			warnings = append(warnings, fmt.Errorf("case %s: request lines record lanes %q and %q: the line of request %d/%d is skipped", rr.Case, prev, l.Lane, rr.Index, rr.Of))
+			continue
+		}
+		lanes[rr.Case] = l.Lane
 		m := byCase[rr.Case]
 		if m == nil {
 			m = map[key]checks.RequestResult{}
@@ -98,7 +130,10 @@ func complete(res *checks.Result, reqs []checks.RequestResult) []error {
 			order = slices.DeleteFunc(order, func(o string) bool { return o == id })
 			continue
 		}
-		c := checks.CaseResult{ID: id}
+		c := checks.CaseResult{ID: id, Lane: lanes[id]}
+		if c.Lane == "" && res.Lane == "" {
+			warnings = append(warnings, fmt.Errorf("case %s: its request lines record no lane (written by an older diffusion-check): it is reported in lane %s", id, checks.DefaultLane))
+		}
 		for i := 1; i <= of; i++ {
 			c.Requests = append(c.Requests, noResult(id, i, of))
 		}
@@ -147,4 +182,50 @@ func noResult(caseID string, i, of int) checks.RequestResult {
 		Case: caseID, Index: i, Of: of, Status: checks.Cancelled,
 		Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: "no result: the run ended before this request finished"}},
 	}
+}
+
+// FillRebuiltHeads gives each result of inputs rebuilt from requests.jsonl alone (no
+// results.json: its head unknown) the head of its plan: the partition and plan hash its lines
+// record (placeRebuilt) find another input of the same plan, whose suite, lane, GPU, mode,
+// commit, case lists and selection it takes, so that the merge counts its cases in that
+// partition. Nothing is guessed: a result whose lines record no placement, or whose plan no
+// other input holds, claims no partition (the merge then names the partition as never
+// reported, or as not fitting its plan); it only takes the suite of the other inputs when
+// they agree on one, so that its cases can be shown beside theirs.
+func FillRebuiltHeads(inputs []checks.Input) {
+	suites := map[string]bool{}
+	for _, x := range inputs {
+		if x.Result.Suite != "" {
+			suites[x.Result.Suite] = true
+		}
+	}
+	for _, x := range inputs {
+		r := x.Result
+		if r.Incomplete == "" || r.Suite != "" || r.Planned != nil {
+			continue
+		}
+		if from := planOf(r, inputs); from != nil {
+			r.Suite, r.Lane, r.GPU, r.Mode, r.Commit = from.Suite, from.Lane, from.GPU, from.Mode, from.Commit
+			r.Planned, r.Selection, r.Deselected = from.Planned, from.Selection, from.Deselected
+			continue
+		}
+		if len(suites) == 1 {
+			for name := range suites {
+				r.Suite = name
+			}
+		}
+	}
+}
+
+// planOf is another input of the plan r's lines record, one that holds the plan's case lists.
+func planOf(r *checks.Result, inputs []checks.Input) *checks.Result {
+	if r.PlanHash == "" {
+		return nil
+	}
+	for _, x := range inputs {
+		if from := x.Result; from != r && from.PlanHash == r.PlanHash && from.Planned != nil {
+			return from
+		}
+	}
+	return nil
 }

@@ -1,7 +1,9 @@
 package results
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,11 +126,53 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 // does not fit its case's count is skipped; both are warnings.
 func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
 	res := &checks.Result{Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{noResult("c", 1, 1)}}}}
-	warnings := complete(res, []checks.RequestResult{sampleRequest("bomb", 1, 1_000_000_000), sampleRequest("c", 2, 2)})
+	warnings := complete(res, []requestLine{{RequestResult: sampleRequest("bomb", 1, 1_000_000_000)}, {RequestResult: sampleRequest("c", 2, 2)}})
 	if len(res.Cases) != 1 || len(res.Cases[0].Requests) != 1 || len(warnings) != 2 {
 		t.Fatalf("cases %d, requests %d, warnings %v", len(res.Cases), len(res.Cases[0].Requests), warnings)
 	}
 	if w := fmt.Sprint(warnings); !strings.Contains(w, "more than the 100000 a rebuilt case may have") || !strings.Contains(w, "does not fit the case's 1 requests") {
 		t.Errorf("warnings %s", w)
+	}
+}
+
+// TestRebuiltResultKeepsItsPlacement (issue 36 item 1): a results.json that is lost is
+// rebuilt into the lane, partition and plan its request lines record; lines that record none
+// (an older diffusion-check) place nothing, and say so, instead of a guessed lane or
+// partition. FillRebuiltHeads then gives the placed one its plan's head, and the unplaced one
+// only the suite.
+func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
+	read := func(place *Placement) (*checks.Result, []error) {
+		rec, dir := newTestWriter(t)
+		if place != nil {
+			rec.Place(*place)
+		}
+		if err := rec.Request(sampleRequest("c", 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(dir, ResultsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		res, warnings, err := ReadOut(t.Context(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, warnings
+	}
+	placed, _ := read(&Placement{Partition: checks.Partition{Index: 3, Total: 5}, PlanHash: "h1", Lanes: map[string]string{"c": "extra"}})
+	if placed.Partition != (checks.Partition{Index: 3, Total: 5}) || placed.PlanHash != "h1" || placed.Cases[0].Lane != "extra" {
+		t.Errorf("placed: partition %+v, plan %q, lane %q; want 3/5, h1, extra", placed.Partition, placed.PlanHash, placed.Cases[0].Lane)
+	}
+	unplaced, warnings := read(nil)
+	if unplaced.PlanHash != "" || unplaced.Cases[0].Lane != "" || !strings.Contains(fmt.Sprint(warnings), "record no lane") {
+		t.Errorf("unplaced: plan %q, lane %q, warnings %v; want no plan, no lane, and a warning", unplaced.PlanHash, unplaced.Cases[0].Lane, warnings)
+	}
+	planned := [][]string{{"a"}, {"b"}, {"d"}, {"c"}, {"e"}}
+	other := &checks.Result{Suite: "s", Commit: "abc", PlanHash: "h1", Planned: planned, Partition: checks.Partition{Index: 0, Total: 5}}
+	FillRebuiltHeads([]checks.Input{{File: "p0", Result: other}, {File: "p3", Result: placed}, {File: "px", Result: unplaced}})
+	if placed.Suite != "s" || placed.Commit != "abc" || len(placed.Planned) != 5 || placed.Partition.Index != 3 {
+		t.Errorf("placed after FillRebuiltHeads: %+v", placed)
+	}
+	if unplaced.Suite != "s" || unplaced.Planned != nil || unplaced.PlanHash != "" {
+		t.Errorf("unplaced after FillRebuiltHeads: suite %q, planned %v, plan %q; want the suite only", unplaced.Suite, unplaced.Planned, unplaced.PlanHash)
 	}
 }

@@ -52,6 +52,32 @@ type Writer struct {
 	f        *os.File // requests.jsonl; nil once closed
 	reserve  *os.File // reserveFile; nil once given back
 	reserved int64
+	place    Placement
+}
+
+// Placement is what every requests.jsonl line records of where its request belongs: the
+// lane of its case, and the partition and plan of its run. A results.json that is lost is
+// rebuilt from the lines into that lane and partition, never a guessed one.
+type Placement struct {
+	Partition checks.Partition
+	PlanHash  string
+	// Lanes is the lane of each case of the run, by case id.
+	Lanes map[string]string
+}
+
+// requestLine is one line of requests.jsonl: a request and its placement.
+type requestLine struct {
+	checks.RequestResult
+	Lane      string            `json:"lane,omitempty"`
+	Partition *checks.Partition `json:"partition,omitempty"`
+	PlanHash  string            `json:"plan_hash,omitempty"`
+}
+
+// Place sets the placement every later request line records.
+func (r *Writer) Place(p Placement) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.place = p
 }
 
 // IsDiskFull reports whether err is a write that failed for want of space: a full disk
@@ -165,19 +191,23 @@ func (r *Writer) giveBackReserve() error {
 	return err
 }
 
-// Request appends rr, one JSON object on one line, to requests.jsonl. rr.Case must name its
-// case: the line is read back on its own.
+// Request appends rr, one JSON object on one line, to requests.jsonl, with the placement
+// (Place) of its case. rr.Case must name its case: the line is read back on its own.
 func (r *Writer) Request(rr checks.RequestResult) error {
 	if rr.Case == "" {
 		return fmt.Errorf("record request %d/%d: no case id", rr.Index, rr.Of)
 	}
-	line, err := json.Marshal(rr)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := requestLine{RequestResult: rr, Lane: r.place.Lanes[rr.Case], PlanHash: r.place.PlanHash}
+	if r.place.Partition.Total > 0 {
+		l.Partition = &r.place.Partition
+	}
+	line, err := json.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("record case %s request %d/%d: %w", rr.Case, rr.Index, rr.Of, err)
 	}
 	line = append(line, '\n')
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.f == nil {
 		return fmt.Errorf("record case %s request %d/%d: writer closed", rr.Case, rr.Index, rr.Of)
 	}
@@ -333,12 +363,16 @@ func (e *truncatedLineError) Unwrap() error { return e.Err }
 // returned as a warning (a *truncatedLineError), not an error. Any other bad line is an error
 // naming the file and line.
 func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, err error) {
-	return readRequestsContext(context.Background(), path)
+	lines, warnings, err := readLines(context.Background(), path)
+	for _, l := range lines {
+		reqs = append(reqs, l.RequestResult)
+	}
+	return reqs, warnings, err
 }
 
-// readRequestsContext is ReadRequests that stops when ctx ends. Only a regular file of at
-// most maxInputBytes is read.
-func readRequestsContext(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
+// readLines is ReadRequests with each line's placement, and stops when ctx ends. Only a
+// regular file of at most maxInputBytes is read.
+func readLines(ctx context.Context, path string) (reqs []requestLine, warnings []error, err error) {
 	data, err := inputfile.Read(ctx, path, maxInputBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read requests: %w", err)
@@ -351,7 +385,7 @@ func readRequestsContext(ctx context.Context, path string) (reqs []checks.Reques
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var rr checks.RequestResult
+		var rr requestLine
 		if err := json.Unmarshal(line, &rr); err != nil {
 			if !complete {
 				warnings = append(warnings, &truncatedLineError{Path: path, Line: n, Err: err})

@@ -133,6 +133,13 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	}
 	// For the early returns; the normal path below closes it and reports a failure to.
 	defer func() { _ = rec.Close() }()
+	// Each request line says where it belongs, so that a lost results.json is rebuilt into
+	// its own lane and partition (results.Placement).
+	lanes := map[string]string{}
+	for _, c := range cases {
+		lanes[c.ID] = c.Lane
+	}
+	rec.Place(results.Placement{Partition: opts.Partition, PlanHash: opts.Plan.Hash, Lanes: lanes})
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts, cons: cons,
 		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
 		diskFull: make(chan struct{}), swept: map[*server]bool{}}

@@ -77,7 +77,7 @@ func readResults(ctx context.Context, e env, args []string) ([]checks.Input, err
 			}
 		}
 	}
-	fillRebuiltHeads(inputs)
+	results.FillRebuiltHeads(inputs)
 	return inputs, nil
 }
 
@@ -138,59 +138,4 @@ func outDirs(ctx context.Context, root string) ([]string, error) {
 	}
 	slices.Sort(found)
 	return found, nil
-}
-
-// fillRebuiltHeads gives a result rebuilt from requests.jsonl alone (no results.json: its
-// suite, lane, plan and partition unknown) the head of the partition its cases belong to:
-// when every one of its cases is planned in partition i of another input's plan, it becomes
-// partition i of that plan, so that the merge counts its cases there instead of calling the
-// partition missing. Otherwise it takes the suite of the other inputs when they agree on one.
-func fillRebuiltHeads(inputs []checks.Input) {
-	suites := map[string]bool{}
-	for _, x := range inputs {
-		if x.Result.Suite != "" {
-			suites[x.Result.Suite] = true
-		}
-	}
-	for _, x := range inputs {
-		r := x.Result
-		if r.Incomplete == "" || r.PlanHash != "" || r.Suite != "" {
-			continue
-		}
-		if from, i, ok := partitionOf(r, inputs); ok {
-			r.Suite, r.Lane, r.GPU, r.Mode, r.Commit = from.Suite, from.Lane, from.GPU, from.Mode, from.Commit
-			r.PlanHash, r.Planned, r.Selection, r.Deselected = from.PlanHash, from.Planned, from.Selection, from.Deselected
-			r.Partition = checks.Partition{Index: i, Total: len(from.Planned)}
-			continue
-		}
-		if len(suites) == 1 {
-			for name := range suites {
-				r.Suite = name
-			}
-		}
-	}
-}
-
-// partitionOf finds the plan partition that holds every case of r, among the plans of the
-// other inputs.
-func partitionOf(r *checks.Result, inputs []checks.Input) (*checks.Result, int, bool) {
-	if len(r.Cases) == 0 {
-		return nil, 0, false
-	}
-	for _, x := range inputs {
-		from := x.Result
-		if from == r || from.PlanHash == "" {
-			continue
-		}
-		for i, planned := range from.Planned {
-			all := true
-			for _, c := range r.Cases {
-				all = all && slices.Contains(planned, c.ID)
-			}
-			if all {
-				return from, i, true
-			}
-		}
-	}
-	return nil, 0, false
 }

@@ -16,16 +16,13 @@ import (
 	"github.com/diffusion-check/diffusion-check/history"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/publish"
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
 // maxAnnotations is how many error annotations, and how many warnings, GitHub shows for one
 // step.
 const maxAnnotations = 10
-
-// readOnlyNotice explains what to do when the token cannot write: the pattern that lets a
-// fork's pull request get its comment and statuses.
-const readOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
 
 // validate checks the flags that need more than their type, and returns the --lane names.
 func (o *reportOptions) validate() ([]string, error) {
@@ -86,7 +83,7 @@ type reportOptions struct {
 	lanes     string
 	budget    time.Duration
 	pending   bool
-	comment   commentMode
+	comment   publish.Mode
 	inActions bool
 	// suite is the suite file whose case lines the check runs annotate; picturesBranch the
 	// branch the failure pictures go to ("" for none).
@@ -97,7 +94,7 @@ type reportOptions struct {
 }
 
 func (o *reportOptions) register(fs *flag.FlagSet, e env) {
-	o.comment = commentAlways
+	o.comment = publish.CommentAlways
 	fs.BoolVar(&o.publish, "publish", false, "post the PR comment and set a commit status per lane (needs GITHUB_TOKEN, GITHUB_REPOSITORY and the event)")
 	fs.Var(&o.comment, "comment", "`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); changes (when the verdicts differ from the comment's); off (statuses only)")
 	fs.StringVar(&o.markdown, "markdown", "", "write the full Markdown report to `FILE`")
@@ -125,27 +122,23 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ge := e.github()
-	o.inActions = ge.Actions
-	if ge.Token != "" && o.inActions {
-		e.action().AddMask(ge.Token)
+	o.inActions = e.github().Actions
+	if e.github().Token != "" && o.inActions {
+		e.action().AddMask(e.github().Token)
 	}
-	var pub *publishing
+	var target *publishTarget
 	if o.publish || o.pending {
-		// One deadline for everything publishing asks of GitHub: finding the pull request,
-		// the token's account, the statuses, the pictures, the check runs, the comment.
-		// --retry-budget is the whole of it.
-		pctx, cancel := context.WithTimeout(ctx, o.budget)
+		// One deadline for everything publishing asks of GitHub, finding the pull request
+		// included: --retry-budget is the whole of it (publish.Options.Budget).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.budget)
 		defer cancel()
-		ctx = pctx
-		p, err := newPublishing(ctx, e, ge, o.event, o.budget)
-		if err != nil {
+		if target, err = newPublishTarget(ctx, e, o.event, o.budget); err != nil {
 			return 0, err
 		}
-		pub = p
 	}
 	if o.pending {
-		return setPending(ctx, e, pub, expected)
+		return o.publishPending(ctx, e, target, expected)
 	}
 	inputs, err := readResults(ctx, e, fs.Args())
 	if err != nil {
@@ -155,12 +148,6 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, usageError{err}
 	}
-	if pub != nil {
-		// Results of another commit are never published as this one's verdict.
-		if err := gh.CheckCommit(merged, pub.ev.HeadSHA); err != nil {
-			return pub.fail(e, err)
-		}
-	}
 	worst, err := o.printLanes(e, merged)
 	if err != nil {
 		return 0, err
@@ -169,119 +156,11 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if rep.Trend, err = o.trend(e); err != nil {
 		return 0, err
 	}
-	// The statuses go first: they gate merges, and a failure to read the comments must not
-	// cost them; then the pictures (which the check runs' summaries and the comment show)
-	// and the check runs, neither of which can cost the comment. GitHub being unreachable must not cost the files either: they are written
-	// (without the comparison with the previous comment) before the failure is returned.
-	var ghErrs []error
-	if pub != nil {
-		rep.RunURL, rep.RunLabel, rep.FullURL = pub.runURL, pub.runLabel, pub.runURL
-		if pub.runURL != "" { // the run's page lists its artifacts under this anchor
-			rep.ArtifactsURL = pub.runURL + "#artifacts"
-		}
-		if err := pub.statuses(ctx, rep); err != nil {
-			ghErrs = append(ghErrs, err)
-		}
-		// The pictures get a third of the budget at most: the comment must not wait on them.
-		pictx, cancel := context.WithTimeout(ctx, o.budget/3)
-		rep.Pictures = pub.pushPictures(pictx, e, pub.ev, o.picturesBranch, inputs, time.Now())
-		cancel()
-		suitePath, lines := suiteLines(e, ge, o.suite)
-		if err := pub.checkRuns(ctx, e, rep, suitePath, lines); err != nil {
-			ghErrs = append(ghErrs, err)
-		}
-		if err := o.decideComment(ctx, e, pub, rep); err != nil {
-			ghErrs = append(ghErrs, err)
-		}
-	}
-	outs := map[string]any{"verdict": string(worstOf(merged)), "failed": strconv.Itoa(checks.TallyRequests(merged...).Failed())}
-	if err := o.writeFiles(e, rep, outs); err != nil {
-		return 0, err
-	}
-	if o.inActions {
-		annotate(e, merged)
-	}
-	if pub != nil {
-		if pub.comment {
-			url, err := pub.postComment(ctx, rep)
-			if err != nil {
-				ghErrs = append(ghErrs, err)
-			} else if url != "" {
-				outs["comment_url"] = url
-			}
-		}
-		if code, err, done := o.publishFailed(e, pub, rep, outs, errors.Join(ghErrs...)); done {
-			return code, err
-		}
-	}
-	if err := e.setOutputs(outs); err != nil {
-		return 0, err
-	}
-	return worst, nil
-}
-
-// publishFailed handles what GitHub refused: with a read-only token the report goes to the
-// job summary instead; done says the command ends here with code and err (anything but a
-// fork's read-only token, which is told, and the verdict stays the exit code).
-func (o *reportOptions) publishFailed(e env, pub *publishing, rep *report.Report, outs map[string]any, ghErr error) (code int, err error, done bool) {
-	if ghErr == nil {
-		return 0, nil, false
-	}
-	if readOnly(ghErr) && !o.summary {
-		// The comment did not land: the summary is where the report goes instead.
-		if err := appendSummary(e, report.Summary(rep)); err != nil {
-			return 0, err, true
-		}
-	}
-	if code, err := pub.fail(e, ghErr); err != nil || code != exitOK {
-		if serr := e.setOutputs(outs); serr != nil {
-			err = errors.Join(err, serr)
-		}
-		return code, err, true
-	}
-	return 0, nil, false
-}
-
-// decideComment sets pub.comment: whether the report's comment is posted or edited, after
-// reading the previous one (rep.Previous) when --comment needs it. An error is GitHub's, and
-// then no comment is written blind.
-func (o *reportOptions) decideComment(ctx context.Context, e env, pub *publishing, rep *report.Report) error {
-	pub.comment = false
-	if pub.ev.Number <= 0 {
-		fmt.Fprintln(e.stderr, "PR comment: not posted (the event names no pull request)")
-		return nil
-	}
-	found := false
-	if o.comment != commentOff { // off: no comment to read, and no account to find
-		var err error
-		if found, err = pub.previous(ctx, e, rep); err != nil {
-			return err
-		}
-	}
-	var why string
-	if pub.comment, why = o.comment.wants(rep, found); !pub.comment {
-		fmt.Fprintf(e.stderr, "PR comment: not posted (--comment %s: %s)\n", o.comment, why)
-	}
-	return nil
+	return o.finish(ctx, e, target, rep, inputs, worst)
 }
 
 // commentKeyRE is what a --comment-key may be: it goes into the marker, an HTML comment.
 var commentKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-// readOnly says whether every error in err (an errors.Join of several) is a fork's read-only
-// token refusing a write: only then is publishing's failure not a failure of the report.
-// (report wraps each failed write with one %w, so a list of errors is always a join.)
-func readOnly(err error) bool {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if !readOnly(e) {
-				return false
-			}
-		}
-		return len(j.Unwrap()) > 0
-	}
-	return errors.Is(err, gh.ErrReadOnly)
-}
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {
@@ -292,20 +171,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// setPending sets the statuses of the lanes whose runs start to pending.
-func setPending(ctx context.Context, e env, pub *publishing, lanes []string) (int, error) {
-	if len(lanes) == 0 {
-		return 0, usagef("--pending needs --lane: the lanes whose runs start")
-	}
-	for _, l := range lanes {
-		if err := pub.p.SetStatus(ctx, pub.ev.HeadSHA, ghStatus(report.PendingStatus(l, pub.runURL))); err != nil {
-			return pub.fail(e, err)
-		}
-	}
-	fmt.Fprintf(e.stderr, "set %s pending on %s\n", strings.Join(lanes, ", "), pub.ev.HeadSHA)
-	return exitOK, nil
 }
 
 // printLanes prints each lane's table (and, in Actions, a group per case) and returns the
@@ -369,19 +234,16 @@ func (o *reportOptions) writeFiles(e env, rep *report.Report, outs map[string]an
 	return nil
 }
 
-// publishing is what --publish needs: the GitHub client, the environment, the trusted
-// target and the run's URL.
-type publishing struct {
-	p                *gh.Client
-	env              gh.Env
-	ev               gh.Event
-	runURL, runLabel string
-	// comment says whether publish posts or edits the PR comment (--comment); statuses are
-	// set either way.
-	comment bool
+// publishTarget is what --publish needs beside the report: the GitHub client, the
+// environment and the trusted target.
+type publishTarget struct {
+	client *gh.Client
+	env    gh.Env
+	ev     gh.Event
 }
 
-func newPublishing(ctx context.Context, e env, ge gh.Env, eventPath string, budget time.Duration) (*publishing, error) {
+func newPublishTarget(ctx context.Context, e env, eventPath string, budget time.Duration) (*publishTarget, error) {
+	ge := e.github()
 	missing := ge.Missing("GITHUB_TOKEN", "GITHUB_REPOSITORY")
 	if ge.EventPath == "" && eventPath == "" {
 		missing = append(missing, "GITHUB_EVENT_PATH or --event")
@@ -400,8 +262,7 @@ func newPublishing(ctx context.Context, e env, ge gh.Env, eventPath string, budg
 	if err != nil {
 		return nil, err
 	}
-	p := &publishing{p: client, env: ge, comment: true, runURL: ge.RunURL(), runLabel: ge.RunLabel()}
-	t, err := p.p.Target(ctx, trusted, uploaded)
+	t, err := client.Target(ctx, trusted, uploaded)
 	if err != nil {
 		if ge.Actions {
 			e.action().Errorf("diffusion-check did not publish: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -411,9 +272,8 @@ func newPublishing(ctx context.Context, e env, ge gh.Env, eventPath string, budg
 	for _, n := range t.Notes {
 		fmt.Fprintf(e.stderr, "publish: %s\n", n)
 	}
-	p.ev = t.Event
-	p.p.Fork = ge.ReadOnlyFork(t)
-	return p, nil
+	client.Fork = ge.ReadOnlyFork(t)
+	return &publishTarget{client: client, env: ge, ev: t.Event}, nil
 }
 
 // githubClient is the one GitHub API client of every command: the token, GITHUB_API_URL
@@ -431,50 +291,79 @@ func githubClient(e env, ge gh.Env, budget time.Duration) (*gh.Client, error) {
 	return client, nil
 }
 
-// statuses sets a status per lane on the PR head; it tries every lane and returns every
-// error.
-func (p *publishing) statuses(ctx context.Context, rep *report.Report) error {
-	var errs []error
-	for _, l := range rep.Lanes {
-		if err := p.p.SetStatus(ctx, p.ev.HeadSHA, ghStatus(report.LaneStatus(l, p.runURL))); err != nil {
-			errs = append(errs, err)
+// publishOptions are the flags and environment of a publish to target t.
+func (o *reportOptions) publishOptions(e env, t *publishTarget) publish.Options {
+	suitePath, lines := suiteLines(e, t.env, o.suite)
+	return publish.Options{
+		Event: t.ev, Env: t.env, Comment: o.comment, Budget: o.budget, PicturesBranch: o.picturesBranch,
+		SuitePath: suitePath, SuiteLines: lines, Summarized: o.summary, Now: time.Now(),
+		Log: e.stderr, Run: actionsRun{e},
+	}
+}
+
+// finish publishes rep when asked (publish.Publish), then writes the files, the annotations
+// and the step outputs. GitHub being unreachable must not cost the files: they are written
+// whatever publishing returned, and its failure (exit 3) is returned after them.
+func (o *reportOptions) finish(ctx context.Context, e env, t *publishTarget, rep *report.Report, inputs []checks.Input, worst int) (int, error) {
+	outs := map[string]any{"verdict": string(worstOf(rep.Lanes)), "failed": strconv.Itoa(checks.TallyRequests(rep.Lanes...).Failed())}
+	var pubErr error
+	if t != nil {
+		var po publish.Outputs
+		po, pubErr = publish.Publish(ctx, t.client, rep, inputs, o.publishOptions(e, t))
+		if po.CommentURL != "" {
+			outs["comment_url"] = po.CommentURL
 		}
 	}
-	return errors.Join(errs...)
-}
-
-// ghStatus is the commit status report renders for a lane, as the API call takes it.
-func ghStatus(st report.Status) gh.Status {
-	return gh.Status{Context: report.StatusContext(st.Lane), State: st.State, Description: st.Description, TargetURL: st.TargetURL}
-}
-
-// postComment upserts the report's comment and returns its URL.
-func (p *publishing) postComment(ctx context.Context, rep *report.Report) (string, error) {
-	c, err := p.p.UpsertComment(ctx, p.ev.Number, report.Marker(rep.Key), report.Comment(rep))
-	if err != nil {
-		return "", err
+	if err := o.writeFiles(e, rep, outs); err != nil {
+		return 0, err
 	}
-	return c.URL, nil
+	if o.inActions {
+		annotate(e, rep.Lanes)
+	}
+	if pubErr != nil {
+		code, err := publishFailed(e, pubErr)
+		return code, errors.Join(err, e.setOutputs(outs))
+	}
+	if err := e.setOutputs(outs); err != nil {
+		return 0, err
+	}
+	return worst, nil
 }
 
-// fail turns a publishing error into the exit code: a fork's read-only token is not a
-// failure of the report (exit 0 after a notice); anything else could not run (3), with an
-// annotation.
-func (p *publishing) fail(e env, err error) (int, error) {
-	if readOnly(err) {
-		fmt.Fprintln(e.stderr, err)
-		if p.env.Actions {
-			e.action().Noticef("%s", readOnlyNotice)
-		} else {
-			fmt.Fprintln(e.stderr, readOnlyNotice)
-		}
-		return exitOK, nil
+// publishPending sets the --lane statuses to pending (publish.Pending).
+func (o *reportOptions) publishPending(ctx context.Context, e env, t *publishTarget, lanes []string) (int, error) {
+	if len(lanes) == 0 {
+		return 0, usagef("--pending needs --lane: the lanes whose runs start")
 	}
-	if p.env.Actions {
+	opts := o.publishOptions(e, t)
+	if _, err := publish.Pending(ctx, t.client, lanes, opts); err != nil {
+		return publishFailed(e, err)
+	}
+	return exitOK, nil
+}
+
+// publishFailed is a publishing error that is not a fork's read-only token (publish tells
+// that one itself): exit 3 (could not run), with an annotation.
+func publishFailed(e env, err error) (int, error) {
+	if e.github().Actions {
 		e.action().Errorf("diffusion-check could not publish to GitHub: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return exitInfra, err
 }
+
+// actionsRun is publish.Run on this command's workflow run: notices through the toolkit (on
+// stderr outside Actions), the job summary through appendSummary.
+type actionsRun struct{ e env }
+
+func (r actionsRun) Notice(msg string) {
+	if r.e.github().Actions {
+		r.e.action().Noticef("%s", msg)
+		return
+	}
+	fmt.Fprintln(r.e.stderr, msg)
+}
+
+func (r actionsRun) AddSummary(md string) error { return appendSummary(r.e, md) }
 
 // appendSummary appends md to the job summary ($GITHUB_STEP_SUMMARY) through the toolkit,
 // which panics when the file cannot be written; that becomes an error here.

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,6 +86,7 @@ func scriptParams(t *testing.T, dir, ffmpegDir string) testscript.Params {
 			"requestlines": cmdRequestLines,
 			"github":       cmdGitHub,
 			"exits":        cmdExits,
+			"partitions":   cmdPartitions,
 		},
 		RequireExplicitExec: true,
 	}
@@ -218,4 +221,48 @@ func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	ts.Fatalf("case %s not in %s", args[1], args[0])
+}
+
+// cmdPartitions makes the results of many partitions of one plan from one real run's:
+//
+//	partitions SRC DST FROM TO [SKIP...]
+//
+// SRC is the output folder of a run of one partition (its results.json lists the plan's
+// partitions); for each partition i in [FROM, TO), except the SKIP ones, it writes
+// DST/p<i>/results.json: SRC's head with partition index i, and a copy of SRC's first case
+// (its requests and checks as measured) for each case the plan gives partition i. A script
+// gets a 200-partition run without 200 servers.
+func cmdPartitions(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 {
+		ts.Fatalf("usage: partitions SRC DST FROM TO [SKIP...]")
+	}
+	src, err := results.Read(filepath.Join(ts.MkAbs(args[0]), results.ResultsFile))
+	ts.Check(err)
+	if len(src.Cases) == 0 {
+		ts.Fatalf("%s: no case to copy", args[0])
+	}
+	skip := map[int]bool{}
+	for _, a := range args[4:] {
+		skip[atoi(ts, a)] = true
+	}
+	for i := atoi(ts, args[2]); i < atoi(ts, args[3]); i++ {
+		if skip[i] || i >= len(src.Planned) {
+			continue
+		}
+		r := *src
+		r.Partition.Index, r.Cases = i, nil
+		for _, id := range src.Planned[i] {
+			c := src.Cases[0]
+			c.ID, c.Requests = id, slices.Clone(c.Requests)
+			for k := range c.Requests {
+				c.Requests[k].Case = id
+			}
+			r.Cases = append(r.Cases, c)
+		}
+		dir := filepath.Join(ts.MkAbs(args[1]), fmt.Sprintf("p%d", i))
+		ts.Check(os.MkdirAll(dir, 0o755))
+		data, err := json.MarshalIndent(&r, "", "  ")
+		ts.Check(err)
+		ts.Check(os.WriteFile(filepath.Join(dir, results.ResultsFile), data, 0o644))
+	}
 }

@@ -1,22 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/plan"
 	"github.com/diffusion-check/diffusion-check/report"
@@ -60,9 +52,6 @@ func (o *selectOptions) active() (bool, error) {
 	}
 	return n == 1, nil
 }
-
-// gitTimeout bounds one git command: they read the local repository only.
-const gitTimeout = time.Minute
 
 // selectedPlan plans a lane of s into n partitions (or, with targetS > 0, as many as keep each
 // near targetS, at most maxJobs), keeping only the cases the selection selects when one is
@@ -148,10 +137,14 @@ func (o *selectOptions) changes(ctx context.Context, e env, s *suite.Suite) (sel
 	switch {
 	case o.changedFiles != "":
 		sel.Source = "--changed-files " + o.changedFiles
-		changed, err = readChanged(o.changedFiles, os.Stdin)
+		if changed, err = selection.ReadChanged(o.changedFiles, os.Stdin); err != nil {
+			err = usagef("--changed-files: %w", err)
+		}
 	case o.changedSince != "":
 		var base string
-		changed, base, err = gitChanged(ctx, root, o.changedSince)
+		if changed, base, err = selection.GitChanged(ctx, root, o.changedSince); err != nil {
+			err = usagef("--changed-since %s: %w", o.changedSince, err)
+		}
 		sel.Source = fmt.Sprintf("--changed-since %s (merge base %.12s)", o.changedSince, base)
 	}
 	if err != nil {
@@ -176,9 +169,9 @@ func (o *selectOptions) root(ctx context.Context, e env, s *suite.Suite) (string
 		}
 		return abs, nil
 	}
-	out, err := runGit(ctx, filepath.Dir(s.Path), "rev-parse", "--show-toplevel")
+	top, err := selection.GitRoot(ctx, filepath.Dir(s.Path))
 	if err == nil {
-		return strings.TrimSpace(string(out)), nil
+		return top, nil
 	}
 	if ws := e.github().Workspace; ws != "" {
 		if rel, rerr := filepath.Rel(ws, s.Path); rerr == nil && filepath.IsLocal(rel) {
@@ -187,107 +180,4 @@ func (o *selectOptions) root(ctx context.Context, e env, s *suite.Suite) (string
 		}
 	}
 	return "", usagef("find the repository root of suite %s (pass --repo-root): %v", s.Path, err)
-}
-
-// maxChangedBytes bounds a changed-files list: far above any real change (GitHub lists at
-// most 3,000 files), so that a runaway input fails instead of filling the memory.
-const maxChangedBytes = 16 << 20
-
-// readChanged reads a changed-files list: one repository path a line ("-": stdin), blank
-// lines ignored, duplicates dropped. The list is a pull request's data, so a path with a
-// control character, an invalid UTF-8 sequence, or a "." or ".." part is refused by line.
-func readChanged(name string, stdin io.Reader) ([]string, error) {
-	r := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, usagef("--changed-files: %v", err)
-		}
-		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxChangedBytes+1))
-	if err != nil {
-		return nil, usagef("--changed-files %s: %v", name, err)
-	}
-	if len(data) > maxChangedBytes {
-		return nil, usagef("--changed-files %s: more than %d MiB; want one path a line", name, maxChangedBytes>>20)
-	}
-	return parseChanged(name, data)
-}
-
-// parseChanged parses the lines of a changed-files list; name names it in messages.
-func parseChanged(name string, data []byte) ([]string, error) {
-	var out []string
-	var errs []error
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxChangedBytes)
-	for line := 1; sc.Scan(); line++ {
-		p := strings.TrimSuffix(sc.Text(), "\r")
-		switch {
-		case strings.TrimSpace(p) == "":
-			continue
-		case !utf8.ValidString(p):
-			errs = append(errs, fmt.Errorf("%s:%d: not UTF-8: %q", name, line, p))
-			continue
-		}
-		if why := selection.ValidPath(p); why != "" {
-			errs = append(errs, fmt.Errorf("%s:%d: %s", name, line, why))
-			continue
-		}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", name, err))
-	}
-	if len(errs) > 0 {
-		return nil, usageError{fmt.Errorf("--changed-files: %w", errors.Join(errs...))}
-	}
-	return out, nil
-}
-
-// gitChanged lists the paths changed since the merge base of ref and HEAD, in the working
-// tree (committed or not); a renamed file counts under both names.
-func gitChanged(ctx context.Context, root, ref string) (changed []string, base string, err error) {
-	if strings.HasPrefix(ref, "-") {
-		return nil, "", usagef("--changed-since %q: a ref does not start with \"-\"", ref)
-	}
-	out, err := runGit(ctx, root, "merge-base", ref, "HEAD")
-	if err != nil {
-		return nil, "", usagef("--changed-since %s: find the merge base of %s and HEAD (is %s fetched? actions/checkout needs fetch-depth: 0): %v", ref, ref, ref, err)
-	}
-	base = strings.TrimSpace(string(out))
-	out, err = runGit(ctx, root, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", base, "--")
-	if err != nil {
-		return nil, "", usagef("--changed-since %s: git diff against %.12s: %v", ref, base, err)
-	}
-	for p := range strings.SplitSeq(string(out), "\x00") {
-		if p == "" {
-			continue
-		}
-		if why := selection.ValidPath(p); why != "" {
-			return nil, "", usagef("--changed-since %s: %s", ref, why)
-		}
-		changed = append(changed, p)
-	}
-	return changed, base, nil
-}
-
-// runGit runs a git command in dir and returns its standard output; the error carries git's
-// own message.
-func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := proc.Command(ctx, 5*time.Second, "git", append([]string{"-C", dir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, cmp.Or(strings.TrimSpace(stderr.String()), "no message"))
-	}
-	return out, nil
 }

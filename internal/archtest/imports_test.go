@@ -38,7 +38,7 @@ var (
 	checksNoImports = []string{"os", "os/exec", "net", "net/http", "syscall"}
 	// highLevel are the module's packages that nothing under internal/ may depend on: each
 	// of them, and every package below it.
-	highLevel = []string{"runner", "report", "cmd", "suite", "plan", "selection", "history"}
+	highLevel = []string{"runner", "report", "publish", "cmd", "suite", "plan", "selection", "history"}
 	// executorImporters are the only packages that may import the executor (runner): the
 	// suite, the plan, the selection and the results are data every other package reads
 	// without running anything.

@@ -1,4 +1,4 @@
-package main
+package publish
 
 import (
 	"context"
@@ -9,24 +9,25 @@ import (
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
-// commentMode is report's --comment (the action's comment_mode): when --publish posts or
-// edits the PR comment. Commit statuses are set whatever it says.
-type commentMode string
+// Mode is report's --comment (the action's comment_mode): when Publish posts or edits the
+// PR comment. Commit statuses are set whatever it says.
+type Mode string
 
+// The comment modes.
 const (
-	commentAlways   commentMode = "always"
-	commentFailures commentMode = "failures"
-	commentChanges  commentMode = "changes"
-	commentOff      commentMode = "off"
+	CommentAlways   Mode = "always"
+	CommentFailures Mode = "failures"
+	CommentChanges  Mode = "changes"
+	CommentOff      Mode = "off"
 )
 
-func (m commentMode) String() string { return string(m) }
+func (m Mode) String() string { return string(m) }
 
 // Set accepts always, failures, changes or off.
-func (m *commentMode) Set(s string) error {
-	switch commentMode(s) {
-	case commentAlways, commentFailures, commentChanges, commentOff:
-		*m = commentMode(s)
+func (m *Mode) Set(s string) error {
+	switch Mode(s) {
+	case CommentAlways, CommentFailures, CommentChanges, CommentOff:
+		*m = Mode(s)
 		return nil
 	}
 	return fmt.Errorf("want always, failures, changes or off, got %q", s)
@@ -39,11 +40,11 @@ func (m *commentMode) Set(s string) error {
 //     comment that showed failures is edited to show the fix;
 //   - changes: when the verdicts (lane statuses, the requests that did not pass) differ
 //     from those the comment records, or there is no comment yet.
-func (m commentMode) wants(rep *report.Report, exists bool) (bool, string) {
+func (m Mode) wants(rep *report.Report, exists bool) (bool, string) {
 	switch m {
-	case commentOff:
+	case CommentOff:
 		return false, "comments are off"
-	case commentFailures:
+	case CommentFailures:
 		if exists {
 			return true, ""
 		}
@@ -53,7 +54,7 @@ func (m commentMode) wants(rep *report.Report, exists bool) (bool, string) {
 			}
 		}
 		return false, "every lane passed and the PR has no comment to update"
-	case commentChanges:
+	case CommentChanges:
 		if !exists || rep.Previous == nil || !sameVerdicts(rep.State(), *rep.Previous) {
 			return true, ""
 		}
@@ -69,20 +70,46 @@ func sameVerdicts(a, b report.State) bool {
 	return slices.EqualFunc(a.Lanes, b.Lanes, sameLane) && slices.Equal(a.Failing, b.Failing) && a.Truncated == b.Truncated
 }
 
+// comment reads the previous comment of rep's key when the mode needs it, decides whether
+// to write, and upserts the comment; it returns the comment's URL ("" when none was
+// written). An error is GitHub's, and then no comment is written blind.
+func (p *publisher) comment(ctx context.Context, rep *report.Report) (string, error) {
+	if p.opts.Event.Number <= 0 {
+		fmt.Fprintln(p.opts.Log, "PR comment: not posted (the event names no pull request)")
+		return "", nil
+	}
+	found := false
+	if p.opts.Comment != CommentOff { // off: no comment to read, and no account to find
+		var err error
+		if found, err = p.previous(ctx, rep); err != nil {
+			return "", err
+		}
+	}
+	if ok, why := p.opts.Comment.wants(rep, found); !ok {
+		fmt.Fprintf(p.opts.Log, "PR comment: not posted (--comment %s: %s)\n", p.opts.Comment, why)
+		return "", nil
+	}
+	c, err := p.c.UpsertComment(ctx, p.opts.Event.Number, report.Marker(rep.Key), report.Comment(rep))
+	if err != nil {
+		return "", err
+	}
+	return c.URL, nil
+}
+
 // previous finds the token's account (gh.Client.Identity), then reads the state recorded in
 // the PR's comment of this key into rep.Previous and reports whether the comment exists.
 // When the account cannot be told, no comment is ours: the report is posted as a new one.
-func (p *publishing) previous(ctx context.Context, e env, rep *report.Report) (bool, error) {
-	if p.p.Self == nil {
-		id, how, err := p.p.Identity(ctx)
+func (p *publisher) previous(ctx context.Context, rep *report.Report) (bool, error) {
+	if p.c.Self == nil {
+		id, how, err := p.c.Identity(ctx)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "publish: %v; posting a new comment, editing and deleting none\n", err)
+			fmt.Fprintf(p.opts.Log, "publish: %v; posting a new comment, editing and deleting none\n", err)
 			return false, nil
 		}
-		fmt.Fprintf(e.stderr, "publish: %s\n", how)
-		p.p.Self = &id
+		fmt.Fprintf(p.opts.Log, "publish: %s\n", how)
+		p.c.Self = &id
 	}
-	prev, err := p.p.FindComment(ctx, p.ev.Number, report.Marker(rep.Key))
+	prev, err := p.c.FindComment(ctx, p.opts.Event.Number, report.Marker(rep.Key))
 	if err != nil || prev == nil {
 		return false, err
 	}

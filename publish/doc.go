@@ -1,0 +1,37 @@
+// Package publish is the report's way to GitHub: what `report --publish` writes, in which
+// order, within which budget, and what it does when the token may not write. It decides;
+// internal/gh makes the API calls and report renders the text.
+//
+// # Order
+//
+// Publish writes, for one merged report:
+//
+//  1. nothing at all when the results are not of the commit being published
+//     (gh.CheckCommit): results are published only for the commit they were measured on;
+//  2. a commit status per lane on the pull request's head: first, because branch protection
+//     reads them, and a failure to read the comments must not cost them;
+//  3. the failure pictures on the pictures branch (no branch, a fork's pull request or a
+//     refusal: a notice, and the comment links to the artifacts);
+//  4. a check run per lane (a refusal: a notice);
+//  5. the PR comment: the previous comment of the key is read (its hidden state, for what
+//     changed and for the comment mode), the mode decides whether to write (Mode), and the
+//     comment is upserted.
+//
+// A failure of one step is kept and the next steps still run: a comment that cannot be read
+// costs neither the statuses nor the check runs. Publish returns every failure joined.
+//
+// # Budget
+//
+// Options.Budget is one deadline for everything publishing asks of GitHub, every request and
+// retry included (the caller's context may end it earlier; it should carry the same deadline
+// for what it asked before, such as the pull request of a workflow_run). The pictures get a
+// third of it at most: the comment must not wait on them.
+//
+// # A read-only token
+//
+// A fork's pull_request workflow gets a token that can read but not write. When every
+// failure is that refusal (gh.ErrReadOnly), publishing has not failed the report: Publish
+// puts the report in the job summary (unless Options.Summarized says it is there already),
+// tells ReadOnlyNotice (the workflow_run pattern that publishes for forks), and returns no
+// error, with Outputs.ReadOnly set. Any other refusal is an error for the caller to exit on.
+package publish

@@ -1,0 +1,200 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/gh"
+	"github.com/diffusion-check/diffusion-check/internal/githubfake"
+	"github.com/diffusion-check/diffusion-check/report"
+)
+
+const (
+	token = "ghs_publish_test"
+	head  = "0123456789abcdef0123456789abcdef01234567"
+)
+
+// fakeRun records what Publish tells the workflow run.
+type fakeRun struct {
+	mu        sync.Mutex
+	notices   []string
+	summaries []string
+}
+
+func (r *fakeRun) Notice(msg string) { r.mu.Lock(); r.notices = append(r.notices, msg); r.mu.Unlock() }
+func (r *fakeRun) AddSummary(md string) error {
+	r.mu.Lock()
+	r.summaries = append(r.summaries, md)
+	r.mu.Unlock()
+	return nil
+}
+
+// client is a real gh.Client on fake f, through rt's transport (nil: f's server).
+func client(t *testing.T, f *githubfake.Fake, base http.RoundTripper) *gh.Client {
+	t.Helper()
+	c, err := gh.New(gh.Env{APIURL: f.URL() + "/api/v3", Token: token, Repository: "octo/diffusion"},
+		&gh.RetryTransport{Base: base, MaxElapsed: time.Minute, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// lane is a merged lane of one case with one request of status st, tested on commit.
+func lane(name string, st checks.Status, commit string) checks.Result {
+	r := checks.Result{Schema: checks.Schema, Suite: "ci", Lane: name, Commit: commit, Partition: checks.Partition{Total: 1},
+		Cases: []checks.CaseResult{{ID: "t2i", Server: "ref", Modality: "image", Requests: []checks.RequestResult{
+			{Index: 1, Of: 1, Status: st, Checks: []checks.Check{{Name: checks.OutputPresent, Status: st}}}}}}}
+	checks.Finalize(&r)
+	return r
+}
+
+func options(run *fakeRun, log *bytes.Buffer) Options {
+	return Options{
+		Event:   gh.Event{Number: 7, HeadSHA: head},
+		Env:     gh.Env{ServerURL: "https://github.com", Repository: "octo/diffusion", RunID: "42"},
+		Comment: CommentAlways, Budget: time.Minute, Now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
+		Log: log, Run: run,
+	}
+}
+
+// writes are the requests of f that write, and the comment reads, in order.
+func writes(f *githubfake.Fake) []string {
+	var out []string
+	for _, r := range f.Requests() {
+		method, path, _ := strings.Cut(r, " ")
+		path = strings.TrimPrefix(path, "/repos/octo/diffusion")
+		switch {
+		case strings.HasPrefix(path, "/statuses/"):
+			path = "/statuses"
+		case strings.HasPrefix(path, "/issues/comments/"):
+			path = "/issues/comments/ID"
+		}
+		out = append(out, method+" "+path)
+	}
+	return out
+}
+
+// TestPublishOrder: the statuses go first (branch protection reads them), the check runs
+// next, and the comment last, after finding the token's account and the previous comment;
+// one status and one check run per lane. (No pictures: the results have none.)
+func TestPublishOrder(t *testing.T) {
+	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+	run, log := &fakeRun{}, &bytes.Buffer{}
+	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head), lane("extra", checks.Pass, head)}}
+	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, log))
+	if err != nil {
+		t.Fatalf("Publish: %v\n%s", err, log)
+	}
+	want := []string{
+		"POST /statuses", "POST /statuses",
+		"POST /check-runs", "POST /check-runs",
+		"GET /user", "GET /issues/7/comments", // the previous comment
+		"GET /issues/7/comments", "POST /issues/7/comments", "GET /issues/7/comments", // the upsert
+
+	}
+	if diff := cmp.Diff(want, writes(f)); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if out.CommentURL == "" || out.ReadOnly {
+		t.Errorf("outputs %+v, want a comment URL and not read-only", out)
+	}
+	var got []string
+	for _, s := range f.Statuses() {
+		got = append(got, s.Context+" "+s.State)
+	}
+	if diff := cmp.Diff([]string{"diffusion-check/base failure", "diffusion-check/extra success"}, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
+
+// TestPublishOtherCommitWritesNothing: results of another commit are refused before any
+// request.
+func TestPublishOtherCommitWritesNothing(t *testing.T) {
+	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, strings.Repeat("a", 40))}}
+	_, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(&fakeRun{}, &bytes.Buffer{}))
+	if err == nil || !strings.Contains(err.Error(), "nothing was published") {
+		t.Errorf("err = %v, want the other commit refused", err)
+	}
+	if rs := f.Requests(); len(rs) != 0 {
+		t.Errorf("requests %q, want none", rs)
+	}
+}
+
+// TestPublishReadOnlyFallsBackToTheSummary: a fork's read-only token fails no report: the
+// report goes to the job summary (once: not when the caller writes it there itself), the
+// notice says how to publish for forks, and Publish returns no error.
+func TestPublishReadOnlyFallsBackToTheSummary(t *testing.T) {
+	for _, summarized := range []bool{false, true} {
+		f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token, ReadOnly: true})
+		c := client(t, f, nil)
+		c.Fork = true
+		run, log := &fakeRun{}, &bytes.Buffer{}
+		opts := options(run, log)
+		opts.Summarized = summarized
+		rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head)}}
+		out, err := Publish(t.Context(), c, rep, nil, opts)
+		if err != nil || !out.ReadOnly {
+			t.Fatalf("Publish = %+v, %v; want read-only and no error", out, err)
+		}
+		if want := 1; summarized {
+			if len(run.summaries) != 0 {
+				t.Errorf("summarized: %d summaries added, want none", len(run.summaries))
+			}
+		} else if len(run.summaries) != want || !strings.Contains(run.summaries[0], "diffusion-check") {
+			t.Errorf("%d summaries added, want the report once", len(run.summaries))
+		}
+		if !slices.Contains(run.notices, ReadOnlyNotice) {
+			t.Errorf("notices %q, want the read-only notice", run.notices)
+		}
+	}
+}
+
+// TestPublishRefusalIsAnError: a 403 outside a fork's pull request (a permissions: block
+// without statuses: write) is an error, not the read-only fallback; the check runs and the
+// comment are still tried.
+func TestPublishRefusalIsAnError(t *testing.T) {
+	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+	f.Inject(githubfake.Fault{Method: http.MethodPost, Path: "/repos/octo/diffusion/statuses/", Code: http.StatusForbidden, Message: "Resource not accessible by integration"})
+	run := &fakeRun{}
+	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head)}}
+	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, &bytes.Buffer{}))
+	if err == nil || ReadOnly(err) || !errors.Is(err, gh.ErrForbidden) {
+		t.Fatalf("err = %v, want the refused status", err)
+	}
+	if out.CommentURL == "" || len(f.CheckRuns()) != 1 {
+		t.Errorf("comment %q, %d check runs: want both written despite the status", out.CommentURL, len(f.CheckRuns()))
+	}
+}
+
+// TestPublishBudgetIsOneDeadline: against a GitHub that never answers, Publish gives up once
+// Options.Budget has passed (on the bubble's clock), whatever the number of requests.
+func TestPublishBudgetIsOneDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := githubfake.NewLocal(githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+		f.Inject(githubfake.Fault{Delay: 24 * time.Hour, Times: 1 << 20})
+		opts := options(&fakeRun{}, &bytes.Buffer{})
+		opts.Budget = 5 * time.Second
+		rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head), lane("extra", checks.Pass, head)}}
+		start := time.Now()
+		_, err := Publish(t.Context(), client(t, f, f.Transport()), rep, nil, opts)
+		if took := time.Since(start); took > opts.Budget {
+			t.Errorf("Publish took %v, want at most the %v budget", took, opts.Budget)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want the deadline", err)
+		}
+	})
+}
