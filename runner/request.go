@@ -41,6 +41,7 @@ func (s slot) String() string {
 	}
 	return fmt.Sprintf("request %d/%d", s.index, s.of)
 }
+
 // measured is one request as its measure phase left it, before its validation (validate.go)
 // and its judgement (judge.Input): the result with the checks made while measuring, the
 // reply whose output files (in dir) validation checks, when the request was in flight, the

@@ -197,4 +197,3 @@ func describe(o *checks.Output) string {
 	}
 	return s
 }
-
