@@ -75,6 +75,9 @@ type Options struct {
 	// DefaultValidateAhead, negative none: each request is validated before the next is sent,
 	// as SGLang's harness does.
 	ValidateAhead int
+	// ValidationThreads bounds the threads of a request's validation (compare.WithThreads);
+	// 0 means the suite's validation_threads, else half the cores.
+	ValidationThreads int
 	// GTMemory bounds the decoded ground truth a case keeps in memory, in bytes, so that its
 	// requests do not each decode it again (see compare.Cache); 0 means
 	// compare.DefaultCacheBytes (1 GiB), negative keeps nothing.

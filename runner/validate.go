@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -27,6 +29,7 @@ func (r *run) validate(ctx context.Context, c *suite.Case, srv *server, m measur
 	if m.rr.Status == checks.Cancelled {
 		return m
 	}
+	ctx = r.beside(ctx)
 	if ctx.Err() != nil {
 		return validationCancelled(m)
 	}
@@ -55,6 +58,29 @@ func (r *run) validate(ctx context.Context, c *suite.Case, srv *server, m measur
 		return validationCancelled(m) // what it found may rest on decodes the cancel cut short
 	}
 	return v
+}
+
+// validationNice is how much lower than the run's (and so its servers') scheduling priority
+// the helpers of a validation run: ffmpeg, ffprobe, the CLIP scorer.
+const validationNice = 10
+
+// beside is ctx for work that runs beside a request in flight: its helper processes at a
+// lower priority than the server (validationNice), its metric and each decoder on at most
+// validationThreads threads.
+func (r *run) beside(ctx context.Context) context.Context {
+	return compare.WithThreads(proc.WithNice(ctx, validationNice), r.validationThreads())
+}
+
+// validationThreads is Options.ValidationThreads, else the suite's validation_threads, else
+// half the cores (at least one): the other half stays with the server.
+func (r *run) validationThreads() int {
+	switch {
+	case r.opts.ValidationThreads > 0:
+		return r.opts.ValidationThreads
+	case r.opts.Suite.ValidationThreads > 0:
+		return r.opts.Suite.ValidationThreads
+	}
+	return max(1, runtime.GOMAXPROCS(0)/2)
 }
 
 // validationCancelled is a measured request whose validation the run's cancel kept from
