@@ -150,6 +150,10 @@ type CaseResult struct {
 	Errors  []string        `json:"errors,omitempty"`
 	// WallMs is the case's wall time including any server start it paid for.
 	WallMs float64 `json:"wall_ms"`
+	// IdleMs is how long, between the case's first send and its last answer, none of its
+	// requests was in flight: the time the harness kept the GPU waiting (for a perf record,
+	// or for validations when too many were pending).
+	IdleMs float64 `json:"idle_ms,omitempty"`
 	// LogTail holds the last lines of the server log when something went wrong.
 	LogTail []string `json:"log_tail,omitempty"`
 	// Attempts are the earlier runs of a case that the suite's retry mode ran again (oldest

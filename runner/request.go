@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -44,37 +42,48 @@ func (s slot) String() string {
 	return fmt.Sprintf("request %d/%d", s.index, s.of)
 }
 
-// measured is one request as its measurement left it, before its judgement (judge.Input):
-// the result with the checks made while measuring, the peaks of the server start the server
-// reported with it, whether the server answered with an output (its timings are then
-// judged) and, when the server can no longer be used, why.
+// measured is one request as its measure phase left it, before its validation (validate.go)
+// and its judgement (judge.Input): the result with the checks made while measuring, the
+// reply whose output files (in dir) validation checks, when the request was in flight, the
+// peaks of the server start the server reported with it, whether the server answered with an
+// output (its timings are then judged) and, when the server can no longer be used, why.
 type measured struct {
 	rr       checks.RequestResult
+	rep      reply
+	dir      string
+	flight   span
 	starts   startPeaks
 	answered bool
 	halt     string
+	// checksAt is where validation's checks go among rr.Checks of a request the server
+	// answered: before the perf record's, the order in which requests.jsonl has always
+	// listed them.
+	checksAt int
 }
 
-// request sends one request of a case and measures it: the checks made while measuring
-// (server alive, output, consistency, perf record), not yet its perf and memory verdicts,
-// which judge makes (r.judged). A confirmation request is measured as any other except for
-// consistency with the ground truth: it is sent to re-measure perf and memory, and its output
-// was checked N times already.
+// request is one request's whole path, its validation done before it returns: for a
+// confirmation request, whose verdict decides whether the next one is sent (confirm.go).
+// The case's own requests take the pipelined path of requests (pipeline.go).
 func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) measured {
-	rr, loadPeak, answered, halt := r.measure(ctx, c, srv, at)
-	return measured{rr: rr, starts: loadPeak, answered: answered, halt: halt}
+	return r.validate(ctx, c, srv, r.measure(ctx, c, srv, at))
 }
 
-// measure is request with its results apart; answered is whether the server answered.
-func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) (rr checks.RequestResult, loadPeak startPeaks, answered bool, halt string) {
-	rr = checks.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
+// measure is the first phase of a request, everything that needs the server: it sends the
+// request, waits for its complete output, closes its memory window and joins its
+// performance.log record, making the checks of that (server alive, a hang, a failed request,
+// perf record). It decodes nothing: the output is checked by validate, beside the next
+// request.
+func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) (m measured) {
+	m.rr = checks.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
+	rr := &m.rr
 	spec := r.opts.Suite.Servers[c.Server]
 	dir, err := r.rec.ArtifactDir(c.ID, at.index, at.confirm)
 	if err != nil {
 		r.noteDisk(err)
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
-		return rr, startPeaks{}, false, ""
+		return m
 	}
+	m.dir = dir
 	timeout := spec.RequestTimeout
 	if c.Timeout > 0 {
 		timeout = c.Timeout
@@ -86,11 +95,13 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	stopBeat := r.beat(fmt.Sprintf("%s %s: waiting", c.ID, at), timeout, func() string { return requestStatus(cl, srv) })
 	rep, t0, err := srv.generate(rctx, cl, c)
 	stopBeat()
-	rr.E2EMs = ms(time.Since(t0))
+	m.flight = span{from: t0, to: time.Now()}
+	rr.E2EMs = ms(m.flight.to.Sub(t0))
 	mem.end()
-	defer func() { mem.record(&rr) }() // after joinPerf, beside the server's own numbers
+	defer func() { mem.record(&m.rr) }() // after joinPerf, beside the server's own numbers
 	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
 	cancel()
+	m.rep = rep
 	rr.RequestID = rep.ID
 	rr.RealtimeChunks = rep.Chunks
 
@@ -99,27 +110,31 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 			rr.Status = checks.Cancelled
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
 				Detail: fmt.Sprintf("run cancelled after %.0f ms, before the output arrived", rr.E2EMs)})
-			return rr, startPeaks{}, false, "run cancelled"
+			m.halt = "run cancelled"
+			return m
 		}
 		srv.settle(settleTime)
 		if why := srv.dead(); why != "" {
 			detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
 			saveTail(dir, srv)
-			return rr, startPeaks{}, false, fmt.Sprintf("not sent: the server died during %s", at)
+			m.halt = fmt.Sprintf("not sent: the server died during %s", at)
+			return m
 		}
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
 		if timedOut && c.Modality != suite.Image && baselines.ROCm(r.opts.GPU) {
 			rr.Checks = append(rr.Checks, checks.AMDVideoTimeout(c.ID, timeout))
 			saveTail(dir, srv)
-			return rr, startPeaks{}, false, fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
+			m.halt = fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
+			return m
 		}
 		if timedOut {
 			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
 				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
 				Cause:  fmt.Sprintf("request hung: no output within %s", timeout)})
 			saveTail(dir, srv)
-			return rr, startPeaks{}, false, fmt.Sprintf("not sent: the server was stopped after %s hung", at)
+			m.halt = fmt.Sprintf("not sent: the server was stopped after %s hung", at)
+			return m
 		}
 		st := checks.Fail
 		var se *saveError
@@ -138,167 +153,27 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 				Detail: "not joined: the server reported this request failed, and SGLang writes no performance.log record for a failed request"})
 		case rep.ID != "":
 			// The generation may have run (a failed download, a full disk): its record may be there.
-			rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
+			m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
 		}
-		return rr, loadPeak, false, ""
+		return m
 	}
 
+	m.answered = true
 	if why := srv.dead(); why != "" {
 		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
 			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv), Cause: srv.crashCause("server crashed after answering")})
-		halt = fmt.Sprintf("not sent: the server died after %s", at)
-	} else {
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+		m.halt = fmt.Sprintf("not sent: the server died after %s", at)
+		m.checksAt = len(rr.Checks)
+		return m
 	}
-	// The output check decodes a video once, for everything: its frame count and shape, and
-	// (kept in the case's cache until the caller's forgetOutput) the frames and audio track
-	// the consistency and repeat checks compare. A confirmation request is not compared:
-	// nothing is kept.
-	var decoded *compare.Cache
-	if !at.confirm {
-		decoded = r.cons.cache(c.ID)
-	}
-	rr.Checks = append(rr.Checks, r.output(ctx, c, rep, dir, &rr, decoded)...)
-	if !at.confirm {
-		rr.Checks = append(rr.Checks, r.consistency(ctx, c, &rr, dir)...)
-	}
-	if halt == "" {
-		rr, loadPeak = r.joinPerf(ctx, c, srv, rr)
-	}
-	return rr, loadPeak, true, halt
+	rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+	m.checksAt = len(rr.Checks)
+	m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
+	return m
 }
 
-// output saves the media and checks that it is there and has the declared shape. A video is
-// decoded once (compare.Cache.Output: its frames counted, no ffprobe -count_frames decode), its
-// frames and audio track kept in decoded for the comparisons that follow (nil: not kept).
-func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *checks.RequestResult, decoded *compare.Cache) []checks.Check {
-	var out []checks.Check
-	want := max(c.Request.N, 1)
-	if c.Modality != suite.Image {
-		want = 1
-	}
-	if len(rep.Files) == 0 {
-		return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
-			Detail: fmt.Sprintf("the server reported success but returned no media (0 bytes, request_id %s)", rep.ID)})
-	}
-	var paths []string
-	for _, f := range rep.Files {
-		paths = append(paths, f.Path)
-	}
-	kind := "image"
-	if c.Modality != suite.Image {
-		kind = "video"
-	}
-	rr.Output = &checks.Output{Kind: kind, Path: paths[0], Format: rep.Ext, Bytes: rep.Files[0].Bytes}
-	if len(rep.Files) != want {
-		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
-			Detail: fmt.Sprintf("asked for %d images, got %d", want, len(rep.Files))})
-	} else {
-		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Pass, Value: checks.Float(float64(rep.Files[0].Bytes)), Unit: "bytes"})
-	}
-	if !suite.Enabled(c.Checks.Output) {
-		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Skip, Detail: "disabled by the case's checks.output"})
-	}
-	var problems []string
-	for k, p := range paths {
-		var info media.Info
-		var err error
-		if c.Modality == suite.Image {
-			info, err = r.opts.Probe(ctx, p)
-		} else {
-			info, err = decoded.Output(ctx, p)
-		}
-		if err != nil {
-			st := checks.Fail
-			if errors.Is(err, exec.ErrNotFound) {
-				st = checks.Error // no ffprobe: we could not check, the output is not known bad
-			}
-			return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("output is not decodable: %v", err)})
-		}
-		if k == 0 {
-			fillOutput(rr.Output, info)
-		}
-		problems = append(problems, shapeProblems(c, info)...)
-		if c.Modality == suite.VideoAudio && info.Audio != nil {
-			problem, err := decoded.OutputAudioProblem(ctx, p, info.Audio)
-			if err != nil {
-				st := checks.Fail // SGLang's extract_audio_pcm fails the request too
-				if errors.Is(err, exec.ErrNotFound) {
-					st = checks.Error
-				}
-				return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("the audio track does not decode: %v", err)})
-			}
-			if problem != "" {
-				problems = append(problems, problem)
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Fail,
-			Detail: strings.Join(problems, "; ")})
-	}
-	return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Pass, Detail: describe(rr.Output)})
-}
-
-func fillOutput(o *checks.Output, info media.Info) {
-	o.Width, o.Height = info.Width, info.Height
-	if o.Kind == "video" {
-		o.Frames, o.FPS, o.DurationS = info.Frames, info.FPS, info.DurationS
-	}
-	if a := info.Audio; a != nil {
-		o.Audio = &checks.Audio{Codec: a.Codec, SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS}
-	}
-}
-
-// shapeProblems compares what was decoded with what the case asked for: the size and frame
-// count of SGLang's rule (checks.ExpectedShape: upscaling multiplies the size, frame
-// interpolation sets the frame count, no other frame count is checked), the image codec of the
-// output format, at least one video frame and, for video+audio, an audio track.
-func shapeProblems(c *suite.Case, info media.Info) []string {
-	r := c.Request
-	shape, err := checks.ExpectedShape(checks.ShapeRequest{Width: r.Width, Height: r.Height, Video: c.Modality != suite.Image,
-		Edit: len(r.Images) > 0, ImageToVideo: r.InputReference != "", NumFrames: r.NumFrames, Extra: r.Extra})
-	if err != nil {
-		return []string{fmt.Sprintf("case %s: %v", c.ID, err)}
-	}
-	p := shape.Problems(info.Width, info.Height, info.Frames)
-	if c.Modality == suite.Image {
-		if want := imageCodec(r.OutputFormat); want != "" && info.Codec != want {
-			p = append(p, fmt.Sprintf("image codec %s, want %s for output_format %s", info.Codec, want, r.OutputFormat))
-		}
-		return p
-	}
-	if info.Frames < 1 {
-		p = append(p, "no decodable video frames")
-	}
-	if c.Modality == suite.VideoAudio && info.Audio == nil {
-		p = append(p, "no audio track, want one for modality video+audio")
-	}
-	return p
-}
-
-func imageCodec(format string) string {
-	switch format {
-	case "png":
-		return "png"
-	case "jpeg":
-		return "mjpeg"
-	case "webp":
-		return "webp"
-	}
-	return ""
-}
-
-func describe(o *checks.Output) string {
-	s := fmt.Sprintf("%s %dx%d", o.Format, o.Width, o.Height)
-	if o.Kind == "video" {
-		s += fmt.Sprintf(", %d frames at %g fps", o.Frames, o.FPS)
-	}
-	if o.Audio != nil {
-		s += fmt.Sprintf(", audio %s %d Hz", o.Audio.Codec, o.Audio.SampleRate)
-	}
-	return s
-}
+// span is when a request was in flight: from its send to its complete output (or failure).
+type span struct{ from, to time.Time }
 
 // joinPerf waits for the request's performance.log record and copies its timings.
 func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr checks.RequestResult) (checks.RequestResult, startPeaks) {

@@ -74,6 +74,14 @@ type Options struct {
 	SkipConsistency bool
 	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
 	CLIPScorer *clip.Scorer
+	// ValidateAhead is how many of a case's requests may wait for their validation beside
+	// the requests in flight before the next send waits (pipeline.go); 0 means
+	// DefaultValidateAhead, negative none: each request is validated before the next is sent,
+	// as SGLang's harness does.
+	ValidateAhead int
+	// ValidationThreads bounds the threads of a request's validation (compare.WithThreads);
+	// 0 means the suite's validation_threads, else half the cores.
+	ValidationThreads int
 	// GTMemory bounds the decoded ground truth a case keeps in memory, in bytes, so that its
 	// requests do not each decode it again (see compare.Cache); 0 means
 	// compare.DefaultCacheBytes (1 GiB), negative keeps nothing.
@@ -631,102 +639,21 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	return srv, time.Since(srv.started), nil
 }
 
-// requests sends the case's requests, up to Concurrency at a time, and records each as soon
-// as it is judged (r.judged): once it finished and the request before it was measured, since
-// its memory growth is judged against that one. After a request that leaves the server
-// unusable (it died, or a request hung) the rest are not sent: they are recorded as skipped,
-// which fails the case.
-func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *checks.CaseResult) []checks.RequestResult {
-	out := make([]checks.RequestResult, c.Repeat)
-	// measuredAt[i] is closed once request i+1 is measured (out[i] holds its measurement,
-	// then its verdict), so that request i+2 can be judged against it.
-	measuredAt := make([]chan struct{}, c.Repeat)
-	for i := range measuredAt {
-		measuredAt[i] = make(chan struct{})
-	}
-	sem := make(chan struct{}, max(c.Concurrency, 1))
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		halted string
-	)
-	unsent := func(i int, rr checks.RequestResult) {
-		out[i-1] = rr
-		close(measuredAt[i-1])
-		r.record(rr)
-	}
-	for i := 1; i <= c.Repeat; i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		mu.Lock()
-		why := halted
-		mu.Unlock()
-		switch {
-		case ctx.Err() != nil:
-			unsent(i, cancelledRequest(c, i, "run cancelled before the request was sent"))
-			continue
-		case why != "":
-			<-sem
-			unsent(i, notSent(c, i, why))
-			continue
-		}
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			m := r.request(ctx, c, srv, slot{index: i, of: c.Repeat})
-			// Request k ≥ 2 against request 1 of this server start; request 1 leaves its
-			// output for them (consistency.repeat, runner/repeat.go). Its checks are
-			// measurements like the others, judged below with the rest.
-			m.rr.Checks = append(m.rr.Checks, r.repeat(ctx, c, srv, &m.rr)...)
-			r.forgetOutput(c, &m.rr)
-			mu.Lock()
-			out[i-1] = m.rr
-			if m.halt != "" && halted == "" {
-				halted = m.halt
-			}
-			// Every record repeats the load peak of its server start; keep the first one seen.
-			if cr.Load != nil && !cr.Load.Reused {
-				cr.Load.PeakVRAMMiB = mergePeaks(cr.Load.PeakVRAMMiB, m.starts.load)
-				cr.Load.WarmupPeakVRAMMiB = mergePeaks(cr.Load.WarmupPeakVRAMMiB, m.starts.warmup)
-			}
-			mu.Unlock()
-			close(measuredAt[i-1])
-			<-sem
-			if m.halt != "" {
-				r.stopServer(srv)
-			}
-			var prev *checks.RequestResult
-			if i > 1 {
-				<-measuredAt[i-2]
-				mu.Lock()
-				p := out[i-2]
-				mu.Unlock()
-				prev = &p
-			}
-			rr := r.judged(c, m, prev)
-			mu.Lock()
-			r.diskError(&rr, cr)
-			out[i-1] = rr
-			mu.Unlock()
-			r.record(rr)
-			r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
-		}(i)
-	}
-	wg.Wait()
-	return out
-}
-
-// judged is the final verdict of a measured request (judge.Config.Request), prev the request
-// before it in its case (nil for the first); a memory growth it shows is said in the log.
+// judged is the final verdict of a measured and validated request (judge.Config.Request),
+// prev the request before it in its case (nil for the first); a memory growth it shows is
+// said in the log.
 func (r *run) judged(c *suite.Case, m measured, prev *checks.RequestResult) checks.RequestResult {
-	v := r.judge.Request(judge.Input{Case: c, Request: m.rr, Answered: m.answered, Previous: prev})
+	v := r.verdict(c, m, prev)
 	for _, g := range v.Grew {
 		d, _, _ := strings.Cut(g.Detail, "\n")
 		r.logf("%s %s: %s: %s", c.ID, slot{index: m.rr.Index, of: m.rr.Of, confirm: m.rr.Confirm}, g.Name, d)
 	}
 	return v.Request
+}
+
+// verdict is judged without the log.
+func (r *run) verdict(c *suite.Case, m measured, prev *checks.RequestResult) judge.Verdict {
+	return r.judge.Request(judge.Input{Case: c, Request: m.rr, Answered: m.answered, Previous: prev})
 }
 
 // record appends a finished request to requests.jsonl; a write failure is reported but does
@@ -745,6 +672,15 @@ func (r *run) record(rr checks.RequestResult) {
 		r.lost++
 		r.mu.Unlock()
 	}
+}
+
+// hold keeps a measured request whose validation is pending (rr: as a cancel would leave
+// it) for the results.json that a cancel writes at once (snapshot); its line in
+// requests.jsonl is written when it is judged (record), and replaces it.
+func (r *run) hold(rr checks.RequestResult) {
+	r.mu.Lock()
+	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = rr
+	r.mu.Unlock()
 }
 
 // revise records again a request whose verdict a later event changed (confirmation, a

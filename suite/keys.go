@@ -90,6 +90,7 @@ func keyTable() map[string][]key {
 			{name: "ground_truth", kind: scalarValue, doc: "folder of ground-truth media, relative to the suite; written by run --mode gt"},
 			{name: "known_failures", kind: scalarValue, doc: "known-failures YAML file (docs/known-failures.md), relative to the suite"},
 			{name: repeatObject, kind: objectValue, object: repeatObject, doc: "limits of the consistency.repeat checks (request k against request 1) for every case; docs/consistency.md"},
+			{name: "validation_threads", kind: intValue, least: one, doc: "threads that validate an output (the metric, and each ffmpeg decoder) beside the next request; default half the cores; run --validation-threads overrides it"},
 			{name: "servers", kind: namedObjects, object: serverObject, doc: "the servers to start, by name"},
 			{name: "cases", kind: objectList, object: caseObject, required: true, minItems: 1, doc: "the cases: each sends one request repeat times to one warm server"},
 		}, noise...),

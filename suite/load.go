@@ -95,6 +95,9 @@ func (d *decoder) suite(data []byte) *Suite {
 	s.Noise = d.noise(o, Noise{OnUnconfirmed: OnUnconfirmedFail})
 	repeat := d.repeatLimits(o, repeatInherit{limits: checks.DefaultRepeatLimits()})
 	s.RepeatLimits = repeat.limits
+	if o.integer("validation_threads", &s.ValidationThreads) {
+		o.atLeast("validation_threads", s.ValidationThreads, 1)
+	}
 	for key, dst := range map[string]*string{
 		"baselines": &s.Baselines, "thresholds": &s.Thresholds,
 		"ground_truth": &s.GroundTruth, "known_failures": &s.KnownFailures,

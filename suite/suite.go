@@ -40,6 +40,10 @@ type Suite struct {
 	// RepeatLimits is the top level's repeat_thresholds over the built-in defaults, which
 	// cases inherit key by key.
 	RepeatLimits checks.RepeatLimits
+	// ValidationThreads bounds the threads that validate a request's output (its metric, and
+	// each of its ffmpeg decoders) while the next request runs; 0 means the runner's default,
+	// half the cores.
+	ValidationThreads int
 }
 
 // DisplayName is the suite's name, or its file's base name without extension for a suite

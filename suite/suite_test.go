@@ -300,7 +300,7 @@ servers:
 cases:
   - {id: a, server: ref, modality: image, request: {size: 8x8, sizes: 9x9}}
 `, []string{
-			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, servers, cases, confirm, on_unconfirmed, retry)`,
+			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, validation_threads, servers, cases, confirm, on_unconfirmed, retry)`,
 			"suite.yaml:3: name: duplicate key, first at line 1",
 			"suite.yaml:5: servers.ref.reuse: duplicate key, first at line 5",
 			`suite.yaml:7: cases[0].request: unknown key "sizes" (allowed: prompt, negative_prompt, size, seed, steps, guidance_scale, output_format, n, seconds, fps, num_frames, input_reference, images, extra)`,
@@ -353,7 +353,8 @@ cases:
 			"suite.yaml:10: cases[5].server: missing",
 			`suite.yaml:10: cases[5].id: duplicate id "a", first at line 3`,
 		}},
-		{"numbers", `servers: {ref: {builtin: {}}}
+		{"numbers", `validation_threads: 0
+servers: {ref: {builtin: {}}}
 cases:
   - id: a
     server: ref
@@ -368,15 +369,16 @@ cases:
     concurrency: 0
     request: {size: 8x8, n: -2, guidance_scale: .nan}
 `, []string{
-			"suite.yaml:7: cases[0].concurrency: must be ≤ repeat (2), got 3",
-			"suite.yaml:8: cases[0].num_gpus: must be ≥ 1, got 0",
-			"suite.yaml:9: cases[0].request.steps: must not be negative, got -1",
-			"suite.yaml:9: cases[0].request.seconds: must not be negative, got -0.5",
-			"suite.yaml:9: cases[0].request.fps: must not be negative, got -8",
-			"suite.yaml:9: cases[0].request.num_frames: must not be negative, got -1",
-			"suite.yaml:13: cases[1].concurrency: must be ≥ 1, got 0",
-			`suite.yaml:14: cases[1].request.guidance_scale: must be a finite number, got ".nan"`,
-			"suite.yaml:14: cases[1].request.n: must be ≥ 1, got -2",
+			"suite.yaml:1: validation_threads: must be ≥ 1, got 0",
+			"suite.yaml:8: cases[0].concurrency: must be ≤ repeat (2), got 3",
+			"suite.yaml:9: cases[0].num_gpus: must be ≥ 1, got 0",
+			"suite.yaml:10: cases[0].request.steps: must not be negative, got -1",
+			"suite.yaml:10: cases[0].request.seconds: must not be negative, got -0.5",
+			"suite.yaml:10: cases[0].request.fps: must not be negative, got -8",
+			"suite.yaml:10: cases[0].request.num_frames: must not be negative, got -1",
+			"suite.yaml:14: cases[1].concurrency: must be ≥ 1, got 0",
+			`suite.yaml:15: cases[1].request.guidance_scale: must be a finite number, got ".nan"`,
+			"suite.yaml:15: cases[1].request.n: must be ≥ 1, got -2",
 		}},
 		{"sizes and formats", `servers: {ref: {builtin: {}}}
 cases:
@@ -546,7 +548,7 @@ func TestLoadManyMistakes(t *testing.T) {
 	f := "testdata/mistakes.yaml"
 	want := []string{
 		f + `:1: name: want a string, got a list`,
-		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, servers, cases, confirm, on_unconfirmed, retry)`,
+		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, validation_threads, servers, cases, confirm, on_unconfirmed, retry)`,
 		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: drift-after=K, video-drift-after=K, audio-drift-after=K, drift-at=K, offset=LEVELS, slow-after=K:FACTOR, slow-at=K:FACTOR, slow-chunk=K:FACTOR, close-chunk=K, mem-grow=MiB, crash-at=K, hang-at=K, corrupt-at=K, empty-at=K, no-perf-record, fail-startup)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 		f + `:8: servers.ref.builtin.step_ms: must not be negative, got -1`,

@@ -39,6 +39,7 @@ type runOptions struct {
 	memInterval time.Duration
 	heartbeat   time.Duration
 	gtMiB       int64
+	threads     int
 	force       bool
 	// allowUntrusted lets run start server commands under events where they may be a pull
 	// request's code (trustedEvent).
@@ -62,6 +63,7 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baselines apply (default: the suite's, else detected)")
 	fs.DurationVar(&o.memInterval, "memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
 	fs.Int64Var(&o.gtMiB, "gt-memory-mib", compare.DefaultCacheBytes>>20, "decoded ground truth a case keeps in memory for its requests (`MIB`); 0 decodes it for each request")
+	fs.IntVar(&o.threads, "validation-threads", 0, "threads that validate an output (the metric, and each ffmpeg decoder) beside the next request (`N`); default: the suite's validation_threads, else half the cores")
 	fs.DurationVar(&o.heartbeat, "heartbeat", runner.DefaultHeartbeat, "while a server starts or a request runs, print what it is doing this often")
 	fs.BoolVar(&o.force, "force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
 	o.sel.register(fs, false)
@@ -141,6 +143,9 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	if o.heartbeat <= 0 {
 		return runner.Options{}, none, usagef("--heartbeat %s: must be > 0", o.heartbeat)
 	}
+	if o.threads < 0 {
+		return runner.Options{}, none, usagef("--validation-threads %d: must be ≥ 0 (0: the suite's validation_threads, else half the cores)", o.threads)
+	}
 	overrides, err := baselines.ParseOverrides(e.getenv)
 	if err != nil {
 		return runner.Options{}, none, usageError{err}
@@ -195,14 +200,15 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 		Commit:       headCommit(ctx, e),
 		GPU:          g,
 		PerfPlatform: perfPlatform, ConsistencyPlatform: consPlatform,
-		Executable: exe,
-		Environ:    os.Environ(),
-		Progress:   e.stderr,
-		Heartbeat:  o.heartbeat,
-		Memory:     mem,
-		Perf:       runner.PerfOptions{Profile: o.profile, Overrides: overrides, Runner: e.getenv(baselines.RunnerEnv)},
-		CLIPScorer: clipScorerOf(o.clipScorer, o.clipTimeout),
-		GTMemory:   gtMemory(o.gtMiB),
+		Executable:        exe,
+		Environ:           os.Environ(),
+		Progress:          e.stderr,
+		Heartbeat:         o.heartbeat,
+		Memory:            mem,
+		Perf:              runner.PerfOptions{Profile: o.profile, Overrides: overrides, Runner: e.getenv(baselines.RunnerEnv)},
+		CLIPScorer:        clipScorerOf(o.clipScorer, o.clipTimeout),
+		GTMemory:          gtMemory(o.gtMiB),
+		ValidationThreads: o.threads,
 		// SGLang's harness compares the value with "1" exactly (test_server_common.py).
 		SkipConsistency: e.getenv("SGLANG_SKIP_CONSISTENCY") == "1",
 	}, closeMem, nil

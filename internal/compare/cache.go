@@ -274,7 +274,7 @@ func (c *Cache) Output(ctx context.Context, out string) (media.Info, error) {
 
 // outputOnce is one try of Output.
 func (c *Cache) outputOnce(ctx context.Context, out string) (media.Info, error) {
-	r, err := media.OpenFramesWith(ctx, out, media.DecodeOptions{Whole: true})
+	r, err := media.OpenFramesWith(ctx, out, decodeOptions(ctx))
 	if err != nil {
 		return media.Info{}, err
 	}

@@ -57,6 +57,35 @@ func (e *MismatchError) Error() string {
 	return fmt.Sprintf("%s does not match ground truth %s: %s", e.Out, e.GT, e.What)
 }
 
+// threadsKey is the context key of WithThreads.
+type threadsKey struct{}
+
+// WithThreads returns ctx under which a comparison uses at most n threads for its metrics
+// and n for each ffmpeg decoder it runs, instead of one per core: so that a validation
+// leaves the cores to the server it measures. n ≤ 0 means one per core.
+func WithThreads(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, threadsKey{}, n)
+}
+
+// threads is the thread budget of ctx (WithThreads), and whether one was set.
+func threads(ctx context.Context) (int, bool) {
+	n, _ := ctx.Value(threadsKey{}).(int)
+	if n <= 0 {
+		return max(1, runtime.GOMAXPROCS(0)), false
+	}
+	return n, true
+}
+
+// decodeOptions are the options of a whole decode under ctx's thread budget: ffmpeg's own
+// choice of threads without one.
+func decodeOptions(ctx context.Context) media.DecodeOptions {
+	opts := media.DecodeOptions{Whole: true}
+	if n, set := threads(ctx); set {
+		opts.Threads = n
+	}
+	return opts
+}
+
 // minSide is the smallest width and height SSIM's 7×7 window accepts.
 const minSide = 7
 
@@ -257,7 +286,7 @@ func retryUnproven[T any](try func() (T, error)) (T, error) {
 func videosOnce(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers := max(1, runtime.GOMAXPROCS(0))
+	workers, _ := threads(ctx)
 	p, g := openEach(ctx, gt, outs, kept, keptOuts, workers+2)
 	defer p.close()
 	if p.alive == 0 {
@@ -311,7 +340,8 @@ func openEach(ctx context.Context, gt string, outs []string, kept *keptVideo, ke
 			decoders++
 		}
 	}
-	opts := media.DecodeOptions{Threads: max(1, runtime.GOMAXPROCS(0)/max(decoders, 1)), Whole: true}
+	budget, _ := threads(ctx)
+	opts := media.DecodeOptions{Threads: max(1, budget/max(decoders, 1)), Whole: true}
 	var open sync.WaitGroup
 	if kept == nil {
 		open.Go(func() { g, gerr = media.OpenFramesWith(ctx, gt, opts) })
@@ -681,7 +711,7 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 			return nil
 		}}, nil
 	}
-	whole := media.DecodeOptions{Whole: true}
+	whole := decodeOptions(ctx)
 	r, err := media.OpenFramesWith(ctx, out, whole)
 	if err != nil {
 		return frameSource{}, err

@@ -8,13 +8,48 @@ package proc
 import (
 	"context"
 	"os/exec"
+	"strconv"
 	"time"
 )
+
+// niceKey is the context key of WithNice.
+type niceKey struct{}
+
+// WithNice returns ctx whose helper commands (Command) run n steps of scheduling niceness
+// below this process (nice(1)): work that must not slow the process it measures, such as the
+// decodes that validate a server's output while the server serves the next request. n ≤ 0
+// leaves them at this process's priority.
+func WithNice(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, niceKey{}, n)
+}
+
+// niced is the command line that runs name at the niceness of ctx (WithNice): through
+// nice -n N with name's full path, found here, so that a missing program is
+// exec.ErrNotFound as without nice. Where nice or name cannot be found, or no niceness is
+// asked for, it is name and args unchanged.
+func niced(ctx context.Context, name string, args []string) (string, []string) {
+	n, _ := ctx.Value(niceKey{}).(int)
+	if n <= 0 {
+		return name, args
+	}
+	nice, err := exec.LookPath("nice")
+	if err != nil {
+		return name, args
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return name, args
+	}
+	return nice, append([]string{"-n", strconv.Itoa(n), path}, args...)
+}
 
 // Command is exec.CommandContext whose cancellation sends SIGTERM to the command's whole
 // process group (a wrapper script's children too), and SIGKILL waitDelay later; Wait also stops
 // waiting for output pipes after waitDelay.
+//
+// Under WithNice the command runs at a lower scheduling priority.
 func Command(ctx context.Context, waitDelay time.Duration, name string, args ...string) *exec.Cmd {
+	name, args = niced(ctx, name, args)
 	cmd := exec.CommandContext(ctx, name, args...)
 	setProcessGroup(cmd)
 	cmd.Cancel = func() error { return Terminate(cmd) }

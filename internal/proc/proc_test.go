@@ -4,7 +4,9 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,5 +43,38 @@ func TestCancelEndsTheGroup(t *testing.T) {
 			t.Fatalf("grandchild %d still alive after cancel", child)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWithNice: a helper started under WithNice runs that much nicer than one started
+// without (nice(1) without arguments prints its own niceness), and a missing program is
+// exec.ErrNotFound with or without it.
+func TestWithNice(t *testing.T) {
+	niceness := func(ctx context.Context) int {
+		t.Helper()
+		out, err := Command(ctx, time.Second, "nice").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	base := niceness(t.Context())
+	if base > 12 {
+		t.Skipf("this process already runs at niceness %d", base)
+	}
+	if got := niceness(WithNice(t.Context(), 7)); got != base+7 {
+		t.Errorf("niceness under WithNice(7) = %d, want %d", got, base+7)
+	}
+	if got := niceness(WithNice(t.Context(), 0)); got != base {
+		t.Errorf("niceness under WithNice(0) = %d, want %d", got, base)
+	}
+	for _, ctx := range []context.Context{t.Context(), WithNice(t.Context(), 7)} {
+		if err := Command(ctx, time.Second, "diffusion-check-no-such-program").Run(); !errors.Is(err, exec.ErrNotFound) {
+			t.Errorf("missing program: %v, want exec.ErrNotFound", err)
+		}
 	}
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/runner"
+	"github.com/diffusion-check/diffusion-check/suite"
+)
+
+// gapSuite is the suite of issue 34 on the reference server, one request at a time, each case
+// with ground truth: a 512x512 image (5 requests), a 320x192 video+audio of 24 frames (4
+// requests), and a 1280x720 video of 97 frames (4 requests). Its denoise steps take long
+// enough that a request outlasts the validation of the one before it, as on a GPU (a 720p,
+// 97-frame request there takes minutes).
+const gapSuite = `
+name: gap
+ground_truth: gt
+servers:
+  ref:
+    builtin: {step_ms: 60, load_ms: 10}
+    reuse: true
+cases:
+  - id: image_512
+    server: ref
+    modality: image
+    repeat: 5
+    request: {prompt: a red fox in fresh snow, size: 512x512, seed: 42, steps: 8}
+  - id: video_audio_320x192
+    server: ref
+    modality: video+audio
+    repeat: 4
+    request: {prompt: ocean waves at dusk, size: 320x192, seed: 7, steps: 12, fps: 8, num_frames: 24, extra: {generate_audio: true}}
+  - id: video_720p
+    server: ref
+    modality: video
+    repeat: 4
+    request: {prompt: a city street at night, size: 1280x720, seed: 3, steps: 40, fps: 24, num_frames: 97}
+`
+
+// BenchmarkRequestGap runs gapSuite with each request validated before the next is sent (the
+// old path, the named anchor: ValidateAhead < 0) and with validation beside the next request
+// (the default), alternately in the same run, and prints per case the median gap between a
+// request's answer (started_at + e2e_ms) and the next request's send, both paths and their
+// ratio, and the GPU idle time the results record (idle_ms).
+//
+//	go test ./cmd/diffusion-check -run '^$' -bench RequestGap -benchtime 3x
+func BenchmarkRequestGap(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "suite.yaml")
+	if err := os.WriteFile(path, []byte(gapSuite), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s, err := suite.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	exe := filepath.Join(binDir, "diffusion-check")
+	run := func(out string, mode runner.Mode, ahead int) *checks.Result {
+		res, err := runner.Run(b.Context(), runner.Options{Suite: s, Out: filepath.Join(dir, out), Force: true, Mode: mode,
+			Executable: exe, Environ: os.Environ(), ValidateAhead: ahead})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, cr := range res.Cases {
+			if cr.Status != checks.Pass {
+				b.Fatalf("%s run: case %s is %s: %v", out, cr.ID, cr.Status, cr.Errors)
+			}
+		}
+		return res
+	}
+	run("gt", runner.ModeGT, 0)
+	paths := []struct {
+		name  string
+		ahead int
+	}{{"validate-first", -1}, {"pipelined", 0}}
+	gaps := map[string]map[string][]float64{} // path → case → gaps (ms)
+	idle := map[string]map[string][]float64{} // path → case → idle_ms per run
+	for _, p := range paths {
+		gaps[p.name], idle[p.name] = map[string][]float64{}, map[string][]float64{}
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		for _, p := range paths {
+			res := run(fmt.Sprintf("%s-%d", p.name, i), runner.ModeCheck, p.ahead)
+			for _, cr := range res.Cases {
+				gaps[p.name][cr.ID] = append(gaps[p.name][cr.ID], requestGaps(cr.Requests)...)
+				idle[p.name][cr.ID] = append(idle[p.name][cr.ID], cr.IdleMs)
+			}
+		}
+	}
+	b.StopTimer()
+	for _, c := range s.Cases {
+		old, now := median(gaps["validate-first"][c.ID]), median(gaps["pipelined"][c.ID])
+		b.ReportMetric(now, "ms-gap-"+c.ID)
+		b.Logf("%s: median gap %.1f ms pipelined vs %.1f ms validate-first (ratio %.3f; %d gaps each); idle_ms per run pipelined %v, validate-first %v",
+			c.ID, now, old, now/old, len(gaps["pipelined"][c.ID]), idle["pipelined"][c.ID], idle["validate-first"][c.ID])
+	}
+}
+
+// requestGaps is the time from each request's answer to the next request's send, in ms.
+func requestGaps(rs []checks.RequestResult) []float64 {
+	var out []float64
+	for k := 1; k < len(rs); k++ {
+		answered := rs[k-1].StartedAt.Add(time.Duration(rs[k-1].E2EMs * float64(time.Millisecond)))
+		out = append(out, float64(rs[k].StartedAt.Sub(answered).Microseconds())/1000)
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}

@@ -1,0 +1,225 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/compare"
+	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
+	"github.com/diffusion-check/diffusion-check/suite"
+)
+
+// validate is the second phase of a request, which needs only its output files, not the
+// server: the output check (present, decodable, of the declared shape), the comparison with
+// the ground truth (consistency.go; in gt mode, writing it) and, for the case's own requests,
+// the comparison with request 1 (consistency.repeat, repeat.go); then the output's decoded
+// frames leave the case's cache. A confirmation request gets the output check alone: it is
+// sent to re-measure perf and memory, and its output was compared N times already.
+//
+// A validation that the run's cancel keeps from finishing is recorded as cancelled
+// (validationCancelled), with everything measure measured.
+func (r *run) validate(ctx context.Context, c *suite.Case, srv *server, m measured) measured {
+	if m.rr.Status == checks.Cancelled {
+		return m
+	}
+	ctx = r.beside(ctx)
+	if ctx.Err() != nil {
+		return validationCancelled(m)
+	}
+	v := m
+	rr := &v.rr
+	rr.Checks = slices.Clone(m.rr.Checks) // m stays as measured, for a cancel
+	if m.answered {
+		// The output check decodes a video once, for everything: its frame count and shape,
+		// and (kept in the case's cache until forgetOutput) the frames and audio track the
+		// consistency and repeat checks compare. A confirmation request keeps nothing.
+		var decoded *compare.Cache
+		if !rr.Confirm {
+			decoded = r.cons.cache(c.ID)
+		}
+		cs := r.output(ctx, c, m.rep, m.dir, rr, decoded)
+		rr.Checks = slices.Insert(rr.Checks, m.checksAt, cs...)
+		if !rr.Confirm {
+			rr.Checks = slices.Insert(rr.Checks, m.checksAt+len(cs), r.consistency(ctx, c, rr, m.dir)...)
+		}
+	}
+	if !rr.Confirm {
+		rr.Checks = append(rr.Checks, r.repeat(ctx, c, srv, rr)...)
+		r.forgetOutput(c, rr)
+	}
+	if ctx.Err() != nil {
+		return validationCancelled(m) // what it found may rest on decodes the cancel cut short
+	}
+	return v
+}
+
+// validationNice is how much lower than the run's (and so its servers') scheduling priority
+// the helpers of a validation run: ffmpeg, ffprobe, the CLIP scorer.
+const validationNice = 10
+
+// beside is ctx for work that runs beside a request in flight: its helper processes at a
+// lower priority than the server (validationNice), its metric and each decoder on at most
+// validationThreads threads.
+func (r *run) beside(ctx context.Context) context.Context {
+	return compare.WithThreads(proc.WithNice(ctx, validationNice), r.validationThreads())
+}
+
+// validationThreads is Options.ValidationThreads, else the suite's validation_threads, else
+// half the cores (at least one): the other half stays with the server.
+func (r *run) validationThreads() int {
+	switch {
+	case r.opts.ValidationThreads > 0:
+		return r.opts.ValidationThreads
+	case r.opts.Suite.ValidationThreads > 0:
+		return r.opts.Suite.ValidationThreads
+	}
+	return max(1, runtime.GOMAXPROCS(0)/2)
+}
+
+// validationCancelled is a measured request whose validation the run's cancel kept from
+// finishing: cancelled, with its measurements (timings, perf record, memory) kept.
+func validationCancelled(m measured) measured {
+	m.rr.Status = checks.Cancelled
+	m.rr.Checks = append(slices.Clone(m.rr.Checks), checks.Check{Name: checks.OutputValid, Status: checks.Cancelled,
+		Detail: "run cancelled before the output was validated (output, consistency and repeat checks); what the request measured is kept"})
+	return m
+}
+
+// output saves the media and checks that it is there and has the declared shape. A video is
+// decoded once (compare.Cache.Output: its frames counted, no ffprobe -count_frames decode), its
+// frames and audio track kept in decoded for the comparisons that follow (nil: not kept).
+func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *checks.RequestResult, decoded *compare.Cache) []checks.Check {
+	var out []checks.Check
+	want := max(c.Request.N, 1)
+	if c.Modality != suite.Image {
+		want = 1
+	}
+	if len(rep.Files) == 0 {
+		return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+			Detail: fmt.Sprintf("the server reported success but returned no media (0 bytes, request_id %s)", rep.ID)})
+	}
+	var paths []string
+	for _, f := range rep.Files {
+		paths = append(paths, f.Path)
+	}
+	kind := "image"
+	if c.Modality != suite.Image {
+		kind = "video"
+	}
+	rr.Output = &checks.Output{Kind: kind, Path: paths[0], Format: rep.Ext, Bytes: rep.Files[0].Bytes}
+	if len(rep.Files) != want {
+		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+			Detail: fmt.Sprintf("asked for %d images, got %d", want, len(rep.Files))})
+	} else {
+		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Pass, Value: checks.Float(float64(rep.Files[0].Bytes)), Unit: "bytes"})
+	}
+	if !suite.Enabled(c.Checks.Output) {
+		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Skip, Detail: "disabled by the case's checks.output"})
+	}
+	var problems []string
+	for k, p := range paths {
+		var info media.Info
+		var err error
+		if c.Modality == suite.Image {
+			info, err = r.opts.Probe(ctx, p)
+		} else {
+			info, err = decoded.Output(ctx, p)
+		}
+		if err != nil {
+			st := checks.Fail
+			if errors.Is(err, exec.ErrNotFound) {
+				st = checks.Error // no ffprobe: we could not check, the output is not known bad
+			}
+			return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("output is not decodable: %v", err)})
+		}
+		if k == 0 {
+			fillOutput(rr.Output, info)
+		}
+		problems = append(problems, shapeProblems(c, info)...)
+		if c.Modality == suite.VideoAudio && info.Audio != nil {
+			problem, err := decoded.OutputAudioProblem(ctx, p, info.Audio)
+			if err != nil {
+				st := checks.Fail // SGLang's extract_audio_pcm fails the request too
+				if errors.Is(err, exec.ErrNotFound) {
+					st = checks.Error
+				}
+				return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("the audio track does not decode: %v", err)})
+			}
+			if problem != "" {
+				problems = append(problems, problem)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Fail,
+			Detail: strings.Join(problems, "; ")})
+	}
+	return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Pass, Detail: describe(rr.Output)})
+}
+
+func fillOutput(o *checks.Output, info media.Info) {
+	o.Width, o.Height = info.Width, info.Height
+	if o.Kind == "video" {
+		o.Frames, o.FPS, o.DurationS = info.Frames, info.FPS, info.DurationS
+	}
+	if a := info.Audio; a != nil {
+		o.Audio = &checks.Audio{Codec: a.Codec, SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS}
+	}
+}
+
+// shapeProblems compares what was decoded with what the case asked for: the size and frame
+// count of SGLang's rule (checks.ExpectedShape: upscaling multiplies the size, frame
+// interpolation sets the frame count, no other frame count is checked), the image codec of the
+// output format, at least one video frame and, for video+audio, an audio track.
+func shapeProblems(c *suite.Case, info media.Info) []string {
+	r := c.Request
+	shape, err := checks.ExpectedShape(checks.ShapeRequest{Width: r.Width, Height: r.Height, Video: c.Modality != suite.Image,
+		Edit: len(r.Images) > 0, ImageToVideo: r.InputReference != "", NumFrames: r.NumFrames, Extra: r.Extra})
+	if err != nil {
+		return []string{fmt.Sprintf("case %s: %v", c.ID, err)}
+	}
+	p := shape.Problems(info.Width, info.Height, info.Frames)
+	if c.Modality == suite.Image {
+		if want := imageCodec(r.OutputFormat); want != "" && info.Codec != want {
+			p = append(p, fmt.Sprintf("image codec %s, want %s for output_format %s", info.Codec, want, r.OutputFormat))
+		}
+		return p
+	}
+	if info.Frames < 1 {
+		p = append(p, "no decodable video frames")
+	}
+	if c.Modality == suite.VideoAudio && info.Audio == nil {
+		p = append(p, "no audio track, want one for modality video+audio")
+	}
+	return p
+}
+
+func imageCodec(format string) string {
+	switch format {
+	case "png":
+		return "png"
+	case "jpeg":
+		return "mjpeg"
+	case "webp":
+		return "webp"
+	}
+	return ""
+}
+
+func describe(o *checks.Output) string {
+	s := fmt.Sprintf("%s %dx%d", o.Format, o.Width, o.Height)
+	if o.Kind == "video" {
+		s += fmt.Sprintf(", %d frames at %g fps", o.Frames, o.FPS)
+	}
+	if o.Audio != nil {
+		s += fmt.Sprintf(", audio %s %d Hz", o.Audio.Codec, o.Audio.SampleRate)
+	}
+	return s
+}
