@@ -3,10 +3,11 @@ package history
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // The store is a folder with one subfolder per series and one file per run in it:
@@ -103,8 +105,9 @@ func Write(store string, r *Run) (string, error) {
 // Load reads every run of the store, oldest first. A file that is not a valid store entry
 // (too large, not JSON, unknown fields, a failed Validate, or in the wrong series folder) is
 // left out with a warning naming it: one bad file from a pull request must not hide the
-// others.
-func Load(store string) (runs []*Run, warnings []error, err error) {
+// others. Every file is opened as untrusted (inputfile): a FIFO, a device or a symbolic link
+// in the store is left out with a warning, at once; ctx ending stops the reading.
+func Load(ctx context.Context, store string) (runs []*Run, warnings []error, err error) {
 	paths, err := filepath.Glob(filepath.Join(store, "*", "*.json"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("history store %s: %w", store, err)
@@ -118,7 +121,10 @@ func Load(store string) (runs []*Run, warnings []error, err error) {
 		paths = paths[len(paths)-MaxFiles:]
 	}
 	for _, p := range paths {
-		r, rerr := readRun(p)
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("history store %s: %w", store, err)
+		}
+		r, rerr := readRun(ctx, p)
 		if rerr != nil {
 			warnings = append(warnings, rerr)
 			continue
@@ -129,18 +135,14 @@ func Load(store string) (runs []*Run, warnings []error, err error) {
 	return runs, warnings, nil
 }
 
-func readRun(path string) (*Run, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("history file %s: %w", path, err)
-	}
-	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("history file %s: %w", path, err)
-	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("history file %s: larger than %d bytes", path, MaxFileBytes)
+func readRun(ctx context.Context, path string) (*Run, error) {
+	data, err := inputfile.Read(ctx, path, MaxFileBytes)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("history file %s: %w", path, pe.Err)
+	case err != nil:
+		return nil, fmt.Errorf("history file %w", err) // inputfile's error starts with the path
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -167,8 +169,8 @@ type Keep struct{ Default, PR int }
 // Prune deletes the oldest files of every series beyond keep (each count ≥ 1) and returns
 // the paths deleted.
 // Files that do not parse are left alone (Load warns about them): pruning only ever removes
-// what it can date.
-func Prune(store string, keep Keep) ([]string, error) {
+// what it can date, and a file that is not a regular file (inputfile) is never read.
+func Prune(ctx context.Context, store string, keep Keep) ([]string, error) {
 	if keep.Default < 1 || keep.PR < 1 {
 		return nil, fmt.Errorf("history store: keep %d default-branch and %d pull-request runs: want at least 1 of each", keep.Default, keep.PR)
 	}
@@ -188,7 +190,10 @@ func Prune(store string, keep Keep) ([]string, error) {
 		}
 		byKind := map[string][]dated{}
 		for _, p := range paths {
-			if r, err := readRun(p); err == nil {
+			if err := ctx.Err(); err != nil {
+				return removed, fmt.Errorf("history store %s: %w", store, err)
+			}
+			if r, err := readRun(ctx, p); err == nil {
 				byKind[r.Kind] = append(byKind[r.Kind], dated{p, r})
 			}
 		}

@@ -49,7 +49,7 @@ func TestConcurrentPushesOfTwoRunsNeverConflict(t *testing.T) {
 		if _, err := Write(filepath.Join(dir, "store"), storeRun(4+i, KindDefault)); err != nil {
 			t.Fatal(err)
 		}
-		removed, err := Prune(filepath.Join(dir, "store"), Keep{Default: 3, PR: 1})
+		removed, err := Prune(t.Context(), filepath.Join(dir, "store"), Keep{Default: 3, PR: 1})
 		if err != nil || len(removed) != 1 {
 			t.Fatalf("prune in %s: %v %v", dir, removed, err)
 		}
@@ -71,14 +71,14 @@ func TestConcurrentPushesOfTwoRunsNeverConflict(t *testing.T) {
 	if _, err := Write(filepath.Join(b, "store"), storeRun(5, KindDefault)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Prune(filepath.Join(b, "store"), Keep{Default: 3, PR: 1}); err != nil {
+	if _, err := Prune(t.Context(), filepath.Join(b, "store"), Keep{Default: 3, PR: 1}); err != nil {
 		t.Fatal(err)
 	}
 	git(t, b, "add", "-A")
 	git(t, b, "commit", "-q", "-m", "a run, again")
 	git(t, b, "push", "-q", "origin", "data")
 
-	runs, warnings, err := Load(filepath.Join(b, "store"))
+	runs, warnings, err := Load(t.Context(), filepath.Join(b, "store"))
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("load: %v %v", warnings, err)
 	}

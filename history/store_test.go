@@ -59,7 +59,7 @@ func TestConcurrentWritersNeverShareAFile(t *testing.T) {
 			t.Errorf("writer %d: %v", i, err)
 		}
 	}
-	runs, warnings, err := Load(dir)
+	runs, warnings, err := Load(t.Context(), dir)
 	if err != nil || len(warnings) > 0 || len(runs) != 20 {
 		t.Fatalf("load: %d runs, warnings %v, err %v", len(runs), warnings, err)
 	}
@@ -92,7 +92,7 @@ func TestLoadLeavesOutHostileFilesWithAWarning(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runs, warnings, err := Load(dir)
+	runs, warnings, err := Load(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +118,14 @@ func TestPruneKeepsTheNewestOfEachKind(t *testing.T) {
 			}
 		}
 	}
-	removed, err := Prune(dir, Keep{Default: 4, PR: 2})
+	removed, err := Prune(t.Context(), dir, Keep{Default: 4, PR: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(removed) != 2+4 {
 		t.Errorf("removed %d files, want 6: %v", len(removed), removed)
 	}
-	runs, _, _ := Load(dir)
+	runs, _, _ := Load(t.Context(), dir)
 	var got []string
 	for _, r := range runs {
 		got = append(got, r.Kind+" "+r.RunID)
@@ -134,7 +134,7 @@ func TestPruneKeepsTheNewestOfEachKind(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
-	if _, err := Prune(dir, Keep{Default: 0, PR: 1}); err == nil {
+	if _, err := Prune(t.Context(), dir, Keep{Default: 0, PR: 1}); err == nil {
 		t.Error("keeping 0 runs was accepted")
 	}
 }
@@ -171,7 +171,7 @@ func FuzzReadRun(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := readRun(path)
+		r, err := readRun(t.Context(), path)
 		if err != nil {
 			return
 		}
@@ -183,7 +183,7 @@ func FuzzReadRun(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an accepted run does not write back: %v", err)
 		}
-		back, err := readRun(p)
+		back, err := readRun(t.Context(), p)
 		if err != nil {
 			t.Fatalf("a written run does not read back: %v", err)
 		}

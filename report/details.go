@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
@@ -195,14 +196,15 @@ func splitDetail(d string) (line, block string) {
 // codeBlock writes untrusted s fenced so that no backtick run inside can close it, keeping the
 // last maxLines lines (0: all) — a log's end is where the failure is. Inside a code block
 // nothing is markup, but a line is still a line of the comment's source: "<!--" gets a
-// zero-width space, so that no line of a log equals a comment's marker or hidden state.
+// zero-width space, so that no line of a log equals a comment's marker or hidden state; a
+// hidden character (a bidi override, NUL, ESC) is shown as an escape (untrusted.Visible).
 func codeBlock(b *strings.Builder, lang, s string, maxLines int) {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if maxLines > 0 && len(lines) > maxLines {
 		cut := len(lines) - maxLines
 		lines = append([]string{fmt.Sprintf("… %d earlier lines left out", cut)}, lines[cut:]...)
 	}
-	body := strings.ReplaceAll(strings.Join(lines, "\n"), "<!--", "<!"+zwsp+"--")
+	body := strings.ReplaceAll(untrusted.Visible(strings.Join(lines, "\n")), "<!--", "<!"+zwsp+"--")
 	fence := "```"
 	for strings.Contains(body, fence) {
 		fence += "`"

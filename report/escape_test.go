@@ -1,11 +1,13 @@
 package report
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 )
 
 // hostile is text a pull request can put into a results file: HTML, an image, a link, a
@@ -101,4 +103,32 @@ func outsideCodeBlocks(t *testing.T, md string) string {
 func around(s, sub string) string {
 	i := strings.Index(s, sub)
 	return s[max(0, i-80):min(len(s), i+len(sub)+80)]
+}
+
+// TestHiddenCharactersShownAsEscapes: a server message with a bidi override (the trial's
+// "deploy \u202eDEXIF\u202c ok", which displays as "deploy FIXED ok"), isolates, NUL, ESC and
+// U+2028 reaches no reader as such, in the comment, the summary (outside and inside code
+// blocks) and the annotations: each is shown as an escape.
+func TestHiddenCharactersShownAsEscapes(t *testing.T) {
+	const msg = "deploy \u202eDEXIF\u202c ok \u2066iso\u2069 nul\x00 esc\x1b[31m ls\u2028x"
+	c := caseOf("t2i", false, good, good)
+	c.Requests[1].Status = checks.Fail
+	c.Requests[1].Checks = append(c.Requests[1].Checks, checks.Check{Name: "output.present", Status: checks.Fail, Detail: msg + "\n" + msg})
+	c.Errors = []string{msg}
+	c.LogTail = []string{msg}
+	r := &Report{Key: "default", Lanes: []checks.Result{lane("base", c)}}
+	texts := map[string]string{"comment": Comment(r), "summary": Summary(r)}
+	for i, a := range Annotations(r.Lanes, 10) {
+		texts[fmt.Sprintf("annotation %d", i)] = a.Title + "\n" + a.Message
+	}
+	for name, text := range texts {
+		for _, r := range text {
+			if untrusted.Hidden(r) {
+				t.Errorf("%s holds %U as is", name, r)
+			}
+		}
+		if !strings.Contains(text, `\u202eDEXIF\u202c`) && !strings.Contains(text, `&#92;u202eDEXIF&#92;u202c`) {
+			t.Errorf("%s does not show the override as an escape:\n%s", name, text)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 )
 
 // fmtValue shows a measurement of a check kind in its unit: times over a second in seconds,
@@ -231,8 +232,9 @@ func severity(s checks.Status) int {
 // escape is the one way untrusted text (lane and case names, check names, details, known-
 // failure reasons, server messages and logs from results files: a pull request can write
 // any of them) goes into the report's Markdown outside a code block. It makes the text one
-// inert line that reads the same: line breaks and control characters become spaces,
-// bidirectional overrides go; HTML and every character that opens Markdown syntax (emphasis,
+// inert line that reads the same: line breaks and tabs become spaces, other control
+// characters and bidirectional overrides are shown as escapes ("\u202e", untrusted.Visible);
+// HTML and every character that opens Markdown syntax (emphasis,
 // code, links and images, tables, math, entities) becomes a character reference, which
 // Markdown and raw HTML (a <summary>) both show as the character and never as syntax; and
 // a zero-width space after "@", before the "//" of "://", after "www" and after a "#"
@@ -249,9 +251,10 @@ func escape(s string) string {
 			next = rs[i+1]
 		}
 		switch {
-		case r == '\n' || r == '\r' || r == '\t' || unicode.IsControl(r):
+		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
-		case bidiControl(r):
+		case untrusted.Hidden(r):
+			b.WriteString("&#92;" + untrusted.Escape(r)[1:])
 		case r == '&':
 			b.WriteString("&amp;")
 		case r == '<':
@@ -286,11 +289,6 @@ func alnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 // zwsp is the zero-width space that breaks a mention, an autolink or an issue reference.
 const zwsp = "\u200b"
 
-// bidiControl reports the characters that reorder how text is shown (a "Trojan source").
-func bidiControl(r rune) bool {
-	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
-}
-
 // quoteLines is multi-line untrusted text as the lines of a block quote ("> "), each escaped.
 func quoteLines(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -303,14 +301,15 @@ func quoteLines(s string) string {
 // code is untrusted s as inline code on one line, safe in a table cell: a code span when s
 // holds nothing that could end it or split a row (a backtick, a pipe) nor a "<" (so that no
 // "<!--" of a marker or a hidden state is ever written as is), else <code> around escaped
-// text (a code span shows character references as written).
+// text (a code span shows character references as written). Line breaks become spaces; hidden
+// characters are shown as escapes (untrusted.Visible).
 func code(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || bidiControl(r) {
+	s = untrusted.Visible(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
 		return r
-	}, cmp.Or(s, "?"))
+	}, cmp.Or(s, "?")))
 	if strings.ContainsAny(s, "`|<") || strings.TrimSpace(s) == "" {
 		return "<code>" + escape(s) + "</code>"
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
@@ -31,10 +32,15 @@ type Annotation struct {
 // Annotations returns an error annotation per request (or case that ran no request) that did
 // not pass, and a warning per flaky request, at most limit of each: GitHub shows only the
 // first 10 errors and 10 warnings of a step, so when there are more, the last one of that
-// kind says how many were left out and where to read them all.
+// kind says how many were left out and where to read them all. Their text shows hidden
+// characters as escapes (untrusted.Visible): a server's message may hold any.
 func Annotations(lanes []checks.Result, limit int) []Annotation {
 	errs, warns := annotations(lanes)
-	return append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
+	all := append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
+	for i := range all {
+		all[i].Title, all[i].Message = untrusted.Visible(all[i].Title), untrusted.Visible(all[i].Message)
+	}
+	return all
 }
 
 // annotations are the error and warning annotations of lanes, uncapped.

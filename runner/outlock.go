@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // lockFile is the file in --out that a run holds an exclusive lock on for as long as it runs,
@@ -39,15 +42,17 @@ type outLock struct {
 }
 
 // lockOut creates dir when needed and takes the exclusive lock of dir/lockFile without
-// waiting: an *outInUseError when another run holds it. It then writes who holds it.
-func lockOut(dir string) (*outLock, error) {
+// waiting: an *outInUseError when another run holds it. It then writes who holds it. A
+// lock file that is not a regular file (a symbolic link planted in --out, a FIFO) is refused:
+// the file a link names is never opened, so never overwritten.
+func lockOut(ctx context.Context, dir string) (*outLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create --out %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, lockFile)
-	f, err := openLock(path)
+	f, err := openLock(ctx, path)
 	if errors.Is(err, errLocked) {
-		return nil, &outInUseError{Dir: dir, Holder: lockHolder(path)}
+		return nil, &outInUseError{Dir: dir, Holder: lockHolder(ctx, path)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock --out %s: %w", dir, err)
@@ -63,8 +68,8 @@ func lockOut(dir string) (*outLock, error) {
 }
 
 // lockHolder is what a lock file says of its holder, on one line, bounded.
-func lockHolder(path string) string {
-	f, err := os.Open(path)
+func lockHolder(ctx context.Context, path string) string {
+	f, err := inputfile.Open(ctx, path)
 	if err != nil {
 		return ""
 	}

@@ -3,9 +3,12 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // errLocked says that another process holds the lock.
@@ -14,8 +17,10 @@ var errLocked = errors.New("locked by another process")
 // openLock opens path and takes an exclusive flock on it without waiting. flock belongs to
 // the open file, so the kernel releases it however the process ends (SIGKILL included), and
 // two opens in one process exclude each other as two processes do.
-func openLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// The file is opened as inputfile.OpenFile does: a symbolic link or a FIFO in its place is
+// refused.
+func openLock(ctx context.Context, path string) (*os.File, error) {
+	f, err := inputfile.OpenFile(ctx, path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"os"
 )
@@ -13,7 +14,7 @@ var errLocked = errors.New("locked by another process")
 // openLock creates path exclusively where there is no flock: a second run finds it and is
 // refused. A run that dies without releasing it leaves it behind, and the next run is refused
 // until someone removes it (the error names the file).
-func openLock(path string) (*os.File, error) {
+func openLock(_ context.Context, path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		return nil, errLocked

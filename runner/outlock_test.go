@@ -16,7 +16,7 @@ import (
 // --force too; once it is released, the lock can be taken again.
 func TestRunRefusesAnOutAnotherRunHolds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	held, err := lockOut(out)
+	held, err := lockOut(t.Context(), out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestRunRefusesAnOutAnotherRunHolds(t *testing.T) {
 	if err := held.release(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := lockOut(out)
+	again, err := lockOut(t.Context(), out)
 	if err != nil {
 		t.Fatalf("lock after release: %v", err)
 	}

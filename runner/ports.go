@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -64,7 +65,7 @@ func reservePort() (int, *portHold, error) {
 		if err != nil || !canLock {
 			return port, nil, err
 		}
-		f, err := openLock(filepath.Join(dir, strconv.Itoa(port)))
+		f, err := openLock(context.Background(), filepath.Join(dir, strconv.Itoa(port))) // never waits: a non-blocking open and flock
 		switch {
 		case err == nil:
 			return port, &portHold{f: f}, nil

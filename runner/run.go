@@ -125,7 +125,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	}
 	// Held until Run returns: a second run into this folder is refused before it touches
 	// anything (it would interleave its lines into requests.jsonl and overwrite results.json).
-	lock, err := lockOut(opts.Out)
+	lock, err := lockOut(ctx, opts.Out)
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"github.com/sethvargo/go-githubactions"
 )
 
 // action is the GitHub Actions toolkit bound to this command's environment and stdout.
 func (e env) action() *githubactions.Action {
-	return githubactions.New(githubactions.WithGetenv(e.getenv), githubactions.WithWriter(e.stdout))
+	return githubactions.New(githubactions.WithGetenv(e.getenv), githubactions.WithWriter(untrusted.Raw(e.stdout)))
 }
 
 // setOutputs sets step outputs (strings as they are, anything else as compact JSON) when the

@@ -13,6 +13,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner"
 )
@@ -38,8 +39,12 @@ type env struct {
 
 // newEnv is a command's environment: getenv, the workflow's GitHub variables read from it once,
 // and the output streams.
+//
+// Both streams are untrusted.Writers: whatever a command prints (a server's log line, a
+// message from a results file) shows its hidden characters as escapes and never runs as a
+// workflow command; the command's own workflow commands go to untrusted.Raw of a stream.
 func newEnv(getenv func(string) string, stdout, stderr io.Writer) env {
-	return env{getenv: getenv, gh: gh.ReadEnv(getenv), stdout: stdout, stderr: stderr}
+	return env{getenv: getenv, gh: gh.ReadEnv(getenv), stdout: untrusted.NewWriter(stdout), stderr: untrusted.NewWriter(stderr)}
 }
 
 // usageError marks a problem with the command line or configuration (exit 2).
@@ -184,8 +189,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return code
 	}
 	// An error may quote a results file or a server: no line of it runs as a workflow command.
-	_ = e.untrusted(stderr, func() error {
-		_, err := fmt.Fprintf(stderr, "diffusion-check %s: %s\n", name, indent(err.Error()))
+	_ = e.untrusted(e.stderr, func() error {
+		_, err := fmt.Fprintf(e.stderr, "diffusion-check %s: %s\n", name, indent(err.Error()))
 		return err
 	})
 	return exitCode(err)

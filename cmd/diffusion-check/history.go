@@ -106,7 +106,7 @@ func historyAppend(ctx context.Context, e env, args []string) (int, error) {
 		}
 		fmt.Fprintf(e.stderr, "wrote %s (%d cases)\n", path, len(run.Cases))
 	}
-	removed, err := history.Prune(o.store, history.Keep{Default: o.keep, PR: o.keepPR})
+	removed, err := history.Prune(ctx, o.store, history.Keep{Default: o.keep, PR: o.keepPR})
 	for _, p := range removed {
 		fmt.Fprintf(e.stderr, "pruned %s\n", p)
 	}
@@ -114,8 +114,8 @@ func historyAppend(ctx context.Context, e env, args []string) (int, error) {
 }
 
 // loadStore reads the store and prints a warning for each file left out.
-func loadStore(e env, store string) ([]*history.Run, error) {
-	runs, warnings, err := history.Load(store)
+func loadStore(ctx context.Context, e env, store string) ([]*history.Run, error) {
+	runs, warnings, err := history.Load(ctx, store)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -125,7 +125,7 @@ func loadStore(e env, store string) ([]*history.Run, error) {
 	return runs, nil
 }
 
-func historyPage(_ context.Context, e env, args []string) (int, error) {
+func historyPage(ctx context.Context, e env, args []string) (int, error) {
 	var store, out, title string
 	fs := newFlags("history page", e)
 	fs.StringVar(&store, "store", "", "history store `DIR`")
@@ -137,7 +137,7 @@ func historyPage(_ context.Context, e env, args []string) (int, error) {
 	if store == "" || out == "" {
 		return 0, usagef("--store and --out are required")
 	}
-	runs, err := loadStore(e, store)
+	runs, err := loadStore(ctx, e, store)
 	if err != nil {
 		return 0, err
 	}
@@ -162,7 +162,7 @@ type historyTightenOptions struct {
 	rule                                    history.Rule
 }
 
-func historyTighten(_ context.Context, e env, args []string) (int, error) {
+func historyTighten(ctx context.Context, e env, args []string) (int, error) {
 	o := historyTightenOptions{rule: history.DefaultRule}
 	fs := newFlags("history tighten", e)
 	fs.StringVar(&o.store, "store", "", "history store `DIR`")
@@ -190,7 +190,7 @@ func historyTighten(_ context.Context, e env, args []string) (int, error) {
 		return 0, usageError{err}
 	}
 	o.rule.MinGain = base.ImprovementThreshold
-	runs, err := loadStore(e, o.store)
+	runs, err := loadStore(ctx, e, o.store)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"sync"
 )
 
@@ -38,7 +40,7 @@ func (l *actionsLog) server(title string) io.Writer {
 		defer l.mu.Unlock()
 		if l.open != title {
 			l.endGroup()
-			fmt.Fprintf(l.w, "::group::%s\n", title)
+			fmt.Fprintf(untrusted.Raw(l.w), "::group::%s\n", untrusted.Visible(title))
 			l.open = title
 		}
 		return l.w.Write(p)
@@ -54,7 +56,7 @@ func (l *actionsLog) close() {
 
 func (l *actionsLog) endGroup() {
 	if l.open != "" {
-		fmt.Fprintln(l.w, "::endgroup::")
+		fmt.Fprintln(untrusted.Raw(l.w), "::endgroup::")
 		l.open = ""
 	}
 }

@@ -42,11 +42,11 @@ func (o *reportOptions) validate() ([]string, error) {
 }
 
 // trend is the comment's trend of a failing check from the --history store, nil without one.
-func (o *reportOptions) trend(e env) (func(*checks.Result, string, checks.Check) string, error) {
+func (o *reportOptions) trend(ctx context.Context, e env) (func(*checks.Result, string, checks.Check) string, error) {
 	if o.history == "" {
 		return nil, nil
 	}
-	runs, warnings, err := history.Load(o.history)
+	runs, warnings, err := history.Load(ctx, o.history)
 	if err != nil {
 		return nil, usagef("--history: %w", err)
 	}
@@ -153,7 +153,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	rep := &report.Report{Key: o.key, Lanes: merged, Pending: missingLanes(expected, merged)}
-	if rep.Trend, err = o.trend(e); err != nil {
+	if rep.Trend, err = o.trend(ctx, e); err != nil {
 		return 0, err
 	}
 	return o.finish(ctx, e, target, rep, inputs, worst)

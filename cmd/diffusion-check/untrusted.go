@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 )
 
 // stopCommands brackets text that diffusion-check did not write (results files, server
@@ -39,7 +41,7 @@ func (e env) untrusted(w io.Writer, write func() error) error {
 	if !e.github().Actions {
 		return write()
 	}
-	s := &stopCommands{w: w}
+	s := &stopCommands{w: untrusted.Raw(w)}
 	s.stop()
 	defer s.resume()
 	return write()

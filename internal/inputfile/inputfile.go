@@ -1,6 +1,7 @@
-// Package inputfile reads files that may be hostile (artifacts a pull request's code may have
-// written, event payloads): regular files only, bounded, and a read that stops when its
-// context ends.
+// Package inputfile opens and reads files that may be hostile (artifacts a pull request's code
+// may have written, a history store, an output folder, event payloads): regular files only,
+// no symbolic link followed, no open that blocks, bounded, and a read that stops when its
+// context ends. It is the one way the tool opens such a file.
 package inputfile
 
 import (
@@ -16,31 +17,51 @@ import (
 // readChunk is how much Read reads between looks at its context.
 const readChunk = 1 << 20
 
-// Read reads the regular file at path, at most limit bytes, and stops when ctx ends.
-// Anything else is refused before a byte is read: a FIFO (opened without blocking, so that
-// no writer is waited for), a device (/dev/zero never ends), a folder; a symbolic link is
-// followed to what it names and judged by that.
-func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
+// Open opens the file at path for reading as a file that may be hostile: a regular file
+// only. A symbolic link is refused, not followed (O_NOFOLLOW: a link planted in a store or an
+// output folder must not make the tool read, or write, what it names); a FIFO is opened
+// without blocking (O_NONBLOCK: no writer is waited for, so open cannot hang) and then
+// refused, as are a device (/dev/zero never ends) and a folder. ctx ending first is an error.
+func Open(ctx context.Context, path string) (*os.File, error) {
+	return OpenFile(ctx, path, os.O_RDONLY, 0)
+}
+
+// OpenFile is Open with other flags, for a file the tool writes in a folder others can write
+// to (a lock file: os.O_RDWR|os.O_CREATE): the same refusals, before a byte is read or written.
+func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s: not a regular file (a symbolic link, not followed)", path)
+	}
 	if err != nil {
 		return nil, err
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close() // the Stat error is what matters
+		return nil, err
+	}
 	if !fi.Mode().IsRegular() {
+		_ = f.Close() // refused: nothing was read or written
 		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
 	}
-	// O_NONBLOCK: a FIFO swapped in after the Stat opens at once instead of waiting for a
-	// writer, and the Stat of the open file below refuses it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return f, nil
+}
+
+// Read reads the regular file at path (opened as Open does), at most limit bytes, and stops
+// when ctx ends.
+func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
+	f, err := Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
-	fi, err = f.Stat()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d MiB such a file may have", path, fi.Size(), limit>>20)

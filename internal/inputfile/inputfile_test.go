@@ -62,3 +62,44 @@ func TestReadStopsWhenCancelled(t *testing.T) {
 		t.Errorf("Read after cancel = %v, want context.Canceled", err)
 	}
 }
+
+// TestOpenFileRefusesALinkAndLeavesItsTargetAlone: a lock file opened for writing
+// (O_RDWR|O_CREATE) that is a symbolic link to a regular file is refused, not followed; the
+// file it names keeps its bytes. A FIFO opened for writing is refused at once too (no reader
+// is waited for).
+func TestOpenFileRefusesALinkAndLeavesItsTargetAlone(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	if err := os.WriteFile(target, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "run.lock")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.lock")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{link, fifo} {
+		f, err := OpenFile(t.Context(), path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err == nil {
+			f.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("OpenFile(%s) = %v, want refused as not a regular file", path, err)
+		}
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "keep me\n" {
+		t.Errorf("the link's target now holds %q (%v)", b, err)
+	}
+	// Read refuses the link too, though it names a regular file.
+	if _, err := Read(t.Context(), link, 1<<20); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Read(link) = %v, want refused as a symbolic link", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Open(ctx, target); !errors.Is(err, context.Canceled) {
+		t.Errorf("Open after cancel = %v, want context.Canceled", err)
+	}
+}

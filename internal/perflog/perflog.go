@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // requestIDPattern finds a plain request id in a line that does not decode.
@@ -363,6 +364,21 @@ func (r Record) Peaks(snapshot string) map[string]float64 {
 // ends must not grow without bound in memory.
 const maxLine = 16 << 20
 
+// keepBytes and keepRecords bound what a Log holds of records no request has claimed yet: the
+// newest ones, as read, undecoded. A request's record is written just before its response
+// is sent and claimed just after it arrives, so only the records written in between must be
+// kept; a busy log of other requests (another client of the server) is dropped as it is read
+// beyond these, and memory stays bounded however long the log grows (about 20 MB with the
+// index). 8 MiB holds about 60,000 records of the usual 130 bytes.
+const (
+	keepBytes   = 8 << 20
+	keepRecords = 1 << 16
+)
+
+// maxIDLen bounds the request id of a kept record: SGLang's are uuid4s (36 characters), "<id>:<i>"
+// for the outputs of an expanded request.
+const maxIDLen = 256
+
 // fingerprintBytes is how much of the start and of the end of what was read is kept, to
 // notice a file rewritten in place (truncated and written again to the same size or larger:
 // its size and identity alone do not tell).
@@ -371,18 +387,18 @@ const fingerprintBytes = 4 << 10
 // recordStart begins every performance.log record: SGLang writes
 // json.dumps(dataclasses.asdict(RequestPerfRecord(...))) (perf_logger.log_request_summary),
 // whose first field is request_id. Inside a JSON string a quote is escaped, so the sequence
-// can only start an object: a line that does not decode is split where it occurs, so that a
-// record cut short (a server killed mid-write) does not hide the record written after it.
+// can only start an object: a line is split where it occurs again, so that a record cut
+// short (a server killed mid-write) does not hide the record written after it.
 var recordStart = []byte(`{"request_id"`)
 
-// outputSuffix matches the id of one output of a request expanded into several: SGLang's
-// entrypoints/utils.expand_request_outputs names them "<id>:<i>" (MiniMax-H3 with n > 1).
-var outputSuffix = regexp.MustCompile(`^(.+):([0-9]+)$`)
-
-// Log follows a performance.log file as the server appends to it and indexes its records
-// by request id. It reads only complete lines, so a record being written is never half-read;
-// a line longer than maxLine is skipped with a note; a file that was truncated, rewritten
-// or replaced (log rotation) is read again from its start. A record joins one request only.
+// Log follows a performance.log file as the server appends to it and hands each request its
+// record. It reads only complete lines, so a record being written is never half-read; a line
+// longer than maxLine is skipped with a note; a file that was truncated, rewritten or
+// replaced (log rotation) is read again from its start. A record joins one request only.
+//
+// Memory is bounded: a line read is indexed by its request id, found without decoding it,
+// and kept as read among the newest keepBytes (keepRecords) of unclaimed records; older ones
+// are dropped. A record is decoded once, when a request claims it.
 type Log struct {
 	path string
 
@@ -392,31 +408,46 @@ type Log struct {
 	head     []byte // the first fingerprintBytes read from the file
 	tail     []byte // the last fingerprintBytes read, ending at offset
 	part     []byte
+	buf      []byte
 	skipping bool // inside a line past maxLine: drop up to its end
 	lines    int  // lines read so far (complete or skipped), for the malformed-record error
-	records  map[string]Record
-	// outputs maps a request id to the record id of its lowest-numbered output ("<id>:0"),
-	// for records written per output.
-	outputs map[string]string
-	// malformed holds the records that name their request but cannot be read: that request
-	// gets this error, not "no record".
-	malformed map[string]*MalformedRecordError
+
+	// kept holds the records read last, oldest first, kept[i] being record number first+i;
+	// byID finds the number of the newest unclaimed record of an id among them, outputs that
+	// of the lowest-numbered output ("<id>:0") of a request, for records written per output.
+	kept      []keptRecord
+	first     uint64
+	keptBytes int
+	byID      map[string]uint64
+	outputs   map[string]uint64
+	dropped   int // records dropped unclaimed, to keep memory bounded
+	maxKeep   int // keepBytes, lowered by tests
+	maxKeepN  int // keepRecords, lowered by tests
 	// joined holds the request ids whose record was handed to a request.
 	joined map[string]bool
 	bad    []string // other lines that could not be parsed or were skipped, for the failure detail
 }
 
-// New is a follower of the performance.log at path; the file need not exist yet.
-func New(path string) *Log {
-	return &Log{path: path, records: map[string]Record{}, outputs: map[string]string{},
-		malformed: map[string]*MalformedRecordError{}, joined: map[string]bool{}}
+// keptRecord is one record line as read (nil once claimed), with where it was.
+type keptRecord struct {
+	id   string
+	line []byte
+	no   int // 1-based line number
 }
 
-// poll reads whatever was appended since the last call.
-func (p *Log) poll() error {
+// New is a follower of the performance.log at path; the file need not exist yet.
+func New(path string) *Log {
+	return &Log{path: path, byID: map[string]uint64{}, outputs: map[string]uint64{},
+		joined: map[string]bool{}, maxKeep: keepBytes, maxKeepN: keepRecords}
+}
+
+// poll reads whatever was appended since the last call, until ctx ends.
+func (p *Log) poll(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	f, err := os.Open(p.path)
+	// The server writes the file, and a pull request's code may be the server: a FIFO or a
+	// link in its place is refused, not waited on or followed.
+	f, err := inputfile.Open(ctx, p.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -430,20 +461,25 @@ func (p *Log) poll() error {
 	}
 	if p.fi != nil && (!os.SameFile(p.fi, fi) || fi.Size() < p.offset || !p.sameContent(f)) {
 		// Rotated (another file now), truncated, or rewritten: what it holds now starts at
-		// byte 0. Records already indexed stay; the ones read again are the same records.
+		// byte 0. Records already kept stay; the ones read again are the same records.
 		p.offset, p.part, p.skipping, p.lines, p.head, p.tail = 0, nil, false, 0, nil, nil
 	}
 	p.fi = fi
 	if _, err := f.Seek(p.offset, io.SeekStart); err != nil {
 		return err
 	}
-	buf := make([]byte, 256<<10)
+	if p.buf == nil {
+		p.buf = make([]byte, 256<<10)
+	}
 	for {
-		n, err := f.Read(buf)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := f.Read(p.buf)
 		if n > 0 {
 			p.offset += int64(n)
-			p.remember(buf[:n])
-			p.feed(buf[:n])
+			p.remember(p.buf[:n])
+			p.feed(p.buf[:n])
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -458,6 +494,10 @@ func (p *Log) poll() error {
 func (p *Log) remember(data []byte) {
 	if k := min(fingerprintBytes-len(p.head), len(data)); k > 0 {
 		p.head = append(p.head, data[:k]...)
+	}
+	if len(data) >= fingerprintBytes {
+		p.tail = append(p.tail[:0], data[len(data)-fingerprintBytes:]...)
+		return
 	}
 	p.tail = append(p.tail, data...)
 	if extra := len(p.tail) - fingerprintBytes; extra > 0 {
@@ -491,78 +531,140 @@ func (p *Log) feed(data []byte) {
 			return
 		}
 		p.lines++
-		if p.skipping {
+		switch {
+		case p.skipping:
 			p.skipping = false
-		} else {
-			p.line(append(p.part, data[:i]...))
+		case len(p.part) > 0:
+			p.part = append(p.part, data[:i]...)
+			p.line(p.part)
+		default:
+			p.line(data[:i])
 		}
 		p.part = p.part[:0]
 		data = data[i+1:]
 	}
 }
 
-// line reads one line: a record, or, when it does not decode, the records that start in it
-// (a record cut short with the next one written on the same line).
+// line reads one line: the records that start in it (one, or a record cut short with the
+// next one written on the same line), each kept under its request id, undecoded.
 func (p *Log) line(b []byte) {
 	line := bytes.TrimSpace(b)
-	if len(line) == 0 {
-		return
-	}
-	if json.Valid(quoteNonFinite(line)) {
-		p.record(line)
-		return
-	}
 	for len(line) > 0 {
 		next := bytes.Index(line[1:], recordStart)
 		if next < 0 {
-			p.record(line)
+			p.keep(line)
 			return
 		}
-		p.record(bytes.TrimSpace(line[:next+1]))
+		p.keep(bytes.TrimSpace(line[:next+1]))
 		line = line[next+1:]
 	}
 }
 
-func (p *Log) record(line []byte) {
-	rec, err := ParseLine(line)
-	var me *MalformedRecordError
-	if errors.As(err, &me) && me.RequestID != "" {
-		me.Path, me.Line = p.path, p.lines
-		p.malformed[me.RequestID] = me
-		p.output(me.RequestID)
+// keep indexes one record by its request id, read without decoding the record (a foreign
+// one is never decoded), and drops the oldest kept records beyond the bounds.
+func (p *Log) keep(line []byte) {
+	id, ok := idOf(line)
+	if !ok {
+		// Not in SGLang's shape: only a decode can tell. Rare, so worth it.
+		rec, err := ParseLine(line)
+		var me *MalformedRecordError
+		switch {
+		case err == nil:
+			id = rec.RequestID
+		case errors.As(err, &me) && me.RequestID != "":
+			id = me.RequestID
+		default:
+			p.note(fmt.Sprintf("%.120s: %v", line, err))
+			return
+		}
+	}
+	if len(id) > maxIDLen {
+		p.note(fmt.Sprintf("line %d: a request_id of %d bytes, longer than any request's (%.40s…)", p.lines, len(id), id))
 		return
 	}
+	n := p.first + uint64(len(p.kept))
+	p.kept = append(p.kept, keptRecord{id: id, line: bytes.Clone(line), no: p.lines})
+	p.keptBytes += len(line)
+	p.byID[id] = n
+	if parent, i, ok := outputOf(id); ok {
+		if prev, seen := p.outputs[parent]; !seen || outputIndex(p.kept[prev-p.first].id) >= i {
+			p.outputs[parent] = n
+		}
+	}
+	// The newest record always stays; older ones go beyond the bounds. Slicing the front
+	// off lets append copy only the live records when it next grows the array.
+	for len(p.kept) > 1 && (p.keptBytes > p.maxKeep || len(p.kept) > p.maxKeepN) {
+		if p.kept[0].line != nil {
+			p.dropped++
+		}
+		p.forget(p.first)
+		p.kept[0] = keptRecord{}
+		p.kept = p.kept[1:]
+		p.first++
+	}
+}
+
+// forget takes record number n out of the index and its bytes out of memory (claimed, or
+// dropped unclaimed).
+func (p *Log) forget(n uint64) {
+	r := &p.kept[n-p.first]
+	p.keptBytes -= len(r.line)
+	r.line = nil
+	if m, ok := p.byID[r.id]; ok && m == n {
+		delete(p.byID, r.id)
+	}
+	if parent, _, ok := outputOf(r.id); ok {
+		if m, ok := p.outputs[parent]; ok && m == n {
+			delete(p.outputs, parent)
+		}
+	}
+}
+
+// idOf reads the request id at the start of a record as SGLang writes it
+// ({"request_id": "…", …}) without decoding the rest; false when the line starts otherwise
+// or the id holds an escape (then a decode reads it).
+func idOf(line []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(line, recordStart)
+	if !ok {
+		return "", false
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	if rest, ok = bytes.CutPrefix(rest, []byte(":")); !ok {
+		return "", false
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	if rest, ok = bytes.CutPrefix(rest, []byte(`"`)); !ok {
+		return "", false
+	}
+	end := bytes.IndexAny(rest, `"\`)
+	if end <= 0 || rest[end] != '"' {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// outputOf splits the id of one output of a request expanded into several: SGLang's
+// entrypoints/utils.expand_request_outputs names them "<id>:<i>" (MiniMax-H3 with n > 1).
+func outputOf(id string) (parent string, i uint64, ok bool) {
+	c := strings.LastIndexByte(id, ':')
+	if c <= 0 || c == len(id)-1 {
+		return "", 0, false
+	}
+	for _, d := range id[c+1:] {
+		if d < '0' || d > '9' {
+			return "", 0, false
+		}
+	}
+	i, err := strconv.ParseUint(id[c+1:], 10, 64)
 	if err != nil {
-		p.note(fmt.Sprintf("%.120s: %v", line, err))
-		return
+		i = math.MaxUint64 // a huge i sorts last
 	}
-	p.records[rec.RequestID] = rec
-	p.output(rec.RequestID)
+	return id[:c], i, true
 }
 
-// output indexes a record named "<id>:<i>" under its request <id>, keeping the lowest i.
-func (p *Log) output(recordID string) {
-	m := outputSuffix.FindStringSubmatch(recordID)
-	if m == nil {
-		return
-	}
-	parent := m[1]
-	if prev, ok := p.outputs[parent]; ok && outputIndex(prev) <= outputIndex(recordID) {
-		return
-	}
-	p.outputs[parent] = recordID
-}
-
-// outputIndex is the i of a record id "<id>:<i>" (a huge i sorts last).
+// outputIndex is the i of a record id "<id>:<i>".
 func outputIndex(recordID string) uint64 {
-	m := outputSuffix.FindStringSubmatch(recordID)
-	if m == nil {
-		return 0
-	}
-	i, err := strconv.ParseUint(m[2], 10, 64)
-	if err != nil {
-		return math.MaxUint64
-	}
+	_, i, _ := outputOf(recordID)
 	return i
 }
 
@@ -572,28 +674,49 @@ func (p *Log) note(s string) {
 	}
 }
 
-// find returns the record of request id: the record named id, else the record of its
-// lowest-numbered output ("<id>:0"); or the error of a malformed one. Called with mu held.
-func (p *Log) find(id string) (Record, *MalformedRecordError, bool) {
-	if rec, ok := p.records[id]; ok {
-		return rec, nil, true
+// find returns the number of the kept record of request id: the record named id, else the
+// record of its lowest-numbered output ("<id>:0"). Called with mu held.
+func (p *Log) find(id string) (uint64, bool) {
+	if n, ok := p.byID[id]; ok {
+		return n, true
 	}
-	if me := p.malformed[id]; me != nil {
-		return Record{}, me, true
-	}
-	if out, ok := p.outputs[id]; ok {
-		if rec, ok := p.records[out]; ok {
-			return rec, nil, true
+	n, ok := p.outputs[id]
+	return n, ok
+}
+
+// decode reads a claimed record, once; a malformed one is the request's error.
+func (p *Log) decode(n uint64) (Record, error) {
+	r := &p.kept[n-p.first]
+	rec, err := ParseLine(r.line)
+	var me *MalformedRecordError
+	if errors.As(err, &me) {
+		me.Path, me.Line = p.path, r.no
+		if me.RequestID == "" {
+			me.RequestID = r.id
 		}
-		if me := p.malformed[out]; me != nil {
-			return Record{}, me, true
-		}
+		return Record{}, me
 	}
-	return Record{}, nil, false
+	return rec, err
+}
+
+// cutShort describes the unfinished line that holds the start of request id's record, or ""
+// when none does: a server that wrote half its record and never the rest.
+func (p *Log) cutShort(id string) string {
+	got, ok := idOf(bytes.TrimSpace(p.part))
+	if !ok {
+		got = requestIDIn(p.part)
+	}
+	if got == "" || (got != id && !strings.HasPrefix(got, id+":")) {
+		return ""
+	}
+	return fmt.Sprintf("its record was cut short: %s:%d holds %d bytes of it and no end of line (%s)", p.path, p.lines+1, len(p.part), excerpt(p.part))
 }
 
 // errNoRecord is returned when no record for a request appeared in time.
 var errNoRecord = errors.New("no performance.log record")
+
+// errRecordCut is returned for a request whose record was begun but never finished.
+var errRecordCut = errors.New("performance.log record cut short")
 
 // errRecordJoined is returned for a request whose id already had its record joined to an
 // earlier request: SGLang gives every request a fresh uuid4 (sampling_params.
@@ -606,32 +729,43 @@ var errRecordJoined = errors.New("an earlier request with the same id already cl
 func (p *Log) Wait(ctx context.Context, id string, timeout time.Duration) (Record, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		if err := p.poll(); err != nil {
+		if err := p.poll(ctx); err != nil {
+			if ctx.Err() != nil {
+				return Record{}, ctx.Err()
+			}
 			return Record{}, fmt.Errorf("read %s: %w", p.path, err)
 		}
 		p.mu.Lock()
 		joined := p.joined[id]
-		rec, malformed, found := p.find(id)
+		n, found := p.find(id)
+		var rec Record
+		var err error
 		if found && !joined {
 			// Claimed under the lock: of two requests with one id in flight, one joins.
 			p.joined[id] = true
+			rec, err = p.decode(n)
+			p.forget(n)
 		}
-		bad := p.bad
+		bad, dropped, cut := p.bad, p.dropped, p.cutShort(id)
 		p.mu.Unlock()
 		switch {
 		case joined:
 			return Record{}, fmt.Errorf("request_id %q: %w; ids must be unique to tell requests apart", id, errRecordJoined)
-		case malformed != nil:
-			return Record{}, malformed
 		case found:
-			return rec, nil
+			return rec, err
 		}
 		if time.Now().After(deadline) {
-			var unreadable string
+			if cut != "" {
+				return Record{}, fmt.Errorf("%w for request_id %q: %s", errRecordCut, id, cut)
+			}
+			var unreadable, gone string
 			if len(bad) > 0 {
 				unreadable = fmt.Sprintf(" (%d unreadable lines, first: %s)", len(bad), bad[0])
 			}
-			return Record{}, fmt.Errorf("%w for request_id %q within %s in %s%s", errNoRecord, id, timeout, p.path, unreadable)
+			if dropped > 0 {
+				gone = fmt.Sprintf("; %d older records of other requests were dropped unread, only the newest %d MiB being kept", dropped, p.maxKeep>>20)
+			}
+			return Record{}, fmt.Errorf("%w for request_id %q within %s in %s%s%s", errNoRecord, id, timeout, p.path, unreadable, gone)
 		}
 		select {
 		case <-ctx.Done():

@@ -67,10 +67,10 @@ func TestPerfLogFollowsAppends(t *testing.T) {
 	if _, err := f.WriteString("not json\n" + line[:40]); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.poll(); err != nil {
+	if err := p.poll(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.records["req-1"]; ok {
+	if _, ok := p.byID["req-1"]; ok {
 		t.Fatal("half a line was parsed")
 	}
 	go func() {
@@ -235,7 +235,7 @@ func TestPerfLogSkipsOverlongLine(t *testing.T) {
 		if _, err := f.Write(chunk); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.poll(); err != nil {
+		if err := p.poll(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if len(p.part) > maxLine {
