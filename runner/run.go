@@ -42,6 +42,9 @@ type Options struct {
 	Mode   Mode
 	Commit string
 	GPU    string
+	// Machine says where the run happens (runner, host, CPU, GPUs), for results.json; nil
+	// leaves it out.
+	Machine *checks.Machine
 	// Executable is the path of diffusion-check itself, which builtin servers run as `serve`.
 	Executable string
 	// Environ is the base environment of server processes.
@@ -158,6 +161,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		Selection:  opts.Plan.Selection,
 		Deselected: opts.Plan.Deselected,
 		Commit:     opts.Commit,
+		Machine:    machineOf(opts),
 		StartedAt:  time.Now().UTC(),
 	}
 	if len(cases) == 0 {
@@ -208,6 +212,16 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		return res, cerr
 	}
 	return res, nil
+}
+
+// machineOf is the run's machine, labelled with its partition.
+func machineOf(opts Options) *checks.Machine {
+	if opts.Machine == nil {
+		return nil
+	}
+	m := *opts.Machine
+	m.Partition = opts.Partition.Index
+	return &m
 }
 
 // requestKey names one request of one case, or one of its confirmation requests.

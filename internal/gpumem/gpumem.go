@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -678,4 +679,57 @@ func (r runtimeSleeper) sleepUntil(t int64) {
 	if d := time.Duration(t - r.now()); d > 0 {
 		time.Sleep(d)
 	}
+}
+
+// Describe fills in what the sampler's sources say about the machine: the CPU model (cpuinfo
+// of the Proc mount), and from NVML the driver version, the CUDA version the driver
+// supports, and every sampled GPU's name and UUID. Without NVML it leaves the GPU fields out
+// and sets NVMLNote to why; a call that fails leaves its field out and is named in NVMLNote.
+// It never fails the run.
+func (s *Sampler) Describe(m *checks.Machine) {
+	m.CPU = hostmem.CPUModel(s.opts.Proc)
+	if s.unavailable != "" {
+		m.NVMLNote = s.unavailable
+		return
+	}
+	var failed []string
+	defer func() {
+		if p := recover(); p != nil { // see init: go-nvml may panic on a broken install
+			failed = append(failed, fmt.Sprintf("panicked: %v", p))
+		}
+		if len(failed) > 0 {
+			m.NVMLNote = "nvml: " + strings.Join(failed, "; ")
+		}
+	}()
+	if v, ret := s.lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		m.Driver = v
+	} else {
+		failed = append(failed, "driver version: "+ret.Error())
+	}
+	if v, ret := s.lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS {
+		m.CUDA = cudaVersion(v)
+	} else {
+		failed = append(failed, "CUDA version: "+ret.Error())
+	}
+	for i, d := range s.devices {
+		g := checks.MachineGPU{Index: i}
+		if n, ret := d.GetName(); ret == nvml.SUCCESS {
+			g.Name = n
+		} else {
+			failed = append(failed, fmt.Sprintf("GPU %d name: %v", i, ret))
+		}
+		if u, ret := d.GetUUID(); ret == nvml.SUCCESS {
+			g.UUID = u
+		} else {
+			failed = append(failed, fmt.Sprintf("GPU %d UUID: %v", i, ret))
+		}
+		m.GPUs = append(m.GPUs, g)
+	}
+}
+
+// cudaVersion writes nvmlSystemGetCudaDriverVersion's number as CUDA's major.minor: the
+// driver encodes 12.8 as 12080 (NVML's NVML_CUDA_DRIVER_VERSION_MAJOR/MINOR macros: v/1000
+// and v%1000/10).
+func cudaVersion(v int) string {
+	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
 }
