@@ -6,12 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
 
 func TestDescribe(t *testing.T) {
@@ -71,4 +74,41 @@ func TestCUDAVersion(t *testing.T) {
 			t.Errorf("cudaVersion(%d) = %q, want %q", v, got, want)
 		}
 	}
+}
+
+// TestTimelineHoldsTheSpike: the session's timeline holds the 2 ms spike at the sampler's
+// resolution (device and per-process memory, host memory as last read), and a copy.
+func TestTimelineHoldsTheSpike(t *testing.T) {
+	proc := fakeProc(t)
+	synctest.Test(t, func(t *testing.T) {
+		g := &gpu{start: time.Now(), base: 4 * gib, spike: 20 * gib, spikeFrom: 10 * time.Millisecond, spikeTo: 12 * time.Millisecond}
+		s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+		defer s.Close()
+		sess, err := s.start(t.Context(), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Stop()
+		w := sess.Window()
+		time.Sleep(20 * time.Millisecond)
+		w.End()
+		tl := sess.Timeline()
+		if tl.Width != 0 || tl.Interval != time.Millisecond || tl.Samples < 20 {
+			t.Fatalf("width %s, interval %s, %d samples: want full resolution at 1 ms", tl.Width, tl.Interval, tl.Samples)
+		}
+		type step struct {
+			At              time.Duration
+			Dev, Proc, Host float32
+		}
+		var got []step
+		for _, p := range tl.Points {
+			got = append(got, step{p.At, p.MiB[memory.TimelineDevice], p.MiB[memory.TimelineProcess], p.MiB[memory.TimelineHost]})
+		}
+		// The process list is queried when the device counter rises, not when it falls: the
+		// per-process line holds the spike until the window's last (full) sample.
+		want := []step{{0, 9 * 1024, 4 * 1024, 4}, {10 * time.Millisecond, 29 * 1024, 24 * 1024, 4}, {12 * time.Millisecond, 9 * 1024, 24 * 1024, 4}, {20 * time.Millisecond, 9 * 1024, 4 * 1024, 4}}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("timeline (-want +got):\n%s", d)
+		}
+	})
 }

@@ -217,6 +217,7 @@ func (s *Sampler) start(ctx context.Context, pid int) (*Session, error) {
 		queryDev:   make([]bool, nd),
 		memV2:      s.opts.memV2,
 		stopCh:     make(chan struct{}),
+		timeline:   memory.Timeline{Start: time.Now(), Interval: s.opts.Interval},
 	}
 	if s.unavailable != "" {
 		x.notes = append(x.notes, s.unavailable)
@@ -263,6 +264,10 @@ type Session struct {
 	procOff             bool // per-process queries disabled (no permission, not supported)
 	notes               []string
 	failed              map[string]bool // NVML errors already noted, by call and code
+	// timeline keeps every sample, bounded (memory.Timeline); host is the last host read.
+	timeline memory.Timeline
+	host     uint64
+	hostSeen bool
 	// Counters over the whole session, for validation.
 	samples, ticks, idleTicks, missed, rescans int
 	procQueries, riseQueries                   int
@@ -506,8 +511,40 @@ func (x *Session) sampleLocked(now time.Time, full bool) {
 		var read int
 		host, read = x.tree.RssAnon()
 		hostOK = read > 0
+		x.host, x.hostSeen = host, hostOK
 	}
 	x.addToWindows(tick{devOK: devOK, devSum: devSum, procSeen: procSeen, procSum: procSum, hostOK: hostOK, host: host})
+	x.addToTimeline(now, devOK, devSum)
+}
+
+// addToTimeline records the sample, with the per-process and host values as last read (they
+// are read less often than the device counter, and hold in between).
+func (x *Session) addToTimeline(now time.Time, devOK bool, devSum uint64) {
+	var p memory.TimelinePoint
+	if devOK {
+		p.MiB[memory.TimelineDevice], p.Has[memory.TimelineDevice] = float32(mib(devSum)), true
+	}
+	if !x.procOff {
+		var sum uint64
+		for i, v := range x.procUsed {
+			if x.procHas[i] {
+				sum += v
+				p.Has[memory.TimelineProcess] = true
+			}
+		}
+		p.MiB[memory.TimelineProcess] = float32(mib(sum))
+	}
+	if x.hostSeen {
+		p.MiB[memory.TimelineHost], p.Has[memory.TimelineHost] = float32(mib(x.host)), true
+	}
+	x.timeline.Add(now.Sub(x.timeline.Start), p)
+}
+
+// Timeline is a copy of the session's timeline so far (memory.Recorder).
+func (x *Session) Timeline() memory.Timeline {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.timeline.Clone()
 }
 
 // tick is what one sample read; each sum counts only where its flag says it was read.
