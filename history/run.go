@@ -39,7 +39,7 @@ type Run struct {
 	// Machines are the machines the partitions recorded (results.json's machine), by
 	// partition; files written before they were recorded have none.
 	Machines []checks.Machine `json:"machines,omitempty"`
-	Commit string `json:"commit"`
+	Commit   string           `json:"commit"`
 	// Kind is KindDefault or KindPR; PR is the pull request's number for KindPR.
 	Kind string `json:"kind"`
 	PR   int    `json:"pr,omitempty"`

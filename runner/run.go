@@ -290,6 +290,7 @@ func (r *run) stopServer(srv *server) {
 	if !first {
 		return
 	}
+	r.writeTimeline(srv)
 	var what []string
 	if len(srv.survivors) > 0 {
 		what = append(what, "killed "+strings.Join(srv.survivors, ", "))
@@ -562,6 +563,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	cr.Skipped = checks.SkippedBy(cr.Requests)
 	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)
+	r.memoryPictures(srv, &cr)
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
 		r.stopServer(srv)
