@@ -119,7 +119,8 @@ func (m *merger) lane(name string, x Input) *mergedLane {
 }
 
 // addRun merges what run x says about lane l as a whole: its commit and suite (which must be
-// the lane's), GPU, partition, times, errors, selection and the cases it left out.
+// the lane's), GPU, partition and the machine it ran on, times, errors, selection and the
+// cases it left out.
 func (m *merger) addRun(l *mergedLane, x Input) {
 	r, name := x.Result, l.res.Lane
 	if r.Commit != "" && l.res.Commit != "" && r.Commit != l.res.Commit {
@@ -134,6 +135,9 @@ func (m *merger) addRun(l *mergedLane, x Input) {
 	}
 	if !slices.Contains(l.parts, r.Partition.Index) {
 		l.parts = append(l.parts, r.Partition.Index)
+		if r.Machine != nil {
+			l.res.Machines = append(l.res.Machines, *r.Machine)
+		}
 	}
 	l.res.StartedAt = earliest(l.res.StartedAt, r.StartedAt)
 	if r.FinishedAt.After(l.res.FinishedAt) {
@@ -183,6 +187,7 @@ func (m *merger) results(planned map[string][]string) []Result {
 			l.res.Cases = append(l.res.Cases, c)
 		}
 		l.res.GPU = strings.Join(l.gpus, ", ")
+		slices.SortFunc(l.res.Machines, func(a, b Machine) int { return cmp.Compare(a.Partition, b.Partition) })
 		l.res.Partition.Total = max(1, len(l.parts))
 		Finalize(&l.res)
 		out = append(out, l.res)

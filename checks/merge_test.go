@@ -80,3 +80,20 @@ func TestMergeEmptyRun(t *testing.T) {
 		t.Errorf("got %+v, want one errored lane amd", got)
 	}
 }
+
+// TestMergeMachines: a merged lane lists each partition's machine once, by partition; a
+// partition without one (an old file) adds none.
+func TestMergeMachines(t *testing.T) {
+	part := func(i int, m *Machine, id string) *Result {
+		return &Result{Schema: Schema, Suite: "s", Lane: "base", Commit: "abc", Partition: Partition{i, 3}, Machine: m,
+			Cases: []CaseResult{mergeCase(id, "base", Pass)}}
+	}
+	fast, slow := &Machine{Partition: 0, RunnerName: "b200-verda-1"}, &Machine{Partition: 2, RunnerName: "b200-cirrascale3-0123"}
+	got, err := Merge([]Input{{"p2.json", part(2, slow, "c")}, {"p1.json", part(1, nil, "b")}, {"p0.json", part(0, fast, "a")}, {"again.json", part(0, fast, "a")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]Machine{*fast, *slow}, got[0].Machines); d != "" {
+		t.Errorf("Machines (-want +got):\n%s", d)
+	}
+}

@@ -99,6 +99,10 @@ type Result struct {
 	Selection  *Selection   `json:"selection,omitempty"`
 	Deselected []Deselected `json:"deselected,omitempty"`
 	Commit     string       `json:"commit,omitempty"`
+	// Machine says where this partition ran; nil in files written before it was recorded.
+	Machine *Machine `json:"machine,omitempty"`
+	// Machines, in a merged lane (Merge), is every partition's Machine, by partition index.
+	Machines   []Machine    `json:"machines,omitempty"`
 	Status     Status       `json:"status"`
 	StartedAt  time.Time    `json:"started_at"`
 	FinishedAt time.Time    `json:"finished_at"`

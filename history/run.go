@@ -33,9 +33,13 @@ type Run struct {
 	Suite  string `json:"suite"`
 	Lane   string `json:"lane,omitempty"`
 	GPU    string `json:"gpu,omitempty"`
-	// Runner is the machine that ran it (the workflow's runner name or label).
+	// Runner is the machine that ran it (the workflow's runner name or label): --runner, or
+	// the runner name every partition recorded when they agree.
 	Runner string `json:"runner,omitempty"`
-	Commit string `json:"commit"`
+	// Machines are the machines the partitions recorded (results.json's machine), by
+	// partition; files written before they were recorded have none.
+	Machines []checks.Machine `json:"machines,omitempty"`
+	Commit   string           `json:"commit"`
 	// Kind is KindDefault or KindPR; PR is the pull request's number for KindPR.
 	Kind string `json:"kind"`
 	PR   int    `json:"pr,omitempty"`
@@ -49,9 +53,15 @@ type Run struct {
 
 // Case is one case's metrics in one run.
 type Case struct {
-	ID      string   `json:"id"`
+	ID string `json:"id"`
+	// Runner is the runner name of the partition that ran the case, when it recorded one
+	// (RunnerOf falls back to the run's).
+	Runner  string   `json:"runner,omitempty"`
 	Metrics []Metric `json:"metrics"`
 }
+
+// RunnerOf is the runner that ran case c of run r: the case's own, else the run's.
+func (r *Run) RunnerOf(c *Case) string { return cmp.Or(c.Runner, r.Runner) }
 
 // Metric is one perf or memory metric of a case in one run: the worst value over the case's
 // requests (the value a regenerated baseline would take), with the baseline and limit the
@@ -95,16 +105,31 @@ func FromResults(results []*checks.Result, m Meta) (*Run, error) {
 		run.Date = first.FinishedAt.UTC()
 	}
 	var statuses []checks.Status
+	names := map[string]bool{}
 	for _, r := range results {
 		if r.Suite != run.Suite || r.Lane != run.Lane || r.GPU != run.GPU {
 			return nil, fmt.Errorf("results of suite %q lane %q gpu %q and of suite %q lane %q gpu %q: one history entry is one suite, lane and GPU class",
 				run.Suite, run.Lane, run.GPU, r.Suite, r.Lane, r.GPU)
 		}
 		statuses = append(statuses, r.Status)
+		var name string
+		if r.Machine != nil {
+			run.Machines = append(run.Machines, *r.Machine)
+			name = r.Machine.RunnerName
+		}
+		names[name] = true
 		for _, cr := range r.Cases {
-			run.Cases = append(run.Cases, caseOf(cr))
+			c := caseOf(cr)
+			c.Runner = name
+			run.Cases = append(run.Cases, c)
 		}
 	}
+	if len(names) == 1 && run.Runner == "" {
+		for n := range names {
+			run.Runner = n
+		}
+	}
+	slices.SortFunc(run.Machines, func(a, b checks.Machine) int { return cmp.Compare(a.Partition, b.Partition) })
 	run.Status = worstStatus(statuses)
 	slices.SortFunc(run.Cases, func(a, b Case) int { return strings.Compare(a.ID, b.ID) })
 	if err := run.Validate(); err != nil {
@@ -182,6 +207,8 @@ const (
 	MaxCases       = 1000
 	MaxMetrics     = 200
 	MaxStringBytes = 200
+	// MaxMachines bounds a run's machines: a lane has at most 256 partitions (plan).
+	MaxMachines = 256
 )
 
 // Validate returns every problem of a store entry at once; a store file that has one is
@@ -217,6 +244,25 @@ func (r *Run) Validate() error {
 	if r.Date.IsZero() {
 		bad("date: missing")
 	}
+	if len(r.Machines) > MaxMachines {
+		bad("machines: %d, at most %d", len(r.Machines), MaxMachines)
+	}
+	for i, m := range r.Machines {
+		fields := []string{m.RunnerName, m.RunnerOS, m.RunnerArch, m.RunnerEnvironment, m.Hostname, m.CPU, m.Driver, m.CUDA, m.NVMLNote}
+		fields = append(fields, m.RunnerLabels...)
+		for _, g := range m.GPUs {
+			fields = append(fields, g.Name, g.UUID)
+		}
+		if len(m.RunnerLabels) > 64 || len(m.GPUs) > 64 {
+			bad("machines[%d]: at most 64 labels and 64 GPUs", i)
+		}
+		for _, f := range fields {
+			if len(f) > MaxStringBytes {
+				bad("machines[%d]: a field longer than %d bytes", i, MaxStringBytes)
+				break
+			}
+		}
+	}
 	if len(r.Cases) > MaxCases {
 		bad("cases: %d, at most %d", len(r.Cases), MaxCases)
 	}
@@ -235,6 +281,9 @@ func (r *Run) Validate() error {
 func (c *Case) validate(at string, bad func(format string, args ...any)) {
 	if c.ID == "" || len(c.ID) > MaxStringBytes {
 		bad("%s.id: want 1 to %d bytes", at, MaxStringBytes)
+	}
+	if len(c.Runner) > MaxStringBytes {
+		bad("%s.runner: longer than %d bytes", at, MaxStringBytes)
 	}
 	if len(c.Metrics) > MaxMetrics {
 		bad("%s (%s): %d metrics, at most %d", at, c.ID, len(c.Metrics), MaxMetrics)

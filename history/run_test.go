@@ -80,3 +80,35 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestFromResultsKeepsMachines: each partition's machine is kept, and each case names the
+// runner of its partition; the run's runner is theirs when they agree.
+func TestFromResultsKeepsMachines(t *testing.T) {
+	a, b, old := result("a", 100), result("b", 100), result("c", 100)
+	a.Machine = &checks.Machine{Partition: 1, RunnerName: "b200-verda-7", Hostname: "h7", GPUs: []checks.MachineGPU{{Name: "NVIDIA B200", UUID: "GPU-7"}}}
+	b.Machine = &checks.Machine{Partition: 0, RunnerName: "b200-verda-7", Hostname: "h7"}
+	run, err := FromResults([]*checks.Result{a, b}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]checks.Machine{*b.Machine, *a.Machine}, run.Machines); d != "" {
+		t.Errorf("machines (-want +got):\n%s", d)
+	}
+	if run.Runner != "b200-verda-7" || run.Cases[0].Runner != "b200-verda-7" {
+		t.Errorf("runner %q, case runner %q: want b200-verda-7", run.Runner, run.Cases[0].Runner)
+	}
+	// A partition without a machine (an old results file) beside one with: the run names no
+	// runner, the case that recorded one keeps it.
+	b.Machine = &checks.Machine{Partition: 0, RunnerName: "b200-cirrascale3-0123"}
+	run, err = FromResults([]*checks.Result{a, b, old}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range run.Cases {
+		got[c.ID] = run.RunnerOf(&c)
+	}
+	if d := cmp.Diff(map[string]string{"a": "b200-verda-7", "b": "b200-cirrascale3-0123", "c": ""}, got); d != "" || run.Runner != "" {
+		t.Errorf("runner %q; case runners (-want +got):\n%s", run.Runner, d)
+	}
+}

@@ -42,6 +42,13 @@ func findPictures(inputs []checks.Input) []failurePicture {
 	for _, in := range inputs {
 		dir := filepath.Join(filepath.Dir(in.File), results.ArtifactsDir)
 		for _, c := range in.Result.Cases {
+			// A memory failure's timeline: of the load (request 0), then of each request.
+			for _, f := range memoryPictureFiles(dir, c) {
+				out = append(out, failurePicture{key: report.PictureKey{Lane: in.Result.LaneOf(c), Case: c.ID, Request: f.request, Memory: true}, file: f.file})
+				if len(out) == maxPushedPictures {
+					return out
+				}
+			}
 			for _, rr := range c.Requests {
 				if rr.Status != checks.Fail {
 					continue
@@ -65,6 +72,42 @@ func findPictures(inputs []checks.Input) []failurePicture {
 		}
 	}
 	return out
+}
+
+// memoryPictureFile is the first memory picture of a window of a case.
+type memoryPictureFile struct {
+	request int // 0: the load
+	file    string
+}
+
+// memoryPictureFiles lists the memory pictures of case c under dir (artifacts/): the load's
+// (artifacts/<case>/load/) when a case check of the memory group failed, and each failed
+// request's (artifacts/<case>/request-<i>/), the first of each by name.
+func memoryPictureFiles(dir string, c checks.CaseResult) []memoryPictureFile {
+	var out []memoryPictureFile
+	first := func(request int, folder string) {
+		found, _ := filepath.Glob(filepath.Join(dir, c.ID, folder, pictures.MemoryFilePrefix+"*.png"))
+		if len(found) > 0 {
+			slices.Sort(found)
+			out = append(out, memoryPictureFile{request, found[0]})
+		}
+	}
+	if memoryFailed(c.Checks) {
+		first(0, results.LoadFolder)
+	}
+	for _, rr := range c.Requests {
+		if rr.Status == checks.Fail && memoryFailed(rr.Checks) {
+			first(rr.Index, fmt.Sprintf("request-%d", rr.Index))
+		}
+	}
+	return out
+}
+
+// memoryFailed says whether a memory check among cs failed.
+func memoryFailed(cs []checks.Check) bool {
+	return slices.ContainsFunc(cs, func(ck checks.Check) bool {
+		return ck.Status == checks.Fail && checks.KindOf(ck.Name).Group == checks.GroupMemory
+	})
 }
 
 // pushPictures puts the failure pictures of inputs on the pictures branch and returns the
@@ -93,8 +136,13 @@ func (p *publisher) pushPictures(ctx context.Context, inputs []checks.Input) map
 			continue
 		}
 		name := fmt.Sprintf("%s/%s/request-%d.png", f.key.Lane, f.key.Case, f.key.Request)
-		if f.key.Repeat {
+		switch {
+		case f.key.Repeat:
 			name = fmt.Sprintf("%s/%s/request-%d-vs-request-1.png", f.key.Lane, f.key.Case, f.key.Request)
+		case f.key.Memory && f.key.Request == 0:
+			name = fmt.Sprintf("%s/%s/load-memory.png", f.key.Lane, f.key.Case)
+		case f.key.Memory:
+			name = fmt.Sprintf("%s/%s/request-%d-memory.png", f.key.Lane, f.key.Case, f.key.Request)
 		}
 		files = append(files, gh.Asset{Path: name, Data: data})
 		keys = append(keys, f.key)

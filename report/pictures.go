@@ -10,11 +10,13 @@ import (
 
 // PictureKey names a failure picture of one request, as the runner draws it: the worst frame
 // of a consistency failure against the ground truth (ground truth | output | SSIM map), or,
-// with Repeat, against request 1 of its server start (request 1 | request k | SSIM map).
+// with Repeat, against request 1 of its server start (request 1 | request k | SSIM map); with
+// Memory, a memory failure's timeline (Request 0: the server start's load).
 type PictureKey struct {
 	Lane, Case string
 	Request    int
 	Repeat     bool
+	Memory     bool
 }
 
 // maxPictures is how many failure pictures a report shows inline; the rest are in the
@@ -36,6 +38,7 @@ func pictureList(b *strings.Builder, r *Report, lv level) {
 	more, repeats := 0, 0
 	for _, l := range r.Lanes {
 		for _, c := range l.Cases {
+			cells, more = memoryPictures(cells, more, r, l, c)
 			for _, rr := range c.Requests {
 				for _, repeat := range []bool{false, true} {
 					url := r.Pictures[PictureKey{Lane: l.Lane, Case: c.ID, Request: rr.Index, Repeat: repeat}]
@@ -65,11 +68,16 @@ func pictureList(b *strings.Builder, r *Report, lv level) {
 	}
 	legend := "ground truth | output | SSIM map"
 	switch repeats {
-	case len(cells):
+	case len(cells) - memories(cells):
 		legend = "request 1 | request k | SSIM map"
 	case 0:
 	default:
 		legend += ", or request 1 | request k | SSIM map across requests"
+	}
+	if memories(cells) == len(cells) {
+		legend = "memory over time: the limit dashed, the failing window shaded, the peak ringed"
+	} else if memories(cells) > 0 {
+		legend += "; memory over time"
 	}
 	b.WriteString("\n**Worst frames** (" + legend + "; click for full size)\n\n<p>\n")
 	b.WriteString(strings.Join(cells, "\n"))
@@ -83,6 +91,50 @@ func pictureList(b *strings.Builder, r *Report, lv level) {
 	}
 }
 
+// memoryAlt starts the alt text of a memory picture, which memories counts.
+const memoryAlt = "memory over time: "
+
+// memoryPictures adds the memory pictures of case c (its load, then each request that failed
+// a memory check) to cells, up to maxPictures, counting the rest in more.
+func memoryPictures(cells []string, more int, r *Report, l checks.Result, c checks.CaseResult) ([]string, int) {
+	add := func(index int, what string) {
+		url := r.Pictures[PictureKey{Lane: l.Lane, Case: c.ID, Request: index, Memory: true}]
+		if !safeURL(url) {
+			return
+		}
+		if len(cells) == maxPictures {
+			more++
+			return
+		}
+		alt := memoryAlt + c.ID + " " + what
+		if len(r.Lanes) > 1 {
+			alt = memoryAlt + l.Lane + " " + c.ID + " " + what
+		}
+		alt = escape(alt)
+		cells = append(cells, fmt.Sprintf(`<a href="%s"><img src="%s" width="%d" alt="%s" title="%s"></a>`, url, url, pictureWidth, alt, alt))
+	}
+	if checksFailed(c.Checks, checks.GroupMemory) {
+		add(0, "load")
+	}
+	for _, rr := range c.Requests {
+		if checksFailed(rr.Checks, checks.GroupMemory) {
+			add(rr.Index, fmt.Sprintf("request %d/%d", rr.Index, rr.Of))
+		}
+	}
+	return cells, more
+}
+
+// memories counts the memory pictures among cells.
+func memories(cells []string) int {
+	n := 0
+	for _, c := range cells {
+		if strings.Contains(c, `alt="`+memoryAlt) {
+			n++
+		}
+	}
+	return n
+}
+
 // pictureGroup is the group of checks a failure picture shows: consistency against the
 // ground truth, or consistency.repeat against request 1.
 func pictureGroup(repeat bool) checks.Group {
@@ -94,8 +146,11 @@ func pictureGroup(repeat bool) checks.Group {
 
 // groupFailed says whether a request failed a check of group g (not a known failure): what
 // its picture shows.
-func groupFailed(rr checks.RequestResult, g checks.Group) bool {
-	for _, ck := range rr.Checks {
+func groupFailed(rr checks.RequestResult, g checks.Group) bool { return checksFailed(rr.Checks, g) }
+
+// checksFailed says whether a check of group g among cs failed (not a known failure).
+func checksFailed(cs []checks.Check, g checks.Group) bool {
+	for _, ck := range cs {
 		if failed(ck.Status) && ck.Status != checks.Known && checks.KindOf(ck.Name).Group == g {
 			return true
 		}

@@ -144,6 +144,7 @@ func render(r *Report, lv level, where string) string {
 	}
 	if lv.tables {
 		details(&d, r.Lanes, lv)
+		machines(&d, r.Lanes)
 	}
 	if lv.notes {
 		notes(&d, r.Lanes, lv)

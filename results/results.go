@@ -300,9 +300,6 @@ func writeFileAtomic(path string, data []byte) (err error) {
 // DIR/artifacts/<caseID>/request-<index>/, or DIR/artifacts/<caseID>/confirm-<index>/ for a
 // confirmation request. caseID must be a single, local path element.
 func (r *Writer) ArtifactDir(caseID string, index int, confirm bool) (string, error) {
-	if caseID == "" || caseID == "." || caseID == ".." || strings.ContainsAny(caseID, `/\`) || !filepath.IsLocal(caseID) {
-		return "", fmt.Errorf("artifact folder: case id %q is not a plain folder name", caseID)
-	}
 	if index < 1 {
 		return "", fmt.Errorf("artifact folder: case %s: request index %d, want ≥ 1", caseID, index)
 	}
@@ -310,11 +307,49 @@ func (r *Writer) ArtifactDir(caseID string, index int, confirm bool) (string, er
 	if confirm {
 		folder = "confirm-"
 	}
-	d := filepath.Join(r.dir, ArtifactsDir, caseID, folder+strconv.Itoa(index))
+	return r.artifactDir(caseID, folder+strconv.Itoa(index))
+}
+
+// LoadArtifactDir creates and returns the folder for the artifacts of a case's server start
+// (its load): DIR/artifacts/<caseID>/load/.
+func (r *Writer) LoadArtifactDir(caseID string) (string, error) {
+	return r.artifactDir(caseID, LoadFolder)
+}
+
+// LoadFolder is the folder of a case's server-start artifacts, beside its request-<i>/.
+const LoadFolder = "load"
+
+// MemoryDir is the folder of the memory timelines of a run's server starts, inside
+// DIR/artifacts/ (one <server start>.json each).
+const MemoryDir = "memory"
+
+// TimelinePath creates DIR/artifacts/memory/ and returns the path of the memory timeline of
+// the server start named start (its folder under servers/, e.g. "01-sglang").
+func (r *Writer) TimelinePath(start string) (string, error) {
+	if !plainName(start) {
+		return "", fmt.Errorf("memory timeline: server start %q is not a plain file name", start)
+	}
+	d := filepath.Join(r.dir, ArtifactsDir, MemoryDir)
 	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", fmt.Errorf("artifact folder: case %s request %d: %w", caseID, index, err)
+		return "", fmt.Errorf("memory timeline of %s: %w", start, err)
+	}
+	return filepath.Join(d, start+".json"), nil
+}
+
+func (r *Writer) artifactDir(caseID, folder string) (string, error) {
+	if !plainName(caseID) {
+		return "", fmt.Errorf("artifact folder: case id %q is not a plain folder name", caseID)
+	}
+	d := filepath.Join(r.dir, ArtifactsDir, caseID, folder)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("artifact folder: case %s %s: %w", caseID, folder, err)
 	}
 	return d, nil
+}
+
+// plainName says whether s is a single, local path element.
+func plainName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, `/\`) && filepath.IsLocal(s)
 }
 
 // maxInputBytes bounds a results.json or requests.jsonl that a reader accepts: far above

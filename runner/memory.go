@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
@@ -35,6 +36,7 @@ func (r *run) startMemory(srv *server) {
 		return
 	}
 	srv.mem = sess
+	srv.memMarks.loadStart = time.Now()
 	srv.loadWin = sess.Window()
 }
 
@@ -46,6 +48,7 @@ func endLoadMemory(srv *server, cr *checks.CaseResult) {
 	case srv.loadWin != nil:
 		p = srv.loadWin.End()
 		srv.loadWin = nil
+		srv.memMarks.add(memoryMark{caseID: cr.ID, start: srv.memMarks.loadStart, end: time.Now()})
 	case srv.memNote != "":
 		p.Notes = []string{srv.memNote}
 	default:
@@ -76,18 +79,21 @@ func mergePeaks(peaks, add map[string]float64) map[string]float64 {
 	return peaks
 }
 
-// requestMemory is the memory window of one request; a nil one measures nothing.
+// requestMemory is the memory window of one request; a nil one measures nothing. srv,
+// start and stop place the window on its server's timeline.
 type requestMemory struct {
-	w    memory.Window
-	note string
-	p    memory.Peaks
+	w           memory.Window
+	note        string
+	p           memory.Peaks
+	srv         *server
+	start, stop time.Time
 }
 
 // openRequestMemory opens a window around a request, or returns nil without a session.
 func (s *server) openRequestMemory() *requestMemory {
 	switch {
 	case s.mem != nil:
-		return &requestMemory{w: s.mem.Window()}
+		return &requestMemory{w: s.mem.Window(), srv: s, start: time.Now()}
 	case s.memNote != "":
 		return &requestMemory{note: s.memNote}
 	}
@@ -102,6 +108,7 @@ func (m *requestMemory) end() {
 	if m.w != nil {
 		m.p = m.w.End()
 		m.w = nil
+		m.stop = time.Now()
 	}
 	if m.note != "" {
 		m.p.Notes = append(m.p.Notes, m.note)
@@ -113,6 +120,9 @@ func (m *requestMemory) end() {
 func (m *requestMemory) record(rr *checks.RequestResult) {
 	if m == nil {
 		return
+	}
+	if m.srv != nil && !m.stop.IsZero() {
+		m.srv.memMarks.add(memoryMark{caseID: rr.Case, index: rr.Index, confirm: rr.Confirm, start: m.start, end: m.stop, reported: reportedOf(rr.PeakVRAMMiB)})
 	}
 	if len(m.p.MiB) > 0 {
 		if rr.PeakVRAMMiB == nil {

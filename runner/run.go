@@ -46,6 +46,9 @@ type Options struct {
 	// PerfPlatform and ConsistencyPlatform choose <platform>.json in a folder of baseline and
 	// threshold files (baselines.ChoosePlatform, in cmd); an empty name means GPU.
 	PerfPlatform, ConsistencyPlatform baselines.Platform
+	// Machine says where the run happens (runner, host, CPU, GPUs), for results.json; nil
+	// leaves it out.
+	Machine *checks.Machine
 	// Executable is the path of diffusion-check itself, which builtin servers run as `serve`.
 	Executable string
 	// Environ is the base environment of server processes.
@@ -177,6 +180,7 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		Selection:  opts.Plan.Selection,
 		Deselected: opts.Plan.Deselected,
 		Commit:     opts.Commit,
+		Machine:    machineOf(opts),
 		StartedAt:  time.Now().UTC(),
 		Files:      runFiles(opts, verdicts, cons),
 	}
@@ -229,6 +233,16 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		return res, cerr
 	}
 	return res, nil
+}
+
+// machineOf is the run's machine, labelled with its partition.
+func machineOf(opts Options) *checks.Machine {
+	if opts.Machine == nil {
+		return nil
+	}
+	m := *opts.Machine
+	m.Partition = opts.Partition.Index
+	return &m
 }
 
 // requestKey names one request of one case, or one of its confirmation requests.
@@ -297,6 +311,7 @@ func (r *run) stopServer(srv *server) {
 	if !first {
 		return
 	}
+	r.writeTimeline(srv)
 	var what []string
 	if len(srv.survivors) > 0 {
 		what = append(what, "killed "+strings.Join(srv.survivors, ", "))
@@ -572,6 +587,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	cr.Skipped = checks.SkippedBy(cr.Requests)
 	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)
+	r.memoryPictures(srv, &cr)
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
 		r.stopServer(srv)

@@ -71,6 +71,8 @@ type server struct {
 	mem     memory.Session
 	loadWin memory.Window
 	memNote string
+	// memMarks are the windows of the timeline (timeline.go).
+	memMarks memoryMarks
 }
 
 // serverEnv is what the runner knows about where and how to start servers.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,6 +200,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 		Suite: s, Lane: lane, Partition: p, Plan: plan, Cases: ids, Out: o.out, Force: o.force, Mode: o.mode,
 		Commit:       headCommit(ctx, e),
 		GPU:          g,
+		Machine:      machine(e, mem),
 		PerfPlatform: perfPlatform, ConsistencyPlatform: consPlatform,
 		Executable:        exe,
 		Environ:           os.Environ(),
@@ -284,6 +286,34 @@ func platforms(e env, mem *gpumem.Sampler, class string, explicit bool) (perf, c
 	in.Env, in.EnvName = e.getenv(baselines.ConsistencyPlatformEnv), baselines.ConsistencyPlatformEnv
 	cons, err = baselines.ChoosePlatform(in)
 	return perf, cons, err
+}
+
+// runnerLabelsEnv names the runner's labels for results.json, comma-separated: the job's
+// environment does not hold them (the runner context has no labels, actions/runner#821), so
+// a workflow that wants them passes its runs-on list, e.g. ${{ join(matrix.runs_on, ',') }}.
+const runnerLabelsEnv = "DIFFUSION_CHECK_RUNNER_LABELS"
+
+// machine says where this partition runs: the Actions runner (RUNNER_NAME, RUNNER_OS,
+// RUNNER_ARCH, RUNNER_ENVIRONMENT: GitHub's default variables), the labels the workflow
+// passes, the host name, and what the memory sampler knows (CPU model, NVML's GPUs, driver
+// and CUDA versions). Whatever is missing is left out; nothing here fails the run.
+func machine(e env, mem *gpumem.Sampler) *checks.Machine {
+	m := &checks.Machine{
+		RunnerName:        e.getenv("RUNNER_NAME"),
+		RunnerOS:          e.getenv("RUNNER_OS"),
+		RunnerArch:        e.getenv("RUNNER_ARCH"),
+		RunnerEnvironment: e.getenv("RUNNER_ENVIRONMENT"),
+	}
+	for _, l := range strings.Split(e.getenv(runnerLabelsEnv), ",") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(m.RunnerLabels, l) {
+			m.RunnerLabels = append(m.RunnerLabels, l)
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		m.Hostname = h
+	}
+	mem.Describe(m)
+	return m
 }
 
 // detectGPU picks the GPU class of the baselines from the first GPU's NVML name, when neither

@@ -28,6 +28,8 @@ type Set struct {
 	SlowChunkFactor float64 // ... by this factor
 	CloseChunk      int     // the server closes every realtime session before sending chunk K
 	MemGrowMiB      float64 // each request's runtime peak is this much higher than the previous one's
+	MemSpikeAt      int     // request K really holds MemSpikeMiB more host memory while it denoises ...
+	MemSpikeMiB     float64 // ... and reports a runtime peak that much higher
 	CrashAt         int     // the process dies during request K
 	HangAt          int     // request K never completes
 	CorruptAt       int     // request K returns truncated media
@@ -83,6 +85,7 @@ var kinds = []kind{
 	{"slow-chunk", requestFactor, func(f *Set, v value) { f.SlowChunk, f.SlowChunkFactor = v.k, v.x }},
 	{"close-chunk", request, func(f *Set, v value) { f.CloseChunk = v.k }},
 	{"mem-grow", mebibytes, func(f *Set, v value) { f.MemGrowMiB = v.x }},
+	{"mem-spike-at", requestMiB, func(f *Set, v value) { f.MemSpikeAt, f.MemSpikeMiB = v.k, v.x }},
 	{"crash-at", request, func(f *Set, v value) { f.CrashAt = v.k }},
 	{"hang-at", request, func(f *Set, v value) { f.HangAt = v.k }},
 	{"corrupt-at", request, func(f *Set, v value) { f.CorruptAt = v.k }},
@@ -113,16 +116,20 @@ const (
 	requestFactor             // "=K:FACTOR": K ≥ 1 and a factor > 0
 	mebibytes                 // "=MiB": MiB > 0
 	levels                    // "=LEVELS": a whole number of 8-bit levels, 1 to 255
+	requestMiB                // "=K:MiB": K ≥ 1 and 0 < MiB ≤ MaxSpikeMiB (really allocated)
 )
+
+// MaxSpikeMiB bounds mem-spike-at: the reference server really allocates it.
+const MaxSpikeMiB = 4096
 
 // value is the form as help writes it after the fault's name.
 func (f form) value() string {
-	return [...]string{flagOnly: "", request: "=K", requestFactor: "=K:FACTOR", mebibytes: "=MiB", levels: "=LEVELS"}[f]
+	return [...]string{flagOnly: "", request: "=K", requestFactor: "=K:FACTOR", mebibytes: "=MiB", levels: "=LEVELS", requestMiB: "=K:MiB"}[f]
 }
 
 // rule says what a valid value is, for the error of an invalid one.
 func (f form) rule() string {
-	return [...]string{flagOnly: "no value", request: "a request number K ≥ 1", requestFactor: "K ≥ 1 and FACTOR > 0", mebibytes: "MiB > 0", levels: "1 ≤ LEVELS ≤ 255"}[f]
+	return [...]string{flagOnly: "no value", request: "a request number K ≥ 1", requestFactor: "K ≥ 1 and FACTOR > 0", mebibytes: "MiB > 0", levels: "1 ≤ LEVELS ≤ 255", requestMiB: "K ≥ 1 and 0 < MiB ≤ 4096"}[f]
 }
 
 // parse reads a spec's value (arg, present or not) in this form.
@@ -133,11 +140,11 @@ func (f form) parse(arg string, hasArg bool) (value, bool) {
 	case request:
 		k, err := strconv.Atoi(arg)
 		return value{k: k}, hasArg && err == nil && k >= 1
-	case requestFactor:
+	case requestFactor, requestMiB:
 		ks, xs, ok := strings.Cut(arg, ":")
 		k, err1 := strconv.Atoi(ks)
 		x, err2 := strconv.ParseFloat(xs, 64)
-		return value{k: k, x: x}, hasArg && ok && err1 == nil && err2 == nil && k >= 1 && x > 0
+		return value{k: k, x: x}, hasArg && ok && err1 == nil && err2 == nil && k >= 1 && x > 0 && (f == requestFactor || x <= MaxSpikeMiB)
 	case levels:
 		k, err := strconv.Atoi(arg)
 		return value{k: k}, hasArg && err == nil && k >= 1 && k <= 255

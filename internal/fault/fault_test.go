@@ -73,6 +73,10 @@ func TestSetErrors(t *testing.T) {
 		"offset=1.5":          `want offset=LEVELS`,
 		"mem-grow=NaN":        `want mem-grow=MiB with MiB > 0`,
 		"fail-startup=please": `fail-startup takes no value`,
+		"mem-spike-at=2":      `fault "mem-spike-at=2": want mem-spike-at=K:MiB with K ≥ 1 and 0 < MiB ≤ 4096`,
+		"mem-spike-at=2:5000": `want mem-spike-at=K:MiB`,
+		"mem-spike-at=2:+Inf": `want mem-spike-at=K:MiB`,
+		"mem-spike-at=0:64":   `want mem-spike-at=K:MiB`,
 	} {
 		var f Set
 		err := f.Set(spec)
@@ -93,7 +97,7 @@ func TestSetErrors(t *testing.T) {
 // unknown-fault error) is one Set accepts, with sample values for K, FACTOR, MiB and LEVELS.
 func TestKnownMatchesSet(t *testing.T) {
 	for _, k := range Known() {
-		spec := strings.NewReplacer("=K:FACTOR", "=2:1.5", "=K", "=2", "=MiB", "=1.5", "=LEVELS", "=12").Replace(k)
+		spec := strings.NewReplacer("=K:FACTOR", "=2:1.5", "=K:MiB", "=2:64", "=K", "=2", "=MiB", "=1.5", "=LEVELS", "=12").Replace(k)
 		var f Set
 		if err := f.Set(spec); err != nil {
 			t.Errorf("Known lists %s, but Set(%q): %v", k, spec, err)

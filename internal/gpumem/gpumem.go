@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -235,6 +236,7 @@ func (s *Sampler) start(ctx context.Context, pid int) (*Session, error) {
 		queryDev:   make([]bool, nd),
 		memV2:      s.opts.memV2,
 		stopCh:     make(chan struct{}),
+		timeline:   memory.Timeline{Start: time.Now(), Interval: s.opts.Interval},
 	}
 	if s.unavailable != "" {
 		x.notes = append(x.notes, s.unavailable)
@@ -281,6 +283,10 @@ type Session struct {
 	procOff             bool // per-process queries disabled (no permission, not supported)
 	notes               []string
 	failed              map[string]bool // NVML errors already noted, by call and code
+	// timeline keeps every sample, bounded (memory.Timeline); host is the last host read.
+	timeline memory.Timeline
+	host     uint64
+	hostSeen bool
 	// Counters over the whole session, for validation.
 	samples, ticks, idleTicks, missed, rescans int
 	procQueries, riseQueries                   int
@@ -524,8 +530,40 @@ func (x *Session) sampleLocked(now time.Time, full bool) {
 		var read int
 		host, read = x.tree.RssAnon()
 		hostOK = read > 0
+		x.host, x.hostSeen = host, hostOK
 	}
 	x.addToWindows(tick{devOK: devOK, devSum: devSum, procSeen: procSeen, procSum: procSum, hostOK: hostOK, host: host})
+	x.addToTimeline(now, devOK, devSum)
+}
+
+// addToTimeline records the sample, with the per-process and host values as last read (they
+// are read less often than the device counter, and hold in between).
+func (x *Session) addToTimeline(now time.Time, devOK bool, devSum uint64) {
+	var p memory.TimelinePoint
+	if devOK {
+		p.MiB[memory.TimelineDevice], p.Has[memory.TimelineDevice] = float32(mib(devSum)), true
+	}
+	if !x.procOff {
+		var sum uint64
+		for i, v := range x.procUsed {
+			if x.procHas[i] {
+				sum += v
+				p.Has[memory.TimelineProcess] = true
+			}
+		}
+		p.MiB[memory.TimelineProcess] = float32(mib(sum))
+	}
+	if x.hostSeen {
+		p.MiB[memory.TimelineHost], p.Has[memory.TimelineHost] = float32(mib(x.host)), true
+	}
+	x.timeline.Add(now.Sub(x.timeline.Start), p)
+}
+
+// Timeline is a copy of the session's timeline so far (memory.Recorder).
+func (x *Session) Timeline() memory.Timeline {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.timeline.Clone()
 }
 
 // tick is what one sample read; each sum counts only where its flag says it was read.
@@ -697,4 +735,57 @@ func (r runtimeSleeper) sleepUntil(t int64) {
 	if d := time.Duration(t - r.now()); d > 0 {
 		time.Sleep(d)
 	}
+}
+
+// Describe fills in what the sampler's sources say about the machine: the CPU model (cpuinfo
+// of the Proc mount), and from NVML the driver version, the CUDA version the driver
+// supports, and every sampled GPU's name and UUID. Without NVML it leaves the GPU fields out
+// and sets NVMLNote to why; a call that fails leaves its field out and is named in NVMLNote.
+// It never fails the run.
+func (s *Sampler) Describe(m *checks.Machine) {
+	m.CPU = hostmem.CPUModel(s.opts.Proc)
+	if s.unavailable != "" {
+		m.NVMLNote = s.unavailable
+		return
+	}
+	var failed []string
+	defer func() {
+		if p := recover(); p != nil { // see init: go-nvml may panic on a broken install
+			failed = append(failed, fmt.Sprintf("panicked: %v", p))
+		}
+		if len(failed) > 0 {
+			m.NVMLNote = "nvml: " + strings.Join(failed, "; ")
+		}
+	}()
+	if v, ret := s.lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		m.Driver = v
+	} else {
+		failed = append(failed, "driver version: "+ret.Error())
+	}
+	if v, ret := s.lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS {
+		m.CUDA = cudaVersion(v)
+	} else {
+		failed = append(failed, "CUDA version: "+ret.Error())
+	}
+	for i, d := range s.devices {
+		g := checks.MachineGPU{Index: i}
+		if n, ret := d.GetName(); ret == nvml.SUCCESS {
+			g.Name = n
+		} else {
+			failed = append(failed, fmt.Sprintf("GPU %d name: %v", i, ret))
+		}
+		if u, ret := d.GetUUID(); ret == nvml.SUCCESS {
+			g.UUID = u
+		} else {
+			failed = append(failed, fmt.Sprintf("GPU %d UUID: %v", i, ret))
+		}
+		m.GPUs = append(m.GPUs, g)
+	}
+}
+
+// cudaVersion writes nvmlSystemGetCudaDriverVersion's number as CUDA's major.minor: the
+// driver encodes 12.8 as 12080 (NVML's NVML_CUDA_DRIVER_VERSION_MAJOR/MINOR macros: v/1000
+// and v%1000/10).
+func cudaVersion(v int) string {
+	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
 }

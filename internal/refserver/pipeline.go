@@ -8,6 +8,8 @@ import (
 	"image/draw"
 	"math"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/clock"
@@ -153,6 +155,10 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if fl.SlowAt > 0 && r.number == fl.SlowAt {
 		factor *= fl.SlowAtFactor
 	}
+	var spike []byte
+	if fl.MemSpikeAt == r.number {
+		spike = hold(fl.MemSpikeMiB)
+	}
 	steps, denoise, err := h.denoise(ctx, sw, g.steps, func(i int) float64 {
 		if i == 0 {
 			return factor * warmupFactor
@@ -181,6 +187,11 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	}
 	out.steps = steps
 	stage("DenoisingStage", t, denoise)
+	if spike != nil {
+		runtime.KeepAlive(spike)
+		spike = nil
+		debug.FreeOSMemory() // the spike ends here, in the process's resident memory too
+	}
 
 	t = time.Now()
 	if g.kind == kindVideo {
@@ -208,7 +219,22 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 		}
 	}
 	out.mem = memoryFor(g, r.number, fl.MemGrowMiB)
+	if fl.MemSpikeAt == r.number {
+		out.mem.RuntimePeak.PeakReservedMB = round(out.mem.RuntimePeak.PeakReservedMB+fl.MemSpikeMiB, 1)
+		out.mem.RuntimePeak.PeakAllocatedMB = round(out.mem.RuntimePeak.PeakAllocatedMB+fl.MemSpikeMiB, 1)
+	}
 	return out, nil
+}
+
+// hold allocates mib MiB and writes every page of it, so that the process's anonymous
+// resident memory really grows by that much (mem-spike-at): what a sampler of the process
+// tree sees of an activation spike.
+func hold(mib float64) []byte {
+	b := make([]byte, int(mib*(1<<20)))
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	return b
 }
 
 func (h *Handler) encodeImages(ctx context.Context, g *genRequest, scenes []*scene, base []byte) ([][]byte, error) {

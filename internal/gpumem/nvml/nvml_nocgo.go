@@ -31,11 +31,14 @@ type Interface interface {
 	Shutdown() Return
 	DeviceGetCount() (int, Return)
 	DeviceGetHandleByIndex(int) (Device, Return)
+	SystemGetDriverVersion() (string, Return)
+	SystemGetCudaDriverVersion() (int, Return)
 }
 
 // Device is the part of a GPU's NVML handle that gpumem calls.
 type Device interface {
 	GetName() (string, Return)
+	GetUUID() (string, Return)
 	GetMemoryInfo() (Memory, Return)
 	GetMemoryInfo_v2() (Memory_v2, Return)
 	GetComputeRunningProcesses() ([]ProcessInfo, Return)

@@ -1,0 +1,45 @@
+package pictures
+
+import (
+	"image/color"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestRenderMemory(t *testing.T) {
+	m := Memory{
+		Title:    "spike request 2/3: memory.runtime_peak (host_anon) 259 MiB, limit 258 MiB",
+		Series:   []MemoryLine{{Label: "host_anon", Samples: []Sample{{0, 2}, {600, 259}, {1100, 2}}}},
+		Reported: []Reported{{Label: "server_reserved", Spans: []Span{{StartMs: 100, EndMs: 400, MiB: 3396}, {StartMs: 500, EndMs: 1100, MiB: 3652}}}},
+		Windows:  []Span{{Label: "load", StartMs: 0, EndMs: 90}, {Label: "request 1", StartMs: 100, EndMs: 400}, {Label: "request 2", StartMs: 500, EndMs: 1100}},
+		Failing:  Span{Label: "failing window: request 2", StartMs: 500, EndMs: 1100},
+		Limit:    258, LimitLabel: "limit", Spike: &Sample{600, 259}, SpikeLabel: "host_anon peak",
+	}
+	img, err := RenderMemory(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The failing window is shaded red, and the limit drawn in its colour.
+	var shaded, limit int
+	for y := img.Rect.Min.Y; y < img.Rect.Max.Y; y++ {
+		for x := img.Rect.Min.X; x < img.Rect.Max.X; x++ {
+			switch img.RGBAAt(x, y) {
+			case failShade:
+				shaded++
+			case color.RGBA(limitColour):
+				limit++
+			}
+		}
+	}
+	if shaded < 1000 || limit < 100 {
+		t.Errorf("%d pixels of the failing window's shade, %d of the limit: want both drawn", shaded, limit)
+	}
+	m.Series[0].Samples[1].MiB = math.NaN()
+	if _, err := RenderMemory(m); err == nil || !strings.Contains(err.Error(), "a sample at 600 ms") {
+		t.Errorf("a NaN sample: %v, want an error naming it", err)
+	}
+	if got := niceCeil(3652 * 1.08); got != 5000 {
+		t.Errorf("niceCeil = %g, want 5000", got)
+	}
+}

@@ -1,0 +1,327 @@
+package runner
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/internal/pictures"
+)
+
+// TimelineSchema tags a server start's memory timeline, artifacts/memory/<start>.json.
+const TimelineSchema = "diffusion-check/memory-timeline/v1"
+
+// maxMarks bounds the windows a timeline keeps (a reused server may serve many requests).
+const maxMarks = 4096
+
+// timelineSources are the labels of the timeline's sources, in memory.Timeline* order.
+var timelineSources = [memory.TimelineSources]string{
+	memory.TimelineDevice:  checks.SourceNVMLDevice,
+	memory.TimelineProcess: checks.SourceNVMLProcess,
+	memory.TimelineHost:    checks.SourceHostAnon,
+}
+
+// serverReported are the sources a server reports about itself, drawn per window.
+var serverReported = []string{checks.SourceServerReserved, checks.SourceServerAllocated}
+
+// memoryMarks are the windows of one server start (its load, each request), for its timeline
+// and its memory pictures.
+type memoryMarks struct {
+	mu        sync.Mutex
+	loadStart time.Time
+	marks     []memoryMark
+	dropped   int
+}
+
+// memoryMark is one window: a case's load or one request, and what the server said about it.
+type memoryMark struct {
+	caseID     string
+	index      int // 0: the load
+	confirm    bool
+	start, end time.Time
+	reported   map[string]float64
+}
+
+func (m *memoryMarks) add(k memoryMark) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.marks) >= maxMarks {
+		m.dropped++
+		return
+	}
+	m.marks = append(m.marks, k)
+}
+
+// sorted is a copy of the marks in the order they began.
+func (m *memoryMarks) sorted() []memoryMark {
+	m.mu.Lock()
+	out := slices.Clone(m.marks)
+	m.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b memoryMark) int { return a.start.Compare(b.start) })
+	return out
+}
+
+func (k memoryMark) label() string {
+	switch {
+	case k.index == 0:
+		return k.caseID + " load"
+	case k.confirm:
+		return k.caseID + " confirm " + strconv.Itoa(k.index)
+	}
+	return k.caseID + " request " + strconv.Itoa(k.index)
+}
+
+// reportedOf is the server-reported part of a window's peaks.
+func reportedOf(peaks map[string]float64) map[string]float64 {
+	var out map[string]float64
+	for _, s := range serverReported {
+		if v, ok := peaks[s]; ok {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[s] = v
+		}
+	}
+	return out
+}
+
+// timelineOf is the server's timeline so far, when its sampler keeps one.
+func timelineOf(srv *server) (memory.Timeline, bool) {
+	rec, ok := srv.mem.(memory.Recorder)
+	if !ok || srv.mem == nil {
+		return memory.Timeline{}, false
+	}
+	return rec.Timeline(), true
+}
+
+// writeTimeline writes a stopped server's memory timeline to artifacts/memory/<start>.json;
+// a failure is told, never fatal (the verdicts do not depend on it).
+func (r *run) writeTimeline(srv *server) {
+	tl, ok := timelineOf(srv)
+	if !ok {
+		return
+	}
+	start := filepath.Base(filepath.Dir(srv.logPath))
+	path, err := r.rec.TimelinePath(start)
+	if err == nil {
+		err = os.WriteFile(path, encodeTimeline(start, tl, srv.memMarks.sorted(), srv.memMarks.dropped), 0o644)
+	}
+	if err != nil {
+		r.logf("warning: memory timeline of server start %s: %v", start, err)
+	}
+}
+
+// encodeTimeline writes a timeline as JSON: a header, the windows, and the points as arrays
+// [ms, nvml_device, nvml_process, host_anon] (MiB, null where not measured), one per line.
+// Written by hand: 8,192 points as objects would double the file.
+func encodeTimeline(start string, tl memory.Timeline, marks []memoryMark, dropped int) []byte {
+	b := fmt.Appendf(nil, "{\"schema\":%q,\"server_start\":%q,\"started_at\":%q,\"interval_ms\":%s,\"bucket_ms\":%s,\"samples\":%d,\"sources\":[%q,%q,%q],\n\"windows\":[",
+		TimelineSchema, start, tl.Start.UTC().Format(time.RFC3339Nano), msText(tl.Interval), msText(tl.Width), tl.Samples,
+		timelineSources[0], timelineSources[1], timelineSources[2])
+	for i, k := range marks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "\n{\"case\":%q,\"request\":%d", k.caseID, k.index)
+		if k.confirm {
+			b = append(b, ",\"confirm\":true"...)
+		}
+		b = fmt.Appendf(b, ",\"start_ms\":%s,\"end_ms\":%s", msText(k.start.Sub(tl.Start)), msText(k.end.Sub(tl.Start)))
+		for _, s := range serverReported {
+			if v, ok := k.reported[s]; ok {
+				b = fmt.Appendf(b, ",\"%s_mb\":%s", s, strconv.FormatFloat(v, 'f', 1, 64))
+			}
+		}
+		b = append(b, '}')
+	}
+	b = fmt.Appendf(b, "],\n\"windows_dropped\":%d,\n\"points\":[", dropped)
+	for i, p := range tl.Points {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n["...)
+		b = append(b, msText(p.At)...)
+		for s := range memory.TimelineSources {
+			b = append(b, ',')
+			if p.Has[s] {
+				b = strconv.AppendFloat(b, float64(p.MiB[s]), 'f', 1, 32)
+			} else {
+				b = append(b, "null"...)
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, "]}\n"...)
+}
+
+// msText is a duration in milliseconds, to the microsecond.
+func msText(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', -1, 64)
+}
+
+// failedMemory is one memory check that failed, and the window it failed in.
+type failedMemory struct {
+	check   checks.Check
+	index   int // 0: the load
+	confirm bool
+	of      int
+}
+
+// memoryPictures draws, for every memory check of a finished case that failed (the load
+// peak, a request's runtime peak or its growth), the server start's memory over time with
+// the limit, the failing window shaded and the spike marked, into the window's artifact
+// folder. A picture that cannot be drawn is told, never fatal.
+func (r *run) memoryPictures(srv *server, cr *checks.CaseResult) {
+	if srv == nil {
+		return
+	}
+	var failed []failedMemory
+	for _, ck := range cr.Checks {
+		if memoryFailure(ck) {
+			failed = append(failed, failedMemory{check: ck})
+		}
+	}
+	for _, rrs := range [][]checks.RequestResult{cr.Requests, cr.Confirm} {
+		for _, rr := range rrs {
+			for _, ck := range rr.Checks {
+				if memoryFailure(ck) {
+					failed = append(failed, failedMemory{check: ck, index: rr.Index, confirm: rr.Confirm, of: rr.Of})
+				}
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	tl, ok := timelineOf(srv)
+	if !ok || len(tl.Points) == 0 {
+		return
+	}
+	marks := srv.memMarks.sorted()
+	for _, f := range failed {
+		if err := r.memoryPicture(cr, f, tl, marks); err != nil {
+			r.logf("warning: %s: memory picture: %v", cr.ID, err)
+		}
+	}
+}
+
+func memoryFailure(ck checks.Check) bool {
+	return ck.Status == checks.Fail && checks.KindOf(ck.Name).Group == checks.GroupMemory && ck.Value != nil
+}
+
+func (r *run) memoryPicture(cr *checks.CaseResult, f failedMemory, tl memory.Timeline, marks []memoryMark) error {
+	i := slices.IndexFunc(marks, func(k memoryMark) bool {
+		return k.caseID == cr.ID && k.index == f.index && k.confirm == f.confirm
+	})
+	if i < 0 {
+		return fmt.Errorf("%s: no window of the timeline for it", f.check.Name)
+	}
+	var dir string
+	var err error
+	if f.index == 0 {
+		dir, err = r.rec.LoadArtifactDir(cr.ID)
+	} else {
+		dir, err = r.rec.ArtifactDir(cr.ID, f.index, f.confirm)
+	}
+	if err != nil {
+		return err
+	}
+	m := memoryChart(cr.ID, f, tl, marks, i)
+	name := pictures.MemoryFilePrefix + f.check.Name + "-" + cmp.Or(f.check.Source, "all") + ".png"
+	return pictures.WriteMemory(filepath.Join(dir, name), m)
+}
+
+// memoryChart is the picture of failure f in window i of marks.
+func memoryChart(caseID string, f failedMemory, tl memory.Timeline, marks []memoryMark, i int) pictures.Memory {
+	ms := func(t time.Time) float64 { return float64(t.Sub(tl.Start).Microseconds()) / 1000 }
+	ck := f.check
+	where := "load"
+	if f.index > 0 {
+		where = fmt.Sprintf("request %d/%d", f.index, f.of)
+		if f.confirm {
+			where = fmt.Sprintf("confirmation request %d", f.index)
+		}
+	}
+	title := fmt.Sprintf("%s %s: %s (%s) %.0f MiB", caseID, where, ck.Name, cmp.Or(ck.Source, "?"), *ck.Value)
+	limit := math.NaN()
+	if ck.Limit != nil {
+		limit = *ck.Limit
+		title += fmt.Sprintf(", limit %.0f MiB", limit)
+	}
+	m := pictures.Memory{Title: title, Limit: limit, LimitLabel: "limit of " + ck.Name + " (" + ck.Source + ")"}
+	detail, _, _ := strings.Cut(ck.Detail, "\n")
+	if c := cmp.Or(ck.Cause, detail); c != "" {
+		m.Lines = append(m.Lines, pictures.Line{Text: c, Bad: true})
+	}
+	res := fmt.Sprintf("timeline: %d samples at %s, ", tl.Samples, tl.Interval)
+	if tl.Width == 0 {
+		res += "every change of 1 MiB or more kept"
+	} else {
+		res += fmt.Sprintf("in %s buckets, each its highest sample", tl.Width)
+	}
+	m.Lines = append(m.Lines, pictures.Line{Text: res})
+	for s := range memory.TimelineSources {
+		line := pictures.MemoryLine{Label: timelineSources[s]}
+		for _, p := range tl.Points {
+			if p.Has[s] {
+				line.Samples = append(line.Samples, pictures.Sample{Ms: float64(p.At.Microseconds()) / 1000, MiB: float64(p.MiB[s])})
+			}
+		}
+		if len(line.Samples) > 0 {
+			m.Series = append(m.Series, line)
+		}
+	}
+	for _, src := range serverReported {
+		rep := pictures.Reported{Label: src}
+		for _, k := range marks {
+			if v, ok := k.reported[src]; ok {
+				rep.Spans = append(rep.Spans, pictures.Span{StartMs: ms(k.start), EndMs: ms(k.end), MiB: v})
+			}
+		}
+		if len(rep.Spans) > 0 {
+			m.Reported = append(m.Reported, rep)
+		}
+	}
+	for _, k := range marks {
+		m.Windows = append(m.Windows, pictures.Span{Label: k.label(), StartMs: ms(k.start), EndMs: ms(k.end)})
+	}
+	w := marks[i]
+	m.Failing = pictures.Span{Label: "failing window: " + w.label(), StartMs: ms(w.start), EndMs: ms(w.end)}
+	m.Spike, m.SpikeLabel = spikeIn(tl, ck, m.Failing)
+	return m
+}
+
+// spikeIn is the point to mark: the failing source's highest sample inside the window when
+// the timeline holds that source; for a server-reported source, its value at the window's
+// middle.
+func spikeIn(tl memory.Timeline, ck checks.Check, w pictures.Span) (*pictures.Sample, string) {
+	s := slices.Index(timelineSources[:], ck.Source)
+	if s < 0 {
+		return &pictures.Sample{Ms: (w.StartMs + w.EndMs) / 2, MiB: *ck.Value}, ck.Source + " reported"
+	}
+	var best *pictures.Sample
+	for j, p := range tl.Points {
+		at := float64(p.At.Microseconds()) / 1000
+		end := math.Inf(1)
+		if j+1 < len(tl.Points) {
+			end = float64(tl.Points[j+1].At.Microseconds()) / 1000
+		}
+		// A step that is in force at any time inside the window.
+		if !p.Has[s] || end <= w.StartMs || at > w.EndMs {
+			continue
+		}
+		if best == nil || float64(p.MiB[s]) > best.MiB {
+			best = &pictures.Sample{Ms: math.Max(at, w.StartMs), MiB: float64(p.MiB[s])}
+		}
+	}
+	return best, ck.Source + " peak"
+}
