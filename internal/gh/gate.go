@@ -36,8 +36,8 @@ const MaxEnvironmentName = 255
 // closed: it returns an error wrapping ErrGateOpen when the environment does not exist (404)
 // or has no required_reviewers rule with a reviewer, and any other error when GitHub could
 // not be asked (the gate is then not proven either). The token needs read access to the
-// repository, and a fine-grained token (or a job's permissions: block) "Actions" read,
-// as the endpoint's docs say.
+// repository: for a job's token permissions: actions: read, the "Actions" (read) that GitHub's
+// docs of the environments endpoints name for fine-grained tokens.
 //
 // GitHub API docs: https://docs.github.com/rest/deployments/environments#get-an-environment
 //

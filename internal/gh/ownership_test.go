@@ -134,31 +134,6 @@ func TestIdentityRule(t *testing.T) {
 	}
 }
 
-// TestPersonalTokenDoesNotOwnTheActionsBotsComments: with a personal token, the comments of
-// github-actions[bot] (another workflow's) are not its own: it creates its comment, and edits
-// that one on the next publish.
-func TestPersonalTokenDoesNotOwnTheActionsBotsComments(t *testing.T) {
-	actor := githubfake.User{Login: "octo-ci", ID: 555}
-	f, p, _ := setup(t, githubfake.Config{Actor: &actor})
-	id, _, err := p.Identity(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Self = &id
-	bots := f.AddComment(7, "github-actions[bot]", marker+"\nanother workflow's")
-	first, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := p.UpsertComment(t.Context(), 7, marker, body("4 of 6 requests failed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first.ID == bots || second.ID != first.ID || len(f.Comments(7)) != 2 {
-		t.Errorf("first %d, second %d, bot's %d, %d comments: want one of octo-ci, edited", first.ID, second.ID, bots, len(f.Comments(7)))
-	}
-}
-
 // TestRefusalsSayWhatIsWrong: only a fork's 403 is ErrReadOnly; 401, a 403 in the
 // repository's own pull request and 404 are errors that say what to fix.
 func TestRefusalsSayWhatIsWrong(t *testing.T) {
@@ -202,41 +177,51 @@ func TestCheckCommitRefusesOtherCommits(t *testing.T) {
 	}
 }
 
-// TestAppTokenKeepsOneComment: with a GitHub App's installation token, two publishes leave
-// one comment, the App's, edited in place; a maintainer's comment that quotes the marker and
-// github-actions[bot]'s comment with it (another workflow's) are never touched (the fake
-// fails the test for an edit or delete of a comment the token did not write).
-func TestAppTokenKeepsOneComment(t *testing.T) {
-	app := githubfake.User{Login: "diffusion-bot[bot]", ID: 777}
-	f, p, _ := setup(t, githubfake.Config{Actor: &app})
-	id, how, err := p.Identity(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(how, "a GitHub App's, which writes as diffusion-bot[bot]") {
-		t.Errorf("how = %q", how)
-	}
-	p.Self = &id
-	quoting := f.AddComment(7, "maintainer", marker+"\nwhy does the bot say this?")
-	actions := f.AddComment(7, "github-actions[bot]", marker+"\nanother workflow's")
-	first, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := p.UpsertComment(t.Context(), 7, marker, body("4 of 6 requests failed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var apps []githubfake.Comment
-	for _, c := range f.Comments(7) {
-		if c.User == app.Login {
-			apps = append(apps, c)
-		}
-	}
-	if len(apps) != 1 || second.ID != first.ID || first.ID == quoting || first.ID == actions || len(f.Comments(7)) != 3 {
-		t.Errorf("the App's comments %+v (first %d, second %d) of %d: want one, edited in place, beside the two others", apps, first.ID, second.ID, len(f.Comments(7)))
-	}
-	if len(apps) == 1 && !strings.Contains(apps[0].Body, "4 of 6 requests failed") {
-		t.Errorf("the App's comment was not edited: %q", apps[0].Body)
+// TestOtherTokensKeepOneComment: with a personal token or a GitHub App's installation
+// token, two publishes leave one comment, the token's account's, edited in place; a
+// maintainer's comment that quotes the marker and github-actions[bot]'s comment with it
+// (another workflow's) are never touched (the fake fails the test for an edit or delete of a
+// comment the token did not write).
+func TestOtherTokensKeepOneComment(t *testing.T) {
+	for _, tt := range []struct {
+		actor githubfake.User
+		how   string
+	}{
+		{githubfake.User{Login: "octo-ci", ID: 555}, "GET /user: the token acts as octo-ci"},
+		{githubfake.User{Login: "diffusion-bot[bot]", ID: 777}, "a GitHub App's, which writes as diffusion-bot[bot]"},
+	} {
+		t.Run(tt.actor.Login, func(t *testing.T) {
+			f, p, _ := setup(t, githubfake.Config{Actor: &tt.actor})
+			id, how, err := p.Identity(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(how, tt.how) {
+				t.Errorf("how = %q, want %q", how, tt.how)
+			}
+			p.Self = &id
+			quoting := f.AddComment(7, "maintainer", marker+"\nwhy does the bot say this?")
+			actions := f.AddComment(7, "github-actions[bot]", marker+"\nanother workflow's")
+			first, err := p.UpsertComment(t.Context(), 7, marker, body("all 4 requests passed"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := p.UpsertComment(t.Context(), 7, marker, body("4 of 6 requests failed"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mine []githubfake.Comment
+			for _, c := range f.Comments(7) {
+				if c.User == tt.actor.Login {
+					mine = append(mine, c)
+				}
+			}
+			if len(mine) != 1 || second.ID != first.ID || first.ID == quoting || first.ID == actions || len(f.Comments(7)) != 3 {
+				t.Fatalf("the token's comments %+v (first %d, second %d) of %d: want one, edited in place, beside the two others", mine, first.ID, second.ID, len(f.Comments(7)))
+			}
+			if !strings.Contains(mine[0].Body, "4 of 6 requests failed") {
+				t.Errorf("the token's comment was not edited: %q", mine[0].Body)
+			}
+		})
 	}
 }

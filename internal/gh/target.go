@@ -88,20 +88,24 @@ func (g *Client) Target(ctx context.Context, trusted Event, uploaded *Event) (Ta
 // open pull requests from that branch (GET /repos/{o}/{r}/pulls?head=OWNER:BRANCH). Either
 // way it keeps only an open one into this repository, from the payload's head repository,
 // whose head is exactly sha: what the fork controls (its repository, its branch names, how
-// many pull requests it opens) cannot point the comment at another pull request. None, or
-// more than one, is not an error: the statuses still go on the commit, and the note says
-// why there is no comment.
+// many pull requests it opens) cannot point the comment at another pull request. None, more
+// than one, or a head repository that cannot be asked (404) is not an error: the statuses
+// still go on the commit, and the note says why there is no comment.
 func (g *Client) pullForCommit(ctx context.Context, ev Event) (int, string, error) {
 	base := g.Owner + "/" + g.Repo
 	headRepo, sha := cmp.Or(ev.HeadRepo, base), ev.HeadSHA
 	pulls, err := g.commitPulls(ctx, headRepo, sha)
 	asked := headRepo + "'s pull requests of the commit"
-	if (notFound(err) || (err == nil && len(intoBase(pulls, base, headRepo)) == 0)) && ev.HeadBranch != "" {
+	if (notFound(err) || (err == nil && len(intoBase(pulls, base, headRepo)) == 0)) && validBranch(ev.HeadBranch) {
 		owner, _, _ := strings.Cut(headRepo, "/")
 		pulls, err = g.branchPulls(ctx, owner+":"+ev.HeadBranch)
 		asked = fmt.Sprintf("%s's open pull requests from %s:%s", base, owner, ev.HeadBranch)
 	}
-	if err != nil {
+	switch {
+	case notFound(err):
+		// Not an error: the statuses still go on the commit.
+		return 0, fmt.Sprintf("%s cannot be asked for the pull requests of %s (404: deleted, or not visible to this token) and the event names no usable head branch: statuses only, no comment", headRepo, shortSHA(sha)), nil
+	case err != nil:
 		return 0, "", fmt.Errorf("find the pull request of %s from %s: %w", shortSHA(sha), headRepo, err)
 	}
 	var found []int
@@ -128,6 +132,20 @@ func (g *Client) pullForCommit(ctx context.Context, ev Event) (int, string, erro
 		nums[i] = fmt.Sprintf("#%d", n)
 	}
 	return 0, fmt.Sprintf("%d open pull requests have head %s from %s (%s): statuses only, no comment, as it cannot be told which one this run is about", len(found), shortSHA(sha), headRepo, strings.Join(nums, ", ")), nil
+}
+
+// validBranch says whether s can be a branch name as git allows them (git check-ref-format:
+// no control characters, spaces or ~^:?*[\), so that OWNER:BRANCH names one branch.
+func validBranch(s string) bool {
+	if s == "" || len(s) > 255 {
+		return false
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || strings.ContainsRune(" ~^:?*[\\", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // intoBase keeps the open pull requests into base from headRepo.

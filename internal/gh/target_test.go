@@ -23,6 +23,7 @@ func TestTargetFromTrustedDataOnly(t *testing.T) {
 		name     string
 		pulls    []githubfake.Pull
 		hidden   string // a head repository the token cannot see
+		fault    *githubfake.Fault
 		trusted  Event
 		uploaded *Event
 		want     int    // PR number
@@ -37,6 +38,12 @@ func TestTargetFromTrustedDataOnly(t *testing.T) {
 			{Number: 5, HeadSHA: other, HeadRef: "main", BaseRef: "release"},
 			{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
 			hidden: "mallory/diffusion", trusted: forkRun, want: 7, note: "asked: octo/diffusion's open pull requests from mallory:main"},
+		{name: "a branch name git refuses is never asked", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
+			hidden: "mallory/diffusion", trusted: Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "octo:main", WorkflowRun: true},
+			want: 0, note: "mallory/diffusion cannot be asked for the pull requests of 0123456789ab (404: deleted, or not visible to this token) and the event names no usable head branch: statuses only, no comment"},
+		{name: "GitHub failing is an error", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
+			fault: &githubfake.Fault{Path: "/repos/mallory/diffusion/commits/", Code: 502, Times: 1000}, trusted: forkRun,
+			err: "find the pull request of 0123456789ab from mallory/diffusion"},
 		{name: "the base's own main is not the fork's", pulls: []githubfake.Pull{{Number: 5, HeadSHA: head, HeadRef: "main", BaseRef: "release"}},
 			trusted: forkRun, want: 0, note: "no open pull request of octo/diffusion has head 0123456789ab from mallory/diffusion"},
 		{name: "two open PRs from one fork branch", pulls: []githubfake.Pull{
@@ -69,6 +76,9 @@ func TestTargetFromTrustedDataOnly(t *testing.T) {
 			}
 			if tt.hidden != "" {
 				f.HideRepo(tt.hidden)
+			}
+			if tt.fault != nil {
+				f.Inject(*tt.fault)
 			}
 			got, err := p.Target(t.Context(), tt.trusted, tt.uploaded)
 			if tt.err != "" {

@@ -122,24 +122,7 @@ func TestPageGoneAfterDelete(t *testing.T) {
 	for i := range 3 {
 		ids = append(ids, f.AddComment(1, "github-actions[bot]", fmt.Sprint("<!-- diffusion-check:k -->\ncomment ", i)))
 	}
-	do := func(method, path string) (int, string) {
-		req, err := http.NewRequest(method, f.URL()+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer tok")
-		req.Header.Set("Accept", "application/vnd.github.v3+json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, strings.TrimSpace(string(b))
-	}
+	do := func(method, path string) (int, string) { return call(t, f, method, path, "") }
 	if code, _ := do("GET", "/repos/o/r/issues/1/comments?per_page=2"); code != 200 {
 		t.Fatalf("page 1: status %d", code)
 	}
@@ -158,16 +141,20 @@ func TestPageGoneAfterDelete(t *testing.T) {
 	}
 }
 
-// get sends an authorized GET to a NewLocal fake and returns the status and the body.
-func get(t *testing.T, f *Fake, path string) (int, string) {
+// call sends an authorized request (with a JSON body unless body is "") to a fake through
+// its Transport and returns the status and the body.
+func call(t *testing.T, f *Fake, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", f.URL()+path, nil)
+	req, err := http.NewRequest(method, f.URL()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer tok")
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("User-Agent", "test")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := (&http.Client{Transport: f.Transport()}).Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +200,7 @@ func TestPullsOfACommitAsGitHubAnswers(t *testing.T) {
 		{"/repos/o/r/pulls?head=o:main", 200, "8"},
 		{"/repos/o/r/pulls?head=eve:main&state=closed", 200, ""},
 	} {
-		code, body := get(t, f, tt.path)
+		code, body := call(t, f, "GET", tt.path, "")
 		if code != tt.code || (code == 200 && numbers(body) != tt.want) {
 			t.Errorf("GET %s: %d %s, want %d with pull requests [%s]", tt.path, code, body, tt.code, tt.want)
 		}
@@ -221,8 +208,44 @@ func TestPullsOfACommitAsGitHubAnswers(t *testing.T) {
 	if ps := f.Problems(); len(ps) != 0 {
 		t.Errorf("problems %q", ps)
 	}
-	get(t, f, "/repos/o/r/pulls?head=main")
+	call(t, f, "GET", "/repos/o/r/pulls?head=main", "")
 	if ps := f.Problems(); len(ps) != 1 || !strings.Contains(ps[0], `head "main", want OWNER:BRANCH`) {
 		t.Errorf("problems %q, want the head filter without an owner", ps)
+	}
+}
+
+// TestViewerForEveryTokenKind: GraphQL's viewer names the token's account for every kind, as
+// GitHub does (a personal token's user, the workflow's GITHUB_TOKEN github-actions[bot], an
+// App's installation token its bot), while GET /user refuses the installation tokens; any
+// other query, and GraphQL under GHES's /api/v3, is a problem.
+func TestViewerForEveryTokenKind(t *testing.T) {
+	const query = `{"query": "query { viewer { login } }"}`
+	for _, tt := range []struct {
+		actor *User
+		login string
+		user  int
+	}{
+		{&User{Login: "octo-ci", ID: 9}, "octo-ci", 200},
+		{nil, "github-actions[bot]", 403},
+		{&User{Login: "diffusion-bot[bot]", ID: 77}, "diffusion-bot[bot]", 403},
+	} {
+		f := NewLocal(Config{Owner: "o", Repo: "r", Token: "tok", Actor: tt.actor})
+		if code, _ := call(t, f, "GET", "/user", ""); code != tt.user {
+			t.Errorf("%s: GET /user %d, want %d", tt.login, code, tt.user)
+		}
+		for _, path := range []string{"/graphql", "/api/graphql"} {
+			if code, body := call(t, f, "POST", path, query); code != 200 || body != `{"data":{"viewer":{"login":"`+tt.login+`"}}}` {
+				t.Errorf("%s: POST %s: %d %s", tt.login, path, code, body)
+			}
+		}
+		if ps := f.Problems(); len(ps) != 0 {
+			t.Errorf("%s: problems %q", tt.login, ps)
+		}
+	}
+	f := NewLocal(Config{Owner: "o", Repo: "r", Token: "tok"})
+	call(t, f, "POST", "/graphql", `{"query": "query { viewer { email } }"}`)
+	call(t, f, "POST", "/api/v3/graphql", query)
+	if ps := f.Problems(); len(ps) != 2 || !strings.Contains(ps[0], "the fake answers only") || !strings.Contains(ps[1], "GHES serves GraphQL at /api/graphql") {
+		t.Errorf("problems %q, want the other query and the GHES path", ps)
 	}
 }
