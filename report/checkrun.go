@@ -42,7 +42,7 @@ func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string
 		run.Conclusion = "skipped"
 	}
 	one := *r
-	one.Lanes, one.Pending, one.Previous = []checks.Result{l}, nil, nil
+	one.Lanes, one.Pending, one.Previous, one.Others = []checks.Result{l}, nil, nil, nil
 	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL))
 	if suitePath == "" {
 		return run

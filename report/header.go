@@ -39,9 +39,15 @@ func header(b *strings.Builder, r *Report) {
 	if worst == checks.Pass && n.requests == 0 && nothingSelected(r.Lanes) {
 		head = "nothing to check: no case is selected by the changed paths"
 	}
+	shown := r.headerLanes()
+	others := len(shown) > len(r.Lanes) // lanes of other runs, or still running
+	if others {
+		// The headline speaks for every lane the comment shows, not only this run's.
+		worst, head = lanesHeadline(shown)
+	}
 	fmt.Fprintf(b, "## %s diffusion-check: %s\n\n", icon(worst), head)
 	var lanes []string
-	for _, l := range r.headerLanes() {
+	for _, l := range shown {
 		s := "**" + escape(l.Name) + "** " + icon(l.Status)
 		if l.Status == statusPending {
 			s += " running"
@@ -70,6 +76,9 @@ func header(b *strings.Builder, r *Report) {
 		facts = append(facts, fmt.Sprintf("%d flaky", n.flaky))
 	}
 	facts = append(facts, words.Plural(n.known, "known failure"))
+	if others {
+		facts[0] = "this run: " + facts[0]
+	}
 	b.WriteString(strings.Join(facts, " · ") + "\n")
 	links(b, r)
 	if r.Previous != nil {
@@ -138,23 +147,67 @@ func headline(worst checks.Status, n counts) string {
 
 // worstStatus orders as the verdict rules do: fail > error > cancelled > flaky > known > pass.
 func worstStatus(lanes []checks.Result) checks.Status {
-	rank := func(s checks.Status) int {
-		return map[checks.Status]int{checks.Pass: 1, checks.Skip: 0, checks.Known: 2, checks.Flaky: 3, checks.Cancelled: 4, checks.Error: 5, checks.Fail: 6}[s]
-	}
-	w := checks.Pass
 	if len(lanes) == 0 {
 		return checks.Error
 	}
+	var ss []checks.Status
 	for _, l := range lanes {
-		s := l.Status
-		if _, ok := map[checks.Status]bool{checks.Pass: true, checks.Skip: true, checks.Known: true, checks.Flaky: true, checks.Cancelled: true, checks.Error: true, checks.Fail: true}[s]; !ok {
+		ss = append(ss, l.Status)
+	}
+	return worstOf(ss)
+}
+
+// statusRank orders the statuses from best to worst; a lane still running (pending) is
+// worse than any pass and better than any failure.
+var statusRank = map[checks.Status]int{checks.Skip: 0, checks.Pass: 1, checks.Known: 2, checks.Flaky: 3, statusPending: 4, checks.Cancelled: 5, checks.Error: 6, checks.Fail: 7}
+
+// worstOf is the worst of statuses (statusRank); a status that is not ours counts as fail.
+func worstOf(statuses []checks.Status) checks.Status {
+	w := checks.Pass
+	for _, s := range statuses {
+		if _, ok := statusRank[s]; !ok {
 			s = checks.Fail
 		}
-		if rank(s) > rank(w) {
+		if statusRank[s] > statusRank[w] {
 			w = s
 		}
 	}
 	return w
+}
+
+// lanesHeadline is the headline of a comment that shows lanes of other runs too (or lanes
+// still running): the worst of every shown lane, and the lanes named by verdict, worst first
+// ("base failed · extra running · gpu2 passed").
+func lanesHeadline(shown []LaneState) (checks.Status, string) {
+	groups := []struct {
+		verb string
+		in   func(checks.Status) bool
+	}{
+		{"failed", func(s checks.Status) bool { return s == checks.Fail }},
+		{"could not be checked", func(s checks.Status) bool {
+			return s != checks.Fail && s != statusPending && s != checks.Skip && bad(s)
+		}},
+		{"running", func(s checks.Status) bool { return s == statusPending }},
+		{"passed", func(s checks.Status) bool { return !bad(s) && s != checks.Skip }},
+		{"skipped", func(s checks.Status) bool { return s == checks.Skip }},
+	}
+	var ss []checks.Status
+	var parts []string
+	for _, g := range groups {
+		var names []string
+		for _, l := range shown {
+			if g.in(l.Status) {
+				names = append(names, escape(l.Name))
+			}
+		}
+		if len(names) > 0 {
+			parts = append(parts, strings.Join(names, ", ")+" "+g.verb)
+		}
+	}
+	for _, l := range shown {
+		ss = append(ss, l.Status)
+	}
+	return worstOf(ss), strings.Join(parts, " · ")
 }
 
 // changes says what failed or was fixed since the previous comment.

@@ -29,8 +29,15 @@ type Report struct {
 	// ground truth / output / difference pictures of consistency failures.
 	ArtifactsURL string
 	// Previous is the state the previous comment of this PR and key recorded, if any: it
-	// tells what changed since and keeps the other lanes' verdicts in the header.
+	// tells what changed since and, when Others is nil, keeps the other lanes' verdicts in
+	// the header.
 	Previous *State
+	// Others are the commit statuses on the head commit of the lanes this report does not
+	// hold, as GitHub has them (publish reads them after setting this report's own): the
+	// header shows them and the headline speaks for them, so that the comment and the
+	// statuses never disagree on a lane. nil: they were not read, and the previous comment's
+	// other lanes are shown instead; empty: there are none.
+	Others []Status
 	// Trend, when set, is the history of a failing check on the base branch (its last runs,
 	// a sparkline, a link to the chart), appended to the check's line under Problems; ""
 	// where there is no history.

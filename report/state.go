@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 )
@@ -56,16 +58,31 @@ func ParseState(body string) *State {
 	return &s
 }
 
-// State returns what this report records for the next run: its lanes' verdicts (and those
-// of the previous state's other lanes) and what did not pass.
+// State returns what this report records for the next run: the verdicts of the lanes its
+// header shows (pending ones apart) and what did not pass, sorted: this report's lanes', and
+// those the previous comment recorded of another lane that is shown as it recorded it.
 func (r *Report) State() State {
 	var s State
+	carried := map[string]bool{}
 	for _, l := range r.headerLanes() {
-		if l.Status != statusPending {
-			s.Lanes = append(s.Lanes, l)
+		if l.Status == statusPending {
+			continue
+		}
+		s.Lanes = append(s.Lanes, l)
+		if r.Previous != nil && slices.Contains(r.Previous.Lanes, l) && !slices.ContainsFunc(r.Lanes, func(o checks.Result) bool { return o.Lane == l.Name }) {
+			carried[l.Name] = true
 		}
 	}
 	s.Failing = failingKeys(r.Lanes)
+	if r.Previous != nil {
+		for _, k := range r.Previous.Failing {
+			if lane, _, _ := strings.Cut(k, "/"); carried[lane] {
+				s.Failing = append(s.Failing, k)
+			}
+		}
+	}
+	slices.Sort(s.Failing)
+	s.Failing = slices.Compact(s.Failing)
 	if len(s.Failing) > maxStateFailing {
 		s.Failing, s.Truncated = s.Failing[:maxStateFailing], true
 	}
@@ -79,27 +96,43 @@ func (s State) encode() string {
 
 const statusPending checks.Status = "pending"
 
-// headerLanes is the lanes the header shows: this report's, the pending ones, then the other
-// lanes the previous comment knew.
+// headerLanes is the lanes the header shows: this report's, then every other lane GitHub
+// holds a status of on the head commit (Others; a lane that was only expected shows as
+// pending), then the expected lanes without a status (pending). Where Others were not read,
+// the previous comment's other lanes take their place. A lane of Others keeps what the
+// previous comment recorded of it (a known or flaky pass, the run's label) when that is the
+// same run and the same state.
 func (r *Report) headerLanes() []LaneState {
 	var out []LaneState
 	have := map[string]bool{}
-	for _, l := range r.Lanes {
-		out = append(out, LaneState{Name: l.Lane, Status: l.Status, RunURL: r.RunURL, RunLabel: r.RunLabel})
-		have[l.Lane] = true
-	}
-	for _, p := range r.Pending {
-		if !have[p] {
-			out = append(out, LaneState{Name: p, Status: statusPending, RunURL: r.RunURL, RunLabel: r.RunLabel})
-			have[p] = true
+	add := func(l LaneState) {
+		if !have[l.Name] {
+			out = append(out, l)
+			have[l.Name] = true
 		}
 	}
+	for _, l := range r.Lanes {
+		add(LaneState{Name: l.Lane, Status: l.Status, RunURL: r.RunURL, RunLabel: r.RunLabel})
+	}
+	var prev []LaneState
 	if r.Previous != nil {
-		for _, l := range r.Previous.Lanes {
-			if !have[l.Name] {
-				out = append(out, l)
-				have[l.Name] = true
+		prev = r.Previous.Lanes
+	}
+	for _, st := range r.Others {
+		l := LaneState{Name: st.Lane, Status: laneOfState(st.State), RunURL: st.TargetURL}
+		for _, p := range prev {
+			if p.Name == st.Lane && p.RunURL == st.TargetURL && statusState(p.Status) == st.State {
+				l = p
 			}
+		}
+		add(l)
+	}
+	for _, p := range r.Pending {
+		add(LaneState{Name: p, Status: statusPending, RunURL: r.RunURL, RunLabel: r.RunLabel})
+	}
+	if r.Others == nil {
+		for _, l := range prev {
+			add(l)
 		}
 	}
 	return out
