@@ -43,7 +43,7 @@ func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string
 	}
 	one := *r
 	one.Lanes, one.Pending, one.Previous, one.Others = []checks.Result{l}, nil, nil, nil
-	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL))
+	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL), checkRunCaseRequests)
 	if suitePath == "" {
 		return run
 	}

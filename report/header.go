@@ -210,7 +210,9 @@ func lanesHeadline(shown []LaneState) (checks.Status, string) {
 	return worstOf(ss), strings.Join(parts, " · ")
 }
 
-// changes says what failed or was fixed since the previous comment.
+// changes says what failed or was fixed since the previous comment. The previous comment
+// recorded its keys as stateKeys: a fixed one is named by the request of this run it stands
+// for, and counted without a name when this run has no such request (a case removed since).
 func changes(b *strings.Builder, r *Report) {
 	prev := map[string]bool{}
 	for _, k := range r.Previous.Failing {
@@ -220,22 +222,32 @@ func changes(b *strings.Builder, r *Report) {
 	for _, l := range r.Lanes {
 		lanes[l.Lane] = true
 	}
-	now := failingKeys(r.Lanes)
 	cur := map[string]bool{}
 	var newly, fixed []string
-	for _, k := range now {
-		cur[k] = true
-		if !prev[k] {
+	for _, k := range failingKeys(r.Lanes) {
+		sk := stateKey(k)
+		cur[sk] = true
+		if !prev[sk] {
 			newly = append(newly, k)
 		}
 	}
+	names := map[string]string{}
+	for _, k := range allKeys(r.Lanes) {
+		names[stateKey(k)] = k
+	}
+	unnamed := 0
 	for _, k := range r.Previous.Failing {
 		lane, _, _ := strings.Cut(k, "/")
-		if lanes[lane] && !cur[k] {
-			fixed = append(fixed, k)
+		if !lanes[lane] || cur[k] {
+			continue
+		}
+		if name, ok := names[k]; ok {
+			fixed = append(fixed, name)
+		} else {
+			unnamed++
 		}
 	}
-	if len(newly) == 0 && len(fixed) == 0 {
+	if len(newly) == 0 && len(fixed) == 0 && unnamed == 0 {
 		b.WriteString("\nSince the previous run: no change in what fails.\n")
 		return
 	}
@@ -243,14 +255,31 @@ func changes(b *strings.Builder, r *Report) {
 	if len(newly) > 0 {
 		parts = append(parts, fmt.Sprintf("**%d newly failing** (%s)", len(newly), keyList(newly)))
 	}
-	if len(fixed) > 0 {
-		s := fmt.Sprintf("**%d fixed** (%s)", len(fixed), keyList(fixed))
+	if n := len(fixed) + unnamed; n > 0 {
+		s := fmt.Sprintf("**%d fixed**", n)
+		if len(fixed) > 0 {
+			s += " (" + keyList(fixed) + ")"
+		}
 		if r.Previous.Truncated {
 			s += ", perhaps more"
 		}
 		parts = append(parts, s)
 	}
 	b.WriteString("\nSince the previous run: " + strings.Join(parts, ", ") + ".\n")
+}
+
+// allKeys names every request (lane/case/index) and case (lane/case) of lanes.
+func allKeys(lanes []checks.Result) []string {
+	var out []string
+	for _, l := range lanes {
+		for _, c := range l.Cases {
+			out = append(out, l.Lane+"/"+c.ID)
+			for _, rr := range c.Requests {
+				out = append(out, fmt.Sprintf("%s/%s/%d", l.Lane, c.ID, rr.Index))
+			}
+		}
+	}
+	return out
 }
 
 // keyList shows the first few lane/case/index keys as "case i/…".

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -14,11 +16,37 @@ import (
 // State is what a comment records about its run, hidden in the comment, so that the next
 // run can say what changed and show the lanes that it did not run itself.
 type State struct {
+	// V is the state's version: 2 records Failing as stateKeys; a state without one (1)
+	// recorded the keys as they are, and ParseState makes them stateKeys.
+	V     int         `json:"v,omitempty"`
 	Lanes []LaneState `json:"lanes"`
-	// Failing names every request (lane/case/index) or case (lane/case) that did not pass.
+	// Failing names every request (lane/case/index) or case (lane/case) that did not pass,
+	// each as its stateKey.
 	Failing []string `json:"failing,omitempty"`
-	// Truncated marks a Failing list cut at maxStateFailing entries.
+	// Truncated marks a state cut to fit maxStateBytes: Failing (or Lanes) lacks entries.
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// stateVersion is the version State records.
+const stateVersion = 2
+
+// stateKey is the compact form of a failing key (lane/case/index, or lane/case) that the
+// state records: the lane, then the first 12 hex digits of the SHA-256 of the rest. A key
+// then costs about 20 bytes whatever its case id: with ids of 100 characters (the longest a
+// name may be), 300 keys as they were took 44 KB of the comment's 64 KB.
+func stateKey(k string) string {
+	lane, rest, _ := strings.Cut(k, "/")
+	h := sha256.Sum256([]byte(rest))
+	return lane + "/" + hex.EncodeToString(h[:6])
+}
+
+// stateKeys are the stateKeys of keys.
+func stateKeys(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		out = append(out, stateKey(k))
+	}
+	return out
 }
 
 // LaneState is one lane's verdict as a comment header shows it.
@@ -29,8 +57,9 @@ type LaneState struct {
 	RunLabel string        `json:"run_label,omitempty"`
 }
 
-// maxStateFailing bounds the hidden state, so that it never crowds out the report.
-const maxStateFailing = 300
+// maxStateBytes is the hidden state's own budget in the comment (the encoded line): the
+// report renders in what is left, so the state never crowds it out, whatever the ids.
+const maxStateBytes = 12 << 10
 
 // Marker is the hidden line that identifies the comment of a key.
 func Marker(key string) string { return "<!-- diffusion-check:" + key + " -->" }
@@ -55,6 +84,9 @@ func ParseState(body string) *State {
 	if json.Unmarshal(data, &s) != nil {
 		return nil
 	}
+	if s.V < stateVersion { // keys as they were: compare them as stateKeys
+		s.Failing, s.V = stateKeys(s.Failing), stateVersion
+	}
 	return &s
 }
 
@@ -73,7 +105,8 @@ func (r *Report) State() State {
 			carried[l.Name] = true
 		}
 	}
-	s.Failing = failingKeys(r.Lanes)
+	s.V = stateVersion
+	s.Failing = stateKeys(failingKeys(r.Lanes))
 	if r.Previous != nil {
 		for _, k := range r.Previous.Failing {
 			if lane, _, _ := strings.Cut(k, "/"); carried[lane] {
@@ -83,10 +116,30 @@ func (r *Report) State() State {
 	}
 	slices.Sort(s.Failing)
 	s.Failing = slices.Compact(s.Failing)
-	if len(s.Failing) > maxStateFailing {
-		s.Failing, s.Truncated = s.Failing[:maxStateFailing], true
-	}
+	s.fit()
 	return s
+}
+
+// fit cuts s until it encodes within maxStateBytes, marking it Truncated: failing keys first
+// (the comment then says "perhaps more" of what was fixed), then lanes, last first.
+func (s *State) fit() {
+	for len(s.encode()) > maxStateBytes {
+		s.Truncated = true
+		switch {
+		case len(s.Failing) > 0:
+			// Each key costs at least 4/3 × its length in base64: cut what is surely over.
+			over := len(s.encode()) - maxStateBytes
+			cut := 1
+			for n := 0; cut < len(s.Failing) && n < over*3/4; cut++ {
+				n += len(s.Failing[len(s.Failing)-cut]) + 3
+			}
+			s.Failing = s.Failing[:len(s.Failing)-cut]
+		case len(s.Lanes) > 0:
+			s.Lanes = s.Lanes[:len(s.Lanes)-1]
+		default:
+			return
+		}
+	}
 }
 
 func (s State) encode() string {
