@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -85,15 +86,67 @@ func (p *publisher) comment(ctx context.Context, rep *report.Report) (string, er
 			return "", err
 		}
 	}
+	rep.Others = p.others(ctx, rep)
 	if ok, why := p.opts.Comment.wants(rep, found); !ok {
 		fmt.Fprintf(p.opts.Log, "PR comment: not posted (--comment %s: %s)\n", p.opts.Comment, why)
 		return "", nil
 	}
-	c, err := p.c.UpsertComment(ctx, p.opts.Event.Number, report.Marker(rep.Key), report.Comment(rep))
-	if err != nil {
-		return "", err
+	return p.converge(ctx, rep)
+}
+
+// maxCommentRounds bounds converge's writes: a round is only needed again when another
+// report's lane changed its status between this one's read and its write.
+const maxCommentRounds = 5
+
+// converge writes the comment, then reads the head commit's statuses again: when another
+// lane's status changed since the comment was rendered (a report of another lane published
+// meanwhile), it renders and writes it again, until a read after a write finds what the
+// comment shows. Why this converges, whatever the interleaving of concurrent reports: every
+// report sets its own lanes' statuses before it writes any comment, and each lane's status
+// is its own write (the statuses are the state, and no write of one lane can lose
+// another's). Let W be the last comment write of all, by report X, and V X's read after it,
+// which found the statuses W was rendered from. Any report Y set its statuses before its own
+// first comment write, so before W, so before V: W shows Y's lanes as their statuses say.
+// The comment's own hidden state is only read for what it adds (what changed since, a known
+// or flaky pass of the same run), never as the record of another lane's verdict.
+func (p *publisher) converge(ctx context.Context, rep *report.Report) (string, error) {
+	for round := 1; ; round++ {
+		c, err := p.c.UpsertComment(ctx, p.opts.Event.Number, report.Marker(rep.Key), report.Comment(rep))
+		if err != nil {
+			return "", err
+		}
+		again := p.others(ctx, rep)
+		if again == nil || slices.Equal(again, rep.Others) {
+			return c.URL, nil
+		}
+		if round == maxCommentRounds {
+			fmt.Fprintf(p.opts.Log, "PR comment: other lanes' statuses still changing after %d writes; the comment shows them as of the last read\n", round)
+			return c.URL, nil
+		}
+		fmt.Fprintln(p.opts.Log, "PR comment: another lane's status changed while it was written: writing it again")
+		rep.Others = again
 	}
-	return c.URL, nil
+}
+
+// others reads the statuses of the head commit, as report.Report.Others takes them: the
+// diffusion-check lanes rep does not hold, sorted by lane. nil when they cannot be read (on
+// the log: the comment then shows the other lanes as the previous comment recorded them).
+func (p *publisher) others(ctx context.Context, rep *report.Report) []report.Status {
+	all, err := p.c.LatestStatuses(ctx, p.opts.Event.HeadSHA)
+	if err != nil {
+		fmt.Fprintf(p.opts.Log, "PR comment: %v; other lanes are shown as the previous comment recorded them\n", err)
+		return nil
+	}
+	out := []report.Status{}
+	for _, st := range all {
+		lane, ok := report.LaneOfContext(st.Context)
+		if !ok || slices.ContainsFunc(rep.Lanes, func(l checks.Result) bool { return l.Lane == lane }) {
+			continue
+		}
+		out = append(out, report.Status{Lane: lane, State: st.State, Description: st.Description, TargetURL: st.TargetURL})
+	}
+	slices.SortFunc(out, func(a, b report.Status) int { return cmp.Compare(a.Lane, b.Lane) })
+	return out
 }
 
 // previous finds the token's account (gh.Client.Identity), then reads the state recorded in

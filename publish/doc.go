@@ -14,11 +14,28 @@
 //     refusal: a notice, and the comment links to the artifacts);
 //  4. a check run per lane (a refusal: a notice);
 //  5. the PR comment: the previous comment of the key is read (its hidden state, for what
-//     changed and for the comment mode), the mode decides whether to write (Mode), and the
-//     comment is upserted.
+//     changed and for the comment mode), then the head commit's statuses (every other lane's
+//     verdict), the mode decides whether to write (Mode), and the comment is upserted; then
+//     the statuses are read again, and the comment written again while another lane's
+//     status changed meanwhile (see Concurrent reports).
 //
 // A failure of one step is kept and the next steps still run: a comment that cannot be read
 // costs neither the statuses nor the check runs. Publish returns every failure joined.
+//
+// # Concurrent reports
+//
+// Each lane's report job publishes on its own, often at the same moment, and all of them
+// edit one comment. The comment is a view, never the record: each lane's verdict lives in
+// its commit status, which only that lane's report writes, so no write can lose another
+// lane's (GitHub offers no conditional edit of an issue comment, so a read-merge-write of
+// the comment's hidden state, as it was, loses one report's lane whenever two interleave).
+// The comment shows this report's lanes in full and every other lane as its status says
+// (report.Report.Others), its headline speaks for all of them, and after each write Publish
+// reads the statuses again and writes once more when they changed: the last write of all is
+// then rendered from statuses that include every report's lanes (the proof is on converge).
+// A lane's status and its line in the comment therefore never disagree once the last report
+// is done. What only the comment's state knows (what changed since the previous run, a
+// known or flaky pass) is kept for a lane shown as the same run in the same state.
 //
 // # Budget
 //

@@ -101,7 +101,9 @@ func TestPublishOrder(t *testing.T) {
 		"POST /statuses", "POST /statuses",
 		"POST /check-runs", "POST /check-runs",
 		"GET /user", "GET /issues/7/comments", // the previous comment
+		"GET /commits/" + head + "/status",                                            // the other lanes
 		"GET /issues/7/comments", "POST /issues/7/comments", "GET /issues/7/comments", // the upsert
+		"GET /commits/" + head + "/status", // did another lane change meanwhile?
 
 	}
 	if diff := cmp.Diff(want, writes(f)); diff != "" {

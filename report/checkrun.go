@@ -42,8 +42,8 @@ func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string
 		run.Conclusion = "skipped"
 	}
 	one := *r
-	one.Lanes, one.Pending, one.Previous = []checks.Result{l}, nil, nil
-	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL))
+	one.Lanes, one.Pending, one.Previous, one.Others = []checks.Result{l}, nil, nil, nil
+	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL), checkRunCaseRequests)
 	if suitePath == "" {
 		return run
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,7 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 			fails = append(fails, located{req, checks.Check{Status: rr.Status, Detail: "not run: " + string(rr.Status) + because(rr.Checks)}})
 		}
 	}
+	fails, hidden := capRequests(fails, lv.caseRequests)
 	if len(fails) > 0 {
 		shown, steps := foldSteps(fails)
 		failTable(b, shown)
@@ -81,6 +83,9 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 			failTable(b, steps)
 			b.WriteString("\n</details>\n")
 		}
+	}
+	if hidden > 0 {
+		fmt.Fprintf(b, "\n_%s of this case not shown here, with their details. %s_\n", words.Plural(hidden, "more failing request"), lv.elsewhere)
 	}
 	for _, e := range c.Errors {
 		fmt.Fprintf(b, "\n- error: %s\n", escape(words.FirstLine(e)))
@@ -98,6 +103,30 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 		}
 	}
 	b.WriteString("\n</details>\n")
+}
+
+// capRequests keeps of fails the case's own checks and those of its first n requests that
+// have any (n ≤ 0: all), and says how many requests it left out.
+func capRequests(fails []located, n int) (kept []located, hidden int) {
+	if n <= 0 {
+		return fails, 0
+	}
+	var reqs []string
+	for _, f := range fails {
+		if f.req != "case" && !slices.Contains(reqs, f.req) {
+			reqs = append(reqs, f.req)
+		}
+	}
+	if len(reqs) <= n {
+		return fails, 0
+	}
+	keep := reqs[:n]
+	for _, f := range fails {
+		if f.req == "case" || slices.Contains(keep, f.req) {
+			kept = append(kept, f)
+		}
+	}
+	return kept, len(reqs) - n
 }
 
 // foldSteps takes out of a failure block the checks derived from the denoising stage's steps

@@ -230,8 +230,9 @@ func mixedReport() *Report {
 	r.Lanes = append(r.Lanes, extra)
 	r.Pending = []string{"amd"}
 	r.Previous = &State{
+		V:       stateVersion,
 		Lanes:   []LaneState{{Name: "base", Status: checks.Pass, RunURL: "https://github.com/o/r/actions/runs/70", RunLabel: "run #70"}, {Name: "nightly", Status: checks.Fail, RunURL: "https://github.com/o/r/actions/runs/60", RunLabel: "run #60"}},
-		Failing: []string{"base/flux_crash/2", "base/old_case/1"},
+		Failing: stateKeys([]string{"base/flux_crash/2", "base/qwen_image_t2i/1", "base/old_case/1"}),
 	}
 	return r
 }

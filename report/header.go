@@ -41,9 +41,15 @@ func header(b *strings.Builder, r *Report) {
 	if worst == checks.Pass && n.requests == 0 && nothingSelected(r.Lanes) {
 		head = "nothing to check: no case is selected by the changed paths"
 	}
+	shown := r.headerLanes()
+	others := len(shown) > len(r.Lanes) // lanes of other runs, or still running
+	if others {
+		// The headline speaks for every lane the comment shows, not only this run's.
+		worst, head = lanesHeadline(shown)
+	}
 	fmt.Fprintf(b, "## %s diffusion-check: %s\n\n", icon(worst), head)
 	var lanes []string
-	for _, l := range r.headerLanes() {
+	for _, l := range shown {
 		s := "**" + escape(l.Name) + "** " + icon(l.Status)
 		if l.Status == statusPending {
 			s += " running"
@@ -76,6 +82,9 @@ func header(b *strings.Builder, r *Report) {
 		facts = append(facts, fmt.Sprintf("%d flaky", n.flaky))
 	}
 	facts = append(facts, words.Plural(n.known, "known failure"))
+	if others {
+		facts[0] = "this run: " + facts[0]
+	}
 	b.WriteString(strings.Join(facts, " · ") + "\n")
 	links(b, r)
 	if r.Previous != nil {
@@ -144,26 +153,72 @@ func headline(worst checks.Status, n counts) string {
 
 // worstStatus orders as the verdict rules do: fail > error > cancelled > flaky > known > pass.
 func worstStatus(lanes []checks.Result) checks.Status {
-	rank := func(s checks.Status) int {
-		return map[checks.Status]int{checks.Pass: 1, checks.Skip: 0, checks.Known: 2, checks.Flaky: 3, checks.Cancelled: 4, checks.Error: 5, checks.Fail: 6}[s]
-	}
-	w := checks.Pass
 	if len(lanes) == 0 {
 		return checks.Error
 	}
+	var ss []checks.Status
 	for _, l := range lanes {
-		s := l.Status
-		if _, ok := map[checks.Status]bool{checks.Pass: true, checks.Skip: true, checks.Known: true, checks.Flaky: true, checks.Cancelled: true, checks.Error: true, checks.Fail: true}[s]; !ok {
+		ss = append(ss, l.Status)
+	}
+	return worstOf(ss)
+}
+
+// statusRank orders the statuses from best to worst; a lane still running (pending) is
+// worse than any pass and better than any failure.
+var statusRank = map[checks.Status]int{checks.Skip: 0, checks.Pass: 1, checks.Known: 2, checks.Flaky: 3, statusPending: 4, checks.Cancelled: 5, checks.Error: 6, checks.Fail: 7}
+
+// worstOf is the worst of statuses (statusRank); a status that is not ours counts as fail.
+func worstOf(statuses []checks.Status) checks.Status {
+	w := checks.Pass
+	for _, s := range statuses {
+		if _, ok := statusRank[s]; !ok {
 			s = checks.Fail
 		}
-		if rank(s) > rank(w) {
+		if statusRank[s] > statusRank[w] {
 			w = s
 		}
 	}
 	return w
 }
 
-// changes says what failed or was fixed since the previous comment.
+// lanesHeadline is the headline of a comment that shows lanes of other runs too (or lanes
+// still running): the worst of every shown lane, and the lanes named by verdict, worst first
+// ("base failed · extra running · gpu2 passed").
+func lanesHeadline(shown []LaneState) (checks.Status, string) {
+	groups := []struct {
+		verb string
+		in   func(checks.Status) bool
+	}{
+		{"failed", func(s checks.Status) bool { return s == checks.Fail }},
+		{"could not be checked", func(s checks.Status) bool {
+			return s != checks.Fail && s != statusPending && s != checks.Skip && bad(s)
+		}},
+		{"running", func(s checks.Status) bool { return s == statusPending }},
+		{"passed", func(s checks.Status) bool { return !bad(s) && s != checks.Skip }},
+		{"skipped", func(s checks.Status) bool { return s == checks.Skip }},
+	}
+	var ss []checks.Status
+	var parts []string
+	for _, g := range groups {
+		var names []string
+		for _, l := range shown {
+			if g.in(l.Status) {
+				names = append(names, escape(l.Name))
+			}
+		}
+		if len(names) > 0 {
+			parts = append(parts, strings.Join(names, ", ")+" "+g.verb)
+		}
+	}
+	for _, l := range shown {
+		ss = append(ss, l.Status)
+	}
+	return worstOf(ss), strings.Join(parts, " · ")
+}
+
+// changes says what failed or was fixed since the previous comment. The previous comment
+// recorded its keys as stateKeys: a fixed one is named by the request of this run it stands
+// for, and counted without a name when this run has no such request (a case removed since).
 func changes(b *strings.Builder, r *Report) {
 	prev := map[string]bool{}
 	for _, k := range r.Previous.Failing {
@@ -173,22 +228,32 @@ func changes(b *strings.Builder, r *Report) {
 	for _, l := range r.Lanes {
 		lanes[l.Lane] = true
 	}
-	now := failingKeys(r.Lanes)
 	cur := map[string]bool{}
 	var newly, fixed []string
-	for _, k := range now {
-		cur[k] = true
-		if !prev[k] {
+	for _, k := range failingKeys(r.Lanes) {
+		sk := stateKey(k)
+		cur[sk] = true
+		if !prev[sk] {
 			newly = append(newly, k)
 		}
 	}
+	names := map[string]string{}
+	for _, k := range allKeys(r.Lanes) {
+		names[stateKey(k)] = k
+	}
+	unnamed := 0
 	for _, k := range r.Previous.Failing {
 		lane, _, _ := strings.Cut(k, "/")
-		if lanes[lane] && !cur[k] {
-			fixed = append(fixed, k)
+		if !lanes[lane] || cur[k] {
+			continue
+		}
+		if name, ok := names[k]; ok {
+			fixed = append(fixed, name)
+		} else {
+			unnamed++
 		}
 	}
-	if len(newly) == 0 && len(fixed) == 0 {
+	if len(newly) == 0 && len(fixed) == 0 && unnamed == 0 {
 		b.WriteString("\nSince the previous run: no change in what fails.\n")
 		return
 	}
@@ -196,14 +261,31 @@ func changes(b *strings.Builder, r *Report) {
 	if len(newly) > 0 {
 		parts = append(parts, fmt.Sprintf("**%d newly failing** (%s)", len(newly), keyList(newly)))
 	}
-	if len(fixed) > 0 {
-		s := fmt.Sprintf("**%d fixed** (%s)", len(fixed), keyList(fixed))
+	if n := len(fixed) + unnamed; n > 0 {
+		s := fmt.Sprintf("**%d fixed**", n)
+		if len(fixed) > 0 {
+			s += " (" + keyList(fixed) + ")"
+		}
 		if r.Previous.Truncated {
 			s += ", perhaps more"
 		}
 		parts = append(parts, s)
 	}
 	b.WriteString("\nSince the previous run: " + strings.Join(parts, ", ") + ".\n")
+}
+
+// allKeys names every request (lane/case/index) and case (lane/case) of lanes.
+func allKeys(lanes []checks.Result) []string {
+	var out []string
+	for _, l := range lanes {
+		for _, c := range l.Cases {
+			out = append(out, l.Lane+"/"+c.ID)
+			for _, rr := range c.Requests {
+				out = append(out, fmt.Sprintf("%s/%s/%d", l.Lane, c.ID, rr.Index))
+			}
+		}
+	}
+	return out
 }
 
 // keyList shows the first few lane/case/index keys as "case i/…".

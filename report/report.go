@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
@@ -29,8 +30,15 @@ type Report struct {
 	// ground truth / output / difference pictures of consistency failures.
 	ArtifactsURL string
 	// Previous is the state the previous comment of this PR and key recorded, if any: it
-	// tells what changed since and keeps the other lanes' verdicts in the header.
+	// tells what changed since and, when Others is nil, keeps the other lanes' verdicts in
+	// the header.
 	Previous *State
+	// Others are the commit statuses on the head commit of the lanes this report does not
+	// hold, as GitHub has them (publish reads them after setting this report's own): the
+	// header shows them and the headline speaks for them, so that the comment and the
+	// statuses never disagree on a lane. nil: they were not read, and the previous comment's
+	// other lanes are shown instead; empty: there are none.
+	Others []Status
 	// Trend, when set, is the history of a failing check on the base branch (its last runs,
 	// a sparkline, a link to the chart), appended to the check's line under Problems; ""
 	// where there is no history.
@@ -41,12 +49,22 @@ type Report struct {
 	Pictures map[PictureKey]string
 }
 
-// Comment renders the PR comment: the marker, the hidden state, and the report trimmed in
-// steps until the whole body stays under commentLimit.
+// Comment renders the PR comment: the marker, the hidden state (within its own budget,
+// maxStateBytes), and the report trimmed in steps until the whole body stays under
+// commentLimit, each case showing its first commentCaseRequests failing requests in full.
 func Comment(r *Report) string {
 	head := Marker(r.Key) + "\n" + r.State().encode() + "\n"
-	return head + markdown(r, commentLimit-len(head)-1, fullInSummary(r.FullURL))
+	return head + markdown(r, commentLimit-len(head)-1, fullInSummary(r.FullURL), commentCaseRequests)
 }
+
+// commentCaseRequests and checkRunCaseRequests are how many failing requests of one case the
+// comment and a check run show in full (the rest are counted, with where they are): one case
+// whose every request failed must not push every other case's details out (a case of 55
+// failing requests took 83,910 characters of details alone).
+const (
+	commentCaseRequests  = 3
+	checkRunCaseRequests = 10
+)
 
 func fullInSummary(url string) string {
 	if url == "" {
@@ -60,19 +78,68 @@ func fullInSummary(url string) string {
 // drop passing rows, truncate logs, drop detail — and saying so at the top, so that Markdown
 // is never cut in the middle of a table or a tag. limit ≤ 0 renders everything.
 func renderMarkdown(r *Report, limit int) string {
-	return markdown(r, limit, fullInSummary(r.FullURL))
+	return markdown(r, limit, fullInSummary(r.FullURL), 0)
 }
 
-// markdown is renderMarkdown with where, in a trimmed report, the full one is.
-func markdown(r *Report, limit int, where string) string {
-	var out string
-	for _, lv := range levels {
-		out = render(r, lv, where)
-		if limit <= 0 || len(out) < limit {
+// markdown is renderMarkdown with where, in a trimmed report, the full one is, and
+// caseRequests the failing requests of a case shown in full (0: all). When even the last
+// level does not fit (ids, errors or lanes enough to fill any limit), only the verdict is
+// left (verdictOnly), which fits whatever the names.
+//
+// Each level is no longer than the one before (TestDegrade), so the first that fits is found
+// by bisection: a report of 10,000 requests renders 4 levels, not 10.
+func markdown(r *Report, limit int, where string, caseRequests int) string {
+	at := func(i int) (string, bool) {
+		lv := levels[i]
+		lv.caseRequests, lv.elsewhere = caseRequests, where
+		out := render(r, lv, where)
+		return out, limit <= 0 || len(out) < limit
+	}
+	if out, ok := at(0); ok {
+		return out
+	}
+	// levels[lo] does not fit; the first that fits, if any, is in (lo, hi].
+	lo, hi, best := 0, len(levels), ""
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if out, ok := at(mid); ok {
+			hi, best = mid, out
+		} else {
+			lo = mid
+		}
+	}
+	if hi < len(levels) {
+		return best
+	}
+	return verdictOnly(r, limit, where)
+}
+
+// verdictOnly is the report as its headline and a note where the rest is, shorter than limit
+// bytes: the headline names the lanes when they fit, else says only the verdict.
+func verdictOnly(r *Report, limit int, where string) string {
+	worst := worstStatus(r.Lanes)
+	head := headline(worst, count(r.Lanes))
+	if shown := r.headerLanes(); len(shown) > len(r.Lanes) {
+		worst, head = lanesHeadline(shown)
+	}
+	note := "\n> [!NOTE]\n> Too much to show within GitHub's size limit: only the verdict. " + where + "\n"
+	for _, h := range []string{head, string(worst)} {
+		if out := fmt.Sprintf("## %s diffusion-check: %s\n", icon(worst), h) + note; len(out) < limit {
 			return out
 		}
 	}
-	return out // the last level is a few lines per lane; it fits any limit worth having
+	return clipBytes(fmt.Sprintf("## %s diffusion-check: %s\n", icon(worst), worst), limit-1)
+}
+
+// clipBytes is s cut to at most n bytes, at a character boundary.
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:max(n, 0)]
 }
 
 // level says how much of the report to render.
@@ -88,6 +155,10 @@ type level struct {
 	maxDetails   int    // failing cases with a details block (0: all)
 	knownTable   bool   // the known-failure table
 	tables       bool   // per-request tables and failure blocks at all
+	// caseRequests is how many failing requests of a case its failure block shows in full
+	// (0: all); elsewhere says where the others are. Set by markdown, not by a level.
+	caseRequests int
+	elsewhere    string
 }
 
 var levels = []level{

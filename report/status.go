@@ -10,8 +10,46 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
+// statusContextPrefix starts the commit status context of every lane.
+const statusContextPrefix = "diffusion-check/"
+
 // StatusContext is the commit status context of a lane.
-func StatusContext(lane string) string { return "diffusion-check/" + lane }
+func StatusContext(lane string) string { return statusContextPrefix + lane }
+
+// LaneOfContext is the lane whose status context is context, and whether it is one: a
+// diffusion-check context whose lane is a name (checks.ValidName).
+func LaneOfContext(context string) (string, bool) {
+	lane, ok := strings.CutPrefix(context, statusContextPrefix)
+	return lane, ok && checks.ValidName(lane) == nil
+}
+
+// statusState is the commit status state a lane's status calls for: success for pass,
+// known and flaky, failure for fail, pending for a lane still running, error otherwise.
+func statusState(s checks.Status) string {
+	switch s {
+	case checks.Pass, checks.Known, checks.Flaky:
+		return "success"
+	case checks.Fail:
+		return "failure"
+	case statusPending:
+		return "pending"
+	}
+	return "error"
+}
+
+// laneOfState is the lane status a commit status state stands for, when nothing finer is
+// known (the previous comment's record of the same run).
+func laneOfState(state string) checks.Status {
+	switch state {
+	case "success":
+		return checks.Pass
+	case "failure":
+		return checks.Fail
+	case "pending":
+		return statusPending
+	}
+	return checks.Error
+}
 
 // maxDescription is GitHub's limit on a commit status description, in characters.
 const maxDescription = 140
@@ -29,25 +67,26 @@ type Status struct {
 // failure for fail, error otherwise, with a description that names what failed first.
 func LaneStatus(l checks.Result, targetURL string) Status {
 	n := count([]checks.Result{l})
-	st := Status{Lane: l.Lane, TargetURL: targetURL}
+	st := Status{Lane: l.Lane, State: statusState(l.Status), TargetURL: targetURL}
+	if st.State == "pending" { // a results file cannot say it is still running
+		st.State = "error"
+	}
 	switch l.Status {
 	case checks.Pass:
-		st.State, st.Description = "success", fmt.Sprintf("all %s passed", words.Plural(n.requests, "request"))
+		st.Description = fmt.Sprintf("all %s passed", words.Plural(n.requests, "request"))
 	case checks.Known:
-		st.State, st.Description = "success", fmt.Sprintf("%d of %s passed, %d known failures", n.passed, words.Plural(n.requests, "request"), n.known)
+		st.Description = fmt.Sprintf("%d of %s passed, %d known failures", n.passed, words.Plural(n.requests, "request"), n.known)
 	case checks.Flaky:
-		st.State, st.Description = "success", fmt.Sprintf("passed; %s", checks.FlakyNote(l))
+		st.Description = fmt.Sprintf("passed; %s", checks.FlakyNote(l))
 		if n.known > 0 {
 			st.Description += fmt.Sprintf("; %d known failures", n.known)
 		}
 	case checks.Fail:
-		st.State = "failure"
 		st.Description = fmt.Sprintf("%d of %s failed", n.failed, words.Plural(n.requests, "request"))
 		if keys := failingKeys([]checks.Result{l}); len(keys) > 0 {
 			st.Description += ": " + strings.ReplaceAll(strings.Join(keys, ", "), l.Lane+"/", "")
 		}
 	default:
-		st.State = "error"
 		st.Description = fmt.Sprintf("could not check everything (%s)", cmp.Or(string(l.Status), "no status"))
 		if len(l.Errors) > 0 {
 			st.Description += ": " + words.FirstLine(l.Errors[0])

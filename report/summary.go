@@ -15,7 +15,7 @@ const summaryLimit = 1 << 20
 // Summary renders the report for the job summary (GITHUB_STEP_SUMMARY): the same Markdown as
 // the comment, unabridged unless it would pass summaryLimit.
 func Summary(r *Report) string {
-	return markdown(r, summaryLimit, "The full report is in report.md and results.json of the run's artifacts.")
+	return markdown(r, summaryLimit, "The full report is in report.md and results.json of the run's artifacts.", 0)
 }
 
 // Annotation is one annotation: an `::error` for a request (or a case) that did not pass, a

@@ -87,6 +87,7 @@ func scriptParams(t *testing.T, dir, ffmpegDir string) testscript.Params {
 			"github":       cmdGitHub,
 			"exits":        cmdExits,
 			"partitions":   cmdPartitions,
+			"fixture":      cmdFixture,
 		},
 		RequireExplicitExec: true,
 	}
@@ -265,4 +266,55 @@ func cmdPartitions(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Check(os.WriteFile(filepath.Join(dir, results.ResultsFile), data, 0o644))
 	}
+}
+
+// cmdFixture writes a results.json of a shape too big for a real run in a script:
+//
+//	fixture longids N FILE   N failing cases with 100-character ids (the longest a name may be)
+//	fixture noisy FILE       a case whose 55 requests all fail, each with a 40-line detail,
+//	                         beside 4 failing cases with a detail of their own
+//
+// Every failing request fails perf.e2e (with a baseline) and output.valid with a multi-line
+// detail, and its case has a 30-line server log tail, as a crash leaves; the head is the
+// script's pull request head, lane base.
+func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: fixture longids N FILE | fixture noisy FILE")
+	}
+	failing := func(id string, n int, detail string) checks.CaseResult {
+		c := checks.CaseResult{ID: id, Server: "ref", Modality: "image", WallMs: 3000}
+		for k := 1; k <= 30; k++ {
+			c.LogTail = append(c.LogTail, fmt.Sprintf("[worker %d] step %d/50 latency %.1f ms", k%4, k, 1020.5+float64(k)))
+		}
+		for i := 1; i <= n; i++ {
+			e2e := checks.Check{Name: "perf.e2e", Status: checks.Fail, Value: checks.Float(3100), Limit: checks.Float(2500), Unit: "ms", Baseline: checks.Float(2000), Tolerance: checks.Float(0.25)}
+			valid := checks.Failed(checks.OutputValid, fmt.Sprintf("output is not decodable (request %d/%d):\n%s", i, n, detail))
+			c.Requests = append(c.Requests, checks.RequestResult{Index: i, Of: n, Status: checks.Fail, E2EMs: 3100, Checks: []checks.Check{e2e, valid}})
+		}
+		return c
+	}
+	res := checks.Result{Schema: checks.Schema, Suite: "ci", Lane: "base", Commit: scriptHead, Partition: checks.Partition{Index: 0, Total: 1}}
+	var file string
+	switch args[0] {
+	case "longids":
+		need(ts, args, 3)
+		for i := range atoi(ts, args[1]) {
+			id := fmt.Sprintf("case_%04d_", i)
+			res.Cases = append(res.Cases, failing(id+strings.Repeat("x", 100-len(id)), 1, strings.Repeat("frame 12: 0.81 0.82 0.83 0.84\n", 10)))
+		}
+		file = args[2]
+	case "noisy":
+		res.Cases = append(res.Cases, failing("noisy", 55, strings.Repeat("frame 12: 0.81 0.82 0.83 0.84 0.85 0.86 0.87 0.88\n", 40)))
+		for k := 1; k <= 4; k++ {
+			res.Cases = append(res.Cases, failing(fmt.Sprintf("other_%d", k), 1, fmt.Sprintf("the detail of other case %d\nsecond line", k)))
+		}
+		file = args[1]
+	default:
+		ts.Fatalf("fixture: unknown kind %q", args[0])
+	}
+	checks.Finalize(&res)
+	data, err := json.MarshalIndent(&res, "", "  ")
+	ts.Check(err)
+	ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(file)), 0o755))
+	ts.Check(os.WriteFile(ts.MkAbs(file), data, 0o644))
 }

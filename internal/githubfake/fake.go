@@ -437,6 +437,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.delete(w, r, m, body)
 	case r.Method == http.MethodPost && match(statusRE, path, &m):
 		f.status(w, r, m, body)
+	case r.Method == http.MethodGet && match(combinedRE, path, &m):
+		f.combined(w, r, m)
 	case r.Method == http.MethodGet && match(pullsRE, path, &m):
 		f.pullsOf(w, r, m)
 	case r.Method == http.MethodGet && match(pullListRE, path, &m):
