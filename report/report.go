@@ -201,6 +201,7 @@ func render(r *Report, lv level, where string) string {
 		}
 		if lv.tables {
 			requestTable(&b, &l, lv)
+			idleLine(&b, &l)
 		}
 	}
 	if lv.knownTable {

@@ -84,6 +84,7 @@ func requestRun(t *testing.T, spec *suite.Server, c *suite.Case, transport http.
 			Suite:      &suite.Suite{Servers: map[string]*suite.Server{spec.Name: spec}, Cases: []*suite.Case{c}},
 			HTTPClient: &http.Client{Transport: transport},
 			Heartbeat:  heartbeat,
+			Out:        filepath.Join(dir, "out"),
 		},
 		rec:      rec,
 		progress: progress,

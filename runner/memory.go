@@ -26,11 +26,13 @@ const memorySamplerCheck = checks.MemorySampler
 
 // startMemory starts sampling a freshly launched server and opens its load window. Without a
 // sampler it does nothing; a sampler that cannot start is a note on the case, not an error.
-func (r *run) startMemory(srv *server) {
+// The session lives as long as the server, not as ctx: after a cancel, the requests still
+// in flight end their windows with what was sampled, and the server's stop ends the session.
+func (r *run) startMemory(ctx context.Context, srv *server) {
 	if r.opts.Memory == nil || srv.cmd.Process == nil {
 		return
 	}
-	sess, err := r.opts.Memory.Start(context.Background(), srv.cmd.Process.Pid)
+	sess, err := r.opts.Memory.Start(context.WithoutCancel(ctx), srv.cmd.Process.Pid)
 	if err != nil {
 		srv.memNote = "memory sampling did not start: " + err.Error()
 		return

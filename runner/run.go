@@ -638,7 +638,7 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	for _, n := range srv.notes {
 		r.logf("%s: server %s: %s", c.ID, spec.Name, n)
 	}
-	r.startMemory(srv)
+	r.startMemory(ctx, srv)
 	stopBeat := r.beat(fmt.Sprintf("%s: starting server %s", c.ID, spec.Name), spec.StartTimeout, func() string { return lastLogLine(srv) })
 	err = srv.waitReady(ctx, r.opts.HTTPClient)
 	stopBeat()

@@ -47,7 +47,10 @@ cases:
 // old path, the named anchor: ValidateAhead < 0) and with validation beside the next request
 // (the default), alternately in the same run, and prints per case the median gap between a
 // request's answer (started_at + e2e_ms) and the next request's send, both paths and their
-// ratio, and the GPU idle time the results record (idle_ms).
+// ratio, and the GPU idle time the results record (idle_ms). It also prints the e2e of
+// requests 2 … n, which on the pipelined path run beside the previous request's validation
+// and on the other alone: the median of each, and the spread of each run's median, the
+// run-to-run noise.
 //
 //	go test ./cmd/diffusion-check -run '^$' -bench RequestGap -benchtime 3x
 func BenchmarkRequestGap(b *testing.B) {
@@ -79,10 +82,13 @@ func BenchmarkRequestGap(b *testing.B) {
 		name  string
 		ahead int
 	}{{"validate-first", -1}, {"pipelined", 0}}
-	gaps := map[string]map[string][]float64{} // path → case → gaps (ms)
-	idle := map[string]map[string][]float64{} // path → case → idle_ms per run
+	gaps := map[string]map[string][]float64{}   // path → case → gaps (ms)
+	idle := map[string]map[string][]float64{}   // path → case → idle_ms per run
+	e2e := map[string]map[string][]float64{}    // path → case → e2e_ms of requests 2 … n
+	runE2E := map[string]map[string][]float64{} // path → case → their median in each run
 	for _, p := range paths {
 		gaps[p.name], idle[p.name] = map[string][]float64{}, map[string][]float64{}
+		e2e[p.name], runE2E[p.name] = map[string][]float64{}, map[string][]float64{}
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -91,6 +97,12 @@ func BenchmarkRequestGap(b *testing.B) {
 			for _, cr := range res.Cases {
 				gaps[p.name][cr.ID] = append(gaps[p.name][cr.ID], requestGaps(cr.Requests)...)
 				idle[p.name][cr.ID] = append(idle[p.name][cr.ID], cr.IdleMs)
+				var these []float64
+				for _, rr := range cr.Requests[1:] {
+					these = append(these, rr.E2EMs)
+				}
+				e2e[p.name][cr.ID] = append(e2e[p.name][cr.ID], these...)
+				runE2E[p.name][cr.ID] = append(runE2E[p.name][cr.ID], median(these))
 			}
 		}
 	}
@@ -100,6 +112,9 @@ func BenchmarkRequestGap(b *testing.B) {
 		b.ReportMetric(now, "ms-gap-"+c.ID)
 		b.Logf("%s: median gap %.1f ms pipelined vs %.1f ms validate-first (ratio %.3f; %d gaps each); idle_ms per run pipelined %v, validate-first %v",
 			c.ID, now, old, now/old, len(gaps["pipelined"][c.ID]), idle["pipelined"][c.ID], idle["validate-first"][c.ID])
+		beside, alone := median(e2e["pipelined"][c.ID]), median(e2e["validate-first"][c.ID])
+		b.Logf("%s: e2e of requests 2-%d: median %.0f ms beside a validation vs %.0f ms alone (ratio %.3f; %d each); run medians beside %v, alone %v",
+			c.ID, c.Repeat, beside, alone, beside/alone, len(e2e["pipelined"][c.ID]), rounded(runE2E["pipelined"][c.ID]), rounded(runE2E["validate-first"][c.ID]))
 	}
 }
 
@@ -109,6 +124,15 @@ func requestGaps(rs []checks.RequestResult) []float64 {
 	for k := 1; k < len(rs); k++ {
 		answered := rs[k-1].StartedAt.Add(time.Duration(rs[k-1].E2EMs * float64(time.Millisecond)))
 		out = append(out, float64(rs[k].StartedAt.Sub(answered).Microseconds())/1000)
+	}
+	return out
+}
+
+// rounded is xs to whole numbers, for the log.
+func rounded(xs []float64) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x + 0.5)
 	}
 	return out
 }
