@@ -175,7 +175,7 @@ func TestGenerateRefusedBeforeSend(t *testing.T) {
 					t.Cleanup(func() { hs.Close() })
 				}()
 			}
-			cl := &client{http: &http.Client{}, base: srv.baseURL}
+			cl := &client{http: &http.Client{}, base: srv.baseURL, dir: t.TempDir()} // the output is written into dir
 			ctx, cancel := context.WithTimeout(t.Context(), tt.timeout)
 			defer cancel()
 			rep, _, err := srv.generate(ctx, cl, c)
