@@ -2,6 +2,7 @@ package setup
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,16 +51,7 @@ func TestActionLint(t *testing.T) {
 	if a.Runs.Using != "composite" {
 		t.Fatalf("runs.using = %q, want composite (no Docker: the binary runs on the host)", a.Runs.Using)
 	}
-	names := make([]string, 0, len(a.Inputs))
-	for n := range a.Inputs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	outputs := make([]string, 0, len(a.Outputs))
-	for n := range a.Outputs {
-		outputs = append(outputs, n)
-	}
-	slices.Sort(outputs)
+	names, outputs := slices.Sorted(maps.Keys(a.Inputs)), slices.Sorted(maps.Keys(a.Outputs))
 
 	// A project of its own (actionlint finds local actions from the repository root, .git).
 	root := t.TempDir()
