@@ -36,6 +36,7 @@ type Interface interface {
 // Device is the part of a GPU's NVML handle that gpumem calls.
 type Device interface {
 	GetName() (string, Return)
+	GetUUID() (string, Return)
 	GetMemoryInfo() (Memory, Return)
 	GetMemoryInfo_v2() (Memory_v2, Return)
 	GetComputeRunningProcesses() ([]ProcessInfo, Return)
