@@ -144,7 +144,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 		}
 		problems = append(problems, shapeProblems(c, info)...)
 		if c.Modality == suite.VideoAudio && info.Audio != nil {
-			problem, err := decoded.OutputAudioProblem(ctx, p, info.Audio)
+			track, err := decoded.OutputAudioTrack(ctx, p, info.Audio)
 			if err != nil {
 				st := checks.Fail // SGLang's extract_audio_pcm fails the request too
 				if errors.Is(err, exec.ErrNotFound) {
@@ -152,7 +152,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 				}
 				return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("the audio track does not decode: %v", err)})
 			}
-			if problem != "" {
+			if problem := checks.AudioOutputProblem(track); problem != "" {
 				problems = append(problems, problem)
 			}
 		}

@@ -32,9 +32,11 @@ func compareAudio(ctx context.Context, cache *compare.Cache, gt, out string, r c
 	if err != nil {
 		return nil, err
 	}
-	if a.OutputProblem, err = cache.OutputAudioProblem(ctx, out, nil); err != nil {
+	track, err := cache.OutputAudioTrack(ctx, out, nil)
+	if err != nil {
 		return nil, err
 	}
+	a.OutputProblem = checks.AudioOutputProblem(track)
 	return &a, nil
 }
 

@@ -178,7 +178,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	}
 	// Without a driver (CI, laptops) NVML is unavailable: host memory is still sampled and the
 	// GPU memory checks use what the server reports; every result says so.
-	mem := gpumem.New(gpumem.Options{Interval: o.memInterval})
+	mem := gpumem.New(gpumem.Options{Interval: o.memInterval, Visible: e.getenv(cudaVisibleDevices)})
 	if why := mem.Unavailable(); why != "" {
 		fmt.Fprintf(e.stderr, "memory: %s; GPU memory comes from the server's own reports\n", why)
 	}

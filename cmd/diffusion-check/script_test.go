@@ -59,8 +59,28 @@ func TestScripts(t *testing.T) {
 // TestScriptsFFmpeg4 runs the scripts of testdata/ffmpeg4 with static FFmpeg 4.x builds first
 // on PATH (mediatest.FFmpeg4: fetched from the npm registry once, cached; skipped, saying why,
 // when the registry cannot be reached): the oldest FFmpeg supported (media.MinRelease).
+//
+// Beside them run the scripts of testdata/script that decode or encode the most (ffmpeg4Too),
+// unchanged: they pass with either FFmpeg.
 func TestScriptsFFmpeg4(t *testing.T) {
-	testscript.Run(t, scriptParams(t, filepath.Join("testdata", "ffmpeg4"), mediatest.FFmpeg4(t)))
+	p := scriptParams(t, "", mediatest.FFmpeg4(t))
+	own, err := filepath.Glob(filepath.Join("testdata", "ffmpeg4", "*.txtar"))
+	if err != nil || len(own) == 0 {
+		t.Fatalf("no scripts in testdata/ffmpeg4: %v", err)
+	}
+	p.Files = own
+	for _, name := range ffmpeg4Too {
+		p.Files = append(p.Files, filepath.Join("testdata", "script", name+".txtar"))
+	}
+	testscript.Run(t, p)
+}
+
+// ffmpeg4Too are the scripts of testdata/script that TestScriptsFFmpeg4 runs with FFmpeg 4.x
+// too: every kind of output (image, video, video+audio, realtime, MiniMax), corrupt media, and
+// compare with and without audio.
+var ffmpeg4Too = []string{
+	"compare", "compare_audio", "compare_audio_limits", "consistency_audio", "consistency_drift",
+	"corrupt", "realtime", "minimax_n2",
 }
 
 // scriptParams runs the scripts of dir with the binary first on PATH, and before it ffmpegDir

@@ -100,9 +100,14 @@ func (v versionInfo) write(w io.Writer) error {
 	return err
 }
 
-// nvmlStatus says whether NVML loads on this machine and which GPUs it sees.
-func nvmlStatus() string {
-	s := gpumem.New(gpumem.Options{})
+// cudaVisibleDevices names the GPUs a runner gives its jobs (docs/github-actions.md): the
+// memory sampler samples those (gpumem.Options.Visible).
+const cudaVisibleDevices = "CUDA_VISIBLE_DEVICES"
+
+// nvmlStatus says whether NVML loads on this machine and which GPUs it sees: those of
+// visible, a CUDA_VISIBLE_DEVICES value ("" every GPU).
+func nvmlStatus(visible string) string {
+	s := gpumem.New(gpumem.Options{Visible: visible})
 	defer s.Close() //nolint:errcheck // a probe: nothing was sampled that a failed shutdown could lose
 	if why := s.Unavailable(); why != "" {
 		return "not loaded (" + strings.TrimPrefix(why, "nvml unavailable: ") + ")"
@@ -115,7 +120,7 @@ func nvmlStatus() string {
 func versionCmd(e env) int {
 	bi, _ := debug.ReadBuildInfo()
 	v := newVersionInfo(stamps{stampVersion, stampCommit, stampDate}, bi)
-	v.NVML = nvmlStatus()
+	v.NVML = nvmlStatus(e.getenv(cudaVisibleDevices))
 	v.SSIMKernel = fmt.Sprintf("%s (%s)", kernel.Selected(), kernel.Describe())
 	if err := v.write(e.stdout); err != nil {
 		return exitInfra

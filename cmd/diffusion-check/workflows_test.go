@@ -138,7 +138,7 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 	usesLine := regexp.MustCompile(`^\s*(?:- )?uses: `)
 	pinned := regexp.MustCompile(`^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
 	for i, line := range strings.Split(string(raw), "\n") {
-		if !usesLine.MatchString(line) || strings.Contains(line, "uses: diffusion-check/diffusion-check@") {
+		if !usesLine.MatchString(line) || strings.Contains(line, "uses: diffusion-check/diffusion-check@") || strings.Contains(line, "uses: diffusion-check/diffusion-check/setup@") {
 			continue
 		}
 		if !pinned.MatchString(line) {
@@ -156,7 +156,7 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 			t.Errorf("%s: paths-ignore leaves the required status pending on docs-only PRs", name)
 		}
 	}
-	gated := false
+	gated, onSelfHosted := false, false
 	publishes, fallback := false, false
 	for jobName, job := range wf.Jobs {
 		if job.Environment == "fork-gpu" {
@@ -171,7 +171,10 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 				t.Errorf("%s: job %s: check-gate needs permissions: actions: read, got %v", name, jobName, job.Permissions)
 			}
 		}
-		if onPR && strings.Contains(fmt.Sprint(job.RunsOn), "self-hosted") &&
+		if selfHosted(job.RunsOn) {
+			onSelfHosted = true
+		}
+		if onPR && selfHosted(job.RunsOn) &&
 			(!strings.Contains(fmt.Sprint(job.Needs), "gate") || !strings.Contains(job.If, "needs.gate.result == 'success'")) {
 			t.Errorf("%s: job %s runs on a self-hosted runner without the fork gate", name, jobName)
 		}
@@ -193,7 +196,7 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 			}
 		}
 	}
-	if onPR && !gated && strings.Contains(string(raw), "self-hosted") {
+	if onPR && !gated && onSelfHosted {
 		t.Errorf("%s: no job in the fork-gpu environment", name)
 	}
 	if publishes && !fallback {
@@ -202,6 +205,108 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 	if pr, ok := wf.On["pull_request"].(map[string]any); ok && strings.Contains(fmt.Sprint(pr["types"]), "labeled") &&
 		!strings.Contains(wf.Concurrency.Group, "github.event.label.name") {
 		t.Errorf("%s: an unrelated label event would cancel the GPU run in progress", name)
+	}
+}
+
+// selfHosted reports whether runs-on picks a self-hosted runner: any label but those of
+// GitHub's own runners (ubuntu-*, windows-*, macos-*). SGLang's GPU pools are named by labels
+// alone (1-gpu-h100, 8-gpu-h200), without "self-hosted"; an expression counts as self-hosted.
+func selfHosted(runsOn any) bool {
+	var labels []string
+	switch v := runsOn.(type) {
+	case string:
+		labels = []string{v}
+	case []any:
+		for _, l := range v {
+			labels = append(labels, fmt.Sprint(l))
+		}
+	default:
+		return runsOn != nil
+	}
+	for _, l := range labels {
+		if !strings.HasPrefix(l, "ubuntu-") && !strings.HasPrefix(l, "windows-") && !strings.HasPrefix(l, "macos-") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSelfHosted: the labels that make a job self-hosted.
+func TestSelfHosted(t *testing.T) {
+	for _, tc := range []struct {
+		runsOn any
+		want   bool
+	}{
+		{"ubuntu-latest", false}, {"ubuntu-24.04", false}, {[]any{"macos-15"}, false},
+		{"1-gpu-h100", true}, {"${{ inputs.runner }}", true}, {[]any{"self-hosted", "linux", "gpu"}, true},
+		{[]any{"ubuntu-latest", "gpu"}, true},
+	} {
+		if got := selfHosted(tc.runsOn); got != tc.want {
+			t.Errorf("selfHosted(%v) = %v, want %v", tc.runsOn, got, tc.want)
+		}
+	}
+}
+
+// TestExampleGPUJobsShape: every GPU job of the examples and the README's workflow has the shape
+// of SGLang's own diffusion jobs (docs/github-actions.md#the-gpu-job-on-a-bare-host): on a
+// self-hosted host, checkout, the project's install step (id: install), the setup action, then
+// `diffusion-check run` on the host; HF_TOKEN from a secret and HF_HOME set for the job.
+func TestExampleGPUJobsShape(t *testing.T) {
+	sources := map[string][]byte{"README.md (workflow block)": readmeWorkflow(t)}
+	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "workflows", "*.yml"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources[filepath.Base(f)] = raw
+	}
+	jobs := 0
+	for name, raw := range sources {
+		var wf struct {
+			Jobs map[string]struct {
+				RunsOn any               `yaml:"runs-on"`
+				Env    map[string]string `yaml:"env"`
+				Steps  []struct {
+					ID   string `yaml:"id"`
+					Uses string `yaml:"uses"`
+					Run  string `yaml:"run"`
+				} `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(raw, &wf); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for jobName, job := range wf.Jobs {
+			if !selfHosted(job.RunsOn) {
+				continue
+			}
+			jobs++
+			var order []string
+			for _, st := range job.Steps {
+				switch {
+				case strings.HasPrefix(st.Uses, "actions/checkout@"):
+					order = append(order, "checkout")
+				case st.ID == "install":
+					order = append(order, "install")
+				case strings.HasPrefix(st.Uses, "diffusion-check/diffusion-check/setup@"):
+					order = append(order, "setup")
+				case strings.HasPrefix(st.Uses, "diffusion-check/diffusion-check@"):
+					t.Errorf("%s: job %s runs the container action on the GPU host: it cannot start a server installed on the host", name, jobName)
+				case strings.HasPrefix(strings.TrimSpace(st.Run), "diffusion-check run "):
+					order = append(order, "run")
+				}
+			}
+			if got := strings.Join(order, " → "); got != "checkout → install → setup → run" {
+				t.Errorf("%s: job %s: steps %s, want checkout → install → setup → run", name, jobName, got)
+			}
+			if job.Env["HF_TOKEN"] != "${{ secrets.HF_TOKEN }}" || job.Env["HF_HOME"] == "" {
+				t.Errorf("%s: job %s: env HF_TOKEN %q (want ${{ secrets.HF_TOKEN }}) and HF_HOME %q (want the host's cache)", name, jobName, job.Env["HF_TOKEN"], job.Env["HF_HOME"])
+			}
+		}
+	}
+	if jobs < 4 {
+		t.Errorf("%d GPU jobs checked, want the README's and every example's (4)", jobs)
 	}
 }
 

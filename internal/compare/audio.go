@@ -30,7 +30,8 @@ type AudioResult struct {
 	WaveformCorrelation float64 `json:"waveform_correlation"`
 	SpectralSimilarity  float64 `json:"spectral_similarity"`
 	// OutputProblem says why the output's track fails SGLang's validate_audio_output (silent,
-	// empty, not finite: Cache.OutputAudioProblem), "" when it passes or was not checked.
+	// empty, not finite: checks.AudioOutputProblem of Cache.OutputAudioTrack), "" when it passes
+	// or was not checked; compare sets it.
 	OutputProblem string `json:"output_problem,omitempty"`
 }
 
@@ -141,24 +142,24 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 	}, nil
 }
 
-// OutputAudioProblem checks an output's audio track as SGLang's validate_audio_output does
-// (test_utils.py; the rules are checks.AudioOutputProblem): a, the track as probed (nil: asked
-// of ffprobe here), and its samples, decoded once (kept in the cache for the Audio comparison
-// that follows). It says why the track fails (an invalid stream, empty, not finite, silent),
-// "" when it passes; an error means the track could not be probed or decoded. run checks every
-// video+audio output with it, compare every output whose ground truth has audio.
-func (c *Cache) OutputAudioProblem(ctx context.Context, out string, a *media.AudioInfo) (string, error) {
+// OutputAudioTrack measures what SGLang's validate_audio_output looks at in an output's audio
+// track (test_utils.py), for checks.AudioOutputProblem to judge: a, the stream as probed (nil:
+// asked of ffprobe here), and its samples, decoded once (kept in the cache for the Audio
+// comparison that follows): their count, whether all are finite, their RMS. An error means the
+// track could not be probed or decoded. run measures every video+audio output with it, compare
+// every output whose ground truth has audio.
+func (c *Cache) OutputAudioTrack(ctx context.Context, out string, a *media.AudioInfo) (checks.AudioOutput, error) {
 	if a == nil {
 		probed, err := media.ProbeAudio(ctx, out)
 		if err != nil {
-			return "", err
+			return checks.AudioOutput{}, err
 		}
 		a = &probed
 	}
 	pcm, err := c.OutputAudio(ctx, out, a.Channels)
 	if err != nil {
-		return "", err
+		return checks.AudioOutput{}, err
 	}
-	return checks.AudioOutputProblem(checks.AudioOutput{SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS,
-		Samples: len(pcm.Samples), Finite: metrics.Finite(pcm.Samples), RMS: metrics.RMS(pcm.Samples)}), nil
+	return checks.AudioOutput{SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS,
+		Samples: len(pcm.Samples), Finite: metrics.Finite(pcm.Samples), RMS: metrics.RMS(pcm.Samples)}, nil
 }

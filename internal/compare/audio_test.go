@@ -142,3 +142,30 @@ func TestCacheAudio(t *testing.T) {
 		t.Errorf("ground truth without audio: error %v, want media.ErrNoAudio", err)
 	}
 }
+
+// TestOutputAudioTrack: what OutputAudioTrack measures of an output's track is what SGLang's
+// validate_audio_output judges (checks.AudioOutputProblem): a tone passes, a silent track is
+// named silent, and a file without audio is an error wrapping media.ErrNoAudio.
+func TestOutputAudioTrack(t *testing.T) {
+	loud := tone(t, "tone.m4a", "440", "-c:a", "aac")
+	silent := ffmpegFile(t, "silent.m4a", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "1", "-c:a", "aac")
+	mute := ffmpegFile(t, "mute.mp4", "-f", "lavfi", "-i", "color=c=gray:s=32x32:r=4", "-t", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p")
+	c := NewCache(1 << 20)
+	got, err := c.OutputAudioTrack(t.Context(), loud, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := checks.AudioOutputProblem(got); p != "" || got.SampleRate != 48000 || got.Channels != 1 || got.Samples == 0 || !got.Finite {
+		t.Errorf("tone: %+v, problem %q; want a 48 kHz mono track that passes", got, p)
+	}
+	got, err = c.OutputAudioTrack(t.Context(), silent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := checks.AudioOutputProblem(got); got.RMS != 0 || p != "the decoded audio track is silent or near-silent: RMS 0.000e+00, want > 1e-05" {
+		t.Errorf("silent: %+v, problem %q", got, p)
+	}
+	if _, err := c.OutputAudioTrack(t.Context(), mute, nil); !errors.Is(err, media.ErrNoAudio) {
+		t.Errorf("no audio: %v, want media.ErrNoAudio", err)
+	}
+}

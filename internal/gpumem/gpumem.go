@@ -52,6 +52,14 @@ type Options struct {
 	// Timer chooses how the sampler waits for its next tick; the default is TimerThread
 	// where the platform has it.
 	Timer Timer
+	// Visible is the runner's CUDA_VISIBLE_DEVICES (cmd reads it): the GPUs the servers it
+	// starts can use, as CUDA indices ("2,3") or UUIDs ("GPU-5f0c…", a prefix is enough). Only
+	// those are sampled, so that on a host shared by several runners nvml_device and the growth
+	// checks count this runner's GPUs, not the other runners' jobs (NVML itself ignores the
+	// variable). Empty samples every GPU. Indices are NVML's, which are CUDA's with
+	// CUDA_DEVICE_ORDER=PCI_BUS_ID (docs/github-actions.md); parsing stops at the first entry
+	// that names no GPU, as CUDA's does; a MIG instance ("MIG-…") samples every GPU.
+	Visible string
 
 	// Variants measured by the GPU validation (gpu_test.go), never set otherwise:
 	// procEveryTick queries the per-process list on every tick (the first design); memV2
@@ -148,14 +156,61 @@ func (s *Sampler) init() (err error) {
 	if o := s.opts.maxDevices; o > 0 && n > o {
 		n = o
 	}
+	var all []nvml.Device
 	for i := range n {
 		d, ret := s.lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
 			return fmt.Errorf("GPU %d: handle: %w", i, ret)
 		}
-		s.devices = append(s.devices, d)
+		all = append(all, d)
+	}
+	s.devices = visible(all, s.opts.Visible)
+	if len(s.devices) == 0 {
+		return fmt.Errorf("CUDA_VISIBLE_DEVICES=%s names none of the %d GPUs", s.opts.Visible, n)
 	}
 	return nil
+}
+
+// visible returns the devices of all (in NVML's order) that spec, a CUDA_VISIBLE_DEVICES
+// value, names, in spec's order; every device when spec is empty or names a MIG instance.
+func visible(all []nvml.Device, spec string) []nvml.Device {
+	if strings.TrimSpace(spec) == "" || strings.Contains(spec, "MIG-") {
+		return all
+	}
+	var out []nvml.Device
+	for entry := range strings.SplitSeq(spec, ",") {
+		entry = strings.TrimSpace(entry)
+		d := deviceOf(all, entry)
+		if d == nil || slices.Contains(out, d) {
+			break // CUDA ignores the entry and every one after it
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// deviceOf returns the device an entry of CUDA_VISIBLE_DEVICES names: an index, or a UUID (or
+// its prefix, "GPU-" and all); nil when it names none.
+func deviceOf(all []nvml.Device, entry string) nvml.Device {
+	if i, err := strconv.Atoi(entry); err == nil {
+		if i >= 0 && i < len(all) {
+			return all[i]
+		}
+		return nil
+	}
+	if !strings.HasPrefix(entry, "GPU-") {
+		return nil
+	}
+	var found nvml.Device
+	for _, d := range all {
+		if uuid, ret := d.GetUUID(); ret == nvml.SUCCESS && strings.HasPrefix(uuid, entry) {
+			if found != nil {
+				return nil // an ambiguous prefix names no GPU
+			}
+			found = d
+		}
+	}
+	return found
 }
 
 // Unavailable says why GPU memory is not sampled, or "" when it is.

@@ -6,6 +6,7 @@
 package gpumem
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
@@ -407,3 +409,41 @@ func TestSampleAllocs(t *testing.T) {
 }
 
 var _ memory.Session = (*Session)(nil)
+
+// TestVisibleDevices: the sampler samples the GPUs CUDA_VISIBLE_DEVICES gives the runner, in
+// its order, by index or UUID (prefix), and stops at the first entry that names none, as CUDA
+// does; empty or a MIG instance samples every GPU; a value naming none leaves NVML unused,
+// saying so.
+func TestVisibleDevices(t *testing.T) {
+	devs := make([]nvml.Device, 4)
+	for i := range devs {
+		uuid := fmt.Sprintf("GPU-%d%d%d%d-aaaa", i, i, i, i)
+		name := fmt.Sprintf("gpu%d", i)
+		devs[i] = &mock.Device{
+			GetNameFunc: func() (string, nvml.Return) { return name, nvml.SUCCESS },
+			GetUUIDFunc: func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
+		}
+	}
+	for _, tc := range []struct {
+		visible string
+		want    []string
+		why     string
+	}{
+		{"", []string{"gpu0", "gpu1", "gpu2", "gpu3"}, ""},
+		{"2", []string{"gpu2"}, ""},
+		{"3, 1", []string{"gpu3", "gpu1"}, ""},
+		{"GPU-2222-aaaa", []string{"gpu2"}, ""},
+		{"GPU-11,0", []string{"gpu1", "gpu0"}, ""},
+		{"1,7,2", []string{"gpu1"}, ""},
+		{"1,1", []string{"gpu1"}, ""},
+		{"MIG-0f1e2d3c-0000-0000-0000-000000000000", []string{"gpu0", "gpu1", "gpu2", "gpu3"}, ""},
+		{"GPU-", nil, "CUDA_VISIBLE_DEVICES=GPU- names none of the 4 GPUs"},
+		{"-1", nil, "CUDA_VISIBLE_DEVICES=-1 names none of the 4 GPUs"},
+	} {
+		s := New(Options{Library: library(devs...), Proc: fakeProc(t), Timer: TimerRuntime, Visible: tc.visible})
+		if got := s.DeviceNames(); !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) || !strings.Contains(s.Unavailable(), tc.why) {
+			t.Errorf("Visible %q: sampled %q (unavailable %q), want %q (%q)", tc.visible, got, s.Unavailable(), tc.want, tc.why)
+		}
+		s.Close()
+	}
+}

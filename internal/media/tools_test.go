@@ -165,7 +165,7 @@ func TestProbeToolsInstalled(t *testing.T) {
 func TestStatic4(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	path := testVideo(t, "v.mp4", 64, 48, 13)
-	want := decodeAll(t, t.Context(), path)
+	want := decodeAll(t.Context(), t, path)
 	t.Setenv("PATH", mediatest.FFmpeg4(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	tools, err := ProbeTools(t.Context())
 	if err != nil {
@@ -175,7 +175,7 @@ func TestStatic4(t *testing.T) {
 		t.Fatalf("ffmpeg %s: release %q, passthrough %q; want 4.1+ and -vsync", tools.FFmpeg, r, tools.passthrough)
 	}
 	ctx := WithTools(t.Context(), tools)
-	got := decodeAll(t, ctx, path)
+	got := decodeAll(ctx, t, path)
 	if len(got) != 13 || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil)) {
 		t.Errorf("FFmpeg 4.x decoded %d frames, want the installed ffmpeg's %d, byte for byte", len(got), len(want))
 	}
@@ -190,7 +190,7 @@ func TestStatic4(t *testing.T) {
 }
 
 // decodeAll returns every frame of path, as rgb24.
-func decodeAll(t *testing.T, ctx context.Context, path string) [][]byte {
+func decodeAll(ctx context.Context, t *testing.T, path string) [][]byte {
 	t.Helper()
 	r, err := OpenFramesWith(ctx, path, DecodeOptions{Whole: true})
 	if err != nil {

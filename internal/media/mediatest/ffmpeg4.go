@@ -101,11 +101,11 @@ func fetchStatic(t testing.TB, dir, pkg, program, sum string) error {
 	}
 	defer os.Remove(f.Name())
 	if err := untarOne(tgz[0], "package/"+program, f); err != nil {
-		f.Close()
+		_ = f.Close() // removed on the way out; the untar error is the one to report
 		return fmt.Errorf("%s from %s: %w", program, pkg, err)
 	}
 	if err := f.Chmod(0o755); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {
@@ -120,7 +120,7 @@ func untarOne(path, name string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // opened read-only: nothing written to lose
 	gz, err := gzip.NewReader(f)
 	if err != nil {
 		return err

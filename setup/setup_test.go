@@ -1,0 +1,257 @@
+// Package setup holds the tests of the setup action (action.yml, install.sh): the installer
+// against a local HTTP server laid out like a GitHub release, and actionlint over the action.
+package setup
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// release is a local server laid out like GitHub's release downloads:
+// <base>/<tag>/<asset>. It counts the requests of each path.
+type release struct {
+	mu    sync.Mutex
+	files map[string][]byte // "/v1.2.3/checksums.txt" → content
+	hits  map[string]int
+}
+
+func (r *release) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	path := strings.TrimPrefix(req.URL.Path, "/releases/download")
+	r.hits[path]++
+	b, ok := r.files[path]
+	if !ok {
+		http.NotFound(w, req)
+		return
+	}
+	_, _ = w.Write(b)
+}
+
+func (r *release) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.hits {
+		n += c
+	}
+	return n
+}
+
+// archive is a release archive as .goreleaser.yaml makes it: the binary, README.md and LICENSE
+// at its root, gzipped.
+func archive(t *testing.T, binary []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"README.md", 0o644, []byte("# diffusion-check\n")}, {"LICENSE", 0o644, []byte("Apache License\n")}, {"diffusion-check", 0o755, binary}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// buildBinary builds diffusion-check for this machine, as the release would for its platform.
+func buildBinary(t *testing.T) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "diffusion-check")
+	cmd := exec.Command("go", "build", "-o", out, "../cmd/diffusion-check")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// installer runs install.sh as the action does, with the runner's variables; it returns the
+// exit status, the output, and the lines written to GITHUB_PATH and GITHUB_OUTPUT.
+type installer struct {
+	t                 *testing.T
+	cache, base, path string
+}
+
+type outcome struct {
+	code          int
+	output        string
+	githubPath    string
+	githubOutputs string
+}
+
+func (in installer) run(version string, extra ...string) outcome {
+	in.t.Helper()
+	tmp := in.t.TempDir()
+	gp, gout := filepath.Join(tmp, "path"), filepath.Join(tmp, "output")
+	cmd := exec.Command("bash", "install.sh")
+	cmd.Env = append(os.Environ(),
+		"INPUT_VERSION="+version, "INPUT_BASE_URL="+in.base, "INPUT_CHECK_FFMPEG=true",
+		"RUNNER_OS=Linux", "RUNNER_ARCH="+runnerArch(), "RUNNER_TOOL_CACHE="+in.cache, "RUNNER_TEMP="+tmp,
+		"GITHUB_PATH="+gp, "GITHUB_OUTPUT="+gout, "PATH="+in.path)
+	cmd.Env = append(cmd.Env, extra...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		in.t.Fatal(err)
+	}
+	p, _ := os.ReadFile(gp)
+	o, _ := os.ReadFile(gout)
+	return outcome{code, string(out), string(p), string(o)}
+}
+
+// runnerArch is RUNNER_ARCH for this machine (docs: X64, ARM64, ...).
+func runnerArch() string {
+	if runtime.GOARCH == "arm64" {
+		return "ARM64"
+	}
+	return "X64"
+}
+
+// TestInstall runs the installer against a local release: a first install downloads, verifies
+// and caches; a re-run takes the cache without a request; a checksum mismatch, a missing asset,
+// a checksums file that does not list the asset and a missing release are refused with a
+// message naming them and leave nothing in the cache; an unsupported ffmpeg fails the step
+// saying what to install, unless check_ffmpeg is false.
+func TestInstall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the installer is tested on linux")
+	}
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg not installed (scripts/setup installs it)")
+	}
+	arch := runtime.GOARCH
+	asset := func(v string) string {
+		return fmt.Sprintf("diffusion-check_%s_linux_%s.tar.gz", strings.TrimPrefix(v, "v"), arch)
+	}
+	tgz := archive(t, buildBinary(t))
+	sum := fmt.Sprintf("%x", sha256.Sum256(tgz))
+	other := "arm64"
+	if arch == "arm64" {
+		other = "amd64"
+	}
+	rel := &release{hits: map[string]int{}, files: map[string][]byte{
+		// The good release; checksums.txt lists an asset that is not there too, as a release
+		// whose upload of one archive failed would.
+		"/v1.2.3/" + asset("v1.2.3"): tgz,
+		"/v1.2.3/checksums.txt":      []byte(fmt.Sprintf("%s  %s\n%064x  diffusion-check_1.2.3_linux_%s.tar.gz\n", sum, asset("v1.2.3"), 1, other)),
+		// A release whose archive is not what its checksums file says.
+		"/v1.2.4/" + asset("v1.2.4"): tgz,
+		"/v1.2.4/checksums.txt":      []byte(fmt.Sprintf("%064x  %s\n", 7, asset("v1.2.4"))),
+		// A release whose checksums file does not list the archive.
+		"/v1.2.5/" + asset("v1.2.5"): tgz,
+		"/v1.2.5/checksums.txt":      []byte(fmt.Sprintf("%s  diffusion-check_1.2.5_darwin_arm64.tar.gz\n", sum)),
+	}}
+	srv := httptest.NewServer(rel)
+	defer srv.Close()
+	cache := t.TempDir()
+	in := installer{t: t, cache: cache, base: srv.URL + "/releases/download", path: os.Getenv("PATH")}
+	entry := filepath.Join(cache, "diffusion-check", "1.2.3", arch)
+
+	first := in.run("v1.2.3")
+	if first.code != 0 {
+		t.Fatalf("first install: exit %d\n%s", first.code, first.output)
+	}
+	for _, want := range []string{"installed " + asset("v1.2.3") + " (SHA-256 " + sum + " verified)", "ok: FFmpeg 4.1 or newer"} {
+		if !strings.Contains(first.output, want) {
+			t.Errorf("first install: output lacks %q:\n%s", want, first.output)
+		}
+	}
+	if first.githubPath != entry+"\n" {
+		t.Errorf("GITHUB_PATH = %q, want %q", first.githubPath, entry+"\n")
+	}
+	if want := "version=v1.2.3\npath=" + entry + "/diffusion-check\ncache_hit=false\n"; first.githubOutputs != want {
+		t.Errorf("GITHUB_OUTPUT = %q, want %q", first.githubOutputs, want)
+	}
+	if _, err := os.Stat(entry + ".complete"); err != nil {
+		t.Errorf("no tool-cache marker: %v", err)
+	}
+	if n := rel.requests(); n != 2 {
+		t.Errorf("first install made %d requests, want 2 (checksums.txt and the archive)", n)
+	}
+
+	again := in.run("v1.2.3")
+	if again.code != 0 || !strings.Contains(again.output, "found in the tool cache") || !strings.Contains(again.githubOutputs, "cache_hit=true") {
+		t.Errorf("re-run: exit %d, outputs %q\n%s", again.code, again.githubOutputs, again.output)
+	}
+	if n := rel.requests(); n != 2 {
+		t.Errorf("re-run made %d more requests, want none", n-2)
+	}
+
+	for _, tc := range []struct {
+		name, version, want string
+		extra               []string
+	}{
+		{"checksum mismatch", "v1.2.4", "checksum mismatch for " + asset("v1.2.4") + " of v1.2.4: SHA-256 " + sum + ", checksums.txt says " + fmt.Sprintf("%064x", 7), nil},
+		{"missing asset", "v1.2.3", "release v1.2.3 has no asset diffusion-check_1.2.3_linux_" + other + ".tar.gz", []string{"RUNNER_ARCH=" + map[string]string{"arm64": "ARM64", "amd64": "X64"}[other]}},
+		{"not in checksums", "v1.2.5", "release v1.2.5: checksums.txt lists no " + asset("v1.2.5") + "; refusing an unverified binary", nil},
+		{"no such release", "v9.9.9", "release v9.9.9: could not download checksums.txt", nil},
+		{"not a version", "v1", "version 'v1': want a release tag vX.Y.Z", nil},
+		{"windows", "v1.2.3", "runner OS Windows", []string{"RUNNER_OS=Windows"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := in.run(tc.version, tc.extra...)
+			if got.code == 0 || !strings.Contains(got.output, "::error title=diffusion-check setup::"+tc.want) {
+				t.Errorf("exit %d, want a failure saying %q:\n%s", got.code, tc.want, got.output)
+			}
+			if got.githubPath != "" {
+				t.Errorf("GITHUB_PATH written on failure: %q", got.githubPath)
+			}
+		})
+	}
+	for _, v := range []string{"1.2.4", "1.2.5", "9.9.9"} {
+		if _, err := os.Stat(filepath.Join(cache, "diffusion-check", v)); err == nil {
+			t.Errorf("the cache holds %s after a refused install", v)
+		}
+	}
+
+	// An ffmpeg older than 4.1 first on PATH: doctor refuses it and the step says what to install.
+	old := t.TempDir()
+	for _, p := range []string{"ffmpeg", "ffprobe"} {
+		script := "#!/bin/sh\ncase \"$*\" in *-version*) printf '%b' '" + p + " version 3.4.11 Copyright\\nlibavutil      55. 78.100 / 55. 78.100\\n';; *) exit 1;; esac\n"
+		if err := os.WriteFile(filepath.Join(old, p), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.path = old + string(os.PathListSeparator) + os.Getenv("PATH")
+	refused := in.run("v1.2.3")
+	for _, want := range []string{"ffmpeg 3.4.11", "older than the minimum, FFmpeg 4.1", "apt-get install -y ffmpeg"} {
+		if refused.code == 0 || !strings.Contains(refused.output, want) {
+			t.Errorf("old ffmpeg: exit %d, want a failure saying %q:\n%s", refused.code, want, refused.output)
+		}
+	}
+	if skipped := in.run("v1.2.3", "INPUT_CHECK_FFMPEG=false"); skipped.code != 0 {
+		t.Errorf("check_ffmpeg false: exit %d\n%s", skipped.code, skipped.output)
+	}
+}
