@@ -554,6 +554,9 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	cr.Load.SetLoadInclusive(cr.Requests)
+	if srv.dead() == "" && ctx.Err() == nil {
+		cr.Checks = append(cr.Checks, r.contractChecks(ctx, c, spec, srv)...)
+	}
 	cr.Skipped = checks.SkippedBy(cr.Requests)
 	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)

@@ -281,6 +281,9 @@ func (d *decoder) builtin(server *object) *Builtin {
 		d.Addf(o.lineOf("warmup_ms"), strictdecode.Join(field, "warmup_ms"), "must not be negative, got %v", b.WarmupMs)
 	}
 	o.str("model", &b.Model)
+	if o.str("task_type", &b.TaskType) && !slices.Contains(BuiltinTaskTypes(), b.TaskType) {
+		d.Addf(o.lineOf("task_type"), strictdecode.Join(field, "task_type"), "want one of %s, got %q", strings.Join(BuiltinTaskTypes(), ", "), b.TaskType)
+	}
 	o.duration("perf_lag", &b.Lag, 0)
 	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {
 		d.Addf(o.lineOf("timing"), strictdecode.Join(field, "timing"), "want %s, got %q", strings.Join(BuiltinTimings(), " or "), b.Timing)
@@ -613,4 +616,6 @@ func (d *decoder) toggles(raw *yaml.Node, field string, t *Toggles) {
 	o.boolean("perf_record", &t.PerfRecord)
 	o.boolean("output", &t.Output)
 	o.boolean("repeat", &t.Repeat)
+	o.boolean("models_api", &t.ModelsAPI)
+	o.boolean("t2v_input_reference", &t.T2VInputReference)
 }
