@@ -549,8 +549,8 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 		loadTime, warmup := srv.loadClock()
 		cr.Load = &checks.Load{DurationMs: ms(loadTime), WarmupMs: ms(warmup), ReadyMs: ms(load)}
 		endLoadMemory(srv, &cr)
-		r.logf("%s: server %s loaded in %s, warmed up in %s more, ready in %s (log %s)", c.ID, spec.Name,
-			loadTime.Round(time.Millisecond), warmup.Round(time.Millisecond), load.Round(time.Millisecond), srv.logPath)
+		r.logf("%s: server %s ready in %s (load %s, then warm-up %s; log %s)", c.ID, spec.Name,
+			load.Round(time.Millisecond), loadTime.Round(time.Millisecond), warmup.Round(time.Millisecond), srv.logPath)
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	cr.Load.SetLoadInclusive(cr.Requests)
