@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/vmihailenco/msgpack/v5"
@@ -115,6 +116,7 @@ type realtimeSession struct {
 	raw      *os.File
 	written  int64
 	maxBytes int64
+	sent     time.Time // when the init message was sent: the session's E2E runs from here
 }
 
 // realtime runs one realtime session of case cs. The frames are kept losslessly as
@@ -158,6 +160,7 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 		rep.Chunks = s.stats
 		rep.ID = checks.RealtimeRecordID(s.stats)
 	}()
+	s.sent = time.Now()
 	if err := conn.Write(ctx, websocket.MessageBinary, msg); err != nil {
 		return reply{}, fmt.Errorf("realtime session %s: send init: %w", url, err)
 	}
@@ -198,7 +201,7 @@ func (s *realtimeSession) read(ctx context.Context, conn *websocket.Conn, want i
 			s.stats = append(s.stats, checks.ChunkStats{Index: *m.ChunkIndex, RequestID: m.RequestID, ContentType: m.ContentType,
 				NumFrames: m.NumFrames, RawBytes: m.RawBytes, WSPayloadBytes: m.WSPayloadBytes,
 				RequestPrepareMs: m.RequestPrepareMs, SchedulerForwardMs: m.SchedulerForwardMs, RawPayloadBuildMs: m.RawPayloadBuildMs,
-				RawWriteMs: m.RawWriteMs, WSWriteMs: m.WSWriteMs, ChunkTotalMs: m.ChunkTotalMs})
+				RawWriteMs: m.RawWriteMs, WSWriteMs: m.WSWriteMs, ChunkTotalMs: m.ChunkTotalMs, SessionMs: ms(time.Since(s.sent))})
 			continue
 		case "frame_batch":
 		case "frame_batch_header":
