@@ -16,6 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -86,12 +87,15 @@ func realtimeURL(base string) (string, error) {
 
 // realtimeInit is build_realtime_init_payload: the request's fields, then extra (which wins),
 // without nulls. first_frame is the input_reference file's bytes.
-func (c *client) realtimeInit(cs *suite.Case) (map[string]any, error) {
+func (c *client) realtimeInit(ctx context.Context, cs *suite.Case) (map[string]any, error) {
 	r := cs.Request
 	body := c.videoFields(r)
 	body["type"] = "init"
-	if r.InputReference != "" {
-		b, err := os.ReadFile(r.InputReference)
+	switch {
+	case suite.IsURL(r.InputReference):
+		body["first_frame"] = r.InputReference // the server fetches it, as SGLang's does
+	case r.InputReference != "":
+		b, err := inputfile.Read(ctx, r.InputReference, maxFirstFrameBytes)
 		if err != nil {
 			return nil, fmt.Errorf("realtime first frame: %w", err)
 		}
@@ -105,6 +109,9 @@ func (c *client) realtimeInit(cs *suite.Case) (map[string]any, error) {
 	}
 	return body, nil
 }
+
+// maxFirstFrameBytes bounds a realtime case's first frame file, read as untrusted input.
+const maxFirstFrameBytes = 64 << 20
 
 // realtimeSession holds what one session has received so far.
 type realtimeSession struct {
@@ -128,7 +135,7 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 	if err != nil {
 		return reply{}, err
 	}
-	init, err := c.realtimeInit(cs)
+	init, err := c.realtimeInit(ctx, cs)
 	if err != nil {
 		return reply{}, err
 	}

@@ -399,6 +399,10 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 			d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
 		}
 	}
+	if IsURL(c.Request.InputReference) && c.Realtime == nil {
+		d.Addf(o.line, strictdecode.Join(field, "request.input_reference"),
+			"a URL is sent only as a realtime case's first_frame (SGLang's prepare_realtime_first_frame); this case needs a file, got %q", c.Request.InputReference)
+	}
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
@@ -511,7 +515,7 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	if o.integer("num_frames", &r.NumFrames) {
 		o.atLeast("num_frames", r.NumFrames, 0)
 	}
-	if o.str("input_reference", &r.InputReference) && r.InputReference != "" {
+	if o.str("input_reference", &r.InputReference) && r.InputReference != "" && !IsURL(r.InputReference) {
 		r.InputReference = d.path(r.InputReference)
 		d.inputFile(o.lineOf("input_reference"), strictdecode.Join(field, "input_reference"), r.InputReference)
 	}
