@@ -65,15 +65,16 @@ func TestVRAMToleranceEnvRule(t *testing.T) {
 // denoise_step_ms, expected_*, estimated_full_test_time_s, load/runtime_peak_vram_mb), plus
 // the other keys diffusion-check measures only where the file already uses them or every
 // field is asked for. Source: _dump_baseline_for_testcase, test_server_common.py @
-// a7ec6b97f786.
+// a7ec6b97f786; since SGLang PR #39206 (2026-09-12) its baseline script also writes
+// expected_load_ms for every case it measured (test_baseline_script_preserves_required_load_measurement).
 func TestRegenerateFieldsRule(t *testing.T) {
-	const src = "_dump_baseline_for_testcase, test_server_common.py @ a7ec6b97f786"
+	const src = "_dump_baseline_for_testcase, test_server_common.py @ a7ec6b97f786; PR #39206"
 	rr := checks.RequestResult{Index: 1, Of: 1, ServerTotalMs: 900, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: []float64{300, 250},
 		PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 3000, checks.SourceServerAllocated: 2800, checks.SourceServerHostAnon: 900}}
 	res := &checks.Result{Cases: []checks.CaseResult{{ID: "new", WallMs: 12000,
 		Load:     &checks.Load{DurationMs: 5000, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 2000, checks.SourceServerAllocated: 1900}},
 		Requests: []checks.RequestResult{rr}}}}
-	sglang := []string{"denoise_step_ms", "estimated_full_test_time_s", "expected_avg_denoise_ms", "expected_e2e_ms", "expected_median_denoise_ms", "load_peak_vram_mb", "runtime_peak_vram_mb", "stages_ms"}
+	sglang := []string{"denoise_step_ms", "estimated_full_test_time_s", "expected_avg_denoise_ms", "expected_e2e_ms", "expected_load_ms", "expected_median_denoise_ms", "load_peak_vram_mb", "runtime_peak_vram_mb", "stages_ms"}
 	withFile := func(scenarios string) *File {
 		f, err := Parse("h100.json", []byte(`{"tolerances": {"pr_test": {"e2e": 0.1, "denoise_stage": 0.2, "non_denoise_stage": 0.3, "denoise_step": 0.4, "denoise_agg": 0.5}},
  "sampling": {"step_fractions": [0.0, 1.0]}, "scenarios": {`+scenarios+`}}`))
@@ -90,8 +91,8 @@ func TestRegenerateFieldsRule(t *testing.T) {
 	}{
 		{"no file: SGLang's keys only", nil, RegenerateOptions{}, sglang},
 		{"a file without the extra keys", withFile(`"old": {"expected_e2e_ms": 1.0}`), RegenerateOptions{}, sglang},
-		{"a file that uses expected_load_ms", withFile(`"old": {"expected_e2e_ms": 1.0, "expected_load_ms": 4000.0}`), RegenerateOptions{}, append(slices.Clone(sglang), "expected_load_ms")},
-		{"--all-fields", nil, RegenerateOptions{AllFields: true}, append(slices.Clone(sglang), "expected_load_ms", "load_peak_allocated_mb", "runtime_peak_allocated_mb", "runtime_peak_host_anon_mb")},
+		{"a file that uses expected_load_ms", withFile(`"old": {"expected_e2e_ms": 1.0, "expected_load_ms": 4000.0}`), RegenerateOptions{}, sglang},
+		{"--all-fields", nil, RegenerateOptions{AllFields: true}, append(slices.Clone(sglang), "load_peak_allocated_mb", "runtime_peak_allocated_mb", "runtime_peak_host_anon_mb")},
 	} {
 		reg, err := Regenerate(tt.base, []*checks.Result{res}, tt.opts)
 		if err != nil {

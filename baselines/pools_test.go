@@ -141,3 +141,39 @@ func TestRunnerOverridesErrors(t *testing.T) {
 		t.Errorf("longest prefix: pool %q, e2e %v", g.Pool, *g.Scenarios["a"].E2EMs)
 	}
 }
+
+// A regeneration on a runner of a pool writes that pool's entry (its E2E reference from the
+// worst request), not the shared scenario: the default pool's references stay as they were.
+func TestRegeneratePooled(t *testing.T) {
+	f := poolsFile(t)
+	res := func(pool string, e2e float64) *checks.Result {
+		return &checks.Result{Files: &checks.Files{Baselines: f.Path, Pool: pool, Runner: pool + "01-4567"},
+			Cases: []checks.CaseResult{{ID: "flux1_modelopt_nvfp4_t2i", Requests: []checks.RequestResult{{Index: 1, Of: 2, ServerTotalMs: e2e - 10}, {Index: 2, Of: 2, ServerTotalMs: e2e}}}}}
+	}
+	reg, err := Regenerate(f, []*checks.Result{res("b200-di", 1290.5)}, RegenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := reg.File
+	if got := *g.ForRunner("b200-di01-4567").Scenarios["flux1_modelopt_nvfp4_t2i"].E2EMs; got != 1290.5 {
+		t.Errorf("pool b200-di after regeneration: %v, want 1290.5", got)
+	}
+	if got := *g.Scenarios["flux1_modelopt_nvfp4_t2i"].E2EMs; got != 836.71 {
+		t.Errorf("default pool after a pooled regeneration: %v, want 836.71 unchanged", got)
+	}
+	if got := *g.ForRunner("b200-cirrascale1-0123").Scenarios["flux1_modelopt_nvfp4_t2i"].E2EMs; got != 1574.32 {
+		t.Errorf("another pool after regeneration: %v, want 1574.32 unchanged", got)
+	}
+	want := []Change{{Scenario: "flux1_modelopt_nvfp4_t2i", Metric: "runner_overrides.b200-di.expected_e2e_ms", Old: 1334.16, New: 1290.5}}
+	if diff := cmp.Diff(want, reg.Changes); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	// A new pool gets its own entry.
+	reg, err = Regenerate(f, []*checks.Result{res("b200-fin", 900)}, RegenerateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := reg.File.ForRunner("b200-fin03-4-4567"); g.Pool != "b200-fin" || *g.Scenarios["flux1_modelopt_nvfp4_t2i"].E2EMs != 900 {
+		t.Errorf("new pool: %q %v", g.Pool, *g.Scenarios["flux1_modelopt_nvfp4_t2i"].E2EMs)
+	}
+}

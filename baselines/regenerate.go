@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/diffusion-check/diffusion-check/checks"
@@ -189,12 +190,22 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 		doc = skeleton(gpu)
 	}
 	byID := map[string]*measured{}
+	// pooled holds what runners of a runner_overrides pool measured, by pool and case: their
+	// values are that pool's references, not the shared scenario's.
+	pooled := map[string]map[string]*measured{}
 	for _, r := range results {
 		for _, cr := range r.Cases {
-			m := byID[cr.ID]
+			into := byID
+			if r.Files != nil && r.Files.Pool != "" && !strings.Contains(r.Files.Pool, ", ") {
+				if pooled[r.Files.Pool] == nil {
+					pooled[r.Files.Pool] = map[string]*measured{}
+				}
+				into = pooled[r.Files.Pool]
+			}
+			m := into[cr.ID]
 			if m == nil {
 				m = newMeasured(cr.ID)
-				byID[cr.ID] = m
+				into[cr.ID] = m
 			}
 			m.addCase(cr)
 		}
@@ -222,6 +233,15 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 			scenarios.set(id, sc)
 		}
 		out.Changes = append(out.Changes, writeScenario(doc, sc, m, isNew, fractions, opts.AllFields)...)
+	}
+	for _, pool := range slices.Sorted(maps.Keys(pooled)) {
+		for _, id := range slices.Sorted(maps.Keys(pooled[pool])) {
+			ch, warn := writePool(doc, scenarios, pool, pooled[pool][id])
+			out.Changes = append(out.Changes, ch...)
+			if warn != "" {
+				out.Warnings = append(out.Warnings, warn)
+			}
+		}
 	}
 	data := doc.marshal()
 	f, err := Parse(pathOr(base), data)
@@ -352,7 +372,7 @@ type RegenerateOptions struct {
 
 // extraKeys are the scenario keys diffusion-check can measure that SGLang's baseline dump
 // does not write.
-var extraKeys = []string{"expected_load_ms", "load_peak_allocated_mb", "runtime_peak_allocated_mb", "load_peak_host_anon_mb", "runtime_peak_host_anon_mb"}
+var extraKeys = []string{"load_peak_allocated_mb", "runtime_peak_allocated_mb", "load_peak_host_anon_mb", "runtime_peak_host_anon_mb"}
 
 // fileHas reports whether some scenario of the document has key.
 func fileHas(doc *node, key string) bool {
@@ -422,7 +442,9 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64, 
 	if !math.IsNaN(m.wallS) {
 		put(sc, "estimated_full_test_time_s", "estimated_full_test_time_s", math.Round(m.wallS*10)/10, false)
 	}
-	if !math.IsNaN(m.loadMs) && extra["expected_load_ms"] {
+	// SGLang's baseline script now writes the load time of every case it measured (PR #39206,
+	// test_baseline_script_preserves_required_load_measurement): a check run fails without it.
+	if !math.IsNaN(m.loadMs) {
 		put(sc, "expected_load_ms", "expected_load_ms", ms2(m.loadMs), false)
 	}
 	for _, key := range []string{"load_peak_vram_mb", "runtime_peak_vram_mb"} {
@@ -507,4 +529,48 @@ func relChange(old, cur float64) string {
 		return "from 0"
 	}
 	return fmt.Sprintf("%+.1f%%", (cur/old-1)*100)
+}
+
+// poolKeys are the keys a pool's entry gets from a regeneration on one of its runners, each
+// from the worst request: the E2E reference always (SGLang's pools hold E2E references), the
+// others where the entry has them already.
+var poolKeys = []string{"expected_e2e_ms", "expected_avg_denoise_ms", "expected_median_denoise_ms", "expected_load_ms"}
+
+// writePool writes what a runner of pool measured for case m into
+// runner_overrides.<pool>.<case>, leaving the shared scenario as it is. A case the file has no
+// scenario for is left out with a warning: a pool can only override a scenario that exists.
+func writePool(doc, scenarios *node, pool string, m *measured) ([]Change, string) {
+	if m.requests == 0 {
+		return nil, fmt.Sprintf("case %s (runner pool %s): no request has a perf record; left as it was", m.id, pool)
+	}
+	if scenarios.get(m.id) == nil {
+		return nil, fmt.Sprintf("case %s was measured on a runner of pool %s, but the file has no scenario %s for the pool to override: run it on a default-pool runner first", m.id, pool, m.id)
+	}
+	ro := doc.get("runner_overrides")
+	if ro == nil {
+		ro = objectNode()
+		doc.set("runner_overrides", ro)
+	}
+	pn := ro.get(pool)
+	if pn == nil {
+		pn = objectNode()
+		ro.set(pool, pn)
+	}
+	sc := pn.get(m.id)
+	if sc == nil {
+		sc = objectNode()
+		pn.set(m.id, sc)
+	}
+	values := map[string]float64{"expected_e2e_ms": m.e2e, "expected_avg_denoise_ms": m.avg, "expected_median_denoise_ms": m.median, "expected_load_ms": m.loadMs}
+	var ch []Change
+	for _, k := range poolKeys {
+		v := values[k]
+		if math.IsNaN(v) || k != "expected_e2e_ms" && sc.get(k) == nil {
+			continue
+		}
+		old := oldValue(sc.get(k))
+		sc.set(k, numberNode(ms2(v)))
+		ch = append(ch, Change{Scenario: m.id, Metric: "runner_overrides." + pool + "." + k, Old: old, New: ms2(v)})
+	}
+	return ch, ""
 }

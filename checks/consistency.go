@@ -12,6 +12,10 @@ const (
 	ConsistencyPSNR        = "consistency.psnr"
 	ConsistencyMeanAbsDiff = "consistency.mean_abs_diff"
 	ConsistencyCLIP        = "consistency.clip"
+	// CLIPNotEnforced is the Cause of a consistency.clip skip for want of a CLIP scorer:
+	// SGLang always enforces CLIP (openai/clip-vit-large-patch14, test_utils.py
+	// CLIP_MODEL_NAME), so the report says once per run where diffusion-check did not.
+	CLIPNotEnforced = "CLIP not enforced: no CLIP scorer configured"
 
 	audioSpectralSimilarity  = "audio.spectral_similarity"
 	audioWaveformCorrelation = "audio.waveform_correlation"

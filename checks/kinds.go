@@ -95,6 +95,8 @@ const MemorySampler = "memory.sampler"
 // kinds registers every check name. Read only.
 var kinds = []Kind{
 	{Name: ServerAlive, Label: "server", Group: GroupServer},
+	{Name: APIModels, Label: "/v1/models", Group: GroupServer},
+	{Name: APIT2VInputReference, Label: "T2V input_reference", Group: GroupServer},
 	{Name: OutputPresent, Label: "output", Unit: "bytes", Group: groupOutput},
 	{Name: OutputValid, Label: "output decodable", Group: groupOutput},
 

@@ -382,19 +382,27 @@ func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, w
 	return c
 }
 
-// perfLoadCheck is the load-latency check of SGLang PR #39206: a server start, from process
-// launch until it is ready (log marker or /health, and the port accepting connections;
-// warm-up requests excluded), against the scenario's expected_load_ms. SGLang's tolerance for
-// it is not in the data files; diffusion-check uses tol (the non_denoise_stage tolerance: a
-// load is a stage outside denoising) and the 120 ms stage pad. A NaN baseline (the file has
-// no expected_load_ms for the scenario) records the value as a skip: load time is checked
-// only where the baseline asks for it, as in SGLang.
+// perfLoadCheck is the load-latency guard of SGLang PR #39206: a server start, from process
+// launch until all its workers are ready, the warm-up excluded (the runner's load clock),
+// against the scenario's expected_load_ms. A load time that is missing, zero, negative or not
+// finite fails "Load duration missing or invalid", and so does a baseline that is missing or
+// such a number, "Load baseline missing or invalid" (SGLang's
+// test_missing_or_invalid_load_duration_fails, test_missing_or_invalid_load_baseline_fails);
+// a baseline run records it unenforced, as every perf check (judge). SGLang's tolerance for
+// it is not readable; diffusion-check uses tol (the non_denoise_stage tolerance: a load is a
+// stage outside denoising) and the 120 ms stage pad (reading).
 func perfLoadCheck(loadMs, baselineMs, tol float64) Check {
-	if math.IsNaN(baselineMs) {
-		return Check{Name: PerfLoad, Status: Skip, Value: finite(loadMs), Unit: "ms",
-			Detail: "no expected_load_ms in the baseline for this scenario: load time recorded, not checked"}
+	c := limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch → all workers ready, warm-up excluded)")
+	if c.Status != Fail {
+		return c
 	}
-	return limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch → all workers ready, warm-up excluded)")
+	switch {
+	case !(baselineMs > 0) || math.IsInf(baselineMs, 0):
+		c.Detail, c.Cause = "Load baseline missing or invalid: "+c.Detail, "load baseline missing or invalid"
+	case !(loadMs > 0) || math.IsInf(loadMs, 0):
+		c.Detail, c.Cause = "Load duration missing or invalid: "+c.Detail, "load duration missing or invalid"
+	}
+	return c
 }
 
 // PerfRecordJoined is the verdict on a request's performance.log record once it was found: a

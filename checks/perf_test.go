@@ -207,7 +207,7 @@ func TestSampleSteps(t *testing.T) {
 }
 
 func TestPerfLoadCheck(t *testing.T) {
-	if c := perfLoadCheck(5000, math.NaN(), 0.8); c.Status != Skip || *c.Value != 5000 {
+	if c := perfLoadCheck(5000, math.NaN(), 0.8); c.Status != Fail || *c.Value != 5000 || !strings.HasPrefix(c.Detail, "Load baseline missing or invalid") {
 		t.Errorf("no expected_load_ms: %+v", c)
 	}
 	c := perfLoadCheck(90000, 50000, 0.8)

@@ -34,6 +34,9 @@ type ChunkStats struct {
 	RawWriteMs         float64 `json:"raw_write_ms"`
 	WSWriteMs          float64 `json:"ws_write_ms"`
 	ChunkTotalMs       float64 `json:"chunk_total_ms"`
+	// SessionMs is the client's time from sending the session's init message until these
+	// stats arrived; the last chunk's is the session's E2E (RealtimeE2E).
+	SessionMs float64 `json:"session_ms,omitempty"`
 }
 
 // realtimeSeries are the per-chunk series SGLang summarises, in its order
@@ -193,4 +196,24 @@ func RealtimeRecordID(stats []ChunkStats) string {
 		}
 	}
 	return ""
+}
+
+// RealtimeE2E is perf.e2e of a realtime session, which SGLang guards since PR #39206
+// ("Realtime E2E covers the requested generation session, not only its final chunk"): the
+// client's time from sending the init message until the last requested chunk and its
+// chunk_stats arrived, against the scenario's expected_e2e_ms with the E2E tolerance and pad
+// (reading: the PR's code is not readable). A session that delivered no stats has no E2E,
+// which fails as a missing measurement; the AMD rule applies (amd).
+func RealtimeE2E(chunks []ChunkStats, b PerfBaseline) []Check {
+	v := math.NaN()
+	if n := len(chunks); n > 0 {
+		v = chunks[n-1].SessionMs
+	}
+	return b.amd(func(b PerfBaseline) []Check {
+		c := limitCheck(PerfE2E, "ms", v, b.E2EMs, b.Tol.E2E, E2EPadMs, b.ImprovementThreshold, "realtime session (init sent → last chunk's stats)")
+		if c.Status == Fail && !(v > 0) {
+			c.Detail = "E2E duration missing: " + c.Detail
+		}
+		return []Check{c}
+	})
 }

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -159,6 +160,35 @@ func TestRealtimeRecordIDIsTheLastChunkNamingOne(t *testing.T) {
 		}
 		if got := RealtimeRecordID(stats); got != tt.want {
 			t.Errorf("RealtimeRecordID(%q) = %q, want %q", tt.ids, got, tt.want)
+		}
+	}
+}
+
+// Rule: a realtime session's perf.e2e runs from the init message to the last chunk's stats
+// (SGLang PR #39206: "Realtime E2E covers the requested generation session, not only its
+// final chunk"), against expected_e2e_ms with the E2E tolerance and 20 ms pad (reading); no
+// stats is a missing E2E.
+func TestRealtimeE2ERule(t *testing.T) {
+	b := PerfBaseline{E2EMs: 4000, Tol: PerfTolerances{E2E: 0.25}}
+	limit := PerfLimit(4000, 0.25, E2EPadMs)
+	chunks := func(last float64) []ChunkStats {
+		return []ChunkStats{{Index: 0, SessionMs: 100, ChunkTotalMs: 90}, {Index: 1, SessionMs: last, ChunkTotalMs: 90}}
+	}
+	for _, tt := range []struct {
+		name   string
+		got    []Check
+		status Status
+		detail string
+	}{
+		{"at the limit", RealtimeE2E(chunks(limit), b), Pass, "realtime session"},
+		{"one ulp over", RealtimeE2E(chunks(math.Nextafter(limit, math.Inf(1))), b), Fail, "> limit"},
+		{"the last chunk counts, not the first", RealtimeE2E(chunks(6000), b), Fail, "6000"},
+		{"no stats", RealtimeE2E(nil, b), Fail, "E2E duration missing"},
+		{"no baseline value", RealtimeE2E(chunks(100), PerfBaseline{E2EMs: math.NaN()}), Fail, "no baseline value"},
+		{"AMD warns", RealtimeE2E(chunks(6000), PerfBaseline{E2EMs: 4000, ROCm: true}), Pass, ""},
+	} {
+		if len(tt.got) != 1 || tt.got[0].Name != PerfE2E || tt.got[0].Status != tt.status || !strings.Contains(tt.got[0].Detail, tt.detail) {
+			t.Errorf("%s: %+v, want %s with %q", tt.name, tt.got, tt.status, tt.detail)
 		}
 	}
 }

@@ -177,8 +177,22 @@ func TestSGLangPerfRules(t *testing.T) {
 		{"load time: launch → ready against expected_load_ms", "PR #39206", []ruleCase{
 			{"at the limit", []Check{perfLoadCheck(PerfLimit(50000, 0.8, StagePadMs), 50000, 0.8)}, PerfLoad, Pass, ""},
 			{"one ulp over", []Check{perfLoadCheck(up(PerfLimit(50000, 0.8, StagePadMs)), 50000, 0.8)}, PerfLoad, Fail, ""},
-			{"no expected_load_ms: recorded", []Check{perfLoadCheck(5000, math.NaN(), 0.8)}, PerfLoad, Skip, ""},
 			{"negative", []Check{perfLoadCheck(-1, 50000, 0.8)}, PerfLoad, Fail, "not a measurement"},
+		}},
+		// SGLang's test_missing_or_invalid_load_duration_fails and
+		// test_missing_or_invalid_load_baseline_fails (PR #39206, 2026-09-12), parametrized over
+		// None, 0, -1, nan and inf; a missing expected_load_ms is no longer a skip.
+		{"load time missing or invalid fails", "PR #39206 test_missing_or_invalid_load_duration_fails", []ruleCase{
+			{"missing", []Check{perfLoadCheck(math.NaN(), 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
+			{"zero", []Check{perfLoadCheck(0, 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
+			{"negative", []Check{perfLoadCheck(-1, 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
+			{"infinite", []Check{perfLoadCheck(math.Inf(1), 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
+		}},
+		{"load baseline missing or invalid fails", "PR #39206 test_missing_or_invalid_load_baseline_fails", []ruleCase{
+			{"missing", []Check{perfLoadCheck(4000, math.NaN(), 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
+			{"zero", []Check{perfLoadCheck(4000, 0, 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
+			{"negative", []Check{perfLoadCheck(4000, -1, 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
+			{"infinite", []Check{perfLoadCheck(4000, math.Inf(1), 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
 		}},
 	})
 	// The warning is visible: a note that says it is one, with the limit it went over.

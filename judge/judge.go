@@ -200,6 +200,15 @@ func (j *Config) realtime(in Input) []checks.Check {
 			cs = append(cs, checks.MissingScenario(j.File.Path, c.ID, baselines.Snippet(c.ID, in.Request)))
 		}
 	}
+	// The session's E2E, against the scenario's expected_e2e_ms, on every realtime case of a
+	// file that has its scenario (SGLang PR #39206: E2E on every case, run_perf_check=False
+	// included; realtime E2E over the whole session).
+	if j.File != nil {
+		if pb, found := j.File.Perf(c.ID, j.Tol, true); found {
+			pb.ROCm = j.ROCm
+			cs = append(cs, checks.RealtimeE2E(in.Request.RealtimeChunks, pb)...)
+		}
+	}
 	return cs
 }
 

@@ -15,6 +15,7 @@ import (
 type across struct {
 	shaped []shapedCase
 	noGT   []string // case ids
+	noCLIP []string // case ids whose CLIP check was skipped for want of a scorer
 }
 
 type shapedCase struct {
@@ -37,8 +38,30 @@ func acrossOf(l *checks.Result) across {
 		if d.NoGT && outputsChecked(c) {
 			a.noGT = append(a.noGT, c.ID)
 		}
+		if clipNotEnforced(c) {
+			a.noCLIP = append(a.noCLIP, c.ID)
+		}
 	}
 	return a
+}
+
+// clipNotEnforced reports whether a case compared its output with a ground truth but skipped
+// CLIP for want of a scorer, where SGLang would have enforced it.
+func clipNotEnforced(c *checks.CaseResult) bool {
+	for _, rr := range c.Requests {
+		for _, ck := range rr.Checks {
+			if ck.Name == checks.ConsistencyCLIP && ck.Status == checks.Skip && ck.Cause == checks.CLIPNotEnforced {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clipNotice is the one line per report that says where CLIP was not enforced.
+func clipNotice(ids []string) string {
+	return fmt.Sprintf("CLIP was not enforced in %s (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14; run --clip-scorer CMD (docs/consistency.md)",
+		words.Plural(len(ids), "case"))
 }
 
 func outputsChecked(c *checks.CaseResult) bool {
@@ -83,7 +106,7 @@ func shapeIcon(s checks.RepeatShape) string {
 // then, plainly, the cases that had no ground-truth check at all. Nothing when there is
 // nothing to say.
 func acrossRequests(b *strings.Builder, r *Report) {
-	var lines []string
+	var lines, noCLIP []string
 	multi := len(r.Lanes) > 1
 	for li := range r.Lanes {
 		l := &r.Lanes[li]
@@ -102,6 +125,12 @@ func acrossRequests(b *strings.Builder, r *Report) {
 			}
 			lines = append(lines, fmt.Sprintf("- ℹ️ No ground-truth check at all%s in %s: %s — their outputs were compared only with request 1 of the same server start", lane, words.Plural(len(a.noGT), "case"), strings.Join(ids, ", ")))
 		}
+		for _, id := range a.noCLIP {
+			noCLIP = append(noCLIP, code(id)+lane)
+		}
+	}
+	if len(noCLIP) > 0 {
+		lines = append(lines, "- ℹ️ "+escape(clipNotice(noCLIP))+": "+strings.Join(noCLIP, ", "))
 	}
 	if len(lines) == 0 {
 		return
@@ -115,7 +144,7 @@ func acrossRequests(b *strings.Builder, r *Report) {
 // acrossLines writes the same to the text table, after its problems.
 func acrossLines(b *bytes.Buffer, r *checks.Result) {
 	a := acrossOf(r)
-	if len(a.shaped) == 0 && len(a.noGT) == 0 {
+	if len(a.shaped) == 0 && len(a.noGT) == 0 && len(a.noCLIP) == 0 {
 		return
 	}
 	b.WriteByte('\n')
@@ -124,5 +153,8 @@ func acrossLines(b *bytes.Buffer, r *checks.Result) {
 	}
 	if len(a.noGT) > 0 {
 		fmt.Fprintf(b, "no ground-truth check at all: %s (compared only with request 1)\n", strings.Join(a.noGT, ", "))
+	}
+	if len(a.noCLIP) > 0 {
+		fmt.Fprintf(b, "%s: %s\n", clipNotice(a.noCLIP), strings.Join(a.noCLIP, ", "))
 	}
 }

@@ -90,3 +90,34 @@ func writingGT(c checks.CaseResult) checks.CaseResult {
 	c.Requests[0].Checks = append(c.Requests[0].Checks, checks.Passed(checks.GroundTruthWrite, "new gt/x_1gpu.png"))
 	return c
 }
+
+// TestCLIPNotEnforcedOnce: where CLIP was skipped for want of a scorer (SGLang always
+// enforces it), the report says so in one line per report, naming the cases of every lane,
+// however many requests skipped it.
+func TestCLIPNotEnforcedOnce(t *testing.T) {
+	noCLIP := func(id string) checks.CaseResult {
+		c := repeatCase(id, 0.99, 0.99, 1)
+		for i := range c.Requests {
+			ck := checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured")
+			ck.Cause = checks.CLIPNotEnforced
+			c.Requests[i].Checks = append(c.Requests[i].Checks, ck)
+		}
+		return c
+	}
+	a := checks.Result{Suite: "s", Lane: "base", Cases: []checks.CaseResult{noCLIP("fox"), repeatCase("ok", 0.99, 0.99, 1)}}
+	b := checks.Result{Suite: "s", Lane: "extra", Cases: []checks.CaseResult{noCLIP("wan")}}
+	checks.Finalize(&a)
+	checks.Finalize(&b)
+	md := renderMarkdown(&Report{Lanes: []checks.Result{a, b}}, 0)
+	want := "CLIP was not enforced in 2 cases (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14"
+	if n := strings.Count(md, "CLIP was not enforced"); n != 1 || !strings.Contains(md, want) || !strings.Contains(md, "`fox` (base), `wan` (extra)") {
+		t.Errorf("the CLIP notice appears %d times, want once with both cases:\n%s", n, md)
+	}
+	var table bytes.Buffer
+	if err := Table(&table, &a); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "CLIP was not enforced in 1 case (no CLIP scorer configured)") {
+		t.Errorf("the text table lacks the CLIP notice:\n%s", table.String())
+	}
+}

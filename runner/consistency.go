@@ -240,7 +240,9 @@ func compareGT(ctx context.Context, gt *compare.Cache, e baselines.GTEntry, out 
 // frames 0, N//2 and N−1 of a video (extracted as PNGs beside the output).
 func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result, lim checks.ConsistencyLimits) checks.Check {
 	if r.cons.clip == nil {
-		return checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured (run --clip-scorer CMD or DIFFUSION_CHECK_CLIP_SCORER; see docs/consistency.md)")
+		c := checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured (run --clip-scorer CMD or DIFFUSION_CHECK_CLIP_SCORER; see docs/consistency.md)")
+		c.Cause = checks.CLIPNotEnforced
+		return c
 	}
 	fail := func(err error) checks.Check {
 		return checks.Check{Name: checks.ConsistencyCLIP, Status: checks.Fail, Limit: checks.Float(lim.CLIP),

@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -85,12 +87,15 @@ func realtimeURL(base string) (string, error) {
 
 // realtimeInit is build_realtime_init_payload: the request's fields, then extra (which wins),
 // without nulls. first_frame is the input_reference file's bytes.
-func (c *client) realtimeInit(cs *suite.Case) (map[string]any, error) {
+func (c *client) realtimeInit(ctx context.Context, cs *suite.Case) (map[string]any, error) {
 	r := cs.Request
 	body := c.videoFields(r)
 	body["type"] = "init"
-	if r.InputReference != "" {
-		b, err := os.ReadFile(r.InputReference)
+	switch {
+	case suite.IsURL(r.InputReference):
+		body["first_frame"] = r.InputReference // the server fetches it, as SGLang's does
+	case r.InputReference != "":
+		b, err := inputfile.Read(ctx, r.InputReference, maxFirstFrameBytes)
 		if err != nil {
 			return nil, fmt.Errorf("realtime first frame: %w", err)
 		}
@@ -105,6 +110,9 @@ func (c *client) realtimeInit(cs *suite.Case) (map[string]any, error) {
 	return body, nil
 }
 
+// maxFirstFrameBytes bounds a realtime case's first frame file, read as untrusted input.
+const maxFirstFrameBytes = 64 << 20
+
 // realtimeSession holds what one session has received so far.
 type realtimeSession struct {
 	stats    []checks.ChunkStats
@@ -115,6 +123,7 @@ type realtimeSession struct {
 	raw      *os.File
 	written  int64
 	maxBytes int64
+	sent     time.Time // when the init message was sent: the session's E2E runs from here
 }
 
 // realtime runs one realtime session of case cs. The frames are kept losslessly as
@@ -126,7 +135,7 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 	if err != nil {
 		return reply{}, err
 	}
-	init, err := c.realtimeInit(cs)
+	init, err := c.realtimeInit(ctx, cs)
 	if err != nil {
 		return reply{}, err
 	}
@@ -158,6 +167,7 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 		rep.Chunks = s.stats
 		rep.ID = checks.RealtimeRecordID(s.stats)
 	}()
+	s.sent = time.Now()
 	if err := conn.Write(ctx, websocket.MessageBinary, msg); err != nil {
 		return reply{}, fmt.Errorf("realtime session %s: send init: %w", url, err)
 	}
@@ -198,7 +208,7 @@ func (s *realtimeSession) read(ctx context.Context, conn *websocket.Conn, want i
 			s.stats = append(s.stats, checks.ChunkStats{Index: *m.ChunkIndex, RequestID: m.RequestID, ContentType: m.ContentType,
 				NumFrames: m.NumFrames, RawBytes: m.RawBytes, WSPayloadBytes: m.WSPayloadBytes,
 				RequestPrepareMs: m.RequestPrepareMs, SchedulerForwardMs: m.SchedulerForwardMs, RawPayloadBuildMs: m.RawPayloadBuildMs,
-				RawWriteMs: m.RawWriteMs, WSWriteMs: m.WSWriteMs, ChunkTotalMs: m.ChunkTotalMs})
+				RawWriteMs: m.RawWriteMs, WSWriteMs: m.WSWriteMs, ChunkTotalMs: m.ChunkTotalMs, SessionMs: ms(time.Since(s.sent))})
 			continue
 		case "frame_batch":
 		case "frame_batch_header":

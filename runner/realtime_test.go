@@ -247,3 +247,32 @@ func FuzzRealtimeFrames(f *testing.F) {
 		}
 	})
 }
+
+// A first frame given as an http(s) URL goes into the init message as that string, as SGLang's
+// prepare_realtime_first_frame sends an image URL; a file's bytes are read bounded.
+func TestRealtimeInitFirstFrame(t *testing.T) {
+	cl := &client{model: "m"}
+	c := &suite.Case{Request: suite.Request{Size: "8x8", InputReference: "https://example.com/first.png"}, Realtime: &suite.Realtime{NumChunks: 1}}
+	body, err := cl.realtimeInit(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := body["first_frame"].(string); !ok || got != "https://example.com/first.png" {
+		t.Errorf("first_frame %#v, want the URL string", body["first_frame"])
+	}
+	p := filepath.Join(t.TempDir(), "first.png")
+	if err := os.WriteFile(p, []byte("png bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Request.InputReference = p
+	if body, err = cl.realtimeInit(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := body["first_frame"].([]byte); !ok || string(got) != "png bytes" {
+		t.Errorf("first_frame %#v, want the file's bytes", body["first_frame"])
+	}
+	c.Request.InputReference = t.TempDir() // a folder: refused, not read
+	if _, err := cl.realtimeInit(t.Context(), c); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a folder as first frame: %v", err)
+	}
+}

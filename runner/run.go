@@ -579,11 +579,14 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 		loadTime, warmup := srv.loadClock()
 		cr.Load = &checks.Load{DurationMs: ms(loadTime), WarmupMs: ms(warmup), ReadyMs: ms(load)}
 		endLoadMemory(srv, &cr)
-		r.logf("%s: server %s loaded in %s, warmed up in %s more, ready in %s (log %s)", c.ID, spec.Name,
-			loadTime.Round(time.Millisecond), warmup.Round(time.Millisecond), load.Round(time.Millisecond), srv.logPath)
+		r.logf("%s: server %s ready in %s (load %s, then warm-up %s; log %s)", c.ID, spec.Name,
+			load.Round(time.Millisecond), loadTime.Round(time.Millisecond), warmup.Round(time.Millisecond), srv.logPath)
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	cr.Load.SetLoadInclusive(cr.Requests)
+	if srv.dead() == "" && ctx.Err() == nil {
+		cr.Checks = append(cr.Checks, r.contractChecks(ctx, c, spec, srv)...)
+	}
 	cr.Skipped = checks.SkippedBy(cr.Requests)
 	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)

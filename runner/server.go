@@ -102,6 +102,9 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 	if b.Timing != "" {
 		args = append(args, "--timing", b.Timing)
 	}
+	if b.TaskType != "" {
+		args = append(args, "--task-type", b.TaskType)
+	}
 	if b.WarmupMs > 0 {
 		args = append(args, "--warmup-ms", strconv.FormatFloat(b.WarmupMs, 'f', -1, 64))
 	}

@@ -130,6 +130,7 @@ func keyTable() map[string][]key {
 			{name: "load_ms", kind: numberValue, least: zero, doc: "simulated model load time; default 50"},
 			{name: "warmup_ms", kind: numberValue, least: zero, doc: "server warm-up after the port is live, while /health answers 503; default one warm-up step"},
 			{name: "model", kind: scalarValue, doc: "model id it reports; default diffusion-check/reference"},
+			{name: "task_type", kind: scalarValue, enum: BuiltinTaskTypes(), doc: "task type /v1/models reports (SGLang's ModelTaskType name); T2V and T2I refuse an input_reference; default T2I, every input taken"},
 			{name: "perf_lag", kind: durationValue, doc: "delay before the performance.log record is written"},
 			{name: "timing", kind: scalarValue, enum: BuiltinTimings(), doc: "where the perf record's durations come from: measured (default) or computed (the same under any load)"},
 		},
@@ -182,6 +183,8 @@ func keyTable() map[string][]key {
 			{name: "output", kind: boolValue, doc: "require decodable output of the declared shape"},
 			{name: "ground_truth_required", kind: boolValue, doc: "a missing ground truth fails the case (SGLang's GT not found); false makes it a skip"},
 			{name: "repeat", kind: boolValue, doc: "compare every later request with request 1 (consistency.repeat)"},
+			{name: "models_api", kind: boolValue, doc: "check /v1/models and /v1/models/{id} as SGLang does (its run_models_api_check)"},
+			{name: "t2v_input_reference", kind: boolValue, doc: "check that a T2V model refuses an input_reference with 400 (SGLang's run_t2v_input_reference_check)"},
 		},
 		repeatObject: repeatTableKeys(),
 	}

@@ -284,6 +284,9 @@ func (d *decoder) builtin(server *object) *Builtin {
 		d.Addf(o.lineOf("warmup_ms"), strictdecode.Join(field, "warmup_ms"), "must not be negative, got %v", b.WarmupMs)
 	}
 	o.str("model", &b.Model)
+	if o.str("task_type", &b.TaskType) && !slices.Contains(BuiltinTaskTypes(), b.TaskType) {
+		d.Addf(o.lineOf("task_type"), strictdecode.Join(field, "task_type"), "want one of %s, got %q", strings.Join(BuiltinTaskTypes(), ", "), b.TaskType)
+	}
 	o.duration("perf_lag", &b.Lag, 0)
 	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {
 		d.Addf(o.lineOf("timing"), strictdecode.Join(field, "timing"), "want %s, got %q", strings.Join(BuiltinTimings(), " or "), b.Timing)
@@ -399,6 +402,10 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 			d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
 		}
 	}
+	if IsURL(c.Request.InputReference) && c.Realtime == nil {
+		d.Addf(o.line, strictdecode.Join(field, "request.input_reference"),
+			"a URL is sent only as a realtime case's first_frame (SGLang's prepare_realtime_first_frame); this case needs a file, got %q", c.Request.InputReference)
+	}
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
@@ -511,7 +518,7 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	if o.integer("num_frames", &r.NumFrames) {
 		o.atLeast("num_frames", r.NumFrames, 0)
 	}
-	if o.str("input_reference", &r.InputReference) && r.InputReference != "" {
+	if o.str("input_reference", &r.InputReference) && r.InputReference != "" && !IsURL(r.InputReference) {
 		r.InputReference = d.path(r.InputReference)
 		d.inputFile(o.lineOf("input_reference"), strictdecode.Join(field, "input_reference"), r.InputReference)
 	}
@@ -616,4 +623,6 @@ func (d *decoder) toggles(raw *yaml.Node, field string, t *Toggles) {
 	o.boolean("perf_record", &t.PerfRecord)
 	o.boolean("output", &t.Output)
 	o.boolean("repeat", &t.Repeat)
+	o.boolean("models_api", &t.ModelsAPI)
+	o.boolean("t2v_input_reference", &t.T2VInputReference)
 }

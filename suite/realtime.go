@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"net/url"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
@@ -87,4 +88,12 @@ func (d *decoder) realtimeThresholds(raw *yaml.Node, field string, ignore int) m
 		}
 	}
 	return out
+}
+
+// IsURL reports whether an input_reference is an http(s) URL: a realtime case sends it as
+// its first_frame string, as SGLang's prepare_realtime_first_frame does with an image URL
+// (realtime_consistency.py, pandalee99/sglang @ cce0a1244), and the server fetches it.
+func IsURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,4 +84,41 @@ func TestRealtimeCaseErrorsNameFileAndLine(t *testing.T) {
 			t.Errorf("errors (-want +got):\n%s", d)
 		}
 	})
+}
+
+// A realtime case's first frame may be an http(s) URL, sent as first_frame as SGLang's
+// prepare_realtime_first_frame sends an image URL (realtime_consistency.py, pandalee99/sglang
+// @ cce0a1244); a URL anywhere else is an error naming the line, since only a file can be sent.
+func TestRealtimeFirstFrameURL(t *testing.T) {
+	const url = "https://example.com/frames/first.png"
+	withRef := func(realtime bool) string {
+		s := `servers:
+  ref: {builtin: {}}
+cases:
+  - id: rt
+    server: ref
+    modality: video
+    request: {size: 8x8, input_reference: "` + url + `"}
+`
+		if realtime {
+			s += "    realtime: {num_chunks: 2}\n"
+		}
+		return s
+	}
+	s, err := Parse(filepath.Join(t.TempDir(), "suite.yaml"), []byte(withRef(true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Cases[0].Request.InputReference; got != url {
+		t.Errorf("input_reference %q, want the URL unchanged", got)
+	}
+	_, err = Parse(filepath.Join(t.TempDir(), "suite.yaml"), []byte(withRef(false)))
+	if err == nil || !strings.Contains(err.Error(), "suite.yaml:4: cases[0].request.input_reference: a URL is sent only as a realtime case's first_frame") {
+		t.Errorf("a URL in a non-realtime case: %v", err)
+	}
+	for in, want := range map[string]bool{url: true, "http://127.0.0.1:8000/a.png": true, "ftp://x/a.png": false, "frames/a.png": false, "https://": false, "file:///etc/passwd": false} {
+		if got := IsURL(in); got != want {
+			t.Errorf("IsURL(%q) = %v, want %v", in, got, want)
+		}
+	}
 }

@@ -110,6 +110,9 @@ type Builtin struct {
 	Faults []string // e.g. "crash-at=2", "slow-after=1:3"
 	StepMs float64  // time of one denoise step; default 2
 	LoadMs float64  // simulated model load time; default 50
+	// TaskType is the task type the reference server reports (`serve --task-type`); empty:
+	// T2I, every input taken.
+	TaskType string
 	// WarmupMs is the server warm-up after the port is live (/health answers 503
 	// meanwhile); 0: one warm-up step (`serve --warmup-ms`).
 	WarmupMs float64
@@ -123,6 +126,12 @@ type Builtin struct {
 // BuiltinTimings are the values of a builtin server's timing, the default first: those of
 // `serve --timing` (refserver.Timings, which a test of cmd compares with this list).
 func BuiltinTimings() []string { return []string{"measured", "computed"} }
+
+// BuiltinTaskTypes lists the task types a builtin server may report: SGLang's ModelTaskType
+// names (configs/pipeline_configs/base.py, pandalee99/sglang @ cce0a1244).
+func BuiltinTaskTypes() []string {
+	return []string{"T2I", "I2I", "TI2I", "T2V", "I2V", "TI2V", "I2M", "VLA_ACTION"}
+}
 
 // Readiness says how to tell that a server has started. Both may be set: either one suffices.
 type Readiness struct {
@@ -201,6 +210,9 @@ type Toggles struct {
 	GroundTruthRequired *bool
 	// Repeat compares every request k ≥ 2 with request 1 (consistency.repeat).
 	Repeat *bool
+	// ModelsAPI and T2VInputReference are SGLang's run_models_api_check and
+	// run_t2v_input_reference_check (testcase_configs.py, both True by default).
+	ModelsAPI, T2VInputReference *bool
 }
 
 // Enabled reports whether a toggle is on; an unset toggle is on.

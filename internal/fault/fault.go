@@ -36,6 +36,8 @@ type Set struct {
 	EmptyAt         int     // request K returns empty media
 	NoPerfRecord    bool    // no performance.log records are written
 	FailStartup     bool    // the server exits with an error before it is ready
+	ModelsAnyID     bool    // GET /v1/models/{id} answers every id with the model card, never 404
+	T2VTakesRef     bool    // a T2V model takes an input_reference instead of refusing it with 400
 
 	specs []string
 }
@@ -92,6 +94,8 @@ var kinds = []kind{
 	{"empty-at", request, func(f *Set, v value) { f.EmptyAt = v.k }},
 	{"no-perf-record", flagOnly, func(f *Set, _ value) { f.NoPerfRecord = true }},
 	{"fail-startup", flagOnly, func(f *Set, _ value) { f.FailStartup = true }},
+	{"models-any-id", flagOnly, func(f *Set, _ value) { f.ModelsAnyID = true }},
+	{"t2v-takes-reference", flagOnly, func(f *Set, _ value) { f.T2VTakesRef = true }},
 }
 
 // kind is one fault: its name, the value its spec takes, and the fields of Set it sets.

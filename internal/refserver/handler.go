@@ -79,6 +79,7 @@ func newHandler(cfg Config) *Handler {
 	mux.HandleFunc("GET /health_generate", h.health)
 	mux.HandleFunc("GET /liveness", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, statusOK) })
 	mux.HandleFunc("GET /v1/models", h.models)
+	mux.HandleFunc("GET /v1/models/{model...}", h.retrieveModel)
 	mux.HandleFunc("POST /v1/images/generations", h.images(parseGeneration))
 	mux.HandleFunc("POST /v1/images/edits", h.images(parseEdit))
 	mux.HandleFunc("POST /v1/videos", h.createVideo)
@@ -196,16 +197,6 @@ func (h *Handler) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, statusOK)
 }
 
-func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": h.cfg.Model, "object": "model", "created": 0, "owned_by": "diffusion-check",
-			"root": h.cfg.Model, "num_gpus": 1, "task_type": "T2I",
-		}},
-	})
-}
-
 type imageData struct {
 	B64JSON string `json:"b64_json"`
 }
@@ -320,6 +311,9 @@ const (
 func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 	number := h.next()
 	g, err := parseVideo(r, h.model)
+	if err == nil {
+		err = h.acceptsInputs(g)
+	}
 	if err != nil {
 		writeRequestError(w, err, !isMultipart(r))
 		return

@@ -39,6 +39,11 @@ type Config struct {
 	WarmupMs float64
 	// Model is the model id the server reports; default "diffusion-check/reference".
 	Model string
+	// TaskType is the task type /v1/models reports (SGLang's ModelTaskType name: T2I, T2V,
+	// TI2V, …); empty reports T2I and takes every input, as the reference model always has.
+	// A task type that takes no image input (T2V, T2I) refuses an input_reference as SGLang
+	// does (models.go).
+	TaskType string
 	// PerfLag delays each perf record until after its response (a test of the runner's wait);
 	// zero writes it before the response, as SGLang does.
 	PerfLag time.Duration

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/suite"
+)
+
+// contractTimeout bounds each request of the API contract checks (SGLang's
+// _CONTROL_API_TIMEOUT_SECS is of the same order), and contractBodyMax the body read.
+const (
+	contractTimeout = 30 * time.Second
+	contractBodyMax = 1 << 20
+)
+
+// contractChecks are the API checks SGLang's harness makes on every case after its
+// generation, unless the case turns them off (checks.models_api, checks.t2v_input_reference):
+// the /v1/models contract, and for a video case served by a T2V model, the refusal of an
+// input_reference. The answers are measured here, judged in package checks.
+func (r *run) contractChecks(ctx context.Context, c *suite.Case, spec *suite.Server, srv *server) []checks.Check {
+	models := suite.Enabled(c.Checks.ModelsAPI)
+	t2v := suite.Enabled(c.Checks.T2VInputReference) && c.Modality != suite.Image
+	if !models && !t2v {
+		return nil
+	}
+	var out []checks.Check
+	list := r.answer(ctx, srv, http.MethodGet, "/v1/models", nil)
+	if models {
+		a := checks.ModelsAnswers{List: list}
+		id := checks.ModelIDOf(list.Body)
+		if id != "" {
+			a.One = r.answer(ctx, srv, http.MethodGet, "/v1/models/"+pathEscapeModel(id), nil)
+		} else {
+			a.One = checks.Answer{Err: fmt.Errorf("no model id in /v1/models")}
+		}
+		a.Unknown = r.answer(ctx, srv, http.MethodGet, "/v1/models/non_existent_model", nil)
+		out = append(out, checks.ModelsAPI(a, checks.ModelsWant{ID: modelPath(spec), NumGPUs: numGPUs(spec)}))
+	}
+	if t2v && list.Err == nil && list.Status == http.StatusOK && checks.TaskTypeOf(list.Body) == "T2V" {
+		body := fmt.Sprintf(`{"prompt": %s, "input_reference": "dummy", "size": %s}`, strconv.Quote(cmpPrompt(c)), strconv.Quote(c.Request.Size))
+		out = append(out, checks.T2VInputReference(r.answer(ctx, srv, http.MethodPost, "/v1/videos", strings.NewReader(body))))
+	}
+	return out
+}
+
+// answer sends one contract request and reads at most contractBodyMax of the answer.
+func (r *run) answer(ctx context.Context, srv *server, method, p string, body io.Reader) checks.Answer {
+	ctx, cancel := context.WithTimeout(ctx, contractTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, srv.baseURL+p, body)
+	if err != nil {
+		return checks.Answer{Err: err}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.opts.HTTPClient.Do(req)
+	if err != nil {
+		return checks.Answer{Err: err}
+	}
+	defer func() { _ = resp.Body.Close() }() // the body was read; a close error changes nothing
+	b, err := io.ReadAll(io.LimitReader(resp.Body, contractBodyMax))
+	if err != nil {
+		return checks.Answer{Status: resp.StatusCode, Err: fmt.Errorf("read the answer: %w", err)}
+	}
+	return checks.Answer{Status: resp.StatusCode, Body: b}
+}
+
+// pathEscapeModel escapes each segment of a model path ("black-forest-labs/FLUX.1-dev"),
+// which SGLang's route takes whole ({model:path}).
+func pathEscapeModel(id string) string {
+	parts := strings.Split(id, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return path.Join(parts...)
+}
+
+// modelPath is the model the server serves: the builtin server's model, or the value of
+// --model-path (or --served-model-name, which SGLang reports instead) in the server's
+// command; "" when the command does not say.
+func modelPath(spec *suite.Server) string {
+	if spec.Builtin != nil {
+		return spec.Builtin.Model
+	}
+	model := flagValue(spec.Command, "--model-path")
+	if served := flagValue(spec.Command, "--served-model-name"); served != "" {
+		model = served
+	}
+	return model
+}
+
+// numGPUs is the server's --num-gpus (SGLang's default 1).
+func numGPUs(spec *suite.Server) int {
+	if n, err := strconv.Atoi(flagValue(spec.Command, "--num-gpus")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+// flagValue is the value of a flag in argv, as "--flag value" or "--flag=value"; "" when
+// absent.
+func flagValue(argv []string, flag string) string {
+	for i, a := range argv {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+		if a == flag && i+1 < len(argv) {
+			return argv[i+1]
+		}
+	}
+	return ""
+}
+
+func cmpPrompt(c *suite.Case) string {
+	if c.Request.Prompt != "" {
+		return c.Request.Prompt
+	}
+	return "test"
+}
