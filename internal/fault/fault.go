@@ -34,6 +34,8 @@ type Set struct {
 	EmptyAt         int     // request K returns empty media
 	NoPerfRecord    bool    // no performance.log records are written
 	FailStartup     bool    // the server exits with an error before it is ready
+	LogFloodMiB     float64 // the server logs this much (1 KiB lines) while it loads
+	LogLineMiB      float64 // the server logs one line this long while it loads
 
 	specs []string
 }
@@ -89,6 +91,8 @@ var kinds = []kind{
 	{"empty-at", request, func(f *Set, v value) { f.EmptyAt = v.k }},
 	{"no-perf-record", flagOnly, func(f *Set, _ value) { f.NoPerfRecord = true }},
 	{"fail-startup", flagOnly, func(f *Set, _ value) { f.FailStartup = true }},
+	{"log-flood", mebibytes, func(f *Set, v value) { f.LogFloodMiB = v.x }},
+	{"log-line", mebibytes, func(f *Set, v value) { f.LogLineMiB = v.x }},
 }
 
 // kind is one fault: its name, the value its spec takes, and the fields of Set it sets.
