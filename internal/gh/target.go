@@ -67,6 +67,7 @@ func (g *Client) Target(ctx context.Context, trusted Event, uploaded *Event) (Ta
 func (g *Client) pullForCommit(ctx context.Context, sha, headRepo string) (int, string, error) {
 	opts := &github.ListOptions{PerPage: 100}
 	var found []int
+	pages := newPager(fmt.Sprintf("pull requests of %s in %s/%s", shortSHA(sha), g.Owner, g.Repo))
 	for {
 		page, resp, err := g.API.PullRequests.ListPullRequestsWithCommit(ctx, g.Owner, g.Repo, sha, opts)
 		if err != nil {
@@ -80,10 +81,14 @@ func (g *Client) pullForCommit(ctx context.Context, sha, headRepo string) (int, 
 			}
 			found = append(found, pr.GetNumber())
 		}
-		if resp.NextPage == 0 {
+		next, err := pages.next(opts.Page, resp)
+		if err != nil {
+			return 0, "", err
+		}
+		if next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		opts.Page = next
 	}
 	switch len(found) {
 	case 0:
