@@ -199,15 +199,20 @@ func Make(suiteName, lane string, items []Item, n int) *Plan {
 
 // split is one attempt of Make at exactly n partitions.
 func split(suiteName, lane string, items []Item, n int) *Plan {
-	parts := make([][]Item, n)
+	parts := make([]*part, n)
+	for i := range parts {
+		parts[i] = newPart()
+	}
 	for _, chunk := range chunks(items, n) {
-		best := 0
-		for i := range parts {
-			if load(append(slices.Clip(parts[i]), chunk...)) < load(append(slices.Clip(parts[best]), chunk...)) {
-				best = i
+		best, bestLoad := 0, 0.0
+		for i, pt := range parts {
+			if l := pt.load + pt.chunkCost(chunk); i == 0 || l < bestLoad {
+				best, bestLoad = i, l
 			}
 		}
-		parts[best] = append(parts[best], chunk...)
+		for _, it := range chunk {
+			parts[best].add(it)
+		}
 	}
 	improve(parts)
 	p := &Plan{Schema: Schema, Suite: suiteName, Lane: lane, Total: n, Items: items}
@@ -219,7 +224,8 @@ func split(suiteName, lane string, items []Item, n int) *Plan {
 		}
 	}
 	var total float64
-	for i, part := range parts {
+	for i, pt := range parts {
+		part := pt.items
 		slices.SortFunc(part, func(a, b Item) int { return order[a.Case] - order[b.Case] })
 		pp := Partition{Index: i, EstimatedS: round1(load(part)), ServerStarts: starts(part)}
 		for _, it := range part {
@@ -235,6 +241,85 @@ func split(suiteName, lane string, items []Item, n int) *Plan {
 	p.IdealS = round1(total / float64(n))
 	p.seal()
 	return p
+}
+
+// part is one partition being planned: its items, its load, and how many cases of each reuse
+// server it holds, so that what a case costs there (cost) is known in constant time and a
+// plan of 20,000 cases takes as many steps as their count, not its square.
+type part struct {
+	items []Item
+	load  float64
+	reuse map[string]int
+}
+
+func newPart() *part { return &part{reuse: map[string]int{}} }
+
+// cost is what it costs to add it here: its run, plus a server start unless it is a reuse
+// case whose server a case here (other than one of skip, a reuse case being taken out)
+// already started.
+func (p *part) cost(it Item, skip *Item) float64 {
+	if it.Reuse {
+		n := p.reuse[it.Server]
+		if skip != nil && skip.Reuse && skip.Server == it.Server {
+			n--
+		}
+		if n > 0 {
+			return it.RunS
+		}
+	}
+	return it.RunS + it.StartS
+}
+
+// chunkCost is what adding all of chunk costs here.
+func (p *part) chunkCost(chunk []Item) float64 {
+	var c float64
+	var started map[string]bool
+	for _, it := range chunk {
+		if it.Reuse && p.reuse[it.Server] == 0 {
+			if started[it.Server] {
+				c += it.RunS
+				continue
+			}
+			if started == nil {
+				started = map[string]bool{}
+			}
+			started[it.Server] = true
+		}
+		c += p.cost(it, nil)
+	}
+	return c
+}
+
+func (p *part) add(it Item) {
+	p.load += p.cost(it, nil)
+	p.items = append(p.items, it)
+	if it.Reuse {
+		p.reuse[it.Server]++
+	}
+}
+
+// remove takes out items[i].
+func (p *part) remove(i int) Item {
+	it := p.items[i]
+	p.load -= p.cost(it, &it)
+	p.items = slices.Delete(p.items, i, i+1)
+	if it.Reuse {
+		p.reuse[it.Server]--
+	}
+	return it
+}
+
+// byCost is the order of p's items by what they cost alone (run and start), for the search
+// of a swap partner.
+func (p *part) byCost() []int {
+	idx := make([]int, len(p.items))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(p.items[a].RunS+p.items[a].StartS, p.items[b].RunS+p.items[b].StartS), cmp.Compare(p.items[a].Case, p.items[b].Case))
+	})
+	return idx
 }
 
 // chunks groups the items for the first placement, largest first: a reuse server's cases form
@@ -263,21 +348,30 @@ func chunks(items []Item, n int) [][]Item {
 			continue
 		}
 		k = min(k, len(c), n)
-		sub := make([][]Item, k)
+		sub := make([]*part, k)
+		for i := range sub {
+			sub[i] = newPart()
+		}
 		sorted := slices.Clone(c)
 		slices.SortStableFunc(sorted, func(a, b Item) int { return cmpDesc(a.RunS, b.RunS, a.Case, b.Case) })
 		for _, it := range sorted {
 			best := 0
 			for i := range sub {
-				if load(sub[i]) < load(sub[best]) {
+				if sub[i].load < sub[best].load {
 					best = i
 				}
 			}
-			sub[best] = append(sub[best], it)
+			sub[best].add(it)
 		}
-		split = append(split, sub...)
+		for _, pt := range sub {
+			split = append(split, pt.items)
+		}
 	}
-	slices.SortStableFunc(split, func(a, b []Item) int { return cmpDesc(load(a), load(b), a[0].Case, b[0].Case) })
+	loads := make(map[*Item]float64, len(split))
+	for _, c := range split {
+		loads[&c[0]] = load(c)
+	}
+	slices.SortStableFunc(split, func(a, b []Item) int { return cmpDesc(loads[&a[0]], loads[&b[0]], a[0].Case, b[0].Case) })
 	return split
 }
 
@@ -295,38 +389,54 @@ func cmpDesc(a, b float64, ida, idb string) int {
 	return 0
 }
 
+// swapWindow is how many cases on each side of the ideal partner improve tries for a swap:
+// the partner that balances two partitions best costs about half their difference, and
+// among cases sorted by cost it sits next to where that half falls.
+const swapWindow = 3
+
 // improve moves or swaps single cases out of the longest partition while that shortens it.
-// Loads are kept per partition and candidate moves are priced by what they add and take
-// away, so a round costs no allocation.
-func improve(parts [][]Item) {
+// A move is tried to every partition; a swap with the few cases of each partition whose cost
+// is nearest the one that would balance the two (swapWindow), found by binary search among
+// them sorted by cost, so that a round costs the longest partition's cases times the
+// partitions, not times every case.
+func improve(parts []*part) {
 	const eps = 1e-9
-	loads := make([]float64, len(parts))
-	for i := range parts {
-		loads[i] = load(parts[i])
+	order := make([][]int, len(parts))
+	for i, pt := range parts {
+		order[i] = pt.byCost()
 	}
 	for round := 0; round < 10000; round++ {
 		longest := 0
-		for i := range parts {
-			if loads[i] > loads[longest]+eps {
+		for i, pt := range parts {
+			if pt.load > parts[longest].load+eps {
 				longest = i
 			}
 		}
 		p := parts[longest]
-		bestMax, bestQ, bestA, bestB := loads[longest], -1, -1, -1
-		for a := range p {
-			without := loads[longest] - addCost(p, a, p[a])
+		bestMax, bestQ, bestA, bestB := p.load, -1, -1, -1
+		for a := range p.items {
+			ia := p.items[a]
+			without := p.load - p.cost(ia, &ia)
 			for q, qs := range parts {
 				if q == longest {
 					continue
 				}
+				inQ := qs.cost(ia, nil)
 				// Move a to q.
-				if m := max(without, loads[q]+addCost(qs, -1, p[a])); m < bestMax-eps {
+				if m := max(without, qs.load+inQ); m < bestMax-eps {
 					bestMax, bestQ, bestA, bestB = m, q, a, -1
 				}
-				// Swap a with b of q.
-				for b := range qs {
-					p2 := without + addCost(p, a, qs[b])
-					q2 := loads[q] - addCost(qs, b, qs[b]) + addCost(qs, b, p[a])
+				// Swap a with b of q: b near half of what q would then exceed a's side by.
+				target := (qs.load + inQ - without) / 2
+				ord := order[q]
+				at, _ := slices.BinarySearchFunc(ord, target, func(i int, t float64) int {
+					return cmp.Compare(qs.items[i].RunS+qs.items[i].StartS, t)
+				})
+				for k := max(at-swapWindow, 0); k < min(at+swapWindow, len(ord)); k++ {
+					b := ord[k]
+					ib := qs.items[b]
+					p2 := without + p.cost(ib, &ia)
+					q2 := qs.load - qs.cost(ib, &ib) + qs.cost(ia, &ib)
 					if m := max(p2, q2); m < bestMax-eps {
 						bestMax, bestQ, bestA, bestB = m, q, a, b
 					}
@@ -336,47 +446,24 @@ func improve(parts [][]Item) {
 		if bestQ < 0 {
 			return
 		}
-		a := parts[longest][bestA]
-		parts[longest] = remove(parts[longest], bestA)
+		q := parts[bestQ]
+		a := p.remove(bestA)
 		if bestB >= 0 {
-			b := parts[bestQ][bestB]
-			parts[bestQ] = remove(parts[bestQ], bestB)
-			parts[longest] = append(parts[longest], b)
+			p.add(q.remove(bestB))
 		}
-		parts[bestQ] = append(parts[bestQ], a)
-		loads[longest], loads[bestQ] = load(parts[longest]), load(parts[bestQ])
+		q.add(a)
+		order[longest], order[bestQ] = p.byCost(), q.byCost()
 	}
-}
-
-// addCost is what it costs to add it to part, leaving out part[skip] (skip < 0: nothing): its
-// run, plus a server start unless it is a reuse case whose server another case there started.
-// addCost(part, i, part[i]) is what taking part[i] out saves.
-func addCost(part []Item, skip int, it Item) float64 {
-	if it.Reuse {
-		for j, o := range part {
-			if j != skip && o.Reuse && o.Server == it.Server {
-				return it.RunS
-			}
-		}
-	}
-	return it.RunS + it.StartS
-}
-
-// remove returns a copy of s without element i.
-func remove(s []Item, i int) []Item {
-	out := make([]Item, 0, len(s)-1)
-	out = append(out, s[:i]...)
-	return append(out, s[i+1:]...)
 }
 
 // load is the estimated wall time of running items in one job: every case's run, one start per
 // case of a server without reuse, one start per reuse server present.
 func load(items []Item) float64 {
-	var s float64
-	for i, it := range items {
-		s += addCost(items[:i], -1, it)
+	p := newPart()
+	for _, it := range items {
+		p.add(it)
 	}
-	return s
+	return p.load
 }
 
 func starts(items []Item) int {

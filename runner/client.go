@@ -378,14 +378,51 @@ type limitedBody struct {
 func (l *limitedBody) Read(p []byte) (int, error) {
 	if l.left <= 0 {
 		var one [1]byte
-		if n, _ := l.r.Read(one[:]); n > 0 {
+		n, err := l.r.Read(one[:])
+		if n > 0 {
 			return 0, errTooLarge
 		}
-		return l.r.Read(p[:0])
+		return 0, err // io.EOF: the body ended at the cap
 	}
 	n, err := l.r.Read(p[:min(int64(len(p)), l.left)])
 	l.left -= int64(n)
 	return n, err
+}
+
+// readChunk is the piece readCapped reads a body in.
+const readChunk = 1 << 20
+
+// readCapped reads all of r (a limitedBody) into memory holding no more than what it read
+// (plus one chunk): the pieces are fixed-size chunks, never a buffer that doubles, so an
+// endless body stopped at the cap has cost the cap, not 2–4 times it (io.ReadAll's growth and
+// the garbage of its earlier buffers); a body that ends is joined once, into a slice of its
+// exact size. size is the Content-Length, when known (-1 otherwise), to read into one slice.
+func readCapped(r io.Reader, size int64) ([]byte, error) {
+	if size >= 0 && size < readChunk {
+		return io.ReadAll(r)
+	}
+	var chunks [][]byte
+	total := 0
+	for {
+		c := make([]byte, readChunk)
+		n, err := io.ReadFull(r, c)
+		if n > 0 {
+			chunks = append(chunks, c[:n])
+			total += n
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, 0, total)
+	for i, c := range chunks {
+		out = append(out, c...)
+		chunks[i] = nil // each chunk can go once copied
+	}
+	return out, nil
 }
 
 // fileWriter wraps the errors of the file side of io.Copy, to tell a full disk apart from a
@@ -496,7 +533,7 @@ func (c *client) body(req *http.Request) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	limit := min(c.limit(), maxJSON)
-	b, err := io.ReadAll(&limitedBody{r: resp.Body, left: limit})
+	b, err := readCapped(&limitedBody{r: resp.Body, left: limit}, resp.ContentLength)
 	switch {
 	case errors.Is(err, errTooLarge):
 		return nil, &tooLargeError{Method: req.Method, URL: req.URL.Path, Limit: limit}

@@ -472,9 +472,13 @@ func (r *run) diskError(rr *checks.RequestResult, cr *checks.CaseResult) {
 
 // reportUnsaved says, in one block at the end of the run, everything that could not be
 // written: results.json itself (werr), request lines missing from requests.jsonl, server
-// output missing from the logs.
+// output missing from the logs; and each server log that was cut to its caps.
 func (r *run) reportUnsaved(werr error) {
 	for _, s := range r.servers {
+		// Not lost, but not all kept: the server's log was cut to its caps.
+		if c := s.log.cutNote(); c != "" {
+			r.logf("server log %s cut: %s", s.logPath, c)
+		}
 		if u := s.log.unsaved(); u != "" {
 			r.unsaved = append(r.unsaved, s.logPath+": "+u)
 		}

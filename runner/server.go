@@ -37,6 +37,18 @@ var fatalPatterns = []string{
 // tailLines is how many log lines a server keeps for failure details.
 const tailLines = 40
 
+// A server's log (server.log) is capped: it keeps the first logHeadBytes of the server's
+// output and, when there is more, a line saying how much was cut and the last logTailBytes
+// (held in memory until the server ends); a line longer than logLineBytes keeps its first
+// logLineBytes and says how many bytes of it were cut. So a server that writes 1 GB, or a
+// 2 GiB line, costs at most 32 MiB of disk and 16 MiB of memory, and the run says it cut
+// (docs/reliability.md).
+const (
+	logHeadBytes = 16 << 20
+	logTailBytes = 16 << 20
+	logLineBytes = 64 << 10
+)
+
 // server is one running server process under test, in its own process group.
 type server struct {
 	spec       *suite.Server
@@ -474,6 +486,7 @@ func serverEnviron(environ []string) []string {
 
 // logWatch writes the server's output to its log file while watching it line by line for
 // the readiness marker and crash patterns, and keeps the last lines for failure details.
+// What it writes to the file is capped (logHeadBytes, logTailBytes, logLineBytes).
 type logWatch struct {
 	mu   sync.Mutex
 	file io.WriteCloser
@@ -486,7 +499,10 @@ type logWatch struct {
 	ready    chan struct{}
 	seen     bool
 	fatal    string
-	part     []byte
+	part     []byte // the current line, up to logLineBytes of it, while it is not watched
+	lineLen  int    // bytes of the current line kept (at most logLineBytes)
+	lineCut  int64  // bytes of the current line past logLineBytes, not kept
+	watched  bool   // the current line reached logLineBytes and was watched then
 	tail     []string
 	closed   bool
 	mirror   io.Writer // nil: lines go only to the file
@@ -494,6 +510,18 @@ type logWatch struct {
 	// the server listens elsewhere instead ("" while none).
 	port  int
 	moved string
+
+	// total is every byte of output; written what went to the file's head. Past the head,
+	// output goes to ring (the last logTailBytes, ringAt the next byte to write, ringFull
+	// once it wrapped), written after a cut line when the log is closed. cutLines counts
+	// the lines cut to logLineBytes, cutLineBytes the bytes they lost.
+	total, written int64
+	stored         int64 // bytes of output and line-cut notes, the file's if nothing were cut
+	ring           []byte
+	ringAt         int
+	ringFull       bool
+	cutLines       int
+	cutLineBytes   int64
 }
 
 func newLogWatch(f io.WriteCloser, marker string) *logWatch {
@@ -505,29 +533,86 @@ func newLogWatch(f io.WriteCloser, marker string) *logWatch {
 func (l *logWatch) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.closed {
-		if n, err := l.file.Write(p); err != nil {
-			l.dropped += int64(len(p) - n)
+	l.total += int64(len(p))
+	for data := p; len(data) > 0; {
+		i := bytes.IndexByte(data, '\n')
+		seg := data
+		if i >= 0 {
+			seg = data[:i]
+		}
+		keep := seg[:min(len(seg), logLineBytes-l.lineLen)]
+		l.part = append(l.part, keep...)
+		l.lineLen += len(keep)
+		l.keep(keep)
+		l.lineCut += int64(len(seg) - len(keep))
+		if l.lineLen == logLineBytes && !l.watched {
+			// A line that may never end is watched at its cap, and not held.
+			l.line(string(l.part))
+			l.part, l.watched = l.part[:0], true
+		}
+		if i < 0 {
+			break
+		}
+		l.endLine(true)
+		data = data[i+1:]
+	}
+	return len(p), nil
+}
+
+// endLine ends the current line: in the file (with a note when it was cut, and its line
+// break when it had one) and for the watch.
+func (l *logWatch) endLine(newline bool) {
+	if l.lineCut > 0 {
+		l.keep(fmt.Appendf(nil, " … [diffusion-check: %d bytes of this line cut, past %d KiB]", l.lineCut, logLineBytes>>10))
+		l.cutLines++
+		l.cutLineBytes += l.lineCut
+	}
+	if newline {
+		l.keep([]byte{'\n'})
+	}
+	if !l.watched {
+		l.line(string(bytes.TrimRight(l.part, "\r")))
+	}
+	l.part, l.lineLen, l.lineCut, l.watched = l.part[:0], 0, 0, false
+}
+
+// keep stores output bytes: in the file up to logHeadBytes, then in the tail ring.
+func (l *logWatch) keep(b []byte) {
+	if l.closed || len(b) == 0 {
+		return
+	}
+	l.stored += int64(len(b))
+	if room := logHeadBytes - l.written; room > 0 {
+		head := b[:min(int64(len(b)), room)]
+		l.written += int64(len(head))
+		if n, err := l.file.Write(head); err != nil {
+			l.dropped += int64(len(head) - n)
 			if l.writeErr == nil {
 				l.writeErr = err
 			}
 		}
-	}
-	l.part = append(l.part, p...)
-	for {
-		i := bytes.IndexByte(l.part, '\n')
-		if i < 0 {
-			break
+		b = b[len(head):]
+		if len(b) == 0 {
+			return
 		}
-		l.line(string(bytes.TrimRight(l.part[:i], "\r")))
-		l.part = l.part[i+1:]
 	}
-	// A line that never ends must not grow without bound.
-	if len(l.part) > 64<<10 {
-		l.line(string(l.part))
-		l.part = l.part[:0]
+	if l.ring == nil {
+		l.ring = make([]byte, logTailBytes)
+		if l.mirror != nil {
+			_, _ = fmt.Fprintf(l.mirror, "│ … [diffusion-check: the server log is past %d MiB; the rest is not shown here, and server.log keeps its last %d MiB]\n", logHeadBytes>>20, logTailBytes>>20)
+		}
 	}
-	return len(p), nil
+	if len(b) >= len(l.ring) {
+		copy(l.ring, b[len(b)-len(l.ring):])
+		l.ringAt, l.ringFull = 0, true
+		return
+	}
+	n := copy(l.ring[l.ringAt:], b)
+	if n < len(b) {
+		copy(l.ring, b[n:])
+		l.ringFull = true
+	}
+	l.ringAt = (l.ringAt + len(b)) % len(l.ring)
 }
 
 func (l *logWatch) line(s string) {
@@ -536,7 +621,7 @@ func (l *logWatch) line(s string) {
 		l.tail = l.tail[:tailLines-1]
 	}
 	l.tail = append(l.tail, s)
-	if l.mirror != nil {
+	if l.mirror != nil && l.ring == nil {
 		// Best effort: the file holds the log whatever happens to the copy. The prefix keeps
 		// a server's line from reading as a workflow command ("::...") in an Actions log.
 		_, _ = fmt.Fprintf(l.mirror, "│ %s\n", s)
@@ -545,7 +630,7 @@ func (l *logWatch) line(s string) {
 		l.seen = true
 		close(l.ready)
 	}
-	if l.moved == "" && l.port != 0 {
+	if l.moved == "" && l.port != 0 && strings.Contains(s, "was unavailable") {
 		// Only a move of the HTTP port matters: settle_port logs the same words for the
 		// scheduler and master ports, which start elsewhere.
 		if m := portMoved.FindStringSubmatch(s); m != nil && m[1] == strconv.Itoa(l.port) {
@@ -565,15 +650,52 @@ func (l *logWatch) line(s string) {
 func (l *logWatch) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.part) > 0 {
-		l.line(string(l.part))
-		l.part = nil
+	if l.lineLen > 0 || l.lineCut > 0 {
+		l.endLine(false)
+	}
+	if l.ring != nil && !l.closed {
+		// The tail, from its first whole line, after a line that says what was cut.
+		tail := l.ring[:l.ringAt]
+		if l.ringFull {
+			tail = append(slices.Clone(l.ring[l.ringAt:]), l.ring[:l.ringAt]...)
+		}
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 && i+1 < len(tail) {
+			tail = tail[i+1:]
+		}
+		note := fmt.Sprintf("\n… [diffusion-check: %d bytes of server output cut here: server.log keeps the first %d MiB and the last %d MiB]\n", l.stored-l.written-int64(len(tail)), logHeadBytes>>20, logTailBytes>>20)
+		for _, b := range [][]byte{[]byte(note), tail} {
+			if n, err := l.file.Write(b); err != nil {
+				l.dropped += int64(len(b) - n)
+				if l.writeErr == nil {
+					l.writeErr = err
+				}
+			}
+		}
+		l.ring = nil
 	}
 	l.closed = true
 	if err := l.file.Close(); err != nil && l.writeErr == nil {
 		l.writeErr = err // a failed close can lose what was written: unsaved says so
 	}
 }
+
+// cutNote says how the log file was cut (logHeadBytes, logTailBytes, logLineBytes), for the
+// run to tell; "" when nothing was.
+func (l *logWatch) cutNote() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var parts []string
+	if between := l.stored - l.written - logTailBytes; l.written >= logHeadBytes && between > 0 {
+		parts = append(parts, fmt.Sprintf("the server wrote %s; the log keeps its first %d MiB and its last %d MiB, and says where %s were cut", mib(l.total), logHeadBytes>>20, logTailBytes>>20, mib(between)))
+	}
+	if l.cutLines > 0 {
+		parts = append(parts, fmt.Sprintf("%d lines longer than %d KiB kept their first %d KiB (%s cut)", l.cutLines, logLineBytes>>10, logLineBytes>>10, mib(l.cutLineBytes)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// mib is a byte count in MiB, for people.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // unsaved says how much of the server's output is missing from its log file, and why; ""
 // when nothing is.

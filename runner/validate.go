@@ -128,6 +128,15 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 		var info media.Info
 		var err error
 		if c.Modality == suite.Image {
+			if hp, w, h := headerShapeProblems(c, p); len(hp) > 0 {
+				if k == 0 {
+					rr.Output.Width, rr.Output.Height = w, h
+				}
+				for _, q := range hp {
+					problems = append(problems, q+" (read from its header; not decoded)")
+				}
+				continue
+			}
 			info, err = r.opts.Probe(ctx, p)
 		} else {
 			info, err = decoded.Output(ctx, p)

@@ -38,6 +38,8 @@ type Set struct {
 	FailStartup     bool    // the server exits with an error before it is ready
 	ModelsAnyID     bool    // GET /v1/models/{id} answers every id with the model card, never 404
 	T2VTakesRef     bool    // a T2V model takes an input_reference instead of refusing it with 400
+	LogFloodMiB     float64 // the server logs this much (1 KiB lines) while it loads
+	LogLineMiB      float64 // the server logs one line this long while it loads
 
 	specs []string
 }
@@ -96,6 +98,8 @@ var kinds = []kind{
 	{"fail-startup", flagOnly, func(f *Set, _ value) { f.FailStartup = true }},
 	{"models-any-id", flagOnly, func(f *Set, _ value) { f.ModelsAnyID = true }},
 	{"t2v-takes-reference", flagOnly, func(f *Set, _ value) { f.T2VTakesRef = true }},
+	{"log-flood", mebibytes, func(f *Set, v value) { f.LogFloodMiB = v.x }},
+	{"log-line", mebibytes, func(f *Set, v value) { f.LogLineMiB = v.x }},
 }
 
 // kind is one fault: its name, the value its spec takes, and the fields of Set it sets.

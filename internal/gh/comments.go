@@ -73,6 +73,7 @@ func (g *Client) comments(ctx context.Context, number int, marker string) ([]*gi
 	}
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	var ours []*github.IssueComment
+	pages := newPager(fmt.Sprintf("comments of %s/%s#%d", g.Owner, g.Repo, number))
 	for {
 		page, resp, err := g.API.Issues.ListComments(ctx, g.Owner, g.Repo, number, opts)
 		if err != nil {
@@ -83,10 +84,14 @@ func (g *Client) comments(ctx context.Context, number int, marker string) ([]*gi
 				ours = append(ours, c)
 			}
 		}
-		if resp.NextPage == 0 {
+		next, err := pages.next(opts.Page, resp)
+		if err != nil {
+			return nil, err
+		}
+		if next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		opts.Page = next
 	}
 	slices.SortStableFunc(ours, func(a, b *github.IssueComment) int {
 		return cmp.Or(a.GetCreatedAt().Compare(b.GetCreatedAt().Time), cmp.Compare(a.GetID(), b.GetID()))

@@ -20,6 +20,7 @@ func (g *Client) PullFiles(ctx context.Context, number int) (paths []string, com
 	opts := &github.ListOptions{PerPage: 100}
 	files := 0
 	seen := map[string]bool{}
+	pages := newPager(fmt.Sprintf("files of %s/%s#%d", g.Owner, g.Repo, number))
 	for {
 		page, resp, err := g.API.PullRequests.ListFiles(ctx, g.Owner, g.Repo, number, opts)
 		if err != nil {
@@ -34,10 +35,14 @@ func (g *Client) PullFiles(ctx context.Context, number int) (paths []string, com
 				}
 			}
 		}
-		if resp.NextPage == 0 || files >= MaxPullFiles {
+		next, err := pages.next(opts.Page, resp)
+		if err != nil {
+			return nil, false, err
+		}
+		if next == 0 || files >= MaxPullFiles {
 			break
 		}
-		opts.Page = resp.NextPage
+		opts.Page = next
 	}
 	return paths, files < MaxPullFiles, nil
 }

@@ -87,6 +87,21 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: gave up after %d attempts: %w", req.Method, req.URL.Path, attempt+1, err)
 			}
+			if status == http.StatusForbidden || status == http.StatusTooManyRequests {
+				// A rate limit that outlasts the budget is the cause: handing on the 403 would
+				// read as missing permissions.
+				rl := &RateLimitError{Method: req.Method, Path: req.URL.Path, Status: status, Attempts: attempt + 1,
+					RetryAfter: resp.Header.Get("Retry-After"), Reset: resp.Header.Get("X-RateLimit-Reset"), Wait: wait, Left: maxElapsed - waited}
+				if hasDeadline {
+					rl.Left = min(rl.Left, max(deadline.Sub(now()), 0))
+				}
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+				resp.Body.Close()
+				if cancel != nil {
+					cancel()
+				}
+				return nil, rl
+			}
 			return withCancel(resp, cancel), nil
 		}
 		if resp != nil {
@@ -156,8 +171,38 @@ func withCancel(resp *http.Response, cancel context.CancelFunc) *http.Response {
 	return resp
 }
 
+// RateLimitError is a request GitHub kept refusing for its rate limit (429, or a 403 that
+// is one) until the next wait it asked for would pass the retry budget: the cause, with
+// what GitHub said, instead of a 403 that reads as missing permissions.
+type RateLimitError struct {
+	Method, Path      string
+	Status, Attempts  int
+	RetryAfter, Reset string        // the headers as GitHub sent them ("" when absent)
+	Wait              time.Duration // the next wait, as asked (clamped to maxRetryAfter)
+	Left              time.Duration // what was left of the retry budget
+}
+
+// Error says that GitHub rate-limited the request, what it asked, and why the wait was not
+// made.
+func (e *RateLimitError) Error() string {
+	asked := "backing off"
+	switch {
+	case e.RetryAfter != "":
+		asked = fmt.Sprintf("Retry-After: %s", e.RetryAfter)
+	case e.Reset != "":
+		asked = fmt.Sprintf("X-RateLimit-Reset: %s", e.Reset)
+	}
+	return fmt.Sprintf("%s %s: rate limited by GitHub (%d, %s): the next wait (%s) is more than the %s left of the retry budget; gave up after %d attempts (see report --retry-budget)",
+		e.Method, e.Path, e.Status, asked, e.Wait.Round(time.Second), e.Left.Round(time.Second), e.Attempts)
+}
+
+// maxRetryAfter clamps the wait a response asks for: a Retry-After of 99999999999 seconds
+// must not overflow a time.Duration into a short or negative wait.
+const maxRetryAfter = 24 * time.Hour
+
 // retryAfter says whether a response is worth retrying and how long GitHub asked to wait
-// (0: not said, back off).
+// (0: not said, or a value that is no wait, such as a negative one: back off), at most
+// maxRetryAfter.
 func retryAfter(resp *http.Response, now func() time.Time) (time.Duration, bool) {
 	code := resp.StatusCode
 	rateLimited := false
@@ -179,17 +224,20 @@ func retryAfter(resp *http.Response, now func() time.Time) (time.Duration, bool)
 		return 0, false
 	}
 	if s := resp.Header.Get("Retry-After"); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-			return time.Duration(n) * time.Second, true
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if n <= 0 {
+				return 0, true
+			}
+			return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second, true
 		}
 		if t, err := http.ParseTime(s); err == nil {
-			return max(t.Sub(now()), 0), true
+			return min(max(t.Sub(now()), 0), maxRetryAfter), true
 		}
 	}
 	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
 		if n, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
 			// A second more: the reset is rounded down, and clocks differ.
-			return max(time.Unix(n, 0).Sub(now()), 0) + time.Second, true
+			return min(max(time.Unix(n, 0).Sub(now()), 0)+time.Second, maxRetryAfter), true
 		}
 	}
 	return 0, true

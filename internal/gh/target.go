@@ -170,16 +170,18 @@ func (g *Client) commitPulls(ctx context.Context, repo, sha string) ([]*github.P
 	owner, name, _ := strings.Cut(repo, "/")
 	opts := &github.ListOptions{PerPage: 100}
 	var all []*github.PullRequest
+	pages := newPager(fmt.Sprintf("pull requests of %s in %s", shortSHA(sha), repo))
 	for {
 		page, resp, err := g.API.PullRequests.ListPullRequestsWithCommit(ctx, owner, name, sha, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list the pull requests of commit %s in %s: %w", shortSHA(sha), repo, err)
 		}
 		all = append(all, page...)
-		if resp.NextPage == 0 {
-			return all, nil
+		next, err := pages.next(opts.Page, resp)
+		if err != nil || next == 0 {
+			return all, err
 		}
-		opts.Page = resp.NextPage
+		opts.Page = next
 	}
 }
 
@@ -192,16 +194,18 @@ func (g *Client) commitPulls(ctx context.Context, repo, sha string) ([]*github.P
 func (g *Client) branchPulls(ctx context.Context, head string) ([]*github.PullRequest, error) {
 	opts := &github.PullRequestListOptions{State: "open", Head: head, ListOptions: github.ListOptions{PerPage: 100}}
 	var all []*github.PullRequest
+	pages := newPager(fmt.Sprintf("open pull requests of %s/%s from %s", g.Owner, g.Repo, head))
 	for {
 		page, resp, err := g.API.PullRequests.List(ctx, g.Owner, g.Repo, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list the open pull requests of %s/%s from %s: %w", g.Owner, g.Repo, head, err)
 		}
 		all = append(all, page...)
-		if resp.NextPage == 0 {
-			return all, nil
+		next, err := pages.next(opts.Page, resp)
+		if err != nil || next == 0 {
+			return all, err
 		}
-		opts.Page = resp.NextPage
+		opts.Page = next
 	}
 }
 

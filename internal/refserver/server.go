@@ -6,6 +6,7 @@
 package refserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/clock"
@@ -162,6 +164,9 @@ func load(ctx context.Context, cfg Config) error {
 	logLine("INFO", fmt.Sprintf("server_args: model_path=%s addr=%s step_ms=%g load_ms=%g timing=%s perf_log_dir=%q faults=%s",
 		cfg.Model, cfg.Addr, cfg.StepMs, cfg.LoadMs, cfg.Timing, cfg.PerfLogDir, faults))
 	logLine("INFO", fmt.Sprintf("Loading pipeline %s (reference model, 1 GPU) ...", cfg.Model))
+	if err := floodLog(cfg.Log, cfg.Faults.LogFloodMiB, cfg.Faults.LogLineMiB); err != nil {
+		return err
+	}
 	if cfg.Faults.FailStartup {
 		fmt.Fprint(cfg.Log, "Traceback (most recent call last):\n"+
 			"  File \"/sgl-workspace/sglang/python/sglang/multimodal_gen/runtime/launch_server.py\", line 88, in launch_server\n"+
@@ -237,4 +242,36 @@ func serve(ctx context.Context, h *Handler, ln net.Listener) error {
 	}
 	h.writeLog("INFO:     Application shutdown complete.\n")
 	return result
+}
+
+// floodLog writes the log-flood and log-line faults' output: floodMiB of 1 KiB lines (a
+// server stuck printing a warning per tensor) and one line of lineMiB without a break (a
+// progress bar redrawn with carriage returns), to test the harness's cap on server logs.
+func floodLog(w io.Writer, floodMiB, lineMiB float64) error {
+	if lineMiB > 0 {
+		chunk := bytes.Repeat([]byte("="), 1<<20)
+		for left := int64(lineMiB * (1 << 20)); left > 0; left -= int64(len(chunk)) {
+			if _, err := w.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+				return err
+			}
+		}
+		if _, err := io.WriteString(w, " (fault log-line)\n"); err != nil {
+			return err
+		}
+	}
+	if floodMiB <= 0 {
+		return nil
+	}
+	const lineLen = 1 << 10
+	var block bytes.Buffer
+	for i := 0; block.Len() < 1<<20; i++ {
+		l := fmt.Sprintf("WARNING flood line %d (fault log-flood) ", i)
+		block.WriteString(l + strings.Repeat("-", lineLen-len(l)-1) + "\n")
+	}
+	for left := int64(floodMiB * (1 << 20)); left > 0; left -= int64(block.Len()) {
+		if _, err := w.Write(block.Bytes()[:min(int64(block.Len()), left)]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

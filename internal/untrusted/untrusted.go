@@ -75,7 +75,9 @@ func Visible(s string) string {
 // Writer passes what is written to it on to a log (stdout or stderr of a command that may
 // run in GitHub Actions) so that no line of it runs as a workflow command, and no character
 // of it hides: Hidden characters and bytes that are not UTF-8 are shown as escapes (Visible),
-// "##[" (the runner obeys the older syntax anywhere in a line) is written "##\[", and a line
+// "##[" (the runner obeys the older syntax anywhere in a line) is written "##\u005b" (which
+// reads as what it is, and decodes to "[" inside a JSON string, so JSON output stays valid
+// JSON of the same value), and a line
 // whose first character after blanks is ":" (the runner trims leading white space, then
 // reads "::cmd::") gets a backslash before it. The program's own workflow commands go to
 // Raw. It works on the stream, whatever the writes' boundaries, and is safe for concurrent
@@ -149,7 +151,7 @@ func (u *Writer) rune(r rune, n int, raw []byte) {
 	case u.atStart && r == ':':
 		u.buf = append(u.buf, '\\', ':')
 	case r == '[' && u.hashes >= 2:
-		u.buf = append(u.buf, '\\', '[')
+		u.buf = append(u.buf, `\u005b`...)
 	default:
 		u.buf = append(u.buf, raw...)
 	}

@@ -2,6 +2,7 @@ package untrusted
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -96,5 +97,30 @@ func TestWriterKeepsOrdinaryText(t *testing.T) {
 	}
 	if Raw(w) != &out {
 		t.Error("Raw(w) is not the stream under it")
+	}
+}
+
+// TestWriterKeepsJSONValid: JSON printed through a Writer (plan's matrix, select's file list:
+// a pull request names the files) stays valid JSON of the same value, though "##[" and a
+// bidi override are escaped.
+func TestWriterKeepsJSONValid(t *testing.T) {
+	in := map[string]any{"files": []string{"##[add-mask]x.py", "deploy \u202eDEXIF\u202c ok", "nul\x00 esc\x1b ls\u2028"}}
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := NewWriter(&out).Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "##[") || strings.ContainsRune(out.String(), 0x202e) {
+		t.Errorf("not escaped: %s", out.String())
+	}
+	var back map[string]any
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil {
+		t.Fatalf("not JSON any more: %v\n%s", err, out.String())
+	}
+	if diff := cmp.Diff(map[string]any{"files": []any{"##[add-mask]x.py", "deploy \u202eDEXIF\u202c ok", "nul\x00 esc\x1b ls\u2028"}}, back); diff != "" {
+		t.Errorf("another value (-want +got):\n%s", diff)
 	}
 }
