@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // PoolRule is when a pool of runners gets its own E2E reference (docs/history.md, "Runner
@@ -317,7 +318,7 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 				if !r.Passes {
 					mark = "**no**"
 				}
-				if r.Median == o.Value {
+				if math.Round(r.Median*100)/100 == o.Value {
 					mark += " (the minimum)"
 				}
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", code(short(r.Run.Commit)), r.Run.Date.UTC().Format("2006-01-02 15:04"), md(r.Run.RunID), code(r.Runner),
@@ -338,4 +339,106 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// RunnerNote says, for a failing value of case caseID's metric measured on runner, what the
+// history says about that runner beside its pool (the series' other runners, on the default
+// branch): "new runner …" when it has fewer than DefaultPoolRule.MinRuns runs of the case,
+// and "this runner has been slower than its pool since …" when value lies within the spread
+// of the runner's last n runs (their range ± 3 × 1.4826 × MAD) but above every one of the
+// pool's last n: the runner, not the change, is the likelier cause. "" otherwise, and without
+// a runner name.
+func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value float64, n int) string {
+	if runner == "" {
+		return ""
+	}
+	type point struct {
+		run *Run
+		v   float64
+	}
+	var mine, pool []point
+	others := map[string]bool{}
+	for _, r := range runs {
+		if r.Kind != KindDefault || r.SeriesOf() != s {
+			continue
+		}
+		for i := range r.Cases {
+			c := &r.Cases[i]
+			if c.ID != caseID {
+				continue
+			}
+			m, ok := r.Metric(caseID, metric)
+			name := r.RunnerOf(c)
+			switch {
+			case !ok || name == "":
+			case name == runner:
+				mine = append(mine, point{r, m.Value})
+			default:
+				pool = append(pool, point{r, m.Value})
+				others[name] = true
+			}
+		}
+	}
+	if len(mine) < DefaultPoolRule.MinRuns {
+		return fmt.Sprintf("new runner %s: %s of this case in the base branch's history, %d needed to compare it with its pool", runner, words.Plural(len(mine), "run"), DefaultPoolRule.MinRuns)
+	}
+	if len(pool) < DefaultPoolRule.MinRuns {
+		return ""
+	}
+	last := func(ps []point) []point { return ps[max(0, len(ps)-n):] }
+	spread := func(ps []point) (lo, hi float64) {
+		lo, hi = math.Inf(1), math.Inf(-1)
+		for _, p := range ps {
+			lo, hi = math.Min(lo, p.v), math.Max(hi, p.v)
+		}
+		return lo, hi
+	}
+	mlo, mhi := spread(last(mine))
+	plo, phi := spread(last(pool))
+	// Within the runner's spread: its range, widened by three robust standard deviations of
+	// its runs (the noise scale tighten uses), so that a run a little under its fastest
+	// still counts as this runner's.
+	var vs []float64
+	for _, p := range last(mine) {
+		vs = append(vs, p.v)
+	}
+	sp, _ := checks.SpreadOf(vs)
+	w := 3 * robustSigma * sp.MAD
+	if value < mlo-w || value > mhi+w || value <= phi {
+		return ""
+	}
+	// Since the oldest run of the unbroken stretch, up to now, in which this runner was
+	// slower than every run of the pool.
+	since := len(mine)
+	for since > 0 && mine[since-1].v > phi {
+		since--
+	}
+	if since == len(mine) {
+		return ""
+	}
+	first := mine[since].run
+	unit := ""
+	if m, ok := first.Metric(caseID, metric); ok {
+		unit = m.Unit
+	}
+	return fmt.Sprintf("this runner (%s) has been slower than its pool since %s (%s): its last %s %s–%s, the pool's (%s of %s) %s–%s",
+		runner, first.Date.UTC().Format("2006-01-02"), short(first.Commit), words.Plural(len(last(mine)), "run"), formatValue(mlo, ""), formatValue(mhi, unit),
+		words.Plural(len(last(pool)), "run"), words.Plural(len(others), "other runner"), formatValue(plo, ""), formatValue(phi, unit))
+}
+
+// RunnerOfCase is the runner name of the partition that ran case caseID in a merged lane:
+// the partition whose planned cases hold it (a single partition: the only machine).
+func RunnerOfCase(lane *checks.Result, caseID string) string {
+	part := -1
+	for i, ids := range lane.Planned {
+		if slices.Contains(ids, caseID) {
+			part = i
+		}
+	}
+	for _, m := range lane.Machines {
+		if m.Partition == part || part < 0 && len(lane.Machines) == 1 {
+			return m.RunnerName
+		}
+	}
+	return ""
 }

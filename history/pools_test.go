@@ -106,3 +106,50 @@ func TestPoolOf(t *testing.T) {
 		}
 	}
 }
+
+func TestRunnerNote(t *testing.T) {
+	var runs []*Run
+	for i := range 10 {
+		jitter := float64(i%4) * 7
+		fast := poolRun(2*i, "b200-verda-0001", 990+jitter)
+		slow := poolRun(2*i+1, "b200-cirrascale3-0123", 1000+jitter)
+		if i >= 6 { // the slow runner became slow with run 13
+			slow = poolRun(2*i+1, "b200-cirrascale3-0123", 1690+jitter)
+		}
+		runs = append(runs, fast, slow)
+	}
+	s := Series{Suite: "s", GPU: "b200"}
+	// Its values: 1000 … 1021 then 1690 … 1711 (worst = median × 1.02).
+	got := RunnerNote(runs, s, "b200-cirrascale3-0123", "a", checks.PerfE2E, 1740, 10)
+	want := "this runner (b200-cirrascale3-0123) has been slower than its pool since 2026-11-02 (c013): its last 10 runs 1020–1745 ms, the pool's (10 runs of 1 other runner) 1010–1031 ms"
+	if got != want {
+		t.Errorf("RunnerNote =\n%q\nwant\n%q", got, want)
+	}
+	for _, tc := range []struct {
+		name, runner string
+		value        float64
+		want         string
+	}{
+		{"a value beyond the runner's own spread is the change's", "b200-cirrascale3-0123", 5000, ""},
+		{"a value within the pool's spread", "b200-cirrascale3-0123", 1020, ""},
+		{"the fast runner", "b200-verda-0001", 1740, ""},
+		{"a new runner", "b200-di01-4567", 1740, "new runner b200-di01-4567: 0 runs of this case in the base branch's history, 5 needed to compare it with its pool"},
+		{"no runner", "", 1740, ""},
+	} {
+		if got := RunnerNote(runs, s, tc.runner, "a", checks.PerfE2E, tc.value, 10); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRunnerOfCase(t *testing.T) {
+	lane := &checks.Result{Planned: [][]string{{"a", "b"}, {"c"}}, Machines: []checks.Machine{{Partition: 0, RunnerName: "r0"}, {Partition: 1, RunnerName: "r1"}}}
+	for id, want := range map[string]string{"a": "r0", "c": "r1", "x": ""} {
+		if got := RunnerOfCase(lane, id); got != want {
+			t.Errorf("RunnerOfCase(%s) = %q, want %q", id, got, want)
+		}
+	}
+	if got := RunnerOfCase(&checks.Result{Machines: []checks.Machine{{RunnerName: "only"}}}, "a"); got != "only" {
+		t.Errorf("one partition, no plan: %q", got)
+	}
+}
