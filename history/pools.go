@@ -109,7 +109,7 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 		m      Metric
 	}
 	byCase := map[string]map[string][]obs{} // case → pool → runs
-	runners := map[string]map[string]bool{}  // pool → runner names
+	runners := map[string]map[string]bool{} // pool → runner names
 	var out PoolOutcome
 	for _, r := range runs {
 		if r.Kind != KindDefault || r.SeriesOf() != s {
