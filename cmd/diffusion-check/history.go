@@ -157,24 +157,35 @@ func historyPage(_ context.Context, e env, args []string) (int, error) {
 	return exitOK, nil
 }
 
-// historyTightenOptions are the flags of history tighten.
-type historyTightenOptions struct {
+// historySeriesFlags are the flags that history tighten and history pools share: the store,
+// the baseline file, the series to read and where its evidence goes.
+type historySeriesFlags struct {
 	store, baseline, out, markdown, pageURL string
 	suite, lane, gpu                        string
-	rule                                    history.Rule
 }
 
-func historyTighten(_ context.Context, e env, args []string) (int, error) {
-	o := historyTightenOptions{rule: history.DefaultRule}
-	fs := newFlags("history tighten", e)
+// register adds the shared flags to fs, with the usage of --baseline and --out.
+func (o *historySeriesFlags) register(fs *flag.FlagSet, baselineUsage, outUsage string) {
 	fs.StringVar(&o.store, "store", "", "history store `DIR`")
-	fs.StringVar(&o.baseline, "baseline", "", "the perf baseline `FILE` to tighten")
-	fs.StringVar(&o.out, "out", "", "where to write the tightened baseline `FILE` (may be --baseline itself); written only when something changes")
+	fs.StringVar(&o.baseline, "baseline", "", baselineUsage)
+	fs.StringVar(&o.out, "out", "", outUsage)
 	fs.StringVar(&o.markdown, "markdown", "", "write the evidence, as Markdown, to `FILE` (the pull request's body)")
 	fs.StringVar(&o.pageURL, "page-url", "", "`URL` of the history page, for links to each metric's chart")
 	fs.StringVar(&o.suite, "suite", "", "the series' suite `NAME` (needed when the store has several series)")
 	fs.StringVar(&o.lane, "lane", "", "the series' `LANE`")
 	fs.StringVar(&o.gpu, "gpu", "", "the series' GPU `CLASS`")
+}
+
+// historyTightenOptions are the flags of history tighten.
+type historyTightenOptions struct {
+	historySeriesFlags
+	rule history.Rule
+}
+
+func historyTighten(_ context.Context, e env, args []string) (int, error) {
+	o := historyTightenOptions{rule: history.DefaultRule}
+	fs := newFlags("history tighten", e)
+	o.register(fs, "the perf baseline `FILE` to tighten", "where to write the tightened baseline `FILE` (may be --baseline itself); written only when something changes")
 	fs.IntVar(&o.rule.Runs, "runs", o.rule.Runs, "`N`: the last N default-branch runs must all be well under the baseline")
 	fs.Float64Var(&o.rule.Sigmas, "sigmas", o.rule.Sigmas, "`K`: the worst of N must be K robust standard deviations (1.4826 × MAD of the N) under the baseline")
 	fs.BoolVar(&o.rule.AllowLoosen, "allow-loosen", false, "also raise a value whose last N runs were all above it")
@@ -243,8 +254,8 @@ func historyTighten(_ context.Context, e env, args []string) (int, error) {
 	return exitOK, nil
 }
 
-// series picks the series to tighten: the one the flags name, or the store's only one.
-func (o *historyTightenOptions) series(runs []*history.Run) (history.Series, error) {
+// series picks the series to read: the one the flags name, or the store's only one.
+func (o *historySeriesFlags) series(runs []*history.Run) (history.Series, error) {
 	var found []history.Series
 	for _, r := range runs {
 		s := r.SeriesOf()
@@ -270,23 +281,15 @@ func (o *historyTightenOptions) series(runs []*history.Run) (history.Series, err
 
 // historyPoolsOptions are the flags of history pools.
 type historyPoolsOptions struct {
-	store, baseline, out, markdown, pageURL string
-	suite, lane, gpu                        string
-	prefixes                                []string
-	rule                                    history.PoolRule
+	historySeriesFlags
+	rule history.PoolRule
 }
 
 func historyPools(_ context.Context, e env, args []string) (int, error) {
 	o := historyPoolsOptions{rule: history.DefaultPoolRule}
 	fs := newFlags("history pools", e)
-	fs.StringVar(&o.store, "store", "", "history store `DIR`")
-	fs.StringVar(&o.baseline, "baseline", "", "the perf baseline `FILE` whose shared expected_e2e_ms the pools are compared with (it is not changed)")
-	fs.StringVar(&o.out, "out", "", "write the proposed runner_overrides entries, as JSON in the baseline file's shape, to `FILE`; written only when there are some")
-	fs.StringVar(&o.markdown, "markdown", "", "write the evidence, as Markdown, to `FILE` (the pull request's body)")
-	fs.StringVar(&o.pageURL, "page-url", "", "`URL` of the history page, for links to each case's chart")
-	fs.StringVar(&o.suite, "suite", "", "the series' suite `NAME` (needed when the store has several series)")
-	fs.StringVar(&o.lane, "lane", "", "the series' `LANE`")
-	fs.StringVar(&o.gpu, "gpu", "", "the series' GPU `CLASS`")
+	o.register(fs, "the perf baseline `FILE` whose shared expected_e2e_ms the pools are compared with (it is not changed)",
+		"write the proposed runner_overrides entries, as JSON in the baseline file's shape, to `FILE`; written only when there are some")
 	fs.Func("prefix", "a pool's runner-name `PREFIX` (repeatable; a runner belongs to the longest it begins with, else to a pool of its own name)", func(v string) error {
 		if strings.TrimSpace(v) == "" {
 			return errors.New("empty prefix")
@@ -314,8 +317,7 @@ func historyPools(_ context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	sel := historyTightenOptions{store: o.store, suite: o.suite, lane: o.lane, gpu: o.gpu}
-	series, err := sel.series(runs)
+	series, err := o.series(runs)
 	if err != nil {
 		return 0, err
 	}
