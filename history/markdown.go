@@ -159,14 +159,44 @@ func TrendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL stri
 
 // CommentTrend is the hook for a PR comment's failing checks: for a perf or memory check of
 // case caseID in the merged lane result lane, TrendNote against the base branch's last n
-// runs of the lane's series; "" for other checks and where the history has none. runs come
-// from Load (a store checked out from the data branch).
+// runs of the lane's series, and for a perf check RunnerNote about the runner that ran the
+// case; "" for other checks and where the history has none. runs come from Load (a store
+// checked out from the data branch).
 func CommentTrend(runs []*Run, pageURL string, n int) func(lane *checks.Result, caseID string, c checks.Check) string {
 	return func(lane *checks.Result, caseID string, c checks.Check) string {
 		if g := checks.KindOf(c.Name).Group; g != checks.GroupPerf && g != checks.GroupMemory {
 			return ""
 		}
-		s := Series{Suite: lane.Suite, Lane: lane.Lane, GPU: lane.GPU}
-		return TrendNote(runs, s, caseID, baselines.SpreadKey(c.Name, c.Source), n, pageURL)
+		s := seriesOfLane(runs, lane)
+		metric := baselines.SpreadKey(c.Name, c.Source)
+		note := TrendNote(runs, s, caseID, metric, n, pageURL)
+		if checks.KindOf(c.Name).Group == checks.GroupPerf && c.Value != nil {
+			if r := RunnerNote(runs, s, RunnerOfCase(lane, caseID), caseID, metric, *c.Value, n); r != "" {
+				note = strings.TrimPrefix(note+" · "+r, " · ")
+			}
+		}
+		return note
 	}
+}
+
+// seriesOfLane is the series of a merged lane's runs in the store: its suite, lane and GPU;
+// or, when the store has no run of that lane, the lane-less series of the same suite and GPU,
+// which history append writes for results of a run without --lane (the lane is then its
+// cases', which report names: "base").
+func seriesOfLane(runs []*Run, lane *checks.Result) Series {
+	s := Series{Suite: lane.Suite, Lane: lane.Lane, GPU: lane.GPU}
+	unlaned := Series{Suite: lane.Suite, GPU: lane.GPU}
+	found := false
+	for _, r := range runs {
+		switch r.SeriesOf() {
+		case s:
+			return s
+		case unlaned:
+			found = true
+		}
+	}
+	if found {
+		return unlaned
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -124,14 +125,14 @@ func (r *run) writeTimeline(srv *server) {
 // [ms, nvml_device, nvml_process, host_anon] (MiB, null where not measured), one per line.
 // Written by hand: 8,192 points as objects would double the file.
 func encodeTimeline(start string, tl memory.Timeline, marks []memoryMark, dropped int) []byte {
-	b := fmt.Appendf(nil, "{\"schema\":%q,\"server_start\":%q,\"started_at\":%q,\"interval_ms\":%s,\"bucket_ms\":%s,\"samples\":%d,\"sources\":[%q,%q,%q],\n\"windows\":[",
-		TimelineSchema, start, tl.Start.UTC().Format(time.RFC3339Nano), msText(tl.Interval), msText(tl.Width), tl.Samples,
-		timelineSources[0], timelineSources[1], timelineSources[2])
+	b := fmt.Appendf(nil, "{\"schema\":%s,\"server_start\":%s,\"started_at\":%s,\"interval_ms\":%s,\"bucket_ms\":%s,\"samples\":%d,\"sources\":%s,\n\"windows\":[",
+		jsonText(TimelineSchema), jsonText(start), jsonText(tl.Start.UTC().Format(time.RFC3339Nano)), msText(tl.Interval), msText(tl.Width), tl.Samples,
+		jsonText(timelineSources[:]))
 	for i, k := range marks {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = fmt.Appendf(b, "\n{\"case\":%q,\"request\":%d", k.caseID, k.index)
+		b = fmt.Appendf(b, "\n{\"case\":%s,\"request\":%d", jsonText(k.caseID), k.index)
 		if k.confirm {
 			b = append(b, ",\"confirm\":true"...)
 		}
@@ -161,6 +162,12 @@ func encodeTimeline(start string, tl memory.Timeline, marks []memoryMark, droppe
 		b = append(b, ']')
 	}
 	return append(b, "]}\n"...)
+}
+
+// jsonText is v as JSON (a string or a list of them: encoding/json cannot fail on either).
+func jsonText(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // msText is a duration in milliseconds, to the microsecond.

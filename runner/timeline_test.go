@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 )
 
@@ -59,5 +60,43 @@ func TestTimelineBytesPerMinute(t *testing.T) {
 	}
 	if b := encodeTimeline("01-s", memory.Timeline{Start: time.Unix(0, 0)}, nil, 0); !strings.HasSuffix(string(b), "\"points\":[]}\n") {
 		t.Errorf("an empty timeline: %s", b)
+	}
+}
+
+// TestMemoryChart: the picture of a failing nvml_process peak shades its request, draws its
+// limit, and rings the highest sample inside the request, not the higher one outside it.
+func TestMemoryChart(t *testing.T) {
+	start := time.Unix(1000, 0)
+	tl := memory.Timeline{Start: start, Interval: time.Millisecond}
+	add := func(ms int, proc float32) {
+		tl.Add(time.Duration(ms)*time.Millisecond, memory.TimelinePoint{MiB: [memory.TimelineSources]float32{0, proc, 0}, Has: [memory.TimelineSources]bool{false, true, false}})
+	}
+	add(0, 1000)
+	add(50, 9000) // a spike in the load, outside the failing window
+	add(60, 4000)
+	add(120, 6000) // request 2's spike
+	add(125, 4000)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	marks := []memoryMark{
+		{caseID: "c", start: at(0), end: at(80)},
+		{caseID: "c", index: 1, start: at(90), end: at(100), reported: map[string]float64{checks.SourceServerReserved: 3000}},
+		{caseID: "c", index: 2, start: at(110), end: at(130)},
+	}
+	ck := checks.Check{Name: checks.MemoryRuntimePeak, Status: checks.Fail, Source: checks.SourceNVMLProcess, Value: checks.Float(6000), Limit: checks.Float(5000), Cause: "memory grows"}
+	m := memoryChart("c", failedMemory{check: ck, index: 2, of: 2}, tl, marks, 2)
+	if m.Title != "c request 2/2: memory.runtime_peak (nvml_process) 6000 MiB, limit 5000 MiB" || m.Limit != 5000 {
+		t.Errorf("title %q, limit %g", m.Title, m.Limit)
+	}
+	if m.Failing.StartMs != 110 || m.Failing.EndMs != 130 || len(m.Windows) != 3 || len(m.Series) != 1 || len(m.Reported) != 1 {
+		t.Errorf("failing %+v, %d windows, %d series, %d reported", m.Failing, len(m.Windows), len(m.Series), len(m.Reported))
+	}
+	if m.Spike == nil || m.Spike.MiB != 6000 || m.Spike.Ms != 120 || m.SpikeLabel != "nvml_process peak" {
+		t.Errorf("spike %+v %q, want 6000 MiB at 120 ms", m.Spike, m.SpikeLabel)
+	}
+	// A server-reported source: the reported value, in the middle of the window.
+	ck.Source = checks.SourceServerReserved
+	m = memoryChart("c", failedMemory{check: ck, index: 2, of: 2}, tl, marks, 2)
+	if m.Spike == nil || m.Spike.MiB != 6000 || m.Spike.Ms != 120 || m.SpikeLabel != "server_reserved reported" {
+		t.Errorf("reported spike %+v %q", m.Spike, m.SpikeLabel)
 	}
 }

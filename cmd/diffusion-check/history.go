@@ -22,7 +22,7 @@ import (
 // values, draw the page, propose tightened baselines.
 func historyCmd(ctx context.Context, e env, args []string) (int, error) {
 	if len(args) == 0 {
-		return 0, usagef("name a subcommand: append, page or tighten")
+		return 0, usagef("name a subcommand: append, page, tighten or pools")
 	}
 	switch args[0] {
 	case "append":
@@ -31,9 +31,11 @@ func historyCmd(ctx context.Context, e env, args []string) (int, error) {
 		return historyPage(ctx, e, args[1:])
 	case "tighten":
 		return historyTighten(ctx, e, args[1:])
+	case "pools":
+		return historyPools(ctx, e, args[1:])
 	case "-h", "-help", "--help":
 		// Every subcommand's flags, one after the other.
-		for _, sub := range []func(context.Context, env, []string) (int, error){historyAppend, historyPage, historyTighten} {
+		for _, sub := range []func(context.Context, env, []string) (int, error){historyAppend, historyPage, historyTighten, historyPools} {
 			if _, err := sub(ctx, e, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 				return 0, err
 			}
@@ -41,7 +43,7 @@ func historyCmd(ctx context.Context, e env, args []string) (int, error) {
 		}
 		return exitOK, flag.ErrHelp
 	}
-	return 0, usagef("unknown subcommand %q: want append, page or tighten", args[0])
+	return 0, usagef("unknown subcommand %q: want append, page, tighten or pools", args[0])
 }
 
 // historyAppendOptions are the flags of history append.
@@ -155,24 +157,35 @@ func historyPage(ctx context.Context, e env, args []string) (int, error) {
 	return exitOK, nil
 }
 
-// historyTightenOptions are the flags of history tighten.
-type historyTightenOptions struct {
+// historySeriesFlags are the flags that history tighten and history pools share: the store,
+// the baseline file, the series to read and where its evidence goes.
+type historySeriesFlags struct {
 	store, baseline, out, markdown, pageURL string
 	suite, lane, gpu                        string
-	rule                                    history.Rule
 }
 
-func historyTighten(ctx context.Context, e env, args []string) (int, error) {
-	o := historyTightenOptions{rule: history.DefaultRule}
-	fs := newFlags("history tighten", e)
+// register adds the shared flags to fs, with the usage of --baseline and --out.
+func (o *historySeriesFlags) register(fs *flag.FlagSet, baselineUsage, outUsage string) {
 	fs.StringVar(&o.store, "store", "", "history store `DIR`")
-	fs.StringVar(&o.baseline, "baseline", "", "the perf baseline `FILE` to tighten")
-	fs.StringVar(&o.out, "out", "", "where to write the tightened baseline `FILE` (may be --baseline itself); written only when something changes")
+	fs.StringVar(&o.baseline, "baseline", "", baselineUsage)
+	fs.StringVar(&o.out, "out", "", outUsage)
 	fs.StringVar(&o.markdown, "markdown", "", "write the evidence, as Markdown, to `FILE` (the pull request's body)")
 	fs.StringVar(&o.pageURL, "page-url", "", "`URL` of the history page, for links to each metric's chart")
 	fs.StringVar(&o.suite, "suite", "", "the series' suite `NAME` (needed when the store has several series)")
 	fs.StringVar(&o.lane, "lane", "", "the series' `LANE`")
 	fs.StringVar(&o.gpu, "gpu", "", "the series' GPU `CLASS`")
+}
+
+// historyTightenOptions are the flags of history tighten.
+type historyTightenOptions struct {
+	historySeriesFlags
+	rule history.Rule
+}
+
+func historyTighten(ctx context.Context, e env, args []string) (int, error) {
+	o := historyTightenOptions{rule: history.DefaultRule}
+	fs := newFlags("history tighten", e)
+	o.register(fs, "the perf baseline `FILE` to tighten", "where to write the tightened baseline `FILE` (may be --baseline itself); written only when something changes")
 	fs.IntVar(&o.rule.Runs, "runs", o.rule.Runs, "`N`: the last N default-branch runs must all be well under the baseline")
 	fs.Float64Var(&o.rule.Sigmas, "sigmas", o.rule.Sigmas, "`K`: the worst of N must be K robust standard deviations (1.4826 × MAD of the N) under the baseline")
 	fs.BoolVar(&o.rule.AllowLoosen, "allow-loosen", false, "also raise a value whose last N runs were all above it")
@@ -241,8 +254,8 @@ func historyTighten(ctx context.Context, e env, args []string) (int, error) {
 	return exitOK, nil
 }
 
-// series picks the series to tighten: the one the flags name, or the store's only one.
-func (o *historyTightenOptions) series(runs []*history.Run) (history.Series, error) {
+// series picks the series to read: the one the flags name, or the store's only one.
+func (o *historySeriesFlags) series(runs []*history.Run) (history.Series, error) {
 	var found []history.Series
 	for _, r := range runs {
 		s := r.SeriesOf()
@@ -264,4 +277,81 @@ func (o *historyTightenOptions) series(runs []*history.Run) (history.Series, err
 		names = append(names, s.String())
 	}
 	return history.Series{}, usageError{errors.New("the store has several series; pick one with --suite, --lane and --gpu:\n" + strings.Join(names, "\n"))}
+}
+
+// historyPoolsOptions are the flags of history pools.
+type historyPoolsOptions struct {
+	historySeriesFlags
+	rule history.PoolRule
+}
+
+func historyPools(ctx context.Context, e env, args []string) (int, error) {
+	o := historyPoolsOptions{rule: history.DefaultPoolRule}
+	fs := newFlags("history pools", e)
+	o.register(fs, "the perf baseline `FILE` whose shared expected_e2e_ms the pools are compared with (it is not changed)",
+		"write the proposed runner_overrides entries, as JSON in the baseline file's shape, to `FILE`; written only when there are some")
+	fs.Func("prefix", "a pool's runner-name `PREFIX` (repeatable; a runner belongs to the longest it begins with, else to a pool of its own name)", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty prefix")
+		}
+		o.rule.Prefixes = append(o.rule.Prefixes, v)
+		return nil
+	})
+	fs.IntVar(&o.rule.MinRuns, "min-runs", o.rule.MinRuns, "`N`: a pool with fewer default-branch runs is too new to calibrate")
+	fs.Float64Var(&o.rule.Alpha, "alpha", o.rule.Alpha, "`P`: the one-sided Mann-Whitney p-value under which a pool is slower than the rest")
+	fs.Float64Var(&o.rule.MinRatio, "min-ratio", o.rule.MinRatio, "`R`: the smallest slowdown (pool median / rest median) worth an override")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if o.store == "" || o.baseline == "" {
+		return 0, usagef("--store and --baseline are required")
+	}
+	if o.rule.MinRuns < 2 || !(o.rule.Alpha > 0 && o.rule.Alpha < 1) || !(o.rule.MinRatio >= 1) || math.IsInf(o.rule.MinRatio, 0) {
+		return 0, usagef("--min-runs: want at least 2; --alpha: want 0 < P < 1; --min-ratio: want R ≥ 1")
+	}
+	base, err := baselines.Load(o.baseline)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	runs, err := loadStore(ctx, e, o.store)
+	if err != nil {
+		return 0, err
+	}
+	series, err := o.series(runs)
+	if err != nil {
+		return 0, err
+	}
+	out := history.Pools(runs, series, o.rule, base.Value)
+	for _, x := range out.Overrides {
+		fmt.Fprintf(e.stdout, "override: %s %s expected_e2e_ms %.2f (shared %.2f, ×%.2f; pool median %.0f ms vs %.0f ms, p = %.2g, %d runs)\n",
+			x.Prefix, x.Case, x.Value, x.Shared, x.Value/x.Shared, x.PoolMedian, x.RestMedian, x.P, len(x.Runs))
+	}
+	if len(out.Overrides) == 0 {
+		fmt.Fprintln(e.stdout, "no pool needs an override")
+	}
+	for _, t := range out.TooNew {
+		fmt.Fprintf(e.stdout, "too new to calibrate: %s (%s; %d runs, %d needed)\n", t.Prefix, strings.Join(t.Runners, ", "), t.Runs, o.rule.MinRuns)
+	}
+	for _, c := range out.Checked {
+		fmt.Fprintln(e.stderr, "no override:", c)
+	}
+	if out.Unnamed > 0 {
+		fmt.Fprintf(e.stderr, "left out: %d runs whose cases name no runner (recorded before machines were, without --runner)\n", out.Unnamed)
+	}
+	if o.out != "" && len(out.Overrides) > 0 {
+		if err := os.WriteFile(o.out, out.OverridesJSON(), 0o644); err != nil {
+			return 0, fmt.Errorf("write runner_overrides: %w", err)
+		}
+		fmt.Fprintf(e.stderr, "wrote %s (%d entries)\n", o.out, len(out.Overrides))
+	}
+	if o.markdown != "" {
+		md := history.PoolsMarkdown(series, o.baseline, o.rule, out, o.pageURL)
+		if err := os.WriteFile(o.markdown, []byte(md), 0o644); err != nil {
+			return 0, fmt.Errorf("write markdown: %w", err)
+		}
+	}
+	if err := e.setOutputs(map[string]any{"overrides": fmt.Sprint(len(out.Overrides)), "too_new": fmt.Sprint(len(out.TooNew))}); err != nil {
+		return 0, err
+	}
+	return exitOK, nil
 }

@@ -134,11 +134,7 @@ func RenderCurves(c Curves) (*image.RGBA, error) {
 
 // WriteCurves renders c and saves it as a PNG at path.
 func WriteCurves(path string, c Curves) error {
-	img, err := RenderCurves(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return writePNG(path, img)
+	return writeRendered(path, func() (*image.RGBA, error) { return RenderCurves(c) })
 }
 
 // line draws a straight line of width w (1 or 2 pixels) from (x1, y1) to (x2, y2).

@@ -200,11 +200,7 @@ func RenderMemory(m Memory) (*image.RGBA, error) {
 
 // WriteMemory renders m and saves it as a PNG at path.
 func WriteMemory(path string, m Memory) error {
-	img, err := RenderMemory(m)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return writePNG(path, img)
+	return writeRendered(path, func() (*image.RGBA, error) { return RenderMemory(m) })
 }
 
 // ring draws a circle of radius r around (x, y), two pixels thick.

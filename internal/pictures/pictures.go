@@ -129,7 +129,12 @@ func Render(f Failure) (*image.RGBA, error) {
 
 // Write renders f and saves it as a PNG at path.
 func Write(path string, f Failure) error {
-	img, err := Render(f)
+	return writeRendered(path, func() (*image.RGBA, error) { return Render(f) })
+}
+
+// writeRendered saves what render draws as a PNG at path; an error names the path.
+func writeRendered(path string, render func() (*image.RGBA, error)) error {
+	img, err := render()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
