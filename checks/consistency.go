@@ -13,10 +13,10 @@ const (
 	ConsistencyMeanAbsDiff = "consistency.mean_abs_diff"
 	ConsistencyCLIP        = "consistency.clip"
 
-	audioSpectralSimilarity  = "audio.spectral_similarity"
-	audioWaveformCorrelation = "audio.waveform_correlation"
+	AudioSpectralSimilarity  = "audio.spectral_similarity"
+	AudioWaveformCorrelation = "audio.waveform_correlation"
 	AudioRMSdBDiff           = "audio.rms_db_diff"
-	audioDurationDiff        = "audio.duration_diff"
+	AudioDurationDiff        = "audio.duration_diff"
 
 	// ConsistencyGroup and AudioGroup name the one check a request gets when a whole group was
 	// not made (no ground truth, disabled by the case): a skip with the reason, instead of one
@@ -193,7 +193,7 @@ type AudioScores struct {
 
 // AudioConsistency turns the audio metrics into the four audio.* checks. A NaN metric fails.
 func AudioConsistency(s AudioScores, lim AudioLimits) []Check {
-	return audioChecks(s, lim, groundTruth, "", [4]string{audioSpectralSimilarity, audioWaveformCorrelation, AudioRMSdBDiff, audioDurationDiff})
+	return audioChecks(s, lim, groundTruth, "", [4]string{AudioSpectralSimilarity, AudioWaveformCorrelation, AudioRMSdBDiff, AudioDurationDiff})
 }
 
 // audioChecks turns the four audio metrics of a track compared with ref into checks named
@@ -216,8 +216,8 @@ func audioChecks(s AudioScores, lim AudioLimits, ref, suffix string, names [4]st
 // track where the ground truth has one).
 func AudioFailed(detail string) []Check {
 	return []Check{
-		Failed(audioSpectralSimilarity, detail), Failed(audioWaveformCorrelation, detail),
-		Failed(AudioRMSdBDiff, detail), Failed(audioDurationDiff, detail),
+		Failed(AudioSpectralSimilarity, detail), Failed(AudioWaveformCorrelation, detail),
+		Failed(AudioRMSdBDiff, detail), Failed(AudioDurationDiff, detail),
 	}
 }
 

@@ -26,8 +26,8 @@ import (
 // rebase is not enough: git takes two runs' "prune the oldest, add mine" for two renames of
 // one file; docs/history.md).
 
-// MaxFiles bounds how many store files Load reads (a store kept by Prune holds far fewer).
-const MaxFiles = 20000
+// maxFiles bounds how many store files Load reads (a store kept by Prune holds far fewer).
+const maxFiles = 20000
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
@@ -58,7 +58,7 @@ func (r *Run) FileName() string {
 	if len(commit) > 12 {
 		commit = commit[:12]
 	}
-	kind := r.Kind
+	kind := string(r.Kind)
 	if r.Kind == KindPR {
 		kind += "-pr" + strconv.Itoa(r.PR)
 	}
@@ -77,8 +77,8 @@ func Write(store string, r *Run) (string, error) {
 		return "", fmt.Errorf("history entry: %w", err)
 	}
 	data = append(data, '\n')
-	if len(data) > MaxFileBytes {
-		return "", fmt.Errorf("history entry: %d bytes, at most %d", len(data), MaxFileBytes)
+	if len(data) > maxFileBytes {
+		return "", fmt.Errorf("history entry: %d bytes, at most %d", len(data), maxFileBytes)
 	}
 	dir := filepath.Join(store, r.SeriesOf().Dir())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -113,9 +113,9 @@ func Load(store string) (runs []*Run, warnings []error, err error) {
 		return nil, nil, fmt.Errorf("history store: %w", serr)
 	}
 	slices.Sort(paths)
-	if len(paths) > MaxFiles {
-		warnings = append(warnings, fmt.Errorf("history store %s: %d files, only the newest %d read", store, len(paths), MaxFiles))
-		paths = paths[len(paths)-MaxFiles:]
+	if len(paths) > maxFiles {
+		warnings = append(warnings, fmt.Errorf("history store %s: %d files, only the newest %d read", store, len(paths), maxFiles))
+		paths = paths[len(paths)-maxFiles:]
 	}
 	for _, p := range paths {
 		r, rerr := readRun(p)
@@ -135,12 +135,12 @@ func readRun(path string) (*Run, error) {
 		return nil, fmt.Errorf("history file %s: %w", path, err)
 	}
 	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("history file %s: %w", path, err)
 	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("history file %s: larger than %d bytes", path, MaxFileBytes)
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("history file %s: larger than %d bytes", path, maxFileBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -186,13 +186,13 @@ func Prune(store string, keep Keep) ([]string, error) {
 			path string
 			run  *Run
 		}
-		byKind := map[string][]dated{}
+		byKind := map[Kind][]dated{}
 		for _, p := range paths {
 			if r, err := readRun(p); err == nil {
 				byKind[r.Kind] = append(byKind[r.Kind], dated{p, r})
 			}
 		}
-		for kind, n := range map[string]int{KindDefault: keep.Default, KindPR: keep.PR} {
+		for kind, n := range map[Kind]int{KindDefault: keep.Default, KindPR: keep.PR} {
 			ds := byKind[kind]
 			slices.SortStableFunc(ds, func(a, b dated) int { return a.run.Date.Compare(b.run.Date) })
 			for len(ds) > n {

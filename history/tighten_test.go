@@ -16,7 +16,7 @@ import (
 func seriesRuns(values ...float64) []*Run {
 	var runs []*Run
 	for i, v := range values {
-		runs = append(runs, &Run{Schema: Schema, Suite: "s", GPU: "h200", Commit: fmt.Sprintf("c%d", i), Kind: KindDefault, RunID: fmt.Sprint(i),
+		runs = append(runs, &Run{Schema: storeSchema, Suite: "s", GPU: "h200", Commit: fmt.Sprintf("c%d", i), Kind: KindDefault, RunID: fmt.Sprint(i),
 			Date: t0.Add(time.Duration(i) * time.Hour), Status: checks.Pass,
 			Cases: []Case{{ID: "a", Metrics: []Metric{{Name: "perf.e2e", Unit: "ms", Value: v, Median: v, N: 3, Baseline: checks.Float(100), Limit: checks.Float(125)}}}}})
 	}

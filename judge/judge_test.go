@@ -149,7 +149,7 @@ func TestRequestRulesAreTheDocumentedOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("judge.go")
+	src, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestRequestRulesAreTheDocumentedOrder(t *testing.T) {
 		t.Fatal(`docs/architecture.md has no section "How a request is judged"`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	for doc, text := range map[string]string{"docs/architecture.md": section, "judge.go's package doc": string(src)} {
+	for doc, text := range map[string]string{"docs/architecture.md": section, "the package doc (doc.go)": string(src)} {
 		var listed []string
 		for _, m := range regexp.MustCompile(`(?m)^(?://)?\s*\d+\. \*{0,2}`+"`?"+`([a-z]+)`).FindAllStringSubmatch(text, -1) {
 			listed = append(listed, m[1])

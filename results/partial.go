@@ -30,7 +30,7 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	case res.Incomplete == "":
 		return res, nil, nil
 	}
-	reqs, warnings, rerr := readRequestsContext(ctx, reqPath)
+	reqs, warnings, rerr := ReadRequests(ctx, reqPath)
 	switch {
 	case errors.Is(rerr, fs.ErrNotExist) && missing:
 		return nil, nil, fmt.Errorf("%s: neither %s nor %s: %w", dir, ResultsFile, RequestsFile, fs.ErrNotExist)

@@ -81,7 +81,7 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 				return
 			}
 			// Read of the file itself completes it the same way.
-			direct, err := Read(filepath.Join(dir, ResultsFile))
+			direct, err := ReadContext(t.Context(), filepath.Join(dir, ResultsFile))
 			if err != nil {
 				t.Fatal(err)
 			}

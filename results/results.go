@@ -326,14 +326,9 @@ func (e *truncatedLineError) Unwrap() error { return e.Err }
 // ReadRequests reads a requests.jsonl back, in file order (the order requests finished). A
 // last line without its newline that does not parse is what a crash mid-write leaves: it is
 // returned as a warning (a *truncatedLineError), not an error. Any other bad line is an error
-// naming the file and line.
-func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, err error) {
-	return readRequestsContext(context.Background(), path)
-}
-
-// readRequestsContext is ReadRequests that stops when ctx ends. Only a regular file of at
-// most maxInputBytes is read.
-func readRequestsContext(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
+// naming the file and line. Only a regular file of at most maxInputBytes is read, and the read
+// stops when ctx ends.
+func ReadRequests(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
 	data, err := inputfile.Read(ctx, path, maxInputBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read requests: %w", err)
@@ -359,16 +354,11 @@ func readRequestsContext(ctx context.Context, path string) (reqs []checks.Reques
 	return reqs, warnings, nil
 }
 
-// Read reads a results.json written by Writer.Results. A file with another schema (or none)
-// is an error that names the file and the schema it found. A results.json marked incomplete
-// (the run ended before its final write) comes back completed with the requests of the
-// requests.jsonl beside it, as ReadOut does, so that no measured request is lost.
-func Read(path string) (*checks.Result, error) {
-	return ReadContext(context.Background(), path)
-}
-
-// ReadContext is Read that stops when ctx ends. Only a regular file of at most
-// maxInputBytes is read.
+// ReadContext reads a results.json written by Writer.Results. A file with another schema (or
+// none) is an error that names the file and the schema it found. A results.json marked
+// incomplete (the run ended before its final write) comes back completed with the requests of
+// the requests.jsonl beside it, as ReadOut does, so that no measured request is lost. Only a
+// regular file of at most maxInputBytes is read, and the read stops when ctx ends.
 func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 	res, err := readResultsFile(ctx, path)
 	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
