@@ -38,7 +38,7 @@ type Run struct {
 	Commit string `json:"commit"`
 	// Kind is KindDefault or KindPR; PR is the pull request's number for KindPR.
 	Kind Kind `json:"kind"`
-	PR   int    `json:"pr,omitempty"`
+	PR   int  `json:"pr,omitempty"`
 	// RunID identifies the workflow run and attempt ("1234567-1"): two runs of one commit
 	// get two files.
 	RunID  string        `json:"run_id"`
