@@ -5,5 +5,7 @@
 // branch (git.go). It checks every request — method,
 // path, authorization, headers, body — and records a problem for anything a real GitHub would
 // refuse or that diffusion-check should never send; faults (5xx, 429, rate-limit 403s, slow
-// responses) can be injected. It serves both api.github.com paths and GHES's /api/v3 prefix.
+// responses) can be injected, and a fault that no request matched fails the test (NewT,
+// Unused), as a stub that was never called does in cli/cli's httpmock. It serves both
+// api.github.com paths and GHES's /api/v3 prefix.
 package githubfake

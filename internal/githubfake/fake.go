@@ -106,6 +106,9 @@ type Fault struct {
 	Message        string
 	Delay          time.Duration
 	Times          int
+	// used counts the requests the fault was used for: a fault that was never used is a
+	// test that did not test what it says (NewT and Unused report it).
+	used int
 }
 
 // SecondaryRateLimit is the 403 GitHub answers when a client writes too fast.
@@ -208,6 +211,9 @@ func NewT(t testing.TB, cfg Config) *Fake {
 		f.Close()
 		for _, p := range f.Problems() {
 			t.Error("fake GitHub: " + p)
+		}
+		for _, x := range f.Unused() {
+			t.Errorf("fake GitHub: the fault %s was never used: no request matched it", x)
 		}
 	})
 	return f
@@ -330,6 +336,29 @@ func (f *Fake) Pending() []Fault {
 	return out
 }
 
+// Unused returns the injected faults that no request matched (as cli/cli's httpmock Verify
+// fails for a stub that was not called): the test expected a request that was never made.
+func (f *Fake) Unused() []Fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Fault
+	for _, x := range f.faults {
+		if x.used == 0 {
+			out = append(out, *x)
+		}
+	}
+	return out
+}
+
+// String names a fault by what it matches and does, for messages.
+func (x Fault) String() string {
+	s := fmt.Sprintf("%s %s → %d", cmp.Or(x.Method, "*"), cmp.Or(x.Path, "*"), x.Code)
+	if x.Delay > 0 {
+		s += " after " + x.Delay.String()
+	}
+	return s
+}
+
 func (f *Fake) problem(format string, args ...any) {
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
@@ -416,6 +445,7 @@ func (f *Fake) fault(method, path string) *Fault {
 	for _, x := range f.faults {
 		if x.Times > 0 && (x.Method == "" || x.Method == method) && strings.HasPrefix(path, x.Path) {
 			x.Times--
+			x.used++
 			return x
 		}
 	}
