@@ -28,7 +28,11 @@ const (
 
 // env is what a command may know of its surroundings; nothing outside cmd reads them.
 type env struct {
-	getenv         func(string) string
+	getenv func(string) string
+	// environ is the environment the servers under test start from (runner.Options.Environ):
+	// the process's (os.Environ), read here so that runcmd reads it through env as it reads
+	// every variable.
+	environ        func() []string
 	stdout, stderr io.Writer
 	// gh is the workflow's environment, read once from getenv (newEnv).
 	gh gh.Env
@@ -39,7 +43,7 @@ type env struct {
 // newEnv is a command's environment: getenv, the workflow's GitHub variables read from it once,
 // and the output streams.
 func newEnv(getenv func(string) string, stdout, stderr io.Writer) env {
-	return env{getenv: getenv, gh: gh.ReadEnv(getenv), stdout: stdout, stderr: stderr}
+	return env{getenv: getenv, environ: os.Environ, gh: gh.ReadEnv(getenv), stdout: stdout, stderr: stderr}
 }
 
 // usageError marks a problem with the command line or configuration (exit 2).

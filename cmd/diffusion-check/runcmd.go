@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -186,7 +185,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 		Commit:     headCommit(ctx, e),
 		GPU:        g,
 		Executable: exe,
-		Environ:    os.Environ(),
+		Environ:    e.environ(),
 		Progress:   e.stderr,
 		Heartbeat:  o.heartbeat,
 		Memory:     mem,
