@@ -26,6 +26,8 @@ type goFile struct {
 	dir  string // the package's folder relative to the root, e.g. "checks", "internal/gh"
 	test bool   // a _test.go file
 	f    *ast.File
+	fset *token.FileSet // f's positions
+	src  []byte
 }
 
 // testOnlyPackages exist for the tests of other packages (docs/architecture.md): what they
@@ -50,11 +52,12 @@ func parseModule(fsys fs.FS) ([]goFile, error) {
 		if err != nil {
 			return err
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.SkipObjectResolution)
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
 		if err != nil {
 			return fmt.Errorf("parsing %s: %w", p, err)
 		}
-		out = append(out, goFile{p, path.Dir(p), strings.HasSuffix(p, "_test.go"), f})
+		out = append(out, goFile{p, path.Dir(p), strings.HasSuffix(p, "_test.go"), f, fset, src})
 		return nil
 	})
 	return out, err
