@@ -44,7 +44,8 @@ func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL str
 	fmt.Fprintf(&b, "## Baselines that the history says can be tighter\n\n")
 	fmt.Fprintf(&b, "Series: %s. Baseline file: %s.\n\n", md(s.String()), code(file))
 	fmt.Fprintf(&b, "Rule (docs/history.md): a value is proposed when the last %d default-branch runs all measured it, the spread "+
-		"of the typical runs (without the lowest and highest tenth) is within its tolerance, and their worst is at least max(%g × 1.4826 × MAD, %s of the baseline) under it; "+
+		"of the typical runs (without the lowest and highest tenth) is within its tolerance, "+
+		"and their worst is at least max(%g × 1.4826 × MAD, %s of the baseline) under it; "+
 		"the new value is that worst.", rule.Runs, rule.Sigmas, percent(rule.MinGain))
 	if rule.AllowLoosen {
 		b.WriteString(" **--allow-loosen**: values whose runs were all above them are raised too.")
@@ -71,7 +72,9 @@ func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL str
 		writeRuns(&b, out.Proposals)
 	}
 	if len(out.Noisy) > 0 {
-		b.WriteString("### Baselines that noise makes useless\n\nTheir runs spread wider than their tolerance: a limit that noise alone crosses, or that cannot tell a regression from noise. Widen the tolerance, make the measurement steadier, or drop the check.\n\n")
+		b.WriteString("### Baselines that noise makes useless\n\nTheir runs spread wider than their tolerance: " +
+			"a limit that noise alone crosses, or that cannot tell a regression from noise. " +
+			"Widen the tolerance, make the measurement steadier, or drop the check.\n\n")
 		for _, n := range out.Noisy {
 			fmt.Fprintf(&b, "- %s\n", md(n.String()))
 		}

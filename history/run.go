@@ -192,7 +192,9 @@ func (r *Run) Validate() error {
 	if r.Schema != storeSchema {
 		bad("schema %q, want %q", r.Schema, storeSchema)
 	}
-	for _, s := range []struct{ name, v string }{{"suite", r.Suite}, {"lane", r.Lane}, {"gpu", r.GPU}, {"runner", r.Runner}, {"commit", r.Commit}, {"run_id", r.RunID}} {
+	for _, s := range []struct{ name, v string }{
+		{"suite", r.Suite}, {"lane", r.Lane}, {"gpu", r.GPU}, {"runner", r.Runner}, {"commit", r.Commit}, {"run_id", r.RunID},
+	} {
 		if len(s.v) > maxStringBytes {
 			bad("%s: longer than %d bytes", s.name, maxStringBytes)
 		}

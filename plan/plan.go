@@ -472,7 +472,8 @@ func (p *Plan) String() string {
 	if p.Total == 1 {
 		parts = " partition"
 	}
-	return lane + " " + strconv.Itoa(p.Total) + parts + ", longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
+	return lane + " " + strconv.Itoa(p.Total) + parts + ", longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) +
+		" s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
 }
 
 // fileEstimates reads planning estimates from a perf baseline file.

@@ -43,10 +43,13 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	if missing {
 		res = &checks.Result{Schema: checks.Schema, Partition: checks.Partition{Index: 0, Total: 1}, Cases: []checks.CaseResult{}}
 		res.Incomplete = fmt.Sprintf("rebuilt from %s: %s is missing", reqPath, resPath)
-		res.Errors = append(res.Errors, fmt.Sprintf("%s is missing: this result is rebuilt from the %d request lines of %s (its suite, lane and partition are not known)", resPath, len(reqs), reqPath))
+		res.Errors = append(res.Errors, fmt.Sprintf(
+			"%s is missing: this result is rebuilt from the %d request lines of %s (its suite, lane and partition are not known)",
+			resPath, len(reqs), reqPath))
 	}
 	warnings = append(warnings, complete(res, reqs)...)
-	warnings = append(warnings, fmt.Errorf("%s: %s is incomplete (%s): rebuilt with the %d request lines of %s", dir, ResultsFile, res.Incomplete, len(reqs), RequestsFile))
+	warnings = append(warnings, fmt.Errorf("%s: %s is incomplete (%s): rebuilt with the %d request lines of %s",
+		dir, ResultsFile, res.Incomplete, len(reqs), RequestsFile))
 	if err := requestIndexes(res); err != nil {
 		return nil, nil, fmt.Errorf("%s completed from %s: %w", resPath, reqPath, err)
 	}
@@ -93,7 +96,8 @@ func complete(res *checks.Result, reqs []checks.RequestResult) []error {
 		// A hostile file could claim a billion requests for one line: that many placeholders
 		// are not made.
 		if of > maxRebuiltRequests {
-			warnings = append(warnings, fmt.Errorf("case %s: request lines say it has %d requests, more than the %d a rebuilt case may have: skipped", id, of, maxRebuiltRequests))
+			warnings = append(warnings, fmt.Errorf("case %s: request lines say it has %d requests, more than the %d a rebuilt case may have: skipped",
+				id, of, maxRebuiltRequests))
 			delete(byCase, id)
 			order = slices.DeleteFunc(order, func(o string) bool { return o == id })
 			continue

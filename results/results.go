@@ -68,7 +68,8 @@ type StaleOutError struct {
 
 // Error names the folder and what it holds.
 func (e *StaleOutError) Error() string {
-	return fmt.Sprintf("--out %s holds an earlier run (%s): report would show its verdict; use another folder, remove it, or pass --force to remove those files first", e.Dir, strings.Join(e.Found, ", "))
+	return fmt.Sprintf("--out %s holds an earlier run (%s): report would show its verdict; "+
+		"use another folder, remove it, or pass --force to remove those files first", e.Dir, strings.Join(e.Found, ", "))
 }
 
 // ClearOut makes sure dir holds nothing of an earlier run: no results.json, requests.jsonl,
@@ -437,7 +438,8 @@ func confirmIndexes(res *checks.Result) []error {
 			case !rr.Confirm:
 				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is not marked \"confirm\": true", c.ID, i))
 			case rr.Index != i+1 || rr.Of != c.Confirm[0].Of || rr.Of < len(c.Confirm):
-				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is confirmation request %d/%d, want %d of at least %d, in the order sent", c.ID, i, rr.Index, rr.Of, i+1, len(c.Confirm)))
+				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is confirmation request %d/%d, want %d of at least %d, in the order sent",
+					c.ID, i, rr.Index, rr.Of, i+1, len(c.Confirm)))
 			}
 		}
 	}

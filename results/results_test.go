@@ -329,17 +329,25 @@ func TestReadErrors(t *testing.T) {
 		want    string
 	}{
 		{"no schema", `{"suite":"x"}`, `no.json: no "schema" field: not a diffusion-check results file`},
-		{"other schema", `{"schema":"diffusion-check/results/v2"}`, `other.json: schema "diffusion-check/results/v2" is not supported (want "diffusion-check/results/v1")`},
+		{"other schema", `{"schema":"diffusion-check/results/v2"}`,
+			`other.json: schema "diffusion-check/results/v2" is not supported (want "diffusion-check/results/v1")`},
 		{"not json", "{\n  \"schema\": \"diffusion-check/results/v1\",\n  oops\n}", `bad.json:3: invalid character`},
 		{"wrong type", "{\n\"schema\": \"diffusion-check/results/v1\",\n\"cases\": 3}", `type.json:3: json: cannot unmarshal number`},
 		{"not an object", `[]`, `array.json:1: json: cannot unmarshal array`},
-		{"missing request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":3},{"index":3,"of":3}]}]}`, `missing.json: case t2i: request 2/3 is missing`},
-		{"duplicated request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":2},{"index":1,"of":2}]}]}`, `dup.json: case t2i: request 1/2 appears twice`},
-		{"index out of range", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":0,"of":1}]}]}`, `range.json: case t2i: request index 0 is outside 1..1`},
-		{"confirm not marked", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":1,"of":2}]}]}`, `unmarked.json: case t2i: confirm[0] is not marked "confirm": true`},
-		{"confirm out of order", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":2,"of":2,"confirm":true}]}]}`, `order.json: case t2i: confirm[0] is confirmation request 2/2, want 1 of at least 1, in the order sent`},
+		{"missing request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":3},{"index":3,"of":3}]}]}`,
+			`missing.json: case t2i: request 2/3 is missing`},
+		{"duplicated request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":2},{"index":1,"of":2}]}]}`,
+			`dup.json: case t2i: request 1/2 appears twice`},
+		{"index out of range", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":0,"of":1}]}]}`,
+			`range.json: case t2i: request index 0 is outside 1..1`},
+		{"confirm not marked", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":1,"of":2}]}]}`,
+			`unmarked.json: case t2i: confirm[0] is not marked "confirm": true`},
+		{"confirm out of order",
+			`{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":2,"of":2,"confirm":true}]}]}`,
+			`order.json: case t2i: confirm[0] is confirmation request 2/2, want 1 of at least 1, in the order sent`},
 	}
-	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json", "not an object": "array.json",
+	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json",
+		"not an object":   "array.json",
 		"missing request": "missing.json", "duplicated request": "dup.json", "index out of range": "range.json",
 		"confirm not marked": "unmarked.json", "confirm out of order": "order.json"}
 	for _, tt := range tests {

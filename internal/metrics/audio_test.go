@@ -31,11 +31,14 @@ func TestCompareAudioProperties(t *testing.T) {
 	}{
 		{"same", a440, a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
 		// |rfft| does not see the sign; the waveform does.
-		{"inverted", a440, sine(440, -0.5, audioRate), AudioScores{SpectralSimilarity: 1, WaveformCorrelation: -1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
+		{"inverted", a440, sine(440, -0.5, audioRate),
+			AudioScores{SpectralSimilarity: 1, WaveformCorrelation: -1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
 		// Half the amplitude: −6.02 dB, and every magnitude halved (the cosine does not see it).
-		{"half as loud", sine(440, 0.25, audioRate), a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.25 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: 20 * math.Log10(2)}},
+		{"half as loud", sine(440, 0.25, audioRate), a440,
+			AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.25 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: 20 * math.Log10(2)}},
 		// The output stops after 0.75 s: compared over 0.75 s, 0.25 s shorter.
-		{"cut short", a440[:12000], a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, DurationDiffS: 0.25}},
+		{"cut short", a440[:12000], a440,
+			AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, DurationDiffS: 0.25}},
 		// Silence has no spectrum and no variation (0, not NaN) and sits at the 1e-12 floor.
 		{"silent output", silence, a440, AudioScores{GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: LevelDB(0.5/math.Sqrt2) + 240}},
 		{"silence against silence", silence, silence, AudioScores{}},
