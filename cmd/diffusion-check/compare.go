@@ -24,7 +24,8 @@ import (
 func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("compare", e)
 	asJSON := fs.Bool("json", false, "print the metrics as JSON (with several outputs, an array: one object per output)")
-	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth in memory (`MIB`) rather than decode it for each; 0 decodes it every time")
+	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth "+
+		"in memory (`MIB`) rather than decode it for each; 0 decodes it every time")
 	var limits compareLimits
 	limits.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -37,7 +38,8 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, usagef("want GT OUTPUT [OUTPUT...] (a ground truth and at least one output), got %d arguments", fs.NArg())
 	}
 	if compare.IsGTWAV(fs.Arg(0)) && limits.pictureLimits() {
-		return 0, usagef("--min-ssim, --min-psnr and --max-mad judge pictures, and the audio ground truth %s has none: give --case ID to judge with a case's audio thresholds", fs.Arg(0))
+		return 0, usagef("--min-ssim, --min-psnr and --max-mad judge pictures, and the audio ground truth %s has none: "+
+			"give --case ID to judge with a case's audio thresholds", fs.Arg(0))
 	}
 	if *gtMiB < 0 {
 		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)

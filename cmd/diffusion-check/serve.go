@@ -24,7 +24,8 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs.StringVar(&cfg.Model, "model", "diffusion-check/reference", "model id to report; MiniMaxAI/MiniMax-H3 validates video requests as SGLang's MiniMax-H3 does")
 	fs.DurationVar(&cfg.PerfLag, "perf-lag", 0, "delay before a request's performance.log record is written")
 	cfg.Timing = refserver.DefaultTiming
-	fs.Var(&cfg.Timing, "timing", "where the perf record's durations come from: measured (the clock) or computed (the planned durations: the same on any machine under any load)")
+	fs.Var(&cfg.Timing, "timing",
+		"where the perf record's durations come from: measured (the clock) or computed (the planned durations: the same on any machine under any load)")
 	fs.Var(&cfg.Faults, "fault", "inject a fault `SPEC` (repeatable): "+strings.Join(fault.Known(), ", "))
 	if err := parse(fs, args); err != nil {
 		return 0, err
