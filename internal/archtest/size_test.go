@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"go/ast"
 	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // maxFuncLines is the longest a function may be, counted from its func line to its closing
@@ -243,5 +247,23 @@ func TestNoLongLines(t *testing.T) {
 	slices.Sort(found)
 	for _, f := range found {
 		t.Error(f)
+	}
+}
+
+// TestFuncLengthsOnAMadeUpModule: a long function that branches is counted as such, a long
+// table is not said to branch, and a branch inside a table's function literal is the
+// literal's.
+func TestFuncLengthsOnAMadeUpModule(t *testing.T) {
+	rows := strings.Repeat("\t\t{\"x\", func() int { if true { return 1 }; return 0 }},\n", 90)
+	body := strings.Repeat("\tn++\n", 85)
+	fsys := fstest.MapFS{"p/p.go": {Data: []byte("package p\n\nfunc table() []row {\n\treturn []row{\n" + rows + "\t}\n}\n\n" +
+		"func long(n int) int {\n\tif n > 0 {\n\t\tn--\n\t}\n" + body + "\treturn n\n}\n\ntype row struct {\n\tname string\n\tf    func() int\n}\n")}}
+	files, err := parseModule(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []funcLength{{"p/p.go table", 94, false}, {"p/p.go long", 91, true}}
+	if diff := cmp.Diff(want, funcLengths(files), cmp.AllowUnexported(funcLength{})); diff != "" {
+		t.Errorf("funcLengths (-want +got):\n%s", diff)
 	}
 }
