@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
@@ -75,60 +77,85 @@ func parseKnown(name string, data []byte) ([]checks.KnownEntry, error) {
 	return out, nil
 }
 
+// knownKey is one key of a known-failures entry: whether an entry must have it, and how its
+// value (a scalar node) is read into the entry (a problem message, or "" when it is taken).
+type knownKey struct {
+	name     string
+	required bool
+	set      func(e *checks.KnownEntry, v *yaml.Node) (problem string)
+}
+
+// knownKeys are the keys of an entry, in the order the docs list them: the one list the
+// decoder, the unknown-key message and the missing-key check read.
+var knownKeys = []knownKey{
+	{"case", true, func(e *checks.KnownEntry, v *yaml.Node) string { return setGlob(&e.Case, v.Value) }},
+	{"check", true, func(e *checks.KnownEntry, v *yaml.Node) string { return setGlob(&e.Check, v.Value) }},
+	{"request", false, func(e *checks.KnownEntry, v *yaml.Node) string {
+		var n int
+		if err := v.Decode(&n); err != nil || n < 1 {
+			return fmt.Sprintf("want a request index ≥ 1, got %q", v.Value)
+		}
+		e.Request = n
+		return ""
+	}},
+	{"reason", true, func(e *checks.KnownEntry, v *yaml.Node) string { e.Reason = v.Value; return "" }},
+	{"link", false, func(e *checks.KnownEntry, v *yaml.Node) string { e.Link = v.Value; return "" }},
+	{"until", false, func(e *checks.KnownEntry, v *yaml.Node) string {
+		if _, err := time.Parse(time.DateOnly, v.Value); err != nil {
+			return fmt.Sprintf("want a date YYYY-MM-DD, got %q", v.Value)
+		}
+		e.Until = v.Value
+		return ""
+	}},
+}
+
+// setGlob sets a case or check pattern: a name or a path.Match glob, not empty.
+func setGlob(dst *string, v string) string {
+	if _, err := path.Match(v, ""); err != nil || v == "" {
+		return fmt.Sprintf("want a name or glob pattern (*, ?, [..]), got %q", v)
+	}
+	*dst = v
+	return ""
+}
+
+// knownKeyNames lists the keys of knownKeys, for the unknown-key message.
+func knownKeyNames() string {
+	names := make([]string, len(knownKeys))
+	for i, k := range knownKeys {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
 // knownEntry decodes one entry of the list (item, at field), reporting problems to d.
 func knownEntry(d *strictdecode.YAML, field string, item *yaml.Node) checks.KnownEntry {
 	e := checks.KnownEntry{Source: fmt.Sprintf("%s:%d", d.File, item.Line)}
 	es, _ := d.Entries(item, field)
 	seen := map[string]bool{}
 	for _, kv := range es {
-		k, v := kv.Key, strictdecode.Deref(kv.Val)
 		f := field + "." + kv.Name
 		seen[kv.Name] = true
+		i := slices.IndexFunc(knownKeys, func(k knownKey) bool { return k.name == kv.Name })
+		if i < 0 {
+			d.Addf(kv.Key.Line, f, "unknown key (known: %s)", knownKeyNames())
+			continue
+		}
+		v := strictdecode.Deref(kv.Val)
 		if v.Kind != yaml.ScalarNode {
 			d.Addf(kv.Val.Line, f, "want a single value, got %s", strictdecode.Describe(v))
 			continue
 		}
-		switch kv.Name {
-		case "case", "check":
-			if _, err := path.Match(v.Value, ""); err != nil || v.Value == "" {
-				d.Addf(kv.Val.Line, f, "want a name or glob pattern (*, ?, [..]), got %q", v.Value)
-				continue
-			}
-			if kv.Name == "case" {
-				e.Case = v.Value
-			} else {
-				e.Check = v.Value
-			}
-		case "request":
-			var n int
-			if err := v.Decode(&n); err != nil || n < 1 {
-				d.Addf(kv.Val.Line, f, "want a request index ≥ 1, got %q", v.Value)
-				continue
-			}
-			e.Request = n
-		case "reason":
-			e.Reason = v.Value
-		case "link":
-			e.Link = v.Value
-		case "until":
-			if _, err := time.Parse(time.DateOnly, v.Value); err != nil {
-				d.Addf(kv.Val.Line, f, "want a date YYYY-MM-DD, got %q", v.Value)
-				continue
-			}
-			e.Until = v.Value
-		default:
-			d.Addf(k.Line, f, "unknown key (known: case, check, request, reason, link, until)")
+		if problem := knownKeys[i].set(&e, v); problem != "" {
+			d.Addf(kv.Val.Line, f, "%s", problem)
 		}
 	}
-	for _, req := range []struct {
-		key string
-		v   string
-	}{{"case", e.Case}, {"check", e.Check}, {"reason", e.Reason}} {
-		if !seen[req.key] {
-			d.Addf(item.Line, field+"."+req.key, "missing")
-		} else if req.v == "" && req.key == "reason" {
-			d.Addf(item.Line, field+".reason", "empty; say why the failure is accepted")
+	for _, k := range knownKeys {
+		if k.required && !seen[k.name] {
+			d.Addf(item.Line, field+"."+k.name, "missing")
 		}
+	}
+	if seen["reason"] && e.Reason == "" {
+		d.Addf(item.Line, field+".reason", "empty; say why the failure is accepted")
 	}
 	return e
 }

@@ -1,6 +1,9 @@
 package baselines
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -119,5 +122,36 @@ func TestParseKnownReadsYAMLStrictly(t *testing.T) {
 	got, err := parseKnown("known.yaml", []byte("- &e {case: a, check: perf.e2e, reason: r}\n- *e\n"))
 	if err != nil || len(got) != 2 || got[1].Case != "a" {
 		t.Errorf("an entry from an anchor: %+v, %v", got, err)
+	}
+}
+
+// TestKnownKeysDocumented: docs/known-failures.md shows every key of knownKeys in its example,
+// in the table's order, and names the required ones, so that the docs and the decoder share
+// one list.
+func TestKnownKeysDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "known-failures.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	_, example, _ := strings.Cut(doc, "```yaml\n")
+	example, _, _ = strings.Cut(example, "```")
+	var shown []string
+	for _, m := range regexp.MustCompile(`(?m)^[- ] ([a-z_]+):`).FindAllStringSubmatch(example, -1) {
+		shown = append(shown, m[1])
+	}
+	var keys, required []string
+	for _, k := range knownKeys {
+		keys = append(keys, k.name)
+		if k.required {
+			required = append(required, "`"+k.name+"`")
+		}
+	}
+	if diff := cmp.Diff(keys, shown); diff != "" {
+		t.Errorf("the example of docs/known-failures.md shows other keys (-knownKeys +doc):\n%s", diff)
+	}
+	want := strings.Join(required[:len(required)-1], ", ") + " and " + required[len(required)-1] + " are required"
+	if !strings.Contains(doc, want) {
+		t.Errorf("docs/known-failures.md does not say %q", want)
 	}
 }

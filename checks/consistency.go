@@ -17,10 +17,10 @@ const (
 	// CLIP_MODEL_NAME), so the report says once per run where diffusion-check did not.
 	CLIPNotEnforced = "CLIP not enforced: no CLIP scorer configured"
 
-	audioSpectralSimilarity  = "audio.spectral_similarity"
-	audioWaveformCorrelation = "audio.waveform_correlation"
+	AudioSpectralSimilarity  = "audio.spectral_similarity"
+	AudioWaveformCorrelation = "audio.waveform_correlation"
 	AudioRMSdBDiff           = "audio.rms_db_diff"
-	audioDurationDiff        = "audio.duration_diff"
+	AudioDurationDiff        = "audio.duration_diff"
 
 	// ConsistencyGroup and AudioGroup name the one check a request gets when a whole group was
 	// not made (no ground truth, disabled by the case): a skip with the reason, instead of one
@@ -197,7 +197,7 @@ type AudioScores struct {
 
 // AudioConsistency turns the audio metrics into the four audio.* checks. A NaN metric fails.
 func AudioConsistency(s AudioScores, lim AudioLimits) []Check {
-	return audioChecks(s, lim, groundTruth, "", [4]string{audioSpectralSimilarity, audioWaveformCorrelation, AudioRMSdBDiff, audioDurationDiff})
+	return audioChecks(s, lim, groundTruth, "", [4]string{AudioSpectralSimilarity, AudioWaveformCorrelation, AudioRMSdBDiff, AudioDurationDiff})
 }
 
 // audioChecks turns the four audio metrics of a track compared with ref into checks named
@@ -220,8 +220,8 @@ func audioChecks(s AudioScores, lim AudioLimits, ref, suffix string, names [4]st
 // track where the ground truth has one).
 func AudioFailed(detail string) []Check {
 	return []Check{
-		Failed(audioSpectralSimilarity, detail), Failed(audioWaveformCorrelation, detail),
-		Failed(AudioRMSdBDiff, detail), Failed(audioDurationDiff, detail),
+		Failed(AudioSpectralSimilarity, detail), Failed(AudioWaveformCorrelation, detail),
+		Failed(AudioRMSdBDiff, detail), Failed(AudioDurationDiff, detail),
 	}
 }
 

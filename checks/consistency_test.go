@@ -107,7 +107,7 @@ func TestCLIPVerdict(t *testing.T) {
 func TestAudioConsistency(t *testing.T) {
 	lim := AudioLimits{SpectralSimilarity: 0.95, WaveformCorrelation: 0.9, RMSdBDiff: 2, DurationDiffS: 0.1}
 	got := AudioConsistency(AudioScores{SpectralSimilarity: 0.99, WaveformCorrelation: 0.2, RMSdBDiff: 0.5, DurationDiffS: 0.3}, lim)
-	want := map[string]Status{audioSpectralSimilarity: Pass, audioWaveformCorrelation: Fail, AudioRMSdBDiff: Pass, audioDurationDiff: Fail}
+	want := map[string]Status{AudioSpectralSimilarity: Pass, AudioWaveformCorrelation: Fail, AudioRMSdBDiff: Pass, AudioDurationDiff: Fail}
 	if len(got) != 4 {
 		t.Fatalf("got %d checks", len(got))
 	}

@@ -98,7 +98,7 @@ func TestRetryRule(t *testing.T) {
 		{"the server ran out of memory", withTail(req(Failed(ServerAlive, "server exited")), "torch.OutOfMemoryError: CUDA out of memory."), true},
 		{"SafetensorError in the log", withTail(req(Failed(OutputPresent, "500")), "safetensors_rust.SafetensorError: invalid header"), true},
 		{"an output assertion is not retried", req(Failed(OutputValid, "size 64x64, want 256x256")), false},
-		{"an audio metric failure is not retried", req(Failed(audioSpectralSimilarity, "")), false},
+		{"an audio metric failure is not retried", req(Failed(AudioSpectralSimilarity, "")), false},
 		{"audio GT not found", req(Failed(AudioGroup, "Audio GT not found for c")), false},
 	} {
 		if got := retryOf(tt.cr); got.Retryable != tt.want {

@@ -53,7 +53,7 @@ type Direction int
 // The directions: times, memory and differences pass at or under their limit; similarities
 // at or over it.
 const (
-	lowerIsBetter Direction = iota
+	LowerIsBetter Direction = iota
 	HigherIsBetter
 )
 
@@ -64,7 +64,7 @@ type Group string
 // The groups.
 const (
 	GroupServer      Group = "server"
-	groupOutput      Group = "output"
+	GroupOutput      Group = "output"
 	GroupPerf        Group = "perf"
 	GroupMemory      Group = "memory"
 	GroupConsistency Group = "consistency"
@@ -97,8 +97,8 @@ var kinds = []Kind{
 	{Name: ServerAlive, Label: "server", Group: GroupServer},
 	{Name: APIModels, Label: "/v1/models", Group: GroupServer},
 	{Name: APIT2VInputReference, Label: "T2V input_reference", Group: GroupServer},
-	{Name: OutputPresent, Label: "output", Unit: "bytes", Group: groupOutput},
-	{Name: OutputValid, Label: "output decodable", Group: groupOutput},
+	{Name: OutputPresent, Label: "output", Unit: "bytes", Group: GroupOutput},
+	{Name: OutputValid, Label: "output decodable", Group: GroupOutput},
 
 	// The value of perf.record is the server's total_duration_ms: the E2E column shows it
 	// where perf.e2e (the same figure against a limit) is not checked.
@@ -109,10 +109,10 @@ var kinds = []Kind{
 	{Name: PerfDenoiseAvg, Label: "mean denoise step", Unit: "ms", Group: GroupPerf, Derived: true},
 	{Name: PerfDenoiseMedian, Label: "median denoise step", Unit: "ms", Group: GroupPerf, Derived: true},
 	{Name: PerfLoad, Label: "load time", Unit: "ms", Group: GroupPerf},
-	{Name: perfScenario, Label: "baseline scenario", Group: GroupPerf},
+	{Name: PerfScenario, Label: "baseline scenario", Group: GroupPerf},
 	// A realtime metric's name carries its unit (_ms, _mb, or a count): SGLang's names.
-	{Name: perfRealtime, Label: "realtime chunk stats", Group: GroupPerf},
-	{Name: perfRealtimePrefix, Family: true, Label: "realtime %s", Group: GroupPerf, Decimals: 2},
+	{Name: PerfRealtime, Label: "realtime chunk stats", Group: GroupPerf},
+	{Name: PerfRealtimePrefix, Family: true, Label: "realtime %s", Group: GroupPerf, Decimals: 2},
 
 	// One check per memory source (Check.Source): GPU memory, and host memory (HostMemory),
 	// which the VRAM column leaves out.
@@ -127,10 +127,10 @@ var kinds = []Kind{
 	{Name: ConsistencyCLIP, Label: "CLIP", Direction: HigherIsBetter, Group: GroupConsistency, Decimals: 4},
 
 	{Name: AudioGroup, Label: "audio", Group: GroupAudio, Column: ColumnAudio},
-	{Name: audioSpectralSimilarity, Label: "spectral similarity", Direction: HigherIsBetter, Group: GroupAudio, Column: ColumnAudio, Decimals: 4},
-	{Name: audioWaveformCorrelation, Label: "waveform correlation", Direction: HigherIsBetter, Group: GroupAudio, Column: ColumnAudio, Decimals: 4},
+	{Name: AudioSpectralSimilarity, Label: "spectral similarity", Direction: HigherIsBetter, Group: GroupAudio, Column: ColumnAudio, Decimals: 4},
+	{Name: AudioWaveformCorrelation, Label: "waveform correlation", Direction: HigherIsBetter, Group: GroupAudio, Column: ColumnAudio, Decimals: 4},
 	{Name: AudioRMSdBDiff, Label: "RMS level diff", Unit: "dB", Group: GroupAudio, Column: ColumnAudio, Decimals: 2},
-	{Name: audioDurationDiff, Label: "duration diff", Unit: "s", Group: GroupAudio, Column: ColumnAudio, Decimals: 2},
+	{Name: AudioDurationDiff, Label: "duration diff", Unit: "s", Group: GroupAudio, Column: ColumnAudio, Decimals: 2},
 
 	{Name: GroundTruthWrite, Label: "ground truth written", Group: GroupGroundTruth},
 
@@ -138,10 +138,10 @@ var kinds = []Kind{
 	{Name: RepeatSSIM, Label: "SSIM vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
 	{Name: RepeatPSNR, Label: "PSNR vs request 1", Unit: "dB", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 2},
 	{Name: RepeatMeanAbsDiff, Label: "mean abs diff vs request 1", Group: GroupRepeat, Decimals: 3},
-	{Name: repeatAudioSpectralSimilarity, Label: "audio spectral similarity vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
-	{Name: repeatAudioWaveformCorrelation, Label: "audio waveform correlation vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
-	{Name: repeatAudioRMSdBDiff, Label: "audio RMS level diff vs request 1", Unit: "dB", Group: GroupRepeat, Decimals: 2},
-	{Name: repeatAudioDurationDiff, Label: "audio duration diff vs request 1", Unit: "s", Group: GroupRepeat, Decimals: 3},
+	{Name: RepeatAudioSpectralSimilarity, Label: "audio spectral similarity vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatAudioWaveformCorrelation, Label: "audio waveform correlation vs request 1", Direction: HigherIsBetter, Group: GroupRepeat, Decimals: 4},
+	{Name: RepeatAudioRMSdBDiff, Label: "audio RMS level diff vs request 1", Unit: "dB", Group: GroupRepeat, Decimals: 2},
+	{Name: RepeatAudioDurationDiff, Label: "audio duration diff vs request 1", Unit: "s", Group: GroupRepeat, Decimals: 3},
 }
 
 // KindOf returns the kind of a check name: its registered entry, else the family whose
@@ -162,16 +162,6 @@ func KindOf(name string) Kind {
 	}
 	group, _, _ := strings.Cut(name, ".")
 	return Kind{Name: name, Label: name, Group: Group(group)}
-}
-
-// Kinds returns every registered kind, in the order of the registry.
-func Kinds() []Kind {
-	out := make([]Kind, len(kinds))
-	for i, k := range kinds {
-		k.Registered = true
-		out[i] = k
-	}
-	return out
 }
 
 // Title is what a reader calls the check name, which must be of this kind: the Label, with

@@ -75,7 +75,7 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 	seen := map[string]bool{}
-	for _, k := range Kinds() {
+	for _, k := range kinds {
 		if seen[k.Name] {
 			t.Errorf("%s is registered twice", k.Name)
 		}

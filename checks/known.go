@@ -45,21 +45,6 @@ func (e KnownEntry) expired(today time.Time) bool {
 	return e.Until != "" && today.UTC().Format(time.DateOnly) > e.Until
 }
 
-// ApplyKnown applies known-failure entries to every check of res (case-level and per
-// request), as MarkKnown does, in place. It does not recompute statuses (checks.Finalize
-// does). It returns the entries that matched no check at all (UnusedKnown).
-func ApplyKnown(res *Result, entries []KnownEntry, today time.Time) (unused []KnownEntry) {
-	for ci := range res.Cases {
-		cr := &res.Cases[ci]
-		cr.Checks = MarkKnown(entries, cr.ID, 0, cr.Checks, today)
-		for ri := range cr.Requests {
-			rr := &cr.Requests[ri]
-			rr.Checks = MarkKnown(entries, cr.ID, rr.Index, rr.Checks, today)
-		}
-	}
-	return UnusedKnown(*res, entries)
-}
-
 // MarkKnown returns cs, the checks of case id's request req (0 for the case-level checks),
 // with the known-failure entries applied; the first matching entry wins:
 //   - a failed check becomes Known, with Check.Known filled (State "known");
@@ -150,7 +135,7 @@ type KnownOutcome struct {
 	Of  int
 }
 
-// KnownOutcomes sums up, per lane, case and known-failures entry, the checks that ApplyKnown
+// KnownOutcomes sums up, per lane, case and known-failures entry, the checks that MarkKnown
 // marked, in the order they were first met. A failure in any request makes the entry known
 // (or expired); it is fixed only when every matched check passed in every request of every
 // case of the lane it matched (a case where it passed while it fails on another is left

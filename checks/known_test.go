@@ -26,7 +26,7 @@ func TestApplyKnown(t *testing.T) {
 		{Case: "flux", Check: "perf.e2e", Request: 3, Reason: "only request 3", Source: "k.yaml:12"},
 		{Case: "gone", Check: "*", Reason: "unused", Source: "k.yaml:15"},
 	}
-	unused := ApplyKnown(res, entries, time.Date(2026, 8, 16, 23, 0, 0, 0, time.UTC))
+	unused := applyKnown(res, entries, time.Date(2026, 8, 16, 23, 0, 0, 0, time.UTC))
 	type got struct {
 		Status Status
 		State  string
@@ -68,7 +68,7 @@ func TestApplyKnown(t *testing.T) {
 		t.Errorf("expired entry must fail: %s %s", res.Cases[0].Requests[1].Status, res.Cases[0].Status)
 	}
 	r2 := &Result{Cases: []CaseResult{{ID: "wan", Requests: []RequestResult{{Index: 1, Checks: []Check{{Name: "server.alive", Status: Pass}, {Name: "perf.stage.DecodingStage", Status: Fail}}}}}}}
-	ApplyKnown(r2, entries[:1], time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)) // until is inclusive
+	applyKnown(r2, entries[:1], time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)) // until is inclusive
 	Finalize(r2)
 	if r2.Status != Known || ExitCode(r2.Status) != 0 {
 		t.Errorf("known failure on its last day: run %s", r2.Status)
@@ -92,7 +92,7 @@ func TestKnownOutcomes(t *testing.T) {
 		if rmsFails {
 			rms.Status = Fail
 		}
-		return RequestResult{Index: i, Of: 3, Checks: []Check{{Name: ServerAlive, Status: Pass}, {Name: audioSpectralSimilarity, Status: Pass}, rms}}
+		return RequestResult{Index: i, Of: 3, Checks: []Check{{Name: ServerAlive, Status: Pass}, {Name: AudioSpectralSimilarity, Status: Pass}, rms}}
 	}
 	entries := []KnownEntry{{Case: "wan", Check: "audio.*", Reason: "AAC encoder", Until: "2026-09-30", Source: "known.yaml:3"}}
 	today := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
@@ -100,7 +100,7 @@ func TestKnownOutcomes(t *testing.T) {
 		var out []Result
 		for i, reqs := range parts {
 			r := Result{Lane: "base", Partition: Partition{Index: i, Total: len(parts)}, Cases: []CaseResult{{ID: "wan", Requests: reqs}}}
-			ApplyKnown(&r, entries, today)
+			applyKnown(&r, entries, today)
 			Finalize(&r)
 			out = append(out, r)
 		}
@@ -116,7 +116,7 @@ func TestKnownOutcomes(t *testing.T) {
 			[]outcomeView{{KnownStateKnown, []string{AudioRMSdBDiff}, []int{3}, 3}},
 			"wan (known.yaml:3): known failure, audio.rms_db_diff failed in 1 of 3 requests"},
 		{"passes everywhere", [][]RequestResult{{audio(1, false), audio(2, false), audio(3, false)}},
-			[]outcomeView{{KnownStateFixed, []string{audioSpectralSimilarity, AudioRMSdBDiff}, nil, 3}},
+			[]outcomeView{{KnownStateFixed, []string{AudioSpectralSimilarity, AudioRMSdBDiff}, nil, 3}},
 			"wan (known.yaml:3): audio.spectral_similarity and audio.rms_db_diff passed in every request the entry covers (3): fixed, remove it from the list"},
 		// The same case in two partitions (results of two runs): a failure in either keeps it known.
 		{"fails in the other partition", [][]RequestResult{{audio(1, false)}, {audio(2, true)}},
@@ -146,7 +146,7 @@ func TestKnownOutcomes(t *testing.T) {
 	var parts []Result
 	for i, c := range []CaseResult{{ID: "a", Requests: []RequestResult{audio(1, false)}}, {ID: "b", Requests: []RequestResult{audio(1, true)}}} {
 		p := Result{Lane: "base", Partition: Partition{Index: i, Total: 2}, Cases: []CaseResult{c}}
-		ApplyKnown(&p, glob, today)
+		applyKnown(&p, glob, today)
 		parts = append(parts, p)
 	}
 	if o := KnownOutcomes(parts...); len(o) != 1 || o[0].Case != "b" || o[0].State != KnownStateKnown {
@@ -157,7 +157,7 @@ func TestKnownOutcomes(t *testing.T) {
 	}
 	// An expired entry wins over known in another request: the failure counts.
 	r := Result{Cases: []CaseResult{{ID: "wan", Requests: []RequestResult{audio(1, true), audio(2, true)}}}}
-	ApplyKnown(&r, entries, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	applyKnown(&r, entries, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	if o := KnownOutcomes(r); len(o) != 1 || o[0].State != KnownStateExpired || len(o[0].Hit) != 2 {
 		t.Errorf("expired: %+v", o)
 	}
@@ -206,4 +206,19 @@ func TestKnownOutcomesOfAndState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// applyKnown applies known-failure entries to every check of res (case-level and per
+// request) with MarkKnown, in place, as the judge does request by request during a run, and
+// returns UnusedKnown. Statuses are not recomputed (Finalize does).
+func applyKnown(res *Result, entries []KnownEntry, today time.Time) (unused []KnownEntry) {
+	for ci := range res.Cases {
+		cr := &res.Cases[ci]
+		cr.Checks = MarkKnown(entries, cr.ID, 0, cr.Checks, today)
+		for ri := range cr.Requests {
+			rr := &cr.Requests[ri]
+			rr.Checks = MarkKnown(entries, cr.ID, rr.Index, rr.Checks, today)
+		}
+	}
+	return UnusedKnown(*res, entries)
 }

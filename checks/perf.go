@@ -18,8 +18,8 @@ const (
 	PerfDenoiseAvg    = "perf.denoise_avg"
 	PerfDenoiseMedian = "perf.denoise_median"
 	PerfLoad          = "perf.load"
-	// perfScenario fails when the baseline file has no scenario for the case.
-	perfScenario = "perf.scenario"
+	// PerfScenario fails when the baseline file has no scenario for the case.
+	PerfScenario = "perf.scenario"
 	// PerfPerFrame is the video frame-time check: E2E time / num_frames against the
 	// scenario's per_frame_generation.
 	PerfPerFrame = "perf.per_frame_generation"
@@ -423,7 +423,7 @@ func PerfRecordJoined(totalMs float64, stages, steps int, impossible []string) C
 // MissingScenario is the failure of a case whose scenario the baseline file lacks. snippet
 // is the measured values in the file's format, ready to paste under "scenarios".
 func MissingScenario(file, scenario, snippet string) Check {
-	return Check{Name: perfScenario, Status: Fail,
+	return Check{Name: PerfScenario, Status: Fail,
 		Detail: fmt.Sprintf("scenario %q is not in %s; measured values, to paste under \"scenarios\" after review:\n%s", scenario, file, snippet)}
 }
 

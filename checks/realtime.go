@@ -10,11 +10,11 @@ import (
 
 // Realtime check names. A realtime (streaming) case is judged on the per-chunk timings its
 // server reports over the websocket session: one check per configured threshold, named
-// perfRealtimePrefix + SGLang's metric name (perf.realtime.p95_chunk_total_ms), and
-// perfRealtime when the session's stats cannot be judged at all.
+// PerfRealtimePrefix + SGLang's metric name (perf.realtime.p95_chunk_total_ms), and
+// PerfRealtime when the session's stats cannot be judged at all.
 const (
-	perfRealtime       = "perf.realtime"
-	perfRealtimePrefix = "perf.realtime."
+	PerfRealtime       = "perf.realtime"
+	PerfRealtimePrefix = "perf.realtime."
 )
 
 // ChunkStats is one chunk_stats message of a realtime session, as SGLang's harness parses it
@@ -148,17 +148,17 @@ func maxOf(stats []ChunkStats, of func(ChunkStats) float64) float64 {
 // 2026-06-02): one check per threshold, in name order, failing when the summary's value is
 // greater than the threshold (equal passes). No thresholds is no check, as SGLang returns
 // before summarising; no chunk stats, or an ignore that leaves none to guard, fails
-// perfRealtime; an unknown metric is an error (SGLang raises ValueError).
+// PerfRealtime; an unknown metric is an error (SGLang raises ValueError).
 func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []Check {
 	if len(thresholds) == 0 {
 		return nil
 	}
 	sum, err := summarizeRealtime(stats, ignore)
 	if err != nil {
-		return []Check{Failed(perfRealtime, err.Error())}
+		return []Check{Failed(PerfRealtime, err.Error())}
 	}
 	if len(sum) == 0 {
-		return []Check{{Name: perfRealtime, Status: Fail, Detail: "no realtime chunk stats were received", Cause: "no realtime chunk stats"}}
+		return []Check{{Name: PerfRealtime, Status: Fail, Detail: "no realtime chunk stats were received", Cause: "no realtime chunk stats"}}
 	}
 	names := make([]string, 0, len(thresholds))
 	for name := range thresholds {
@@ -170,10 +170,10 @@ func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []C
 		limit := thresholds[name]
 		actual, ok := sum[name]
 		if !ok {
-			out = append(out, Errored(perfRealtimePrefix+name, RealtimeMetricProblem(name, ignore)))
+			out = append(out, Errored(PerfRealtimePrefix+name, RealtimeMetricProblem(name, ignore)))
 			continue
 		}
-		c := Check{Name: perfRealtimePrefix + name, Status: Pass, Value: Float(actual), Limit: Float(limit),
+		c := Check{Name: PerfRealtimePrefix + name, Status: Pass, Value: Float(actual), Limit: Float(limit),
 			Detail: fmt.Sprintf("%s over %d guarded of %d chunks (first %d ignored): actual=%.2f, limit=%.2f",
 				name, int(sum["guarded_chunks"]), len(stats), ignore, actual, limit)}
 		if actual > limit {

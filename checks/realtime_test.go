@@ -122,9 +122,9 @@ func TestRealtimeVerdictBoundaries(t *testing.T) {
 			want: []got{{"perf.realtime.avg_chunk_total_ms", Pass}, {"perf.realtime.p99_chunk_total_ms", Error}}},
 		{name: "ignored metric without ignored chunks is an error", stats: chunks(1), thresholds: map[string]float64{"ignored_max_chunk_total_ms": 1},
 			want: []got{{"perf.realtime.ignored_max_chunk_total_ms", Error}}},
-		{name: "no chunk stats fails", thresholds: map[string]float64{"p95_chunk_total_ms": 1}, want: []got{{perfRealtime, Fail}}},
+		{name: "no chunk stats fails", thresholds: map[string]float64{"p95_chunk_total_ms": 1}, want: []got{{PerfRealtime, Fail}}},
 		{name: "ignore leaving nothing to guard fails", stats: chunks(1, 2), ignore: 2, thresholds: map[string]float64{"p95_chunk_total_ms": 1},
-			want: []got{{perfRealtime, Fail}}},
+			want: []got{{PerfRealtime, Fail}}},
 		{name: "no thresholds makes no check", stats: nil},
 	}
 	for _, tt := range tests {

@@ -15,10 +15,10 @@ const (
 	RepeatSSIM                     = "consistency.repeat.ssim"
 	RepeatPSNR                     = "consistency.repeat.psnr"
 	RepeatMeanAbsDiff              = "consistency.repeat.mean_abs_diff"
-	repeatAudioSpectralSimilarity  = "consistency.repeat.audio_spectral_similarity"
-	repeatAudioWaveformCorrelation = "consistency.repeat.audio_waveform_correlation"
-	repeatAudioRMSdBDiff           = "consistency.repeat.audio_rms_db_diff"
-	repeatAudioDurationDiff        = "consistency.repeat.audio_duration_diff"
+	RepeatAudioSpectralSimilarity  = "consistency.repeat.audio_spectral_similarity"
+	RepeatAudioWaveformCorrelation = "consistency.repeat.audio_waveform_correlation"
+	RepeatAudioRMSdBDiff           = "consistency.repeat.audio_rms_db_diff"
+	RepeatAudioDurationDiff        = "consistency.repeat.audio_duration_diff"
 
 	// RepeatGroup names the one check a request gets when it was not compared with request 1
 	// (request 1 has no valid output, the case turned the check off): a skip with the reason.
@@ -69,7 +69,7 @@ func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
 func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
 	al := AudioLimits{SpectralSimilarity: lim.SpectralSimilarity, WaveformCorrelation: lim.WaveformCorrelation,
 		RMSdBDiff: lim.RMSdBDiff, DurationDiffS: lim.DurationDiffS, Origin: lim.Origin}
-	return audioChecks(s, al, repeatRef, " vs request 1", [4]string{repeatAudioSpectralSimilarity, repeatAudioWaveformCorrelation, repeatAudioRMSdBDiff, repeatAudioDurationDiff})
+	return audioChecks(s, al, repeatRef, " vs request 1", [4]string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff})
 }
 
 // RepeatFailed fails the picture checks (audio false) or the audio checks (audio true) of
@@ -79,7 +79,7 @@ func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
 func RepeatFailed(detail string, audio bool) []Check {
 	names := []string{RepeatSSIM, RepeatPSNR, RepeatMeanAbsDiff}
 	if audio {
-		names = []string{repeatAudioSpectralSimilarity, repeatAudioWaveformCorrelation, repeatAudioRMSdBDiff, repeatAudioDurationDiff}
+		names = []string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff}
 	}
 	out := make([]Check, len(names))
 	for i, n := range names {

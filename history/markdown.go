@@ -37,14 +37,15 @@ func code(s string) string {
 }
 
 // ProposalMarkdown is the body of a tightening pull request: the rule, one section per
-// proposed value with its N runs and a link to its chart (pageURL + "#" + Anchor; no link
+// proposed value with its N runs and a link to its chart (pageURL + "#" + anchorOf; no link
 // without a page), and the metrics that noise makes useless.
 func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Baselines that the history says can be tighter\n\n")
 	fmt.Fprintf(&b, "Series: %s. Baseline file: %s.\n\n", md(s.String()), code(file))
 	fmt.Fprintf(&b, "Rule (docs/history.md): a value is proposed when the last %d default-branch runs all measured it, the spread "+
-		"of the typical runs (without the lowest and highest tenth) is within its tolerance, and their worst is at least max(%g × 1.4826 × MAD, %s of the baseline) under it; "+
+		"of the typical runs (without the lowest and highest tenth) is within its tolerance, "+
+		"and their worst is at least max(%g × 1.4826 × MAD, %s of the baseline) under it; "+
 		"the new value is that worst.", rule.Runs, rule.Sigmas, percent(rule.MinGain))
 	if rule.AllowLoosen {
 		b.WriteString(" **--allow-loosen**: values whose runs were all above them are raised too.")
@@ -55,9 +56,9 @@ func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL str
 	} else {
 		b.WriteString("| case | metric | baseline | new | change | margin needed | spread of the runs |\n|---|---|---:|---:|---:|---:|---|\n")
 		for _, p := range out.Proposals {
-			metric := md(Title(p.Metric))
+			metric := md(metricTitle(p.Metric))
 			if pageURL != "" {
-				metric = fmt.Sprintf("[%s](%s#%s)", metric, pageURL, Anchor(s, p.Case, p.Metric))
+				metric = fmt.Sprintf("[%s](%s#%s)", metric, pageURL, anchorOf(s, p.Case, p.Metric))
 			}
 			change := percent(p.New/p.Old - 1)
 			if p.Loosen {
@@ -71,7 +72,9 @@ func ProposalMarkdown(s Series, file string, rule Rule, out Outcome, pageURL str
 		writeRuns(&b, out.Proposals)
 	}
 	if len(out.Noisy) > 0 {
-		b.WriteString("### Baselines that noise makes useless\n\nTheir runs spread wider than their tolerance: a limit that noise alone crosses, or that cannot tell a regression from noise. Widen the tolerance, make the measurement steadier, or drop the check.\n\n")
+		b.WriteString("### Baselines that noise makes useless\n\nTheir runs spread wider than their tolerance: " +
+			"a limit that noise alone crosses, or that cannot tell a regression from noise. " +
+			"Widen the tolerance, make the measurement steadier, or drop the check.\n\n")
 		for _, n := range out.Noisy {
 			fmt.Fprintf(&b, "- %s\n", md(n.String()))
 		}
@@ -95,7 +98,7 @@ func writeRuns(b *strings.Builder, ps []Proposal) {
 		group := byCase[c]
 		fmt.Fprintf(b, "<details><summary>The %d runs of <code>%s</code></summary>\n\n| commit | date | run | status |", len(group[0].Runs), html.EscapeString(c))
 		for _, p := range group {
-			fmt.Fprintf(b, " %s |", md(Title(p.Metric)))
+			fmt.Fprintf(b, " %s |", md(metricTitle(p.Metric)))
 		}
 		b.WriteString("\n|---|---|---|---|" + strings.Repeat("---:|", len(group)) + "\n")
 		for _, r := range group[0].Runs {
@@ -113,10 +116,10 @@ func writeRuns(b *strings.Builder, ps []Proposal) {
 	}
 }
 
-// Trend is what the base branch's last runs say about one metric, for a PR comment: the
+// trendOf is what the base branch's last runs say about one metric, for a PR comment: the
 // median and range of the last n default-branch runs of the series and a sparkline of
 // them, oldest first. ok is false when the history has none.
-func Trend(runs []*Run, s Series, caseID, metric string, n int) (median, lo, hi float64, spark string, ok bool) {
+func trendOf(runs []*Run, s Series, caseID, metric string, n int) (median, lo, hi float64, spark string, ok bool) {
 	var vs []float64
 	for i := len(runs) - 1; i >= 0 && len(vs) < n; i-- {
 		r := runs[i]
@@ -132,14 +135,14 @@ func Trend(runs []*Run, s Series, caseID, metric string, n int) (median, lo, hi 
 	}
 	slices.Reverse(vs)
 	sp, _ := checks.SpreadOf(vs)
-	return sp.Median, sp.Min, sp.Max, Sparkline(vs), true
+	return sp.Median, sp.Min, sp.Max, sparkline(vs), true
 }
 
-// TrendNote is the comment's line about one metric of a case against the base branch's
+// trendNote is the comment's line about one metric of a case against the base branch's
 // history: "base branch, last 10 runs: median 470 ms (460–617 ms) ▁▂▁█▁ · [chart](URL#id)".
 // It is "" when the history has no default-branch run of it; no link without pageURL.
-func TrendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL string) string {
-	med, lo, hi, spark, ok := Trend(runs, s, caseID, metric, n)
+func trendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL string) string {
+	med, lo, hi, spark, ok := trendOf(runs, s, caseID, metric, n)
 	if !ok {
 		return ""
 	}
@@ -152,13 +155,13 @@ func TrendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL stri
 	count := len([]rune(spark))
 	note := fmt.Sprintf("base branch, last %d runs: median %s (%s–%s) %s", count, formatValue(med, unit), formatValue(lo, ""), formatValue(hi, unit), spark)
 	if pageURL != "" {
-		note += fmt.Sprintf(" · [chart](%s#%s)", pageURL, Anchor(s, caseID, metric))
+		note += fmt.Sprintf(" · [chart](%s#%s)", pageURL, anchorOf(s, caseID, metric))
 	}
 	return note
 }
 
 // CommentTrend is the hook for a PR comment's failing checks: for a perf or memory check of
-// case caseID in the merged lane result lane, TrendNote against the base branch's last n
+// case caseID in the merged lane result lane, trendNote against the base branch's last n
 // runs of the lane's series, and for a perf check RunnerNote about the runner that ran the
 // case; "" for other checks and where the history has none. runs come from Load (a store
 // checked out from the data branch).
@@ -169,7 +172,7 @@ func CommentTrend(runs []*Run, pageURL string, n int) func(lane *checks.Result, 
 		}
 		s := seriesOfLane(runs, lane)
 		metric := baselines.SpreadKey(c.Name, c.Source)
-		note := TrendNote(runs, s, caseID, metric, n, pageURL)
+		note := trendNote(runs, s, caseID, metric, n, pageURL)
 		if checks.KindOf(c.Name).Group == checks.GroupPerf && c.Value != nil {
 			if r := RunnerNote(runs, s, RunnerOfCase(lane, caseID), caseID, metric, *c.Value, n); r != "" {
 				note = strings.TrimPrefix(note+" · "+r, " · ")

@@ -18,9 +18,9 @@ type PageOptions struct {
 	Generated time.Time
 }
 
-// Anchor is the id of the chart of one case and metric of a series on the page, for links
-// from a PR comment or a tightening proposal (page URL + "#" + Anchor).
-func Anchor(s Series, caseID, metric string) string {
+// anchorOf is the id of the chart of one case and metric of a series on the page, for links
+// from a PR comment or a tightening proposal (page URL + "#" + anchorOf).
+func anchorOf(s Series, caseID, metric string) string {
 	return "c-" + s.Dir() + "-" + part(caseID) + "-" + part(strings.ReplaceAll(metric, "/", "."))
 }
 
@@ -146,7 +146,7 @@ func metricRank(m string) int {
 }
 
 func chartOf(s Series, id, name string, defaults, prs []*Run) chart {
-	c := chart{ID: Anchor(s, id, name), Case: id, Title: Title(name), W: chartW, H: chartH,
+	c := chart{ID: anchorOf(s, id, name), Case: id, Title: metricTitle(name), W: chartW, H: chartH,
 		PlotLeft: padL, PlotRight: chartW - padR, PlotTop: padT, PlotBottom: chartH - padB}
 	type val struct {
 		x   float64
@@ -292,9 +292,9 @@ svg text{font:11px system-ui,sans-serif;fill:#59636e}
 {{end}}{{end}}</body></html>
 `))
 
-// Sparkline draws values as a line of block characters (▁▂▃▄▅▆▇█), lowest to highest, for a
+// sparkline draws values as a line of block characters (▁▂▃▄▅▆▇█), lowest to highest, for a
 // PR comment; "" for no values.
-func Sparkline(values []float64) string {
+func sparkline(values []float64) string {
 	if len(values) == 0 {
 		return ""
 	}

@@ -22,7 +22,7 @@ func TestPageDrawsOneChartPerCaseAndMetricWithPRsAsPoints(t *testing.T) {
 	}
 	page := b.String()
 	s := Series{Suite: "s", GPU: "h200"}
-	for _, id := range []string{Anchor(s, "a", "perf.e2e"), Anchor(s, "a", "memory.runtime_peak/server_reserved")} {
+	for _, id := range []string{anchorOf(s, "a", "perf.e2e"), anchorOf(s, "a", "memory.runtime_peak/server_reserved")} {
 		if !strings.Contains(page, `<figure id="`+id+`">`) {
 			t.Errorf("no chart %s", id)
 		}
@@ -32,7 +32,7 @@ func TestPageDrawsOneChartPerCaseAndMetricWithPRsAsPoints(t *testing.T) {
 	}
 	// The E2E chart: a line of 3 points, a baseline and a limit line, and the PR's point,
 	// red because 200 ms is over its 125 ms limit.
-	e2e := page[strings.Index(page, Anchor(s, "a", "perf.e2e")):]
+	e2e := page[strings.Index(page, anchorOf(s, "a", "perf.e2e")):]
 	e2e = e2e[:strings.Index(e2e, "</figure>")]
 	if n := len(regexp.MustCompile(`<polyline points="[^"]*"`).FindAllString(e2e, -1)); n != 3 {
 		t.Errorf("%d polylines (line, baseline, limit), want 3", n)
@@ -87,7 +87,7 @@ func TestSparklineSpansLowestToHighest(t *testing.T) {
 		{[]float64{1, 2, 3, 4, 5, 6, 7, 8}, "▁▂▃▄▅▆▇█"},
 		{[]float64{10, 0, 10}, "█▁█"},
 	} {
-		if got := Sparkline(tc.in); got != tc.want {
+		if got := sparkline(tc.in); got != tc.want {
 			t.Errorf("Sparkline(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -98,11 +98,11 @@ func TestTrendIsTheBaseBranchsLastNRuns(t *testing.T) {
 	pr := seriesRuns(500)[0]
 	pr.Kind, pr.PR, pr.Date = KindPR, 3, t0.Add(10*time.Hour)
 	runs = append(runs, pr)
-	med, lo, hi, spark, ok := Trend(runs, Series{Suite: "s", GPU: "h200"}, "a", "perf.e2e", 3)
+	med, lo, hi, spark, ok := trendOf(runs, Series{Suite: "s", GPU: "h200"}, "a", "perf.e2e", 3)
 	if !ok || med != 70 || lo != 60 || hi != 80 || spark != "▁▅█" {
 		t.Errorf("Trend = %v %v %v %q %v, want 70 60 80 ▁▅█ (the PR run left out)", med, lo, hi, spark, ok)
 	}
-	if _, _, _, _, ok := Trend(runs, Series{Suite: "s", GPU: "h200"}, "b", "perf.e2e", 3); ok {
+	if _, _, _, _, ok := trendOf(runs, Series{Suite: "s", GPU: "h200"}, "b", "perf.e2e", 3); ok {
 		t.Error("a case without history has a trend")
 	}
 }
@@ -120,7 +120,7 @@ func TestProposalMarkdownLinksChartsAndEscapesStoreText(t *testing.T) {
 	out.Noisy = []Noisy{{Case: "b|<i>", Metric: "perf.e2e", Unit: "ms", Spread: checks.Spread{N: 3, Min: 1, Median: 2, Max: 3}, Low: 1, High: 3, Tolerance: 0.25}}
 	md := ProposalMarkdown(s, "perf.json", Rule{Runs: 3, Sigmas: 3, MinGain: 0.2}, out, "https://x.github.io/h/")
 	for _, want := range []string{
-		"| `a` | [E2E (server)](https://x.github.io/h/#" + Anchor(s, "a", "perf.e2e") + ") | 100 ms | 71 ms | -29.0% |",
+		"| `a` | [E2E (server)](https://x.github.io/h/#" + anchorOf(s, "a", "perf.e2e") + ") | 100 ms | 71 ms | -29.0% |",
 		`\| @` + "\u200b" + `team &lt;b&gt;`,
 		"### Baselines that noise makes useless",
 		"| `c\\|'x` |",
@@ -135,14 +135,14 @@ func TestProposalMarkdownLinksChartsAndEscapesStoreText(t *testing.T) {
 func TestTrendNoteSaysTheBaseBranchsRunsAndLinksTheChart(t *testing.T) {
 	s := Series{Suite: "s", GPU: "h200"}
 	runs := seriesRuns(50, 60, 70, 80)
-	want := "base branch, last 3 runs: median 70 ms (60–80 ms) ▁▅█ · [chart](https://x.github.io/h/#" + Anchor(s, "a", "perf.e2e") + ")"
-	if got := TrendNote(runs, s, "a", "perf.e2e", 3, "https://x.github.io/h/"); got != want {
+	want := "base branch, last 3 runs: median 70 ms (60–80 ms) ▁▅█ · [chart](https://x.github.io/h/#" + anchorOf(s, "a", "perf.e2e") + ")"
+	if got := trendNote(runs, s, "a", "perf.e2e", 3, "https://x.github.io/h/"); got != want {
 		t.Errorf("TrendNote = %q\nwant       %q", got, want)
 	}
-	if got := TrendNote(runs, s, "a", "perf.e2e", 10, ""); got != "base branch, last 4 runs: median 65 ms (50–80 ms) ▁▃▆█" {
+	if got := trendNote(runs, s, "a", "perf.e2e", 10, ""); got != "base branch, last 4 runs: median 65 ms (50–80 ms) ▁▃▆█" {
 		t.Errorf("TrendNote without a page = %q", got)
 	}
-	if got := TrendNote(runs, s, "zzz", "perf.e2e", 3, "u"); got != "" {
+	if got := trendNote(runs, s, "zzz", "perf.e2e", 3, "u"); got != "" {
 		t.Errorf("TrendNote without history = %q", got)
 	}
 }

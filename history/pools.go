@@ -303,7 +303,7 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 		for _, o := range out.Overrides {
 			id := code(o.Case)
 			if pageURL != "" {
-				id = fmt.Sprintf("[%s](%s#%s)", id, pageURL, Anchor(s, o.Case, PoolMetric))
+				id = fmt.Sprintf("[%s](%s#%s)", id, pageURL, anchorOf(s, o.Case, PoolMetric))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | ×%.2f | %s | %s | %s / %s | %.2g | %d (rest %d) |\n", code(o.Prefix), id,
 				formatValue(o.Shared, "ms"), formatValue(o.Value, "ms"), o.Value/o.Shared, percent(o.Tolerance), formatValue(o.Limit, "ms"),

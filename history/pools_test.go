@@ -14,7 +14,7 @@ import (
 
 // poolRun is a default-branch run of case a on runner, whose requests' median E2E is e2e.
 func poolRun(i int, runner string, e2e float64) *Run {
-	return &Run{Schema: Schema, Suite: "s", GPU: "b200", Runner: runner, Commit: fmt.Sprintf("c%03d", i), Kind: KindDefault,
+	return &Run{Schema: storeSchema, Suite: "s", GPU: "b200", Runner: runner, Commit: fmt.Sprintf("c%03d", i), Kind: KindDefault,
 		RunID: fmt.Sprint(i), Date: t0.Add(time.Duration(i) * time.Hour), Status: checks.Pass,
 		Cases: []Case{{ID: "a", Metrics: []Metric{{Name: checks.PerfE2E, Unit: "ms", Value: e2e * 1.02, Median: e2e, N: 3,
 			Baseline: checks.Float(1000), Limit: checks.Float(1250)}}}}}

@@ -1,6 +1,3 @@
-// Package history keeps the perf and memory values of every run of a suite over commits: one
-// small file per run in a store folder (a data branch a workflow keeps), the static page that
-// charts them, and the rule that proposes tighter baselines from them (docs/history.md).
 package history
 
 import (
@@ -16,14 +13,17 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// Schema tags every store file.
-const Schema = "diffusion-check/history/v1"
+// storeSchema tags every store file.
+const storeSchema = "diffusion-check/history/v1"
 
-// The kinds of run: a run on the default branch is part of the trend line (and of the
-// evidence for tightening); a pull request's run is a point beside it, never evidence.
+// Kind is the kind of a run: a run on the default branch is part of the trend line (and of
+// the evidence for tightening); a pull request's run is a point beside it, never evidence.
+type Kind string
+
+// The kinds of run.
 const (
-	KindDefault = "default"
-	KindPR      = "pr"
+	KindDefault Kind = "default"
+	KindPR      Kind = "pr"
 )
 
 // Run is what one report (one suite, lane and GPU class, every partition merged) adds to the
@@ -41,8 +41,8 @@ type Run struct {
 	Machines []checks.Machine `json:"machines,omitempty"`
 	Commit   string           `json:"commit"`
 	// Kind is KindDefault or KindPR; PR is the pull request's number for KindPR.
-	Kind string `json:"kind"`
-	PR   int    `json:"pr,omitempty"`
+	Kind Kind `json:"kind"`
+	PR   int  `json:"pr,omitempty"`
 	// RunID identifies the workflow run and attempt ("1234567-1"): two runs of one commit
 	// get two files.
 	RunID  string        `json:"run_id"`
@@ -81,7 +81,7 @@ type Metric struct {
 // Meta is what a run's results do not say about it: where and why it ran.
 type Meta struct {
 	Commit string
-	Kind   string
+	Kind   Kind
 	PR     int
 	RunID  string
 	Runner string
@@ -99,7 +99,7 @@ func FromResults(results []*checks.Result, m Meta) (*Run, error) {
 		return nil, errors.New("no results")
 	}
 	first := results[0]
-	run := &Run{Schema: Schema, Suite: first.Suite, Lane: first.Lane, GPU: first.GPU, Runner: m.Runner,
+	run := &Run{Schema: storeSchema, Suite: first.Suite, Lane: first.Lane, GPU: first.GPU, Runner: m.Runner,
 		Commit: cmp.Or(m.Commit, first.Commit), Kind: m.Kind, PR: m.PR, RunID: m.RunID, Date: m.Date.UTC()}
 	if run.Date.IsZero() {
 		run.Date = first.FinishedAt.UTC()
@@ -203,12 +203,12 @@ func caseOf(cr checks.CaseResult) Case {
 
 // Limits on what a store file may hold: a file from a pull request's run is untrusted input.
 const (
-	MaxFileBytes   = 1 << 20
-	MaxCases       = 1000
-	MaxMetrics     = 200
-	MaxStringBytes = 200
-	// MaxMachines bounds a run's machines: a lane has at most 256 partitions (plan).
-	MaxMachines = 256
+	maxFileBytes   = 1 << 20
+	maxCases       = 1000
+	maxMetrics     = 200
+	maxStringBytes = 200
+	// maxMachines bounds a run's machines: a lane has at most 256 partitions (plan).
+	maxMachines = 256
 )
 
 // Validate returns every problem of a store entry at once; a store file that has one is
@@ -216,12 +216,14 @@ const (
 func (r *Run) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if r.Schema != Schema {
-		bad("schema %q, want %q", r.Schema, Schema)
+	if r.Schema != storeSchema {
+		bad("schema %q, want %q", r.Schema, storeSchema)
 	}
-	for _, s := range []struct{ name, v string }{{"suite", r.Suite}, {"lane", r.Lane}, {"gpu", r.GPU}, {"runner", r.Runner}, {"commit", r.Commit}, {"run_id", r.RunID}} {
-		if len(s.v) > MaxStringBytes {
-			bad("%s: longer than %d bytes", s.name, MaxStringBytes)
+	for _, s := range []struct{ name, v string }{
+		{"suite", r.Suite}, {"lane", r.Lane}, {"gpu", r.GPU}, {"runner", r.Runner}, {"commit", r.Commit}, {"run_id", r.RunID},
+	} {
+		if len(s.v) > maxStringBytes {
+			bad("%s: longer than %d bytes", s.name, maxStringBytes)
 		}
 	}
 	if r.Suite == "" {
@@ -244,8 +246,8 @@ func (r *Run) Validate() error {
 	if r.Date.IsZero() {
 		bad("date: missing")
 	}
-	if len(r.Machines) > MaxMachines {
-		bad("machines: %d, at most %d", len(r.Machines), MaxMachines)
+	if len(r.Machines) > maxMachines {
+		bad("machines: %d, at most %d", len(r.Machines), maxMachines)
 	}
 	for i, m := range r.Machines {
 		fields := []string{m.RunnerName, m.RunnerOS, m.RunnerArch, m.RunnerEnvironment, m.Hostname, m.CPU, m.Driver, m.CUDA, m.NVMLNote}
@@ -257,14 +259,14 @@ func (r *Run) Validate() error {
 			bad("machines[%d]: at most 64 labels and 64 GPUs", i)
 		}
 		for _, f := range fields {
-			if len(f) > MaxStringBytes {
-				bad("machines[%d]: a field longer than %d bytes", i, MaxStringBytes)
+			if len(f) > maxStringBytes {
+				bad("machines[%d]: a field longer than %d bytes", i, maxStringBytes)
 				break
 			}
 		}
 	}
-	if len(r.Cases) > MaxCases {
-		bad("cases: %d, at most %d", len(r.Cases), MaxCases)
+	if len(r.Cases) > maxCases {
+		bad("cases: %d, at most %d", len(r.Cases), maxCases)
 	}
 	seen := map[string]bool{}
 	for i, c := range r.Cases {
@@ -279,20 +281,20 @@ func (r *Run) Validate() error {
 
 // validate reports the problems of one case through bad; at names it ("cases[3]").
 func (c *Case) validate(at string, bad func(format string, args ...any)) {
-	if c.ID == "" || len(c.ID) > MaxStringBytes {
-		bad("%s.id: want 1 to %d bytes", at, MaxStringBytes)
+	if c.ID == "" || len(c.ID) > maxStringBytes {
+		bad("%s.id: want 1 to %d bytes", at, maxStringBytes)
 	}
-	if len(c.Runner) > MaxStringBytes {
-		bad("%s.runner: longer than %d bytes", at, MaxStringBytes)
+	if len(c.Runner) > maxStringBytes {
+		bad("%s.runner: longer than %d bytes", at, maxStringBytes)
 	}
-	if len(c.Metrics) > MaxMetrics {
-		bad("%s (%s): %d metrics, at most %d", at, c.ID, len(c.Metrics), MaxMetrics)
+	if len(c.Metrics) > maxMetrics {
+		bad("%s (%s): %d metrics, at most %d", at, c.ID, len(c.Metrics), maxMetrics)
 	}
 	names := map[string]bool{}
 	for j, m := range c.Metrics {
 		at := fmt.Sprintf("%s (%s) metrics[%d]", at, c.ID, j)
-		if m.Name == "" || len(m.Name) > MaxStringBytes || len(m.Unit) > MaxStringBytes {
-			bad("%s: name and unit: want at most %d bytes, name not empty", at, MaxStringBytes)
+		if m.Name == "" || len(m.Name) > maxStringBytes || len(m.Unit) > maxStringBytes {
+			bad("%s: name and unit: want at most %d bytes, name not empty", at, maxStringBytes)
 		}
 		if names[m.Name] {
 			bad("%s: %q twice", at, m.Name)
@@ -319,8 +321,8 @@ func (s Series) String() string {
 	return fmt.Sprintf("suite %s, lane %s, GPU %s", s.Suite, cmp.Or(s.Lane, checks.DefaultLane), cmp.Or(s.GPU, "unknown"))
 }
 
-// Title is what a reader calls a metric: its check's title, and the memory source.
-func Title(metric string) string {
+// metricTitle is what a reader calls a metric: its check's title, and the memory source.
+func metricTitle(metric string) string {
 	name, src, _ := strings.Cut(metric, "/")
 	t := checks.KindOf(name).Title(name)
 	if src != "" {

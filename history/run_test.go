@@ -65,7 +65,7 @@ func TestFromResultsRefusesResultsOfTwoSeries(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	r := &Run{Schema: "x", Kind: KindPR, Suite: strings.Repeat("s", MaxStringBytes+1), Cases: []Case{
+	r := &Run{Schema: "x", Kind: KindPR, Suite: strings.Repeat("s", maxStringBytes+1), Cases: []Case{
 		{ID: "a", Metrics: []Metric{{Name: "perf.e2e", Value: -1, N: 0}, {Name: "perf.e2e", Value: 1, N: 1}}},
 		{ID: "a"},
 	}}

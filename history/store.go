@@ -28,8 +28,8 @@ import (
 // rebase is not enough: git takes two runs' "prune the oldest, add mine" for two renames of
 // one file; docs/history.md).
 
-// MaxFiles bounds how many store files Load reads (a store kept by Prune holds far fewer).
-const MaxFiles = 20000
+// maxFiles bounds how many store files Load reads (a store kept by Prune holds far fewer).
+const maxFiles = 20000
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
@@ -60,7 +60,7 @@ func (r *Run) FileName() string {
 	if len(commit) > 12 {
 		commit = commit[:12]
 	}
-	kind := r.Kind
+	kind := string(r.Kind)
 	if r.Kind == KindPR {
 		kind += "-pr" + strconv.Itoa(r.PR)
 	}
@@ -79,8 +79,8 @@ func Write(store string, r *Run) (string, error) {
 		return "", fmt.Errorf("history entry: %w", err)
 	}
 	data = append(data, '\n')
-	if len(data) > MaxFileBytes {
-		return "", fmt.Errorf("history entry: %d bytes, at most %d", len(data), MaxFileBytes)
+	if len(data) > maxFileBytes {
+		return "", fmt.Errorf("history entry: %d bytes, at most %d", len(data), maxFileBytes)
 	}
 	dir := filepath.Join(store, r.SeriesOf().Dir())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -116,9 +116,9 @@ func Load(ctx context.Context, store string) (runs []*Run, warnings []error, err
 		return nil, nil, fmt.Errorf("history store: %w", serr)
 	}
 	slices.Sort(paths)
-	if len(paths) > MaxFiles {
-		warnings = append(warnings, fmt.Errorf("history store %s: %d files, only the newest %d read", store, len(paths), MaxFiles))
-		paths = paths[len(paths)-MaxFiles:]
+	if len(paths) > maxFiles {
+		warnings = append(warnings, fmt.Errorf("history store %s: %d files, only the newest %d read", store, len(paths), maxFiles))
+		paths = paths[len(paths)-maxFiles:]
 	}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
@@ -136,7 +136,7 @@ func Load(ctx context.Context, store string) (runs []*Run, warnings []error, err
 }
 
 func readRun(ctx context.Context, path string) (*Run, error) {
-	data, err := inputfile.Read(ctx, path, MaxFileBytes)
+	data, err := inputfile.Read(ctx, path, maxFileBytes)
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
@@ -188,7 +188,7 @@ func Prune(ctx context.Context, store string, keep Keep) ([]string, error) {
 			path string
 			run  *Run
 		}
-		byKind := map[string][]dated{}
+		byKind := map[Kind][]dated{}
 		for _, p := range paths {
 			if err := ctx.Err(); err != nil {
 				return removed, fmt.Errorf("history store %s: %w", store, err)
@@ -197,7 +197,7 @@ func Prune(ctx context.Context, store string, keep Keep) ([]string, error) {
 				byKind[r.Kind] = append(byKind[r.Kind], dated{p, r})
 			}
 		}
-		for kind, n := range map[string]int{KindDefault: keep.Default, KindPR: keep.PR} {
+		for kind, n := range map[Kind]int{KindDefault: keep.Default, KindPR: keep.PR} {
 			ds := byKind[kind]
 			slices.SortStableFunc(ds, func(a, b dated) int { return a.run.Date.Compare(b.run.Date) })
 			for len(ds) > n {

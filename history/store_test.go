@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func storeRun(i int, kind string) *Run {
-	r := &Run{Schema: Schema, Suite: "s", GPU: "h200", Commit: fmt.Sprintf("%040x", i), Kind: kind, RunID: fmt.Sprintf("%d-1", i),
+func storeRun(i int, kind Kind) *Run {
+	r := &Run{Schema: storeSchema, Suite: "s", GPU: "h200", Commit: fmt.Sprintf("%040x", i), Kind: kind, RunID: fmt.Sprintf("%d-1", i),
 		Date: t0.Add(time.Duration(i) * time.Hour), Status: "pass",
 		Cases: []Case{{ID: "a", Metrics: []Metric{{Name: "perf.e2e", Unit: "ms", Value: float64(100 + i), Median: 100, N: 3}}}}}
 	if kind == KindPR {
@@ -81,7 +81,7 @@ func TestLoadLeavesOutHostileFilesWithAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
-		filepath.Join(series, "big.json"):      `{"schema":"` + strings.Repeat("x", MaxFileBytes) + `"}`,
+		filepath.Join(series, "big.json"):      `{"schema":"` + strings.Repeat("x", maxFileBytes) + `"}`,
 		filepath.Join(series, "notjson.json"):  `{"schema":`,
 		filepath.Join(series, "unknown.json"):  strings.Replace(string(data), `"suite"`, `"evil": 1, "suite"`, 1),
 		filepath.Join(series, "negative.json"): strings.Replace(string(data), `"value": 101`, `"value": -5`, 1),
@@ -112,7 +112,7 @@ func TestLoadLeavesOutHostileFilesWithAWarning(t *testing.T) {
 func TestPruneKeepsTheNewestOfEachKind(t *testing.T) {
 	dir := t.TempDir()
 	for i := 1; i <= 6; i++ {
-		for _, k := range []string{KindDefault, KindPR} {
+		for _, k := range []Kind{KindDefault, KindPR} {
 			if _, err := Write(dir, storeRun(i, k)); err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestPruneKeepsTheNewestOfEachKind(t *testing.T) {
 	runs, _, _ := Load(t.Context(), dir)
 	var got []string
 	for _, r := range runs {
-		got = append(got, r.Kind+" "+r.RunID)
+		got = append(got, string(r.Kind)+" "+r.RunID)
 	}
 	want := []string{"default 3-1", "default 4-1", "default 5-1", "pr 5-1", "default 6-1", "pr 6-1"}
 	if diff := cmp.Diff(want, got); diff != "" {

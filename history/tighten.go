@@ -93,27 +93,8 @@ func Propose(runs []*Run, s Series, rule Rule, current Current) (Outcome, error)
 			defaults = append(defaults, r)
 		}
 	}
-	type key struct{ c, m string }
-	var keys []key
-	seen := map[key]bool{}
-	for i := len(defaults) - 1; i >= 0; i-- {
-		for _, c := range defaults[i].Cases {
-			for _, m := range c.Metrics {
-				if k := (key{c.ID, m.Name}); !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
-		}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.c != b.c {
-			return strings.Compare(a.c, b.c)
-		}
-		return strings.Compare(a.m, b.m)
-	})
 	var out Outcome
-	for _, k := range keys {
+	for _, k := range metricKeys(defaults) {
 		old, ok := current(k.c, k.m)
 		if !ok {
 			continue
@@ -144,7 +125,8 @@ func Propose(runs []*Run, s Series, rule Rule, current Current) (Outcome, error)
 		}
 		sp, _ := checks.SpreadOf(vs)
 		if lo, hi, trimmed := typical(vs); sp.Median > 0 && (hi-lo)/sp.Median > tol {
-			out.Noisy = append(out.Noisy, Noisy{Case: k.c, Metric: k.m, Unit: newest.Unit, Spread: sp, Low: lo, High: hi, Trimmed: trimmed, Tolerance: tol, Runs: evidence})
+			out.Noisy = append(out.Noisy, Noisy{Case: k.c, Metric: k.m, Unit: newest.Unit, Spread: sp,
+				Low: lo, High: hi, Trimmed: trimmed, Tolerance: tol, Runs: evidence})
 			continue
 		}
 		margin := math.Max(rule.Sigmas*robustSigma*sp.MAD, rule.MinGain*old)
@@ -156,12 +138,40 @@ func Propose(runs []*Run, s Series, rule Rule, current Current) (Outcome, error)
 			p.Loosen = true
 			out.Proposals = append(out.Proposals, p)
 		case sp.Max > old:
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%s) is above the baseline (%s); raising it needs --allow-loosen", k.c, k.m, rule.Runs, formatValue(sp.Max, p.Unit), formatValue(old, p.Unit)))
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%s) is above the baseline (%s); raising it needs --allow-loosen",
+				k.c, k.m, rule.Runs, formatValue(sp.Max, p.Unit), formatValue(old, p.Unit)))
 		default:
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%s) is not %s under the baseline (%s)", k.c, k.m, rule.Runs, formatValue(sp.Max, p.Unit), formatValue(margin, p.Unit), formatValue(old, p.Unit)))
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s: the worst of %d runs (%s) is not %s under the baseline (%s)",
+				k.c, k.m, rule.Runs, formatValue(sp.Max, p.Unit), formatValue(margin, p.Unit), formatValue(old, p.Unit)))
 		}
 	}
 	return out, nil
+}
+
+// metricKey is one case and metric of a series.
+type metricKey struct{ c, m string }
+
+// metricKeys are the cases and metrics that runs hold, sorted by case, then metric.
+func metricKeys(runs []*Run) []metricKey {
+	var keys []metricKey
+	seen := map[metricKey]bool{}
+	for i := len(runs) - 1; i >= 0; i-- {
+		for _, c := range runs[i].Cases {
+			for _, m := range c.Metrics {
+				if k := (metricKey{c.ID, m.Name}); !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b metricKey) int {
+		if a.c != b.c {
+			return strings.Compare(a.c, b.c)
+		}
+		return strings.Compare(a.m, b.m)
+	})
+	return keys
 }
 
 // typical returns the lowest and highest of the typical values: vs sorted, without its

@@ -16,9 +16,10 @@ import (
 func seriesRuns(values ...float64) []*Run {
 	var runs []*Run
 	for i, v := range values {
-		runs = append(runs, &Run{Schema: Schema, Suite: "s", GPU: "h200", Commit: fmt.Sprintf("c%d", i), Kind: KindDefault, RunID: fmt.Sprint(i),
+		runs = append(runs, &Run{Schema: storeSchema, Suite: "s", GPU: "h200", Commit: fmt.Sprintf("c%d", i), Kind: KindDefault, RunID: fmt.Sprint(i),
 			Date: t0.Add(time.Duration(i) * time.Hour), Status: checks.Pass,
-			Cases: []Case{{ID: "a", Metrics: []Metric{{Name: "perf.e2e", Unit: "ms", Value: v, Median: v, N: 3, Baseline: checks.Float(100), Limit: checks.Float(125)}}}}})
+			Cases: []Case{{ID: "a", Metrics: []Metric{{Name: "perf.e2e", Unit: "ms", Value: v, Median: v, N: 3,
+				Baseline: checks.Float(100), Limit: checks.Float(125)}}}}})
 	}
 	return runs
 }
@@ -43,14 +44,18 @@ func TestProposeTightensOnlyWhenTheWorstOfNIsWellUnder(t *testing.T) {
 	}{
 		{"worst 72 is 28 under 100, more than 20", seriesRuns(steady...), 100, rule, 72, false, false, ""},
 		{"worst 72 is under 88 by only 16, less than 20% of 88", seriesRuns(steady...), 88, rule, 0, false, false, "is not 17.6 ms under the baseline (88 ms)"},
-		{"the spread sets the margin when 3σ is larger than the floor: MAD 5, 3σ 22.2 > 21", seriesRuns(62, 66, 70, 75, 79), 100, rule, 0, false, false, "is not 22.24 ms under"},
+		{"the spread sets the margin when 3σ is larger than the floor: MAD 5, 3σ 22.2 > 21", seriesRuns(62, 66, 70, 75, 79), 100, rule, 0, false, false,
+			"is not 22.24 ms under"},
 		{"older runs above do not count: only the last N", seriesRuns(append([]float64{150, 150}, steady...)...), 100, rule, 72, false, false, ""},
 		{"fewer than N runs", seriesRuns(70, 70, 70, 70), 100, rule, 0, false, false, "4 default-branch runs, 5 needed"},
 		{"spread wider than the tolerance is noisy, never tightened", seriesRuns(50, 80, 50, 80, 50), 100, rule, 0, false, true, ""},
-		{"one slow run among ten is not noise; it is the worst of N", seriesRuns(70, 70, 71, 70, 120, 70, 71, 70, 70, 71), 200, Rule{Runs: 10, Sigmas: 3, MinGain: 0.2}, 120, false, false, ""},
-		{"a runner that alternates between two speeds is noise", seriesRuns(70, 100, 70, 100, 70, 100, 70, 100, 70, 100), 200, Rule{Runs: 10, Sigmas: 3, MinGain: 0.2}, 0, false, true, ""},
+		{"one slow run among ten is not noise; it is the worst of N", seriesRuns(70, 70, 71, 70, 120, 70, 71, 70, 70, 71), 200,
+			Rule{Runs: 10, Sigmas: 3, MinGain: 0.2}, 120, false, false, ""},
+		{"a runner that alternates between two speeds is noise", seriesRuns(70, 100, 70, 100, 70, 100, 70, 100, 70, 100), 200,
+			Rule{Runs: 10, Sigmas: 3, MinGain: 0.2}, 0, false, true, ""},
 		{"above the baseline is not raised", seriesRuns(110, 111, 112, 110, 111), 100, rule, 0, false, false, "needs --allow-loosen"},
-		{"above the baseline is raised with AllowLoosen", seriesRuns(110, 111, 112, 110, 111), 100, Rule{Runs: 5, Sigmas: 3, MinGain: 0.2, AllowLoosen: true}, 112, true, false, ""},
+		{"above the baseline is raised with AllowLoosen", seriesRuns(110, 111, 112, 110, 111), 100, Rule{Runs: 5, Sigmas: 3, MinGain: 0.2, AllowLoosen: true}, 112,
+			true, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := Propose(tc.runs, s, tc.rule, fileHas(tc.old))
@@ -89,7 +94,8 @@ func TestProposeNeverTakesPullRequestsOrOtherSeriesAsEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Proposal{{Case: "a", Metric: "perf.e2e", Unit: "ms", Old: 100, New: 70, Margin: 20, Spread: checks.Spread{N: 5, Min: 70, Median: 70, Max: 70}, Tolerance: 0.25}}
+	want := []Proposal{{Case: "a", Metric: "perf.e2e", Unit: "ms", Old: 100, New: 70, Margin: 20,
+		Spread: checks.Spread{N: 5, Min: 70, Median: 70, Max: 70}, Tolerance: 0.25}}
 	if diff := cmp.Diff(want, out.Proposals, cmpopts.IgnoreFields(Proposal{}, "Runs"), cmpopts.EquateApprox(1e-9, 0)); diff != "" {
 		t.Errorf("proposals (-want +got):\n%s", diff)
 	}

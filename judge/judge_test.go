@@ -149,7 +149,7 @@ func TestRequestRulesAreTheDocumentedOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("judge.go")
+	src, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestRequestRulesAreTheDocumentedOrder(t *testing.T) {
 		t.Fatal(`docs/architecture.md has no section "How a request is judged"`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	for doc, text := range map[string]string{"docs/architecture.md": section, "judge.go's package doc": string(src)} {
+	for doc, text := range map[string]string{"docs/architecture.md": section, "the package doc (doc.go)": string(src)} {
 		var listed []string
 		for _, m := range regexp.MustCompile(`(?m)^(?://)?\s*\d+\. \*{0,2}`+"`?"+`([a-z]+)`).FindAllStringSubmatch(text, -1) {
 			listed = append(listed, m[1])
@@ -197,7 +197,8 @@ func TestCase(t *testing.T) {
 			}
 			load := byName[checks.PerfLoad]
 			if load.Status != tt.load || byName[checks.MemoryLoadPeak].Status != tt.peak || strings.HasPrefix(load.Note, "warning:") != tt.warned {
-				t.Errorf("perf.load %s (note %q), memory.load_peak %s; want %s (warned %v), %s: %+v", load.Status, load.Note, byName[checks.MemoryLoadPeak].Status, tt.load, tt.warned, tt.peak, got)
+				t.Errorf("perf.load %s (note %q), memory.load_peak %s; want %s (warned %v), %s: %+v",
+					load.Status, load.Note, byName[checks.MemoryLoadPeak].Status, tt.load, tt.warned, tt.peak, got)
 			}
 		})
 	}
@@ -224,7 +225,8 @@ func TestConfirmationSaysWhatChanged(t *testing.T) {
 		want          Revision
 		status        checks.Status
 	}{
-		{suite.OnUnconfirmedFlaky, Revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests: fail → flaky; status fail → flaky"}, checks.Flaky},
+		{suite.OnUnconfirmedFlaky, Revision{At: 1,
+			What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests: fail → flaky; status fail → flaky"}, checks.Flaky},
 		{suite.OnUnconfirmedFail, Revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests"}, checks.Fail},
 	} {
 		c := &suite.Case{ID: "c", Noise: suite.Noise{Confirm: 2, OnUnconfirmed: tt.onUnconfirmed}}
@@ -250,7 +252,8 @@ func TestKnownLeavesConfirmationRequestsAlone(t *testing.T) {
 	confirm := measuredRequest(1, 900, 3400)
 	confirm.Confirm = true
 	conf := cfg.Request(Input{Case: c, Request: confirm, Answered: true}).Request
-	if got := [2]checks.Status{check(own, checks.ConsistencySSIM, "").Status, check(conf, checks.ConsistencySSIM, "").Status}; got != [2]checks.Status{checks.Known, checks.Fail} {
+	got := [2]checks.Status{check(own, checks.ConsistencySSIM, "").Status, check(conf, checks.ConsistencySSIM, "").Status}
+	if got != [2]checks.Status{checks.Known, checks.Fail} {
 		t.Errorf("request 1, confirmation request 1: ssim %v, want [known fail]", got)
 	}
 }

@@ -1,7 +1,3 @@
-// Package plan splits a lane of a suite into partitions, one per job of a GitHub Actions
-// matrix, from estimates of each case's time (the case's own, its baseline's, SGLang's
-// default), and checks a plan file against the suite a run reads: every job computes or reads
-// the same split.
 package plan
 
 import (
@@ -563,7 +559,8 @@ func (p *Plan) String() string {
 	if p.Total == 1 {
 		parts = " partition"
 	}
-	return lane + " " + strconv.Itoa(p.Total) + parts + ", longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) + " s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
+	return lane + " " + strconv.Itoa(p.Total) + parts + ", longest " + strconv.FormatFloat(p.LongestS, 'f', 1, 64) +
+		" s, ideal " + strconv.FormatFloat(p.IdealS, 'f', 1, 64) + " s"
 }
 
 // fileEstimates reads planning estimates from a perf baseline file.

@@ -94,7 +94,8 @@ func (p *Plan) CheckSuite(s *suite.Suite) error {
 	}
 	for _, id := range ids {
 		if !known[id] {
-			errs = append(errs, fmt.Errorf("case %q of lane %q is neither planned nor deselected: the suite has it, the plan does not (a stale plan: plan again)", id, p.Lane))
+			errs = append(errs, fmt.Errorf("case %q of lane %q is neither planned nor deselected: "+
+				"the suite has it, the plan does not (a stale plan: plan again)", id, p.Lane))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -102,7 +103,8 @@ func (p *Plan) CheckSuite(s *suite.Suite) error {
 	}
 	// Same sets; the hash still catches a plan whose recorded list was edited by hand.
 	if p.CasesHash != "" && p.CasesHash != caseListHash(ids) {
-		return fmt.Errorf("cases_hash %s is not the hash of the lane's %d cases (%s): the plan was edited or made from another list", p.CasesHash, len(ids), caseListHash(ids))
+		return fmt.Errorf("cases_hash %s is not the hash of the lane's %d cases (%s): the plan was edited or made from another list",
+			p.CasesHash, len(ids), caseListHash(ids))
 	}
 	return nil
 }

@@ -2,11 +2,6 @@ package report
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	gotoken "go/token"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -213,45 +208,6 @@ func TestRequests(t *testing.T) {
 		if got := requests(tt.reqs, tt.of); got != tt.want {
 			t.Errorf("requests(%v, %d) = %q, want %q", tt.reqs, tt.of, got, tt.want)
 		}
-	}
-}
-
-// TestNoCheckNames: the renderers ask checks.KindOf; no check name is spelled in report's
-// code (its tests may), so renaming a check cannot silently break a report.
-func TestNoCheckNames(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, k := range checks.Kinds() {
-		names = append(names, k.Name)
-	}
-	fset := gotoken.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != gotoken.STRING {
-				return true
-			}
-			s, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				return true
-			}
-			for _, name := range names {
-				if strings.Contains(s, name) && strings.Contains(name, ".") {
-					t.Errorf("%s: the check name %q is spelled in %s; ask checks.KindOf", fset.Position(lit.Pos()), name, lit.Value)
-				}
-			}
-			return true
-		})
 	}
 }
 

@@ -1,5 +1,3 @@
-// Package report renders results for people: the per-request text table, Markdown and JUnit,
-// and publishes them to GitHub.
 package report
 
 import (

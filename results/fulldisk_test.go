@@ -57,7 +57,7 @@ func TestRequestsLogNoTornLineOnFullDisk(t *testing.T) {
 	if err := rec.Request(sampleRequest("c", 3, 3)); err != nil {
 		t.Fatalf("request 3 after room came back: %v", err)
 	}
-	reqs, warnings, err := ReadRequests(filepath.Join(dir, RequestsFile))
+	reqs, warnings, err := ReadRequests(t.Context(), filepath.Join(dir, RequestsFile))
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("requests.jsonl has a torn line: %v %v", err, warnings)
 	}
@@ -110,7 +110,7 @@ func TestResultsJSONWrittenFromTheReserveOnAFullDisk(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Read(filepath.Join(disk, "out", ResultsFile))
+	got, err := ReadContext(t.Context(), filepath.Join(disk, "out", ResultsFile))
 	if err != nil || len(got.Cases[0].Requests) != 20 {
 		t.Fatalf("results.json read back: %v", err)
 	}

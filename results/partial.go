@@ -125,7 +125,8 @@ func complete(res *checks.Result, lines []requestLine) []error {
 		// A hostile file could claim a billion requests for one line: that many placeholders
 		// are not made.
 		if of > maxRebuiltRequests {
-			warnings = append(warnings, fmt.Errorf("case %s: request lines say it has %d requests, more than the %d a rebuilt case may have: skipped", id, of, maxRebuiltRequests))
+			warnings = append(warnings, fmt.Errorf("case %s: request lines say it has %d requests, more than the %d a rebuilt case may have: skipped",
+				id, of, maxRebuiltRequests))
 			delete(byCase, id)
 			order = slices.DeleteFunc(order, func(o string) bool { return o == id })
 			continue

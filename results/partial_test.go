@@ -44,7 +44,8 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 		incomplete bool
 		partition  checks.Partition
 	}{
-		{"results.json from the start of the run", early(), []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true, checks.Partition{Index: 1, Total: 2}},
+		{"results.json from the start of the run", early(), []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true,
+			checks.Partition{Index: 1, Total: 2}},
 		{"no results.json", nil, []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true, checks.Partition{Index: 0, Total: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 				return
 			}
 			// Read of the file itself completes it the same way.
-			direct, err := Read(filepath.Join(dir, ResultsFile))
+			direct, err := ReadContext(t.Context(), filepath.Join(dir, ResultsFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +131,8 @@ func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
 	if len(res.Cases) != 1 || len(res.Cases[0].Requests) != 1 || len(warnings) != 2 {
 		t.Fatalf("cases %d, requests %d, warnings %v", len(res.Cases), len(res.Cases[0].Requests), warnings)
 	}
-	if w := fmt.Sprint(warnings); !strings.Contains(w, "more than the 100000 a rebuilt case may have") || !strings.Contains(w, "does not fit the case's 1 requests") {
+	if w := fmt.Sprint(warnings); !strings.Contains(w, "more than the 100000 a rebuilt case may have") ||
+		!strings.Contains(w, "does not fit the case's 1 requests") {
 		t.Errorf("warnings %s", w)
 	}
 }

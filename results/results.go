@@ -1,8 +1,3 @@
-// Package results owns the files of one run's output folder (--out): requests.jsonl, appended
-// as each request is judged, results.json, rewritten atomically, the artifacts tree and the
-// disk-space reserve; and reading them back (a results.json completed from requests.jsonl when
-// the run ended before its final write). It runs no server and makes no verdict, so that the
-// report path reads results without the executor.
 package results
 
 import (
@@ -99,7 +94,8 @@ type StaleOutError struct {
 
 // Error names the folder and what it holds.
 func (e *StaleOutError) Error() string {
-	return fmt.Sprintf("--out %s holds an earlier run (%s): report would show its verdict; use another folder, remove it, or pass --force to remove those files first", e.Dir, strings.Join(e.Found, ", "))
+	return fmt.Sprintf("--out %s holds an earlier run (%s): report would show its verdict; "+
+		"use another folder, remove it, or pass --force to remove those files first", e.Dir, strings.Join(e.Found, ", "))
 }
 
 // ClearOut makes sure dir holds nothing of an earlier run: no results.json, requests.jsonl,
@@ -396,9 +392,9 @@ func (e *truncatedLineError) Unwrap() error { return e.Err }
 // ReadRequests reads a requests.jsonl back, in file order (the order requests finished). A
 // last line without its newline that does not parse is what a crash mid-write leaves: it is
 // returned as a warning (a *truncatedLineError), not an error. Any other bad line is an error
-// naming the file and line.
-func ReadRequests(path string) (reqs []checks.RequestResult, warnings []error, err error) {
-	lines, warnings, err := readLines(context.Background(), path)
+// naming the file and line, and stops when ctx ends.
+func ReadRequests(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
+	lines, warnings, err := readLines(ctx, path)
 	for _, l := range lines {
 		reqs = append(reqs, l.RequestResult)
 	}
@@ -433,16 +429,11 @@ func readLines(ctx context.Context, path string) (reqs []requestLine, warnings [
 	return reqs, warnings, nil
 }
 
-// Read reads a results.json written by Writer.Results. A file with another schema (or none)
-// is an error that names the file and the schema it found. A results.json marked incomplete
-// (the run ended before its final write) comes back completed with the requests of the
-// requests.jsonl beside it, as ReadOut does, so that no measured request is lost.
-func Read(path string) (*checks.Result, error) {
-	return ReadContext(context.Background(), path)
-}
-
-// ReadContext is Read that stops when ctx ends. Only a regular file of at most
-// maxInputBytes is read.
+// ReadContext reads a results.json written by Writer.Results. A file with another schema (or
+// none) is an error that names the file and the schema it found. A results.json marked
+// incomplete (the run ended before its final write) comes back completed with the requests of
+// the requests.jsonl beside it, as ReadOut does, so that no measured request is lost. Only a
+// regular file of at most maxInputBytes is read, and the read stops when ctx ends.
 func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 	res, err := readResultsFile(ctx, path)
 	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
@@ -521,7 +512,8 @@ func confirmIndexes(res *checks.Result) []error {
 			case !rr.Confirm:
 				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is not marked \"confirm\": true", c.ID, i))
 			case rr.Index != i+1 || rr.Of != c.Confirm[0].Of || rr.Of < len(c.Confirm):
-				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is confirmation request %d/%d, want %d of at least %d, in the order sent", c.ID, i, rr.Index, rr.Of, i+1, len(c.Confirm)))
+				errs = append(errs, fmt.Errorf("case %s: confirm[%d] is confirmation request %d/%d, want %d of at least %d, in the order sent",
+					c.ID, i, rr.Index, rr.Of, i+1, len(c.Confirm)))
 			}
 		}
 	}

@@ -69,7 +69,7 @@ func TestWriterConcurrentRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, warnings, err := ReadRequests(filepath.Join(dir, RequestsFile))
+	got, warnings, err := ReadRequests(t.Context(), filepath.Join(dir, RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestNewWriterStartsFresh(t *testing.T) {
 	if err := rec.Request(sampleRequest("new", 1, 1)); err != nil {
 		t.Fatal(err)
 	}
-	got, warnings, err := ReadRequests(old)
+	got, warnings, err := ReadRequests(t.Context(), old)
 	if err != nil || len(warnings) > 0 || len(got) != 1 || got[0].Case != "new" {
 		t.Errorf("ReadRequests = %d requests %v, warnings %v, err %v; want only the new run's request", len(got), got, warnings, err)
 	}
@@ -148,7 +148,7 @@ func TestReadRequestsTruncatedLastLine(t *testing.T) {
 	}
 	appendFile(t, path, third[:len(third)/2])
 
-	got, warnings, err := ReadRequests(path)
+	got, warnings, err := ReadRequests(t.Context(), path)
 	if err != nil {
 		t.Fatalf("ReadRequests: %v", err)
 	}
@@ -170,7 +170,7 @@ func TestReadRequestsLastLineWithoutNewline(t *testing.T) {
 	path := filepath.Join(t.TempDir(), RequestsFile)
 	b, _ := json.Marshal(sampleRequest("a", 1, 1))
 	appendFile(t, path, b)
-	got, warnings, err := ReadRequests(path)
+	got, warnings, err := ReadRequests(t.Context(), path)
 	if err != nil || len(warnings) > 0 || len(got) != 1 {
 		t.Errorf("ReadRequests = %d requests, warnings %v, err %v; want 1, none, nil", len(got), warnings, err)
 	}
@@ -192,19 +192,19 @@ func TestReadRequestsErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".jsonl")
 			appendFile(t, path, []byte(tt.content))
-			_, _, err := ReadRequests(path)
+			_, _, err := ReadRequests(t.Context(), path)
 			if err == nil || !strings.Contains(err.Error(), path+tt.want) {
 				t.Errorf("ReadRequests error = %v, want one naming %s%s", err, path, tt.want)
 			}
 		})
 	}
-	if _, _, err := ReadRequests(filepath.Join(dir, "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := ReadRequests(t.Context(), filepath.Join(dir, "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want ErrNotExist", err)
 	}
 	// Blank lines are not requests, and not errors.
 	path := filepath.Join(dir, "blank.jsonl")
 	appendFile(t, path, []byte("\n"+string(good)+"\n\n"))
-	if got, w, err := ReadRequests(path); err != nil || len(w) > 0 || len(got) != 1 {
+	if got, w, err := ReadRequests(t.Context(), path); err != nil || len(w) > 0 || len(got) != 1 {
 		t.Errorf("blank lines: %d requests, warnings %v, err %v", len(got), w, err)
 	}
 }
@@ -249,7 +249,7 @@ func TestWriterResultsRoundTrip(t *testing.T) {
 	if res.Schema != checks.Schema || res.Status != checks.Fail || res.Cases[0].Status != checks.Fail || res.Cases[0].Requests[1].Status != checks.Fail {
 		t.Errorf("Results did not finalize: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status, res.Cases[0].Requests[1].Status)
 	}
-	got, err := Read(filepath.Join(dir, ResultsFile))
+	got, err := ReadContext(t.Context(), filepath.Join(dir, ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestWriterResultsAtomic(t *testing.T) {
 			return
 		default:
 		}
-		if _, err := Read(path); err != nil {
+		if _, err := ReadContext(t.Context(), path); err != nil {
 			t.Fatalf("read %d: %v", reads, err)
 		}
 		reads++
@@ -329,17 +329,25 @@ func TestReadErrors(t *testing.T) {
 		want    string
 	}{
 		{"no schema", `{"suite":"x"}`, `no.json: no "schema" field: not a diffusion-check results file`},
-		{"other schema", `{"schema":"diffusion-check/results/v2"}`, `other.json: schema "diffusion-check/results/v2" is not supported (want "diffusion-check/results/v1")`},
+		{"other schema", `{"schema":"diffusion-check/results/v2"}`,
+			`other.json: schema "diffusion-check/results/v2" is not supported (want "diffusion-check/results/v1")`},
 		{"not json", "{\n  \"schema\": \"diffusion-check/results/v1\",\n  oops\n}", `bad.json:3: invalid character`},
 		{"wrong type", "{\n\"schema\": \"diffusion-check/results/v1\",\n\"cases\": 3}", `type.json:3: json: cannot unmarshal number`},
 		{"not an object", `[]`, `array.json:1: json: cannot unmarshal array`},
-		{"missing request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":3},{"index":3,"of":3}]}]}`, `missing.json: case t2i: request 2/3 is missing`},
-		{"duplicated request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":2},{"index":1,"of":2}]}]}`, `dup.json: case t2i: request 1/2 appears twice`},
-		{"index out of range", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":0,"of":1}]}]}`, `range.json: case t2i: request index 0 is outside 1..1`},
-		{"confirm not marked", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":1,"of":2}]}]}`, `unmarked.json: case t2i: confirm[0] is not marked "confirm": true`},
-		{"confirm out of order", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":2,"of":2,"confirm":true}]}]}`, `order.json: case t2i: confirm[0] is confirmation request 2/2, want 1 of at least 1, in the order sent`},
+		{"missing request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":3},{"index":3,"of":3}]}]}`,
+			`missing.json: case t2i: request 2/3 is missing`},
+		{"duplicated request", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":2},{"index":1,"of":2}]}]}`,
+			`dup.json: case t2i: request 1/2 appears twice`},
+		{"index out of range", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":0,"of":1}]}]}`,
+			`range.json: case t2i: request index 0 is outside 1..1`},
+		{"confirm not marked", `{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":1,"of":2}]}]}`,
+			`unmarked.json: case t2i: confirm[0] is not marked "confirm": true`},
+		{"confirm out of order",
+			`{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":2,"of":2,"confirm":true}]}]}`,
+			`order.json: case t2i: confirm[0] is confirmation request 2/2, want 1 of at least 1, in the order sent`},
 	}
-	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json", "not an object": "array.json",
+	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json",
+		"not an object":   "array.json",
 		"missing request": "missing.json", "duplicated request": "dup.json", "index out of range": "range.json",
 		"confirm not marked": "unmarked.json", "confirm out of order": "order.json"}
 	for _, tt := range tests {
@@ -348,7 +356,7 @@ func TestReadErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Read(path)
+			_, err := ReadContext(t.Context(), path)
 			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, tt.want)) {
 				t.Errorf("Read error = %v, want one containing %q", err, filepath.Join(dir, tt.want))
 			}

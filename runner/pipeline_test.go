@@ -66,7 +66,7 @@ func pipelineRun(t *testing.T, api http.RoundTripper, n, concurrency, ahead int,
 // lines is what requests.jsonl holds: each line's request index and status.
 func lines(t *testing.T, r *run) []string {
 	t.Helper()
-	rs, _, err := results.ReadRequests(filepath.Join(r.opts.Out, results.RequestsFile))
+	rs, _, err := results.ReadRequests(t.Context(), filepath.Join(r.opts.Out, results.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,3 @@
-// Package runner executes a suite: it starts each server under test, sends every case's
-// requests to the same warm server, measures each request (end-to-end time, the server's
-// performance.log record, sampled GPU and host memory, the output media) and validates it with
-// the pure verdicts of package checks against the baselines, thresholds and ground truth of
-// package baselines, recording each result as soon as it is known.
 package runner
 
 import (

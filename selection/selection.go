@@ -1,8 +1,3 @@
-// Package selection is test-impact selection: from the paths a change touched, it decides
-// which cases of a suite the change can affect, and says for every other case why it was
-// left out. It is pure apart from reading the suite's own data files (baselines, thresholds)
-// that changed: the changed paths come from the caller (a file, git, GitHub's API), never
-// from here.
 package selection
 
 import (
@@ -81,89 +76,121 @@ func Select(in Input) (*Outcome, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("suite %s: no cases in lane %q", s.Path, in.Lane)
 	}
-	why := map[string]string{} // case id → first reason it is selected
-	pick := func(id, reason string) {
-		if _, ok := why[id]; !ok {
-			why[id] = reason
-		}
-	}
-	all := func(reason string) {
-		for _, c := range cases {
-			pick(c.ID, reason)
-		}
-	}
+	p := &picks{cases: cases, why: map[string]string{}}
 	r := resolver{root: in.Root}
 	suiteFile := r.rel(s.Path)
 	known := r.rel(s.KnownFailures)
 	var errs []error
-	for _, p := range in.Changed {
-		switch p {
+	for _, path := range in.Changed {
+		switch path {
 		case suiteFile:
-			all("the suite file " + p + " changed")
+			p.all("the suite file " + path + " changed")
 		case known:
-			all("the known-failures file " + p + " changed")
+			p.all("the known-failures file " + path + " changed")
 		}
-		if r.inData(s.Baselines, p) {
-			// A baseline's spread sidecar (<gpu>.spread.json, beside <gpu>.json) holds the
-			// same scenarios as the baseline itself: the cases of that file are the ones whose
-			// report it changes.
-			file, what := p, "the perf baseline file "+p
-			if base, ok := strings.CutSuffix(p, baselines.SpreadSuffix); ok {
-				file, what = base+".json", "the spread file "+p+" of the perf baseline file "+base+".json"
-			}
-			ids, err := r.baselineIDs(file)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				all(what + " was deleted")
-			case err != nil:
-				errs = append(errs, err)
-			default:
-				for _, c := range cases {
-					if ids[c.ID] {
-						pick(c.ID, what+" has an entry for it and changed")
-					}
-				}
-			}
+		if r.inData(s.Baselines, path) {
+			errs = append(errs, p.baselineChanged(r, path))
 		}
-		if r.inData(s.Thresholds, p) {
-			t, err := baselines.LoadThresholds(filepath.Join(in.Root, filepath.FromSlash(p)))
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				all("the consistency thresholds file " + p + " was deleted")
-			case err != nil:
-				errs = append(errs, err)
-			default:
-				for _, c := range cases {
-					if _, own := t.Cases[c.ID]; own {
-						pick(c.ID, "the consistency thresholds file "+p+" has an entry for it and changed")
-					} else if len(t.Defaults) > 0 {
-						pick(c.ID, "the consistency thresholds file "+p+" changed, and it takes that file's defaults")
-					}
-				}
-			}
+		if r.inData(s.Thresholds, path) {
+			errs = append(errs, p.thresholdsChanged(in.Root, path))
 		}
 		for _, c := range cases {
-			if reason := r.caseFile(s, c, p); reason != "" {
-				pick(c.ID, reason)
+			if reason := r.caseFile(s, c, path); reason != "" {
+				p.pick(c.ID, reason)
 			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	return p.outcome(in, r), nil
+}
+
+// picks are the cases of a lane and the first reason each was selected for, as Select finds
+// them.
+type picks struct {
+	cases []*suite.Case
+	why   map[string]string // case id → first reason it is selected
+}
+
+// pick selects a case for reason, unless it was selected already.
+func (p *picks) pick(id, reason string) {
+	if _, ok := p.why[id]; !ok {
+		p.why[id] = reason
+	}
+}
+
+// all selects every case for reason.
+func (p *picks) all(reason string) {
+	for _, c := range p.cases {
+		p.pick(c.ID, reason)
+	}
+}
+
+// baselineChanged selects the cases that the changed perf baseline file (or its spread
+// sidecar) at path has an entry for; every case when it was deleted.
+func (p *picks) baselineChanged(r resolver, path string) error {
+	// A baseline's spread sidecar (<gpu>.spread.json, beside <gpu>.json) holds the same
+	// scenarios as the baseline itself: the cases of that file are the ones whose report it
+	// changes.
+	file, what := path, "the perf baseline file "+path
+	if base, ok := strings.CutSuffix(path, baselines.SpreadSuffix); ok {
+		file, what = base+".json", "the spread file "+path+" of the perf baseline file "+base+".json"
+	}
+	ids, err := r.baselineIDs(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		p.all(what + " was deleted")
+	case err != nil:
+		return err
+	default:
+		for _, c := range p.cases {
+			if ids[c.ID] {
+				p.pick(c.ID, what+" has an entry for it and changed")
+			}
+		}
+	}
+	return nil
+}
+
+// thresholdsChanged selects the cases that the changed consistency-thresholds file at path
+// has an entry for, or whose defaults it sets; every case when it was deleted.
+func (p *picks) thresholdsChanged(root, path string) error {
+	t, err := baselines.LoadThresholds(filepath.Join(root, filepath.FromSlash(path)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		p.all("the consistency thresholds file " + path + " was deleted")
+	case err != nil:
+		return err
+	default:
+		for _, c := range p.cases {
+			if _, own := t.Cases[c.ID]; own {
+				p.pick(c.ID, "the consistency thresholds file "+path+" has an entry for it and changed")
+			} else if len(t.Defaults) > 0 {
+				p.pick(c.ID, "the consistency thresholds file "+path+" changed, and it takes that file's defaults")
+			}
+		}
+	}
+	return nil
+}
+
+// outcome decides every case: selected with its first reason (a data file, the import
+// graph of its server, its globs), or left out saying why.
+func (p *picks) outcome(in Input, r resolver) *Outcome {
+	s := in.Suite
 	out := &Outcome{}
 	graphs := in.Graphs
 	if graphs == nil {
 		graphs = NewGraphs()
 	}
-	for _, c := range cases {
+	for _, c := range p.cases {
 		srv := s.Servers[c.Server]
 		globs := append(slices.Clone(srv.Paths), c.Paths...)
 		ig, changed, reason := graphs.decide(r, srv, in.Changed, len(globs) > 0)
 		if reason != "" {
-			pick(c.ID, reason)
+			p.pick(c.ID, reason)
 		}
-		reason, ok := why[c.ID]
+		reason, ok := p.why[c.ID]
 		m := match(globs, changed)
 		if !ok && m.path != "" {
 			reason, ok = fmt.Sprintf("%s matches paths: %s", m.path, m.glob), true
@@ -178,7 +205,7 @@ func Select(in Input) (*Outcome, error) {
 		}
 		out.Deselected = append(out.Deselected, checks.Deselected{Case: c.ID, Lane: c.Lane, Reason: miss})
 	}
-	return out, nil
+	return out
 }
 
 // matched is the outcome of matching changed paths against a case's globs.

@@ -1,19 +1,3 @@
-// Command selection measures test-impact selection on a stream of real pull requests, for
-// selection by the import graph of the server under test and for `paths:` globs alone, side
-// by side: how many pull requests select none, some or all of a suite's cases, and the GPU
-// minutes that implies (each case's plan estimate, one server start included, times its
-// num_gpus). It also lists the pull requests outside PREFIX that change a module a server
-// imports: changes the diffusion server runs that a workflow filtered by PREFIX never tests.
-//
-//	go run ./bench/selection STREAM.jsonl TREE SUITE.yaml [SUITE.yaml...]
-//
-// STREAM.jsonl holds one pull request a line, {"pr": N, "files": [...]}. TREE is a checkout
-// of the server's repository (for SGLang, one whose python/ holds sglang/). Each suite's
-// folder is copied to AT (default python/sglang/multimodal_gen/test/server, where SGLang keeps
-// its diffusion CI data) inside a scratch repository whose other folders are TREE's, so that
-// changes to the data files count as changes to the suite's own files. The globs-only run is
-// the same suite with every server's imports: removed. The import graphs are read once per
-// suite and kept across pull requests (selection.Graphs), as the tree does not change.
 package main
 
 import (
@@ -171,6 +155,37 @@ func (t tally) String(full float64) string {
 		t.none, t.n-t.none-t.every, t.every, t.spent, full*float64(t.n), saved)
 }
 
+// withoutImports is s with no server's imports: selection by `paths:` globs alone; and
+// whether any server of s had imports.
+func withoutImports(s *suite.Suite) (*suite.Suite, bool) {
+	globsOnly := *s
+	globsOnly.Servers = map[string]*suite.Server{}
+	hasImports := false
+	for name, srv := range s.Servers {
+		c := *srv
+		hasImports = hasImports || c.Imports != nil
+		c.Imports = nil
+		globsOnly.Servers[name] = &c
+	}
+	return &globsOnly, hasImports
+}
+
+// gpuMinutes are the GPU minutes of each case of s as its plan estimates them (one server
+// start included, times its GPUs), their sum, and how many plan items there are.
+func gpuMinutes(s *suite.Suite) (minutes map[string]float64, full float64, items int, err error) {
+	p, err := plan.ForSuite(s, "", s.GPU, 1)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	minutes = map[string]float64{}
+	for _, it := range p.Items {
+		m := (it.RunS + it.StartS) * float64(max(it.GPUs, 1)) / 60
+		minutes[it.Case] += m
+		full += m
+	}
+	return minutes, full, len(p.Items), nil
+}
+
 func measure(path, tree, at, prefix string, prs []pull) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -185,25 +200,10 @@ func measure(path, tree, at, prefix string, prs []pull) error {
 	if err != nil {
 		return err
 	}
-	globsOnly := *s
-	globsOnly.Servers = map[string]*suite.Server{}
-	hasImports := false
-	for name, srv := range s.Servers {
-		c := *srv
-		hasImports = hasImports || c.Imports != nil
-		c.Imports = nil
-		globsOnly.Servers[name] = &c
-	}
-	plan, err := plan.ForSuite(s, "", s.GPU, 1)
+	globsOnly, hasImports := withoutImports(s)
+	minutes, full, cases, err := gpuMinutes(s)
 	if err != nil {
 		return err
-	}
-	minutes := map[string]float64{}
-	var full float64
-	for _, it := range plan.Items {
-		m := (it.RunS + it.StartS) * float64(max(it.GPUs, 1)) / 60
-		minutes[it.Case] += m
-		full += m
 	}
 	graphs := selection.NewGraphs()
 	var imp, glob, impIn, globIn tally
@@ -216,7 +216,7 @@ func measure(path, tree, at, prefix string, prs []pull) error {
 			s      *suite.Suite
 			all    *tally
 			within *tally
-		}{{s, &imp, &impIn}, {&globsOnly, &glob, &globIn}} {
+		}{{s, &imp, &impIn}, {globsOnly, &glob, &globIn}} {
 			out, err := selection.Select(selection.Input{Suite: side.s, Root: root, Changed: pr.Files, Graphs: graphs})
 			if err != nil {
 				return fmt.Errorf("pull request %d: %w", pr.PR, err)
@@ -248,7 +248,7 @@ func measure(path, tree, at, prefix string, prs []pull) error {
 		}
 	}
 	name := filepath.Base(path)
-	fmt.Printf("%s: %d cases, %.0f GPU-min for every case\n", name, len(plan.Items), full)
+	fmt.Printf("%s: %d cases, %.0f GPU-min for every case\n", name, cases, full)
 	fmt.Printf("  pull requests touching %s (%d):\n    import graph: %s\n    globs:        %s\n", prefix, impIn.n, impIn.String(full), globIn.String(full))
 	fmt.Printf("  all pull requests (%d):\n    import graph: %s\n    globs:        %s\n", imp.n, imp.String(full), glob.String(full))
 	fmt.Printf("  pull requests where the import graph selects more cases than the globs: %d; fewer: %d\n", graphOnly, globsOnlyN)

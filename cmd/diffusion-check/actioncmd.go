@@ -48,7 +48,7 @@ func actionCmd(ctx context.Context, e env, args []string) (int, error) {
 	}
 	fmt.Fprintf(e.stderr, "diffusion-check %s %s\n", command, strings.Join(argv, " "))
 	inner := newEnv(getenv, e.stdout, e.stderr) // the token input read as GITHUB_TOKEN
-	inner.transport = e.transport
+	inner.transport, inner.environ = e.transport, e.environ
 	code, err := dispatch(ctx, inner, command, argv)
 	return failOn.apply(e, code, err)
 }

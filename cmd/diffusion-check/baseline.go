@@ -27,11 +27,14 @@ type baselineOptions struct {
 }
 
 func (o *baselineOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.out, "out", "", "baseline `FILE` to write (SGLang perf_baselines/<gpu>.json format); the spread of every metric goes beside it, in <gpu>.spread.json")
+	fs.StringVar(&o.out, "out", "",
+		"baseline `FILE` to write (SGLang perf_baselines/<gpu>.json format); the spread of every metric goes beside it, in <gpu>.spread.json")
 	fs.StringVar(&o.from, "from", "", "existing baseline `FILE` whose tolerances, metadata and other scenarios are kept (default: --out when it exists)")
 	fs.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to `FILE` (a pull request's body)")
-	fs.BoolVar(&o.allFields, "all-fields", false, "write into new scenarios every measured key, also those SGLang's files do not have (expected_load_ms, *_allocated_mb, *_host_anon_mb); by default only the keys SGLang's baseline dump writes and those the file already uses")
-	fs.BoolVar(&o.allowFailed, "allow-failed", false, "write the baseline even from results with failed, errored, cancelled or incomplete cases (each is listed as a warning)")
+	fs.BoolVar(&o.allFields, "all-fields", false, "write into new scenarios every measured key, also those SGLang's files do not have "+
+		"(expected_load_ms, *_allocated_mb, *_host_anon_mb); by default only the keys SGLang's baseline dump writes and those the file already uses")
+	fs.BoolVar(&o.allowFailed, "allow-failed", false,
+		"write the baseline even from results with failed, errored, cancelled or incomplete cases (each is listed as a warning)")
 }
 
 // baselineCmd merges results (every partition and repetition) into an SGLang perf baseline
@@ -50,7 +53,8 @@ func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, usagef("--out is required")
 	}
 	if baselines.IsSpreadPath(o.out) {
-		return 0, usagef("--out %s names a spread file; give the baseline file (%s), the spread goes beside it", o.out, strings.TrimSuffix(o.out, baselines.SpreadSuffix)+".json")
+		return 0, usagef("--out %s names a spread file; give the baseline file (%s), the spread goes beside it",
+			o.out, strings.TrimSuffix(o.out, baselines.SpreadSuffix)+".json")
 	}
 	if fs.NArg() == 0 {
 		return 0, usagef("name at least one results.json or folder holding one")
@@ -97,7 +101,8 @@ func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	if o.markdown != "" {
-		md := fmt.Sprintf("Perf baseline `%s`: the worst value of every metric over %d results files, old → new.\n\n```text\n%s```\n", o.out, len(results), table.String())
+		md := fmt.Sprintf("Perf baseline `%s`: the worst value of every metric over %d results files, old → new.\n\n```text\n%s```\n",
+			o.out, len(results), table.String())
 		if err := os.WriteFile(o.markdown, []byte(md), 0o644); err != nil {
 			return 0, fmt.Errorf("write markdown table: %w", err)
 		}

@@ -50,7 +50,7 @@ cases:
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		reqs, _, _ := results.ReadRequests(filepath.Join(out, "requests.jsonl"))
+		reqs, _, _ := results.ReadRequests(t.Context(), filepath.Join(out, "requests.jsonl"))
 		if len(reqs) >= 1 {
 			break
 		}
@@ -69,7 +69,7 @@ cases:
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Errorf("exit: %v, want exit status 3; stderr:\n%s", err, stderr.String())
 	}
-	res, err := results.Read(filepath.Join(out, "results.json"))
+	res, err := results.ReadContext(t.Context(), filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatalf("results.json after SIGTERM: %v", err)
 	}

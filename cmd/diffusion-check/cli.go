@@ -29,7 +29,11 @@ const (
 
 // env is what a command may know of its surroundings; nothing outside cmd reads them.
 type env struct {
-	getenv         func(string) string
+	getenv func(string) string
+	// environ is the environment the servers under test start from (runner.Options.Environ):
+	// the process's (os.Environ), read here so that runcmd reads it through env as it reads
+	// every variable.
+	environ        func() []string
 	stdout, stderr io.Writer
 	// gh is the workflow's environment, read once from getenv (newEnv).
 	gh gh.Env
@@ -44,7 +48,7 @@ type env struct {
 // message from a results file) shows its hidden characters as escapes and never runs as a
 // workflow command; the command's own workflow commands go to untrusted.Raw of a stream.
 func newEnv(getenv func(string) string, stdout, stderr io.Writer) env {
-	return env{getenv: getenv, gh: gh.ReadEnv(getenv), stdout: untrusted.NewWriter(stdout), stderr: untrusted.NewWriter(stderr)}
+	return env{getenv: getenv, environ: os.Environ, gh: gh.ReadEnv(getenv), stdout: untrusted.NewWriter(stdout), stderr: untrusted.NewWriter(stderr)}
 }
 
 // usageError marks a problem with the command line or configuration (exit 2).

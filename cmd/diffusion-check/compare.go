@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -23,7 +24,8 @@ import (
 func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("compare", e)
 	asJSON := fs.Bool("json", false, "print the metrics as JSON (with several outputs, an array: one object per output)")
-	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth in memory (`MIB`) rather than decode it for each; 0 decodes it every time")
+	gtMiB := fs.Int64("gt-memory-mib", compare.DefaultCacheBytes>>20, "with several outputs, keep at most this much of the decoded ground truth "+
+		"in memory (`MIB`) rather than decode it for each; 0 decodes it every time")
 	var limits compareLimits
 	limits.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -36,7 +38,8 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, usagef("want GT OUTPUT [OUTPUT...] (a ground truth and at least one output), got %d arguments", fs.NArg())
 	}
 	if compare.IsGTWAV(fs.Arg(0)) && limits.pictureLimits() {
-		return 0, usagef("--min-ssim, --min-psnr and --max-mad judge pictures, and the audio ground truth %s has none: give --case ID to judge with a case's audio thresholds", fs.Arg(0))
+		return 0, usagef("--min-ssim, --min-psnr and --max-mad judge pictures, and the audio ground truth %s has none: "+
+			"give --case ID to judge with a case's audio thresholds", fs.Arg(0))
 	}
 	if *gtMiB < 0 {
 		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)
@@ -45,39 +48,53 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	verdicts := e.stdout
-	if *asJSON {
-		verdicts = e.stderr // stdout is one JSON document
-	}
 	gt, outs := fs.Arg(0), fs.Args()[1:]
 	if len(outs) == 1 {
-		// No frames to reuse: a cache of 0 bytes keeps none, only what the video's probe said of
-		// the ground truth's audio (so that it is not probed again).
-		res, audio, err := compareOne(ctx, compare.NewCache(0), gt, outs[0])
-		if err != nil {
-			return 0, err // exitCode: a shape mismatch is a verdict (1), a decode failure 3
-		}
-		if *asJSON {
-			if err := writeJSON(e, withAudio(compareJSON(res), audio)); err != nil {
-				return 0, err
-			}
-		} else {
-			if err := compareTable(e, gt, outs[0], res); err != nil {
-				return 0, err
-			}
-			if err := audioTable(e, audio); err != nil {
-				return 0, err
-			}
-		}
-		return exitOK, limits.judge(verdicts, outs[0], res, audio)
+		return compareSingle(ctx, e, &limits, *asJSON, gt, outs[0])
 	}
-	cache := compare.NewCache(*gtMiB << 20)
+	return compareMany(ctx, e, &limits, *asJSON, compare.NewCache(*gtMiB<<20), gt, outs)
+}
+
+// verdictsTo is where compare writes its verdicts: stdout, or stderr when stdout is one JSON
+// document.
+func verdictsTo(e env, asJSON bool) io.Writer {
+	if asJSON {
+		return e.stderr
+	}
+	return e.stdout
+}
+
+// compareSingle compares one output with gt and judges it against limits.
+func compareSingle(ctx context.Context, e env, limits *compareLimits, asJSON bool, gt, out string) (int, error) {
+	// No frames to reuse: a cache of 0 bytes keeps none, only what the video's probe said of
+	// the ground truth's audio (so that it is not probed again).
+	res, audio, err := compareOne(ctx, compare.NewCache(0), gt, out)
+	if err != nil {
+		return 0, err // exitCode: a shape mismatch is a verdict (1), a decode failure 3
+	}
+	if asJSON {
+		if err := writeJSON(e, withAudio(compareJSON(res), audio)); err != nil {
+			return 0, err
+		}
+	} else {
+		if err := compareTable(e, gt, out, res); err != nil {
+			return 0, err
+		}
+		if err := audioTable(e, audio); err != nil {
+			return 0, err
+		}
+	}
+	return exitOK, limits.judge(verdictsTo(e, asJSON), out, res, audio)
+}
+
+// compareMany compares several outputs with gt, decoded once through cache: the pictures of
+// every output in one pass (all the videos at the same time), then each output's audio. A
+// failed output does not stop the others; the exit code is the worst of the failures.
+func compareMany(ctx context.Context, e env, limits *compareLimits, asJSON bool, cache *compare.Cache, gt string, outs []string) (int, error) {
 	worst := exitOK
 	var failed []string
 	var below []error
 	var all []any
-	// The pictures of every output in one pass (the ground truth decoded once, all the videos
-	// at the same time), then each output's audio.
 	pictures, perrs := picturesEach(ctx, cache, gt, outs)
 	for i, out := range outs {
 		res, audio, err := withAudioOf(ctx, cache, gt, out, pictures[i], perrs[i])
@@ -92,7 +109,7 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 			continue
 		}
 		all = append(all, withOutput(out, withAudio(compareJSON(res), audio)))
-		if !*asJSON {
+		if !asJSON {
 			if i > 0 {
 				fmt.Fprintln(e.stdout)
 			}
@@ -103,11 +120,11 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 				return 0, err
 			}
 		}
-		if err := limits.judge(verdicts, out, res, audio); err != nil {
+		if err := limits.judge(verdictsTo(e, asJSON), out, res, audio); err != nil {
 			below = append(below, err)
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeJSON(e, all); err != nil {
 			return 0, err
 		}

@@ -92,7 +92,7 @@ func requireAllPass(t *testing.T, cli func(args ...string) (string, int), suiteP
 		args = append(args, "--lane", lane)
 	}
 	log, _ := cli(args...)
-	res, err := results.Read(filepath.Join(filepath.Dir(suitePath), out, "results.json"))
+	res, err := results.ReadContext(t.Context(), filepath.Join(filepath.Dir(suitePath), out, "results.json"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}

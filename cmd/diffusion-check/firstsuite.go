@@ -26,7 +26,8 @@ func firstSuiteHint(err error, s *suite.Suite, mode runner.Mode) error {
 	keys := []struct {
 		key, path, makeIt string
 	}{
-		{"baselines", s.Baselines, "record them with `run --mode baseline`, then write the file with `diffusion-check baseline --out <baselines>/<gpu>.json RESULTS`"},
+		{"baselines", s.Baselines,
+			"record them with `run --mode baseline`, then write the file with `diffusion-check baseline --out <baselines>/<gpu>.json RESULTS`"},
 		{"thresholds", s.Thresholds, "write the file, or remove the key: without it the built-in thresholds apply (docs/consistency.md)"},
 		{"ground_truth", s.GroundTruth, "write it with `run --mode gt`"},
 		{"known_failures", s.KnownFailures, "write the file (docs/known-failures.md), or remove the key"},

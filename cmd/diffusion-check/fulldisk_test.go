@@ -117,7 +117,7 @@ func TestFullDiskMidRunIsAnErrorWithEveryVerdictSaved(t *testing.T) {
 	if !strings.Contains(log, "the disk is full") {
 		t.Errorf("the log does not say the disk is full:\n%s", log)
 	}
-	res, err := results.Read(filepath.Join(out, results.ResultsFile))
+	res, err := results.ReadContext(t.Context(), filepath.Join(out, results.ResultsFile))
 	if err != nil {
 		t.Fatalf("results.json after a full disk: %v\n%s", err, log)
 	}

@@ -100,7 +100,11 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Defer(func() {
 			f.Close()
 			fakes.Delete(ts)
-			if ps := f.Problems(); len(ps) > 0 {
+			ps := f.Problems()
+			for _, x := range f.Unused() {
+				ps = append(ps, fmt.Sprintf("the fault %s was never used: no request matched it", x))
+			}
+			if len(ps) > 0 {
 				ts.Fatalf("fake GitHub:\n%s", strings.Join(ps, "\n"))
 			}
 		})

@@ -25,7 +25,8 @@ func writeGroundTruthTable(dir string, res *checks.Result) (string, error) {
 	if res.Lane != "" {
 		lanes = "lane " + res.Lane
 	}
-	fmt.Fprintf(&b, "Ground truth of %s, partition %d/%d (GPU %s), from request 1 of each case.\n\n", lanes, res.Partition.Index, res.Partition.Total, cmp.Or(res.GPU, "not known"))
+	fmt.Fprintf(&b, "Ground truth of %s, partition %d/%d (GPU %s), from request 1 of each case.\n\n",
+		lanes, res.Partition.Index, res.Partition.Total, cmp.Or(res.GPU, "not known"))
 	b.WriteString("| Case | Status | Files (state, change against the old file) |\n|---|---|---|\n")
 	for _, c := range res.Cases {
 		wrote := false

@@ -58,7 +58,8 @@ func historyAppend(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("history append", e)
 	fs.StringVar(&o.store, "store", "", "history store `DIR` (a checkout of the data branch)")
 	fs.StringVar(&o.commit, "commit", "", "`SHA` of the commit the results measured (default: the results' commit)")
-	fs.StringVar(&o.kind, "kind", history.KindDefault, "`KIND` of run: default (the default branch: the trend line and the evidence for tightening) or pr (a point beside it)")
+	fs.StringVar(&o.kind, "kind", string(history.KindDefault),
+		"`KIND` of run: default (the default branch: the trend line and the evidence for tightening) or pr (a point beside it)")
 	fs.IntVar(&o.pr, "pr", 0, "the pull request's `NUMBER`, with --kind pr")
 	fs.StringVar(&o.runID, "run-id", "", "`ID` of the workflow run and attempt, e.g. 1234567-1 (required: it makes the file name unique)")
 	fs.StringVar(&o.runner, "runner", "", "`NAME` of the machine that ran it")
@@ -98,7 +99,7 @@ func historyAppend(ctx context.Context, e env, args []string) (int, error) {
 		groups[k] = append(groups[k], in.Result)
 	}
 	for _, k := range order {
-		run, err := history.FromResults(groups[k], history.Meta{Commit: o.commit, Kind: o.kind, PR: o.pr, RunID: o.runID, Runner: o.runner, Date: date})
+		run, err := history.FromResults(groups[k], history.Meta{Commit: o.commit, Kind: history.Kind(o.kind), PR: o.pr, RunID: o.runID, Runner: o.runner, Date: date})
 		if err != nil {
 			return 0, usageError{fmt.Errorf("suite %s lane %s: %w", k.suite, k.lane, err)}
 		}

@@ -48,7 +48,7 @@ func startRun(t *testing.T, suitePath, out string) (*exec.Cmd, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		reqs, _, _ := results.ReadRequests(filepath.Join(out, results.RequestsFile))
+		reqs, _, _ := results.ReadRequests(t.Context(), filepath.Join(out, results.RequestsFile))
 		if len(reqs) >= 1 {
 			return cmd, &stderr
 		}
@@ -143,7 +143,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	var took time.Duration
 	var res *checks.Result
 	for deadline := sent.Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if r, err := results.Read(resultsPath); err == nil && !r.FinishedAt.Before(sent) {
+		if r, err := results.ReadContext(t.Context(), resultsPath); err == nil && !r.FinishedAt.Before(sent) {
 			took, res = time.Since(sent), r
 			break
 		}
@@ -167,7 +167,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	if alive(server) {
 		t.Error("server outlived the run")
 	}
-	final, err := results.Read(resultsPath)
+	final, err := results.ReadContext(t.Context(), resultsPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestNoiseSimulation(t *testing.T) {
 		if code != want {
 			t.Errorf("lane %s: exit %d, want %d\n%s", lane, code, want, out)
 		}
-		r, err := results.Read(filepath.Join(dir, lane, "results.json"))
+		r, err := results.ReadContext(t.Context(), filepath.Join(dir, lane, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestNoiseSimulation(t *testing.T) {
 				}
 			}
 		}
-		lines, _, err := results.ReadRequests(filepath.Join(dir, lane, results.RequestsFile))
+		lines, _, err := results.ReadRequests(t.Context(), filepath.Join(dir, lane, results.RequestsFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,11 +94,11 @@ cases:
 	if e.err != nil && (!errors.As(e.err, &ee) || ee.ExitCode() != 0 && ee.ExitCode() != 1) {
 		t.Fatalf("the run holding the lock: %v, want a verdict (exit 0 or 1); stderr:\n%s", e.err, e.stderr)
 	}
-	reqs, warnings, err := results.ReadRequests(filepath.Join(out, results.RequestsFile))
+	reqs, warnings, err := results.ReadRequests(t.Context(), filepath.Join(out, results.RequestsFile))
 	if err != nil || len(warnings) > 0 || len(reqs) != 1 {
 		t.Errorf("requests.jsonl: %d requests, %v %v; want the one request of the one run", len(reqs), err, warnings)
 	}
-	res, err := results.Read(filepath.Join(out, results.ResultsFile))
+	res, err := results.ReadContext(t.Context(), filepath.Join(out, results.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ const maxOwnershipDepth = 256
 // when the command has ended (actionCmd defers it). It does nothing outside a workflow or
 // when this process is not root (then every file it writes is its user's already).
 func workspaceOwnership(e env) func() {
-	ws := e.getenv("GITHUB_WORKSPACE")
+	ws := e.gh.Workspace
 	if ws == "" || os.Geteuid() != 0 {
 		return func() {}
 	}

@@ -246,7 +246,7 @@ func waitForRequest(t *testing.T, cmd *exec.Cmd, requests string, stderr *bytes.
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if reqs, _, _ := results.ReadRequests(requests); len(reqs) >= 1 {
+		if reqs, _, _ := results.ReadRequests(t.Context(), requests); len(reqs) >= 1 {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -67,7 +67,8 @@ func planCmd(ctx context.Context, e env, args []string) (int, error) {
 	// A plan of nothing (every case left out by selection) is one empty partition, which
 	// tellSelection explains; "asked for 3, made 1" would only confuse.
 	if p.Requested > 0 && len(p.Items) > 0 {
-		fmt.Fprintf(e.stderr, "plan: %d partitions asked for, %d made: no more than the cases can fill (at most %d, GitHub's matrix limit)\n", p.Requested, p.Total, plan.MaxPartitions)
+		fmt.Fprintf(e.stderr, "plan: %d partitions asked for, %d made: no more than the cases can fill (at most %d, GitHub's matrix limit)\n",
+			p.Requested, p.Total, plan.MaxPartitions)
 	}
 	for _, id := range p.Defaulted {
 		fmt.Fprintf(e.stderr, "plan: case %s has no estimate (no `estimate:`, no baseline); planned with %.0f s\n", id, plan.DefaultEstimate)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,7 +123,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
 		ts.Fatalf("usage: requests RESULTS CASE STATUS...")
 	}
-	res, err := results.Read(ts.MkAbs(args[0]))
+	res, err := results.ReadContext(context.Background(), ts.MkAbs(args[0]))
 	ts.Check(err)
 	var cr *checks.CaseResult
 	for i := range res.Cases {
@@ -143,7 +144,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if want := args[2:]; strings.Join(got, " ") != strings.Join(want, " ") {
 		ts.Fatalf("case %s: request statuses %v, want %v", cr.ID, got, want)
 	}
-	lines, _, err := results.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
+	lines, _, err := results.ReadRequests(context.Background(), filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "requests.jsonl"))
 	ts.Check(err)
 	for _, rr := range cr.Requests {
 		// The last line of a request is its final verdict (an earlier one may be revised once
@@ -206,9 +207,9 @@ func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want, err := strconv.Atoi(args[2])
 	ts.Check(err)
-	res, err := results.Read(ts.MkAbs(args[0]))
+	res, err := results.ReadContext(context.Background(), ts.MkAbs(args[0]))
 	ts.Check(err)
-	lines, _, err := results.ReadRequests(filepath.Join(filepath.Dir(ts.MkAbs(args[0])), results.RequestsFile))
+	lines, _, err := results.ReadRequests(context.Background(), filepath.Join(filepath.Dir(ts.MkAbs(args[0])), results.RequestsFile))
 	ts.Check(err)
 	last := map[int]checks.RequestResult{}
 	n := 0
@@ -257,7 +258,7 @@ func cmdPartitions(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 4 {
 		ts.Fatalf("usage: partitions SRC DST FROM TO [SKIP...]")
 	}
-	src, err := results.Read(filepath.Join(ts.MkAbs(args[0]), results.ResultsFile))
+	src, err := results.ReadContext(context.Background(), filepath.Join(ts.MkAbs(args[0]), results.ResultsFile))
 	ts.Check(err)
 	if len(src.Cases) == 0 {
 		ts.Fatalf("%s: no case to copy", args[0])

@@ -26,7 +26,8 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs.StringVar(&cfg.TaskType, "task-type", "", "task type /v1/models reports (T2I, T2V, TI2V, …); a T2V or T2I model refuses an input_reference with 400 as SGLang does (empty: T2I, every input taken)")
 	fs.DurationVar(&cfg.PerfLag, "perf-lag", 0, "delay before a request's performance.log record is written")
 	cfg.Timing = refserver.DefaultTiming
-	fs.Var(&cfg.Timing, "timing", "where the perf record's durations come from: measured (the clock) or computed (the planned durations: the same on any machine under any load)")
+	fs.Var(&cfg.Timing, "timing",
+		"where the perf record's durations come from: measured (the clock) or computed (the planned durations: the same on any machine under any load)")
 	fs.Var(&cfg.Faults, "fault", "inject a fault `SPEC` (repeatable): "+strings.Join(fault.Known(), ", "))
 	if err := parse(fs, args); err != nil {
 		return 0, err

@@ -64,7 +64,7 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 	var parts []checks.Input
 	for i := range 3 {
 		p := filepath.Join(dir, fmt.Sprintf("results-%d", i), "results.json")
-		r, err := results.Read(p)
+		r, err := results.ReadContext(t.Context(), p)
 		if err != nil {
 			t.Fatalf("partition %d: %v\n%s", i, err, outs[i])
 		}
@@ -74,7 +74,7 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	single, err := results.Read(filepath.Join(dir, "single", "results.json"))
+	single, err := results.ReadContext(t.Context(), filepath.Join(dir, "single", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

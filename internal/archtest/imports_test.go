@@ -75,7 +75,8 @@ func violations(g graph) []string {
 	report := g.module + "/report"
 	for _, bad := range reportNoDeps {
 		if slices.Contains(g.pkgs[report].Deps, bad) {
-			out = append(out, fmt.Sprintf("%s depends on %s (%s): report renders, internal/gh talks to GitHub", rel(g, report), bad, chain(g, report, func(s string) bool { return s == bad })))
+			out = append(out, fmt.Sprintf("%s depends on %s (%s): report renders, internal/gh talks to GitHub",
+				rel(g, report), bad, chain(g, report, func(s string) bool { return s == bad })))
 		}
 	}
 	isHigh := func(s string) bool {
@@ -120,7 +121,8 @@ func judgeAndReportViolations(g graph) []string {
 	for _, p := range reportPath {
 		path := g.module + "/" + p
 		if slices.Contains(g.pkgs[path].Deps, executor) {
-			out = append(out, fmt.Sprintf("%s depends on the executor (%s): the report path reads results without it", p, chain(g, path, func(s string) bool { return s == executor })))
+			out = append(out, fmt.Sprintf("%s depends on the executor (%s): the report path reads results without it",
+				p, chain(g, path, func(s string) bool { return s == executor })))
 		}
 	}
 	return out
@@ -299,7 +301,8 @@ func TestViolations(t *testing.T) {
 			},
 			want: []string{
 				"report depends on net/http (report → internal/gh → github.com/google/go-github/v66/github → net/http): report renders, internal/gh talks to GitHub",
-				"report depends on github.com/google/go-github/v66/github (report → internal/gh → github.com/google/go-github/v66/github): report renders, internal/gh talks to GitHub",
+				"report depends on github.com/google/go-github/v66/github (report → internal/gh → github.com/google/go-github/v66/github): " +
+					"report renders, internal/gh talks to GitHub",
 			},
 		},
 		{

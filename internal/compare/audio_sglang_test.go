@@ -172,7 +172,7 @@ func TestAudioMetricsEqualSGLang(t *testing.T) {
 			if len(out) != want.OutputSamples || len(gt) != want.GTSamples {
 				t.Fatalf("%d and %d samples, SGLang read %d and %d", len(out), len(gt), want.OutputSamples, want.GTSamples)
 			}
-			s, err := metrics.CompareAudio(out, gt, metrics.AudioRate)
+			s, err := metrics.CompareAudio(out, gt, media.AudioRate)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -244,7 +244,7 @@ func TestCacheImages(t *testing.T) {
 		keys[key] = pngFile(t, "key.png", rgb, w, h)
 	}
 	out := video(t, "out.mp4", w, h, n, map[int]bool{n / 2: true})
-	wantKeys, err := KeyFrames(t.Context(), keys, out)
+	wantKeys, err := uncached.KeyFrames(t.Context(), keys, out)
 	if err != nil {
 		t.Fatal(err)
 	}

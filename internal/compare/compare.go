@@ -1,7 +1,3 @@
-// Package compare measures how far an output image or video is from its ground truth: it
-// decodes both sides through ffmpeg (concurrently, frame by frame; a whole video is held in
-// memory only by a Cache, up to its cap, to compare several outputs with one ground truth) and computes SSIM, PSNR and mean absolute difference on every frame with the
-// kernels of package metrics. It measures; thresholds and verdicts are the caller's.
 package compare
 
 import (
@@ -199,14 +195,10 @@ func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 // VideosEach compares each of outs with gt as Videos does (result k and error k are those of
 // Videos(ctx, gt, outs[k])), but in one pass: gt is decoded once for all of them, every file
 // at the same time, and each ground-truth frame converted once for every output. A failed or
-// mismatched output does not stop the others.
-func VideosEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
-	return (*Cache)(nil).VideosEach(ctx, gt, outs)
-}
-
-// VideosEach is VideosEach reading what the cache holds: gt's frames when kept (else gt is
-// decoded, once, and not kept: it is needed only during the pass) and the outputs' frames kept
-// by Output. What gt's decode says of its audio track is remembered, for Audio.
+// mismatched output does not stop the others. It reads what the cache holds: gt's frames when
+// kept (else gt is decoded, once, and not kept: it is needed only during the pass) and the
+// outputs' frames kept by Output. What gt's decode says of its audio track is remembered, for
+// Audio. A nil cache keeps nothing.
 func (c *Cache) VideosEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
 	keptOuts := make([]*keptVideo, len(outs))
 	for k, out := range outs {
@@ -588,17 +580,6 @@ const (
 	FrameMid   = math.MinInt
 )
 
-// SGLangKeyFrames returns the ground-truth files of SGLang's key-frame layout for a case's name
-// prefix (e.g. "dir/wan_t2v_1gpu"): PREFIX_frame_0.png, PREFIX_frame_mid.png and
-// PREFIX_frame_last.png, keyed for KeyFrames.
-func SGLangKeyFrames(prefix string) map[int]string {
-	return map[int]string{
-		FrameFirst: prefix + "_frame_0.png",
-		FrameMid:   prefix + "_frame_mid.png",
-		FrameLast:  prefix + "_frame_last.png",
-	}
-}
-
 // resolve turns a KeyFrames key into a frame index of a video of n frames.
 func resolve(key, n int) int {
 	switch {
@@ -611,17 +592,13 @@ func resolve(key, n int) int {
 }
 
 // KeyFrames compares some frames of the video out with ground-truth images, for ground truth
-// kept as SGLang keeps it: a few PNG key frames rather than a whole video. gtFrames maps a frame
-// key (an index, a negative index from the end, or FrameMid; see SGLangKeyFrames) to an image
-// file. The output's frame count comes from its container and is checked against the frames
-// that actually decode; when the container does not say, the video is decoded twice. A key
-// outside the output or an image of another size is a *MismatchError.
-func KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result, error) {
-	return (*Cache)(nil).KeyFrames(ctx, gtFrames, out)
-}
-
-// KeyFrames is KeyFrames with the key-frame images decoded once for all the comparisons of
-// the cache.
+// kept as SGLang keeps it: a few PNG key frames rather than a whole video (the files are
+// baselines' GTEntry.KeyFrames). gtFrames maps a frame key (an index, a negative index from
+// the end, or FrameMid) to an image file. The output's frame count comes from its container
+// and is checked against the frames that actually decode; when the container does not say,
+// the video is decoded twice. A key outside the output or an image of another size is a
+// *MismatchError. The key-frame images are decoded once for all the comparisons of the cache
+// (a nil cache keeps nothing).
 func (c *Cache) KeyFrames(ctx context.Context, gtFrames map[int]string, out string) (Result, error) {
 	if len(gtFrames) == 0 {
 		return Result{}, fmt.Errorf("compare %s: no ground-truth key frames", out)
@@ -772,12 +749,8 @@ func FrameAt(ctx context.Context, video string, index int) (rgb []byte, w, h int
 
 // Files compares out with gt as images when out is a still image (PNG, JPEG or WebP, told by
 // its first bytes) and as whole videos otherwise. An image against a video, either way round,
-// is a *MismatchError.
-func Files(ctx context.Context, gt, out string) (Result, error) {
-	return (*Cache)(nil).Files(ctx, gt, out)
-}
-
-// Files is Files with the ground truth decoded once for all the comparisons of the cache.
+// is a *MismatchError. The ground truth is decoded once for all the comparisons of the cache
+// (a nil cache keeps nothing).
 func (c *Cache) Files(ctx context.Context, gt, out string) (Result, error) {
 	gtStill, err := isStill(gt)
 	if err != nil {

@@ -48,11 +48,11 @@ func TestVideosEachIsVideos(t *testing.T) {
 	var want []Result
 	var wantErr []string
 	for _, out := range outs {
-		res, err := Files(t.Context(), gt, out)
+		res, err := uncached.Files(t.Context(), gt, out)
 		want, wantErr = append(want, res), append(wantErr, errText(err))
 	}
 	var mm *MismatchError
-	if _, err := Files(t.Context(), gt, outs[1]); !errors.As(err, &mm) {
+	if _, err := uncached.Files(t.Context(), gt, outs[1]); !errors.As(err, &mm) {
 		t.Fatalf("the short output: %v, want a mismatch", err)
 	}
 	for _, tc := range []struct {

@@ -65,7 +65,7 @@ func TestCacheOutputDecodesOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantKeys, err := KeyFrames(t.Context(), keys, out)
+			wantKeys, err := uncached.KeyFrames(t.Context(), keys, out)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -134,7 +134,7 @@ func proofRun(t *testing.T, gt string, outs []string) proofResults {
 		t.Fatal(err)
 	}
 	var errs []error
-	res.Each, errs = VideosEach(t.Context(), gt, outs)
+	res.Each, errs = uncached.VideosEach(t.Context(), gt, outs)
 	for _, err := range errs {
 		res.Errors = append(res.Errors, errText(err))
 	}

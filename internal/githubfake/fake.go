@@ -1,15 +1,3 @@
-// Package githubfake is an httptest fake of the part of GitHub's REST API that diffusion-check
-// uses: the token's user (GET /user, and GraphQL's viewer), issue comments (paginated),
-// commit statuses, the pull requests of a commit and of a branch, the files of a pull
-// request (paginated, at most 3,000 as GitHub), deployment environments (environments.go),
-// check runs (checks.go) and git data — blobs, trees, commits, refs — for the pictures branch
-// (git.go). It answers as GitHub does where that is unkind: a fork-only commit lists no pull
-// request asked of the base, an installation token cannot call GET /user, a missing
-// environment is 404 until a job names it, which creates it with no reviewers. It checks
-// every request — method, path, authorization, headers, body — and records a problem for
-// anything a real GitHub would refuse or that diffusion-check should never send; faults (5xx,
-// 429, rate-limit 403s, slow responses) can be injected. It serves both api.github.com paths
-// and GHES's /api/v3 prefix (and GraphQL at /graphql and GHES's /api/graphql).
 package githubfake
 
 import (
@@ -119,6 +107,9 @@ type Fault struct {
 	Message        string
 	Delay          time.Duration
 	Times          int
+	// used counts the requests the fault was used for: a fault that was never used is a
+	// test that did not test what it says (NewT and Unused report it).
+	used int
 }
 
 // SecondaryRateLimit is the 403 GitHub answers when a client writes too fast.
@@ -240,6 +231,9 @@ func NewT(t testing.TB, cfg Config) *Fake {
 		f.Close()
 		for _, p := range f.Problems() {
 			t.Error("fake GitHub: " + p)
+		}
+		for _, x := range f.Unused() {
+			t.Errorf("fake GitHub: the fault %s was never used: no request matched it", x)
 		}
 	})
 	return f
@@ -371,6 +365,29 @@ func (f *Fake) Pending() []Fault {
 	return out
 }
 
+// Unused returns the injected faults that no request matched (as cli/cli's httpmock Verify
+// fails for a stub that was not called): the test expected a request that was never made.
+func (f *Fake) Unused() []Fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Fault
+	for _, x := range f.faults {
+		if x.used == 0 {
+			out = append(out, *x)
+		}
+	}
+	return out
+}
+
+// String names a fault by what it matches and does, for messages.
+func (x Fault) String() string {
+	s := fmt.Sprintf("%s %s → %d", cmp.Or(x.Method, "*"), cmp.Or(x.Path, "*"), x.Code)
+	if x.Delay > 0 {
+		s += " after " + x.Delay.String()
+	}
+	return s
+}
+
 func (f *Fake) problem(format string, args ...any) {
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
@@ -466,6 +483,7 @@ func (f *Fake) fault(method, path string) *Fault {
 	for _, x := range f.faults {
 		if x.Times > 0 && (x.Method == "" || x.Method == method) && strings.HasPrefix(path, x.Path) {
 			x.Times--
+			x.used++
 			return x
 		}
 	}

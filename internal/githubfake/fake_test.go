@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestProblems: what a real client should never send is recorded as a problem (and NewT
@@ -247,5 +249,50 @@ func TestViewerForEveryTokenKind(t *testing.T) {
 	call(t, f, "POST", "/api/v3/graphql", query)
 	if ps := f.Problems(); len(ps) != 2 || !strings.Contains(ps[0], "the fake answers only") || !strings.Contains(ps[1], "GHES serves GraphQL at /api/graphql") {
 		t.Errorf("problems %q, want the other query and the GHES path", ps)
+	}
+}
+
+// recordingTB is a testing.TB whose errors and clean-ups are kept, to test what NewT reports.
+type recordingTB struct {
+	testing.TB
+	errs     []string
+	cleanups []func()
+}
+
+func (r *recordingTB) Helper()           {}
+func (r *recordingTB) Cleanup(f func())  { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Error(args ...any) { r.errs = append(r.errs, fmt.Sprint(args...)) }
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestUnusedFaultFailsTheTest: a fault that no request matched fails the test of a NewT fake
+// (as httpmock's Verify fails for a stub never called); a used one, even with uses left, does
+// not.
+func TestUnusedFaultFailsTheTest(t *testing.T) {
+	rec := &recordingTB{TB: t}
+	f := NewT(rec, Config{Owner: "o", Repo: "r", Token: "tok"})
+	f.Inject(Fault{Method: "GET", Path: "/repos/o/r/issues/1/comments", Code: 502, Times: 5},
+		Fault{Method: "POST", Path: "/repos/o/r/statuses/", Code: 500})
+	req, err := http.NewRequest("GET", f.URL()+"/repos/o/r/issues/1/comments", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Accept", "application/vnd.github.v3+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 502 {
+		t.Fatalf("status %d, want the injected 502", resp.StatusCode)
+	}
+	for _, c := range rec.cleanups {
+		c()
+	}
+	want := []string{"fake GitHub: the fault POST /repos/o/r/statuses/ → 500 was never used: no request matched it"}
+	if diff := cmp.Diff(want, rec.errs); diff != "" {
+		t.Errorf("NewT's errors (-want +got):\n%s", diff)
 	}
 }

@@ -9,13 +9,10 @@ import (
 
 // The audio metrics are SGLang's: compare_audio_with_gt and _audio_magnitude_spectrogram in
 // python/sglang/multimodal_gen/test/test_utils.py (sgl-project/sglang main, 2026-08-21, after
-// PR #35511). Both tracks are mono float32 samples at AudioRate Hz (internal/media.DecodeAudio
-// decodes them as SGLang's extract_audio_pcm does). Every metric but the duration difference is
+// PR #35511). Both tracks are mono float32 samples at one rate, the caller's (in a run
+// internal/media.AudioRate, SGLang's AUDIO_CONSISTENCY_SAMPLE_RATE: media.DecodeAudio decodes
+// them as SGLang's extract_audio_pcm does). Every metric but the duration difference is
 // taken over the common length: the longer track is cut to the shorter one.
-
-// AudioRate is the sample rate of the tracks the audio metrics compare: SGLang's
-// AUDIO_CONSISTENCY_SAMPLE_RATE.
-const AudioRate = 16000
 
 // The frames of SGLang's magnitude spectrogram: SpectrumFrame samples every SpectrumHop, no
 // centring (the track is zero-padded to one frame when shorter).

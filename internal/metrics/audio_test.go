@@ -12,7 +12,7 @@ import (
 func sine(freq, amp float64, n int) []float32 {
 	x := make([]float32, n)
 	for i := range x {
-		x[i] = float32(amp * math.Sin(2*math.Pi*freq*float64(i)/AudioRate))
+		x[i] = float32(amp * math.Sin(2*math.Pi*freq*float64(i)/audioRate))
 	}
 	return x
 }
@@ -22,8 +22,8 @@ func sine(freq, amp float64, n int) []float32 {
 // TestAudioMetricsEqualSGLang): a track against itself, inverted, half as loud, cut short,
 // and against silence.
 func TestCompareAudioProperties(t *testing.T) {
-	a440 := sine(440, 0.5, AudioRate)
-	silence := make([]float32, AudioRate)
+	a440 := sine(440, 0.5, audioRate)
+	silence := make([]float32, audioRate)
 	for _, tc := range []struct {
 		name    string
 		out, gt []float32
@@ -31,17 +31,20 @@ func TestCompareAudioProperties(t *testing.T) {
 	}{
 		{"same", a440, a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
 		// |rfft| does not see the sign; the waveform does.
-		{"inverted", a440, sine(440, -0.5, AudioRate), AudioScores{SpectralSimilarity: 1, WaveformCorrelation: -1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
+		{"inverted", a440, sine(440, -0.5, audioRate),
+			AudioScores{SpectralSimilarity: 1, WaveformCorrelation: -1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2}},
 		// Half the amplitude: −6.02 dB, and every magnitude halved (the cosine does not see it).
-		{"half as loud", sine(440, 0.25, AudioRate), a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.25 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: 20 * math.Log10(2)}},
+		{"half as loud", sine(440, 0.25, audioRate), a440,
+			AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.25 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: 20 * math.Log10(2)}},
 		// The output stops after 0.75 s: compared over 0.75 s, 0.25 s shorter.
-		{"cut short", a440[:12000], a440, AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, DurationDiffS: 0.25}},
+		{"cut short", a440[:12000], a440,
+			AudioScores{SpectralSimilarity: 1, WaveformCorrelation: 1, OutRMS: 0.5 / math.Sqrt2, GTRMS: 0.5 / math.Sqrt2, DurationDiffS: 0.25}},
 		// Silence has no spectrum and no variation (0, not NaN) and sits at the 1e-12 floor.
 		{"silent output", silence, a440, AudioScores{GTRMS: 0.5 / math.Sqrt2, RMSdBDiff: LevelDB(0.5/math.Sqrt2) + 240}},
 		{"silence against silence", silence, silence, AudioScores{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := CompareAudio(tc.out, tc.gt, AudioRate)
+			got, err := CompareAudio(tc.out, tc.gt, audioRate)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +72,7 @@ func TestCompareAudioRejects(t *testing.T) {
 		{"-Inf at the end of the longer ground truth", ok[:10], inf, ErrNonFiniteAudio},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := CompareAudio(tc.out, tc.gt, AudioRate); !errors.Is(err, tc.want) {
+			if _, err := CompareAudio(tc.out, tc.gt, audioRate); !errors.Is(err, tc.want) {
 				t.Errorf("error %v, want %v", err, tc.want)
 			}
 		})
@@ -119,10 +122,13 @@ func TestSpectrogramTone(t *testing.T) {
 }
 
 func BenchmarkCompareAudio10s(b *testing.B) {
-	x, y := sine(440, 0.5, 10*AudioRate), sine(445, 0.5, 10*AudioRate)
+	x, y := sine(440, 0.5, 10*audioRate), sine(445, 0.5, 10*audioRate)
 	for b.Loop() {
-		if _, err := CompareAudio(x, y, AudioRate); err != nil {
+		if _, err := CompareAudio(x, y, audioRate); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
+
+// audioRate is the rate of the test tracks: internal/media.AudioRate, what a run compares.
+const audioRate = 16000

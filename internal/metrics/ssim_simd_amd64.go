@@ -143,7 +143,8 @@ func vAddRow(pa, pb, oa, ob []byte, col *[3][]int32, vbmi bool) (sse, sad uint64
 	low := archsimd.BroadcastInt32x16(0x00ff00ff).AsUint8x64() // the even bytes
 	var i0, i1, i2, i3 archsimd.Uint8x64
 	if vbmi {
-		i0, i1, i2, i3 = archsimd.LoadUint8x64(&pairIdx[0]), archsimd.LoadUint8x64(&pairIdx[1]), archsimd.LoadUint8x64(&pairIdx[2]), archsimd.LoadUint8x64(&pairIdx[3])
+		i0, i1 = archsimd.LoadUint8x64(&pairIdx[0]), archsimd.LoadUint8x64(&pairIdx[1])
+		i2, i3 = archsimd.LoadUint8x64(&pairIdx[2]), archsimd.LoadUint8x64(&pairIdx[3])
 	}
 	blocks := n / 64
 	if blocks > 0 {

@@ -49,26 +49,10 @@ var palette = []color.RGBA{{31, 119, 180, 255}, {214, 39, 40, 255}, {44, 160, 44
 // RenderCurves draws c: a header with the title and lines, the plot (y from just below the
 // lowest value to 1, x over the frames), and a legend naming each series in its colour.
 func RenderCurves(c Curves) (*image.RGBA, error) {
-	if c.Frames < 1 {
-		return nil, fmt.Errorf("draw curves: %d frames, want ≥ 1", c.Frames)
+	lo, err := c.bottom()
+	if err != nil {
+		return nil, err
 	}
-	lo := 1.0
-	for _, s := range c.Series {
-		for _, p := range s.Points {
-			if p.X < 0 || p.X >= c.Frames {
-				return nil, fmt.Errorf("draw curves: %s has frame %d of %d", s.Label, p.X, c.Frames)
-			}
-			if !math.IsNaN(p.Y) {
-				lo = math.Min(lo, p.Y)
-			}
-		}
-	}
-	for _, l := range c.Limits {
-		lo = math.Min(lo, l.Y)
-	}
-	// A tenth below the lowest value, on a step of 0.01, and never a range narrower than 0.02
-	// (identical outputs draw at the top, not in a zoom on nothing).
-	lo = math.Max(-1, math.Min(0.98, math.Floor((lo-0.1*(1-lo))*100)/100))
 	face, err := Face()
 	if err != nil {
 		return nil, err
@@ -130,6 +114,30 @@ func RenderCurves(c Curves) (*image.RGBA, error) {
 		text(img, face, margin+28, ly, s.Label, ink)
 	}
 	return img, nil
+}
+
+// bottom is the value at the bottom of c's plot: a tenth below the lowest value or limit, on
+// a step of 0.01, and never a range narrower than 0.02 (identical outputs draw at the top, not
+// in a zoom on nothing). A point outside the frames is an error.
+func (c Curves) bottom() (float64, error) {
+	if c.Frames < 1 {
+		return 0, fmt.Errorf("draw curves: %d frames, want ≥ 1", c.Frames)
+	}
+	lo := 1.0
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if p.X < 0 || p.X >= c.Frames {
+				return 0, fmt.Errorf("draw curves: %s has frame %d of %d", s.Label, p.X, c.Frames)
+			}
+			if !math.IsNaN(p.Y) {
+				lo = math.Min(lo, p.Y)
+			}
+		}
+	}
+	for _, l := range c.Limits {
+		lo = math.Min(lo, l.Y)
+	}
+	return math.Max(-1, math.Min(0.98, math.Floor((lo-0.1*(1-lo))*100)/100)), nil
 }
 
 // WriteCurves renders c and saves it as a PNG at path.

@@ -217,90 +217,112 @@ func (g *Graph) Complete() bool {
 // module of the tree, and the computed-name imports as the rules resolve them. Imports of
 // modules outside the tree are not followed.
 func (t *Tree) Closure(entries []string, rules []Rule) *Graph {
-	g := &Graph{Entries: entries, via: map[string]string{}}
-	var queue []string
-	add := func(m, from string) {
-		if _, seen := g.via[m]; seen || !t.Has(m) {
-			return
-		}
-		g.via[m] = from
-		queue = append(queue, m)
-	}
-	// addChain adds a module and the packages above it, whose __init__ runs first.
-	addChain := func(m, from string) {
-		parts := strings.Split(m, ".")
-		for i := 1; i <= len(parts); i++ {
-			add(strings.Join(parts[:i], "."), from)
-		}
-	}
+	w := &walk{t: t, g: &Graph{Entries: entries, via: map[string]string{}}}
 	for _, e := range entries {
 		if !t.Has(e) {
-			g.Missing = append(g.Missing, e)
+			w.g.Missing = append(w.g.Missing, e)
 			continue
 		}
 		parts := strings.Split(e, ".")
 		for i := 1; i < len(parts); i++ {
-			add(strings.Join(parts[:i], "."), "")
+			w.add(strings.Join(parts[:i], "."), "")
 		}
-		if _, seen := g.via[e]; !seen {
-			g.via[e] = ""
-			queue = append(queue, e)
+		if _, seen := w.g.via[e]; !seen {
+			w.g.via[e] = ""
+			w.queue = append(w.queue, e)
 		}
 	}
-	for len(queue) > 0 {
-		m := queue[0]
-		queue = queue[1:]
+	for len(w.queue) > 0 {
+		m := w.queue[0]
+		w.queue = w.queue[1:]
 		f, err := t.parse(m)
 		if err != nil {
-			g.Errs = append(g.Errs, err)
+			w.g.Errs = append(w.g.Errs, err)
 			continue
 		}
-		lazy := t.lazy(m)
-		for _, imp := range f.Imports {
-			if imp.Lazy && !lazy {
-				continue
-			}
-			target := t.absolute(m, imp)
-			if target == "" {
-				continue
-			}
-			addChain(target, m)
-			for _, n := range imp.Names {
-				if n != "*" {
-					add(target+"."+n, m)
-				}
-			}
-		}
-		for _, s := range f.Dotted {
-			if p := t.longestModule(s); p != "" && lazy {
-				addChain(p, m)
-			}
-		}
+		w.imports(m, f)
 		for _, site := range f.Sites {
-			r, ok := findRule(rules, m, site.Func)
-			if !ok {
-				g.Unresolved = append(g.Unresolved, Unresolved{Module: m, Site: site})
-				continue
-			}
-			switch r.Kind {
-			case Package:
-				for _, sub := range t.below(r.Loads, r.Recursive) {
-					addChain(sub, m)
-				}
-			case Named:
-				named := func(e string) bool { return e != r.Module && strings.HasPrefix(e, r.Loads+".") }
-				if !slices.ContainsFunc(entries, named) {
-					if !slices.ContainsFunc(g.Broad, func(b Rule) bool { return b.Loads == r.Loads }) {
-						g.Broad = append(g.Broad, r)
-					}
-					for _, sub := range t.below(r.Loads, true) {
-						addChain(sub, m)
-					}
-				}
+			w.site(m, site, entries, rules)
+		}
+	}
+	return w.g
+}
+
+// walk is a Closure under way: the graph so far and the modules still to read.
+type walk struct {
+	t     *Tree
+	g     *Graph
+	queue []string
+}
+
+// add adds module m of the tree, imported from module from, once.
+func (w *walk) add(m, from string) {
+	if _, seen := w.g.via[m]; seen || !w.t.Has(m) {
+		return
+	}
+	w.g.via[m] = from
+	w.queue = append(w.queue, m)
+}
+
+// addChain adds a module and the packages above it, whose __init__ runs first.
+func (w *walk) addChain(m, from string) {
+	parts := strings.Split(m, ".")
+	for i := 1; i <= len(parts); i++ {
+		w.add(strings.Join(parts[:i], "."), from)
+	}
+}
+
+// imports follows module m's static imports (a lazy one only where lazy imports are
+// followed) and, where lazy, the dotted strings that name a module of the tree.
+func (w *walk) imports(m string, f *File) {
+	lazy := w.t.lazy(m)
+	for _, imp := range f.Imports {
+		if imp.Lazy && !lazy {
+			continue
+		}
+		target := w.t.absolute(m, imp)
+		if target == "" {
+			continue
+		}
+		w.addChain(target, m)
+		for _, n := range imp.Names {
+			if n != "*" {
+				w.add(target+"."+n, m)
 			}
 		}
 	}
-	return g
+	for _, s := range f.Dotted {
+		if p := w.t.longestModule(s); p != "" && lazy {
+			w.addChain(p, m)
+		}
+	}
+}
+
+// site follows an import by a computed name in module m as its rule says, or records it as
+// unresolved when no rule covers it.
+func (w *walk) site(m string, site Site, entries []string, rules []Rule) {
+	r, ok := findRule(rules, m, site.Func)
+	if !ok {
+		w.g.Unresolved = append(w.g.Unresolved, Unresolved{Module: m, Site: site})
+		return
+	}
+	switch r.Kind {
+	case Package:
+		for _, sub := range w.t.below(r.Loads, r.Recursive) {
+			w.addChain(sub, m)
+		}
+	case Named:
+		named := func(e string) bool { return e != r.Module && strings.HasPrefix(e, r.Loads+".") }
+		if slices.ContainsFunc(entries, named) {
+			return
+		}
+		if !slices.ContainsFunc(w.g.Broad, func(b Rule) bool { return b.Loads == r.Loads }) {
+			w.g.Broad = append(w.g.Broad, r)
+		}
+		for _, sub := range w.t.below(r.Loads, true) {
+			w.addChain(sub, m)
+		}
+	}
 }
 
 // lazy reports whether what may run later is followed in module m.

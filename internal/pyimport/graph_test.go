@@ -14,10 +14,11 @@ import (
 func tree(t *testing.T) *Tree {
 	t.Helper()
 	fs := fstest.MapFS{
-		"app/__init__.py":                {Data: []byte("from app import util\n")},
-		"app/util.py":                    {Data: []byte("import os\n")},
-		"app/serve.py":                   {Data: []byte("from .registry import discover\nfrom . import models\nimport app.lazy_user\n")},
-		"app/registry.py":                {Data: []byte("import importlib, pkgutil\ndef discover():\n    for m in pkgutil.walk_packages(p):\n        importlib.import_module(m)\n")},
+		"app/__init__.py": {Data: []byte("from app import util\n")},
+		"app/util.py":     {Data: []byte("import os\n")},
+		"app/serve.py":    {Data: []byte("from .registry import discover\nfrom . import models\nimport app.lazy_user\n")},
+		"app/registry.py": {Data: []byte("import importlib, pkgutil\ndef discover():\n" +
+			"    for m in pkgutil.walk_packages(p):\n        importlib.import_module(m)\n")},
 		"app/pipelines/__init__.py":      {Data: []byte("")},
 		"app/pipelines/a.py":             {Data: []byte("from ..layers import norm\n")},
 		"app/pipelines/deep/__init__.py": {Data: []byte("")},

@@ -26,7 +26,8 @@ func TestParseImports(t *testing.T) {
 		{"inside a class body is not lazy", "class C:\n    import a\n", []Import{{Module: "a", Line: 2}}},
 		{"strings and comments are not imports", "s = 'import a'\nt = \"\"\"\nfrom b import c\n\"\"\"\n# import d\nimport e\n",
 			[]Import{{Module: "e", Line: 6}}},
-		{"TYPE_CHECKING blocks never run", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\n    from b import c\nelse:\n    import d\nif typing.TYPE_CHECKING: import e\nimport f\n",
+		{"TYPE_CHECKING blocks never run", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\n    from b import c\n" +
+			"else:\n    import d\nif typing.TYPE_CHECKING: import e\nimport f\n",
 			[]Import{{Module: "typing", Names: []string{"TYPE_CHECKING"}, Line: 1}, {Module: "d", Line: 6}, {Module: "f", Line: 8}}},
 		{"literal import_module", "import importlib\nm = importlib.import_module(\n    \"a.b\"\n)\nn = import_module('.c', package='p.q')\no = __import__(\"z\")\n",
 			[]Import{{Module: "importlib", Line: 1}, {Module: "a.b", Line: 2}, {Module: "p.q.c", Line: 5}, {Module: "z", Line: 6}}},
@@ -106,7 +107,8 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"import a.b as c\n", "from . import (x,\n y)\n", "def f():\n  import_module(f'{a}')\n", "if TYPE_CHECKING: import a\n", "s = r'''\\'''\n", "\\\n"} {
+	for _, s := range []string{"import a.b as c\n", "from . import (x,\n y)\n", "def f():\n  import_module(f'{a}')\n",
+		"if TYPE_CHECKING: import a\n", "s = r'''\\'''\n", "\\\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {

@@ -1,4 +1,3 @@
-// Package mediatest holds test helpers shared by the packages that run ffmpeg.
 package mediatest
 
 import (

@@ -1,0 +1,2 @@
+// Package mediatest holds test helpers shared by the packages that run ffmpeg.
+package mediatest
