@@ -37,6 +37,9 @@
 // A lane's status and its line in the comment therefore never disagree once the last report
 // is done. What only the comment's state knows (what changed since the previous run, a
 // known or flaky pass) is kept for a lane shown as the same run in the same state.
+// Not covered: two reports of the same lane at once (a re-run while the first still
+// publishes) are not ordered, and the last status and the last comment may come from
+// different ones; a concurrency group on the report job prevents that.
 //
 // # Budget
 //
