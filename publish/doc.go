@@ -27,7 +27,8 @@
 // Each lane's report job publishes on its own, often at the same moment, and all of them
 // edit one comment. The comment is a view, never the record: each lane's verdict lives in
 // its commit status, which only that lane's report writes, so no write can lose another
-// lane's (GitHub offers no conditional edit of an issue comment, so a read-merge-write of
+// lane's (GitHub offers no conditional edit of an issue comment,
+// https://docs.github.com/rest/issues/comments#update-an-issue-comment, so a read-merge-write of
 // the comment's hidden state, as it was, loses one report's lane whenever two interleave).
 // The comment shows this report's lanes in full and every other lane as its status says
 // (report.Report.Others), its headline speaks for all of them, and after each write Publish
@@ -36,6 +37,9 @@
 // A lane's status and its line in the comment therefore never disagree once the last report
 // is done. What only the comment's state knows (what changed since the previous run, a
 // known or flaky pass) is kept for a lane shown as the same run in the same state.
+// Not covered: two reports of the same lane at once (a re-run while the first still
+// publishes) are not ordered, and the last status and the last comment may come from
+// different ones; a concurrency group on the report job prevents that.
 //
 // # Budget
 //

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"image"
+	stdpng "image/png"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +21,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
+	"github.com/diffusion-check/diffusion-check/internal/pictures"
 	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 const (
@@ -197,6 +203,44 @@ func TestPublishBudgetIsOneDeadline(t *testing.T) {
 		}
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v, want the deadline", err)
+		}
+	})
+}
+
+// TestPicturesGetAThirdOfTheBudget: against a git data API that never answers, the pictures
+// give up once a third of the budget has passed (on the bubble's clock), with a notice, and
+// the check runs and the comment are still written within the budget.
+func TestPicturesGetAThirdOfTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head)}}
+	pic := filepath.Join(dir, results.ArtifactsDir, "t2i", "request-1", pictures.FilePrefix+"0.png")
+	if err := os.MkdirAll(filepath.Dir(pic), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var png bytes.Buffer
+	if err := stdpng.Encode(&png, image.NewRGBA(image.Rect(0, 0, 8, 8))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pic, png.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []checks.Input{{File: filepath.Join(dir, results.ResultsFile), Result: &rep.Lanes[0]}}
+	synctest.Test(t, func(t *testing.T) {
+		f := githubfake.NewLocal(githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+		f.Inject(githubfake.Fault{Path: "/repos/octo/diffusion/git/", Delay: 24 * time.Hour, Times: 1 << 20})
+		run := &fakeRun{}
+		opts := options(run, &bytes.Buffer{})
+		opts.Budget, opts.PicturesBranch = 30*time.Second, gh.DefaultAssetsBranch
+		start := time.Now()
+		out, err := Publish(t.Context(), client(t, f, f.Transport()), rep, inputs, opts)
+		if took := time.Since(start); took != opts.Budget/3 {
+			t.Errorf("Publish took %v, want the pictures' third of the budget, %v", took, opts.Budget/3)
+		}
+		if err != nil || out.CommentURL == "" || len(f.CheckRuns()) != 1 {
+			t.Errorf("Publish = %+v, %v, %d check runs; want the comment and the check run written", out, err, len(f.CheckRuns()))
+		}
+		if len(run.notices) != 1 || !strings.Contains(run.notices[0], "did not upload 1 failure pictures") {
+			t.Errorf("notices %q, want the pictures' one", run.notices)
 		}
 	})
 }

@@ -69,8 +69,8 @@ func TestCommentAndCheckRunAlwaysFit(t *testing.T) {
 		{"300 failing cases, 100-character ids", runReport(lane("base", longIDCases("case", 300, 1)...)), "## ❌ diffusion-check: 300 of 300 requests failed"},
 		{"10,000 failing requests", runReport(lane("base", longIDCases("case", 100, 100)...)), "## ❌ diffusion-check: 10000 of 10000 requests failed"},
 		{"3,000 lane errors", runReport(errLane), "Too much to show within GitHub's size limit: only the verdict."},
-		{"800 lanes with 100-character names", runReport(manyLanes(800)...), "## ❌ diffusion-check: 800 of 800 requests failed\n\n> [!NOTE]\n> Too much to show"},
-		{"800 other lanes' statuses with 100-character names", othersReport(800), "## ❌ diffusion-check: fail\n\n> [!NOTE]\n> Too much to show"},
+		{"800 lanes with 100-character names", runReport(manyLanes(800)...), "## ❌ diffusion-check: failed\n\n> [!NOTE]\n> Too much to show"},
+		{"800 other lanes' statuses with 100-character names", othersReport(800), "## ❌ diffusion-check: failed\n\n> [!NOTE]\n> Too much to show"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Comment(tc.r)

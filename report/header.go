@@ -43,8 +43,8 @@ func header(b *strings.Builder, r *Report) {
 	}
 	shown := r.headerLanes()
 	others := len(shown) > len(r.Lanes) // lanes of other runs, or still running
-	if others {
-		// The headline speaks for every lane the comment shows, not only this run's.
+	if len(shown) > 1 {
+		// The headline speaks for every lane the comment shows, and names them.
 		worst, head = lanesHeadline(shown)
 	}
 	fmt.Fprintf(b, "## %s diffusion-check: %s\n\n", icon(worst), head)

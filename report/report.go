@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -119,16 +120,18 @@ func markdown(r *Report, limit int, where string, caseRequests int) string {
 func verdictOnly(r *Report, limit int, where string) string {
 	worst := worstStatus(r.Lanes)
 	head := headline(worst, count(r.Lanes))
-	if shown := r.headerLanes(); len(shown) > len(r.Lanes) {
+	if shown := r.headerLanes(); len(shown) > 1 {
 		worst, head = lanesHeadline(shown)
 	}
 	note := "\n> [!NOTE]\n> Too much to show within GitHub's size limit: only the verdict. " + where + "\n"
-	for _, h := range []string{head, string(worst)} {
+	word := map[checks.Status]string{checks.Fail: "failed", checks.Error: "could not check everything", statusPending: "running",
+		checks.Cancelled: "cancelled", checks.Pass: "passed", checks.Known: "passed", checks.Flaky: "passed", checks.Skip: "skipped"}[worst]
+	for _, h := range []string{head, cmp.Or(word, string(worst))} {
 		if out := fmt.Sprintf("## %s diffusion-check: %s\n", icon(worst), h) + note; len(out) < limit {
 			return out
 		}
 	}
-	return clipBytes(fmt.Sprintf("## %s diffusion-check: %s\n", icon(worst), worst), limit-1)
+	return clipBytes(fmt.Sprintf("## %s diffusion-check: %s\n", icon(worst), cmp.Or(word, string(worst))), limit-1)
 }
 
 // clipBytes is s cut to at most n bytes, at a character boundary.

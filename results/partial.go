@@ -84,30 +84,7 @@ func placeRebuilt(res *checks.Result, lines []requestLine) bool {
 // skipped, and returned as warnings; so is a case whose lines record two lanes, and a case
 // whose lines record none is said (it lands in the run's lane, else checks.DefaultLane).
 func complete(res *checks.Result, lines []requestLine) []error {
-	var warnings []error
-	type key struct {
-		index   int
-		confirm bool
-	}
-	byCase := map[string]map[key]checks.RequestResult{}
-	lanes := map[string]string{}
-	var order []string
-	for _, l := range lines {
-		rr := l.RequestResult
-		if prev, ok := lanes[rr.Case]; ok && prev != l.Lane {
-			warnings = append(warnings, fmt.Errorf("case %s: request lines record lanes %q and %q: the line of request %d/%d is skipped", rr.Case, prev, l.Lane, rr.Index, rr.Of))
-			continue
-		}
-		lanes[rr.Case] = l.Lane
-		m := byCase[rr.Case]
-		if m == nil {
-			m = map[key]checks.RequestResult{}
-			byCase[rr.Case] = m
-			order = append(order, rr.Case)
-		}
-		rr.Revised = false
-		m[key{rr.Index, rr.Confirm}] = rr
-	}
+	byCase, lanes, order, warnings := linesByCase(lines)
 	at := map[string]int{}
 	for i, c := range res.Cases {
 		at[c.ID] = i
@@ -171,6 +148,37 @@ func complete(res *checks.Result, lines []requestLine) []error {
 	}
 	checks.Finalize(res)
 	return warnings
+}
+
+// key is a request of a case in requests.jsonl: its index, among the case's own requests or
+// its confirmation requests.
+type key struct {
+	index   int
+	confirm bool
+}
+
+// linesByCase gathers lines by case, the last line of each request kept (its verdict), with
+// the lane the lines of each case record and the cases in the order first met. A line whose
+// lane is not the one an earlier line of its case recorded is skipped, with a warning.
+func linesByCase(lines []requestLine) (byCase map[string]map[key]checks.RequestResult, lanes map[string]string, order []string, warnings []error) {
+	byCase, lanes = map[string]map[key]checks.RequestResult{}, map[string]string{}
+	for _, l := range lines {
+		rr := l.RequestResult
+		if prev, ok := lanes[rr.Case]; ok && prev != l.Lane {
+			warnings = append(warnings, fmt.Errorf("case %s: request lines record lanes %q and %q: the line of request %d/%d is skipped", rr.Case, prev, l.Lane, rr.Index, rr.Of))
+			continue
+		}
+		lanes[rr.Case] = l.Lane
+		m := byCase[rr.Case]
+		if m == nil {
+			m = map[key]checks.RequestResult{}
+			byCase[rr.Case] = m
+			order = append(order, rr.Case)
+		}
+		rr.Revised = false
+		m[key{rr.Index, rr.Confirm}] = rr
+	}
+	return byCase, lanes, order, warnings
 }
 
 // maxRebuiltRequests bounds the requests of a case that only requests.jsonl knows.
