@@ -108,7 +108,8 @@ func around(s, sub string) string {
 // TestHiddenCharactersShownAsEscapes: a server message with a bidi override (the trial's
 // "deploy \u202eDEXIF\u202c ok", which displays as "deploy FIXED ok"), isolates, NUL, ESC and
 // U+2028 reaches no reader as such, in the comment, the summary (outside and inside code
-// blocks) and the annotations: each is shown as an escape.
+// blocks), the check run's summary and annotations, and the log's annotations: each is shown
+// as an escape.
 func TestHiddenCharactersShownAsEscapes(t *testing.T) {
 	const msg = "deploy \u202eDEXIF\u202c ok \u2066iso\u2069 nul\x00 esc\x1b[31m ls\u2028x"
 	c := caseOf("t2i", false, good, good)
@@ -120,6 +121,14 @@ func TestHiddenCharactersShownAsEscapes(t *testing.T) {
 	texts := map[string]string{"comment": Comment(r), "summary": Summary(r)}
 	for i, a := range Annotations(r.Lanes, 10) {
 		texts[fmt.Sprintf("annotation %d", i)] = a.Title + "\n" + a.Message
+	}
+	run := LaneCheckRun(r, r.Lanes[0], "suite.yaml", map[string]int{"t2i": 3})
+	texts["check-run summary"] = run.Summary
+	if len(run.Annotations) == 0 {
+		t.Fatal("no check-run annotations")
+	}
+	for i, a := range run.Annotations {
+		texts[fmt.Sprintf("check-run annotation %d", i)] = a.Title + "\n" + a.Message
 	}
 	for name, text := range texts {
 		for _, r := range text {

@@ -36,15 +36,19 @@ type Annotation struct {
 // characters as escapes (untrusted.Visible): a server's message may hold any.
 func Annotations(lanes []checks.Result, limit int) []Annotation {
 	errs, warns := annotations(lanes)
-	all := append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
-	for i := range all {
-		all[i].Title, all[i].Message = untrusted.Visible(all[i].Title), untrusted.Visible(all[i].Message)
-	}
-	return all
+	return append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
 }
 
-// annotations are the error and warning annotations of lanes, uncapped.
+// annotations are the error and warning annotations of lanes, uncapped, for the log's and
+// the check runs'; their text shows hidden characters as escapes.
 func annotations(lanes []checks.Result) (all, warns []Annotation) {
+	defer func() {
+		for _, as := range [][]Annotation{all, warns} {
+			for i := range as {
+				as[i].Title, as[i].Message = untrusted.Visible(as[i].Title), untrusted.Visible(as[i].Message)
+			}
+		}
+	}()
 	multi := len(lanes) > 1
 	for _, l := range lanes {
 		for _, c := range l.Cases {

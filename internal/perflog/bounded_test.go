@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -126,13 +127,29 @@ func BenchmarkForeignRecords(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("%d foreign records, %.0f MB", foreign, float64(fi.Size())/1e6)
+	// CPU time (user and system, all threads, the GC's included) as well as wall time: on a
+	// loaded machine the wall time says more about the other processes.
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var logCPU, anchorCPU time.Duration
 	measure := func(read func() (any, error)) (time.Duration, float64, float64) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		start := time.Now()
+		start, startCPU := time.Now(), cpu()
 		held, err := read()
 		d := time.Since(start)
+		spent := cpu() - startCPU
+		if _, ok := held.(*Log); ok {
+			logCPU += spent
+		} else {
+			anchorCPU += spent
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -172,5 +189,8 @@ func BenchmarkForeignRecords(b *testing.B) {
 	b.ReportMetric(logAlloc, "log-alloc-MB")
 	b.ReportMetric(anchorAlloc, "anchor-alloc-MB")
 	b.ReportMetric(anchorT.Seconds()/logT.Seconds(), "time-ratio-anchor/log")
+	b.ReportMetric(logCPU.Seconds()/n, "log-cpu-s")
+	b.ReportMetric(anchorCPU.Seconds()/n, "anchor-cpu-s")
+	b.ReportMetric(anchorCPU.Seconds()/logCPU.Seconds(), "cpu-ratio-anchor/log")
 	b.ReportMetric(anchorMB/max(logMB, 0.001), "held-ratio-anchor/log")
 }

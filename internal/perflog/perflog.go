@@ -416,9 +416,10 @@ type Log struct {
 	keptBytes int
 	byID      map[string]uint64
 	outputs   map[string]uint64
-	dropped   int // records dropped unclaimed, to keep memory bounded
-	maxKeep   int // keepBytes, lowered by tests
-	maxKeepN  int // keepRecords, lowered by tests
+	dropped   int    // records dropped unclaimed, to keep memory bounded
+	spare     []byte // the line of the record dropped last, for the next one
+	maxKeep   int    // keepBytes, lowered by tests
+	maxKeepN  int    // keepRecords, lowered by tests
 	// joined holds the request ids whose record was handed to a request.
 	joined map[string]bool
 	bad    []string // other lines that could not be parsed or were skipped, for the failure detail
@@ -579,7 +580,14 @@ func (p *Log) keep(line []byte) {
 		return
 	}
 	n := p.first + uint64(len(p.kept))
-	p.kept = append(p.kept, keptRecord{id: id, line: bytes.Clone(line), no: p.lines})
+	// The line of the record dropped last holds this one when it fits (and is not much
+	// larger): in the steady state of a busy log, one in and one out, no allocation.
+	buf := p.spare
+	p.spare = nil
+	if cap(buf) < len(line) || cap(buf) > 4*len(line)+256 {
+		buf = make([]byte, 0, len(line))
+	}
+	p.kept = append(p.kept, keptRecord{id: id, line: append(buf[:0], line...), no: p.lines})
 	p.keptBytes += len(line)
 	p.byID[id] = n
 	if parent, i, ok := outputOf(id); ok {
@@ -590,8 +598,9 @@ func (p *Log) keep(line []byte) {
 	// The newest record always stays; older ones go beyond the bounds. Slicing the front
 	// off lets append copy only the live records when it next grows the array.
 	for len(p.kept) > 1 && (p.keptBytes > p.maxKeep || len(p.kept) > p.maxKeepN) {
-		if p.kept[0].line != nil {
+		if l := p.kept[0].line; l != nil {
 			p.dropped++
+			p.spare = l
 		}
 		p.forget(p.first)
 		p.kept[0] = keptRecord{}

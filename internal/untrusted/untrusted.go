@@ -115,6 +115,19 @@ func (u *Writer) Write(p []byte) (int, error) {
 		u.carry = nil
 	}
 	for i := 0; i < len(data); {
+		if !u.atStart {
+			// Printable ASCII other than '#' and '[' passes as it is: the common case, in bulk.
+			j := i
+			for j < len(data) && data[j] >= 0x20 && data[j] < 0x7f && data[j] != '#' && data[j] != '[' {
+				j++
+			}
+			if j > i {
+				u.buf = append(u.buf, data[i:j]...)
+				u.hashes = 0
+				i = j
+				continue
+			}
+		}
 		r, n := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && n <= 1 && !utf8.FullRune(data[i:]) {
 			u.carry = append([]byte(nil), data[i:]...) // finished by the next write
