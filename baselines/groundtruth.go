@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -73,6 +74,9 @@ type GTEntry struct {
 	Path string
 	// KeyFrames are the paths of frame_0, frame_mid and frame_last, for GTKeyFrames.
 	KeyFrames [3]string
+	// Source is the store's source the ground truth came from: GTOfficial (made by the
+	// reference implementation), GTSGLang (made by SGLang), or "" for a plain folder.
+	Source string
 }
 
 // NotFoundError says that a case has no ground truth, which names were looked for (one entry
@@ -161,14 +165,37 @@ func KeyFrameIndices(n int) [3]int { return [3]int{0, n / 2, n - 1} }
 // Path is the path of a ground-truth file name in the store.
 func (g GroundTruth) Path(name string) string { return filepath.Join(g.Dir, name) }
 
-// folders are the folders Lookup looks in, in order, as prefixes of the names: the platform
-// subfolder, then the store itself (get_consistency_gt_candidate_sets). A case whose id holds
-// "npu" (an Ascend case) has no platform subfolder, as in SGLang.
-func (g GroundTruth) folders(caseID string) []string {
-	if g.Platform == "" || strings.Contains(caseID, "npu") {
-		return []string{""}
+// gtFolder is one folder Lookup looks in: its prefix of the names, the store source it
+// belongs to (GTOfficial, GTSGLang, or "" in a plain folder), and, for the official source,
+// the file names case_map.json declares for the case (only those count).
+type gtFolder struct {
+	prefix, source string
+	declared       map[string]bool
+}
+
+// has reports whether the folder may hold name: every name, or only a declared one.
+func (f gtFolder) has(name string) bool {
+	return f.declared == nil || f.declared[path.Base(name)]
+}
+
+// folders are the folders Lookup looks in, in order: in each source of the store (gtstore.go:
+// official_generated when case_map.json lists the case, then sglang_generated; a plain folder
+// is one source), the platform subfolder, then the source itself
+// (get_consistency_gt_candidate_sets). A case whose id holds "npu" (an Ascend case) has no
+// platform subfolder, as in SGLang.
+func (g GroundTruth) folders(caseID string) ([]gtFolder, error) {
+	srcs, err := g.sources(caseID)
+	if err != nil {
+		return nil, err
 	}
-	return []string{g.Platform + "/", ""}
+	var out []gtFolder
+	for _, s := range srcs {
+		if g.Platform != "" && !strings.Contains(caseID, "npu") {
+			out = append(out, gtFolder{s.prefix + g.Platform + "/", s.source, s.declared})
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // Lookup finds the ground truth of a case in each folder (the platform subfolder first, then
@@ -191,7 +218,12 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 		return true, nil
 	}
 	nf := &NotFoundError{Dir: g.Dir}
-	for _, dir := range g.folders(caseID) {
+	folders, err := g.folders(caseID)
+	if err != nil {
+		return GTEntry{}, err
+	}
+	for _, f := range folders {
+		dir := f.prefix
 		stem := dir + Stem(caseID, numGPUs)
 		if !video {
 			pref := imageExt(format)
@@ -206,8 +238,8 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 				if err != nil {
 					return GTEntry{}, err
 				}
-				if ok {
-					return GTEntry{Kind: GTImage, Path: g.Path(name)}, nil
+				if ok && f.has(name) {
+					return GTEntry{Kind: GTImage, Path: g.Path(name), Source: f.source}, nil
 				}
 			}
 			nf.Tried = append(nf.Tried, braces(tried))
@@ -218,11 +250,11 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 		if err != nil {
 			return GTEntry{}, err
 		}
-		if ok {
-			return GTEntry{Kind: GTVideo, Path: g.Path(whole)}, nil
+		if ok && f.has(whole) {
+			return GTEntry{Kind: GTVideo, Path: g.Path(whole), Source: f.source}, nil
 		}
 		names := KeyFrameNames(caseID, numGPUs)
-		e := GTEntry{Kind: GTKeyFrames}
+		e := GTEntry{Kind: GTKeyFrames, Source: f.source}
 		var missing []string
 		for i, name := range names {
 			name = dir + name
@@ -230,7 +262,7 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 			if err != nil {
 				return GTEntry{}, err
 			}
-			if !ok {
+			if !ok || !f.has(name) {
 				missing = append(missing, name)
 			}
 			e.KeyFrames[i] = g.Path(name)
@@ -252,8 +284,16 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 // load_audio_consistency_gt). Nothing found is a *NotFoundError naming every name tried.
 func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (string, error) {
 	nf := &NotFoundError{Dir: g.Dir}
-	for _, dir := range g.folders(caseID) {
-		name := dir + AudioName(caseID, numGPUs)
+	folders, err := g.folders(caseID)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range folders {
+		name := f.prefix + AudioName(caseID, numGPUs)
+		if !f.has(name) {
+			nf.Tried = append(nf.Tried, name)
+			continue
+		}
 		st, err := os.Stat(g.Path(name))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -189,27 +189,7 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 		}
 		doc = skeleton(gpu)
 	}
-	byID := map[string]*measured{}
-	// pooled holds what runners of a runner_overrides pool measured, by pool and case: their
-	// values are that pool's references, not the shared scenario's.
-	pooled := map[string]map[string]*measured{}
-	for _, r := range results {
-		for _, cr := range r.Cases {
-			into := byID
-			if r.Files != nil && r.Files.Pool != "" && !strings.Contains(r.Files.Pool, ", ") {
-				if pooled[r.Files.Pool] == nil {
-					pooled[r.Files.Pool] = map[string]*measured{}
-				}
-				into = pooled[r.Files.Pool]
-			}
-			m := into[cr.ID]
-			if m == nil {
-				m = newMeasured(cr.ID)
-				into[cr.ID] = m
-			}
-			m.addCase(cr)
-		}
-	}
+	byID, pooled := measuredOf(results)
 	out := &Regenerated{}
 	scenarios := doc.get("scenarios")
 	if scenarios == nil {
@@ -573,4 +553,29 @@ func writePool(doc, scenarios *node, pool string, m *measured) ([]Change, string
 		ch = append(ch, Change{Scenario: m.id, Metric: "runner_overrides." + pool + "." + k, Old: old, New: ms2(v)})
 	}
 	return ch, ""
+}
+
+// measuredOf gathers what results measured, per case: byID for the shared scenarios, pooled
+// by runner_overrides pool and case for runners of a pool (their values are that pool's
+// references, not the shared scenario's).
+func measuredOf(results []*checks.Result) (byID map[string]*measured, pooled map[string]map[string]*measured) {
+	byID, pooled = map[string]*measured{}, map[string]map[string]*measured{}
+	for _, r := range results {
+		for _, cr := range r.Cases {
+			into := byID
+			if r.Files != nil && r.Files.Pool != "" && !strings.Contains(r.Files.Pool, ", ") {
+				if pooled[r.Files.Pool] == nil {
+					pooled[r.Files.Pool] = map[string]*measured{}
+				}
+				into = pooled[r.Files.Pool]
+			}
+			m := into[cr.ID]
+			if m == nil {
+				m = newMeasured(cr.ID)
+				into[cr.ID] = m
+			}
+			m.addCase(cr)
+		}
+	}
+	return byID, pooled
 }

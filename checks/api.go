@@ -57,90 +57,111 @@ type modelCard struct {
 // answers with each other (reading).
 func ModelsAPI(a ModelsAnswers, want ModelsWant) Check {
 	c := Check{Name: APIModels, Status: Pass}
-	fail := func(format string, args ...any) Check {
-		c.Status, c.Detail = Fail, fmt.Sprintf(format, args...)
-		c.Cause = "/v1/models contract"
+	m, why := listedCard(a.List, want)
+	if why == "" {
+		why = retrievedCard(a.One, m)
+	}
+	if why == "" {
+		why = unknownModel(a.Unknown)
+	}
+	if why != "" {
+		c.Status, c.Detail, c.Cause = Fail, why, "/v1/models contract"
 		return c
 	}
-	if a.List.Err != nil {
-		return fail("GET /v1/models: %v", a.List.Err)
+	c.Detail = fmt.Sprintf("model %s, task_type %s, num_gpus %d; an unknown id answers 404 model_not_found", *m.ID, *m.TaskType, *m.NumGPUs)
+	return c
+}
+
+// listedCard checks GET /v1/models and returns its first card, or why it fails.
+func listedCard(a Answer, want ModelsWant) (modelCard, string) {
+	if a.Err != nil {
+		return modelCard{}, fmt.Sprintf("GET /v1/models: %v", a.Err)
 	}
-	if a.List.Status != 200 {
-		return fail("/v1/models failed: %d %s", a.List.Status, snippet(a.List.Body))
+	if a.Status != 200 {
+		return modelCard{}, fmt.Sprintf("/v1/models failed: %d %s", a.Status, snippet(a.Body))
 	}
 	var list struct {
 		Object string      `json:"object"`
 		Data   []modelCard `json:"data"`
 	}
-	if err := json.Unmarshal(a.List.Body, &list); err != nil {
-		return fail("/v1/models: not JSON: %v", err)
+	if err := json.Unmarshal(a.Body, &list); err != nil {
+		return modelCard{}, fmt.Sprintf("/v1/models: not JSON: %v", err)
 	}
 	if list.Object != "list" {
-		return fail("Expected object='list', got %q", list.Object)
+		return modelCard{}, fmt.Sprintf("Expected object='list', got %q", list.Object)
 	}
 	if len(list.Data) == 0 {
-		return fail("Expected at least one model in response")
+		return modelCard{}, "Expected at least one model in response"
 	}
 	m := list.Data[0]
 	switch {
 	case m.ID == nil:
-		return fail("Model missing 'id' field")
+		return m, "Model missing 'id' field"
 	case m.Object == nil || *m.Object != "model":
-		return fail("Expected object='model', got %s", strOrMissing(m.Object))
+		return m, fmt.Sprintf("Expected object='model', got %s", strOrMissing(m.Object))
 	case want.ID != "" && *m.ID != want.ID:
-		return fail("Model ID mismatch: expected %s, got %s", want.ID, *m.ID)
+		return m, fmt.Sprintf("Model ID mismatch: expected %s, got %s", want.ID, *m.ID)
 	case m.NumGPUs == nil:
-		return fail("Model missing 'num_gpus' field")
+		return m, "Model missing 'num_gpus' field"
 	case m.TaskType == nil:
-		return fail("Model missing 'task_type' field")
+		return m, "Model missing 'task_type' field"
 	case m.DitPrecision == nil:
-		return fail("Model missing 'dit_precision' field")
+		return m, "Model missing 'dit_precision' field"
 	case m.VAEPrecision == nil:
-		return fail("Model missing 'vae_precision' field")
+		return m, "Model missing 'vae_precision' field"
 	case *m.NumGPUs != want.NumGPUs:
-		return fail("num_gpus mismatch: expected %d, got %d", want.NumGPUs, *m.NumGPUs)
+		return m, fmt.Sprintf("num_gpus mismatch: expected %d, got %d", want.NumGPUs, *m.NumGPUs)
 	}
-	if a.One.Err != nil {
-		return fail("GET /v1/models/%s: %v", *m.ID, a.One.Err)
+	return m, ""
+}
+
+// retrievedCard checks GET /v1/models/{id} against the listed card m; "" when it passes.
+func retrievedCard(a Answer, m modelCard) string {
+	if a.Err != nil {
+		return fmt.Sprintf("GET /v1/models/%s: %v", *m.ID, a.Err)
 	}
-	if a.One.Status != 200 {
-		return fail("/v1/models/%s failed: %d %s", *m.ID, a.One.Status, snippet(a.One.Body))
+	if a.Status != 200 {
+		return fmt.Sprintf("/v1/models/%s failed: %d %s", *m.ID, a.Status, snippet(a.Body))
 	}
 	var one modelCard
-	if err := json.Unmarshal(a.One.Body, &one); err != nil {
-		return fail("/v1/models/%s: not JSON: %v", *m.ID, err)
+	if err := json.Unmarshal(a.Body, &one); err != nil {
+		return fmt.Sprintf("/v1/models/%s: not JSON: %v", *m.ID, err)
 	}
 	switch {
 	case one.ID == nil || *one.ID != *m.ID:
-		return fail("Single model ID mismatch: expected %s, got %s", *m.ID, strOrMissing(one.ID))
+		return fmt.Sprintf("Single model ID mismatch: expected %s, got %s", *m.ID, strOrMissing(one.ID))
 	case one.Object == nil || *one.Object != "model":
-		return fail("Single model object type mismatch: got %s", strOrMissing(one.Object))
+		return fmt.Sprintf("Single model object type mismatch: got %s", strOrMissing(one.Object))
 	case one.NumGPUs == nil:
-		return fail("Single model missing 'num_gpus' field")
+		return "Single model missing 'num_gpus' field"
 	case one.TaskType == nil:
-		return fail("Single model missing 'task_type' field")
+		return "Single model missing 'task_type' field"
 	case *one.TaskType != *m.TaskType:
-		return fail("Single model task_type mismatch: expected %s, got %s", *m.TaskType, *one.TaskType)
+		return fmt.Sprintf("Single model task_type mismatch: expected %s, got %s", *m.TaskType, *one.TaskType)
 	}
-	if a.Unknown.Err != nil {
-		return fail("GET /v1/models/non_existent_model: %v", a.Unknown.Err)
+	return ""
+}
+
+// unknownModel checks that GET /v1/models/non_existent_model answers 404 model_not_found.
+func unknownModel(a Answer) string {
+	if a.Err != nil {
+		return fmt.Sprintf("GET /v1/models/non_existent_model: %v", a.Err)
 	}
-	if a.Unknown.Status != 404 {
-		return fail("Expected 404, got %d (GET /v1/models/non_existent_model)", a.Unknown.Status)
+	if a.Status != 404 {
+		return fmt.Sprintf("Expected 404, got %d (GET /v1/models/non_existent_model)", a.Status)
 	}
 	var e struct {
 		Error *struct {
 			Code string `json:"code"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(a.Unknown.Body, &e); err != nil || e.Error == nil {
-		return fail("404 response missing 'error' field")
+	if err := json.Unmarshal(a.Body, &e); err != nil || e.Error == nil {
+		return "404 response missing 'error' field"
 	}
 	if e.Error.Code != "model_not_found" {
-		return fail("Incorrect error code: %q", e.Error.Code)
+		return fmt.Sprintf("Incorrect error code: %q", e.Error.Code)
 	}
-	c.Detail = fmt.Sprintf("model %s, task_type %s, num_gpus %d; an unknown id answers 404 model_not_found", *m.ID, *m.TaskType, *m.NumGPUs)
-	return c
+	return ""
 }
 
 // TaskTypeOf is the task_type of the first model card of a /v1/models body, "" when it has

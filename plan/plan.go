@@ -597,7 +597,13 @@ func ForSuite(s *suite.Suite, lane, gpu string, n int) (*Plan, error) {
 func SuiteItems(s *suite.Suite, lane, gpu string) ([]Item, error) {
 	var est estimates
 	if s.Baselines != "" {
-		path, err := baselines.Find(s.Baselines, cmp.Or(gpu, s.GPU))
+		// The file of the class's platform, as a run without a GPU chooses it
+		// (baselines.ChoosePlatform: an h200 class plans from h100.json).
+		class := cmp.Or(gpu, s.GPU)
+		if p, err := baselines.ChoosePlatform(baselines.PlatformInput{Class: class, Explicit: true}); err == nil && p.Name != "" {
+			class = p.Name
+		}
+		path, err := baselines.Find(s.Baselines, class)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 		case errors.Is(err, baselines.ErrNoGPUClass):

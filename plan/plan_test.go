@@ -319,12 +319,13 @@ func TestSuiteItemsFolderWithoutClass(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// SGLang's 5090 file, as the h200 class's: it has an estimate for this scenario.
+	// SGLang's 5090 file, as the file an h200 class reads (h100.json: SGLang chooses the file
+	// by compute capability, baselines.ChoosePlatform): it has an estimate for this scenario.
 	data, err := os.ReadFile("../baselines/testdata/sglang/perf_baselines/5090.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "h200.json"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "h100.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const id = "flux_2_klein_base_image_t2i"

@@ -202,6 +202,9 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResul
 	}
 	lim := r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
 	cs := checks.Consistency(frameScores(res), res.Frames, lim)
+	if e.Source != "" && len(cs) > 0 {
+		cs[0].Note = strings.TrimPrefix(cs[0].Note+"; ", "; ") + baselines.GTSourceNote(e.Source)
+	}
 	cs = append(cs, r.clipCheck(ctx, gt, rr, dir, e, res, lim))
 	if checks.RequestStatus(cs) == checks.Fail {
 		if err := r.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {

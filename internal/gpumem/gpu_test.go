@@ -548,3 +548,18 @@ func mergeReport(t *testing.T, update func(*gpuReport)) {
 		t.Fatal(err)
 	}
 }
+
+// TestGPUCapability: NVML's compute capability of GPU 0 is the one nvidia-smi reports, and it
+// chooses SGLang's platform file (an H100 or H200 is 9.0 and reads h100.json).
+func TestGPUCapability(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	major, minor := s.Capability()
+	out, err := exec.Command("nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader", "-i", "0").Output()
+	if err != nil {
+		t.Skipf("nvidia-smi: %v", err)
+	}
+	if want := strings.TrimSpace(string(out)); fmt.Sprintf("%d.%d", major, minor) != want {
+		t.Errorf("Capability() = %d.%d, nvidia-smi says %s", major, minor, want)
+	}
+}

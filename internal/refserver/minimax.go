@@ -41,7 +41,6 @@ const (
 	minimaxFPS            = 24   // MINIMAX_H3_SUPPORTED_FPS
 	minimaxMinDurationS   = 4.0  // MINIMAX_H3_MIN_DURATION_SECONDS
 	minimaxMaxDurationS   = 15.0 // MINIMAX_H3_MAX_DURATION_SECONDS
-	minimaxShortEdge      = 768  // MINIMAX_H3_BASE_SHORT_EDGE
 	minimaxMaxPixels      = 768 * 1344
 	minimaxCanvasMultiple = 32
 	minimaxMaxOutputs     = 10 // video_api.py: num_outputs_per_prompt = max(1, min(n, 10))
@@ -105,7 +104,7 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	if g.prompt == "" {
 		return bad("prompt must be a non-empty string")
 	}
-	w, h, duration, err := minimaxTarget(extra("target"), task, profile)
+	w, h, duration, base, err := minimaxTarget(extra("target"), task, profile)
 	if err != nil {
 		return err
 	}
@@ -141,7 +140,7 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 			return bad("MiniMax H3 target geometry remained unresolved before queue")
 		}
 		b := g.inputs[0].Bounds()
-		if w, h, err = minimaxCanvas(float64(b.Dx()), float64(b.Dy())); err != nil {
+		if w, h, err = minimaxCanvas(float64(b.Dx()), float64(b.Dy()), base); err != nil {
 			return err
 		}
 	}
@@ -272,9 +271,9 @@ func pyInt(v any) (int64, bool) {
 // minimaxTarget is _validate_target plus the canvas of resolved_plan.py: width and height (0
 // while fl2va's "auto" waits for its keyframe) and the duration (0 when a ref2va reference
 // gives it).
-func minimaxTarget(v any, task string, p minimaxTask) (w, h int, durationS float64, err error) {
-	bad := func(format string, args ...any) (int, int, float64, error) {
-		return 0, 0, 0, badRequest{fmt.Sprintf(format, args...)}
+func minimaxTarget(v any, task string, p minimaxTask) (w, h int, durationS float64, base int, err error) {
+	bad := func(format string, args ...any) (int, int, float64, int, error) {
+		return 0, 0, 0, 0, badRequest{fmt.Sprintf(format, args...)}
 	}
 	t, ok := asObject(v)
 	if !ok {
@@ -284,8 +283,11 @@ func minimaxTarget(v any, task string, p minimaxTask) (w, h int, durationS float
 	if !ok {
 		return bad("target.short_edge must be an integer")
 	}
-	if se != minimaxShortEdge {
-		return bad("target.short_edge must be 768 for minimax_h3, got %d", se)
+	// Since SGLang #35664 a short edge other than the recommended 768 only warns
+	// (request_validation.py _validate_target, constants.py warn_unverified_short_edge): the
+	// shape math scales it like any other.
+	if se <= 0 {
+		return bad("target.short_edge must be positive, got %d", se)
 	}
 	ar, ok := t["aspect_ratio"].(string)
 	if !ok || ar == "" {
@@ -318,7 +320,7 @@ func minimaxTarget(v any, task string, p minimaxTask) (w, h int, durationS float
 	}
 	if ar == "auto" {
 		if task == "fl2va" {
-			return 0, 0, durationS, nil // auto_geometry_source "first_keyframe"
+			return 0, 0, durationS, int(se), nil // auto_geometry_source "first_keyframe"
 		}
 		ar = "16:9" // auto_aspect_ratio of t2va and ref2va
 	}
@@ -328,20 +330,21 @@ func minimaxTarget(v any, task string, p minimaxTask) (w, h int, durationS float
 	if !ok || err1 != nil || err2 != nil || wn <= 0 || hn <= 0 {
 		return bad("target.aspect_ratio must be integer 'W:H', got %s", pyRepr(ar))
 	}
-	w, h, err = minimaxCanvas(float64(wn), float64(hn))
-	return w, h, durationS, err
+	w, h, err = minimaxCanvas(float64(wn), float64(hn), int(se))
+	return w, h, durationS, int(se), err
 }
 
 // minimaxCanvas is minimax_h3_resolve_spatial_shape (resolved_plan.py, adapt_shape_v1): the
-// short edge at 768, the area capped at 768×1344, both sides rounded to the nearest 32.
-func minimaxCanvas(rw, rh float64) (w, h int, err error) {
+// short edge at base (the target's short_edge, 768 recommended), the area capped at 768×1344,
+// both sides rounded to the nearest 32.
+func minimaxCanvas(rw, rh float64, base int) (w, h int, err error) {
 	ratio := rw / rh
 	if ratio < 0.25 || ratio > 4 {
 		return 0, 0, badRequest{fmt.Sprintf("adapt_shape_v1 ratio must be within the inclusive range 1:4 to 4:1, got %g:%g", rw, rh)}
 	}
-	nw, nh := float64(minimaxShortEdge)*ratio, float64(minimaxShortEdge)
+	nw, nh := float64(base)*ratio, float64(base)
 	if ratio < 1 {
-		nw, nh = float64(minimaxShortEdge), float64(minimaxShortEdge)/ratio
+		nw, nh = float64(base), float64(base)/ratio
 	}
 	if area := nw * nh; area > minimaxMaxPixels {
 		s := math.Sqrt(minimaxMaxPixels / area)

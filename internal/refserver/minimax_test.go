@@ -3,6 +3,7 @@ package refserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"mime/multipart"
@@ -66,7 +67,7 @@ func TestMiniMaxRejectsAsSGLang(t *testing.T) {
 		{"guidance_scale", with(t2va(), "guidance_scale", 5.0), 400, "guidance_scale is not supported: MiniMax H3 serves only the CFG-distilled single-positive-branch checkpoint"},
 		{"negative_prompt", with(t2va(), "negative_prompt", "blurry"), 400, "negative_prompt is not supported: MiniMax H3 serves only the CFG-distilled single-positive-branch checkpoint"},
 		{"no target", with(t2va(), "target", nil), 400, "target is required and must be an object"},
-		{"short edge", with(t2va(), "target", target("short_edge", 720)), 400, "target.short_edge must be 768 for minimax_h3, got 720"},
+		{"short edge", with(t2va(), "target", target("short_edge", 0)), 400, "target.short_edge must be positive, got 0"},
 		{"ratio", with(t2va(), "target", target("aspect_ratio", "7:4")), 400, "target.aspect_ratio for task 't2va' must be 'auto' or one of ['21:9', '16:9', '4:3', '1:1', '3:4', '9:16'], got '7:4'"},
 		{"no duration", with(t2va(), "target", target("duration_seconds", nil)), 400, "target.duration_seconds is required"},
 		{"short", with(t2va(), "target", target("duration_seconds", 3)), 400, "target.duration_seconds must be in [4, 15], got 3"},
@@ -126,9 +127,19 @@ func TestMiniMaxCanvasAndFrames(t *testing.T) {
 		ratio string
 		w, h  int
 	}{{"16:9", 1344, 768}, {"9:16", 768, 1344}, {"1:1", 768, 768}, {"4:3", 1024, 768}, {"21:9", 1536, 672}, {"auto", 1344, 768}} {
-		w, h, _, err := minimaxTarget(map[string]any{"short_edge": json.Number("768"), "aspect_ratio": tc.ratio, "duration_seconds": json.Number("4")}, "t2va", minimaxTasks["t2va"])
+		w, h, _, _, err := minimaxTarget(map[string]any{"short_edge": json.Number("768"), "aspect_ratio": tc.ratio, "duration_seconds": json.Number("4")}, "t2va", minimaxTasks["t2va"])
 		if err != nil || w != tc.w || h != tc.h {
 			t.Errorf("%s: %dx%d %v, want %dx%d", tc.ratio, w, h, err, tc.w, tc.h)
+		}
+	}
+	// Another short edge only warns in SGLang (#35664) and scales the same way: SGLang's
+	// 5090 consumer-budget case asks 16:9 at 384, a 672x384 canvas.
+	for _, tc := range []struct {
+		se, w, h int
+	}{{384, 672, 384}, {720, 1280, 704}, {1080, 1344, 768}} {
+		w, h, _, base, err := minimaxTarget(map[string]any{"short_edge": json.Number(fmt.Sprint(tc.se)), "aspect_ratio": "16:9", "duration_seconds": json.Number("4")}, "t2va", minimaxTasks["t2va"])
+		if err != nil || w != tc.w || h != tc.h || base != tc.se {
+			t.Errorf("short edge %d: %dx%d (base %d) %v, want %dx%d", tc.se, w, h, base, err, tc.w, tc.h)
 		}
 	}
 	got := []int{minimaxFrames(96), minimaxFrames(120), minimaxFrames(107), minimaxFrames(360), minimaxFrames(0)}
