@@ -94,7 +94,7 @@ func commands() []commandInfo {
 		{"report", "[--publish] [--comment always|failures|changes|off] [--markdown FILE] [--junit FILE] [--summary] RESULTS...", "merge results; print the table; write reports; post the PR comment and statuses"},
 		{"baseline", "--out FILE [--from FILE] [--markdown FILE] [--allow-failed] RESULTS...", "write a perf baseline file: the worst value of every metric"},
 		{"compare", "[--json] [--min-ssim X] [--min-psnr DB] [--max-mad X] [--thresholds PATH --gpu CLASS --case ID] GT OUTPUT [OUTPUT...]", "SSIM, PSNR and mean abs diff of an image or every video frame, and SGLang's audio metrics of a video's track (GT may be an audio ground truth _audio.wav), optionally against limits; several outputs share one decoded ground truth"},
-		{"history", "append|page|tighten --store DIR [--kind default|pr] [--baseline FILE --out FILE --markdown FILE] [RESULTS...]", "keep every run's values in a history store; draw its page; propose tighter baselines"},
+		{"history", "append|page|tighten|pools --store DIR [--kind default|pr] [--baseline FILE --out FILE --markdown FILE] [RESULTS...]", "keep every run's values in a history store; draw its page; propose tighter baselines and runner-pool overrides"},
 		{"serve", "[--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...", "the built-in reference server"},
 		{"version", "", "print the version"},
 		{"help", "[COMMAND]", "print this help, or a command's flags"},
