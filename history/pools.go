@@ -345,8 +345,9 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 // history says about that runner beside its pool (the series' other runners, on the default
 // branch): "new runner …" when it has fewer than DefaultPoolRule.MinRuns runs of the case,
 // and "this runner has been slower than its pool since …" when value lies within the spread
-// of the runner's last n runs (their range ± 3 × 1.4826 × MAD) but above every one of the
-// pool's last n: the runner, not the change, is the likelier cause. "" otherwise, and without
+// of the runner's last n runs (their range ± 3 × 1.4826 × MAD) but above the typical runs of
+// the pool's last n (without their lowest and highest tenth): the runner, not the change, is
+// the likelier cause. "" otherwise, and without
 // a runner name.
 func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value float64, n int) string {
 	if runner == "" {
@@ -394,7 +395,13 @@ func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 		return lo, hi
 	}
 	mlo, mhi := spread(last(mine))
-	plo, phi := spread(last(pool))
+	// The pool's spread is that of its typical runs (without the lowest and highest tenth,
+	// as tighten's noise rule): one noisy run of another machine does not hide this one.
+	var pv []float64
+	for _, p := range last(pool) {
+		pv = append(pv, p.v)
+	}
+	plo, phi, _ := typical(pv)
 	// Within the runner's spread: its range, widened by three robust standard deviations of
 	// its runs (the noise scale tighten uses), so that a run a little under its fastest
 	// still counts as this runner's.

@@ -153,3 +153,28 @@ func TestRunnerOfCase(t *testing.T) {
 		t.Errorf("one partition, no plan: %q", got)
 	}
 }
+
+// TestPoolOverrideObeysSGLangsBoundary: the pool's value under the shared tolerance gives the
+// limit that checks' E2E verdict enforces, as SGLang's test_runner_baseline_enforces_e2e_boundary
+// asks of a runner's baseline: one millisecond under the limit passes, one over fails.
+func TestPoolOverrideObeysSGLangsBoundary(t *testing.T) {
+	var runs []*Run
+	for i := range 6 {
+		runs = append(runs, poolRun(2*i, "fast-1", 1000+float64(i)), poolRun(2*i+1, "slow-1", 1600+float64(i)))
+	}
+	out := Pools(runs, Series{Suite: "s", GPU: "b200"}, DefaultPoolRule, func(string, string) (float64, bool) { return 1000, true })
+	if len(out.Overrides) != 1 {
+		t.Fatalf("%d overrides, want 1", len(out.Overrides))
+	}
+	o := out.Overrides[0]
+	b := checks.PerfBaseline{Scenario: "a", E2EMs: o.Value, Tol: checks.PerfTolerances{E2E: o.Tolerance}}
+	for _, tc := range []struct {
+		ms   float64
+		want checks.Status
+	}{{o.Limit - 1, checks.Pass}, {o.Limit + 1, checks.Fail}} {
+		got := checks.PerfE2EOnly(checks.RequestResult{ServerTotalMs: tc.ms}, b)
+		if len(got) != 1 || got[0].Status != tc.want || *got[0].Limit != o.Limit {
+			t.Errorf("E2E %g ms against the pool's %g ms: %+v, want %s with limit %g", tc.ms, o.Value, got, tc.want, o.Limit)
+		}
+	}
+}

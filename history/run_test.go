@@ -112,3 +112,21 @@ func TestFromResultsKeepsMachines(t *testing.T) {
 		t.Errorf("runner %q; case runners (-want +got):\n%s", run.Runner, d)
 	}
 }
+
+// TestValidateBoundsMachines: a store file's machines are untrusted too.
+func TestValidateBoundsMachines(t *testing.T) {
+	long := strings.Repeat("x", MaxStringBytes+1)
+	r := &Run{Schema: Schema, Suite: "s", Commit: "c", RunID: "1", Kind: KindDefault, Date: t0,
+		Machines: []checks.Machine{{Hostname: long}, {GPUs: make([]checks.MachineGPU, 65)}},
+		Cases:    []Case{{ID: "a", Runner: long, Metrics: []Metric{{Name: "perf.e2e", Value: 1, Median: 1, N: 1}}}}}
+	err := r.Validate()
+	for _, want := range []string{"machines[0]: a field longer than 200 bytes", "machines[1]: at most 64 labels and 64 GPUs", "cases[0].runner: longer than 200 bytes"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	r.Machines = make([]checks.Machine, MaxMachines+1)
+	if err := r.Validate(); err == nil || !strings.Contains(err.Error(), "machines: 257, at most 256") {
+		t.Errorf("257 machines: %v", err)
+	}
+}

@@ -62,13 +62,13 @@ func (m *memoryMarks) add(k memoryMark) {
 	m.marks = append(m.marks, k)
 }
 
-// sorted is a copy of the marks in the order they began.
-func (m *memoryMarks) sorted() []memoryMark {
+// sorted is a copy of the marks in the order they began, and how many were dropped.
+func (m *memoryMarks) sorted() ([]memoryMark, int) {
 	m.mu.Lock()
-	out := slices.Clone(m.marks)
+	out, dropped := slices.Clone(m.marks), m.dropped
 	m.mu.Unlock()
 	slices.SortStableFunc(out, func(a, b memoryMark) int { return a.start.Compare(b.start) })
-	return out
+	return out, dropped
 }
 
 func (k memoryMark) label() string {
@@ -114,7 +114,8 @@ func (r *run) writeTimeline(srv *server) {
 	start := filepath.Base(filepath.Dir(srv.logPath))
 	path, err := r.rec.TimelinePath(start)
 	if err == nil {
-		err = os.WriteFile(path, encodeTimeline(start, tl, srv.memMarks.sorted(), srv.memMarks.dropped), 0o644)
+		marks, dropped := srv.memMarks.sorted()
+		err = os.WriteFile(path, encodeTimeline(start, tl, marks, dropped), 0o644)
 	}
 	if err != nil {
 		r.logf("warning: memory timeline of server start %s: %v", start, err)
@@ -213,7 +214,7 @@ func (r *run) memoryPictures(srv *server, cr *checks.CaseResult) {
 	if !ok || len(tl.Points) == 0 {
 		return
 	}
-	marks := srv.memMarks.sorted()
+	marks, _ := srv.memMarks.sorted()
 	for _, f := range failed {
 		if err := r.memoryPicture(cr, f, tl, marks); err != nil {
 			r.logf("warning: %s: memory picture: %v", cr.ID, err)

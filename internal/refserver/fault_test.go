@@ -104,6 +104,25 @@ func TestFaultMemGrow(t *testing.T) {
 	}
 }
 
+// TestFaultMemSpikeAt: only request 2 reports a runtime peak 64 MiB higher, in its response
+// and its record (and holds that much host memory meanwhile: memory_timeline.txtar).
+func TestFaultMemSpikeAt(t *testing.T) {
+	ts := start(t, Config{Faults: faults(t, "mem-spike-at=2:64")})
+	var peaks []float64
+	for range 3 {
+		peaks = append(peaks, ts.image(t, small).PeakMemoryMB)
+	}
+	if peaks[1]-peaks[0] != 64 || peaks[2] != peaks[0] {
+		t.Errorf("peaks %v, want request 2 alone 64 MiB higher", peaks)
+	}
+	recs := waitRecords(t, ts.dir, 3)
+	for i, r := range recs {
+		if r.MemorySnapshots.RuntimePeak.PeakReservedMB != peaks[i] {
+			t.Errorf("record %d memory %+v, want runtime %.1f", i, r.MemorySnapshots, peaks[i])
+		}
+	}
+}
+
 func TestFaultCrashImage(t *testing.T) {
 	ts := start(t, Config{Faults: faults(t, "crash-at=2")})
 	ts.image(t, small)
