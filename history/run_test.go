@@ -115,7 +115,7 @@ func TestFromResultsKeepsMachines(t *testing.T) {
 
 // TestValidateBoundsMachines: a store file's machines are untrusted too.
 func TestValidateBoundsMachines(t *testing.T) {
-	long := strings.Repeat("x", MaxStringBytes+1)
+	long := strings.Repeat("x", maxStringBytes+1)
 	r := &Run{Schema: Schema, Suite: "s", Commit: "c", RunID: "1", Kind: KindDefault, Date: t0,
 		Machines: []checks.Machine{{Hostname: long}, {GPUs: make([]checks.MachineGPU, 65)}},
 		Cases:    []Case{{ID: "a", Runner: long, Metrics: []Metric{{Name: "perf.e2e", Value: 1, Median: 1, N: 1}}}}}
@@ -125,7 +125,7 @@ func TestValidateBoundsMachines(t *testing.T) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
-	r.Machines = make([]checks.Machine, MaxMachines+1)
+	r.Machines = make([]checks.Machine, maxMachines+1)
 	if err := r.Validate(); err == nil || !strings.Contains(err.Error(), "machines: 257, at most 256") {
 		t.Errorf("257 machines: %v", err)
 	}
