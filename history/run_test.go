@@ -116,7 +116,7 @@ func TestFromResultsKeepsMachines(t *testing.T) {
 // TestValidateBoundsMachines: a store file's machines are untrusted too.
 func TestValidateBoundsMachines(t *testing.T) {
 	long := strings.Repeat("x", maxStringBytes+1)
-	r := &Run{Schema: Schema, Suite: "s", Commit: "c", RunID: "1", Kind: KindDefault, Date: t0,
+	r := &Run{Schema: storeSchema, Suite: "s", Commit: "c", RunID: "1", Kind: KindDefault, Date: t0,
 		Machines: []checks.Machine{{Hostname: long}, {GPUs: make([]checks.MachineGPU, 65)}},
 		Cases:    []Case{{ID: "a", Runner: long, Metrics: []Metric{{Name: "perf.e2e", Value: 1, Median: 1, N: 1}}}}}
 	err := r.Validate()
