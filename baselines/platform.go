@@ -115,7 +115,8 @@ func ChoosePlatform(in PlatformInput) (Platform, error) {
 	}
 	if in.Major > 0 {
 		p := PlatformOfCapability(in.Major)
-		return Platform{p, fmt.Sprintf("compute capability %d.%d (%s) reads %s.json, as SGLang's harness chooses", in.Major, in.Minor, cmp.Or(in.Device, "GPU 0"), p)}, nil
+		return Platform{p, fmt.Sprintf("compute capability %d.%d (%s) reads %s.json, as SGLang's harness chooses", in.Major, in.Minor,
+			cmp.Or(in.Device, "GPU 0"), p)}, nil
 	}
 	if major, ok := capabilityOf(class); ok {
 		p := PlatformOfCapability(major)

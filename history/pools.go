@@ -176,10 +176,12 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 			lowest := math.Round(slices.Min(xs)*100) / 100 // as SGLang's files hold it
 			switch {
 			case p >= rule.Alpha || ratio < rule.MinRatio:
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: not slower than the other pools beyond noise (median %s vs %s, ×%.2f; p = %.3g)", pool, id, formatValue(pm, "ms"), formatValue(rm, "ms"), ratio, p))
+				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: not slower than the other pools beyond noise (median %s vs %s, ×%.2f; p = %.3g)", pool, id,
+					formatValue(pm, "ms"), formatValue(rm, "ms"), ratio, p))
 				continue
 			case lowest <= shared:
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: slower than the other pools (×%.2f, p = %.3g), but its fastest run (%s) is within the shared value (%s)", pool, id, ratio, p, formatValue(lowest, "ms"), formatValue(shared, "ms")))
+				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: slower than the other pools (×%.2f, p = %.3g), but its fastest run (%s) is within the shared "+
+					"value (%s)", pool, id, ratio, p, formatValue(lowest, "ms"), formatValue(shared, "ms")))
 				continue
 			}
 			newest := mine[len(mine)-1].m
@@ -293,13 +295,15 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Runner pools that the history says need their own E2E reference\n\n")
 	fmt.Fprintf(&b, "Series: %s. Baseline file: %s.\n\n", md(s.String()), code(file))
-	fmt.Fprintf(&b, "Rule (docs/history.md, \"Runner pools\"): runners are pooled by name prefix (SGLang's `runner_overrides`: the longest prefix of `RUNNER_NAME`); "+
-		"a pool with at least %d default-branch runs whose E2E medians are slower than the other pools' by a one-sided Mann-Whitney rank test (p < %g) and by ×%.2f or more "+
-		"gets the minimum it observed as its `expected_e2e_ms`, the tolerance unchanged. The shared scenario is not changed.\n\n", rule.MinRuns, rule.Alpha, rule.MinRatio)
+	fmt.Fprintf(&b, "Rule (docs/history.md, \"Runner pools\"): runners are pooled by name prefix (SGLang's `runner_overrides`: "+
+		"the longest prefix of `RUNNER_NAME`); a pool with at least %d default-branch runs whose E2E medians are slower than the other pools' "+
+		"by a one-sided Mann-Whitney rank test (p < %g) and by ×%.2f or more gets the minimum it observed as its `expected_e2e_ms`, "+
+		"the tolerance unchanged. The shared scenario is not changed.\n\n", rule.MinRuns, rule.Alpha, rule.MinRatio)
 	if len(out.Overrides) == 0 {
 		b.WriteString("No pool needs an override.\n\n")
 	} else {
-		b.WriteString("| pool | case | shared | pool's value | × shared | tolerance | pool's limit | pool median / rest median | p | runs |\n|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
+		b.WriteString("| pool | case | shared | pool's value | × shared | tolerance | pool's limit | pool median / rest median | p | runs |\n" +
+			"|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
 		for _, o := range out.Overrides {
 			id := code(o.Case)
 			if pageURL != "" {
@@ -311,7 +315,8 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 		}
 		b.WriteString("\n")
 		for _, o := range out.Overrides {
-			fmt.Fprintf(&b, "<details><summary>The %d runs behind <code>%s</code> on <code>%s</code></summary>\n\n| commit | date | run | runner | median E2E | worst E2E | within the pool's limit |\n|---|---|---|---|---:|---:|---|\n",
+			fmt.Fprintf(&b, "<details><summary>The %d runs behind <code>%s</code> on <code>%s</code></summary>\n\n| commit | date | run | runner | median E2E | "+
+				"worst E2E | within the pool's limit |\n|---|---|---|---|---:|---:|---|\n",
 				len(o.Runs), html.EscapeString(o.Prefix), html.EscapeString(o.Case))
 			for _, r := range o.Runs {
 				mark := "yes"
@@ -321,14 +326,16 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 				if math.Round(r.Median*100)/100 == o.Value {
 					mark += " (the minimum)"
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", code(short(r.Run.Commit)), r.Run.Date.UTC().Format("2006-01-02 15:04"), md(r.Run.RunID), code(r.Runner),
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", code(short(r.Run.Commit)), r.Run.Date.UTC().Format("2006-01-02 15:04"), md(r.Run.RunID),
+					code(r.Runner),
 					formatValue(r.Median, "ms"), formatValue(r.Worst, "ms"), mark)
 			}
 			b.WriteString("\n</details>\n\n")
 		}
 	}
 	if len(out.TooNew) > 0 {
-		fmt.Fprintf(&b, "### Runners too new to calibrate\n\nFewer than %d default-branch runs: they keep the shared values until they have run more.\n\n", rule.MinRuns)
+		fmt.Fprintf(&b, "### Runners too new to calibrate\n\nFewer than %d default-branch runs: they keep the shared values until they have run more.\n\n",
+			rule.MinRuns)
 		for _, t := range out.TooNew {
 			names := make([]string, len(t.Runners))
 			for i, n := range t.Runners {
@@ -380,7 +387,8 @@ func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 		}
 	}
 	if len(mine) < DefaultPoolRule.MinRuns {
-		return fmt.Sprintf("new runner %s: %s of this case in the base branch's history, %d needed to compare it with its pool", runner, words.Plural(len(mine), "run"), DefaultPoolRule.MinRuns)
+		return fmt.Sprintf("new runner %s: %s of this case in the base branch's history, %d needed to compare it with its pool", runner,
+			words.Plural(len(mine), "run"), DefaultPoolRule.MinRuns)
 	}
 	if len(pool) < DefaultPoolRule.MinRuns {
 		return ""

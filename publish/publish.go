@@ -15,7 +15,10 @@ import (
 
 // ReadOnlyNotice explains what to do when the token cannot write: the pattern that lets a
 // fork's pull request get its comment and statuses.
-const ReadOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
+const ReadOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). ` +
+	`The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results ` +
+	`folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs ` +
+	`"diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
 
 // Run is the workflow run publishing tells what the API did not take: a notice in its log
 // (what did not fail the report but needs a reader: a refused check run, pictures not

@@ -169,7 +169,8 @@ func TestPublishReadOnlyFallsBackToTheSummary(t *testing.T) {
 // comment are still tried.
 func TestPublishRefusalIsAnError(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
-	f.Inject(githubfake.Fault{Method: http.MethodPost, Path: "/repos/octo/diffusion/statuses/", Code: http.StatusForbidden, Message: "Resource not accessible by integration"})
+	f.Inject(githubfake.Fault{Method: http.MethodPost, Path: "/repos/octo/diffusion/statuses/", Code: http.StatusForbidden,
+		Message: "Resource not accessible by integration"})
 	run := &fakeRun{}
 	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, &bytes.Buffer{}))

@@ -63,7 +63,8 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 	idle, longest := idleBetween(p.flights)
 	cr.IdleMs = ms(idle)
 	if c.Repeat > 1 {
-		r.logf("%s: the GPU waited %s for the harness between the case's requests (longest gap %s)", c.ID, idle.Round(time.Millisecond), longest.Round(time.Millisecond))
+		r.logf("%s: the GPU waited %s for the harness between the case's requests (longest gap %s)", c.ID, idle.Round(time.Millisecond),
+			longest.Round(time.Millisecond))
 	}
 	return p.out
 }

@@ -149,7 +149,6 @@ var longLinesPending = map[string]bool{
 	"cmd/diffusion-check/publish_test.go":             true,
 	"cmd/diffusion-check/regenerate_workflow_test.go": true,
 	"cmd/diffusion-check/reportcmd.go":                true,
-	"cmd/diffusion-check/reportgithub.go":             true,
 	"cmd/diffusion-check/runcmd.go":                   true,
 	"cmd/diffusion-check/schemas_test.go":             true,
 	"cmd/diffusion-check/script_test.go":              true,

@@ -192,7 +192,8 @@ func (e *RateLimitError) Error() string {
 	case e.Reset != "":
 		asked = fmt.Sprintf("X-RateLimit-Reset: %s", e.Reset)
 	}
-	return fmt.Sprintf("%s %s: rate limited by GitHub (%d, %s): the next wait (%s) is more than the %s left of the retry budget; gave up after %d attempts (see report --retry-budget)",
+	return fmt.Sprintf("%s %s: rate limited by GitHub (%d, %s): the next wait (%s) is more than the %s left of the retry budget; gave up after %d attempts "+
+		"(see report --retry-budget)",
 		e.Method, e.Path, e.Status, asked, e.Wait.Round(time.Second), e.Left.Round(time.Second), e.Attempts)
 }
 
