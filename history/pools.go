@@ -34,9 +34,9 @@ type PoolRule struct {
 // DefaultPoolRule is 5 runs a pool, p < 0.01, 10% slower.
 var DefaultPoolRule = PoolRule{MinRuns: 5, Alpha: 0.01, MinRatio: 1.10}
 
-// PoolMetric is the metric pools are calibrated on: SGLang's runner_overrides carry
+// poolMetric is the metric pools are calibrated on: SGLang's runner_overrides carry
 // expected_e2e_ms.
-const PoolMetric = checks.PerfE2E
+const poolMetric = checks.PerfE2E
 
 // PoolRun is one run behind a pool's value: its runner and the case's E2E in it.
 type PoolRun struct {
@@ -84,9 +84,9 @@ type PoolOutcome struct {
 	Checked []string
 }
 
-// PoolOf is the pool of a runner name under prefixes: the longest one it begins with, else
+// poolOf is the pool of a runner name under prefixes: the longest one it begins with, else
 // the name itself.
-func PoolOf(runner string, prefixes []string) string {
+func poolOf(runner string, prefixes []string) string {
 	best := ""
 	for _, p := range prefixes {
 		if p != "" && strings.HasPrefix(runner, p) && len(p) > len(best) {
@@ -118,7 +118,7 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 		unnamed := false
 		for i := range r.Cases {
 			c := &r.Cases[i]
-			m, ok := r.Metric(c.ID, PoolMetric)
+			m, ok := r.Metric(c.ID, poolMetric)
 			if !ok {
 				continue
 			}
@@ -127,7 +127,7 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 				unnamed = true
 				continue
 			}
-			pool := PoolOf(name, rule.Prefixes)
+			pool := poolOf(name, rule.Prefixes)
 			if byCase[c.ID] == nil {
 				byCase[c.ID] = map[string][]obs{}
 			}
@@ -144,7 +144,7 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 	tooNew := map[string]int{}
 	for _, id := range slices.Sorted(maps.Keys(byCase)) {
 		pools := byCase[id]
-		shared, ok := current(id, PoolMetric)
+		shared, ok := current(id, poolMetric)
 		if !ok {
 			continue
 		}
@@ -307,7 +307,7 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 		for _, o := range out.Overrides {
 			id := code(o.Case)
 			if pageURL != "" {
-				id = fmt.Sprintf("[%s](%s#%s)", id, pageURL, anchorOf(s, o.Case, PoolMetric))
+				id = fmt.Sprintf("[%s](%s#%s)", id, pageURL, anchorOf(s, o.Case, poolMetric))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | ×%.2f | %s | %s | %s / %s | %.2g | %d (rest %d) |\n", code(o.Prefix), id,
 				formatValue(o.Shared, "ms"), formatValue(o.Value, "ms"), o.Value/o.Shared, percent(o.Tolerance), formatValue(o.Limit, "ms"),
@@ -348,14 +348,14 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 	return b.String()
 }
 
-// RunnerNote says, for a failing value of case caseID's metric measured on runner, what the
+// runnerNote says, for a failing value of case caseID's metric measured on runner, what the
 // history says about that runner beside its pool (the series' other runners, on the default
 // branch): "new runner …" when it has fewer than DefaultPoolRule.MinRuns runs of the case,
 // and "this runner has been slower than its pool since …" when value lies within the spread
 // of the runner's last n runs (their range ± 3 × 1.4826 × MAD) but above every one of the
 // pool's last n: the runner, not the change, is the likelier cause. "" otherwise, and without
 // a runner name.
-func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value float64, n int) string {
+func runnerNote(runs []*Run, s Series, runner, caseID, metric string, value float64, n int) string {
 	if runner == "" {
 		return ""
 	}
@@ -434,9 +434,9 @@ func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 		words.Plural(len(last(pool)), "run"), words.Plural(len(others), "other runner"), formatValue(plo, ""), formatValue(phi, unit))
 }
 
-// RunnerOfCase is the runner name of the partition that ran case caseID in a merged lane:
+// runnerOfCase is the runner name of the partition that ran case caseID in a merged lane:
 // the partition whose planned cases hold it (a single partition: the only machine).
-func RunnerOfCase(lane *checks.Result, caseID string) string {
+func runnerOfCase(lane *checks.Result, caseID string) string {
 	part := -1
 	for i, ids := range lane.Planned {
 		if slices.Contains(ids, caseID) {

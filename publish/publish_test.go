@@ -158,7 +158,7 @@ func TestPublishReadOnlyFallsBackToTheSummary(t *testing.T) {
 		} else if len(run.summaries) != want || !strings.Contains(run.summaries[0], "diffusion-check") {
 			t.Errorf("%d summaries added, want the report once", len(run.summaries))
 		}
-		if !slices.Contains(run.notices, ReadOnlyNotice) {
+		if !slices.Contains(run.notices, readOnlyNotice) {
 			t.Errorf("notices %q, want the read-only notice", run.notices)
 		}
 	}
@@ -174,7 +174,7 @@ func TestPublishRefusalIsAnError(t *testing.T) {
 	run := &fakeRun{}
 	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, &bytes.Buffer{}))
-	if err == nil || ReadOnly(err) || !errors.Is(err, gh.ErrForbidden) {
+	if err == nil || readOnly(err) || !errors.Is(err, gh.ErrForbidden) {
 		t.Fatalf("err = %v, want the refused status", err)
 	}
 	if out.CommentURL == "" || len(f.CheckRuns()) != 1 {
