@@ -171,45 +171,11 @@ func ms2(v float64) float64 {
 //     a7ec6b97f786): written when the scenario has the key already, or, for a new scenario,
 //     when another scenario of the file has it or opts.AllFields asks for every measured key.
 func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*Regenerated, error) {
-	var doc *node
-	if base != nil {
-		// A deep copy through the writer: base stays as it was read.
-		d, err := parseJSON(base.Path, base.Marshal())
-		if err != nil {
-			return nil, err
-		}
-		doc = d
-	} else {
-		gpu := ""
-		for _, r := range results {
-			if r.GPU != "" {
-				gpu = r.GPU
-				break
-			}
-		}
-		doc = skeleton(gpu)
+	doc, err := regenerationDoc(base, results)
+	if err != nil {
+		return nil, err
 	}
-	byID := map[string]*measured{}
-	// pooled holds what runners of a runner_overrides pool measured, by pool and case: their
-	// values are that pool's references, not the shared scenario's.
-	pooled := map[string]map[string]*measured{}
-	for _, r := range results {
-		for _, cr := range r.Cases {
-			into := byID
-			if r.Files != nil && r.Files.Pool != "" && !strings.Contains(r.Files.Pool, ", ") {
-				if pooled[r.Files.Pool] == nil {
-					pooled[r.Files.Pool] = map[string]*measured{}
-				}
-				into = pooled[r.Files.Pool]
-			}
-			m := into[cr.ID]
-			if m == nil {
-				m = newMeasured(cr.ID)
-				into[cr.ID] = m
-			}
-			m.addCase(cr)
-		}
-	}
+	byID, pooled := gatherMeasured(results)
 	out := &Regenerated{}
 	scenarios := doc.get("scenarios")
 	if scenarios == nil {
@@ -250,6 +216,49 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 	}
 	out.File = f
 	return out, nil
+}
+
+// regenerationDoc is the document Regenerate writes into: a deep copy of base through the
+// writer (base stays as it was read), or, with no base, a skeleton for the GPU the results
+// name.
+func regenerationDoc(base *File, results []*checks.Result) (*node, error) {
+	if base != nil {
+		return parseJSON(base.Path, base.Marshal())
+	}
+	gpu := ""
+	for _, r := range results {
+		if r.GPU != "" {
+			gpu = r.GPU
+			break
+		}
+	}
+	return skeleton(gpu), nil
+}
+
+// gatherMeasured gathers what the results measured, by case (byID), and what runners of a
+// runner_overrides pool measured, by pool and case (pooled): their values are that pool's
+// references, not the shared scenario's.
+func gatherMeasured(results []*checks.Result) (byID map[string]*measured, pooled map[string]map[string]*measured) {
+	byID = map[string]*measured{}
+	pooled = map[string]map[string]*measured{}
+	for _, r := range results {
+		for _, cr := range r.Cases {
+			into := byID
+			if r.Files != nil && r.Files.Pool != "" && !strings.Contains(r.Files.Pool, ", ") {
+				if pooled[r.Files.Pool] == nil {
+					pooled[r.Files.Pool] = map[string]*measured{}
+				}
+				into = pooled[r.Files.Pool]
+			}
+			m := into[cr.ID]
+			if m == nil {
+				m = newMeasured(cr.ID)
+				into[cr.ID] = m
+			}
+			m.addCase(cr)
+		}
+	}
+	return byID, pooled
 }
 
 func pathOr(f *File) string {

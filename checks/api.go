@@ -57,31 +57,45 @@ type modelCard struct {
 // answers with each other (reading).
 func ModelsAPI(a ModelsAnswers, want ModelsWant) Check {
 	c := Check{Name: APIModels, Status: Pass}
-	fail := func(format string, args ...any) Check {
-		c.Status, c.Detail = Fail, fmt.Sprintf(format, args...)
-		c.Cause = "/v1/models contract"
+	m, problem := listedModel(a.List, want)
+	if problem == "" {
+		problem = oneModelProblem(a.One, m)
+	}
+	if problem == "" {
+		problem = unknownModelProblem(a.Unknown)
+	}
+	if problem != "" {
+		c.Status, c.Detail, c.Cause = Fail, problem, "/v1/models contract"
 		return c
 	}
-	if a.List.Err != nil {
-		return fail("GET /v1/models: %v", a.List.Err)
+	c.Detail = fmt.Sprintf("model %s, task_type %s, num_gpus %d; an unknown id answers 404 model_not_found", *m.ID, *m.TaskType, *m.NumGPUs)
+	return c
+}
+
+// listedModel is the first model card of GET /v1/models, or the first of ModelsAPI's
+// assertions on the list that fails (then the card is not to be read).
+func listedModel(list Answer, want ModelsWant) (modelCard, string) {
+	fail := func(format string, args ...any) (modelCard, string) { return modelCard{}, fmt.Sprintf(format, args...) }
+	if list.Err != nil {
+		return fail("GET /v1/models: %v", list.Err)
 	}
-	if a.List.Status != 200 {
-		return fail("/v1/models failed: %d %s", a.List.Status, snippet(a.List.Body))
+	if list.Status != 200 {
+		return fail("/v1/models failed: %d %s", list.Status, snippet(list.Body))
 	}
-	var list struct {
+	var l struct {
 		Object string      `json:"object"`
 		Data   []modelCard `json:"data"`
 	}
-	if err := json.Unmarshal(a.List.Body, &list); err != nil {
+	if err := json.Unmarshal(list.Body, &l); err != nil {
 		return fail("/v1/models: not JSON: %v", err)
 	}
-	if list.Object != "list" {
-		return fail("Expected object='list', got %q", list.Object)
+	if l.Object != "list" {
+		return fail("Expected object='list', got %q", l.Object)
 	}
-	if len(list.Data) == 0 {
+	if len(l.Data) == 0 {
 		return fail("Expected at least one model in response")
 	}
-	m := list.Data[0]
+	m := l.Data[0]
 	switch {
 	case m.ID == nil:
 		return fail("Model missing 'id' field")
@@ -100,47 +114,58 @@ func ModelsAPI(a ModelsAnswers, want ModelsWant) Check {
 	case *m.NumGPUs != want.NumGPUs:
 		return fail("num_gpus mismatch: expected %d, got %d", want.NumGPUs, *m.NumGPUs)
 	}
-	if a.One.Err != nil {
-		return fail("GET /v1/models/%s: %v", *m.ID, a.One.Err)
+	return m, ""
+}
+
+// oneModelProblem is the first of ModelsAPI's assertions on GET /v1/models/{id} that fails,
+// for the card m the list gave; "" when all hold.
+func oneModelProblem(one Answer, m modelCard) string {
+	if one.Err != nil {
+		return fmt.Sprintf("GET /v1/models/%s: %v", *m.ID, one.Err)
 	}
-	if a.One.Status != 200 {
-		return fail("/v1/models/%s failed: %d %s", *m.ID, a.One.Status, snippet(a.One.Body))
+	if one.Status != 200 {
+		return fmt.Sprintf("/v1/models/%s failed: %d %s", *m.ID, one.Status, snippet(one.Body))
 	}
-	var one modelCard
-	if err := json.Unmarshal(a.One.Body, &one); err != nil {
-		return fail("/v1/models/%s: not JSON: %v", *m.ID, err)
+	var card modelCard
+	if err := json.Unmarshal(one.Body, &card); err != nil {
+		return fmt.Sprintf("/v1/models/%s: not JSON: %v", *m.ID, err)
 	}
 	switch {
-	case one.ID == nil || *one.ID != *m.ID:
-		return fail("Single model ID mismatch: expected %s, got %s", *m.ID, strOrMissing(one.ID))
-	case one.Object == nil || *one.Object != "model":
-		return fail("Single model object type mismatch: got %s", strOrMissing(one.Object))
-	case one.NumGPUs == nil:
-		return fail("Single model missing 'num_gpus' field")
-	case one.TaskType == nil:
-		return fail("Single model missing 'task_type' field")
-	case *one.TaskType != *m.TaskType:
-		return fail("Single model task_type mismatch: expected %s, got %s", *m.TaskType, *one.TaskType)
+	case card.ID == nil || *card.ID != *m.ID:
+		return fmt.Sprintf("Single model ID mismatch: expected %s, got %s", *m.ID, strOrMissing(card.ID))
+	case card.Object == nil || *card.Object != "model":
+		return fmt.Sprintf("Single model object type mismatch: got %s", strOrMissing(card.Object))
+	case card.NumGPUs == nil:
+		return "Single model missing 'num_gpus' field"
+	case card.TaskType == nil:
+		return "Single model missing 'task_type' field"
+	case *card.TaskType != *m.TaskType:
+		return fmt.Sprintf("Single model task_type mismatch: expected %s, got %s", *m.TaskType, *card.TaskType)
 	}
-	if a.Unknown.Err != nil {
-		return fail("GET /v1/models/non_existent_model: %v", a.Unknown.Err)
+	return ""
+}
+
+// unknownModelProblem is the first of ModelsAPI's assertions on GET
+// /v1/models/non_existent_model that fails; "" when all hold.
+func unknownModelProblem(unknown Answer) string {
+	if unknown.Err != nil {
+		return fmt.Sprintf("GET /v1/models/non_existent_model: %v", unknown.Err)
 	}
-	if a.Unknown.Status != 404 {
-		return fail("Expected 404, got %d (GET /v1/models/non_existent_model)", a.Unknown.Status)
+	if unknown.Status != 404 {
+		return fmt.Sprintf("Expected 404, got %d (GET /v1/models/non_existent_model)", unknown.Status)
 	}
 	var e struct {
 		Error *struct {
 			Code string `json:"code"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(a.Unknown.Body, &e); err != nil || e.Error == nil {
-		return fail("404 response missing 'error' field")
+	if err := json.Unmarshal(unknown.Body, &e); err != nil || e.Error == nil {
+		return "404 response missing 'error' field"
 	}
 	if e.Error.Code != "model_not_found" {
-		return fail("Incorrect error code: %q", e.Error.Code)
+		return fmt.Sprintf("Incorrect error code: %q", e.Error.Code)
 	}
-	c.Detail = fmt.Sprintf("model %s, task_type %s, num_gpus %d; an unknown id answers 404 model_not_found", *m.ID, *m.TaskType, *m.NumGPUs)
-	return c
+	return ""
 }
 
 // TaskTypeOf is the task_type of the first model card of a /v1/models body, "" when it has

@@ -24,7 +24,6 @@ const maxFuncLines = 80
 // from this list.
 var longFuncsPending = map[string]string{
 	"runner/run.go Run":                            "runner is issue 34's request-path work",
-	"runner/run.go requests":                       "runner is issue 34's request-path work",
 	"runner/request.go measure":                    "runner is issue 34's request-path work",
 	"runner/server.go startServer":                 "runner is issue 34's request-path work",
 	"internal/refserver/pipeline.go generate":      "internal/refserver is issue 32's work (one denoise loop)",
