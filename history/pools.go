@@ -103,44 +103,8 @@ func poolOf(runner string, prefixes []string) string {
 // shared value is `history tighten`'s), and neither does a pool whose minimum is not above
 // the shared value; the shared scenario is never changed. current gives the shared value.
 func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
-	type obs struct {
-		run    *Run
-		runner string
-		m      Metric
-	}
-	byCase := map[string]map[string][]obs{} // case → pool → runs
-	runners := map[string]map[string]bool{} // pool → runner names
-	var out PoolOutcome
-	for _, r := range runs {
-		if r.Kind != KindDefault || r.SeriesOf() != s {
-			continue
-		}
-		unnamed := false
-		for i := range r.Cases {
-			c := &r.Cases[i]
-			m, ok := r.Metric(c.ID, poolMetric)
-			if !ok {
-				continue
-			}
-			name := r.RunnerOf(c)
-			if name == "" {
-				unnamed = true
-				continue
-			}
-			pool := poolOf(name, rule.Prefixes)
-			if byCase[c.ID] == nil {
-				byCase[c.ID] = map[string][]obs{}
-			}
-			byCase[c.ID][pool] = append(byCase[c.ID][pool], obs{r, name, m})
-			if runners[pool] == nil {
-				runners[pool] = map[string]bool{}
-			}
-			runners[pool][name] = true
-		}
-		if unnamed {
-			out.Unnamed++
-		}
-	}
+	byCase, runners, unnamed := poolObservations(runs, s, rule.Prefixes)
+	out := PoolOutcome{Unnamed: unnamed}
 	tooNew := map[string]int{}
 	for _, id := range slices.Sorted(maps.Keys(byCase)) {
 		pools := byCase[id]
@@ -149,52 +113,16 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 			continue
 		}
 		for _, pool := range slices.Sorted(maps.Keys(pools)) {
-			mine := pools[pool]
-			if len(mine) < rule.MinRuns {
-				tooNew[pool] = max(tooNew[pool], len(mine))
+			if len(pools[pool]) < rule.MinRuns {
+				tooNew[pool] = max(tooNew[pool], len(pools[pool]))
 				continue
 			}
-			var rest []float64
-			for other, os := range pools {
-				if other != pool {
-					for _, o := range os {
-						rest = append(rest, o.m.Median)
-					}
-				}
-			}
-			if len(rest) < rule.MinRuns {
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: %d runs of other pools to compare with, %d needed", pool, id, len(rest), rule.MinRuns))
+			o, checked := comparePool(id, pool, pools, shared, rule)
+			if o == nil {
+				out.Checked = append(out.Checked, checked)
 				continue
 			}
-			xs := make([]float64, len(mine))
-			for i, o := range mine {
-				xs[i] = o.m.Median
-			}
-			u, p := mannWhitneyGreater(xs, rest)
-			pm, rm := median(xs), median(rest)
-			ratio := pm / rm
-			lowest := math.Round(slices.Min(xs)*100) / 100 // as SGLang's files hold it
-			switch {
-			case p >= rule.Alpha || ratio < rule.MinRatio:
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: not slower than the other pools beyond noise (median %s vs %s, ×%.2f; p = %.3g)", pool, id,
-					formatValue(pm, "ms"), formatValue(rm, "ms"), ratio, p))
-				continue
-			case lowest <= shared:
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: slower than the other pools (×%.2f, p = %.3g), but its fastest run (%s) is within the shared "+
-					"value (%s)", pool, id, ratio, p, formatValue(lowest, "ms"), formatValue(shared, "ms")))
-				continue
-			}
-			newest := mine[len(mine)-1].m
-			tol := 0.0
-			if newest.Baseline != nil && newest.Limit != nil && *newest.Baseline > 0 {
-				tol = *newest.Limit / *newest.Baseline - 1
-			}
-			o := PoolOverride{Prefix: pool, Case: id, Shared: shared, Value: lowest, Tolerance: tol,
-				Limit: checks.PerfLimit(lowest, tol, checks.E2EPadMs), PoolMedian: pm, RestMedian: rm, P: p, U: u, RestRuns: len(rest)}
-			for _, x := range mine {
-				o.Runs = append(o.Runs, PoolRun{Run: x.run, Runner: x.runner, Median: x.m.Median, Worst: x.m.Value, Passes: x.m.Value <= o.Limit})
-			}
-			out.Overrides = append(out.Overrides, o)
+			out.Overrides = append(out.Overrides, *o)
 		}
 	}
 	for _, pool := range slices.Sorted(maps.Keys(tooNew)) {
@@ -204,6 +132,96 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 		out.TooNew = append(out.TooNew, TooNew{Prefix: pool, Runners: slices.Sorted(maps.Keys(runners[pool])), Runs: tooNew[pool]})
 	}
 	return out
+}
+
+// poolObs is one run's E2E metric of a case, on a runner of a pool.
+type poolObs struct {
+	run    *Run
+	runner string
+	m      Metric
+}
+
+// poolObservations sorts the default-branch runs of series s by case and pool (byCase: case →
+// pool → runs, in the order of runs), with the runner names of each pool; unnamed counts the
+// runs with a case measured on a runner with no name.
+func poolObservations(runs []*Run, s Series, prefixes []string) (byCase map[string]map[string][]poolObs, runners map[string]map[string]bool, unnamed int) {
+	byCase = map[string]map[string][]poolObs{}
+	runners = map[string]map[string]bool{}
+	for _, r := range runs {
+		if r.Kind != KindDefault || r.SeriesOf() != s {
+			continue
+		}
+		hasUnnamed := false
+		for i := range r.Cases {
+			c := &r.Cases[i]
+			m, ok := r.Metric(c.ID, poolMetric)
+			if !ok {
+				continue
+			}
+			name := r.RunnerOf(c)
+			if name == "" {
+				hasUnnamed = true
+				continue
+			}
+			pool := poolOf(name, prefixes)
+			if byCase[c.ID] == nil {
+				byCase[c.ID] = map[string][]poolObs{}
+			}
+			byCase[c.ID][pool] = append(byCase[c.ID][pool], poolObs{r, name, m})
+			if runners[pool] == nil {
+				runners[pool] = map[string]bool{}
+			}
+			runners[pool][name] = true
+		}
+		if hasUnnamed {
+			unnamed++
+		}
+	}
+	return byCase, runners, unnamed
+}
+
+// comparePool compares pool's runs of case id (at least rule.MinRuns) with the other pools'
+// under rule: the override it needs, or nil and the line that says why it needs none.
+func comparePool(id, pool string, pools map[string][]poolObs, shared float64, rule PoolRule) (*PoolOverride, string) {
+	mine := pools[pool]
+	var rest []float64
+	for other, os := range pools {
+		if other != pool {
+			for _, o := range os {
+				rest = append(rest, o.m.Median)
+			}
+		}
+	}
+	if len(rest) < rule.MinRuns {
+		return nil, fmt.Sprintf("%s %s: %d runs of other pools to compare with, %d needed", pool, id, len(rest), rule.MinRuns)
+	}
+	xs := make([]float64, len(mine))
+	for i, o := range mine {
+		xs[i] = o.m.Median
+	}
+	u, p := mannWhitneyGreater(xs, rest)
+	pm, rm := median(xs), median(rest)
+	ratio := pm / rm
+	lowest := math.Round(slices.Min(xs)*100) / 100 // as SGLang's files hold it
+	switch {
+	case p >= rule.Alpha || ratio < rule.MinRatio:
+		return nil, fmt.Sprintf("%s %s: not slower than the other pools beyond noise (median %s vs %s, ×%.2f; p = %.3g)", pool, id,
+			formatValue(pm, "ms"), formatValue(rm, "ms"), ratio, p)
+	case lowest <= shared:
+		return nil, fmt.Sprintf("%s %s: slower than the other pools (×%.2f, p = %.3g), but its fastest run (%s) is within the shared value (%s)",
+			pool, id, ratio, p, formatValue(lowest, "ms"), formatValue(shared, "ms"))
+	}
+	newest := mine[len(mine)-1].m
+	tol := 0.0
+	if newest.Baseline != nil && newest.Limit != nil && *newest.Baseline > 0 {
+		tol = *newest.Limit / *newest.Baseline - 1
+	}
+	o := &PoolOverride{Prefix: pool, Case: id, Shared: shared, Value: lowest, Tolerance: tol,
+		Limit: checks.PerfLimit(lowest, tol, checks.E2EPadMs), PoolMedian: pm, RestMedian: rm, P: p, U: u, RestRuns: len(rest)}
+	for _, x := range mine {
+		o.Runs = append(o.Runs, PoolRun{Run: x.run, Runner: x.runner, Median: x.m.Median, Worst: x.m.Value, Passes: x.m.Value <= o.Limit})
+	}
+	return o, ""
 }
 
 func median(vs []float64) float64 {
@@ -327,8 +345,7 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 					mark += " (the minimum)"
 				}
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", code(short(r.Run.Commit)), r.Run.Date.UTC().Format("2006-01-02 15:04"), md(r.Run.RunID),
-					code(r.Runner),
-					formatValue(r.Median, "ms"), formatValue(r.Worst, "ms"), mark)
+					code(r.Runner), formatValue(r.Median, "ms"), formatValue(r.Worst, "ms"), mark)
 			}
 			b.WriteString("\n</details>\n\n")
 		}
