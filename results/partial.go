@@ -87,11 +87,7 @@ func placeRebuilt(res *checks.Result, lines []requestLine) bool {
 // whose lines record none is said (it lands in the run's lane, else checks.DefaultLane).
 func complete(res *checks.Result, lines []requestLine) []error {
 	var warnings []error
-	type key struct {
-		index   int
-		confirm bool
-	}
-	byCase := map[string]map[key]checks.RequestResult{}
+	byCase := map[string]map[lineKey]checks.RequestResult{}
 	lanes := map[string]string{}
 	var order []string
 	for _, l := range lines {
@@ -104,12 +100,12 @@ func complete(res *checks.Result, lines []requestLine) []error {
 		lanes[rr.Case] = l.Lane
 		m := byCase[rr.Case]
 		if m == nil {
-			m = map[key]checks.RequestResult{}
+			m = map[lineKey]checks.RequestResult{}
 			byCase[rr.Case] = m
 			order = append(order, rr.Case)
 		}
 		rr.Revised = false
-		m[key{rr.Index, rr.Confirm}] = rr
+		m[lineKey{rr.Index, rr.Confirm}] = rr
 	}
 	at := map[string]int{}
 	for i, c := range res.Cases {
@@ -146,34 +142,47 @@ func complete(res *checks.Result, lines []requestLine) []error {
 		res.Cases = append(res.Cases, c)
 	}
 	for _, id := range order {
-		c := &res.Cases[at[id]]
-		var confirms []checks.RequestResult
-		keys := slices.SortedFunc(maps.Keys(byCase[id]), func(a, b key) int { return cmp.Compare(a.index, b.index) })
-		for _, k := range keys {
-			rr := byCase[id][k]
-			switch {
-			case k.confirm:
-				confirms = append(confirms, rr)
-			case rr.Index < 1 || rr.Index > len(c.Requests) || rr.Of != len(c.Requests):
-				warnings = append(warnings, fmt.Errorf("case %s: request line %d/%d does not fit the case's %d requests: skipped", id, rr.Index, rr.Of, len(c.Requests)))
-			default:
-				c.Requests[rr.Index-1] = rr
-			}
-		}
-		// Confirmation requests in the order sent, as far as they go without a gap.
-		slices.SortFunc(confirms, func(a, b checks.RequestResult) int { return cmp.Compare(a.Index, b.Index) })
-		c.Confirm = nil
-		for i, rr := range confirms {
-			if rr.Index != i+1 || rr.Of != confirms[0].Of {
-				warnings = append(warnings, fmt.Errorf("case %s: confirmation request lines after %d/%d are not in order: skipped", id, i, confirms[0].Of))
-				break
-			}
-			c.Confirm = append(c.Confirm, rr)
-		}
-		// Its case-level verdicts (perf.load, load and warm-up memory) are not in any line.
-		c.Status = ""
+		warnings = append(warnings, placeLines(&res.Cases[at[id]], byCase[id])...)
 	}
 	checks.Finalize(res)
+	return warnings
+}
+
+// lineKey tells a case's request lines apart: a request's last line replaces its earlier ones.
+type lineKey struct {
+	index   int
+	confirm bool
+}
+
+// placeLines puts the last line of each request of case c in its place: a request line at its
+// index, the confirmation lines in the order sent as far as they go without a gap. A line
+// that does not fit is skipped and returned as a warning. The case's own verdict is cleared:
+// its case-level checks (perf.load, load and warm-up memory) are not in any line.
+func placeLines(c *checks.CaseResult, lines map[lineKey]checks.RequestResult) []error {
+	var warnings []error
+	var confirms []checks.RequestResult
+	keys := slices.SortedFunc(maps.Keys(lines), func(a, b lineKey) int { return cmp.Compare(a.index, b.index) })
+	for _, k := range keys {
+		rr := lines[k]
+		switch {
+		case k.confirm:
+			confirms = append(confirms, rr)
+		case rr.Index < 1 || rr.Index > len(c.Requests) || rr.Of != len(c.Requests):
+			warnings = append(warnings, fmt.Errorf("case %s: request line %d/%d does not fit the case's %d requests: skipped", c.ID, rr.Index, rr.Of, len(c.Requests)))
+		default:
+			c.Requests[rr.Index-1] = rr
+		}
+	}
+	slices.SortFunc(confirms, func(a, b checks.RequestResult) int { return cmp.Compare(a.Index, b.Index) })
+	c.Confirm = nil
+	for i, rr := range confirms {
+		if rr.Index != i+1 || rr.Of != confirms[0].Of {
+			warnings = append(warnings, fmt.Errorf("case %s: confirmation request lines after %d/%d are not in order: skipped", c.ID, i, confirms[0].Of))
+			break
+		}
+		c.Confirm = append(c.Confirm, rr)
+	}
+	c.Status = ""
 	return warnings
 }
 
