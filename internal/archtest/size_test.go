@@ -29,7 +29,6 @@ var longFuncsPending = map[string]string{
 	"internal/refserver/pipeline.go generate":      "internal/refserver is issue 32's work (one denoise loop)",
 	"internal/refserver/realtime.go realtimeChunk": "internal/refserver is issue 32's work",
 	"internal/refserver/realtime.go realtime":      "internal/refserver is issue 32's work",
-	"cmd/diffusion-check/reportcmd.go reportCmd":   "the publishing policy moves out of cmd (issue 33 item 2)",
 	"suite/load.go server":                         "suite is issue 32's work (runner_overrides, platform files)",
 }
 
