@@ -88,7 +88,10 @@ func writes(f *githubfake.Fake) []string {
 
 // TestPublishOrder: the statuses go first (branch protection reads them), the check runs
 // next, and the comment last, after finding the token's account and the previous comment;
-// one status and one check run per lane. (No pictures: the results have none.)
+// one status and one check run per lane. (No pictures: the results have none.) The token is
+// the workflow's GITHUB_TOKEN (the fake's default actor, github-actions[bot]; "ghs_" is an
+// installation token's prefix): GET /user refuses it with 403, so the account comes from
+// GraphQL's viewer, which a GHES API (/api/v3) serves at /api/graphql (gh.Identity).
 func TestPublishOrder(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
 	run, log := &fakeRun{}, &bytes.Buffer{}
@@ -100,7 +103,8 @@ func TestPublishOrder(t *testing.T) {
 	want := []string{
 		"POST /statuses", "POST /statuses",
 		"POST /check-runs", "POST /check-runs",
-		"GET /user", "GET /issues/7/comments", // the previous comment
+		"GET /user", "POST /api/graphql", // the token's account: GET /user refuses an installation token
+		"GET /issues/7/comments",                                                      // the previous comment
 		"GET /commits/" + head + "/status",                                            // the other lanes
 		"GET /issues/7/comments", "POST /issues/7/comments", "GET /issues/7/comments", // the upsert
 		"GET /commits/" + head + "/status", // did another lane change meanwhile?
