@@ -55,7 +55,7 @@ func ConsistencyPlatform(gpuClass string) string {
 		return p
 	}
 	if major, ok := capabilityOf(gpuClass); ok {
-		return PlatformOfCapability(major)
+		return platformOfCapability(major)
 	}
 	return "h100"
 }

@@ -33,11 +33,11 @@ func normalizePlatform(s string) (string, bool) {
 	return p, ok
 }
 
-// PlatformOfCapability is SGLang's rule without an override: compute capability major 12
+// platformOfCapability is SGLang's rule without an override: compute capability major 12
 // (is_sm120) reads 5090.json, major 10 (is_blackwell) b200.json, anything else h100.json
 // (runtime/platforms/interface.py is_sm120, is_blackwell; testcase_configs.py
 // get_perf_baseline_platform).
-func PlatformOfCapability(major int) string {
+func platformOfCapability(major int) string {
 	switch major {
 	case 12:
 		return "5090"
@@ -94,7 +94,7 @@ type Platform struct {
 //     as SGLang's ValueError);
 //  2. a class named by --gpu or the suite that is one of SGLang's platform names or aliases
 //     (h100, b200, 5090, sm90, blackwell, …): the explicit override of the file;
-//  3. the GPU's compute capability (PlatformOfCapability): an H200 reads h100.json;
+//  3. the GPU's compute capability (platformOfCapability): an H200 reads h100.json;
 //  4. without a visible GPU, the class's compute capability (classCapability);
 //  5. a class that is no CUDA class (mi300x, gfx1250, intel_xpu_b60) names its own file, as
 //     before SGLang chose by platform.
@@ -114,11 +114,12 @@ func ChoosePlatform(in PlatformInput) (Platform, error) {
 		return Platform{p, fmt.Sprintf("gpu %s names SGLang's platform %s", class, p)}, nil
 	}
 	if in.Major > 0 {
-		p := PlatformOfCapability(in.Major)
-		return Platform{p, fmt.Sprintf("compute capability %d.%d (%s) reads %s.json, as SGLang's harness chooses", in.Major, in.Minor, cmp.Or(in.Device, "GPU 0"), p)}, nil
+		p := platformOfCapability(in.Major)
+		return Platform{p, fmt.Sprintf("compute capability %d.%d (%s) reads %s.json, as SGLang's harness chooses", in.Major, in.Minor,
+			cmp.Or(in.Device, "GPU 0"), p)}, nil
 	}
 	if major, ok := capabilityOf(class); ok {
-		p := PlatformOfCapability(major)
+		p := platformOfCapability(major)
 		return Platform{p, fmt.Sprintf("no GPU visible: class %s has compute capability %d.x, which reads %s.json", class, major, p)}, nil
 	}
 	if class != "" {

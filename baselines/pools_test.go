@@ -148,7 +148,8 @@ func TestRegeneratePooled(t *testing.T) {
 	f := poolsFile(t)
 	res := func(pool string, e2e float64) *checks.Result {
 		return &checks.Result{Files: &checks.Files{Baselines: f.Path, Pool: pool, Runner: pool + "01-4567"},
-			Cases: []checks.CaseResult{{ID: "flux1_modelopt_nvfp4_t2i", Requests: []checks.RequestResult{{Index: 1, Of: 2, ServerTotalMs: e2e - 10}, {Index: 2, Of: 2, ServerTotalMs: e2e}}}}}
+			Cases: []checks.CaseResult{{ID: "flux1_modelopt_nvfp4_t2i",
+				Requests: []checks.RequestResult{{Index: 1, Of: 2, ServerTotalMs: e2e - 10}, {Index: 2, Of: 2, ServerTotalMs: e2e}}}}}
 	}
 	reg, err := Regenerate(f, []*checks.Result{res("b200-di", 1290.5)}, RegenerateOptions{})
 	if err != nil {

@@ -89,7 +89,8 @@ func TestMergeMachines(t *testing.T) {
 			Cases: []CaseResult{mergeCase(id, "base", Pass)}}
 	}
 	fast, slow := &Machine{Partition: 0, RunnerName: "b200-verda-1"}, &Machine{Partition: 2, RunnerName: "b200-cirrascale3-0123"}
-	got, err := Merge([]Input{{"p2.json", part(2, slow, "c")}, {"p1.json", part(1, nil, "b")}, {"p0.json", part(0, fast, "a")}, {"again.json", part(0, fast, "a")}})
+	got, err := Merge([]Input{{"p2.json", part(2, slow, "c")}, {"p1.json", part(1, nil, "b")}, {"p0.json", part(0, fast, "a")},
+		{"again.json", part(0, fast, "a")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func trendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL stri
 
 // CommentTrend is the hook for a PR comment's failing checks: for a perf or memory check of
 // case caseID in the merged lane result lane, trendNote against the base branch's last n
-// runs of the lane's series, and for a perf check RunnerNote about the runner that ran the
+// runs of the lane's series, and for a perf check runnerNote about the runner that ran the
 // case; "" for other checks and where the history has none. runs come from Load (a store
 // checked out from the data branch).
 func CommentTrend(runs []*Run, pageURL string, n int) func(lane *checks.Result, caseID string, c checks.Check) string {
@@ -174,7 +174,7 @@ func CommentTrend(runs []*Run, pageURL string, n int) func(lane *checks.Result, 
 		metric := baselines.SpreadKey(c.Name, c.Source)
 		note := trendNote(runs, s, caseID, metric, n, pageURL)
 		if checks.KindOf(c.Name).Group == checks.GroupPerf && c.Value != nil {
-			if r := RunnerNote(runs, s, RunnerOfCase(lane, caseID), caseID, metric, *c.Value, n); r != "" {
+			if r := runnerNote(runs, s, runnerOfCase(lane, caseID), caseID, metric, *c.Value, n); r != "" {
 				note = strings.TrimPrefix(note+" · "+r, " · ")
 			}
 		}

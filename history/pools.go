@@ -34,9 +34,9 @@ type PoolRule struct {
 // DefaultPoolRule is 5 runs a pool, p < 0.01, 10% slower.
 var DefaultPoolRule = PoolRule{MinRuns: 5, Alpha: 0.01, MinRatio: 1.10}
 
-// PoolMetric is the metric pools are calibrated on: SGLang's runner_overrides carry
+// poolMetric is the metric pools are calibrated on: SGLang's runner_overrides carry
 // expected_e2e_ms.
-const PoolMetric = checks.PerfE2E
+const poolMetric = checks.PerfE2E
 
 // PoolRun is one run behind a pool's value: its runner and the case's E2E in it.
 type PoolRun struct {
@@ -84,9 +84,9 @@ type PoolOutcome struct {
 	Checked []string
 }
 
-// PoolOf is the pool of a runner name under prefixes: the longest one it begins with, else
+// poolOf is the pool of a runner name under prefixes: the longest one it begins with, else
 // the name itself.
-func PoolOf(runner string, prefixes []string) string {
+func poolOf(runner string, prefixes []string) string {
 	best := ""
 	for _, p := range prefixes {
 		if p != "" && strings.HasPrefix(runner, p) && len(p) > len(best) {
@@ -103,96 +103,26 @@ func PoolOf(runner string, prefixes []string) string {
 // shared value is `history tighten`'s), and neither does a pool whose minimum is not above
 // the shared value; the shared scenario is never changed. current gives the shared value.
 func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
-	type obs struct {
-		run    *Run
-		runner string
-		m      Metric
-	}
-	byCase := map[string]map[string][]obs{} // case → pool → runs
-	runners := map[string]map[string]bool{} // pool → runner names
-	var out PoolOutcome
-	for _, r := range runs {
-		if r.Kind != KindDefault || r.SeriesOf() != s {
-			continue
-		}
-		unnamed := false
-		for i := range r.Cases {
-			c := &r.Cases[i]
-			m, ok := r.Metric(c.ID, PoolMetric)
-			if !ok {
-				continue
-			}
-			name := r.RunnerOf(c)
-			if name == "" {
-				unnamed = true
-				continue
-			}
-			pool := PoolOf(name, rule.Prefixes)
-			if byCase[c.ID] == nil {
-				byCase[c.ID] = map[string][]obs{}
-			}
-			byCase[c.ID][pool] = append(byCase[c.ID][pool], obs{r, name, m})
-			if runners[pool] == nil {
-				runners[pool] = map[string]bool{}
-			}
-			runners[pool][name] = true
-		}
-		if unnamed {
-			out.Unnamed++
-		}
-	}
+	byCase, runners, unnamed := poolObservations(runs, s, rule.Prefixes)
+	out := PoolOutcome{Unnamed: unnamed}
 	tooNew := map[string]int{}
 	for _, id := range slices.Sorted(maps.Keys(byCase)) {
 		pools := byCase[id]
-		shared, ok := current(id, PoolMetric)
+		shared, ok := current(id, poolMetric)
 		if !ok {
 			continue
 		}
 		for _, pool := range slices.Sorted(maps.Keys(pools)) {
-			mine := pools[pool]
-			if len(mine) < rule.MinRuns {
-				tooNew[pool] = max(tooNew[pool], len(mine))
+			if len(pools[pool]) < rule.MinRuns {
+				tooNew[pool] = max(tooNew[pool], len(pools[pool]))
 				continue
 			}
-			var rest []float64
-			for other, os := range pools {
-				if other != pool {
-					for _, o := range os {
-						rest = append(rest, o.m.Median)
-					}
-				}
-			}
-			if len(rest) < rule.MinRuns {
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: %d runs of other pools to compare with, %d needed", pool, id, len(rest), rule.MinRuns))
+			o, checked := comparePool(id, pool, pools, shared, rule)
+			if o == nil {
+				out.Checked = append(out.Checked, checked)
 				continue
 			}
-			xs := make([]float64, len(mine))
-			for i, o := range mine {
-				xs[i] = o.m.Median
-			}
-			u, p := mannWhitneyGreater(xs, rest)
-			pm, rm := median(xs), median(rest)
-			ratio := pm / rm
-			lowest := math.Round(slices.Min(xs)*100) / 100 // as SGLang's files hold it
-			switch {
-			case p >= rule.Alpha || ratio < rule.MinRatio:
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: not slower than the other pools beyond noise (median %s vs %s, ×%.2f; p = %.3g)", pool, id, formatValue(pm, "ms"), formatValue(rm, "ms"), ratio, p))
-				continue
-			case lowest <= shared:
-				out.Checked = append(out.Checked, fmt.Sprintf("%s %s: slower than the other pools (×%.2f, p = %.3g), but its fastest run (%s) is within the shared value (%s)", pool, id, ratio, p, formatValue(lowest, "ms"), formatValue(shared, "ms")))
-				continue
-			}
-			newest := mine[len(mine)-1].m
-			tol := 0.0
-			if newest.Baseline != nil && newest.Limit != nil && *newest.Baseline > 0 {
-				tol = *newest.Limit / *newest.Baseline - 1
-			}
-			o := PoolOverride{Prefix: pool, Case: id, Shared: shared, Value: lowest, Tolerance: tol,
-				Limit: checks.PerfLimit(lowest, tol, checks.E2EPadMs), PoolMedian: pm, RestMedian: rm, P: p, U: u, RestRuns: len(rest)}
-			for _, x := range mine {
-				o.Runs = append(o.Runs, PoolRun{Run: x.run, Runner: x.runner, Median: x.m.Median, Worst: x.m.Value, Passes: x.m.Value <= o.Limit})
-			}
-			out.Overrides = append(out.Overrides, o)
+			out.Overrides = append(out.Overrides, *o)
 		}
 	}
 	for _, pool := range slices.Sorted(maps.Keys(tooNew)) {
@@ -202,6 +132,96 @@ func Pools(runs []*Run, s Series, rule PoolRule, current Current) PoolOutcome {
 		out.TooNew = append(out.TooNew, TooNew{Prefix: pool, Runners: slices.Sorted(maps.Keys(runners[pool])), Runs: tooNew[pool]})
 	}
 	return out
+}
+
+// poolObs is one run's E2E metric of a case, on a runner of a pool.
+type poolObs struct {
+	run    *Run
+	runner string
+	m      Metric
+}
+
+// poolObservations sorts the default-branch runs of series s by case and pool (byCase: case →
+// pool → runs, in the order of runs), with the runner names of each pool; unnamed counts the
+// runs with a case measured on a runner with no name.
+func poolObservations(runs []*Run, s Series, prefixes []string) (byCase map[string]map[string][]poolObs, runners map[string]map[string]bool, unnamed int) {
+	byCase = map[string]map[string][]poolObs{}
+	runners = map[string]map[string]bool{}
+	for _, r := range runs {
+		if r.Kind != KindDefault || r.SeriesOf() != s {
+			continue
+		}
+		hasUnnamed := false
+		for i := range r.Cases {
+			c := &r.Cases[i]
+			m, ok := r.Metric(c.ID, poolMetric)
+			if !ok {
+				continue
+			}
+			name := r.RunnerOf(c)
+			if name == "" {
+				hasUnnamed = true
+				continue
+			}
+			pool := poolOf(name, prefixes)
+			if byCase[c.ID] == nil {
+				byCase[c.ID] = map[string][]poolObs{}
+			}
+			byCase[c.ID][pool] = append(byCase[c.ID][pool], poolObs{r, name, m})
+			if runners[pool] == nil {
+				runners[pool] = map[string]bool{}
+			}
+			runners[pool][name] = true
+		}
+		if hasUnnamed {
+			unnamed++
+		}
+	}
+	return byCase, runners, unnamed
+}
+
+// comparePool compares pool's runs of case id (at least rule.MinRuns) with the other pools'
+// under rule: the override it needs, or nil and the line that says why it needs none.
+func comparePool(id, pool string, pools map[string][]poolObs, shared float64, rule PoolRule) (*PoolOverride, string) {
+	mine := pools[pool]
+	var rest []float64
+	for other, os := range pools {
+		if other != pool {
+			for _, o := range os {
+				rest = append(rest, o.m.Median)
+			}
+		}
+	}
+	if len(rest) < rule.MinRuns {
+		return nil, fmt.Sprintf("%s %s: %d runs of other pools to compare with, %d needed", pool, id, len(rest), rule.MinRuns)
+	}
+	xs := make([]float64, len(mine))
+	for i, o := range mine {
+		xs[i] = o.m.Median
+	}
+	u, p := mannWhitneyGreater(xs, rest)
+	pm, rm := median(xs), median(rest)
+	ratio := pm / rm
+	lowest := math.Round(slices.Min(xs)*100) / 100 // as SGLang's files hold it
+	switch {
+	case p >= rule.Alpha || ratio < rule.MinRatio:
+		return nil, fmt.Sprintf("%s %s: not slower than the other pools beyond noise (median %s vs %s, ×%.2f; p = %.3g)", pool, id,
+			formatValue(pm, "ms"), formatValue(rm, "ms"), ratio, p)
+	case lowest <= shared:
+		return nil, fmt.Sprintf("%s %s: slower than the other pools (×%.2f, p = %.3g), but its fastest run (%s) is within the shared value (%s)",
+			pool, id, ratio, p, formatValue(lowest, "ms"), formatValue(shared, "ms"))
+	}
+	newest := mine[len(mine)-1].m
+	tol := 0.0
+	if newest.Baseline != nil && newest.Limit != nil && *newest.Baseline > 0 {
+		tol = *newest.Limit / *newest.Baseline - 1
+	}
+	o := &PoolOverride{Prefix: pool, Case: id, Shared: shared, Value: lowest, Tolerance: tol,
+		Limit: checks.PerfLimit(lowest, tol, checks.E2EPadMs), PoolMedian: pm, RestMedian: rm, P: p, U: u, RestRuns: len(rest)}
+	for _, x := range mine {
+		o.Runs = append(o.Runs, PoolRun{Run: x.run, Runner: x.runner, Median: x.m.Median, Worst: x.m.Value, Passes: x.m.Value <= o.Limit})
+	}
+	return o, ""
 }
 
 func median(vs []float64) float64 {
@@ -293,17 +313,19 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Runner pools that the history says need their own E2E reference\n\n")
 	fmt.Fprintf(&b, "Series: %s. Baseline file: %s.\n\n", md(s.String()), code(file))
-	fmt.Fprintf(&b, "Rule (docs/history.md, \"Runner pools\"): runners are pooled by name prefix (SGLang's `runner_overrides`: the longest prefix of `RUNNER_NAME`); "+
-		"a pool with at least %d default-branch runs whose E2E medians are slower than the other pools' by a one-sided Mann-Whitney rank test (p < %g) and by ×%.2f or more "+
-		"gets the minimum it observed as its `expected_e2e_ms`, the tolerance unchanged. The shared scenario is not changed.\n\n", rule.MinRuns, rule.Alpha, rule.MinRatio)
+	fmt.Fprintf(&b, "Rule (docs/history.md, \"Runner pools\"): runners are pooled by name prefix (SGLang's `runner_overrides`: "+
+		"the longest prefix of `RUNNER_NAME`); a pool with at least %d default-branch runs whose E2E medians are slower than the other pools' "+
+		"by a one-sided Mann-Whitney rank test (p < %g) and by ×%.2f or more gets the minimum it observed as its `expected_e2e_ms`, "+
+		"the tolerance unchanged. The shared scenario is not changed.\n\n", rule.MinRuns, rule.Alpha, rule.MinRatio)
 	if len(out.Overrides) == 0 {
 		b.WriteString("No pool needs an override.\n\n")
 	} else {
-		b.WriteString("| pool | case | shared | pool's value | × shared | tolerance | pool's limit | pool median / rest median | p | runs |\n|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
+		b.WriteString("| pool | case | shared | pool's value | × shared | tolerance | pool's limit | pool median / rest median | p | runs |\n" +
+			"|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
 		for _, o := range out.Overrides {
 			id := code(o.Case)
 			if pageURL != "" {
-				id = fmt.Sprintf("[%s](%s#%s)", id, pageURL, anchorOf(s, o.Case, PoolMetric))
+				id = fmt.Sprintf("[%s](%s#%s)", id, pageURL, anchorOf(s, o.Case, poolMetric))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | ×%.2f | %s | %s | %s / %s | %.2g | %d (rest %d) |\n", code(o.Prefix), id,
 				formatValue(o.Shared, "ms"), formatValue(o.Value, "ms"), o.Value/o.Shared, percent(o.Tolerance), formatValue(o.Limit, "ms"),
@@ -311,7 +333,8 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 		}
 		b.WriteString("\n")
 		for _, o := range out.Overrides {
-			fmt.Fprintf(&b, "<details><summary>The %d runs behind <code>%s</code> on <code>%s</code></summary>\n\n| commit | date | run | runner | median E2E | worst E2E | within the pool's limit |\n|---|---|---|---|---:|---:|---|\n",
+			fmt.Fprintf(&b, "<details><summary>The %d runs behind <code>%s</code> on <code>%s</code></summary>\n\n| commit | date | run | runner | median E2E | "+
+				"worst E2E | within the pool's limit |\n|---|---|---|---|---:|---:|---|\n",
 				len(o.Runs), html.EscapeString(o.Prefix), html.EscapeString(o.Case))
 			for _, r := range o.Runs {
 				mark := "yes"
@@ -321,14 +344,15 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 				if math.Round(r.Median*100)/100 == o.Value {
 					mark += " (the minimum)"
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", code(short(r.Run.Commit)), r.Run.Date.UTC().Format("2006-01-02 15:04"), md(r.Run.RunID), code(r.Runner),
-					formatValue(r.Median, "ms"), formatValue(r.Worst, "ms"), mark)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", code(short(r.Run.Commit)), r.Run.Date.UTC().Format("2006-01-02 15:04"), md(r.Run.RunID),
+					code(r.Runner), formatValue(r.Median, "ms"), formatValue(r.Worst, "ms"), mark)
 			}
 			b.WriteString("\n</details>\n\n")
 		}
 	}
 	if len(out.TooNew) > 0 {
-		fmt.Fprintf(&b, "### Runners too new to calibrate\n\nFewer than %d default-branch runs: they keep the shared values until they have run more.\n\n", rule.MinRuns)
+		fmt.Fprintf(&b, "### Runners too new to calibrate\n\nFewer than %d default-branch runs: they keep the shared values until they have run more.\n\n",
+			rule.MinRuns)
 		for _, t := range out.TooNew {
 			names := make([]string, len(t.Runners))
 			for i, n := range t.Runners {
@@ -341,7 +365,7 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 	return b.String()
 }
 
-// RunnerNote says, for a failing value of case caseID's metric measured on runner, what the
+// runnerNote says, for a failing value of case caseID's metric measured on runner, what the
 // history says about that runner beside its pool (the series' other runners, on the default
 // branch): "new runner …" when it has fewer than DefaultPoolRule.MinRuns runs of the case,
 // and "this runner has been slower than its pool since …" when value lies within the spread
@@ -349,7 +373,7 @@ func PoolsMarkdown(s Series, file string, rule PoolRule, out PoolOutcome, pageUR
 // the pool's last n (without their lowest and highest tenth): the runner, not the change, is
 // the likelier cause. "" otherwise, and without
 // a runner name.
-func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value float64, n int) string {
+func runnerNote(runs []*Run, s Series, runner, caseID, metric string, value float64, n int) string {
 	if runner == "" {
 		return ""
 	}
@@ -381,7 +405,8 @@ func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 		}
 	}
 	if len(mine) < DefaultPoolRule.MinRuns {
-		return fmt.Sprintf("new runner %s: %s of this case in the base branch's history, %d needed to compare it with its pool", runner, words.Plural(len(mine), "run"), DefaultPoolRule.MinRuns)
+		return fmt.Sprintf("new runner %s: %s of this case in the base branch's history, %d needed to compare it with its pool", runner,
+			words.Plural(len(mine), "run"), DefaultPoolRule.MinRuns)
 	}
 	if len(pool) < DefaultPoolRule.MinRuns {
 		return ""
@@ -433,9 +458,9 @@ func RunnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 		words.Plural(len(last(pool)), "run"), words.Plural(len(others), "other runner"), formatValue(plo, ""), formatValue(phi, unit))
 }
 
-// RunnerOfCase is the runner name of the partition that ran case caseID in a merged lane:
+// runnerOfCase is the runner name of the partition that ran case caseID in a merged lane:
 // the partition whose planned cases hold it (a single partition: the only machine).
-func RunnerOfCase(lane *checks.Result, caseID string) string {
+func runnerOfCase(lane *checks.Result, caseID string) string {
 	part := -1
 	for i, ids := range lane.Planned {
 		if slices.Contains(ids, caseID) {

@@ -35,7 +35,8 @@ func TestPoolsProposeAnOverrideForTheSlowPoolOnly(t *testing.T) {
 		t.Fatalf("%d overrides, want 1 (the slow pool): %+v\nchecked: %q", len(out.Overrides), out.Overrides, out.Checked)
 	}
 	o := out.Overrides[0]
-	if o.Prefix != "b200-cirrascale3-0123" || o.Value != 1690 || o.Shared != 1000 || math.Abs(o.Tolerance-0.25) > 1e-12 || o.Limit != 2112.5 || len(o.Runs) != 10 || o.RestRuns != 12 {
+	if o.Prefix != "b200-cirrascale3-0123" || o.Value != 1690 || o.Shared != 1000 || math.Abs(o.Tolerance-0.25) > 1e-12 || o.Limit != 2112.5 ||
+		len(o.Runs) != 10 || o.RestRuns != 12 {
 		t.Errorf("override %+v: want the minimum observed 1690 ms, tolerance 25%% unchanged, limit 1690 × 1.25", o)
 	}
 	for _, r := range o.Runs {
@@ -57,7 +58,8 @@ func TestPoolsProposeAnOverrideForTheSlowPoolOnly(t *testing.T) {
 		t.Errorf("OverridesJSON (-want +got):\n%s", d)
 	}
 	md := PoolsMarkdown(Series{Suite: "s", GPU: "b200"}, "b200.json", rule, out, "")
-	for _, want := range []string{"| `b200-cirrascale3-0123` | `a` | 1000 ms | 1690 ms | ×1.69 | 25.0% | 2112 ms |", "The 10 runs behind <code>b200-cirrascale3-0123</code>", "| `c001` |", "yes (the minimum)", "- `b200-di`: `b200-di01-4567`, `b200-di02-0123` (2 runs)"} {
+	for _, want := range []string{"| `b200-cirrascale3-0123` | `a` | 1000 ms | 1690 ms | ×1.69 | 25.0% | 2112 ms |",
+		"The 10 runs behind <code>b200-cirrascale3-0123</code>", "| `c001` |", "yes (the minimum)", "- `b200-di`: `b200-di01-4567`, `b200-di02-0123` (2 runs)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -100,9 +102,10 @@ func TestMannWhitneyGreater(t *testing.T) {
 
 func TestPoolOf(t *testing.T) {
 	prefixes := []string{"b200-di", "b200-cirrascale3", "b200-cirrascale3-0123"}
-	for name, want := range map[string]string{"b200-di01-4567": "b200-di", "b200-cirrascale3-0123": "b200-cirrascale3-0123", "b200-cirrascale3-4567": "b200-cirrascale3", "b200-fin03-4-4567": "b200-fin03-4-4567"} {
-		if got := PoolOf(name, prefixes); got != want {
-			t.Errorf("PoolOf(%q) = %q, want %q", name, got, want)
+	for name, want := range map[string]string{"b200-di01-4567": "b200-di", "b200-cirrascale3-0123": "b200-cirrascale3-0123",
+		"b200-cirrascale3-4567": "b200-cirrascale3", "b200-fin03-4-4567": "b200-fin03-4-4567"} {
+		if got := poolOf(name, prefixes); got != want {
+			t.Errorf("poolOf(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
@@ -120,10 +123,11 @@ func TestRunnerNote(t *testing.T) {
 	}
 	s := Series{Suite: "s", GPU: "b200"}
 	// Its values: 1000 … 1021 then 1690 … 1711 (worst = median × 1.02).
-	got := RunnerNote(runs, s, "b200-cirrascale3-0123", "a", checks.PerfE2E, 1740, 10)
-	want := "this runner (b200-cirrascale3-0123) has been slower than its pool since 2026-11-02 (c013): its last 10 runs 1020–1745 ms, the pool's (10 runs of 1 other runner) 1010–1031 ms"
+	got := runnerNote(runs, s, "b200-cirrascale3-0123", "a", checks.PerfE2E, 1740, 10)
+	want := "this runner (b200-cirrascale3-0123) has been slower than its pool since 2026-11-02 (c013): its last 10 runs 1020–1745 ms, the pool's (10 runs of " +
+		"1 other runner) 1010–1031 ms"
 	if got != want {
-		t.Errorf("RunnerNote =\n%q\nwant\n%q", got, want)
+		t.Errorf("runnerNote =\n%q\nwant\n%q", got, want)
 	}
 	for _, tc := range []struct {
 		name, runner string
@@ -136,7 +140,7 @@ func TestRunnerNote(t *testing.T) {
 		{"a new runner", "b200-di01-4567", 1740, "new runner b200-di01-4567: 0 runs of this case in the base branch's history, 5 needed to compare it with its pool"},
 		{"no runner", "", 1740, ""},
 	} {
-		if got := RunnerNote(runs, s, tc.runner, "a", checks.PerfE2E, tc.value, 10); got != tc.want {
+		if got := runnerNote(runs, s, tc.runner, "a", checks.PerfE2E, tc.value, 10); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -145,11 +149,11 @@ func TestRunnerNote(t *testing.T) {
 func TestRunnerOfCase(t *testing.T) {
 	lane := &checks.Result{Planned: [][]string{{"a", "b"}, {"c"}}, Machines: []checks.Machine{{Partition: 0, RunnerName: "r0"}, {Partition: 1, RunnerName: "r1"}}}
 	for id, want := range map[string]string{"a": "r0", "c": "r1", "x": ""} {
-		if got := RunnerOfCase(lane, id); got != want {
-			t.Errorf("RunnerOfCase(%s) = %q, want %q", id, got, want)
+		if got := runnerOfCase(lane, id); got != want {
+			t.Errorf("runnerOfCase(%s) = %q, want %q", id, got, want)
 		}
 	}
-	if got := RunnerOfCase(&checks.Result{Machines: []checks.Machine{{RunnerName: "only"}}}, "a"); got != "only" {
+	if got := runnerOfCase(&checks.Result{Machines: []checks.Machine{{RunnerName: "only"}}}, "a"); got != "only" {
 		t.Errorf("one partition, no plan: %q", got)
 	}
 }

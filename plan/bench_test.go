@@ -16,7 +16,8 @@ import (
 func bigSuite(tb testing.TB, n int) *suite.Suite {
 	tb.Helper()
 	var b strings.Builder
-	b.WriteString("servers:\n  ref: {builtin: {step_ms: 1, load_ms: 10}, start_estimate: 30s}\n  warm: {builtin: {step_ms: 1}, reuse: true, start_estimate: 60s}\ncases:\n")
+	b.WriteString("servers:\n  ref: {builtin: {step_ms: 1, load_ms: 10}, start_estimate: 30s}\n  warm: {builtin: {step_ms: 1}, reuse: true, start_estimate: " +
+		"60s}\ncases:\n")
 	for i := range n {
 		srv := "ref"
 		if i%3 == 0 {

@@ -9,8 +9,10 @@ import (
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
-// CheckRunsNotice says what a refused check run needs.
-const CheckRunsNotice = `diffusion-check could not create its check runs: the token may not write them. Give the report job "permissions: checks: write" to see a check run per lane on the Checks tab, with annotations on the suite's case lines; the comment and the commit statuses are set either way. See docs/github-actions.md.`
+// checkRunsNotice says what a refused check run needs.
+const checkRunsNotice = `diffusion-check could not create its check runs: the token may not write them. Give the report job "permissions: checks: write" to ` +
+	`see a check run per lane on the Checks tab, with annotations on the suite's case lines; the comment and the commit statuses are set either way. See ` +
+	`docs/github-actions.md.`
 
 // checkRuns creates a check run per lane. A refusal (403: no checks: write) is told once as
 // a notice, a fork's read-only token on the log (its own notice comes later); neither is an
@@ -30,7 +32,7 @@ func (p *publisher) checkRuns(ctx context.Context, rep *report.Report) error {
 		}
 		if errors.Is(err, gh.ErrForbidden) {
 			fmt.Fprintf(p.opts.Log, "check runs: %v\n", err)
-			p.opts.Run.Notice(CheckRunsNotice)
+			p.opts.Run.Notice(checkRunsNotice)
 			return nil
 		}
 		if err != nil {

@@ -19,11 +19,17 @@ import (
 type hook struct {
 	base   http.RoundTripper
 	before func(*http.Request)
+	// after, when set, runs once the answer has come: the fake has handled the request.
+	after func(*http.Request)
 }
 
 func (h hook) RoundTrip(r *http.Request) (*http.Response, error) {
 	h.before(r)
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if h.after != nil {
+		h.after(r)
+	}
+	return resp, err
 }
 
 // laneReport is the report job of one lane: lane base fails, any other passes.
@@ -84,12 +90,15 @@ func TestConcurrentPublishesConvergeWhenInterleaved(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
 	baseRead, extraDone := make(chan struct{}), make(chan struct{})
 	var once, wrote sync.Once
+	// baseRead closes once the fake has answered base's read of the statuses (not when it is
+	// sent: extra's status could then land before the fake reads them).
 	gate := hook{base: http.DefaultTransport, before: func(r *http.Request) {
-		switch {
-		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/status"):
-			once.Do(func() { close(baseRead) })
-		case (r.Method == http.MethodPost || r.Method == http.MethodPatch) && strings.Contains(r.URL.Path, "/comments"):
+		if (r.Method == http.MethodPost || r.Method == http.MethodPatch) && strings.Contains(r.URL.Path, "/comments") {
 			wrote.Do(func() { <-extraDone })
+		}
+	}, after: func(r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/status") {
+			once.Do(func() { close(baseRead) })
 		}
 	}}
 	var wg sync.WaitGroup

@@ -53,6 +53,6 @@
 // A fork's pull_request workflow gets a token that can read but not write. When every
 // failure is that refusal (gh.ErrReadOnly), publishing has not failed the report: Publish
 // puts the report in the job summary (unless Options.Summarized says it is there already),
-// tells ReadOnlyNotice (the workflow_run pattern that publishes for forks), and returns no
+// tells readOnlyNotice (the workflow_run pattern that publishes for forks), and returns no
 // error, with Outputs.ReadOnly set. Any other refusal is an error for the caller to exit on.
 package publish

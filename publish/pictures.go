@@ -121,7 +121,8 @@ func (p *publisher) pushPictures(ctx context.Context, inputs []checks.Input) map
 		return nil
 	}
 	if t.FromFork() {
-		p.opts.Run.Notice(fmt.Sprintf("diffusion-check did not upload %d failure pictures: the pull request comes from the fork %s, whose pictures are its own code's output; the comment links to the run's artifacts instead.", len(found), t.HeadRepo))
+		p.opts.Run.Notice(fmt.Sprintf("diffusion-check did not upload %d failure pictures: the pull request comes from the fork %s, whose pictures are its own "+
+			"code's output; the comment links to the run's artifacts instead.", len(found), t.HeadRepo))
 		return nil
 	}
 	var files []gh.Asset
@@ -159,7 +160,8 @@ func (p *publisher) pushPictures(ctx context.Context, inputs []checks.Input) map
 		if errors.Is(err, gh.ErrForbidden) || errors.Is(err, gh.ErrReadOnly) {
 			why = `the token may not write the branch: give the report job "permissions: contents: write"`
 		}
-		p.opts.Run.Notice(fmt.Sprintf("diffusion-check did not upload %d failure pictures to the branch %s (%s); the comment links to the run's artifacts instead. See docs/github-actions.md.", len(files), branch, why))
+		p.opts.Run.Notice(fmt.Sprintf("diffusion-check did not upload %d failure pictures to the branch %s (%s); the comment links to the run's artifacts "+
+			"instead. See docs/github-actions.md.", len(files), branch, why))
 		return nil
 	}
 	urls := map[report.PictureKey]string{}

@@ -13,9 +13,12 @@ import (
 	"github.com/diffusion-check/diffusion-check/report"
 )
 
-// ReadOnlyNotice explains what to do when the token cannot write: the pattern that lets a
+// readOnlyNotice explains what to do when the token cannot write: the pattern that lets a
 // fork's pull request get its comment and statuses.
-const ReadOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs "diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
+const readOnlyNotice = `diffusion-check could not write the PR comment or commit statuses: the token is read-only (a pull request from a fork gets one). ` +
+	`The report is in the job summary and the annotations. To publish for forks, use the workflow_run pattern: the pull_request workflow uploads its results ` +
+	`folders as artifacts; a second workflow on "workflow_run: completed" (which runs in the base repository with a write token) downloads them and runs ` +
+	`"diffusion-check report --publish results*/"; the pull request and commit come from the workflow_run payload, never from an artifact. See docs/security.md.`
 
 // Run is the workflow run publishing tells what the API did not take: a notice in its log
 // (what did not fail the report but needs a reader: a refused check run, pictures not
@@ -59,7 +62,7 @@ type Outputs struct {
 	// CommentURL is the PR comment's address, "" when none was written.
 	CommentURL string
 	// ReadOnly says the token was a fork's read-only one: nothing was written, the report is
-	// in the job summary, and ReadOnlyNotice was told.
+	// in the job summary, and readOnlyNotice was told.
 	ReadOnly bool
 }
 
@@ -106,9 +109,9 @@ func Pending(ctx context.Context, client *gh.Client, lanes []string, opts Option
 	defer cancel()
 	for _, l := range lanes {
 		if err := client.SetStatus(ctx, opts.Event.HeadSHA, ghStatus(report.PendingStatus(l, opts.Env.RunURL()))); err != nil {
-			if ReadOnly(err) {
+			if readOnly(err) {
 				fmt.Fprintln(opts.Log, err)
-				opts.Run.Notice(ReadOnlyNotice)
+				opts.Run.Notice(readOnlyNotice)
 				return Outputs{ReadOnly: true}, nil
 			}
 			return Outputs{}, err
@@ -131,7 +134,7 @@ func (p *publisher) readOnlyFallback(rep *report.Report, out Outputs, err error)
 	if err == nil {
 		return out, nil
 	}
-	if !ReadOnly(err) {
+	if !readOnly(err) {
 		return out, err
 	}
 	fmt.Fprintln(p.opts.Log, err)
@@ -141,18 +144,18 @@ func (p *publisher) readOnlyFallback(rep *report.Report, out Outputs, err error)
 			return out, serr
 		}
 	}
-	p.opts.Run.Notice(ReadOnlyNotice)
+	p.opts.Run.Notice(readOnlyNotice)
 	out.ReadOnly = true
 	return out, nil
 }
 
-// ReadOnly says whether every error in err (an errors.Join of several) is a fork's read-only
+// readOnly says whether every error in err (an errors.Join of several) is a fork's read-only
 // token refusing a write: only then is publishing's failure not a failure of the report.
 // (Each failed write is wrapped with one %w, so a list of errors is always a join.)
-func ReadOnly(err error) bool {
+func readOnly(err error) bool {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
-			if !ReadOnly(e) {
+			if !readOnly(e) {
 				return false
 			}
 		}

@@ -94,7 +94,10 @@ func writes(f *githubfake.Fake) []string {
 
 // TestPublishOrder: the statuses go first (branch protection reads them), the check runs
 // next, and the comment last, after finding the token's account and the previous comment;
-// one status and one check run per lane. (No pictures: the results have none.)
+// one status and one check run per lane. (No pictures: the results have none.) The token is
+// the workflow's GITHUB_TOKEN (the fake's default actor, github-actions[bot]; "ghs_" is an
+// installation token's prefix): GET /user refuses it with 403, so the account comes from
+// GraphQL's viewer, which a GHES API (/api/v3) serves at /api/graphql (gh.Identity).
 func TestPublishOrder(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
 	run, log := &fakeRun{}, &bytes.Buffer{}
@@ -106,7 +109,8 @@ func TestPublishOrder(t *testing.T) {
 	want := []string{
 		"POST /statuses", "POST /statuses",
 		"POST /check-runs", "POST /check-runs",
-		"GET /user", "GET /issues/7/comments", // the previous comment
+		"GET /user", "POST /api/graphql", // the token's account: GET /user refuses an installation token
+		"GET /issues/7/comments",                                                      // the previous comment
 		"GET /commits/" + head + "/status",                                            // the other lanes
 		"GET /issues/7/comments", "POST /issues/7/comments", "GET /issues/7/comments", // the upsert
 		"GET /commits/" + head + "/status", // did another lane change meanwhile?
@@ -164,7 +168,7 @@ func TestPublishReadOnlyFallsBackToTheSummary(t *testing.T) {
 		} else if len(run.summaries) != want || !strings.Contains(run.summaries[0], "diffusion-check") {
 			t.Errorf("%d summaries added, want the report once", len(run.summaries))
 		}
-		if !slices.Contains(run.notices, ReadOnlyNotice) {
+		if !slices.Contains(run.notices, readOnlyNotice) {
 			t.Errorf("notices %q, want the read-only notice", run.notices)
 		}
 	}
@@ -175,11 +179,12 @@ func TestPublishReadOnlyFallsBackToTheSummary(t *testing.T) {
 // comment are still tried.
 func TestPublishRefusalIsAnError(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
-	f.Inject(githubfake.Fault{Method: http.MethodPost, Path: "/repos/octo/diffusion/statuses/", Code: http.StatusForbidden, Message: "Resource not accessible by integration"})
+	f.Inject(githubfake.Fault{Method: http.MethodPost, Path: "/repos/octo/diffusion/statuses/", Code: http.StatusForbidden,
+		Message: "Resource not accessible by integration"})
 	run := &fakeRun{}
 	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, &bytes.Buffer{}))
-	if err == nil || ReadOnly(err) || !errors.Is(err, gh.ErrForbidden) {
+	if err == nil || readOnly(err) || !errors.Is(err, gh.ErrForbidden) {
 		t.Fatalf("err = %v, want the refused status", err)
 	}
 	if out.CommentURL == "" || len(f.CheckRuns()) != 1 {

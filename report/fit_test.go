@@ -59,7 +59,8 @@ func TestCommentAndCheckRunAlwaysFit(t *testing.T) {
 	}
 	errLane := lane("base", longIDCases("e", 3, 1)...)
 	for i := range 3000 {
-		errLane.Errors = append(errLane.Errors, fmt.Sprintf("partition %d/3000 of plan 0123456789abcdef never reported: its cases %s did not run", i, strings.Repeat("z", 100)))
+		errLane.Errors = append(errLane.Errors,
+			fmt.Sprintf("partition %d/3000 of plan 0123456789abcdef never reported: its cases %s did not run", i, strings.Repeat("z", 100)))
 	}
 	for _, tc := range []struct {
 		name string
@@ -148,7 +149,8 @@ func TestOneNoisyCaseLeavesTheOthersDetails(t *testing.T) {
 		t.Fatalf("comment of %d characters", n)
 	}
 	wellFormed(t, c)
-	if !strings.Contains(c, "_52 more failing requests of this case not shown here, with their details. The full report is in the [job summary](https://github.com/o/r/actions/runs/99)._") {
+	if !strings.Contains(c, "_52 more failing requests of this case not shown here, with their details. The full report is in the [job "+
+		"summary](https://github.com/o/r/actions/runs/99)._") {
 		t.Errorf("the noisy case does not count what it leaves out:\n%s", c)
 	}
 	for k := range 5 {

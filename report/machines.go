@@ -53,7 +53,8 @@ func machines(b *strings.Builder, lanes []checks.Result) {
 		if m.Driver != "" || m.CUDA != "" {
 			versions = unknown(escape(m.Driver)) + " / " + unknown(escape(m.CUDA))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", escape(r.lane), strconv.Itoa(m.Partition), unknown(runner), unknown(escape(m.Hostname)), unknown(gpu), unknown(versions), unknown(escape(m.CPU)))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", escape(r.lane), strconv.Itoa(m.Partition), unknown(runner), unknown(escape(m.Hostname)),
+			unknown(gpu), unknown(versions), unknown(escape(m.CPU)))
 	}
 	b.WriteString("\n</details>\n")
 }

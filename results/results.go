@@ -315,9 +315,9 @@ func (r *Writer) LoadArtifactDir(caseID string) (string, error) {
 // LoadFolder is the folder of a case's server-start artifacts, beside its request-<i>/.
 const LoadFolder = "load"
 
-// MemoryDir is the folder of the memory timelines of a run's server starts, inside
+// memoryDir is the folder of the memory timelines of a run's server starts, inside
 // DIR/artifacts/ (one <server start>.json each).
-const MemoryDir = "memory"
+const memoryDir = "memory"
 
 // TimelinePath creates DIR/artifacts/memory/ and returns the path of the memory timeline of
 // the server start named start (its folder under servers/, e.g. "01-sglang").
@@ -325,7 +325,7 @@ func (r *Writer) TimelinePath(start string) (string, error) {
 	if !plainName(start) {
 		return "", fmt.Errorf("memory timeline: server start %q is not a plain file name", start)
 	}
-	d := filepath.Join(r.dir, ArtifactsDir, MemoryDir)
+	d := filepath.Join(r.dir, ArtifactsDir, memoryDir)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return "", fmt.Errorf("memory timeline of %s: %w", start, err)
 	}

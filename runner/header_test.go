@@ -19,7 +19,8 @@ import (
 // data at all, so any decode would fail differently. A PNG of the right size passes on to the
 // decode.
 func TestHeaderShapeFailsAHugeImageUndecoded(t *testing.T) {
-	s, err := suite.Parse(filepath.Join(t.TempDir(), "suite.yaml"), []byte("servers:\n  ref: {builtin: {}}\ncases:\n  - {id: a, server: ref, modality: image, request: {size: 64x64}}\n"))
+	s, err := suite.Parse(filepath.Join(t.TempDir(), "suite.yaml"),
+		[]byte("servers:\n  ref: {builtin: {}}\ncases:\n  - {id: a, server: ref, modality: image, request: {size: 64x64}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

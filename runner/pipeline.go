@@ -10,9 +10,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
-// DefaultValidateAhead is how many of a case's requests may wait for their validation
+// defaultValidateAhead is how many of a case's requests may wait for their validation
 // beside the requests in flight when Options.ValidateAhead is zero.
-const DefaultValidateAhead = 2
+const defaultValidateAhead = 2
 
 // requests is the request path of a case. Each request goes through two phases, and this is
 // the one place where the first hands over to the second:
@@ -63,7 +63,8 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 	idle, longest := idleBetween(p.flights)
 	cr.IdleMs = ms(idle)
 	if c.Repeat > 1 {
-		r.logf("%s: the GPU waited %s for the harness between the case's requests (longest gap %s)", c.ID, idle.Round(time.Millisecond), longest.Round(time.Millisecond))
+		r.logf("%s: the GPU waited %s for the harness between the case's requests (longest gap %s)", c.ID, idle.Round(time.Millisecond),
+			longest.Round(time.Millisecond))
 	}
 	return p.out
 }
@@ -110,7 +111,7 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *c
 func (r *run) validateAhead() int {
 	switch n := r.opts.ValidateAhead; {
 	case n == 0:
-		return DefaultValidateAhead
+		return defaultValidateAhead
 	case n < 0:
 		return 0
 	default:

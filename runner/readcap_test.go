@@ -43,7 +43,8 @@ func TestReadCappedHoldsToTheCap(t *testing.T) {
 			}
 		}
 	}
-	if _, err := readCapped(&limitedBody{r: io.MultiReader(bytes.NewReader(make([]byte, limit)), bytes.NewReader([]byte("!"))), left: limit}, -1); !errors.Is(err, errTooLarge) {
+	over := &limitedBody{r: io.MultiReader(bytes.NewReader(make([]byte, limit)), bytes.NewReader([]byte("!"))), left: limit}
+	if _, err := readCapped(over, -1); !errors.Is(err, errTooLarge) {
 		t.Errorf("one byte past the cap: %v", err)
 	}
 }

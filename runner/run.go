@@ -74,7 +74,7 @@ type Options struct {
 	CLIPScorer *clip.Scorer
 	// ValidateAhead is how many of a case's requests may wait for their validation beside
 	// the requests in flight before the next send waits (pipeline.go); 0 means
-	// DefaultValidateAhead, negative none: each request is validated before the next is sent,
+	// defaultValidateAhead, negative none: each request is validated before the next is sent,
 	// as SGLang's harness does.
 	ValidateAhead int
 	// ValidationThreads bounds the threads of a request's validation (compare.WithThreads);

@@ -18,8 +18,8 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
 )
 
-// TimelineSchema tags a server start's memory timeline, artifacts/memory/<start>.json.
-const TimelineSchema = "diffusion-check/memory-timeline/v1"
+// timelineSchema tags a server start's memory timeline, artifacts/memory/<start>.json.
+const timelineSchema = "diffusion-check/memory-timeline/v1"
 
 // maxMarks bounds the windows a timeline keeps (a reused server may serve many requests).
 const maxMarks = 4096
@@ -127,7 +127,7 @@ func (r *run) writeTimeline(srv *server) {
 // Written by hand: 8,192 points as objects would double the file.
 func encodeTimeline(start string, tl memory.Timeline, marks []memoryMark, dropped int) []byte {
 	b := fmt.Appendf(nil, "{\"schema\":%s,\"server_start\":%s,\"started_at\":%s,\"interval_ms\":%s,\"bucket_ms\":%s,\"samples\":%d,\"sources\":%s,\n\"windows\":[",
-		jsonText(TimelineSchema), jsonText(start), jsonText(tl.Start.UTC().Format(time.RFC3339Nano)), msText(tl.Interval), msText(tl.Width), tl.Samples,
+		jsonText(timelineSchema), jsonText(start), jsonText(tl.Start.UTC().Format(time.RFC3339Nano)), msText(tl.Interval), msText(tl.Width), tl.Samples,
 		jsonText(timelineSources[:]))
 	for i, k := range marks {
 		if i > 0 {

@@ -69,7 +69,8 @@ func TestMemoryChart(t *testing.T) {
 	start := time.Unix(1000, 0)
 	tl := memory.Timeline{Start: start, Interval: time.Millisecond}
 	add := func(ms int, proc float32) {
-		tl.Add(time.Duration(ms)*time.Millisecond, memory.TimelinePoint{MiB: [memory.TimelineSources]float32{0, proc, 0}, Has: [memory.TimelineSources]bool{false, true, false}})
+		tl.Add(time.Duration(ms)*time.Millisecond,
+			memory.TimelinePoint{MiB: [memory.TimelineSources]float32{0, proc, 0}, Has: [memory.TimelineSources]bool{false, true, false}})
 	}
 	add(0, 1000)
 	add(50, 9000) // a spike in the load, outside the failing window
@@ -82,7 +83,8 @@ func TestMemoryChart(t *testing.T) {
 		{caseID: "c", index: 1, start: at(90), end: at(100), reported: map[string]float64{checks.SourceServerReserved: 3000}},
 		{caseID: "c", index: 2, start: at(110), end: at(130)},
 	}
-	ck := checks.Check{Name: checks.MemoryRuntimePeak, Status: checks.Fail, Source: checks.SourceNVMLProcess, Value: checks.Float(6000), Limit: checks.Float(5000), Cause: "memory grows"}
+	ck := checks.Check{Name: checks.MemoryRuntimePeak, Status: checks.Fail, Source: checks.SourceNVMLProcess, Value: checks.Float(6000),
+		Limit: checks.Float(5000), Cause: "memory grows"}
 	m := memoryChart("c", failedMemory{check: ck, index: 2, of: 2}, tl, marks, 2)
 	if m.Title != "c request 2/2: memory.runtime_peak (nvml_process) 6000 MiB, limit 5000 MiB" || m.Limit != 5000 {
 		t.Errorf("title %q, limit %g", m.Title, m.Limit)

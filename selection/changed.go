@@ -20,9 +20,9 @@ import (
 // git (GitChanged). The pull request's files come from GitHub's API, read in cmd through
 // internal/gh.
 
-// MaxChangedBytes bounds a changed-files list: far above any real change (GitHub lists at
+// maxChangedBytes bounds a changed-files list: far above any real change (GitHub lists at
 // most 3,000 files), so that a runaway input fails instead of filling the memory.
-const MaxChangedBytes = 16 << 20
+const maxChangedBytes = 16 << 20
 
 // gitTimeout bounds one git command: they read the local repository only.
 const gitTimeout = time.Minute
@@ -40,24 +40,24 @@ func ReadChanged(name string, stdin io.Reader) ([]string, error) {
 		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxChangedBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, maxChangedBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	if len(data) > MaxChangedBytes {
-		return nil, fmt.Errorf("%s: more than %d MiB; want one path a line", name, MaxChangedBytes>>20)
+	if len(data) > maxChangedBytes {
+		return nil, fmt.Errorf("%s: more than %d MiB; want one path a line", name, maxChangedBytes>>20)
 	}
-	return ParseChanged(name, data)
+	return parseChanged(name, data)
 }
 
-// ParseChanged parses the lines of a changed-files list; name names it in messages. Every
+// parseChanged parses the lines of a changed-files list; name names it in messages. Every
 // bad line is named, each as name:line.
-func ParseChanged(name string, data []byte) ([]string, error) {
+func parseChanged(name string, data []byte) ([]string, error) {
 	var out []string
 	var errs []error
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, MaxChangedBytes)
+	sc.Buffer(nil, maxChangedBytes)
 	for line := 1; sc.Scan(); line++ {
 		p := strings.TrimSuffix(sc.Text(), "\r")
 		switch {

@@ -27,7 +27,7 @@ func TestParseChanged(t *testing.T) {
 		{"a tab is a control character", "a\tb\n", nil, []string{"list:1: control character U+0009"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseChanged("list", []byte(tc.data))
+			got, err := parseChanged("list", []byte(tc.data))
 			if len(tc.err) == 0 {
 				if err != nil {
 					t.Fatal(err)
@@ -53,7 +53,7 @@ func TestParseChanged(t *testing.T) {
 }
 
 func TestReadChangedTooLong(t *testing.T) {
-	big := strings.NewReader(strings.Repeat("a/b.py\n", MaxChangedBytes/7+1))
+	big := strings.NewReader(strings.Repeat("a/b.py\n", maxChangedBytes/7+1))
 	if _, err := ReadChanged("-", big); err == nil || !strings.Contains(err.Error(), "more than 16 MiB") {
 		t.Fatalf("err = %v, want the size limit", err)
 	}

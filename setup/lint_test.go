@@ -64,7 +64,8 @@ func TestActionLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var use strings.Builder
-	use.WriteString("on: push\npermissions: {contents: read}\njobs:\n  gpu:\n    runs-on: ubuntu-latest\n    steps:\n      - id: setup\n        uses: ./setup\n        with:\n")
+	use.WriteString("on: push\npermissions: {contents: read}\njobs:\n  gpu:\n    runs-on: ubuntu-latest\n    steps:\n      - id: setup\n        uses: " +
+		"./setup\n        with:\n")
 	for _, n := range names {
 		fmt.Fprintf(&use, "          %s: %q\n", n, a.Inputs[n].Default)
 	}

@@ -213,8 +213,10 @@ func TestInstall(t *testing.T) {
 		name, version, want string
 		extra               []string
 	}{
-		{"checksum mismatch", "v1.2.4", "checksum mismatch for " + asset("v1.2.4") + " of v1.2.4: SHA-256 " + sum + ", checksums.txt says " + fmt.Sprintf("%064x", 7), nil},
-		{"missing asset", "v1.2.3", "release v1.2.3 has no asset diffusion-check_1.2.3_linux_" + other + ".tar.gz", []string{"RUNNER_ARCH=" + map[string]string{"arm64": "ARM64", "amd64": "X64"}[other]}},
+		{"checksum mismatch", "v1.2.4", "checksum mismatch for " + asset("v1.2.4") + " of v1.2.4: SHA-256 " + sum + ", checksums.txt says " +
+			fmt.Sprintf("%064x", 7), nil},
+		{"missing asset", "v1.2.3", "release v1.2.3 has no asset diffusion-check_1.2.3_linux_" + other + ".tar.gz",
+			[]string{"RUNNER_ARCH=" + map[string]string{"arm64": "ARM64", "amd64": "X64"}[other]}},
 		{"not in checksums", "v1.2.5", "release v1.2.5: checksums.txt lists no " + asset("v1.2.5") + "; refusing an unverified binary", nil},
 		{"no such release", "v9.9.9", "release v9.9.9: could not download checksums.txt", nil},
 		{"not a version", "v1", "version 'v1': want a release tag vX.Y.Z", nil},
@@ -239,7 +241,8 @@ func TestInstall(t *testing.T) {
 	// An ffmpeg older than 4.1 first on PATH: doctor refuses it and the step says what to install.
 	old := t.TempDir()
 	for _, p := range []string{"ffmpeg", "ffprobe"} {
-		script := "#!/bin/sh\ncase \"$*\" in *-version*) printf '%b' '" + p + " version 3.4.11 Copyright\\nlibavutil      55. 78.100 / 55. 78.100\\n';; *) exit 1;; esac\n"
+		script := "#!/bin/sh\ncase \"$*\" in *-version*) printf '%b' '" + p +
+			" version 3.4.11 Copyright\\nlibavutil      55. 78.100 / 55. 78.100\\n';; *) exit 1;; esac\n"
 		if err := os.WriteFile(filepath.Join(old, p), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -130,7 +130,7 @@ func keyTable() map[string][]key {
 			{name: "load_ms", kind: numberValue, least: zero, doc: "simulated model load time; default 50"},
 			{name: "warmup_ms", kind: numberValue, least: zero, doc: "server warm-up after the port is live, while /health answers 503; default one warm-up step"},
 			{name: "model", kind: scalarValue, doc: "model id it reports; default diffusion-check/reference"},
-			{name: "task_type", kind: scalarValue, enum: BuiltinTaskTypes(), doc: "task type /v1/models reports (SGLang's ModelTaskType name); T2V and T2I refuse an input_reference; default T2I, every input taken"},
+			{name: "task_type", kind: scalarValue, enum: builtinTaskTypes(), doc: "task type /v1/models reports (SGLang's ModelTaskType name); T2V and T2I refuse an input_reference; default T2I, every input taken"},
 			{name: "perf_lag", kind: durationValue, doc: "delay before the performance.log record is written"},
 			{name: "timing", kind: scalarValue, enum: BuiltinTimings(), doc: "where the perf record's durations come from: measured (default) or computed (the same under any load)"},
 		},

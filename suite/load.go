@@ -284,8 +284,8 @@ func (d *decoder) builtin(server *object) *Builtin {
 		d.Addf(o.lineOf("warmup_ms"), strictdecode.Join(field, "warmup_ms"), "must not be negative, got %v", b.WarmupMs)
 	}
 	o.str("model", &b.Model)
-	if o.str("task_type", &b.TaskType) && !slices.Contains(BuiltinTaskTypes(), b.TaskType) {
-		d.Addf(o.lineOf("task_type"), strictdecode.Join(field, "task_type"), "want one of %s, got %q", strings.Join(BuiltinTaskTypes(), ", "), b.TaskType)
+	if o.str("task_type", &b.TaskType) && !slices.Contains(builtinTaskTypes(), b.TaskType) {
+		d.Addf(o.lineOf("task_type"), strictdecode.Join(field, "task_type"), "want one of %s, got %q", strings.Join(builtinTaskTypes(), ", "), b.TaskType)
 	}
 	o.duration("perf_lag", &b.Lag, 0)
 	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {

@@ -125,9 +125,9 @@ type Builtin struct {
 // `serve --timing` (refserver.Timings, which a test of cmd compares with this list).
 func BuiltinTimings() []string { return []string{"measured", "computed"} }
 
-// BuiltinTaskTypes lists the task types a builtin server may report: SGLang's ModelTaskType
+// builtinTaskTypes lists the task types a builtin server may report: SGLang's ModelTaskType
 // names (configs/pipeline_configs/base.py, pandalee99/sglang @ cce0a1244).
-func BuiltinTaskTypes() []string {
+func builtinTaskTypes() []string {
 	return []string{"T2I", "I2I", "TI2I", "T2V", "I2V", "TI2V", "I2M", "VLA_ACTION"}
 }
 

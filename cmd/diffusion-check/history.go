@@ -186,7 +186,8 @@ type historyTightenOptions struct {
 func historyTighten(ctx context.Context, e env, args []string) (int, error) {
 	o := historyTightenOptions{rule: history.DefaultRule}
 	fs := newFlags("history tighten", e)
-	o.register(fs, "the perf baseline `FILE` to tighten", "where to write the tightened baseline `FILE` (may be --baseline itself); written only when something changes")
+	o.register(fs, "the perf baseline `FILE` to tighten",
+		"where to write the tightened baseline `FILE` (may be --baseline itself); written only when something changes")
 	fs.IntVar(&o.rule.Runs, "runs", o.rule.Runs, "`N`: the last N default-branch runs must all be well under the baseline")
 	fs.Float64Var(&o.rule.Sigmas, "sigmas", o.rule.Sigmas, "`K`: the worst of N must be K robust standard deviations (1.4826 × MAD of the N) under the baseline")
 	fs.BoolVar(&o.rule.AllowLoosen, "allow-loosen", false, "also raise a value whose last N runs were all above it")
@@ -291,13 +292,14 @@ func historyPools(ctx context.Context, e env, args []string) (int, error) {
 	fs := newFlags("history pools", e)
 	o.register(fs, "the perf baseline `FILE` whose shared expected_e2e_ms the pools are compared with (it is not changed)",
 		"write the proposed runner_overrides entries, as JSON in the baseline file's shape, to `FILE`; written only when there are some")
-	fs.Func("prefix", "a pool's runner-name `PREFIX` (repeatable; a runner belongs to the longest it begins with, else to a pool of its own name)", func(v string) error {
-		if strings.TrimSpace(v) == "" {
-			return errors.New("empty prefix")
-		}
-		o.rule.Prefixes = append(o.rule.Prefixes, v)
-		return nil
-	})
+	fs.Func("prefix", "a pool's runner-name `PREFIX` (repeatable; a runner belongs to the longest it begins with, else to a pool of its own name)",
+		func(v string) error {
+			if strings.TrimSpace(v) == "" {
+				return errors.New("empty prefix")
+			}
+			o.rule.Prefixes = append(o.rule.Prefixes, v)
+			return nil
+		})
 	fs.IntVar(&o.rule.MinRuns, "min-runs", o.rule.MinRuns, "`N`: a pool with fewer default-branch runs is too new to calibrate")
 	fs.Float64Var(&o.rule.Alpha, "alpha", o.rule.Alpha, "`P`: the one-sided Mann-Whitney p-value under which a pool is slower than the rest")
 	fs.Float64Var(&o.rule.MinRatio, "min-ratio", o.rule.MinRatio, "`R`: the smallest slowdown (pool median / rest median) worth an override")

@@ -131,21 +131,27 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	return checks.ExitCode(res.Status), nil
 }
 
+// checkFlags is the usage error of the first flag of run that is missing or out of range.
+func (o *runOptions) checkFlags() error {
+	switch {
+	case o.suitePath == "":
+		return usagef("--suite is required")
+	case o.memInterval <= 0:
+		return usagef("--memory-interval %s: must be > 0", o.memInterval)
+	case o.heartbeat <= 0:
+		return usagef("--heartbeat %s: must be > 0", o.heartbeat)
+	case o.threads < 0:
+		return usagef("--validation-threads %d: must be ≥ 0 (0: the suite's validation_threads, else half the cores)", o.threads)
+	}
+	return nil
+}
+
 // runnerOptions checks the flags and turns them into the runner's options; the returned
 // function releases the memory sampler.
 func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, func(), error) {
 	none := func() {}
-	if o.suitePath == "" {
-		return runner.Options{}, none, usagef("--suite is required")
-	}
-	if o.memInterval <= 0 {
-		return runner.Options{}, none, usagef("--memory-interval %s: must be > 0", o.memInterval)
-	}
-	if o.heartbeat <= 0 {
-		return runner.Options{}, none, usagef("--heartbeat %s: must be > 0", o.heartbeat)
-	}
-	if o.threads < 0 {
-		return runner.Options{}, none, usagef("--validation-threads %d: must be ≥ 0 (0: the suite's validation_threads, else half the cores)", o.threads)
+	if err := o.checkFlags(); err != nil {
+		return runner.Options{}, none, err
 	}
 	overrides, err := baselines.ParseOverrides(e.getenv)
 	if err != nil {

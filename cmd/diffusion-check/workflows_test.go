@@ -138,7 +138,8 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 	usesLine := regexp.MustCompile(`^\s*(?:- )?uses: `)
 	pinned := regexp.MustCompile(`^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
 	for i, line := range strings.Split(string(raw), "\n") {
-		if !usesLine.MatchString(line) || strings.Contains(line, "uses: diffusion-check/diffusion-check@") || strings.Contains(line, "uses: diffusion-check/diffusion-check/setup@") {
+		if !usesLine.MatchString(line) || strings.Contains(line, "uses: diffusion-check/diffusion-check@") ||
+			strings.Contains(line, "uses: diffusion-check/diffusion-check/setup@") {
 			continue
 		}
 		if !pinned.MatchString(line) {
@@ -301,7 +302,8 @@ func TestExampleGPUJobsShape(t *testing.T) {
 				t.Errorf("%s: job %s: steps %s, want checkout → install → setup → run", name, jobName, got)
 			}
 			if job.Env["HF_TOKEN"] != "${{ secrets.HF_TOKEN }}" || job.Env["HF_HOME"] == "" {
-				t.Errorf("%s: job %s: env HF_TOKEN %q (want ${{ secrets.HF_TOKEN }}) and HF_HOME %q (want the host's cache)", name, jobName, job.Env["HF_TOKEN"], job.Env["HF_HOME"])
+				t.Errorf("%s: job %s: env HF_TOKEN %q (want ${{ secrets.HF_TOKEN }}) and HF_HOME %q (want the host's cache)", name, jobName, job.Env["HF_TOKEN"],
+					job.Env["HF_HOME"])
 			}
 		}
 	}
@@ -434,7 +436,8 @@ func TestActionMetadata(t *testing.T) {
 		t.Errorf("action.yml: branding color %q, want one of %v", meta.Branding.Color, colors)
 	}
 	// The Feather icons GitHub's branding does not take.
-	excluded := []string{"coffee", "columns", "divide-circle", "divide-square", "divide", "frown", "hexagon", "key", "meh", "mouse-pointer", "smile", "tool", "x-octagon"}
+	excluded := []string{"coffee", "columns", "divide-circle", "divide-square", "divide", "frown", "hexagon", "key", "meh", "mouse-pointer", "smile", "tool",
+		"x-octagon"}
 	if meta.Branding.Icon == "" || slices.Contains(excluded, meta.Branding.Icon) {
 		t.Errorf("action.yml: branding icon %q: want a Feather icon GitHub takes", meta.Branding.Icon)
 	}

@@ -31,7 +31,7 @@ import (
 // everything else is left alone. The rule, span by span (after dropping a leading `./`, a
 // trailing `()` and a trailing `/...`):
 //
-//   - A path: a span with a `/` whose first element is a top-level file or folder of this
+//   - A path: a span with a `/` whose first element is a top-level folder of this
 //     repository (`runner/request.go`, `internal/gh`, `docs/schemas/`), or a module import
 //     path, must exist. SGLang's paths (`openai/protocol.py`, `python/sglang/…`) start with
 //     folders we do not have.
@@ -64,7 +64,7 @@ import (
 type code struct {
 	module string
 	// files and dirs are the tree's paths relative to the root, slash-separated; top holds
-	// the first element of each.
+	// the top-level folders, the first elements a path of ours can have.
 	files, dirs, top map[string]bool
 	// pkgs maps a package name to the top-level names declared in packages of that name
 	// (there may be several: every main package is "main").
@@ -103,7 +103,11 @@ func loadCode(fsys fs.FS, module string) (*code, error) {
 			}
 			return nil // a worktree's .git is a file
 		}
-		c.top[strings.SplitN(p, "/", 2)[0]] = true
+		if d.IsDir() && !strings.Contains(p, "/") {
+			// Only a folder can begin a path: a top-level file (a binary `go build` left,
+			// named diffusion-check) does not make `diffusion-check/results/v1` one of ours.
+			c.top[p] = true
+		}
 		if d.IsDir() {
 			c.dirs[p] = true
 			return nil

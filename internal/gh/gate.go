@@ -51,9 +51,11 @@ func (g *Client) CheckGate(ctx context.Context, name string) (Gate, error) {
 	fix := fmt.Sprintf("create it with Required reviewers (Settings → Environments → %s)", name)
 	switch {
 	case notFound(err):
-		return gate, fmt.Errorf("%w: environment %q does not exist in %s/%s, and GitHub creates a missing environment on first use with no reviewers: a fork's pull request would reach the self-hosted runners unapproved; %s", ErrGateOpen, name, g.Owner, g.Repo, fix)
+		return gate, fmt.Errorf("%w: environment %q does not exist in %s/%s, and GitHub creates a missing environment on first use with no reviewers: a fork's "+
+			"pull request would reach the self-hosted runners unapproved; %s", ErrGateOpen, name, g.Owner, g.Repo, fix)
 	case status(err) == http.StatusUnauthorized || status(err) == http.StatusForbidden:
-		return gate, fmt.Errorf("read environment %q of %s/%s: GitHub refused the token (%d): give the job \"permissions: actions: read\"; the gate is not proven, so it fails closed: %w", name, g.Owner, g.Repo, status(err), err)
+		return gate, fmt.Errorf("read environment %q of %s/%s: GitHub refused the token (%d): give the job \"permissions: actions: read\"; the gate is not "+
+			"proven, so it fails closed: %w", name, g.Owner, g.Repo, status(err), err)
 	case err != nil:
 		return gate, fmt.Errorf("read environment %q of %s/%s: %w; the gate is not proven, so it fails closed", name, g.Owner, g.Repo, err)
 	}
@@ -75,7 +77,8 @@ func (g *Client) CheckGate(ctx context.Context, name string) (Gate, error) {
 		if len(other) > 0 {
 			has = "only " + strings.Join(other, ", ")
 		}
-		return gate, fmt.Errorf("%w: environment %q of %s/%s has no required reviewers (%s): a fork's pull request would reach the self-hosted runners unapproved; add Required reviewers (Settings → Environments → %s)", ErrGateOpen, name, g.Owner, g.Repo, has, name)
+		return gate, fmt.Errorf("%w: environment %q of %s/%s has no required reviewers (%s): a fork's pull request would reach the self-hosted runners "+
+			"unapproved; add Required reviewers (Settings → Environments → %s)", ErrGateOpen, name, g.Owner, g.Repo, has, name)
 	}
 	if env.GetCanAdminsBypass() {
 		gate.Notes = append(gate.Notes, "administrators may bypass the reviewers (Allow administrators to bypass configured protection rules is on)")

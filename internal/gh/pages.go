@@ -29,7 +29,8 @@ func (p *pager) next(page int, resp *github.Response) (int, error) {
 	case n == 0:
 		return 0, nil
 	case p.seen[n]:
-		return 0, fmt.Errorf("list %s: the Link header of page %d names page %d, already read: a pagination loop, stopped after %d pages", p.what, max(page, 1), n, len(p.seen))
+		return 0, fmt.Errorf("list %s: the Link header of page %d names page %d, already read: a pagination loop, stopped after %d pages", p.what, max(page, 1), n,
+			len(p.seen))
 	case len(p.seen) >= maxPages:
 		return 0, fmt.Errorf("list %s: more than %d pages, stopped", p.what, maxPages)
 	}

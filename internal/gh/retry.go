@@ -95,23 +95,12 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				if hasDeadline {
 					rl.Left = min(rl.Left, max(deadline.Sub(now()), 0))
 				}
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-				resp.Body.Close()
-				if cancel != nil {
-					cancel()
-				}
+				discard(resp, cancel)
 				return nil, rl
 			}
 			return withCancel(resp, cancel), nil
 		}
-		if resp != nil {
-			// Drained so that the connection can be reused; the body of a retried answer is dropped.
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-			resp.Body.Close()
-		}
-		if cancel != nil {
-			cancel()
-		}
+		discard(resp, cancel)
 		if t.OnRetry != nil {
 			t.OnRetry(req, status, err, wait)
 		}
@@ -119,6 +108,19 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		waited += wait
+	}
+}
+
+// discard drops an answer that is not handed on (a retried one, or a rate limit given up
+// on): its body is drained so that the connection can be reused, then closed, and the
+// attempt's context (cancel, when not nil) is released. resp may be nil.
+func discard(resp *http.Response, cancel context.CancelFunc) {
+	if resp != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+	}
+	if cancel != nil {
+		cancel()
 	}
 }
 
@@ -192,7 +194,8 @@ func (e *RateLimitError) Error() string {
 	case e.Reset != "":
 		asked = fmt.Sprintf("X-RateLimit-Reset: %s", e.Reset)
 	}
-	return fmt.Sprintf("%s %s: rate limited by GitHub (%d, %s): the next wait (%s) is more than the %s left of the retry budget; gave up after %d attempts (see report --retry-budget)",
+	return fmt.Sprintf("%s %s: rate limited by GitHub (%d, %s): the next wait (%s) is more than the %s left of the retry budget; gave up after %d attempts "+
+		"(see report --retry-budget)",
 		e.Method, e.Path, e.Status, asked, e.Wait.Round(time.Second), e.Left.Round(time.Second), e.Attempts)
 }
 

@@ -57,7 +57,8 @@ func (g *Client) LatestStatuses(ctx context.Context, sha string) ([]Status, erro
 			return out, nil
 		}
 		if pages == maxStatusPages {
-			return nil, fmt.Errorf("read the statuses of %s/%s@%s: still more after %d pages (%d of %d statuses)", g.Owner, g.Repo, shortSHA(sha), pages, len(out), cs.GetTotalCount())
+			return nil, fmt.Errorf("read the statuses of %s/%s@%s: still more after %d pages (%d of %d statuses)", g.Owner, g.Repo, shortSHA(sha), pages, len(out),
+				cs.GetTotalCount())
 		}
 		opts.Page = resp.NextPage
 	}

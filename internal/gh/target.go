@@ -104,7 +104,8 @@ func (g *Client) pullForCommit(ctx context.Context, ev Event) (int, string, erro
 	switch {
 	case notFound(err):
 		// Not an error: the statuses still go on the commit.
-		return 0, fmt.Sprintf("%s cannot be asked for the pull requests of %s (404: deleted, or not visible to this token) and the event names no usable head branch: statuses only, no comment", headRepo, shortSHA(sha)), nil
+		return 0, fmt.Sprintf("%s cannot be asked for the pull requests of %s (404: deleted, or not visible to this token) and the event names no usable head "+
+			"branch: statuses only, no comment", headRepo, shortSHA(sha)), nil
 	case err != nil:
 		return 0, "", fmt.Errorf("find the pull request of %s from %s: %w", shortSHA(sha), headRepo, err)
 	}
@@ -123,7 +124,8 @@ func (g *Client) pullForCommit(ctx context.Context, ev Event) (int, string, erro
 		if len(moved) > 0 {
 			why = " (" + strings.Join(moved, ", ") + ": results of an earlier push)"
 		}
-		return 0, fmt.Sprintf("no open pull request of %s has head %s from %s%s (asked: %s): statuses only, no comment", base, shortSHA(sha), headRepo, why, asked), nil
+		return 0, fmt.Sprintf("no open pull request of %s has head %s from %s%s (asked: %s): statuses only, no comment", base, shortSHA(sha), headRepo, why,
+			asked), nil
 	case 1:
 		return found[0], fmt.Sprintf("pull request #%d found by its head commit %s from %s (asked: %s)", found[0], shortSHA(sha), headRepo, asked), nil
 	}
@@ -131,7 +133,8 @@ func (g *Client) pullForCommit(ctx context.Context, ev Event) (int, string, erro
 	for i, n := range found {
 		nums[i] = fmt.Sprintf("#%d", n)
 	}
-	return 0, fmt.Sprintf("%d open pull requests have head %s from %s (%s): statuses only, no comment, as it cannot be told which one this run is about", len(found), shortSHA(sha), headRepo, strings.Join(nums, ", ")), nil
+	return 0, fmt.Sprintf("%d open pull requests have head %s from %s (%s): statuses only, no comment, as it cannot be told which one this run is about",
+		len(found), shortSHA(sha), headRepo, strings.Join(nums, ", ")), nil
 }
 
 // validBranch says whether s can be a branch name as git allows them (git check-ref-format:

@@ -39,8 +39,10 @@ func TestTargetFromTrustedDataOnly(t *testing.T) {
 			{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
 			hidden: "mallory/diffusion", trusted: forkRun, want: 7, note: "asked: octo/diffusion's open pull requests from mallory:main"},
 		{name: "a branch name git refuses is never asked", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
-			hidden: "mallory/diffusion", trusted: Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "octo:main", WorkflowRun: true},
-			want: 0, note: "mallory/diffusion cannot be asked for the pull requests of 0123456789ab (404: deleted, or not visible to this token) and the event names no usable head branch: statuses only, no comment"},
+			hidden: "mallory/diffusion", trusted: Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "octo:main",
+				WorkflowRun: true},
+			want: 0, note: "mallory/diffusion cannot be asked for the pull requests of 0123456789ab (404: deleted, or not visible to this token) and the event names " +
+				"no usable head branch: statuses only, no comment"},
 		{name: "GitHub failing is an error", pulls: []githubfake.Pull{{Number: 7, HeadSHA: head, HeadRepo: "mallory/diffusion", HeadRef: "main"}},
 			fault: &githubfake.Fault{Path: "/repos/mallory/diffusion/commits/", Code: 502, Times: 1000}, trusted: forkRun,
 			err: "find the pull request of 0123456789ab from mallory/diffusion"},

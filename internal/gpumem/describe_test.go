@@ -37,7 +37,8 @@ func TestDescribe(t *testing.T) {
 		{
 			name: "two GPUs",
 			lib:  withVersions(library(dev("NVIDIA H200", "GPU-0a", nvml.SUCCESS), dev("NVIDIA H200", "GPU-1b", nvml.SUCCESS)), 12080, nvml.SUCCESS),
-			want: checks.Machine{Driver: "570.124.06", CUDA: "12.8", GPUs: []checks.MachineGPU{{Index: 0, Name: "NVIDIA H200", UUID: "GPU-0a"}, {Index: 1, Name: "NVIDIA H200", UUID: "GPU-1b"}}},
+			want: checks.Machine{Driver: "570.124.06", CUDA: "12.8",
+				GPUs: []checks.MachineGPU{{Index: 0, Name: "NVIDIA H200", UUID: "GPU-0a"}, {Index: 1, Name: "NVIDIA H200", UUID: "GPU-1b"}}},
 		},
 		{
 			name: "failed calls are named, the rest kept",
@@ -106,7 +107,8 @@ func TestTimelineHoldsTheSpike(t *testing.T) {
 		}
 		// The process list is queried when the device counter rises, not when it falls: the
 		// per-process line holds the spike until the window's last (full) sample.
-		want := []step{{0, 9 * 1024, 4 * 1024, 4}, {10 * time.Millisecond, 29 * 1024, 24 * 1024, 4}, {12 * time.Millisecond, 9 * 1024, 24 * 1024, 4}, {20 * time.Millisecond, 9 * 1024, 4 * 1024, 4}}
+		want := []step{{0, 9 * 1024, 4 * 1024, 4}, {10 * time.Millisecond, 29 * 1024, 24 * 1024, 4}, {12 * time.Millisecond, 9 * 1024, 24 * 1024, 4},
+			{20 * time.Millisecond, 9 * 1024, 4 * 1024, 4}}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("timeline (-want +got):\n%s", d)
 		}

@@ -239,7 +239,8 @@ func versionOf(program, path string, out []byte) (Version, error) {
 	}
 	v.Path = path
 	if !v.supported() {
-		return Version{}, &UnsupportedError{Program: program, Found: v.String(), Problem: "older than the minimum, FFmpeg " + MinRelease + " (libavutil " + strconv.Itoa(minAVUtil[0]) + "." + strconv.Itoa(minAVUtil[1]) + ")"}
+		return Version{}, &UnsupportedError{Program: program, Found: v.String(), Problem: "older than the minimum, FFmpeg " + MinRelease + " (libavutil " +
+			strconv.Itoa(minAVUtil[0]) + "." + strconv.Itoa(minAVUtil[1]) + ")"}
 	}
 	return v, nil
 }
@@ -256,7 +257,8 @@ func (t Tools) withCapabilities(help, filters, encoders []byte) (Tools, error) {
 	case hasOption(help, "vsync"):
 		t.passthrough = []string{"-vsync", "passthrough"}
 	default:
-		return Tools{}, &UnsupportedError{Program: "ffmpeg", Found: t.FFmpeg.String(), Problem: "it has neither -fps_mode nor -vsync (ffmpeg -h long), so frames cannot be passed through as decoded"}
+		return Tools{}, &UnsupportedError{Program: "ffmpeg", Found: t.FFmpeg.String(),
+			Problem: "it has neither -fps_mode nor -vsync (ffmpeg -h long), so frames cannot be passed through as decoded"}
 	}
 	have := listed(filters)
 	for _, f := range requiredFilters {

@@ -26,9 +26,11 @@ func TestParseVersion(t *testing.T) {
 		release            string
 		supported          bool
 	}{
-		{"npm static ffmpeg", "ffmpeg", "ffmpeg version N-47683-g0e8eb07980-static https://johnvansickle.com/ffmpeg/  Copyright (c) 2000-2018 the FFmpeg developers\nbuilt with gcc 6.3.0\nlibavutil      56. 24.101 / 56. 24.101\nlibavcodec     58. 42.100 / 58. 42.100\n",
+		{"npm static ffmpeg", "ffmpeg", "ffmpeg version N-47683-g0e8eb07980-static https://johnvansickle.com/ffmpeg/  Copyright (c) 2000-2018 the FFmpeg " +
+			"developers\nbuilt with gcc 6.3.0\nlibavutil      56. 24.101 / 56. 24.101\nlibavcodec     58. 42.100 / 58. 42.100\n",
 			Version{Banner: "N-47683-g0e8eb07980-static", AVUtil: [3]int{56, 24, 101}}, "4.1+", true},
-		{"npm static ffprobe", "ffprobe", "ffprobe version N-48944-g9b069eb14e-static https://johnvansickle.com/ffmpeg/  Copyright (c) 2007-2019 the FFmpeg developers\nlibavutil      56. 28.100 / 56. 28.100\n",
+		{"npm static ffprobe", "ffprobe", "ffprobe version N-48944-g9b069eb14e-static https://johnvansickle.com/ffmpeg/  Copyright (c) 2007-2019 the FFmpeg " +
+			"developers\nlibavutil      56. 28.100 / 56. 28.100\n",
 			Version{Banner: "N-48944-g9b069eb14e-static", AVUtil: [3]int{56, 28, 100}}, "4.1+", true},
 		{"ubuntu 22.04", "ffmpeg", "ffmpeg version 4.4.2-0ubuntu0.22.04.1 Copyright (c) 2000-2021 the FFmpeg developers\nlibavutil      56. 70.100 / 56. 70.100\n",
 			Version{Banner: "4.4.2-0ubuntu0.22.04.1", AVUtil: [3]int{56, 70, 100}}, "4.4", true},
@@ -67,15 +69,18 @@ func TestParseVersion(t *testing.T) {
 }
 
 func TestWithCapabilities(t *testing.T) {
-	filters := []byte("Filters:\n  T.. = Timeline support\n  A = Audio input/output\n ... abench            A->A       Benchmark part of a filtergraph.\n T.. trim              V->V       Pick one continuous section from the input, drop the rest.\n")
-	encoders := []byte("Encoders:\n V..... = Video\n ------\n V....D libx264              libx264 H.264 / AVC\n A....D aac                  AAC (Advanced Audio Coding)\n")
+	filters := []byte("Filters:\n  T.. = Timeline support\n  A = Audio input/output\n ... abench            A->A       Benchmark part of a filtergraph.\n T.. " +
+		"trim              V->V       Pick one continuous section from the input, drop the rest.\n")
+	encoders := []byte("Encoders:\n V..... = Video\n ------\n V....D libx264              libx264 H.264 / AVC\n A....D aac                  AAC (Advanced " +
+		"Audio Coding)\n")
 	for _, tc := range []struct {
 		name, help string
 		filters    []byte
 		want       []string
 		err        string
 	}{
-		{"5.1", "-vsync              set video sync method globally; deprecated, use -fps_mode\n-fps_mode           set framerate mode for matching video streams; overrides vsync\n", filters, []string{"-fps_mode", "passthrough"}, ""},
+		{"5.1", "-vsync              set video sync method globally; deprecated, use -fps_mode\n-fps_mode           set framerate mode for matching video " +
+			"streams; overrides vsync\n", filters, []string{"-fps_mode", "passthrough"}, ""},
 		{"4.x", "-vsync              video sync method\n-frames number      set the number of frames to output\n", filters, []string{"-vsync", "passthrough"}, ""},
 		{"neither", "-frames number      set the number of frames to output\n", filters, nil, "neither -fps_mode nor -vsync"},
 		{"no trim", "-vsync              video sync method\n", []byte(" ... abench            A->A       Benchmark part of a filtergraph.\n"), nil, "no trim filter"},
@@ -107,7 +112,8 @@ func fakeFFmpeg(t *testing.T, version, avutil, help string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, p := range []string{"ffmpeg", "ffprobe"} {
-		script := "#!/bin/sh\ncase \"$*\" in\n*-version*) printf '%b' '" + p + " version " + version + " Copyright\\nlibavutil      " + avutil + " / " + avutil + "\\n';;\n" +
+		script := "#!/bin/sh\ncase \"$*\" in\n*-version*) printf '%b' '" + p + " version " + version + " Copyright\\nlibavutil      " + avutil + " / " + avutil +
+			"\\n';;\n" +
 			"*-h*) printf '%b' '" + help + "';;\n*-filters*) printf '%b' ' T.. trim  V->V  Pick\\n';;\n*) ;;\nesac\n"
 		if err := os.WriteFile(filepath.Join(dir, p), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
@@ -124,7 +130,8 @@ func TestProbeToolsRefuses(t *testing.T) {
 		want       []string
 	}{
 		{"missing", t.TempDir(), []string{"ffmpeg: not found on PATH", "install FFmpeg 4.1 or newer"}},
-		{"3.4", fakeFFmpeg(t, "3.4.11", "55. 78.100", "-vsync  video sync method\\n"), []string{"ffmpeg 3.4.11 (libavutil 55.78.100, FFmpeg older than 4.0): older than the minimum, FFmpeg 4.1 (libavutil 56.22)"}},
+		{"3.4", fakeFFmpeg(t, "3.4.11", "55. 78.100", "-vsync  video sync method\\n"),
+			[]string{"ffmpeg 3.4.11 (libavutil 55.78.100, FFmpeg older than 4.0): older than the minimum, FFmpeg 4.1 (libavutil 56.22)"}},
 		{"no passthrough", fakeFFmpeg(t, "9.9", "99. 1.100", "-frames  n\\n"), []string{"ffmpeg 9.9", "neither -fps_mode nor -vsync"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,7 +71,8 @@ func TestTimelineIsBoundedAndKeepsThePeak(t *testing.T) {
 func TestTimelineSourcesComeAndGo(t *testing.T) {
 	tl := Timeline{Interval: time.Millisecond}
 	tl.Add(0, dev(100))
-	host := TimelinePoint{MiB: [TimelineSources]float32{TimelineDevice: 100, TimelineHost: 50}, Has: [TimelineSources]bool{TimelineDevice: true, TimelineHost: true}}
+	host := TimelinePoint{MiB: [TimelineSources]float32{TimelineDevice: 100, TimelineHost: 50},
+		Has: [TimelineSources]bool{TimelineDevice: true, TimelineHost: true}}
 	tl.Add(time.Millisecond, host)
 	tl.Add(2*time.Millisecond, host)
 	tl.Add(3*time.Millisecond, dev(100))

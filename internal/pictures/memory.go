@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"golang.org/x/image/draw"
+	"golang.org/x/image/font"
 )
 
 // MemoryFilePrefix starts the file name of a memory failure's picture in its artifact folder
@@ -74,42 +75,9 @@ var (
 // the highest value or the limit), windows shaded, the failing one in red, the limit as a
 // dashed red line, the spike as a ringed point with its value, and a legend.
 func RenderMemory(m Memory) (*image.RGBA, error) {
-	hiT, hiV := m.Failing.EndMs, 0.0
-	note := func(ms, v float64) error {
-		if math.IsNaN(ms) || math.IsNaN(v) || math.IsInf(ms, 0) || math.IsInf(v, 0) || ms < 0 || v < 0 {
-			return fmt.Errorf("draw memory: a sample at %g ms of %g MiB", ms, v)
-		}
-		hiT, hiV = math.Max(hiT, ms), math.Max(hiV, v)
-		return nil
-	}
-	for _, s := range m.Series {
-		for _, p := range s.Samples {
-			if err := note(p.Ms, p.MiB); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, r := range m.Reported {
-		for _, w := range r.Spans {
-			if err := note(w.EndMs, w.MiB); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, w := range m.Windows {
-		if err := note(w.EndMs, 0); err != nil {
-			return nil, err
-		}
-	}
-	if !math.IsNaN(m.Limit) {
-		hiV = math.Max(hiV, m.Limit)
-	}
-	if hiV <= 0 {
-		hiV = 1
-	}
-	top := niceCeil(hiV * 1.08)
-	if hiT <= 0 {
-		hiT = 1
+	hiT, top, err := memoryScale(m)
+	if err != nil {
+		return nil, err
 	}
 	face, err := Face()
 	if err != nil {
@@ -160,6 +128,66 @@ func RenderMemory(m Memory) (*image.RGBA, error) {
 	ly += lineHeight
 	draw.Draw(img, image.Rect(margin, ly-10, margin+20, ly), image.NewUniform(failShade), image.Point{}, draw.Src)
 	text(img, face, margin+28, ly, m.Failing.Label, ink)
+	drawMemoryLines(img, face, m, px, py, hiT, ly)
+	if sp := m.Spike; sp != nil {
+		x, y := px(sp.Ms), py(sp.MiB)
+		ring(img, x, y, 7, ink)
+		label := fmt.Sprintf("%s %.0f MiB at %s", m.SpikeLabel, sp.MiB, seconds(sp.Ms))
+		lx := x + 10
+		if lx+textWidth(face, label) > x0+memW {
+			lx = x - 10 - textWidth(face, label)
+		}
+		text(img, face, max(lx, x0), max(y-6, y0+lineHeight), label, ink)
+	}
+	return img, nil
+}
+
+// memoryScale is the picture's time axis end (hiT, ms) and memory axis top (MiB), so that
+// every sample, reported span, window and the limit fit; a sample that is not a finite
+// number ≥ 0 is an error.
+func memoryScale(m Memory) (hiT, top float64, err error) {
+	hiT, hiV := m.Failing.EndMs, 0.0
+	note := func(ms, v float64) error {
+		if math.IsNaN(ms) || math.IsNaN(v) || math.IsInf(ms, 0) || math.IsInf(v, 0) || ms < 0 || v < 0 {
+			return fmt.Errorf("draw memory: a sample at %g ms of %g MiB", ms, v)
+		}
+		hiT, hiV = math.Max(hiT, ms), math.Max(hiV, v)
+		return nil
+	}
+	for _, s := range m.Series {
+		for _, p := range s.Samples {
+			if err := note(p.Ms, p.MiB); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	for _, r := range m.Reported {
+		for _, w := range r.Spans {
+			if err := note(w.EndMs, w.MiB); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	for _, w := range m.Windows {
+		if err := note(w.EndMs, 0); err != nil {
+			return 0, 0, err
+		}
+	}
+	if !math.IsNaN(m.Limit) {
+		hiV = math.Max(hiV, m.Limit)
+	}
+	if hiV <= 0 {
+		hiV = 1
+	}
+	if hiT <= 0 {
+		hiT = 1
+	}
+	return hiT, niceCeil(hiV * 1.08), nil
+}
+
+// drawMemoryLines draws the sampled series as steps and the server's reported peaks as
+// spans, each with its legend row below ly (the legend's last row so far).
+func drawMemoryLines(img *image.RGBA, face font.Face, m Memory, px, py func(float64) int, hiT float64, ly int) {
 	for i, s := range m.Series {
 		col := palette[i%len(palette)]
 		for j, p := range s.Samples {
@@ -185,17 +213,6 @@ func RenderMemory(m Memory) (*image.RGBA, error) {
 		line(img, margin, ly-4, margin+20, ly-4, col, 2)
 		text(img, face, margin+28, ly, s.Label+" (the server's own peak per request)", ink)
 	}
-	if sp := m.Spike; sp != nil {
-		x, y := px(sp.Ms), py(sp.MiB)
-		ring(img, x, y, 7, ink)
-		label := fmt.Sprintf("%s %.0f MiB at %s", m.SpikeLabel, sp.MiB, seconds(sp.Ms))
-		lx := x + 10
-		if lx+textWidth(face, label) > x0+memW {
-			lx = x - 10 - textWidth(face, label)
-		}
-		text(img, face, max(lx, x0), max(y-6, y0+lineHeight), label, ink)
-	}
-	return img, nil
 }
 
 // WriteMemory renders m and saves it as a PNG at path.

@@ -357,7 +357,8 @@ func (h *Handler) crash(r run) {
 // chunk alike: step i sleeps stepDuration(factor(i)); before it, before(i) may end the loop
 // with its error (a crash or hang fault), and after it after(i) (nil: nothing) reports
 // progress. It returns each step's time as sw reports it and the planned total.
-func (h *Handler) denoise(ctx context.Context, sw *stopwatch, n int, factor func(int) float64, before func(int) error, after func(int)) ([]float64, time.Duration, error) {
+func (h *Handler) denoise(ctx context.Context, sw *stopwatch, n int,
+	factor func(int) float64, before func(int) error, after func(int)) ([]float64, time.Duration, error) {
 	steps := make([]float64, 0, n)
 	var planned time.Duration
 	for i := range n {

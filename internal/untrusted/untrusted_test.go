@@ -38,7 +38,8 @@ func commandLike(line string) bool {
 		}
 	}
 	s := b.String()
-	return strings.HasPrefix(strings.TrimLeft(s, " \t\u00a0\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u1680\v\f"), "::") || strings.Contains(s, "##[")
+	return strings.HasPrefix(strings.TrimLeft(s, " \t\u00a0\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u1680\v\f"),
+		"::") || strings.Contains(s, "##[")
 }
 
 func TestWriterNoLineIsACommand(t *testing.T) {
