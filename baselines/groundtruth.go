@@ -74,8 +74,8 @@ type GTEntry struct {
 	Path string
 	// KeyFrames are the paths of frame_0, frame_mid and frame_last, for GTKeyFrames.
 	KeyFrames [3]string
-	// Source is the store's source the ground truth came from: GTOfficial (made by the
-	// reference implementation), GTSGLang (made by SGLang), or "" for a plain folder.
+	// Source is the store's source the ground truth came from: gtOfficial (made by the
+	// reference implementation), gtSGLang (made by SGLang), or "" for a plain folder.
 	Source string
 }
 
@@ -166,7 +166,7 @@ func KeyFrameIndices(n int) [3]int { return [3]int{0, n / 2, n - 1} }
 func (g GroundTruth) Path(name string) string { return filepath.Join(g.Dir, name) }
 
 // gtFolder is one folder Lookup looks in: its prefix of the names, the store source it
-// belongs to (GTOfficial, GTSGLang, or "" in a plain folder), and, for the official source,
+// belongs to (gtOfficial, gtSGLang, or "" in a plain folder), and, for the official source,
 // the file names case_map.json declares for the case (only those count).
 type gtFolder struct {
 	prefix, source string

@@ -18,8 +18,8 @@ import (
 // outputs of the reference implementation (diffusers, …) for the cases its case_map.json
 // lists, sglang_generated outputs of SGLang itself.
 const (
-	GTOfficial = "official_generated"
-	GTSGLang   = "sglang_generated"
+	gtOfficial = "official_generated"
+	gtSGLang   = "sglang_generated"
 )
 
 // caseMapMax bounds case_map.json, read as untrusted input (a pull request can change a store
@@ -32,22 +32,22 @@ const caseMapMax = 4 << 20
 // files its case_map.json declares for the case (_official_consistency_gt_candidate_is_declared),
 // when it declares any, then sglang_generated; any other folder is one source, itself.
 func (g GroundTruth) sources(caseID string) ([]gtFolder, error) {
-	official, sglang := isDir(filepath.Join(g.Dir, GTOfficial)), isDir(filepath.Join(g.Dir, GTSGLang))
+	official, sglang := isDir(filepath.Join(g.Dir, gtOfficial)), isDir(filepath.Join(g.Dir, gtSGLang))
 	if !official && !sglang {
 		return []gtFolder{{}}, nil
 	}
 	var out []gtFolder
 	if official {
-		declared, err := readCaseMap(filepath.Join(g.Dir, GTOfficial, "case_map.json"), gtAlias(caseID))
+		declared, err := readCaseMap(filepath.Join(g.Dir, gtOfficial, "case_map.json"), gtAlias(caseID))
 		if err != nil {
 			return nil, err
 		}
 		if len(declared) > 0 {
-			out = append(out, gtFolder{prefix: GTOfficial + "/", source: GTOfficial, declared: declared})
+			out = append(out, gtFolder{prefix: gtOfficial + "/", source: gtOfficial, declared: declared})
 		}
 	}
 	if sglang {
-		out = append(out, gtFolder{prefix: GTSGLang + "/", source: GTSGLang})
+		out = append(out, gtFolder{prefix: gtSGLang + "/", source: gtSGLang})
 	}
 	return out, nil
 }
@@ -85,13 +85,13 @@ func isDir(p string) bool {
 }
 
 // GTSourceNote names the source of a ground truth from the store, for the report: made by
-// the reference implementation (GTOfficial) or by SGLang (GTSGLang).
+// the reference implementation (gtOfficial) or by SGLang (gtSGLang).
 func GTSourceNote(source string) string {
 	switch source {
-	case GTOfficial:
-		return "ground truth: " + GTOfficial + " (made by the reference implementation)"
-	case GTSGLang:
-		return "ground truth: " + GTSGLang + " (made by SGLang)"
+	case gtOfficial:
+		return "ground truth: " + gtOfficial + " (made by the reference implementation)"
+	case gtSGLang:
+		return "ground truth: " + gtSGLang + " (made by SGLang)"
 	}
 	return "ground truth: " + source
 }

@@ -36,9 +36,9 @@ func TestGroundTruthStoreSources(t *testing.T) {
 		id, want, source string
 		video            bool
 	}{
-		{"flux_t2i", "official_generated/flux_t2i_1gpu.png", GTOfficial, false},
-		{"qwen_t2i", "sglang_generated/qwen_t2i_1gpu.png", GTSGLang, false},
-		{"wan_t2v", "sglang_generated/h100/wan_t2v_1gpu.mp4", GTSGLang, true},
+		{"flux_t2i", "official_generated/flux_t2i_1gpu.png", gtOfficial, false},
+		{"qwen_t2i", "sglang_generated/qwen_t2i_1gpu.png", gtSGLang, false},
+		{"wan_t2v", "sglang_generated/h100/wan_t2v_1gpu.mp4", gtSGLang, true},
 	} {
 		e, err := g.Lookup(tt.id, 1, tt.video, "png")
 		if err != nil {
@@ -66,8 +66,8 @@ func TestGroundTruthStoreSources(t *testing.T) {
 
 func TestGTSourceNote(t *testing.T) {
 	for src, want := range map[string]string{
-		GTOfficial: "ground truth: official_generated (made by the reference implementation)",
-		GTSGLang:   "ground truth: sglang_generated (made by SGLang)",
+		gtOfficial: "ground truth: official_generated (made by the reference implementation)",
+		gtSGLang:   "ground truth: sglang_generated (made by SGLang)",
 	} {
 		if got := GTSourceNote(src); got != want {
 			t.Errorf("GTSourceNote(%q) = %q, want %q", src, got, want)
