@@ -120,7 +120,11 @@ func TestValidateBoundsMachines(t *testing.T) {
 		Machines: []checks.Machine{{Hostname: long}, {GPUs: make([]checks.MachineGPU, 65)}},
 		Cases:    []Case{{ID: "a", Runner: long, Metrics: []Metric{{Name: "perf.e2e", Value: 1, Median: 1, N: 1}}}}}
 	err := r.Validate()
-	for _, want := range []string{"machines[0]: a field longer than 200 bytes", "machines[1]: at most 64 labels and 64 GPUs", "cases[0].runner: longer than 200 bytes"} {
+	for _, want := range []string{
+		"machines[0]: a field longer than 200 bytes",
+		"machines[1]: at most 64 labels and 64 GPUs",
+		"cases[0].runner: longer than 200 bytes",
+	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

@@ -47,10 +47,12 @@ func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 		if !placeRebuilt(res, lines) {
 			known = "its suite, lanes and partition are not known"
 		}
-		res.Errors = append(res.Errors, fmt.Sprintf("%s is missing: this result is rebuilt from the %d request lines of %s (%s)", resPath, len(lines), reqPath, known))
+		res.Errors = append(res.Errors, fmt.Sprintf("%s is missing: this result is rebuilt from the %d request lines of %s (%s)",
+			resPath, len(lines), reqPath, known))
 	}
 	warnings = append(warnings, complete(res, lines)...)
-	warnings = append(warnings, fmt.Errorf("%s: %s is incomplete (%s): rebuilt with the %d request lines of %s", dir, ResultsFile, res.Incomplete, len(lines), RequestsFile))
+	warnings = append(warnings, fmt.Errorf("%s: %s is incomplete (%s): rebuilt with the %d request lines of %s",
+		dir, ResultsFile, res.Incomplete, len(lines), RequestsFile))
 	if err := requestIndexes(res); err != nil {
 		return nil, nil, fmt.Errorf("%s completed from %s: %w", resPath, reqPath, err)
 	}
@@ -110,7 +112,9 @@ func complete(res *checks.Result, lines []requestLine) []error {
 		}
 		c := checks.CaseResult{ID: id, Lane: lanes[id]}
 		if c.Lane == "" && res.Lane == "" {
-			warnings = append(warnings, fmt.Errorf("case %s: its request lines record no lane (written by an older diffusion-check): it is reported in lane %s", id, checks.DefaultLane))
+			warnings = append(warnings, fmt.Errorf(
+				"case %s: its request lines record no lane (written by an older diffusion-check): it is reported in lane %s",
+				id, checks.DefaultLane))
 		}
 		for i := 1; i <= of; i++ {
 			c.Requests = append(c.Requests, noResult(id, i, of))
@@ -165,7 +169,8 @@ func linesByCase(lines []requestLine) (byCase map[string]map[key]checks.RequestR
 	for _, l := range lines {
 		rr := l.RequestResult
 		if prev, ok := lanes[rr.Case]; ok && prev != l.Lane {
-			warnings = append(warnings, fmt.Errorf("case %s: request lines record lanes %q and %q: the line of request %d/%d is skipped", rr.Case, prev, l.Lane, rr.Index, rr.Of))
+			warnings = append(warnings, fmt.Errorf("case %s: request lines record lanes %q and %q: the line of request %d/%d is skipped",
+				rr.Case, prev, l.Lane, rr.Index, rr.Of))
 			continue
 		}
 		lanes[rr.Case] = l.Lane

@@ -75,7 +75,12 @@ var sglangServeFlags = map[string]string{
 // sglangEnv are the environment variables the examples set, from SGLang's envs.py, and
 // PyTorch's allocator setting that SGLang's 5090 consumer-budget case sets
 // (gpu_cases.py _make_5090_h3_consumer_budget_case, pandalee99/sglang @ cce0a1244).
-var sglangEnv = []string{"SGLANG_DIFFUSION_STAGE_LOGGING", "SGLANG_DIFFUSION_TEST_CAP_DEVICE_MEMORY_GIB", "SGLANG_DIFFUSION_TEST_FORCE_HOST_AVAILABLE_GIB", "PYTORCH_CUDA_ALLOC_CONF"}
+var sglangEnv = []string{
+	"SGLANG_DIFFUSION_STAGE_LOGGING",
+	"SGLANG_DIFFUSION_TEST_CAP_DEVICE_MEMORY_GIB",
+	"SGLANG_DIFFUSION_TEST_FORCE_HOST_AVAILABLE_GIB",
+	"PYTORCH_CUDA_ALLOC_CONF",
+}
 
 func TestSGLangExampleFlagsAreReal(t *testing.T) {
 	for _, file := range []string{"h100.yaml", "5090.yaml"} {
