@@ -377,33 +377,7 @@ func runnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 	if runner == "" {
 		return ""
 	}
-	type point struct {
-		run *Run
-		v   float64
-	}
-	var mine, pool []point
-	others := map[string]bool{}
-	for _, r := range runs {
-		if r.Kind != KindDefault || r.SeriesOf() != s {
-			continue
-		}
-		for i := range r.Cases {
-			c := &r.Cases[i]
-			if c.ID != caseID {
-				continue
-			}
-			m, ok := r.Metric(caseID, metric)
-			name := r.RunnerOf(c)
-			switch {
-			case !ok || name == "":
-			case name == runner:
-				mine = append(mine, point{r, m.Value})
-			default:
-				pool = append(pool, point{r, m.Value})
-				others[name] = true
-			}
-		}
-	}
+	mine, pool, others := runnerPoints(runs, s, runner, caseID, metric)
 	if len(mine) < DefaultPoolRule.MinRuns {
 		return fmt.Sprintf("new runner %s: %s of this case in the base branch's history, %d needed to compare it with its pool", runner,
 			words.Plural(len(mine), "run"), DefaultPoolRule.MinRuns)
@@ -411,30 +385,15 @@ func runnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 	if len(pool) < DefaultPoolRule.MinRuns {
 		return ""
 	}
-	last := func(ps []point) []point { return ps[max(0, len(ps)-n):] }
-	spread := func(ps []point) (lo, hi float64) {
-		lo, hi = math.Inf(1), math.Inf(-1)
-		for _, p := range ps {
-			lo, hi = math.Min(lo, p.v), math.Max(hi, p.v)
-		}
-		return lo, hi
-	}
-	mlo, mhi := spread(last(mine))
+	lastMine, lastPool := lastPoints(mine, n), lastPoints(pool, n)
+	mlo, mhi := pointRange(lastMine)
 	// The pool's spread is that of its typical runs (without the lowest and highest tenth,
 	// as tighten's noise rule): one noisy run of another machine does not hide this one.
-	var pv []float64
-	for _, p := range last(pool) {
-		pv = append(pv, p.v)
-	}
-	plo, phi, _ := typical(pv)
+	plo, phi, _ := typical(pointValues(lastPool))
 	// Within the runner's spread: its range, widened by three robust standard deviations of
 	// its runs (the noise scale tighten uses), so that a run a little under its fastest
 	// still counts as this runner's.
-	var vs []float64
-	for _, p := range last(mine) {
-		vs = append(vs, p.v)
-	}
-	sp, _ := checks.SpreadOf(vs)
+	sp, _ := checks.SpreadOf(pointValues(lastMine))
 	w := 3 * robustSigma * sp.MAD
 	if value < mlo-w || value > mhi+w || value <= phi {
 		return ""
@@ -454,8 +413,64 @@ func runnerNote(runs []*Run, s Series, runner, caseID, metric string, value floa
 		unit = m.Unit
 	}
 	return fmt.Sprintf("this runner (%s) has been slower than its pool since %s (%s): its last %s %s–%s, the pool's (%s of %s) %s–%s",
-		runner, first.Date.UTC().Format("2006-01-02"), short(first.Commit), words.Plural(len(last(mine)), "run"), formatValue(mlo, ""), formatValue(mhi, unit),
-		words.Plural(len(last(pool)), "run"), words.Plural(len(others), "other runner"), formatValue(plo, ""), formatValue(phi, unit))
+		runner, first.Date.UTC().Format("2006-01-02"), short(first.Commit), words.Plural(len(lastMine), "run"), formatValue(mlo, ""), formatValue(mhi, unit),
+		words.Plural(len(lastPool), "run"), words.Plural(len(others), "other runner"), formatValue(plo, ""), formatValue(phi, unit))
+}
+
+// runnerPoint is one default-branch run's value of a case's metric, for runnerNote.
+type runnerPoint struct {
+	run *Run
+	v   float64
+}
+
+// runnerPoints gathers, oldest first, the values of case caseID's metric in series s's
+// default-branch runs: mine those measured on runner, pool those measured on any other
+// named runner, whose names are others.
+func runnerPoints(runs []*Run, s Series, runner, caseID, metric string) (mine, pool []runnerPoint, others map[string]bool) {
+	others = map[string]bool{}
+	for _, r := range runs {
+		if r.Kind != KindDefault || r.SeriesOf() != s {
+			continue
+		}
+		for i := range r.Cases {
+			c := &r.Cases[i]
+			if c.ID != caseID {
+				continue
+			}
+			m, ok := r.Metric(caseID, metric)
+			name := r.RunnerOf(c)
+			switch {
+			case !ok || name == "":
+			case name == runner:
+				mine = append(mine, runnerPoint{r, m.Value})
+			default:
+				pool = append(pool, runnerPoint{r, m.Value})
+				others[name] = true
+			}
+		}
+	}
+	return mine, pool, others
+}
+
+// lastPoints is the last n of ps (all of them when there are fewer).
+func lastPoints(ps []runnerPoint, n int) []runnerPoint { return ps[max(0, len(ps)-n):] }
+
+// pointRange is the lowest and highest value of ps (+Inf and -Inf when there is none).
+func pointRange(ps []runnerPoint) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, p := range ps {
+		lo, hi = math.Min(lo, p.v), math.Max(hi, p.v)
+	}
+	return lo, hi
+}
+
+// pointValues is the values of ps, in order.
+func pointValues(ps []runnerPoint) []float64 {
+	var vs []float64
+	for _, p := range ps {
+		vs = append(vs, p.v)
+	}
+	return vs
 }
 
 // runnerOfCase is the runner name of the partition that ran case caseID in a merged lane:

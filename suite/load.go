@@ -158,7 +158,36 @@ const namePattern = checks.NamePattern
 
 func (d *decoder) server(e strictdecode.Entry, noise Noise) *Server {
 	field := "servers." + e.Name
-	srv := &Server{
+	srv := newServer(e, noise)
+	if !validName(e.Name) {
+		d.Addf(e.Key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.Name)
+	}
+	o := d.object(e.Val, field, keysOf(serverObject)...)
+	if o == nil {
+		return srv
+	}
+	srv.Noise = d.noise(o, noise)
+	d.serverLaunch(o, field, srv)
+	if o.str("dir", &srv.Dir) {
+		srv.Dir = d.path(srv.Dir)
+	}
+	if v, f, ok := o.get("ready"); ok {
+		d.ready(v, f, &srv.Ready)
+	}
+	o.str("model", &srv.Model)
+	srv.Paths = d.paths(o)
+	srv.Imports = d.imports(o)
+	serverLimits(o, srv)
+	var reuse *bool
+	if o.boolean("reuse", &reuse) {
+		srv.Reuse = *reuse
+	}
+	return srv
+}
+
+// newServer is server entry e with every setting at its default, noise its noise rules.
+func newServer(e strictdecode.Entry, noise Noise) *Server {
+	return &Server{
 		Name:              e.Name,
 		Line:              e.Key.Line,
 		Ready:             Readiness{LogMarker: defaultLogMarker, Health: defaultHealth},
@@ -170,14 +199,12 @@ func (d *decoder) server(e strictdecode.Entry, noise Noise) *Server {
 		MaxOutputMB:       DefaultMaxOutputMB,
 		Noise:             noise,
 	}
-	if !validName(e.Name) {
-		d.Addf(e.Key.Line, field, "server name must match %s, got %q; it becomes part of folder names", namePattern, e.Name)
-	}
-	o := d.object(e.Val, field, keysOf(serverObject)...)
-	if o == nil {
-		return srv
-	}
-	srv.Noise = d.noise(o, noise)
+}
+
+// serverLaunch reads how server object o (at field) is started into srv: builtin, or command
+// and env, exactly one of builtin and command, and a command that is given the port and, for
+// `sglang serve`, flag values it accepts.
+func (d *decoder) serverLaunch(o *object, field string, srv *Server) {
 	// `builtin:` with no value is the healthy reference server, like `builtin: {}`.
 	if o.has("builtin") {
 		srv.Builtin = d.builtin(o)
@@ -209,15 +236,11 @@ func (d *decoder) server(e strictdecode.Entry, noise Noise) *Server {
 			d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"), "%s: sglang serve would stop at once (server_args.py)", problem)
 		}
 	}
-	if o.str("dir", &srv.Dir) {
-		srv.Dir = d.path(srv.Dir)
-	}
-	if v, f, ok := o.get("ready"); ok {
-		d.ready(v, f, &srv.Ready)
-	}
-	o.str("model", &srv.Model)
-	srv.Paths = d.paths(o)
-	srv.Imports = d.imports(o)
+}
+
+// serverLimits reads server object o's timeouts, start estimate and output cap into srv,
+// keeping the defaults newServer set for those it does not give.
+func serverLimits(o *object, srv *Server) {
 	o.duration("start_timeout", &srv.StartTimeout, 1)
 	o.duration("stop_grace", &srv.StopGrace, 0)
 	o.duration("request_timeout", &srv.RequestTimeout, 1)
@@ -231,11 +254,6 @@ func (d *decoder) server(e strictdecode.Entry, noise Noise) *Server {
 	if o.integer("max_output_mb", &srv.MaxOutputMB) {
 		o.atLeast("max_output_mb", srv.MaxOutputMB, 1)
 	}
-	var reuse *bool
-	if o.boolean("reuse", &reuse) {
-		srv.Reuse = *reuse
-	}
-	return srv
 }
 
 func mentionsPort(srv *Server) bool {

@@ -23,13 +23,9 @@ const maxFuncLines = 80
 // when this test was written (issue 33 item 3): each is to be split there, and then deleted
 // from this list.
 var longFuncsPending = map[string]string{
-	"runner/run.go Run":                            "runner is issue 34's request-path work",
-	"runner/request.go measure":                    "runner is issue 34's request-path work",
-	"runner/server.go startServer":                 "runner is issue 34's request-path work",
-	"internal/refserver/pipeline.go generate":      "internal/refserver is issue 32's work (one denoise loop)",
-	"internal/refserver/realtime.go realtimeChunk": "internal/refserver is issue 32's work",
-	"internal/refserver/realtime.go realtime":      "internal/refserver is issue 32's work",
-	"suite/load.go server":                         "suite is issue 32's work (runner_overrides, platform files)",
+	"runner/run.go Run":            "runner is issue 34's request-path work",
+	"runner/request.go measure":    "runner is issue 34's request-path work",
+	"runner/server.go startServer": "runner is issue 34's request-path work",
 }
 
 // funcLength is one function's place and length, and whether it branches.

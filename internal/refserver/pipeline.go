@@ -101,38 +101,68 @@ func (h *Handler) stepDuration(factor float64) time.Duration {
 // encode). Every stage is measured, or with computed timing reported as planned (timing.go).
 // Faults of this request number apply here.
 func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
-	g, fl := r.req, h.cfg.Faults
-	out := &outcome{}
-	sw := newStopwatch(h.cfg.Timing)
-	stage := func(name string, since time.Time, nominal time.Duration) {
-		out.stages = append(out.stages, stageTime{name, ms(sw.stage(since, nominal))})
+	gn := &generation{h: h, r: r, sw: newStopwatch(h.cfg.Timing), out: &outcome{}}
+	scenes, base, err := gn.prepare(ctx)
+	if err != nil {
+		return nil, err
 	}
-	report := func(p int) {
-		if r.progress != nil {
-			r.progress(p)
-		}
+	gn.report(5)
+	if err := gn.denoise(ctx); err != nil {
+		return nil, err
 	}
+	if err := gn.decode(ctx, scenes, base); err != nil {
+		return nil, err
+	}
+	gn.report(95)
+	gn.out.total = gn.sw.total()
+	gn.outputFaults()
+	return gn.out, nil
+}
 
+// generation is one generate call: its request, its stopwatch, and the outcome built so far.
+type generation struct {
+	h   *Handler
+	r   run
+	sw  *stopwatch
+	out *outcome
+}
+
+// stage records stage name's time, begun at since, nominal its planned length.
+func (gn *generation) stage(name string, since time.Time, nominal time.Duration) {
+	gn.out.stages = append(gn.out.stages, stageTime{name, ms(gn.sw.stage(since, nominal))})
+}
+
+// report passes the request's progress, in percent, to whoever asked for it.
+func (gn *generation) report(p int) {
+	if gn.r.progress != nil {
+		gn.r.progress(p)
+	}
+}
+
+// prepare runs the stages before denoising: text encoding, image encoding (inputs only) and
+// latent preparation, which makes the request's scenes (drifted by its drift faults); base is
+// the blend of the input images, nil without inputs.
+func (gn *generation) prepare(ctx context.Context) (scenes []*scene, base []byte, err error) {
+	h, g := gn.h, gn.r.req
 	t := time.Now()
 	key := sceneKey{Prompt: g.prompt, Negative: g.negative, Seed: g.seed, Inputs: g.inputHash}
 	if err := clock.Sleep(ctx, h.stepDuration(textEncodingSteps)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stage("TextEncodingStage", t, h.stepDuration(textEncodingSteps))
+	gn.stage("TextEncodingStage", t, h.stepDuration(textEncodingSteps))
 
-	var base []byte
 	if len(g.inputs) > 0 {
 		t = time.Now()
 		base = blendInputs(g.inputs, g.w, g.h)
 		if err := clock.Sleep(ctx, h.stepDuration(imageEncodingStep)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		stage("ImageEncodingStage", t, h.stepDuration(imageEncodingStep))
+		gn.stage("ImageEncodingStage", t, h.stepDuration(imageEncodingStep))
 	}
 
 	t = time.Now()
-	driftVideo, driftAudio := drifts(&fl, r.number)
-	scenes := make([]*scene, g.n)
+	driftVideo, driftAudio := drifts(&h.cfg.Faults, gn.r.number)
+	scenes = make([]*scene, g.n)
 	for i := range scenes {
 		k := key
 		k.Index = i
@@ -142,12 +172,17 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 		}
 	}
 	if err := clock.Sleep(ctx, h.stepDuration(latentPrepSteps)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stage("LatentPreparationStage", t, h.stepDuration(latentPrepSteps))
-	report(5)
+	gn.stage("LatentPreparationStage", t, h.stepDuration(latentPrepSteps))
+	return scenes, base, nil
+}
 
-	t = time.Now()
+// denoise runs the denoising stage, slowed by the slow faults, holding the memory of the
+// mem-spike fault while it runs, and crashing or hanging half-way for those faults.
+func (gn *generation) denoise(ctx context.Context) error {
+	h, g, r, fl := gn.h, gn.r.req, gn.r, &gn.h.cfg.Faults
+	t := time.Now()
 	factor := 1.0
 	if fl.SlowAfter > 0 && r.number > fl.SlowAfter {
 		factor = fl.SlowFactor
@@ -159,71 +194,88 @@ func (h *Handler) generate(ctx context.Context, r run) (*outcome, error) {
 	if fl.MemSpikeAt == r.number {
 		spike = hold(fl.MemSpikeMiB)
 	}
-	steps, denoise, err := h.denoise(ctx, sw, g.steps, func(i int) float64 {
+	steps, denoise, err := h.denoise(ctx, gn.sw, g.steps, func(i int) float64 {
 		if i == 0 {
 			return factor * warmupFactor
 		}
 		return factor
-	}, func(i int) error {
-		if i != g.steps/2 {
-			return nil
-		}
-		if fl.CrashAt == r.number {
-			h.crash(r)
-			return errCrashed
-		}
-		if fl.HangAt == r.number {
-			h.logf("WARNING", "[%s #%d] denoising step %d/%d is taking long", r.id, r.number, i+1, g.steps)
-			select {
-			case <-ctx.Done():
-			case <-h.stopping:
-			}
-			return errHung
-		}
-		return nil
-	}, func(i int) { report(5 + 85*(i+1)/g.steps) })
+	}, func(i int) error { return gn.midwayFault(ctx, i) }, func(i int) { gn.report(5 + 85*(i+1)/g.steps) })
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out.steps = steps
-	stage("DenoisingStage", t, denoise)
+	gn.out.steps = steps
+	gn.stage("DenoisingStage", t, denoise)
 	if spike != nil {
 		runtime.KeepAlive(spike)
 		spike = nil
 		debug.FreeOSMemory() // the spike ends here, in the process's resident memory too
 	}
+	return nil
+}
 
-	t = time.Now()
+// midwayFault is called before denoising step i: half-way through, the crash-at fault ends
+// the "process" and the hang-at fault holds the request until it is cancelled or the server
+// stops.
+func (gn *generation) midwayFault(ctx context.Context, i int) error {
+	h, g, r, fl := gn.h, gn.r.req, gn.r, &gn.h.cfg.Faults
+	if i != g.steps/2 {
+		return nil
+	}
+	if fl.CrashAt == r.number {
+		h.crash(r)
+		return errCrashed
+	}
+	if fl.HangAt == r.number {
+		h.logf("WARNING", "[%s #%d] denoising step %d/%d is taking long", r.id, r.number, i+1, g.steps)
+		select {
+		case <-ctx.Done():
+		case <-h.stopping:
+		}
+		return errHung
+	}
+	return nil
+}
+
+// decode runs the decoding stage: the real render and encode of the scenes (one video of the
+// first, or one image each), over base when the request has inputs.
+func (gn *generation) decode(ctx context.Context, scenes []*scene, base []byte) error {
+	h, g := gn.h, gn.r.req
+	t := time.Now()
+	var err error
 	if g.kind == kindVideo {
 		var mp4 []byte
 		mp4, err = h.encodeVideo(ctx, g, scenes[0], base)
-		out.media = [][]byte{mp4}
+		gn.out.media = [][]byte{mp4}
 	} else {
-		out.media, err = h.encodeImages(ctx, g, scenes, base)
+		gn.out.media, err = h.encodeImages(ctx, g, scenes, base)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	stage("DecodingStage", t, h.stepDuration(decodingStepsPerFrame*float64(g.frames*g.n)))
-	report(95)
-	out.total = sw.total()
+	gn.stage("DecodingStage", t, h.stepDuration(decodingStepsPerFrame*float64(g.frames*g.n)))
+	return nil
+}
 
-	if fl.CorruptAt == r.number {
+// outputFaults applies this request's output faults to the finished outcome: corrupt-at
+// halves each file, empty-at empties them, and the memory snapshot grows with mem-grow and
+// mem-spike.
+func (gn *generation) outputFaults() {
+	out, fl, number := gn.out, &gn.h.cfg.Faults, gn.r.number
+	if fl.CorruptAt == number {
 		for i, m := range out.media {
 			out.media[i] = m[:len(m)/2]
 		}
 	}
-	if fl.EmptyAt == r.number {
+	if fl.EmptyAt == number {
 		for i := range out.media {
 			out.media[i] = []byte{}
 		}
 	}
-	out.mem = memoryFor(g, r.number, fl.MemGrowMiB)
-	if fl.MemSpikeAt == r.number {
+	out.mem = memoryFor(gn.r.req, number, fl.MemGrowMiB)
+	if fl.MemSpikeAt == number {
 		out.mem.RuntimePeak.PeakReservedMB = round(out.mem.RuntimePeak.PeakReservedMB+fl.MemSpikeMiB, 1)
 		out.mem.RuntimePeak.PeakAllocatedMB = round(out.mem.RuntimePeak.PeakAllocatedMB+fl.MemSpikeMiB, 1)
 	}
-	return out, nil
 }
 
 // hold allocates mib MiB and writes every page of it, so that the process's anonymous

@@ -146,50 +146,18 @@ func (h *Handler) realtime(w http.ResponseWriter, r *http.Request) {
 	}()
 	number := h.next()
 	session := hexID()
-	var in realtimeInit
-	for {
-		_, data, err := conn.Read(ctx)
-		if err != nil {
-			return
-		}
-		if in, err = parseRealtimeInit(data); err == nil {
-			break
-		}
-		h.logf("WARNING", "invalid generate request, session_id=%s, error=%v", session, err)
-		if h.sendMsg(ctx, conn, map[string]any{"type": "error", "content": "invalid generate request"}) != nil {
-			return
-		}
+	in, ok := h.readRealtimeInit(ctx, conn, session)
+	if !ok {
+		return
 	}
 	// Events (condition inputs) are read and dropped; the client leaving ends the session.
 	go func() {
 		defer cancel()
-		for {
-			_, data, err := conn.Read(ctx)
-			if err != nil {
-				return
-			}
-			var ev struct {
-				Type string `msgpack:"type"`
-				Kind string `msgpack:"kind"`
-			}
-			if msgpack.Unmarshal(data, &ev) != nil || ev.Type != "event" || ev.Kind == "" {
-				_ = h.sendMsg(ctx, conn, map[string]any{"type": "error", "content": "invalid event"})
-			}
-		}
+		h.dropEvents(ctx, conn)
 	}()
 	g := &genRequest{kind: kindVideo, prompt: in.prompt, seed: in.seed, w: in.w, h: in.h, n: 1, frames: in.frames, steps: in.steps}
-	key := sceneKey{Prompt: in.prompt, Seed: in.seed}
-	var base []byte
-	if len(in.first) > 0 {
-		sum := sha256.Sum256(in.first)
-		key.Inputs = sum[:]
-		if img, _, err := image.Decode(bytes.NewReader(in.first)); err == nil {
-			base = blendInputs([]image.Image{img}, in.w, in.h)
-		}
-	}
+	c := h.realtimeCanvas(in, number)
 	fl := h.cfg.Faults
-	after := func(k int) bool { return k > 0 && number > k }
-	c := newCanvas(newScene(key.hash(), stepDetail(in.steps), after(fl.DriftAfter) || after(fl.VideoDriftAfter)), in.w, in.h, base)
 	h.logf("INFO", "[%s #%d] realtime session %s frames/chunk=%d steps=%d seed=%d", session, number, g.size(), in.frames, in.steps, in.seed)
 	for k := 0; in.maxChunks == 0 || k < in.maxChunks; k++ {
 		if fl.CloseChunk == k+1 {
@@ -213,10 +181,64 @@ func (h *Handler) realtime(w http.ResponseWriter, r *http.Request) {
 	_ = conn.Close(websocket.StatusNormalClosure, "generation complete")
 }
 
+// readRealtimeInit reads session's messages until one is a valid generate request, answering
+// each invalid one with an error message; false when the connection ends first.
+func (h *Handler) readRealtimeInit(ctx context.Context, conn *websocket.Conn, session string) (realtimeInit, bool) {
+	for {
+		_, data, err := conn.Read(ctx)
+		if err != nil {
+			return realtimeInit{}, false
+		}
+		in, err := parseRealtimeInit(data)
+		if err == nil {
+			return in, true
+		}
+		h.logf("WARNING", "invalid generate request, session_id=%s, error=%v", session, err)
+		if h.sendMsg(ctx, conn, map[string]any{"type": "error", "content": "invalid generate request"}) != nil {
+			return realtimeInit{}, false
+		}
+	}
+}
+
+// dropEvents reads a session's event messages (condition inputs) and drops them, answering
+// one that is not an event of some kind with an error message, until the connection ends.
+func (h *Handler) dropEvents(ctx context.Context, conn *websocket.Conn) {
+	for {
+		_, data, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var ev struct {
+			Type string `msgpack:"type"`
+			Kind string `msgpack:"kind"`
+		}
+		if msgpack.Unmarshal(data, &ev) != nil || ev.Type != "event" || ev.Kind == "" {
+			_ = h.sendMsg(ctx, conn, map[string]any{"type": "error", "content": "invalid event"})
+		}
+	}
+}
+
+// realtimeCanvas is the canvas session number in draws its chunks on: the scene of its prompt,
+// seed and first frame (drifted by the drift faults), over that frame when it decodes.
+func (h *Handler) realtimeCanvas(in realtimeInit, number int) *canvas {
+	key := sceneKey{Prompt: in.prompt, Seed: in.seed}
+	var base []byte
+	if len(in.first) > 0 {
+		sum := sha256.Sum256(in.first)
+		key.Inputs = sum[:]
+		if img, _, err := image.Decode(bytes.NewReader(in.first)); err == nil {
+			base = blendInputs([]image.Image{img}, in.w, in.h)
+		}
+	}
+	fl := h.cfg.Faults
+	after := func(k int) bool { return k > 0 && number > k }
+	return newCanvas(newScene(key.hash(), stepDetail(in.steps), after(fl.DriftAfter) || after(fl.VideoDriftAfter)), in.w, in.h, base)
+}
+
 // realtimeChunk generates chunk k of a session, writes its perf record, sends its frames and
 // then its chunk_stats.
 func (h *Handler) realtimeChunk(ctx context.Context, conn *websocket.Conn, c *canvas, rn run, k int) error {
-	g, fl := rn.req, h.cfg.Faults
+	g := rn.req
 	sw := newStopwatch(h.cfg.Timing)
 	t0 := time.Now()
 	prepare := h.stepDuration(realtimePrepareSteps)
@@ -224,8 +246,35 @@ func (h *Handler) realtimeChunk(ctx context.Context, conn *websocket.Conn, c *ca
 		return err
 	}
 	prepareMs := ms(sw.took(t0, prepare))
+	raw, forwardMs, err := h.chunkForward(ctx, c, rn, k)
+	if err != nil {
+		return err
+	}
+	sent, err := h.sendFrames(ctx, conn, rn, k, raw)
+	if err != nil {
+		return err
+	}
+	total := prepareMs + forwardMs + ms(sent.headerWrite+sent.rawWrite)
+	if h.cfg.Timing != TimingComputed {
+		total = ms(time.Since(t0))
+	}
+	h.logf("INFO", "realtime chunk timing: request_id=%s chunk_idx=%d request_prepare=%.2fms scheduler_forward=%.2fms ws_write=%.2fms chunk_total=%.2fms frames=%d",
+		rn.id, k, prepareMs, forwardMs, ms(sent.headerWrite+sent.rawWrite), total, g.frames)
+	return h.sendMsg(ctx, conn, map[string]any{
+		"type": "chunk_stats", "request_id": rn.id, "chunk_index": k,
+		"request_prepare_ms": transportMs(prepareMs), "scheduler_forward_ms": transportMs(forwardMs),
+		"pace_wait_ms": 0, "header_write_ms": transportMs(ms(sent.headerWrite)), "raw_payload_build_ms": 0,
+		"raw_write_ms": transportMs(ms(sent.rawWrite)), "ws_write_ms": transportMs(ms(sent.headerWrite + sent.rawWrite)),
+		"chunk_total_ms": transportMs(total), "num_batches": sent.batches, "num_frames": g.frames,
+		"raw_bytes": len(raw), "ws_payload_bytes": sent.wsBytes, "content_type": rawRGBContentType,
+	})
+}
 
-	// The scheduler's forward: denoising steps, then decoding the chunk's frames.
+// chunkForward is the scheduler's forward of chunk k: its denoising steps (slowed by the
+// slow-chunk fault), then decoding its frames from c into raw RGB; it writes the chunk's perf
+// record and says how long the forward took, in milliseconds.
+func (h *Handler) chunkForward(ctx context.Context, c *canvas, rn run, k int) (raw []byte, forwardMs float64, err error) {
+	g, fl := rn.req, h.cfg.Faults
 	fwd := newStopwatch(h.cfg.Timing)
 	out := &outcome{}
 	factor := 1.0
@@ -235,12 +284,12 @@ func (h *Handler) realtimeChunk(ctx context.Context, conn *websocket.Conn, c *ca
 	t := time.Now()
 	steps, denoise, err := h.denoise(ctx, fwd, g.steps, func(int) float64 { return factor }, nil, nil)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	out.steps = steps
 	out.stages = append(out.stages, stageTime{"DenoisingStage", ms(fwd.stage(t, denoise))})
 	t = time.Now()
-	raw := make([]byte, 3*g.w*g.h*g.frames)
+	raw = make([]byte, 3*g.w*g.h*g.frames)
 	for i := range g.frames {
 		c.frame(float64(k*g.frames+i)/realtimeCycleFrames, raw[3*g.w*g.h*i:3*g.w*g.h*(i+1)], 3)
 	}
@@ -250,62 +299,59 @@ func (h *Handler) realtimeChunk(ctx context.Context, conn *websocket.Conn, c *ca
 	// last chunk's record (the one SGLang's harness judges) holds the session's highest peak.
 	out.mem = memoryFor(g, rn.number+k, fl.MemGrowMiB)
 	h.recordPerf(rn, out)
-	forwardMs := ms(out.total)
+	return raw, ms(out.total), nil
+}
 
-	// Sending: the payload needs no building (raw RGB is the frames); each batch's write is
-	// timed as the adapter times it.
-	var headerWrite, rawWrite time.Duration
-	var wsBytes int64
+// framesSent is how sending a chunk's frames went: the time spent writing batch headers and
+// payloads (0 with computed timing), the bytes written and the number of batches.
+type framesSent struct {
+	headerWrite, rawWrite time.Duration
+	wsBytes               int64
+	batches               int
+}
+
+// sendFrames sends chunk k's raw RGB frames in batches of framesPerMessage. The payload needs
+// no building (raw RGB is the frames); each batch's write is timed as the adapter times it.
+func (h *Handler) sendFrames(ctx context.Context, conn *websocket.Conn, rn run, k int, raw []byte) (framesSent, error) {
+	g := rn.req
+	var sent framesSent
 	per := 3 * g.w * g.h
-	batches := (g.frames + framesPerMessage - 1) / framesPerMessage
-	for b := range batches {
+	sent.batches = (g.frames + framesPerMessage - 1) / framesPerMessage
+	for b := range sent.batches {
 		lo, hi := b*framesPerMessage, min((b+1)*framesPerMessage, g.frames)
 		payload := raw[lo*per : hi*per]
 		hdr := map[string]any{
 			"type": "frame_batch_header", "request_id": rn.id, "chunk_index": k, "content_type": rawRGBContentType,
-			"num_frames": hi - lo, "total_size": len(payload), "frame_batch_index": b, "num_frame_batches": batches,
-			"is_final_frame_batch": b == batches-1, "format": "rgb24", "width": g.w, "height": g.h, "channels": 3,
+			"num_frames": hi - lo, "total_size": len(payload), "frame_batch_index": b, "num_frame_batches": sent.batches,
+			"is_final_frame_batch": b == sent.batches-1, "format": "rgb24", "width": g.w, "height": g.h, "channels": 3,
 			"bytes_per_frame": per, "raw_size": len(payload), "encoding": "raw",
 		}
 		st := time.Now()
 		if len(payload) >= packOffloadBytes {
 			n, err := h.sendMsgN(ctx, conn, hdr)
 			if err != nil {
-				return err
+				return framesSent{}, err
 			}
-			headerWrite += time.Since(st)
+			sent.headerWrite += time.Since(st)
 			st = time.Now()
 			if err := conn.Write(ctx, websocket.MessageBinary, payload); err != nil {
-				return err
+				return framesSent{}, err
 			}
-			wsBytes += int64(n + len(payload))
+			sent.wsBytes += int64(n + len(payload))
 		} else {
 			hdr["type"], hdr["payload"] = "frame_batch", payload
 			n, err := h.sendMsgN(ctx, conn, hdr)
 			if err != nil {
-				return err
+				return framesSent{}, err
 			}
-			wsBytes += int64(n)
+			sent.wsBytes += int64(n)
 		}
-		rawWrite += time.Since(st)
+		sent.rawWrite += time.Since(st)
 	}
 	if h.cfg.Timing == TimingComputed {
-		headerWrite, rawWrite = 0, 0
+		sent.headerWrite, sent.rawWrite = 0, 0
 	}
-	total := prepareMs + forwardMs + ms(headerWrite+rawWrite)
-	if h.cfg.Timing != TimingComputed {
-		total = ms(time.Since(t0))
-	}
-	h.logf("INFO", "realtime chunk timing: request_id=%s chunk_idx=%d request_prepare=%.2fms scheduler_forward=%.2fms ws_write=%.2fms chunk_total=%.2fms frames=%d",
-		rn.id, k, prepareMs, forwardMs, ms(headerWrite+rawWrite), total, g.frames)
-	return h.sendMsg(ctx, conn, map[string]any{
-		"type": "chunk_stats", "request_id": rn.id, "chunk_index": k,
-		"request_prepare_ms": transportMs(prepareMs), "scheduler_forward_ms": transportMs(forwardMs),
-		"pace_wait_ms": 0, "header_write_ms": transportMs(ms(headerWrite)), "raw_payload_build_ms": 0,
-		"raw_write_ms": transportMs(ms(rawWrite)), "ws_write_ms": transportMs(ms(headerWrite + rawWrite)),
-		"chunk_total_ms": transportMs(total), "num_batches": batches, "num_frames": g.frames,
-		"raw_bytes": len(raw), "ws_payload_bytes": wsBytes, "content_type": rawRGBContentType,
-	})
+	return sent, nil
 }
 
 // transportMs is realtime_video_api.py _transport_ms: max(0, int(value + 0.5)).
