@@ -75,101 +75,124 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 // request.
 func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) (m measured) {
 	m.rr = checks.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
-	rr := &m.rr
-	spec := r.opts.Suite.Servers[c.Server]
 	dir, err := r.rec.ArtifactDir(c.ID, at.index, at.confirm)
 	if err != nil {
 		r.noteDisk(err)
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
+		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
 		return m
 	}
 	m.dir = dir
-	timeout := spec.RequestTimeout
+	timeout := r.opts.Suite.Servers[c.Server].RequestTimeout
 	if c.Timeout > 0 {
 		timeout = c.Timeout
 	}
+	mem := srv.openRequestMemory()
+	rep, flight, timedOut, err := r.send(ctx, c, srv, at, dir, timeout)
+	m.flight = flight
+	m.rr.E2EMs = ms(flight.to.Sub(flight.from))
+	mem.end()
+	defer func() { mem.record(&m.rr) }() // after joinPerf, beside the server's own numbers
+	m.rep = rep
+	m.rr.RequestID = rep.ID
+	m.rr.RealtimeChunks = rep.Chunks
+	if err != nil {
+		r.unanswered(ctx, c, srv, at, &m, err, timedOut, timeout)
+		return m
+	}
+	r.answered(ctx, c, srv, at, &m)
+	return m
+}
+
+// send sends the request and waits for its complete output, saved in dir. timedOut tells a
+// request that hung from one the run's cancel ended.
+func (r *run) send(ctx context.Context, c *suite.Case, srv *server, at slot, dir string, timeout time.Duration) (rep reply, flight span, timedOut bool, err error) {
+	spec := r.opts.Suite.Servers[c.Server]
 	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval,
 		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
-	mem := srv.openRequestMemory()
+	defer cancel()
 	stopBeat := r.beat(fmt.Sprintf("%s %s: waiting", c.ID, at), timeout, func() string { return requestStatus(cl, srv) })
 	rep, t0, err := srv.generate(rctx, cl, c)
 	stopBeat()
-	m.flight = span{from: t0, to: time.Now()}
-	rr.E2EMs = ms(m.flight.to.Sub(t0))
-	mem.end()
-	defer func() { mem.record(&m.rr) }() // after joinPerf, beside the server's own numbers
-	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
-	cancel()
-	m.rep = rep
-	rr.RequestID = rep.ID
-	rr.RealtimeChunks = rep.Chunks
+	return rep, span{from: t0, to: time.Now()}, errors.Is(rctx.Err(), context.DeadlineExceeded), err
+}
 
-	if err != nil {
-		if ctx.Err() != nil {
-			rr.Status = checks.Cancelled
-			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
-				Detail: fmt.Sprintf("run cancelled after %.0f ms, before the output arrived", rr.E2EMs)})
-			m.halt = "run cancelled"
-			return m
-		}
-		srv.settle(settleTime)
-		if why := srv.dead(); why != "" {
-			detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
-			rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
-			saveTail(dir, srv)
-			m.halt = fmt.Sprintf("not sent: the server died during %s", at)
-			return m
-		}
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
-		if timedOut && c.Modality != suite.Image && baselines.ROCm(r.opts.GPU) {
-			rr.Checks = append(rr.Checks, checks.AMDVideoTimeout(c.ID, timeout))
-			saveTail(dir, srv)
-			m.halt = fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
-			return m
-		}
-		if timedOut {
-			rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
-				Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
-				Cause:  fmt.Sprintf("request hung: no output within %s", timeout)})
-			saveTail(dir, srv)
-			m.halt = fmt.Sprintf("not sent: the server was stopped after %s hung", at)
-			return m
-		}
-		st := checks.Fail
-		var se *saveError
-		if errors.As(err, &se) {
-			st = checks.Error // the output arrived; this machine could not keep it
-			r.noteDisk(err)
-		}
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: st, Detail: err.Error()})
-		saveTail(dir, srv)
-		switch {
-		case failedOnServer(err):
-			// SGLang writes no performance.log record for a request it reports failed
-			// (gpu_worker._execute_forward_common): waiting for one would only add
-			// perf_record_timeout and a second failure to the one above.
-			rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip,
-				Detail: "not joined: the server reported this request failed, and SGLang writes no performance.log record for a failed request"})
-		case rep.ID != "":
-			// The generation may have run (a failed download, a full disk): its record may be there.
-			m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
-		}
-		return m
+// unanswered makes the checks of a request that got no output (err): the server may be
+// unusable after it (a cancel, a crash, a hang), or the request alone failed, and then its
+// perf record is still joined when the generation may have run.
+func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slot, m *measured, err error, timedOut bool, timeout time.Duration) {
+	rr := &m.rr
+	if ctx.Err() != nil {
+		rr.Status = checks.Cancelled
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
+			Detail: fmt.Sprintf("run cancelled after %.0f ms, before the output arrived", rr.E2EMs)})
+		m.halt = "run cancelled"
+		return
 	}
-
-	m.answered = true
+	srv.settle(settleTime)
 	if why := srv.dead(); why != "" {
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
-			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv), Cause: srv.crashCause("server crashed after answering")})
-		m.halt = fmt.Sprintf("not sent: the server died after %s", at)
-		m.checksAt = len(rr.Checks)
-		return m
+		detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
+		saveTail(m.dir, srv)
+		m.halt = fmt.Sprintf("not sent: the server died during %s", at)
+		return
 	}
 	rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
-	m.checksAt = len(rr.Checks)
+	if timedOut && c.Modality != suite.Image && baselines.ROCm(r.opts.GPU) {
+		rr.Checks = append(rr.Checks, checks.AMDVideoTimeout(c.ID, timeout))
+		saveTail(m.dir, srv)
+		m.halt = fmt.Sprintf("not sent: %s", checks.AMDVideoTimeoutCause)
+		return
+	}
+	if timedOut {
+		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+			Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
+			Cause:  fmt.Sprintf("request hung: no output within %s", timeout)})
+		saveTail(m.dir, srv)
+		m.halt = fmt.Sprintf("not sent: the server was stopped after %s hung", at)
+		return
+	}
+	r.failedRequest(ctx, c, srv, m, err)
+}
+
+// failedRequest makes the checks of a request that failed while the server stayed usable.
+func (r *run) failedRequest(ctx context.Context, c *suite.Case, srv *server, m *measured, err error) {
+	st := checks.Fail
+	var se *saveError
+	if errors.As(err, &se) {
+		st = checks.Error // the output arrived; this machine could not keep it
+		r.noteDisk(err)
+	}
+	m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: st, Detail: err.Error()})
+	saveTail(m.dir, srv)
+	switch {
+	case failedOnServer(err):
+		// SGLang writes no performance.log record for a request it reports failed
+		// (gpu_worker._execute_forward_common): waiting for one would only add
+		// perf_record_timeout and a second failure to the one above.
+		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip,
+			Detail: "not joined: the server reported this request failed, and SGLang writes no performance.log record for a failed request"})
+	case m.rep.ID != "":
+		// The generation may have run (a failed download, a full disk): its record may be there.
+		m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
+	}
+}
+
+// answered makes the checks of a request the server answered with an output: the server
+// alive after it and its perf record joined; checksAt puts validation's checks between the
+// two.
+func (r *run) answered(ctx context.Context, c *suite.Case, srv *server, at slot, m *measured) {
+	m.answered = true
+	if why := srv.dead(); why != "" {
+		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
+			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv), Cause: srv.crashCause("server crashed after answering")})
+		m.halt = fmt.Sprintf("not sent: the server died after %s", at)
+		m.checksAt = len(m.rr.Checks)
+		return
+	}
+	m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+	m.checksAt = len(m.rr.Checks)
 	m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
-	return m
 }
 
 // span is when a request was in flight: from its send to its complete output (or failure).

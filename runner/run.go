@@ -99,25 +99,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // in the result. On cancellation the result holds what finished, the rest marked cancelled,
 // and results.json is still written.
 func Run(ctx context.Context, opts Options) (*checks.Result, error) {
-	if opts.Partition.Total == 0 {
-		opts.Partition.Total = 1
-	}
-	if opts.Plan == nil {
-		var err error
-		if opts.Plan, err = plan.ForSuite(opts.Suite, opts.Lane, opts.GPU, opts.Partition.Total); err != nil {
-			return nil, &ConfigError{err}
-		}
-	}
-	opts.Plan = opts.Plan.Widen(opts.Partition.Total)
-	cases, err := selectCases(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
-	if err != nil {
-		return nil, &ConfigError{err}
-	}
-	verdicts, err := loadPerf(opts)
-	if err != nil {
-		return nil, &ConfigError{err}
-	}
-	cons, err := loadConsistency(opts)
+	cases, verdicts, cons, err := configure(&opts)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -137,21 +119,69 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// For the early returns; the normal path below closes it and reports a failure to.
+	// For the early returns; finish closes it and reports a failure to.
 	defer func() { _ = rec.Close() }()
-	// Each request line says where it belongs, so that a lost results.json is rebuilt into
-	// its own lane and partition (results.Placement).
+	rec.Place(placement(opts, cases))
+	r := newRun(ctx, opts, rec, verdicts, cons)
+	if len(removed) > 0 {
+		r.logf("--force: removed the earlier run's %s from %s", strings.Join(removed, ", "), opts.Out)
+	}
+	res := resultHead(opts, verdicts, cons)
+	r.logFiles(res.Files)
+	if len(cases) == 0 {
+		r.logf("partition %d/%d has no cases in the plan: nothing to run, results.json says so", opts.Partition.Index, opts.Partition.Total)
+	}
+	head := *res
+	if err := r.writeEarly(head, cases); err != nil {
+		return nil, err
+	}
+	res.Cases = r.execute(ctx, head, cases)
+	return r.finish(res)
+}
+
+// configure fills the defaults of opts (one partition, the suite's plan) and reads what the
+// run is judged by; every error it returns lies in the options or the suite's files.
+func configure(opts *Options) ([]*suite.Case, *judge.Config, *consistencyConfig, error) {
+	if opts.Partition.Total == 0 {
+		opts.Partition.Total = 1
+	}
+	if opts.Plan == nil {
+		var err error
+		if opts.Plan, err = plan.ForSuite(opts.Suite, opts.Lane, opts.GPU, opts.Partition.Total); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	opts.Plan = opts.Plan.Widen(opts.Partition.Total)
+	cases, err := selectCases(opts.Suite, opts.Plan, opts.Partition, opts.Cases)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	verdicts, err := loadPerf(*opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cons, err := loadConsistency(*opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cases, verdicts, cons, nil
+}
+
+// placement says where each request line belongs, so that a lost results.json is rebuilt
+// into its own lane and partition.
+func placement(opts Options, cases []*suite.Case) results.Placement {
 	lanes := map[string]string{}
 	for _, c := range cases {
 		lanes[c.ID] = c.Lane
 	}
-	rec.Place(results.Placement{Partition: opts.Partition, PlanHash: opts.Plan.Hash, Lanes: lanes})
+	return results.Placement{Partition: opts.Partition, PlanHash: opts.Plan.Hash, Lanes: lanes}
+}
+
+// newRun is the state of one run, with the defaults of the options it leaves unset.
+func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *judge.Config, cons *consistencyConfig) *run {
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts, cons: cons,
 		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
 		diskFull: make(chan struct{}), swept: map[*server]bool{}}
-	if len(removed) > 0 {
-		r.logf("--force: removed the earlier run's %s from %s", strings.Join(removed, ", "), opts.Out)
-	}
 	if r.progress == nil {
 		r.progress = io.Discard
 	}
@@ -161,7 +191,12 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	if opts.Probe == nil {
 		r.opts.Probe = media.Probe
 	}
-	res := &checks.Result{
+	return r
+}
+
+// resultHead is the part of the run's result known before anything runs.
+func resultHead(opts Options, verdicts *judge.Config, cons *consistencyConfig) *checks.Result {
+	return &checks.Result{
 		Schema:    checks.Schema,
 		Suite:     opts.Suite.DisplayName(),
 		Lane:      opts.Lane,
@@ -179,47 +214,56 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 		StartedAt:  time.Now().UTC(),
 		Files:      runFiles(opts, verdicts, cons),
 	}
-	r.logFiles(res.Files)
-	if len(cases) == 0 {
-		r.logf("partition %d/%d has no cases in the plan: nothing to run, results.json says so", opts.Partition.Index, opts.Partition.Total)
-	}
-	// results.json is written before anything runs: a disk too full for it refuses the run
-	// before a server starts, and a run that dies before its final write leaves a file that
-	// says so (Incomplete, and an error) instead of none; report completes it from
-	// requests.jsonl.
-	head := *res
+}
+
+// writeEarly writes results.json before anything runs: a disk too full for it refuses the
+// run before a server starts, and a run that dies before its final write leaves a file that
+// says so (Incomplete, and an error) instead of none; report completes it from
+// requests.jsonl.
+func (r *run) writeEarly(head checks.Result, cases []*suite.Case) error {
 	early := r.snapshot(head, cases, "no result: the run ended before this request finished")
 	early.Incomplete = "written at the start of the run, which ended before its final write; the requests in requests.jsonl are the ones that finished"
 	early.Errors = append(early.Errors, "the run did not finish: results.json holds only what was known at its start")
-	if err := rec.Results(&early); err != nil {
-		return nil, fmt.Errorf("write results.json before the run starts: %w", err)
+	if err := r.rec.Results(&early); err != nil {
+		return fmt.Errorf("write results.json before the run starts: %w", err)
 	}
+	return nil
+}
+
+// execute runs the cases, and their retries.
+func (r *run) execute(ctx context.Context, head checks.Result, cases []*suite.Case) []checks.CaseResult {
 	// On cancel (SIGINT or SIGTERM: GitHub sends SIGKILL 10 s after SIGINT) results.json is
 	// written at once from what finished, before any server is stopped (a stop may take its
-	// whole grace period); the final write below replaces it once everything has stopped.
+	// whole grace period); finish replaces it once everything has stopped.
 	stopSnapshot := context.AfterFunc(ctx, func() {
 		defer close(r.snapshotDone)
 		r.writeSnapshot(head, cases)
 	})
-	for _, u := range units(opts.Suite, cases) {
-		res.Cases = append(res.Cases, r.unit(ctx, u)...)
+	var out []checks.CaseResult
+	for _, u := range units(r.opts.Suite, cases) {
+		out = append(out, r.unit(ctx, u)...)
 	}
-	res.Cases = r.retry(ctx, res.Cases, cases)
+	out = r.retry(ctx, out, cases)
 	if stopSnapshot() {
 		close(r.snapshotDone)
 	} else {
 		<-r.snapshotDone // never let the snapshot overwrite the final results
 	}
+	return out
+}
+
+// finish writes the final results.json and closes requests.jsonl.
+func (r *run) finish(res *checks.Result) (*checks.Result, error) {
 	if res.Cases == nil {
 		res.Cases = []checks.CaseResult{} // a partition with no cases: "cases": [], not null
 	}
 	res.FinishedAt = time.Now().UTC()
 	r.reportKnown(res)
 	r.failureIndex(res)
-	werr := rec.Results(res)
+	werr := r.rec.Results(res)
 	// requests.jsonl is closed even when results.json failed, and its own failure (the last
 	// records lost) is reported when results.json is safe.
-	cerr := rec.Close()
+	cerr := r.rec.Close()
 	r.reportUnsaved(werr)
 	if werr != nil {
 		return res, fmt.Errorf("NOT SAVED: %w", werr)

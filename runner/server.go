@@ -199,11 +199,6 @@ func startServer(spec *suite.Server, env serverEnv) (_ *server, err error) {
 			hold.release()
 		}
 	}()
-	fill := func(s string) string { return strings.ReplaceAll(s, "{port}", strconv.Itoa(port)) }
-	filled := make([]string, len(args))
-	for i, a := range args {
-		filled[i] = fill(a)
-	}
 	// Absolute: the server runs in its own working directory.
 	perfDir, err := filepath.Abs(filepath.Join(env.dir, "perf"))
 	if err != nil {
@@ -212,40 +207,27 @@ func startServer(spec *suite.Server, env serverEnv) (_ *server, err error) {
 	if err := os.MkdirAll(perfDir, 0o755); err != nil {
 		return nil, err
 	}
+	// Before the log is created, so that its failure leaves no file open.
+	filled, outNote, err := sglangOutputs(spec, withPort(args, port), env.dir)
+	if err != nil {
+		return nil, err
+	}
 	logPath := filepath.Join(env.dir, "server.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	// Its own process group, killed by the kernel if the run dies (Pdeathsig), and by a
-	// guard (below) together with everything else in the group.
-	filled, outNote, err := sglangOutputs(spec, filled, env.dir)
-	if err != nil {
-		return nil, err
-	}
-	cmd := proc.Group(filled[0], filled[1:]...)
-	cmd.Dir = spec.Dir
-	if cmd.Dir == "" {
-		cmd.Dir = env.suiteDir
-	}
-	cmd.Env = serverEnviron(env.environ)
-	// SGLang writes a performance.log record only with stage logging on
-	// (gpu_worker._execute_forward_common); its own harness sets both for every server
-	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
-	cmd.Env = append(cmd.Env, sglangenv.PerfLogDir+"="+perfDir, sglangenv.StageLogging+"=1", "PYTHONUNBUFFERED=1")
-	for k, v := range spec.Env {
-		cmd.Env = append(cmd.Env, k+"="+fill(v))
-	}
-	var notes []string
-	if v, ok := spec.Env[sglangenv.StageLogging]; ok {
-		notes = append(notes, stageLoggingNote(v))
-	}
+	// Every error path from here closes the log; once the process runs, its exit does (launch).
+	defer func() {
+		if err != nil {
+			_ = logFile.Close()
+		}
+	}()
+	cmd, notes := serverCommand(spec, env, filled, perfDir, port)
 	lw := newLogWatch(logFile, spec.Ready.LogMarker)
 	lw.port = port
 	lw.mirror = env.mirror
 	cmd.Stdout, cmd.Stderr = lw, lw
-	// Orphaned grandchildren may keep the log pipe open; do not wait for them forever.
-	cmd.WaitDelay = 2 * time.Second
 	s := &server{
 		spec: spec, cmd: cmd, port: port,
 		baseURL:    "http://127.0.0.1:" + strconv.Itoa(port),
@@ -257,28 +239,75 @@ func startServer(spec *suite.Server, env serverEnv) (_ *server, err error) {
 		exited:     make(chan struct{}),
 		notes:      append(notes, outNote...),
 	}
-	s.started = time.Now()
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close() // nothing was written to it yet
-		return nil, fmt.Errorf("start %s: %w", filled[0], err)
+	if err := s.launch(); err != nil {
+		return nil, err
 	}
-	if s.guard, err = proc.StartGuard(cmd.Process.Pid); err != nil {
+	return s, nil
+}
+
+// withPort fills the "{port}" placeholders of a command template.
+func withPort(args []string, port int) []string {
+	filled := make([]string, len(args))
+	for i, a := range args {
+		filled[i] = fillPort(a, port)
+	}
+	return filled
+}
+
+// fillPort fills the "{port}" placeholders of one argument or environment value.
+func fillPort(s string, port int) string { return strings.ReplaceAll(s, "{port}", strconv.Itoa(port)) }
+
+// serverCommand is the server's process, not yet started, and the notes its environment
+// calls for.
+func serverCommand(spec *suite.Server, env serverEnv, argv []string, perfDir string, port int) (*exec.Cmd, []string) {
+	// Its own process group, killed by the kernel if the run dies (Pdeathsig), and by a
+	// guard (launch) together with everything else in the group.
+	cmd := proc.Group(argv[0], argv[1:]...)
+	cmd.Dir = spec.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = env.suiteDir
+	}
+	cmd.Env = serverEnviron(env.environ)
+	// SGLang writes a performance.log record only with stage logging on
+	// (gpu_worker._execute_forward_common); its own harness sets both for every server
+	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
+	cmd.Env = append(cmd.Env, sglangenv.PerfLogDir+"="+perfDir, sglangenv.StageLogging+"=1", "PYTHONUNBUFFERED=1")
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+fillPort(v, port))
+	}
+	// Orphaned grandchildren may keep the log pipe open; do not wait for them forever.
+	cmd.WaitDelay = 2 * time.Second
+	var notes []string
+	if v, ok := spec.Env[sglangenv.StageLogging]; ok {
+		notes = append(notes, stageLoggingNote(v))
+	}
+	return cmd, notes
+}
+
+// launch starts the server's process and its guard. From then on the process's exit closes
+// the log; on an error the caller closes it.
+func (s *server) launch() error {
+	s.started = time.Now()
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.cmd.Args[0], err)
+	}
+	var err error
+	if s.guard, err = proc.StartGuard(s.cmd.Process.Pid); err != nil {
 		// Without a guard a SIGKILL of the run would leave the server's children running.
 		// The guard's error is the one to return; these only undo the start.
-		_ = proc.KillGroup(cmd)
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", filled[0], err)
+		_ = proc.KillGroup(s.cmd)
+		_ = s.cmd.Wait()
+		return fmt.Errorf("start %s: %w", s.cmd.Args[0], err)
 	}
 	go func() {
-		s.exitErr = cmd.Wait()
+		s.exitErr = s.cmd.Wait()
 		if s.exitErr == nil {
 			s.exitErr = errors.New("exit status 0")
 		}
-		lw.close()
+		s.log.close()
 		close(s.exited)
 	}()
-	return s, nil
+	return nil
 }
 
 // errNotReady wraps every readiness failure.

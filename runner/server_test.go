@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 func TestLogWatch(t *testing.T) {
@@ -69,4 +71,30 @@ func TestLogWatchLongLine(t *testing.T) {
 		t.Errorf("an endless line is buffered without bound: %d bytes pending", len(l.part))
 	}
 	l.close()
+}
+
+// A start that fails once server.log is open must close it: a run starts a server per
+// case, and every one leaked would hold a descriptor for the rest of the run.
+func TestFailedStartClosesServerLog(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skipf("no /proc/self/fd to see open files by: %v", err)
+	}
+	dir := t.TempDir()
+	spec := &suite.Server{Name: "missing", Command: []string{filepath.Join(dir, "no-such-server"), "--port", "{port}"}}
+	if _, err := startServer(spec, serverEnv{dir: dir, suiteDir: t.TempDir(), environ: os.Environ()}); err == nil {
+		t.Fatal("a server whose executable does not exist started")
+	}
+	log := filepath.Join(dir, "server.log")
+	if _, err := os.Stat(log); err != nil {
+		t.Fatalf("the failed start never opened its log, so this test checks nothing: %v", err)
+	}
+	open, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range open {
+		if target, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); target == log {
+			t.Errorf("fd %s still open on %s after the failed start", fd.Name(), log)
+		}
+	}
 }
