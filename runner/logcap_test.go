@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,9 +28,9 @@ func TestServerLogIsCapped(t *testing.T) {
 	// A line of 3 × logLineBytes, written in pieces.
 	long := strings.Repeat("=", logLineBytes)
 	for range 3 {
-		l.Write([]byte(long))
+		mustWrite(t, l, []byte(long))
 	}
-	l.Write([]byte(" end\n"))
+	mustWrite(t, l, []byte(" end\n"))
 	const lineLen = 1 << 10
 	line := func(i int) []byte {
 		s := fmt.Sprintf("flood %d ", i)
@@ -37,9 +38,9 @@ func TestServerLogIsCapped(t *testing.T) {
 	}
 	n := (logHeadBytes+logTailBytes)/lineLen*2 + 123 // twice the caps, and not a multiple of a line
 	for i := range n {
-		l.Write(line(i))
+		mustWrite(t, l, line(i))
 	}
-	l.Write([]byte("INFO The server is fired up and ready to roll!\n"))
+	mustWrite(t, l, []byte("INFO The server is fired up and ready to roll!\n"))
 	select {
 	case <-l.ready:
 	default:
@@ -50,8 +51,8 @@ func TestServerLogIsCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if max := int64(logHeadBytes + logTailBytes + 1024); int64(len(b)) > max {
-		t.Errorf("server.log is %d bytes, want at most %d", len(b), max)
+	if limit := int64(logHeadBytes + logTailBytes + 1024); int64(len(b)) > limit {
+		t.Errorf("server.log is %d bytes, want at most %d", len(b), limit)
 	}
 	first, _, _ := bytes.Cut(b, []byte("\n"))
 	if want := long + fmt.Sprintf(" … [diffusion-check: %d bytes of this line cut, past 64 KiB]", 2*logLineBytes+4); string(first) != want {
@@ -74,5 +75,13 @@ func TestServerLogIsCapped(t *testing.T) {
 	}
 	if !strings.Contains(mirror.String(), "the server log is past 16 MiB; the rest is not shown here") || mirror.Len() > logHeadBytes+logHeadBytes/8 {
 		t.Errorf("the mirror holds %d bytes and does not say it stopped", mirror.Len())
+	}
+}
+
+// mustWrite writes b to w and fails the test on an error.
+func mustWrite(t *testing.T, w io.Writer, b []byte) {
+	t.Helper()
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -75,8 +75,6 @@ type export struct {
 	// function's parameters or results, an exported field, a typed value), so that it
 	// stays exported with it.
 	inSignature bool
-	// set: a constant of a closed set (see closedSets) with a member used outside.
-	set string
 }
 
 // exports lists the exported top-level names of the module's non-test code and counts their

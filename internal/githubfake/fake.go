@@ -410,26 +410,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	fault := f.fault(r.Method, path)
 	f.mu.Unlock()
 
-	if fault != nil {
-		if fault.Delay > 0 {
-			select {
-			case <-time.After(fault.Delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		if fault.Code != 0 {
-			if fault.RetryAfter != "" {
-				w.Header().Set("Retry-After", fault.RetryAfter)
-			}
-			if fault.RateLimitReset != 0 {
-				w.Header().Set("X-RateLimit-Limit", "5000")
-				w.Header().Set("X-RateLimit-Remaining", "0")
-				w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(fault.RateLimitReset).Unix(), 10))
-			}
-			writeError(w, fault.Code, fault.Message)
-			return
-		}
+	if fault != nil && answerFault(w, r, fault) {
+		return
 	}
 
 	f.mu.Lock()
@@ -438,39 +420,94 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Bad credentials")
 		return
 	}
-	var m []string
-	switch {
-	case r.Method == http.MethodGet && path == "/user":
-		f.user(w)
-	case r.Method == http.MethodPost && (path == "/graphql" || path == "/api/graphql"):
-		f.graphql(w, r, body)
-	case r.Method == http.MethodGet && match(listRE, path, &m):
-		f.list(w, r, m)
-	case r.Method == http.MethodPost && match(listRE, path, &m):
-		f.create(w, r, m, body)
-	case r.Method == http.MethodPatch && match(commentRE, path, &m):
-		f.edit(w, r, m, body)
-	case r.Method == http.MethodDelete && match(commentRE, path, &m):
-		f.delete(w, r, m, body)
-	case r.Method == http.MethodPost && match(statusRE, path, &m):
-		f.status(w, r, m, body)
-	case r.Method == http.MethodGet && match(combinedRE, path, &m):
-		f.combined(w, r, m)
-	case r.Method == http.MethodGet && match(pullsRE, path, &m):
-		f.pullsOf(w, r, m)
-	case r.Method == http.MethodGet && match(pullListRE, path, &m):
-		f.pullsList(w, r, m)
-	case r.Method == http.MethodGet && match(environmentRE, strings.TrimPrefix(r.URL.EscapedPath(), "/api/v3"), &m):
-		f.environment(w, r, m)
-	case r.Method == http.MethodGet && match(filesRE, path, &m):
-		f.filesOf(w, r, m)
-	case r.Method == http.MethodPost && match(checkRunsRE, path, &m), r.Method == http.MethodPatch && match(checkRunRE, path, &m):
-		f.checkRun(w, r, m, body)
-	case f.serveGit(w, r, path, body):
-	default:
-		f.problem("unexpected request %s %s", r.Method, r.URL.Path)
-		writeError(w, http.StatusNotFound, "Not Found")
+	if f.route(w, r, path, body) || f.serveGit(w, r, path, body) {
+		return
 	}
+	f.problem("unexpected request %s %s", r.Method, r.URL.Path)
+	writeError(w, http.StatusNotFound, "Not Found")
+}
+
+// route answers a request of the REST API (and GraphQL) other than git data, and says
+// whether it was one. f.mu must be held.
+func (f *Fake) route(w http.ResponseWriter, r *http.Request, path string, body []byte) bool {
+	var m []string
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case path == "/user":
+			f.user(w)
+		case match(listRE, path, &m):
+			f.list(w, r, m)
+		case match(combinedRE, path, &m):
+			f.combined(w, r, m)
+		case match(pullsRE, path, &m):
+			f.pullsOf(w, r, m)
+		case match(pullListRE, path, &m):
+			f.pullsList(w, r, m)
+		case match(environmentRE, strings.TrimPrefix(r.URL.EscapedPath(), "/api/v3"), &m):
+			f.environment(w, r, m)
+		case match(filesRE, path, &m):
+			f.filesOf(w, r, m)
+		default:
+			return false
+		}
+	case http.MethodPost:
+		switch {
+		case path == "/graphql" || path == "/api/graphql":
+			f.graphql(w, r, body)
+		case match(listRE, path, &m):
+			f.create(w, r, m, body)
+		case match(statusRE, path, &m):
+			f.status(w, r, m, body)
+		case match(checkRunsRE, path, &m):
+			f.checkRun(w, r, m, body)
+		default:
+			return false
+		}
+	case http.MethodPatch:
+		switch {
+		case match(commentRE, path, &m):
+			f.edit(w, r, m, body)
+		case match(checkRunRE, path, &m):
+			f.checkRun(w, r, m, body)
+		default:
+			return false
+		}
+	case http.MethodDelete:
+		if !match(commentRE, path, &m) {
+			return false
+		}
+		f.delete(w, r, m, body)
+	default:
+		return false
+	}
+	return true
+}
+
+// answerFault delays the request by fault's delay and, for a fault with a code, answers it
+// (with its Retry-After and rate-limit headers); it says whether the request is answered, or
+// its client gone, so that nothing else may answer it.
+func answerFault(w http.ResponseWriter, r *http.Request, fault *Fault) bool {
+	if fault.Delay > 0 {
+		select {
+		case <-time.After(fault.Delay):
+		case <-r.Context().Done():
+			return true
+		}
+	}
+	if fault.Code == 0 {
+		return false
+	}
+	if fault.RetryAfter != "" {
+		w.Header().Set("Retry-After", fault.RetryAfter)
+	}
+	if fault.RateLimitReset != 0 {
+		w.Header().Set("X-RateLimit-Limit", "5000")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(fault.RateLimitReset).Unix(), 10))
+	}
+	writeError(w, fault.Code, fault.Message)
+	return true
 }
 
 func match(re *regexp.Regexp, path string, m *[]string) bool {

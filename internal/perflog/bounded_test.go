@@ -29,10 +29,14 @@ func writeForeign(t testing.TB, n int, after ...string) string {
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	for i := range n {
-		w.WriteString(foreignRecord(i))
+		if _, err := w.WriteString(foreignRecord(i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, l := range after {
-		w.WriteString(l)
+		if _, err := w.WriteString(l); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
@@ -68,7 +72,9 @@ func TestPerfLogKeepsOnlyTheNewestUnclaimedRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 500 {
-		f.WriteString(foreignRecord(i))
+		if _, err := f.WriteString(foreignRecord(i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.Close()
 	p = New(path)

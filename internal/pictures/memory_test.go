@@ -1,7 +1,6 @@
 package pictures
 
 import (
-	"image/color"
 	"math"
 	"strings"
 	"testing"
@@ -27,7 +26,7 @@ func TestRenderMemory(t *testing.T) {
 			switch img.RGBAAt(x, y) {
 			case failShade:
 				shaded++
-			case color.RGBA(limitColour):
+			case limitColour:
 				limit++
 			}
 		}

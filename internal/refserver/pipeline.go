@@ -207,7 +207,6 @@ func (gn *generation) denoise(ctx context.Context) error {
 	gn.stage("DenoisingStage", t, denoise)
 	if spike != nil {
 		runtime.KeepAlive(spike)
-		spike = nil
 		debug.FreeOSMemory() // the spike ends here, in the process's resident memory too
 	}
 	return nil

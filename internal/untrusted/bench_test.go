@@ -15,6 +15,8 @@ func BenchmarkWriter(b *testing.B) {
 	w := NewWriter(io.Discard)
 	b.SetBytes(int64(len(block)))
 	for b.Loop() {
-		w.Write(block)
+		if _, err := w.Write(block); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -91,7 +91,9 @@ func TestWriterKeepsOrdinaryText(t *testing.T) {
 	out.Reset()
 	e := []byte("é\u202e")
 	for i := range e {
-		w.Write(e[i : i+1])
+		if _, err := w.Write(e[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got, want := out.String(), `é\u202e`; got != want {
 		t.Errorf("split characters: got %q, want %q", got, want)

@@ -42,6 +42,7 @@ type Device interface {
 	GetMemoryInfo() (Memory, Return)
 	GetMemoryInfo_v2() (Memory_v2, Return)
 	GetComputeRunningProcesses() ([]ProcessInfo, Return)
+	GetCudaComputeCapability() (int, int, Return)
 }
 
 // Memory is nvmlMemory_t.
