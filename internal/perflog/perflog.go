@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/clock"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
@@ -772,10 +773,8 @@ func (p *Log) Wait(ctx context.Context, id string, timeout time.Duration) (Recor
 			}
 			return Record{}, fmt.Errorf("%w for request_id %q within %s in %s%s%s", errNoRecord, id, timeout, p.path, unreadable, gone)
 		}
-		select {
-		case <-ctx.Done():
-			return Record{}, ctx.Err()
-		case <-time.After(25 * time.Millisecond):
+		if err := clock.Sleep(ctx, 25*time.Millisecond); err != nil {
+			return Record{}, err
 		}
 	}
 }
