@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,5 +192,41 @@ func TestReadmeSynopsis(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("README synopsis differs from the usage (-usage +README):\n%s", diff)
+	}
+}
+
+// sharedFiles are the files of the command that belong to no one command: the entry point,
+// the dispatch and its environment, and what every command prints through.
+var sharedFiles = []string{"main.go", "doc.go", "cli.go", "ghenv.go", "toolkit.go", "untrusted.go", "selection.go"}
+
+// TestFileNamesFollowOneScheme (issue 33 item 6), restic's rule: each command's entry point is
+// cmd_<command>.go (check-gate: cmd_check_gate.go; help lives in cli.go, the action wrapper
+// in cmd_action.go), what serves one command is <command>_<concern>.go, and the few files
+// every command shares are listed in sharedFiles. Tests follow the file they test or, when
+// they cross files (scripts, docs), may be named for what they test.
+func TestFileNamesFollowOneScheme(t *testing.T) {
+	commandsOf := []string{"action"}
+	for _, c := range commands() {
+		if c.name != "help" {
+			commandsOf = append(commandsOf, strings.ReplaceAll(c.name, "-", "_"))
+		}
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commandsOf {
+		if !slices.Contains(files, "cmd_"+c+".go") {
+			t.Errorf("command %s: no cmd_%s.go", c, c)
+		}
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || slices.Contains(sharedFiles, f) {
+			continue
+		}
+		base := strings.TrimPrefix(strings.TrimSuffix(f, ".go"), "cmd_")
+		if !slices.ContainsFunc(commandsOf, func(c string) bool { return base == c || strings.HasPrefix(base, c+"_") }) {
+			t.Errorf("%s: neither cmd_<command>.go, <command>_<concern>.go nor a shared file", f)
+		}
 	}
 }

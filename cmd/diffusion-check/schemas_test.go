@@ -30,7 +30,7 @@ const schemaDir = "../../docs/schemas"
 // schemaBase is where the committed schemas are served from, the prefix of every $id.
 const schemaBase = "https://raw.githubusercontent.com/diffusion-check/diffusion-check/main/docs/schemas/"
 
-// planOutput is what `plan` prints: the plan and the job matrix (plancmd.go). The plan
+// planOutput is what `plan` prints: the plan and the job matrix (cmd_plan.go). The plan
 // schema is of this type, so that a saved `plan` output and the action's plan output (no
 // matrix) are both valid; TestWrittenFilesMatchTheirSchemas runs the command to keep the two
 // types equal.
