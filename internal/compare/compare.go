@@ -15,7 +15,6 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
-	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // Frame is the metrics of one compared frame.
@@ -403,9 +402,6 @@ func (p *pass) run(ctx context.Context, workers int) [][]Frame {
 	w, h := p.w, p.h
 	for range workers {
 		wg.Go(func() {
-			// A validation's metric leaves the cores to the server it measures (its decoders
-			// run niced too: proc.WithNice); the thread ends with this worker.
-			proc.NiceThread(ctx)
 			var s metrics.SSIMScratch
 			gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
 			for j := range jobs {
