@@ -177,6 +177,21 @@ func (o *historySeriesFlags) register(fs *flag.FlagSet, baselineUsage, outUsage 
 	fs.StringVar(&o.gpu, "gpu", "", "the series' GPU `CLASS`")
 }
 
+// load reads what history tighten and history pools both start from: the baseline file, the
+// store's runs and the one series the flags pick.
+func (o *historySeriesFlags) load(ctx context.Context, e env) (*baselines.File, []*history.Run, history.Series, error) {
+	base, err := baselines.Load(o.baseline)
+	if err != nil {
+		return nil, nil, history.Series{}, usageError{err}
+	}
+	runs, err := loadStore(ctx, e, o.store)
+	if err != nil {
+		return nil, nil, history.Series{}, err
+	}
+	series, err := o.series(runs)
+	return base, runs, series, err
+}
+
 // historyTightenOptions are the flags of history tighten.
 type historyTightenOptions struct {
 	historySeriesFlags
@@ -200,19 +215,11 @@ func historyTighten(ctx context.Context, e env, args []string) (int, error) {
 	if o.rule.Runs < 2 || !(o.rule.Sigmas >= 0) || math.IsInf(o.rule.Sigmas, 0) {
 		return 0, usagef("--runs: want at least 2; --sigmas: want a number ≥ 0")
 	}
-	base, err := baselines.Load(o.baseline)
+	base, runs, series, err := o.load(ctx, e)
 	if err != nil {
-		return 0, usageError{err}
+		return 0, err
 	}
 	o.rule.MinGain = base.ImprovementThreshold
-	runs, err := loadStore(ctx, e, o.store)
-	if err != nil {
-		return 0, err
-	}
-	series, err := o.series(runs)
-	if err != nil {
-		return 0, err
-	}
 	out, err := history.Propose(runs, series, o.rule, base.Value)
 	if err != nil {
 		return 0, usageError{err}
@@ -312,15 +319,7 @@ func historyPools(ctx context.Context, e env, args []string) (int, error) {
 	if o.rule.MinRuns < 2 || !(o.rule.Alpha > 0 && o.rule.Alpha < 1) || !(o.rule.MinRatio >= 1) || math.IsInf(o.rule.MinRatio, 0) {
 		return 0, usagef("--min-runs: want at least 2; --alpha: want 0 < P < 1; --min-ratio: want R ≥ 1")
 	}
-	base, err := baselines.Load(o.baseline)
-	if err != nil {
-		return 0, usageError{err}
-	}
-	runs, err := loadStore(ctx, e, o.store)
-	if err != nil {
-		return 0, err
-	}
-	series, err := o.series(runs)
+	base, runs, series, err := o.load(ctx, e)
 	if err != nil {
 		return 0, err
 	}
