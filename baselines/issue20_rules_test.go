@@ -74,10 +74,23 @@ func TestRegenerateFieldsRule(t *testing.T) {
 	res := &checks.Result{Cases: []checks.CaseResult{{ID: "new", WallMs: 12000,
 		Load:     &checks.Load{DurationMs: 5000, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 2000, checks.SourceServerAllocated: 1900}},
 		Requests: []checks.RequestResult{rr}}}}
-	sglang := []string{"denoise_step_ms", "estimated_full_test_time_s", "expected_avg_denoise_ms", "expected_e2e_ms", "expected_load_ms", "expected_median_denoise_ms", "load_peak_vram_mb", "runtime_peak_vram_mb", "stages_ms"}
+	sglang := []string{
+		"denoise_step_ms",
+		"estimated_full_test_time_s",
+		"expected_avg_denoise_ms",
+		"expected_e2e_ms",
+		"expected_load_ms",
+		"expected_median_denoise_ms",
+		"load_peak_vram_mb",
+		"runtime_peak_vram_mb",
+		"stages_ms",
+	}
 	withFile := func(scenarios string) *File {
-		f, err := Parse("h100.json", []byte(`{"tolerances": {"pr_test": {"e2e": 0.1, "denoise_stage": 0.2, "non_denoise_stage": 0.3, "denoise_step": 0.4, "denoise_agg": 0.5}},
- "sampling": {"step_fractions": [0.0, 1.0]}, "scenarios": {`+scenarios+`}}`))
+		f, err := Parse(
+			"h100.json",
+			[]byte(`{"tolerances": {"pr_test": {"e2e": 0.1, "denoise_stage": 0.2, "non_denoise_stage": 0.3, "denoise_step": 0.4, "denoise_agg": 0.5}},
+ "sampling": {"step_fractions": [0.0, 1.0]}, "scenarios": {`+scenarios+`}}`),
+		)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,14 @@ func TestParseKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []checks.KnownEntry{
-		{Case: "wan2_1_t2v_1.3b", Check: "perf.stage.*", Reason: "VAE tiling regressed DecodingStage", Link: "https://github.com/org/repo/issues/1", Until: "2026-09-30", Source: "known.yaml:2"},
+		{
+			Case:   "wan2_1_t2v_1.3b",
+			Check:  "perf.stage.*",
+			Reason: "VAE tiling regressed DecodingStage",
+			Link:   "https://github.com/org/repo/issues/1",
+			Until:  "2026-09-30",
+			Source: "known.yaml:2",
+		},
 		{Case: "flux_*", Check: "memory.runtime_peak", Request: 2, Reason: "second request leaks 300 MiB", Source: "known.yaml:7"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

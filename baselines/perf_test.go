@@ -79,7 +79,8 @@ func TestRealFilesMeaning(t *testing.T) {
 	if !ok {
 		t.Fatal("qwen_image_t2i missing")
 	}
-	if pb.E2EMs != 12799.17 || pb.AvgDenoiseMs != 247.95 || pb.MedianDenoiseMs != 249.01 || pb.StepsMs[0] != 196.21 || pb.StepsMs[49] != 248.9 || len(pb.StepsMs) != 50 {
+	if pb.E2EMs != 12799.17 || pb.AvgDenoiseMs != 247.95 || pb.MedianDenoiseMs != 249.01 || pb.StepsMs[0] != 196.21 || pb.StepsMs[49] != 248.9 ||
+		len(pb.StepsMs) != 50 {
 		t.Errorf("qwen_image_t2i: %+v", pb)
 	}
 	if got := stageNames(pb.Stages); got != "TextEncodingStage DenoisingStage InputValidationStage LatentPreparationStage TimestepPreparationStage DecodingStage" {
@@ -221,7 +222,8 @@ func TestMissingProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Tolerances("long-term", Overrides{}); err == nil || !strings.Contains(err.Error(), `no profile "long-term" (the file has long_term, pr_test)`) {
+	if _, err := f.Tolerances("long-term", Overrides{}); err == nil ||
+		!strings.Contains(err.Error(), `no profile "long-term" (the file has long_term, pr_test)`) {
 		t.Errorf("got %v", err)
 	}
 }

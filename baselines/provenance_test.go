@@ -18,11 +18,22 @@ func TestUnfit(t *testing.T) {
 	pass := checks.CaseResult{ID: "ok", Requests: []checks.RequestResult{measuredRequest(1, 2, checks.Pass), measuredRequest(2, 2, checks.Pass)}}
 	hung := checks.CaseResult{ID: "hung", Requests: []checks.RequestResult{
 		measuredRequest(1, 3, checks.Pass),
-		{Index: 2, Of: 3, Status: checks.Fail, Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}, {Name: checks.OutputPresent, Status: checks.Fail}}},
+		{
+			Index:  2,
+			Of:     3,
+			Status: checks.Fail,
+			Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}, {Name: checks.OutputPresent, Status: checks.Fail}},
+		},
 		{Index: 3, Of: 3, Status: checks.Skip, Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Skip}}},
 	}}
 	short := checks.CaseResult{ID: "short", Requests: []checks.RequestResult{measuredRequest(1, 3, checks.Pass)}}
-	noPerf := checks.CaseResult{ID: "noperf", Requests: []checks.RequestResult{measuredRequest(1, 2, checks.Pass), {Index: 2, Of: 2, Status: checks.Pass, Checks: []checks.Check{{Name: checks.OutputPresent, Status: checks.Pass}}}}}
+	noPerf := checks.CaseResult{
+		ID: "noperf",
+		Requests: []checks.RequestResult{
+			measuredRequest(1, 2, checks.Pass),
+			{Index: 2, Of: 2, Status: checks.Pass, Checks: []checks.Check{{Name: checks.OutputPresent, Status: checks.Pass}}},
+		},
+	}
 	for _, tc := range []struct {
 		name    string
 		results []*checks.Result

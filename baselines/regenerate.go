@@ -204,7 +204,10 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 			continue
 		}
 		if len(m.stepCounts) > 1 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("case %s: requests report different numbers of denoise steps %v; steps kept per index", id, slices.Sorted(maps.Keys(m.stepCounts))))
+			out.Warnings = append(
+				out.Warnings,
+				fmt.Sprintf("case %s: requests report different numbers of denoise steps %v; steps kept per index", id, slices.Sorted(maps.Keys(m.stepCounts))),
+			)
 		}
 		sc := scenarios.get(id)
 		isNew := sc == nil
@@ -524,7 +527,12 @@ func writePool(doc, scenarios *node, pool string, m *measured) ([]Change, string
 		return nil, fmt.Sprintf("case %s (runner pool %s): no request has a perf record; left as it was", m.id, pool)
 	}
 	if scenarios.get(m.id) == nil {
-		return nil, fmt.Sprintf("case %s was measured on a runner of pool %s, but the file has no scenario %s for the pool to override: run it on a default-pool runner first", m.id, pool, m.id)
+		return nil, fmt.Sprintf(
+			"case %s was measured on a runner of pool %s, but the file has no scenario %s for the pool to override: run it on a default-pool runner first",
+			m.id,
+			pool,
+			m.id,
+		)
 	}
 	ro := doc.get("runner_overrides")
 	if ro == nil {
@@ -541,7 +549,12 @@ func writePool(doc, scenarios *node, pool string, m *measured) ([]Change, string
 		sc = objectNode()
 		pn.set(m.id, sc)
 	}
-	values := map[string]float64{"expected_e2e_ms": m.e2e, "expected_avg_denoise_ms": m.avg, "expected_median_denoise_ms": m.median, "expected_load_ms": m.loadMs}
+	values := map[string]float64{
+		"expected_e2e_ms":            m.e2e,
+		"expected_avg_denoise_ms":    m.avg,
+		"expected_median_denoise_ms": m.median,
+		"expected_load_ms":           m.loadMs,
+	}
 	var ch []Change
 	for _, k := range poolKeys {
 		v := values[k]

@@ -92,7 +92,12 @@ const existing = `{
 func twoPartitions() []*checks.Result {
 	req := func(i int, total float64, te, den, dec float64, steps []float64, reserved, alloc float64) checks.RequestResult {
 		return checks.RequestResult{Case: "img", Index: i, Of: 2, ServerTotalMs: total,
-			Stages:      checks.Stages{{Name: "TextEncodingStage", Ms: te}, {Name: "DenoisingStage", Ms: den}, {Name: "NewStage", Ms: 0.001}, {Name: "DecodingStage", Ms: dec}},
+			Stages: checks.Stages{
+				{Name: "TextEncodingStage", Ms: te},
+				{Name: "DenoisingStage", Ms: den},
+				{Name: "NewStage", Ms: 0.001},
+				{Name: "DecodingStage", Ms: dec},
+			},
 			StepsMs:     steps,
 			PeakVRAMMiB: map[string]float64{"server_reserved": reserved, "server_allocated": alloc, "nvml_process": 9999}}
 	}
@@ -104,7 +109,9 @@ func twoPartitions() []*checks.Result {
 		},
 	}, {
 		ID: "fresh", WallMs: 900, Load: &checks.Load{DurationMs: 300},
-		Requests: []checks.RequestResult{{Case: "fresh", Index: 1, Of: 1, ServerTotalMs: 10, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 8}}, StepsMs: []float64{4, 4}}},
+		Requests: []checks.RequestResult{
+			{Case: "fresh", Index: 1, Of: 1, ServerTotalMs: 10, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 8}}, StepsMs: []float64{4, 4}},
+		},
 	}}}
 	p1 := &checks.Result{GPU: "5090", Cases: []checks.CaseResult{{
 		ID: "img", WallMs: 5678.9, Load: &checks.Load{Reused: true},

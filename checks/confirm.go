@@ -125,7 +125,14 @@ func tallyConfirm(k string, confirm []RequestResult) Confirmation {
 // was, so a failure is never hidden. Request statuses are not recomputed, and the requests
 // given are not changed. It returns too how many checks it labelled and how many became
 // flaky.
-func LabelConfirmed(requests []RequestResult, targets map[string]bool, confirm []RequestResult, maxConfirm int, note string, flaky bool) (out []RequestResult, labelled, flakies int) {
+func LabelConfirmed(
+	requests []RequestResult,
+	targets map[string]bool,
+	confirm []RequestResult,
+	maxConfirm int,
+	note string,
+	flaky bool,
+) (out []RequestResult, labelled, flakies int) {
 	out = slices.Clone(requests)
 	for i := range out {
 		out[i].Checks = slices.Clone(out[i].Checks)

@@ -172,7 +172,10 @@ func TestConfirmationText(t *testing.T) {
 	}{
 		{Confirmation{State: ConfirmReproduced, Failed: 2, Of: 2, Max: 2}, "reproduced in 2/2 confirmation requests"},
 		{Confirmation{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, "not reproduced in 0/2 confirmation requests"},
-		{Confirmation{State: confirmInconclusive, Unmeasured: 1, Of: 1, Max: 2, Note: "the server died"}, "not confirmed: failed in 0/1 confirmation requests, 1 without a verdict (the server died)"},
+		{
+			Confirmation{State: confirmInconclusive, Unmeasured: 1, Of: 1, Max: 2, Note: "the server died"},
+			"not confirmed: failed in 0/1 confirmation requests, 1 without a verdict (the server died)",
+		},
 	}
 	for _, tt := range tests {
 		if got := tt.c.Text(); got != tt.want {

@@ -20,7 +20,12 @@ import (
 func TestStageRoleRule(t *testing.T) {
 	const src = "PR #39206, stage role; PerformanceValidator._validate_stages, test_server_utils.py @ a7ec6b97f786"
 	b := with(func(b *PerfBaseline) {
-		b.Stages = Stages{{"LTX2AVDenoisingStage", 1000}, {"DmdDenoisingStage", 1000}, {"QwenImageLayeredBeforeDenoisingStage", 1000}, {"TextEncodingStage", 1000}}
+		b.Stages = Stages{
+			{"LTX2AVDenoisingStage", 1000},
+			{"DmdDenoisingStage", 1000},
+			{"QwenImageLayeredBeforeDenoisingStage", 1000},
+			{"TextEncodingStage", 1000},
+		}
 	})
 	denoise := PerfLimit(1000, 0.25, StagePadMs) // 1250
 	other := PerfLimit(1000, 0.8, StagePadMs)    // 1800
@@ -37,7 +42,13 @@ func TestStageRoleRule(t *testing.T) {
 		{"LTX2AVDenoisingStage at the denoise limit", stage("LTX2AVDenoisingStage", denoise), "perf.stage.LTX2AVDenoisingStage", Pass, "tolerance 25%"},
 		{"LTX2AVDenoisingStage one ulp over", stage("LTX2AVDenoisingStage", up(denoise)), "perf.stage.LTX2AVDenoisingStage", Fail, ""},
 		{"DmdDenoisingStage under the old 0.8 limit still fails", stage("DmdDenoisingStage", 1700), "perf.stage.DmdDenoisingStage", Fail, "tolerance 25%"},
-		{"a BeforeDenoisingStage ends in the role's suffix", stage("QwenImageLayeredBeforeDenoisingStage", up(denoise)), "perf.stage.QwenImageLayeredBeforeDenoisingStage", Fail, ""},
+		{
+			"a BeforeDenoisingStage ends in the role's suffix",
+			stage("QwenImageLayeredBeforeDenoisingStage", up(denoise)),
+			"perf.stage.QwenImageLayeredBeforeDenoisingStage",
+			Fail,
+			"",
+		},
 		{"TextEncodingStage keeps non_denoise_stage", stage("TextEncodingStage", other), "perf.stage.TextEncodingStage", Pass, "tolerance 80%"},
 		{"TextEncodingStage one ulp over", stage("TextEncodingStage", up(other)), "perf.stage.TextEncodingStage", Fail, ""},
 	}}})
@@ -62,7 +73,13 @@ func TestE2EOnlyRule(t *testing.T) {
 		{"E2E missing (missing_e2e)", e2e(0, b), PerfE2E, Fail, "E2E duration missing"},
 		{"zero baseline (e2e_only_zero_baseline)", e2e(900, with(func(b *PerfBaseline) { b.E2EMs = 0 })), PerfE2E, Fail, "cannot be checked"},
 		{"NaN baseline (e2e_only_nan_baseline)", e2e(900, with(func(b *PerfBaseline) { b.E2EMs = math.NaN() })), PerfE2E, Fail, "no baseline value"},
-		{"AMD: over the AMD limit only warns", e2e(up(PerfLimit(1000, 1, E2EPadMs)), with(func(b *PerfBaseline) { b.E2EMs, b.ROCm = 1000, true })), PerfE2E, Pass, "> limit 2000 ms"},
+		{
+			"AMD: over the AMD limit only warns",
+			e2e(up(PerfLimit(1000, 1, E2EPadMs)), with(func(b *PerfBaseline) { b.E2EMs, b.ROCm = 1000, true })),
+			PerfE2E,
+			Pass,
+			"> limit 2000 ms",
+		},
 		{"AMD: a missing E2E still fails", e2e(0, with(func(b *PerfBaseline) { b.E2EMs, b.ROCm = 1000, true })), PerfE2E, Fail, "E2E duration missing"},
 	}}})
 }
@@ -159,7 +176,8 @@ func TestOutputShapeRule(t *testing.T) {
 			t.Errorf("%s (%s): problems %q, want %d containing %q", tt.input, src, p, tt.wantProblems, tt.wantProblemContains)
 		}
 	}
-	if _, err := ExpectedShape(ShapeRequest{Width: 8, Height: 8, Extra: map[string]any{"enable_upscaling": true, "upscaling_scale": "4"}}); err == nil || !strings.Contains(err.Error(), "upscaling_scale") {
+	if _, err := ExpectedShape(ShapeRequest{Width: 8, Height: 8, Extra: map[string]any{"enable_upscaling": true, "upscaling_scale": "4"}}); err == nil ||
+		!strings.Contains(err.Error(), "upscaling_scale") {
 		t.Errorf("a scale that is not a number (%s): %v", src, err)
 	}
 }
@@ -191,7 +209,13 @@ func TestMissingVRAMBaselineRule(t *testing.T) {
 	runRules(t, []ruleTable{{"missing VRAM baseline", src, []ruleCase{
 		{"both baselines: no failure", MissingVRAMBaseline("h100.json", "s", both, measured), MemoryLoadPeak, "", ""},
 		{"both baselines: no runtime failure", MissingVRAMBaseline("h100.json", "s", both, measured), MemoryRuntimePeak, "", ""},
-		{"no load baseline", MissingVRAMBaseline("h100.json", "s", noLoad, measured), MemoryLoadPeak, Fail, "Testcase 's' is missing a load/runtime peak VRAM baseline in h100.json: the scenario has no load_peak_vram_mb (measured 1234 MiB)"},
+		{
+			"no load baseline",
+			MissingVRAMBaseline("h100.json", "s", noLoad, measured),
+			MemoryLoadPeak,
+			Fail,
+			"Testcase 's' is missing a load/runtime peak VRAM baseline in h100.json: the scenario has no load_peak_vram_mb (measured 1234 MiB)",
+		},
 		{"no runtime baseline", MissingVRAMBaseline("h100.json", "s", noRuntime, nil), MemoryRuntimePeak, Fail, "no runtime_peak_vram_mb"},
 		{"no runtime baseline: load is fine", MissingVRAMBaseline("h100.json", "s", noRuntime, nil), MemoryLoadPeak, "", ""},
 		{"neither", MissingVRAMBaseline("h100.json", "s", none, nil), MemoryRuntimePeak, Fail, "missing a load/runtime peak VRAM baseline"},
@@ -234,7 +258,13 @@ func TestImpossiblePerfRecordRule(t *testing.T) {
 	const src = "PR #39206, non-finite or non-positive measurements"
 	runRules(t, []ruleTable{{"impossible perf record", src, []ruleCase{
 		{"plausible values", []Check{PerfRecordJoined(12.5, 3, 4, nil)}, PerfRecord, Pass, "3 stages, 4 denoise steps"},
-		{"a negative step", []Check{PerfRecordJoined(12.5, 3, 4, []string{"steps[2] = -1"})}, PerfRecord, Fail, "impossible values in the perf record: steps[2] = -1"},
+		{
+			"a negative step",
+			[]Check{PerfRecordJoined(12.5, 3, 4, []string{"steps[2] = -1"})},
+			PerfRecord,
+			Fail,
+			"impossible values in the perf record: steps[2] = -1",
+		},
 	}}})
 	c := PerfRecordJoined(12.5, 3, 4, []string{"total_duration_ms = -12.5"})
 	if diff := cmp.Diff(Float(12.5), c.Value); diff != "" {

@@ -15,7 +15,17 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	pb := PerfBaseline{Stages: Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: map[int]float64{0: 90, 1: 80, 2: 80},
 		E2EMs: 1400, AvgDenoiseMs: 85, MedianDenoiseMs: 85, StepFractions: []float64{0, 1}, Tol: PerfTolerances{E2E: 0.05}}
 	peaks := map[string]float64{SourceServerReserved: 1000, SourceNVMLProcess: 1200, SourceServerAllocated: 900, SourceHostAnon: 50}
-	mb := MemoryBaseline{LoadPeakMiB: 1000, RuntimePeakMiB: 1000, LoadAllocatedMiB: 900, RuntimeAllocatedMiB: 900, LoadHostAnonMiB: 50, RuntimeHostAnonMiB: 50, WarmupPeakMiB: 1100, LoadTol: 0.01, RuntimeTol: 0.02}
+	mb := MemoryBaseline{
+		LoadPeakMiB:         1000,
+		RuntimePeakMiB:      1000,
+		LoadAllocatedMiB:    900,
+		RuntimeAllocatedMiB: 900,
+		LoadHostAnonMiB:     50,
+		RuntimeHostAnonMiB:  50,
+		WarmupPeakMiB:       1100,
+		LoadTol:             0.01,
+		RuntimeTol:          0.02,
+	}
 	frames := []FrameScore{{Index: 0, SSIM: 0.9, PSNR: 30, MeanAbsDiff: 2}}
 	var all []Check
 	all = append(all, Perf(rr, pb)...)
@@ -24,7 +34,9 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	all = append(all, RuntimeMemory(peaks, mb)...)
 	all = append(all, Consistency(frames, 1, ConsistencyLimits{SSIM: 0.9, PSNR: 25, MeanAbsDiff: 5})...)
 	all = append(all, CLIP([]float64{0.95}, []int{0}, 1, ConsistencyLimits{CLIP: 0.9}))
-	all = append(all, AudioConsistency(AudioScores{0.9, 0.8, 1, 0.1}, AudioLimits{SpectralSimilarity: 0.8, WaveformCorrelation: 0.7, RMSdBDiff: 3, DurationDiffS: 0.5})...)
+	all = append(
+		all,
+		AudioConsistency(AudioScores{0.9, 0.8, 1, 0.1}, AudioLimits{SpectralSimilarity: 0.8, WaveformCorrelation: 0.7, RMSdBDiff: 3, DurationDiffS: 0.5})...)
 	all = append(all, AudioFailed("no audio")...)
 	all = append(all, Repeat(frames, 1, DefaultRepeatLimits())...)
 	all = append(all, RepeatAudio(AudioScores{1, 1, 0, 0}, DefaultRepeatLimits())...)

@@ -13,7 +13,14 @@ func TestApplyKnown(t *testing.T) {
 		Checks: []Check{{Name: "perf.load", Status: Fail}},
 		Requests: []RequestResult{
 			{Index: 1, Checks: []Check{{Name: "perf.stage.DecodingStage", Status: Pass}, {Name: "perf.e2e", Status: Fail}}},
-			{Index: 2, Checks: []Check{{Name: "perf.stage.DecodingStage", Status: Fail}, {Name: "memory.runtime_peak", Status: Fail}, {Name: "output.valid", Status: Error}}},
+			{
+				Index: 2,
+				Checks: []Check{
+					{Name: "perf.stage.DecodingStage", Status: Fail},
+					{Name: "memory.runtime_peak", Status: Fail},
+					{Name: "output.valid", Status: Error},
+				},
+			},
 		},
 	}, {
 		ID:       "flux",
@@ -67,7 +74,14 @@ func TestApplyKnown(t *testing.T) {
 	if res.Cases[0].Requests[1].Status != Fail || res.Cases[0].Status != Fail {
 		t.Errorf("expired entry must fail: %s %s", res.Cases[0].Requests[1].Status, res.Cases[0].Status)
 	}
-	r2 := &Result{Cases: []CaseResult{{ID: "wan", Requests: []RequestResult{{Index: 1, Checks: []Check{{Name: "server.alive", Status: Pass}, {Name: "perf.stage.DecodingStage", Status: Fail}}}}}}}
+	r2 := &Result{
+		Cases: []CaseResult{
+			{
+				ID:       "wan",
+				Requests: []RequestResult{{Index: 1, Checks: []Check{{Name: "server.alive", Status: Pass}, {Name: "perf.stage.DecodingStage", Status: Fail}}}},
+			},
+		},
+	}
 	applyKnown(r2, entries[:1], time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)) // until is inclusive
 	Finalize(r2)
 	if r2.Status != Known || ExitCode(r2.Status) != 0 {

@@ -60,7 +60,18 @@ func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
 	return []Check{
 		metricCheck(RepeatSSIM, "SSIM vs request 1", "", repeatRef, frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
 		metricCheck(RepeatPSNR, "PSNR vs request 1", "dB", repeatRef, frames, total, lim.PSNR, true, lim.Origin, func(f FrameScore) float64 { return f.PSNR }),
-		metricCheck(RepeatMeanAbsDiff, "mean abs diff vs request 1", "", repeatRef, frames, total, lim.MeanAbsDiff, false, lim.Origin, func(f FrameScore) float64 { return f.MeanAbsDiff }),
+		metricCheck(
+			RepeatMeanAbsDiff,
+			"mean abs diff vs request 1",
+			"",
+			repeatRef,
+			frames,
+			total,
+			lim.MeanAbsDiff,
+			false,
+			lim.Origin,
+			func(f FrameScore) float64 { return f.MeanAbsDiff },
+		),
 	}
 }
 
@@ -69,7 +80,13 @@ func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
 func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
 	al := AudioLimits{SpectralSimilarity: lim.SpectralSimilarity, WaveformCorrelation: lim.WaveformCorrelation,
 		RMSdBDiff: lim.RMSdBDiff, DurationDiffS: lim.DurationDiffS, Origin: lim.Origin}
-	return audioChecks(s, al, repeatRef, " vs request 1", [4]string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff})
+	return audioChecks(
+		s,
+		al,
+		repeatRef,
+		" vs request 1",
+		[4]string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff},
+	)
 }
 
 // RepeatFailed fails the picture checks (audio false) or the audio checks (audio true) of
@@ -292,9 +309,18 @@ func (d RepeatDiagnosis) Text() string {
 	case ShapeLeakAndGTMismatch:
 		return drift() + ", a state leak; request 1 already differs from the ground truth too (" + d.gtRange() + "), so the ground truth may also be of another GPU class"
 	case ShapeGTMismatch:
-		return fmt.Sprintf("every request differs from the ground truth by the same amount (%s on all %d) while the requests agree with request 1: the ground truth was made on another GPU class or by another version, not a leak", d.gtRange(), len(d.GTCompared))
+		return fmt.Sprintf(
+			"every request differs from the ground truth by the same amount (%s on all %d) while the requests agree with request 1: the ground truth was made on another GPU class or by another version, not a leak",
+			d.gtRange(),
+			len(d.GTCompared),
+		)
 	case ShapeBorderline:
-		return fmt.Sprintf("%s %s the ground truth and the others pass it (%s) although every request agrees with request 1: the outputs sit at the ground truth's limit, within the GPU's nondeterminism, not a leak", requestList(d.GTFailing), verb(len(d.GTFailing), "fails", "fail"), d.gtRange())
+		return fmt.Sprintf(
+			"%s %s the ground truth and the others pass it (%s) although every request agrees with request 1: the outputs sit at the ground truth's limit, within the GPU's nondeterminism, not a leak",
+			requestList(d.GTFailing),
+			verb(len(d.GTFailing), "fails", "fail"),
+			d.gtRange(),
+		)
 	}
 	return ""
 }

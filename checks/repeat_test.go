@@ -152,7 +152,16 @@ func TestRepeatEvidenceOfReadsTheChecks(t *testing.T) {
 	gtSSIM, repSSIM := Check{Name: ConsistencySSIM, Status: Pass, Value: Float(0.97)}, Check{Name: RepeatSSIM, Status: Fail, Value: Float(0.5)}
 	cr := CaseResult{Requests: []RequestResult{
 		{Index: 1, Checks: []Check{{Name: OutputValid, Status: Pass}, {Name: ConsistencyGroup, Status: Fail, Detail: "GT not found"}}},
-		{Index: 2, Checks: []Check{gtSSIM, {Name: ConsistencyMeanAbsDiff, Status: Fail, Value: Float(12), Limit: Float(8)}, {Name: AudioSpectralSimilarity, Status: Known}, repSSIM, {Name: RepeatAudioSpectralSimilarity, Status: Pass}}},
+		{
+			Index: 2,
+			Checks: []Check{
+				gtSSIM,
+				{Name: ConsistencyMeanAbsDiff, Status: Fail, Value: Float(12), Limit: Float(8)},
+				{Name: AudioSpectralSimilarity, Status: Known},
+				repSSIM,
+				{Name: RepeatAudioSpectralSimilarity, Status: Pass},
+			},
+		},
 		{Index: 3, Checks: []Check{{Name: ConsistencyCLIP, Status: Skip}, {Name: RepeatGroup, Status: Skip}, {Name: RepeatPSNR, Status: Error}}},
 	}}
 	want := []RepeatEvidence{

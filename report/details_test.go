@@ -14,7 +14,8 @@ import (
 // docs/screenshots/comment-failing-open.png (docs/report-screenshots.sh).
 func TestFailureTablesFitTheCommentWidth(t *testing.T) {
 	md := Comment(failingReport())
-	tables := regexp.MustCompile(`(?s)<table>\n<thead><tr><th>Req</th><th>Check</th><th>Value</th><th>Limit</th><th>Baseline</th></tr></thead>\n(.*?)</table>`).FindAllStringSubmatch(md, -1)
+	tables := regexp.MustCompile(`(?s)<table>\n<thead><tr><th>Req</th><th>Check</th><th>Value</th><th>Limit</th><th>Baseline</th></tr></thead>\n(.*?)</table>`).
+		FindAllStringSubmatch(md, -1)
 	if len(tables) < 4 {
 		t.Fatalf("%d failure tables, want one per failing case and the folded step metrics", len(tables))
 	}

@@ -43,11 +43,17 @@ func request(caseID string, i, of int, video bool, s reqSpec) checks.RequestResu
 		Output:      &checks.Output{Kind: "image", Format: "png", Bytes: 1 << 20, Width: 1024, Height: 1024},
 	}
 	if s.crash {
-		crash := checks.Failed(checks.ServerAlive, "server process exited (exit status 139) while the request was in flight (EOF)\nlast lines of the server log:\n  Fatal Python error: Segmentation fault")
+		crash := checks.Failed(
+			checks.ServerAlive,
+			"server process exited (exit status 139) while the request was in flight (EOF)\nlast lines of the server log:\n  Fatal Python error: Segmentation fault",
+		)
 		crash.Cause = "server crashed, exit 139"
 		// As the runner records it: the memory sampled during the request, which the server
 		// never reported (it died), fails as SGLang's "peak VRAM metric missing".
-		noPeak := checks.Failed("memory.runtime_peak", "memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots), baseline runtime_peak_vram_mb 34000 MiB")
+		noPeak := checks.Failed(
+			"memory.runtime_peak",
+			"memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots), baseline runtime_peak_vram_mb 34000 MiB",
+		)
 		noPeak.Source, noPeak.Limit, noPeak.Unit, noPeak.Baseline = "server_reserved", checks.Float(36000), "MiB", checks.Float(34000)
 		rr.Checks = []checks.Check{crash, checks.Skipped(checks.OutputPresent, "no response"), noPeak}
 		rr.E2EMs, rr.ServerTotalMs, rr.PeakVRAMMiB = 4210, 0, nil
@@ -77,7 +83,14 @@ func request(caseID string, i, of int, video bool, s reqSpec) checks.RequestResu
 			ck := &rr.Checks[j]
 			ck.Status = checks.Fail
 			ck.Cause = fmt.Sprintf("memory grows +%.0f MiB per request", s.leak)
-			ck.Detail = fmt.Sprintf("%s grew from %.0f to %.0f MiB since request %d (+%.0f MiB): memory grows across requests", ck.Source, *ck.Value-s.leak, *ck.Value, i-1, s.leak)
+			ck.Detail = fmt.Sprintf(
+				"%s grew from %.0f to %.0f MiB since request %d (+%.0f MiB): memory grows across requests",
+				ck.Source,
+				*ck.Value-s.leak,
+				*ck.Value,
+				i-1,
+				s.leak,
+			)
 		}
 	}
 	if s.ssim < 0.92 {
@@ -151,7 +164,12 @@ func failingReport() *Report {
 		"  File \"sglang/multimodal_gen/runtime/pipelines/denoise.py\", line 211 in forward",
 	}
 	startup := checks.CaseResult{ID: "hunyuan_t2v", Server: "hunyuan", Lane: "base", Modality: "video",
-		Checks: []checks.Check{checks.Failed(checks.ServerAlive, "server hunyuan exited before it was ready: exit status 1\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")},
+		Checks: []checks.Check{
+			checks.Failed(
+				checks.ServerAlive,
+				"server hunyuan exited before it was ready: exit status 1\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+			),
+		},
 	}
 	startup.Checks[0].Cause = "server failed to start, exit 1"
 	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/78", RunLabel: "run #78",
@@ -203,9 +221,21 @@ func knownReport() *Report {
 			switch ck.Name {
 			case "audio.rms_db_diff":
 				ck.Status, ck.Value = checks.Known, checks.Float(5.2)
-				ck.Known = &checks.KnownFailure{Reason: "AAC encoder change in ffmpeg 7", Link: "https://github.com/o/r/issues/12", Until: "2025-06-01", State: "known", Entry: "known.yaml:1"}
+				ck.Known = &checks.KnownFailure{
+					Reason: "AAC encoder change in ffmpeg 7",
+					Link:   "https://github.com/o/r/issues/12",
+					Until:  "2025-06-01",
+					State:  "known",
+					Entry:  "known.yaml:1",
+				}
 			case "consistency.psnr":
-				ck.Known = &checks.KnownFailure{Reason: "PSNR drop after VAE tiling", Link: "https://github.com/o/r/issues/9", Until: "2025-05-01", State: "fixed", Entry: "known.yaml:6"}
+				ck.Known = &checks.KnownFailure{
+					Reason: "PSNR drop after VAE tiling",
+					Link:   "https://github.com/o/r/issues/9",
+					Until:  "2025-05-01",
+					State:  "fixed",
+					Entry:  "known.yaml:6",
+				}
 			}
 		}
 	}
@@ -230,8 +260,11 @@ func mixedReport() *Report {
 	r.Lanes = append(r.Lanes, extra)
 	r.Pending = []string{"amd"}
 	r.Previous = &State{
-		V:       stateVersion,
-		Lanes:   []LaneState{{Name: "base", Status: checks.Pass, RunURL: "https://github.com/o/r/actions/runs/70", RunLabel: "run #70"}, {Name: "nightly", Status: checks.Fail, RunURL: "https://github.com/o/r/actions/runs/60", RunLabel: "run #60"}},
+		V: stateVersion,
+		Lanes: []LaneState{
+			{Name: "base", Status: checks.Pass, RunURL: "https://github.com/o/r/actions/runs/70", RunLabel: "run #70"},
+			{Name: "nightly", Status: checks.Fail, RunURL: "https://github.com/o/r/actions/runs/60", RunLabel: "run #60"},
+		},
 		Failing: stateKeys([]string{"base/flux_crash/2", "base/qwen_image_t2i/1", "base/old_case/1"}),
 	}
 	return r
@@ -279,7 +312,9 @@ func selectedReport() *Report {
 	}
 	extra := lane("extra")
 	extra.Selection = sel
-	extra.Deselected = []checks.Deselected{{Case: "minimax_h3_t2va_2gpu", Lane: "extra", Reason: "no changed path matches paths: python/sglang/multimodal_gen/**/*minimax_h3*"}}
+	extra.Deselected = []checks.Deselected{
+		{Case: "minimax_h3_t2va_2gpu", Lane: "extra", Reason: "no changed path matches paths: python/sglang/multimodal_gen/**/*minimax_h3*"},
+	}
 	checks.Finalize(&extra)
 	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/77", RunLabel: "run #77", Lanes: []checks.Result{base, extra}}
 }

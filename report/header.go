@@ -165,7 +165,16 @@ func worstStatus(lanes []checks.Result) checks.Status {
 
 // statusRank orders the statuses from best to worst; a lane still running (pending) is
 // worse than any pass and better than any failure.
-var statusRank = map[checks.Status]int{checks.Skip: 0, checks.Pass: 1, checks.Known: 2, checks.Flaky: 3, statusPending: 4, checks.Cancelled: 5, checks.Error: 6, checks.Fail: 7}
+var statusRank = map[checks.Status]int{
+	checks.Skip:      0,
+	checks.Pass:      1,
+	checks.Known:     2,
+	checks.Flaky:     3,
+	statusPending:    4,
+	checks.Cancelled: 5,
+	checks.Error:     6,
+	checks.Fail:      7,
+}
 
 // worstOf is the worst of statuses (statusRank); a status that is not ours counts as fail.
 func worstOf(statuses []checks.Status) checks.Status {

@@ -44,7 +44,10 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 		return ck
 	}
 	noPeak := func(src string) checks.Check {
-		ck := checks.Failed(checks.MemoryRuntimePeak, "memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailable)")
+		ck := checks.Failed(
+			checks.MemoryRuntimePeak,
+			"memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailable)",
+		)
 		ck.Source, ck.Limit, ck.Unit = src, checks.Float(3524), "MiB"
 		return ck
 	}
@@ -230,7 +233,10 @@ func TestProblemsCarryTheTrend(t *testing.T) {
 	}}
 	var b strings.Builder
 	problemList(&b, r, level{})
-	if !strings.Contains(b.String(), "(**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit · base branch, last 10 runs: ▁▂▃\n") {
+	if !strings.Contains(
+		b.String(),
+		"(**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit · base branch, last 10 runs: ▁▂▃\n",
+	) {
 		t.Errorf("the wan line does not end with its trend:\n%s", b.String())
 	}
 	if strings.Count(b.String(), "last 10 runs") != 1 {

@@ -60,8 +60,10 @@ func clipNotEnforced(c *checks.CaseResult) bool {
 
 // clipNotice is the one line per report that says where CLIP was not enforced.
 func clipNotice(ids []string) string {
-	return fmt.Sprintf("CLIP was not enforced in %s (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14; run --clip-scorer CMD (docs/consistency.md)",
-		words.Plural(len(ids), "case"))
+	return fmt.Sprintf(
+		"CLIP was not enforced in %s (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14; run --clip-scorer CMD (docs/consistency.md)",
+		words.Plural(len(ids), "case"),
+	)
 }
 
 func outputsChecked(c *checks.CaseResult) bool {
@@ -123,7 +125,15 @@ func acrossRequests(b *strings.Builder, r *Report) {
 			for i, id := range a.noGT {
 				ids[i] = code(id)
 			}
-			lines = append(lines, fmt.Sprintf("- ℹ️ No ground-truth check at all%s in %s: %s — their outputs were compared only with request 1 of the same server start", lane, words.Plural(len(a.noGT), "case"), strings.Join(ids, ", ")))
+			lines = append(
+				lines,
+				fmt.Sprintf(
+					"- ℹ️ No ground-truth check at all%s in %s: %s — their outputs were compared only with request 1 of the same server start",
+					lane,
+					words.Plural(len(a.noGT), "case"),
+					strings.Join(ids, ", "),
+				),
+			)
 		}
 		for _, id := range a.noCLIP {
 			noCLIP = append(noCLIP, code(id)+lane)

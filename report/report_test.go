@@ -167,7 +167,11 @@ func TestState(t *testing.T) {
 			{Name: "extra", Status: checks.Pass, RunURL: r.RunURL, RunLabel: r.RunLabel},
 			{Name: "nightly", Status: checks.Fail, RunURL: "https://github.com/o/r/actions/runs/60", RunLabel: "run #60"},
 		},
-		Failing: slices.Sorted(slices.Values(stateKeys([]string{"base/flux_crash/2", "base/hunyuan_t2v", "base/qwen_image_t2i/2", "base/wan_t2v_audio/1", "base/wan_t2v_audio/2"}))),
+		Failing: slices.Sorted(
+			slices.Values(
+				stateKeys([]string{"base/flux_crash/2", "base/hunyuan_t2v", "base/qwen_image_t2i/2", "base/wan_t2v_audio/1", "base/wan_t2v_audio/2"}),
+			),
+		),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("state (-want +got):\n%s", diff)

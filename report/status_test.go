@@ -17,7 +17,8 @@ func TestLaneStatus(t *testing.T) {
 		}
 	}
 	st := LaneStatus(failingReport().Lanes[0], "u")
-	if want := "4 of 6 requests failed: qwen_image_t2i/2, wan_t2v_audio/1, wan_t2v_audio/2, flux_crash/2, hunyuan_t2v"; st.State != "failure" || st.Description != want {
+	if want := "4 of 6 requests failed: qwen_image_t2i/2, wan_t2v_audio/1, wan_t2v_audio/2, flux_crash/2, hunyuan_t2v"; st.State != "failure" ||
+		st.Description != want {
 		t.Errorf("got %s %q, want failure %q", st.State, st.Description, want)
 	}
 	sel := selectedReport()

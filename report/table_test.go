@@ -77,7 +77,10 @@ func failingRun() *checks.Result {
 	crashed := checks.RequestResult{
 		Case: "t2i", Index: 2, Of: 2, StartedAt: start, E2EMs: 12.4,
 		Checks: []checks.Check{
-			checks.Failed(checks.ServerAlive, "server exited during the request: signal: killed\nlast lines of the server log:\n  [refserver] request 2: denoising step 3/8\n  [refserver] fault crash-at=2: exiting\n"),
+			checks.Failed(
+				checks.ServerAlive,
+				"server exited during the request: signal: killed\nlast lines of the server log:\n  [refserver] request 2: denoising step 3/8\n  [refserver] fault crash-at=2: exiting\n",
+			),
 			checks.Skipped(checks.OutputPresent, "no response"),
 			checks.Skipped(checks.OutputValid, "no response"),
 			checks.Skipped(checks.PerfRecord, "no response"),
@@ -86,7 +89,14 @@ func failingRun() *checks.Result {
 	r.Cases[0].Requests[1] = crashed
 	slow := &r.Cases[1].Requests[1]
 	slow.E2EMs, slow.ServerTotalMs = 2741.9, 2710.4
-	slow.Checks[4] = checks.Check{Name: "perf.e2e", Status: checks.Known, Value: checks.Float(2710.4), Limit: checks.Float(2500), Unit: "ms", Detail: "known failure: slow decode on this GPU, until 2025-06-01"}
+	slow.Checks[4] = checks.Check{
+		Name:   "perf.e2e",
+		Status: checks.Known,
+		Value:  checks.Float(2710.4),
+		Limit:  checks.Float(2500),
+		Unit:   "ms",
+		Detail: "known failure: slow decode on this GPU, until 2025-06-01",
+	}
 	return r
 }
 
@@ -95,7 +105,9 @@ func startupFailure() *checks.Result {
 		Suite: "quickstart", Lane: "base", Partition: checks.Partition{Total: 1}, StartedAt: start,
 		Cases: []checks.CaseResult{
 			{ID: "t2i", Server: "ref", Modality: "image",
-				Checks: []checks.Check{checks.Failed(checks.ServerAlive, "server ref exited before it was ready: exit status 1\n[refserver] fault fail-startup: giving up")},
+				Checks: []checks.Check{
+					checks.Failed(checks.ServerAlive, "server ref exited before it was ready: exit status 1\n[refserver] fault fail-startup: giving up"),
+				},
 			},
 			{ID: "t2v", Server: "ref", Modality: "video", Status: checks.Cancelled},
 		},
@@ -149,7 +161,10 @@ func TestOutput(t *testing.T) {
 		{&checks.Output{Kind: "image", Format: "png", Bytes: 12595, Width: 256, Height: 256}, "png 256x256 12.3 KiB"},
 		{&checks.Output{Kind: "image", Bytes: 0}, "image 0 B"},
 		{&checks.Output{Kind: "video", Format: "mp4", Bytes: 3 << 20, Width: 1280, Height: 720, Frames: 97, FPS: 23.976}, "mp4 1280x720 97f 23.98fps 3.0 MiB"},
-		{&checks.Output{Kind: "video", Format: "mp4", Bytes: 46182, Width: 256, Height: 256, Frames: 16, FPS: 8, Audio: &checks.Audio{Codec: "aac"}}, "mp4 256x256 16f 8fps +aac 45.1 KiB"},
+		{
+			&checks.Output{Kind: "video", Format: "mp4", Bytes: 46182, Width: 256, Height: 256, Frames: 16, FPS: 8, Audio: &checks.Audio{Codec: "aac"}},
+			"mp4 256x256 16f 8fps +aac 45.1 KiB",
+		},
 		{&checks.Output{Format: "mp4", Bytes: 5 << 40}, "mp4 5120.0 GiB"},
 	}
 	for _, tt := range tests {

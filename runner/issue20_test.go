@@ -15,7 +15,11 @@ import (
 func TestShapeProblemsRule(t *testing.T) {
 	const src = "get_generate_fn, test_server_utils.py @ a7ec6b97f786"
 	img := func(extra map[string]any) *suite.Case {
-		return &suite.Case{ID: "flux_2_image_t2i_upscaling_4x", Modality: suite.Image, Request: suite.Request{Width: 1024, Height: 1024, OutputFormat: "png", Extra: extra}}
+		return &suite.Case{
+			ID:       "flux_2_image_t2i_upscaling_4x",
+			Modality: suite.Image,
+			Request:  suite.Request{Width: 1024, Height: 1024, OutputFormat: "png", Extra: extra},
+		}
 	}
 	vid := func(frames int, extra map[string]any) *suite.Case {
 		return &suite.Case{ID: "wan", Modality: suite.Video, Request: suite.Request{Width: 64, Height: 64, NumFrames: frames, Extra: extra}}

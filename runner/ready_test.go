@@ -130,7 +130,11 @@ func TestReadinessMarkerWithoutPort(t *testing.T) {
 		t.Fatal("the marker never appeared in the log")
 	}
 	err = srv.waitReady(t.Context(), http.DefaultClient)
-	if err == nil || !strings.Contains(err.Error(), `log marker "Application startup complete." seen, but 127.0.0.1:`+strconv.Itoa(srv.port)+" did not accept connections within 300ms") {
+	if err == nil ||
+		!strings.Contains(
+			err.Error(),
+			`log marker "Application startup complete." seen, but 127.0.0.1:`+strconv.Itoa(srv.port)+" did not accept connections within 300ms",
+		) {
 		t.Errorf("got %v", err)
 	}
 }

@@ -99,7 +99,9 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *checks
 		return nil
 	}
 	if !outputUsable(rr) {
-		return []checks.Check{checks.Skipped(checks.RepeatGroup, "not compared with request 1: this request has no valid output (see output.present and output.valid)")}
+		return []checks.Check{
+			checks.Skipped(checks.RepeatGroup, "not compared with request 1: this request has no valid output (see output.present and output.valid)"),
+		}
 	}
 	select {
 	case <-first.done:
@@ -176,7 +178,15 @@ func (r *run) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput
 // failed), and the SSIM per frame of request k against request 1, and of request k and
 // request 1 against the ground truth (when the case has one), headed by the diagnosis of
 // the two requests (checks.DiagnoseRepeat).
-func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *checks.RequestResult, first *firstOutput, res compare.Result, cs []checks.Check, ev checks.RepeatEvidence) error {
+func (r *run) repeatPictures(
+	ctx context.Context,
+	c *suite.Case,
+	rr *checks.RequestResult,
+	first *firstOutput,
+	res compare.Result,
+	cs []checks.Check,
+	ev checks.RepeatEvidence,
+) error {
 	dir, err := r.rec.ArtifactDir(c.ID, rr.Index, false)
 	if err != nil {
 		return err
@@ -253,7 +263,8 @@ var pictureRepeatChecks = []string{checks.RepeatSSIM, checks.RepeatPSNR, checks.
 // failedIn reports whether a check of group failed in cs, among names when given.
 func failedIn(cs []checks.Check, group checks.Group, names ...string) bool {
 	for _, c := range cs {
-		if (c.Status == checks.Fail || c.Status == checks.Known) && checks.KindOf(c.Name).Group == group && (len(names) == 0 || slices.Contains(names, c.Name)) {
+		if (c.Status == checks.Fail || c.Status == checks.Known) && checks.KindOf(c.Name).Group == group &&
+			(len(names) == 0 || slices.Contains(names, c.Name)) {
 			return true
 		}
 	}

@@ -105,7 +105,14 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 
 // send sends the request and waits for its complete output, saved in dir. timedOut tells a
 // request that hung from one the run's cancel ended.
-func (r *run) send(ctx context.Context, c *suite.Case, srv *server, at slot, dir string, timeout time.Duration) (rep reply, flight span, timedOut bool, err error) {
+func (r *run) send(
+	ctx context.Context,
+	c *suite.Case,
+	srv *server,
+	at slot,
+	dir string,
+	timeout time.Duration,
+) (rep reply, flight span, timedOut bool, err error) {
 	spec := r.opts.Suite.Servers[c.Server]
 	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval,
 		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20}
@@ -132,7 +139,10 @@ func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slo
 	srv.settle(settleTime)
 	if why := srv.dead(); why != "" {
 		detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
+		rr.Checks = append(
+			rr.Checks,
+			checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")},
+		)
 		saveTail(m.dir, srv)
 		m.halt = fmt.Sprintf("not sent: the server died during %s", at)
 		return

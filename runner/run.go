@@ -304,7 +304,11 @@ func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
 		r.logf("cancelled: could not write results.json before stopping the servers: %v", err)
 		return
 	}
-	r.logf("cancelled: results.json written in %s (%d finished requests kept, the rest cancelled); stopping the servers", time.Since(began).Round(time.Millisecond), kept)
+	r.logf(
+		"cancelled: results.json written in %s (%d finished requests kept, the rest cancelled); stopping the servers",
+		time.Since(began).Round(time.Millisecond),
+		kept,
+	)
 }
 
 // snapshot is the run as it stands: every request that finished with its result, every
@@ -392,7 +396,15 @@ func units(s *suite.Suite, cases []*suite.Case) []unit {
 // Every id must belong to the partition.
 func selectCases(s *suite.Suite, plan *plan.Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
 	if p.Total != plan.Total || p.Index < 0 || p.Index >= p.Total {
-		return nil, fmt.Errorf("partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, as the matrix output of plan lists them", p.Index, p.Total, plan.Total, p.Total, plan.Total, plan.Total-1)
+		return nil, fmt.Errorf(
+			"partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, as the matrix output of plan lists them",
+			p.Index,
+			p.Total,
+			plan.Total,
+			p.Total,
+			plan.Total,
+			plan.Total-1,
+		)
 	}
 	in := map[string]bool{}
 	for _, id := range plan.Cases(p.Index) {
@@ -506,7 +518,10 @@ func (r *run) diskError(rr *checks.RequestResult, cr *checks.CaseResult) {
 		return
 	}
 	rr.Status = checks.Cancelled
-	cr.Errors = append(cr.Errors, fmt.Sprintf("request %d/%d could not be checked: the disk is full (%v); an error of this machine, not of the pull request", rr.Index, rr.Of, derr))
+	cr.Errors = append(
+		cr.Errors,
+		fmt.Sprintf("request %d/%d could not be checked: the disk is full (%v); an error of this machine, not of the pull request", rr.Index, rr.Of, derr),
+	)
 }
 
 // reportUnsaved says, in one block at the end of the run, everything that could not be
@@ -526,7 +541,11 @@ func (r *run) reportUnsaved(werr error) {
 		r.mu.Lock()
 		lost := r.lost
 		r.mu.Unlock()
-		r.logf("NOT SAVED: results.json could not be written (%v); the file there is from before, marked incomplete; requests.jsonl lacks %d request lines; report rebuilds this partition from requests.jsonl, marked incomplete", werr, lost)
+		r.logf(
+			"NOT SAVED: results.json could not be written (%v); the file there is from before, marked incomplete; requests.jsonl lacks %d request lines; report rebuilds this partition from requests.jsonl, marked incomplete",
+			werr,
+			lost,
+		)
 	}
 	if len(r.unsaved) == 0 {
 		return

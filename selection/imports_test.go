@@ -187,8 +187,22 @@ func TestSelectImportGraphErrsTowardRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Pick{
-		{Case: "qwen_t2i", Lane: "base", Reason: "src/x.py may affect it: the import graph of server qwen cannot be read (python source root: stat " + filepath.Join(root, "src") + ": no such file or directory)"},
-		{Case: "wan_t2v", Lane: "base", Reason: "src/x.py may affect it: the import graph of server wan cannot be read (python source root: stat " + filepath.Join(root, "src") + ": no such file or directory)"},
+		{
+			Case: "qwen_t2i",
+			Lane: "base",
+			Reason: "src/x.py may affect it: the import graph of server qwen cannot be read (python source root: stat " + filepath.Join(
+				root,
+				"src",
+			) + ": no such file or directory)",
+		},
+		{
+			Case: "wan_t2v",
+			Lane: "base",
+			Reason: "src/x.py may affect it: the import graph of server wan cannot be read (python source root: stat " + filepath.Join(
+				root,
+				"src",
+			) + ": no such file or directory)",
+		},
 	}
 	if diff := cmp.Diff(want, out.Selected); diff != "" {
 		t.Errorf("no source root (-want +got):\n%s", diff)

@@ -100,7 +100,11 @@ func TestSelect(t *testing.T) {
 			always,
 		}, nil},
 		{"a baseline's spread sidecar selects the cases of the baseline", "", []string{"ci/perf/h100.spread.json"}, []Pick{
-			{Case: "wan_t2v", Lane: "base", Reason: "the spread file ci/perf/h100.spread.json of the perf baseline file ci/perf/h100.json has an entry for it and changed"},
+			{
+				Case:   "wan_t2v",
+				Lane:   "base",
+				Reason: "the spread file ci/perf/h100.spread.json of the perf baseline file ci/perf/h100.json has an entry for it and changed",
+			},
 			always,
 		}, nil},
 		{"a deleted baseline file selects every case", "", []string{"ci/perf/h200.json"}, allFor("the perf baseline file ci/perf/h200.json was deleted"), nil},
@@ -121,7 +125,13 @@ func TestSelect(t *testing.T) {
 			{Case: "wan_t2v", Lane: "base", Reason: "its ground truth ci/gt/wan_t2v_2gpu.mp4 changed"},
 			always,
 		}, nil},
-		{"ground truth of another GPU count or name is not the case's", "", []string{"ci/gt/wan_t2v_1gpu.mp4", "ci/gt/qwen_t2i_1gpu_x.png", "ci/gt/qwen_t2i_1gpu.png.orig"}, []Pick{always}, nil},
+		{
+			"ground truth of another GPU count or name is not the case's",
+			"",
+			[]string{"ci/gt/wan_t2v_1gpu.mp4", "ci/gt/qwen_t2i_1gpu_x.png", "ci/gt/qwen_t2i_1gpu.png.orig"},
+			[]Pick{always},
+			nil,
+		},
 		{"input files select their case", "", []string{"ci/inputs/cat.png", "ci/inputs/beach.png"}, []Pick{
 			{Case: "qwen_edit", Lane: "base", Reason: "its input file ci/inputs/cat.png changed"},
 			{Case: "wan_i2v", Lane: "extra", Reason: "its input file ci/inputs/beach.png changed"},

@@ -37,9 +37,15 @@ func TestImportsLoad(t *testing.T) {
 		{"      modules: [a-b, \"1x\"]\n", `suite.yaml:5: servers.s.imports.modules[0]: "a-b" is not a dotted Python module name`},
 		{"      root: python\n", "suite.yaml:5: servers.s.imports.modules: missing"},
 		{"      modules: []\n", "suite.yaml:5: servers.s.imports.modules: empty"},
-		{"      modules: [a]\n      dynamic: [{module: a, loads: everything}]\n", `servers.s.imports.dynamic[0].loads: want one of package, named, qualified, outside, ignored, got "everything"`},
+		{
+			"      modules: [a]\n      dynamic: [{module: a, loads: everything}]\n",
+			`servers.s.imports.dynamic[0].loads: want one of package, named, qualified, outside, ignored, got "everything"`,
+		},
 		{"      modules: [a]\n      dynamic: [{module: a, loads: named}]\n", "servers.s.imports.dynamic[0].package: missing: loads: named names the package"},
-		{"      modules: [a]\n      dynamic: [{module: a, loads: outside, package: b}]\n", "servers.s.imports.dynamic[0].package: only for loads: package or named"},
+		{
+			"      modules: [a]\n      dynamic: [{module: a, loads: outside, package: b}]\n",
+			"servers.s.imports.dynamic[0].package: only for loads: package or named",
+		},
 		{"      modules: [a]\n      lazy: sometimes\n", `servers.s.imports.lazy: want one of own, all, none, got "sometimes"`},
 		{"      modules: [a]\n      nope: 1\n", `servers.s.imports: unknown key "nope"`},
 	}

@@ -227,7 +227,11 @@ func (d *decoder) serverLaunch(o *object, field string, srv *Server) {
 		srv.Env = d.env(v, f)
 	}
 	if srv.Builtin == nil && len(srv.Command) > 0 && !mentionsPort(srv) {
-		d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"), "no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
+		d.Addf(
+			o.lineOf("command"),
+			strictdecode.Join(field, "command"),
+			"no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server",
+		)
 	} else if srv.Builtin == nil && SGLangServe(srv.Command) {
 		if problem := sglangPort(srv.Command); problem != "" {
 			d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"), "%s", problem)
@@ -421,8 +425,12 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		}
 	}
 	if IsURL(c.Request.InputReference) && c.Realtime == nil {
-		d.Addf(o.line, strictdecode.Join(field, "request.input_reference"),
-			"a URL is sent only as a realtime case's first_frame (SGLang's prepare_realtime_first_frame); this case needs a file, got %q", c.Request.InputReference)
+		d.Addf(
+			o.line,
+			strictdecode.Join(field, "request.input_reference"),
+			"a URL is sent only as a realtime case's first_frame (SGLang's prepare_realtime_first_frame); this case needs a file, got %q",
+			c.Request.InputReference,
+		)
 	}
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
@@ -461,9 +469,15 @@ func (d *decoder) modality(o *object) Modality {
 func unsupportedModality(m string) string {
 	switch strings.ToLower(m) {
 	case "3d", "mesh":
-		return fmt.Sprintf("modality %q: 3-D mesh cases are not supported (SGLang checks them by Chamfer distance against a reference .glb, which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)", m)
+		return fmt.Sprintf(
+			"modality %q: 3-D mesh cases are not supported (SGLang checks them by Chamfer distance against a reference .glb, which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
+			m,
+		)
 	case "action":
-		return fmt.Sprintf("modality %q: action cases are not supported (SGLang checks their action JSON against a ground-truth .json, which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)", m)
+		return fmt.Sprintf(
+			"modality %q: action cases are not supported (SGLang checks their action JSON against a ground-truth .json, which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
+			m,
+		)
 	}
 	return ""
 }

@@ -46,9 +46,13 @@ func TestRealtimeCaseErrorsNameFileAndLine(t *testing.T) {
 		want           []string
 	}{
 		{name: "unknown metric", realtime: "{num_chunks: 2, thresholds: {p99_chunk_total_ms: 1}}",
-			want: []string{`suite.yaml:8: cases[0].realtime.thresholds.p99_chunk_total_ms: unknown realtime perf metric "p99_chunk_total_ms"; available metrics: avg_chunk_total_ms, avg_raw_payload_build_ms, avg_raw_write_ms, avg_request_prepare_ms, avg_scheduler_forward_ms, avg_ws_payload_mb, avg_ws_write_ms, guarded_chunks, ignored_initial_chunks, ignored_max_chunk_total_ms, ignored_max_scheduler_forward_ms, max_chunk_total_ms, max_raw_payload_build_ms, max_raw_write_ms, max_request_prepare_ms, max_scheduler_forward_ms, max_ws_payload_mb, max_ws_write_ms, num_chunks, p95_chunk_total_ms, p95_raw_payload_build_ms, p95_raw_write_ms, p95_request_prepare_ms, p95_scheduler_forward_ms, p95_ws_payload_mb, p95_ws_write_ms, total_frames`}},
+			want: []string{
+				`suite.yaml:8: cases[0].realtime.thresholds.p99_chunk_total_ms: unknown realtime perf metric "p99_chunk_total_ms"; available metrics: avg_chunk_total_ms, avg_raw_payload_build_ms, avg_raw_write_ms, avg_request_prepare_ms, avg_scheduler_forward_ms, avg_ws_payload_mb, avg_ws_write_ms, guarded_chunks, ignored_initial_chunks, ignored_max_chunk_total_ms, ignored_max_scheduler_forward_ms, max_chunk_total_ms, max_raw_payload_build_ms, max_raw_write_ms, max_request_prepare_ms, max_scheduler_forward_ms, max_ws_payload_mb, max_ws_write_ms, num_chunks, p95_chunk_total_ms, p95_raw_payload_build_ms, p95_raw_write_ms, p95_request_prepare_ms, p95_scheduler_forward_ms, p95_ws_payload_mb, p95_ws_write_ms, total_frames`,
+			}},
 		{name: "ignored metric without ignored chunks", realtime: "{num_chunks: 2, thresholds: {ignored_max_chunk_total_ms: 1}}",
-			want: []string{`suite.yaml:8: cases[0].realtime.thresholds.ignored_max_chunk_total_ms: realtime perf metric "ignored_max_chunk_total_ms" exists only when ignore_initial_chunks > 0 (SGLang's summary holds it only then)`}},
+			want: []string{
+				`suite.yaml:8: cases[0].realtime.thresholds.ignored_max_chunk_total_ms: realtime perf metric "ignored_max_chunk_total_ms" exists only when ignore_initial_chunks > 0 (SGLang's summary holds it only then)`,
+			}},
 		{name: "ignore leaves no chunk", realtime: "{num_chunks: 2, ignore_initial_chunks: 2}",
 			want: []string{`suite.yaml:8: cases[0].realtime.ignore_initial_chunks: must leave at least one of the 2 chunks to guard, got 2`}},
 		{name: "no chunks", realtime: "{num_chunks: 0}",
@@ -71,7 +75,9 @@ func TestRealtimeCaseErrorsNameFileAndLine(t *testing.T) {
 	t.Run("concurrent sessions", func(t *testing.T) {
 		data := "servers:\n  ref: {builtin: {}}\ncases:\n  - {id: rt, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}, realtime: {num_chunks: 1}}\n"
 		_, err := Parse("suite.yaml", []byte(data))
-		want := []string{"suite.yaml:4: cases[0].concurrency: must be 1 for a realtime case, got 2: SGLang serves one realtime session at a time and refuses a second (realtime_video_api.py)"}
+		want := []string{
+			"suite.yaml:4: cases[0].concurrency: must be 1 for a realtime case, got 2: SGLang serves one realtime session at a time and refuses a second (realtime_video_api.py)",
+		}
 		if d := cmp.Diff(want, errLines(err)); d != "" {
 			t.Errorf("errors (-want +got):\n%s", d)
 		}

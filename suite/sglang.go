@@ -105,7 +105,12 @@ var pydanticBools = []string{"0", "off", "f", "false", "n", "no", "1", "on", "t"
 // (multipart). A float without a fraction is an int to pydantic.
 func (d *decoder) wholeSeconds(line int, field string, v float64) (int, bool) {
 	if v != math.Trunc(v) || v > math.MaxInt32 {
-		d.Addf(line, field, "want a whole number of seconds, got %v: SGLang's VideoGenerationsRequest declares seconds as an int (protocol.py) and refuses a fraction", v)
+		d.Addf(
+			line,
+			field,
+			"want a whole number of seconds, got %v: SGLang's VideoGenerationsRequest declares seconds as an int (protocol.py) and refuses a fraction",
+			v,
+		)
 		return 0, false
 	}
 	return int(v), true
@@ -131,8 +136,14 @@ func (d *decoder) sglangExtra(raw *yaml.Node, field string, modality Modality) {
 			continue
 		}
 		if want := pydanticRefuses(t, strictdecode.Deref(val)); want != "" {
-			d.Addf(val.Line, strictdecode.Join(field, key.Value), "want %s, got %s: SGLang's %s (protocol.py) refuses it: every request would fail with HTTP 400 or 422",
-				want, describeValue(val), model)
+			d.Addf(
+				val.Line,
+				strictdecode.Join(field, key.Value),
+				"want %s, got %s: SGLang's %s (protocol.py) refuses it: every request would fail with HTTP 400 or 422",
+				want,
+				describeValue(val),
+				model,
+			)
 		}
 	}
 }
@@ -277,7 +288,10 @@ func sglangPort(argv []string) string {
 	}
 	switch {
 	case !found:
-		return fmt.Sprintf("no --port: sglang serve would listen on its default port %d (server_args.py ServerArgs.port), not on the one diffusion-check picks; add --port, \"{port}\"", sglangDefaultPort)
+		return fmt.Sprintf(
+			"no --port: sglang serve would listen on its default port %d (server_args.py ServerArgs.port), not on the one diffusion-check picks; add --port, \"{port}\"",
+			sglangDefaultPort,
+		)
 	case !strings.Contains(last, "{port}"):
 		return fmt.Sprintf("the last --port is %q, and sglang serve listens on the last one given (argparse); diffusion-check talks to \"{port}\" only", last)
 	}

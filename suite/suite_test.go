@@ -230,7 +230,13 @@ func TestParseLargePlainSuiteIsNoAliasBomb(t *testing.T) {
 	b.WriteString("servers:\n  ref: {builtin: {}}\ncases:\n")
 	b.WriteString("  - {id: first, server: ref, modality: image, request: &req {prompt: fox, size: 64x64, steps: 4}}\n")
 	for i := range n - 2 {
-		fmt.Fprintf(&b, "  - {id: case-%d, server: ref, modality: image, repeat: 2, estimate: 10s, request: {prompt: p%d, size: 64x64, steps: 4, seed: %d, guidance_scale: 1.5, output_format: png}}\n", i, i, i)
+		fmt.Fprintf(
+			&b,
+			"  - {id: case-%d, server: ref, modality: image, repeat: 2, estimate: 10s, request: {prompt: p%d, size: 64x64, steps: 4, seed: %d, guidance_scale: 1.5, output_format: png}}\n",
+			i,
+			i,
+			i,
+		)
 	}
 	b.WriteString("  - {id: shared, server: ref, modality: image, request: *req}\n")
 	s, err := Parse("suite.yaml", []byte(b.String()))
@@ -627,7 +633,11 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("servers: {ref: {builtin: {}}}\ncases: [{id: a, server: ref, modality: image, request: {size: 8x8}}]\n"))
-	f.Add([]byte("cases:\n  - &c {id: a, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}}\n  - {<<: *c, id: b}\nservers: {ref: {command: [x, '{port}']}}\n"))
+	f.Add(
+		[]byte(
+			"cases:\n  - &c {id: a, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}}\n  - {<<: *c, id: b}\nservers: {ref: {command: [x, '{port}']}}\n",
+		),
+	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("testdata/fuzz.yaml", data)
 		if err != nil {

@@ -98,13 +98,37 @@ type commandInfo struct {
 // synopsis is checked against it (TestReadmeSynopsis).
 func commands() []commandInfo {
 	return []commandInfo{
-		{"run", "--suite FILE [--lane L] [--partition I/N | --plan FILE] [--cases a,b] [--out DIR] [--mode check|baseline|gt] [--gpu CLASS]", "run a suite's cases, validate every request, write results.json"},
-		{"plan", "--suite FILE [--lane L] (--partitions N | --target-minutes M) [--gpu CLASS] [--changed-files FILE | --changed-since REF | --changed-in-pr]", "split a lane into partitions for a job matrix (prints JSON)"},
-		{"report", "[--publish] [--comment always|failures|changes|off] [--markdown FILE] [--junit FILE] [--summary] RESULTS...", "merge results; print the table; write reports; post the PR comment and statuses"},
+		{
+			"run",
+			"--suite FILE [--lane L] [--partition I/N | --plan FILE] [--cases a,b] [--out DIR] [--mode check|baseline|gt] [--gpu CLASS]",
+			"run a suite's cases, validate every request, write results.json",
+		},
+		{
+			"plan",
+			"--suite FILE [--lane L] (--partitions N | --target-minutes M) [--gpu CLASS] [--changed-files FILE | --changed-since REF | --changed-in-pr]",
+			"split a lane into partitions for a job matrix (prints JSON)",
+		},
+		{
+			"report",
+			"[--publish] [--comment always|failures|changes|off] [--markdown FILE] [--junit FILE] [--summary] RESULTS...",
+			"merge results; print the table; write reports; post the PR comment and statuses",
+		},
 		{"baseline", "--out FILE [--from FILE] [--markdown FILE] [--allow-failed] RESULTS...", "write a perf baseline file: the worst value of every metric"},
-		{"compare", "[--json] [--min-ssim X] [--min-psnr DB] [--max-mad X] [--min-spectral-similarity X] [--min-waveform-correlation X] [--max-rms-db-diff DB] [--max-duration-diff S] [--thresholds PATH --gpu CLASS --case ID] GT OUTPUT [OUTPUT...]", "SSIM, PSNR and mean abs diff of an image or every video frame, and SGLang's audio metrics of a video's track (GT may be an audio ground truth _audio.wav), optionally against limits; several outputs share one decoded ground truth"},
-		{"check-gate", "--environment NAME", "fail closed unless the approval environment exists and requires reviewers (before a fork reaches self-hosted runners)"},
-		{"history", "append|page|tighten|pools --store DIR [--kind default|pr] [--baseline FILE --out FILE --markdown FILE] [RESULTS...]", "keep every run's values in a history store; draw its page; propose tighter baselines and runner-pool overrides"},
+		{
+			"compare",
+			"[--json] [--min-ssim X] [--min-psnr DB] [--max-mad X] [--min-spectral-similarity X] [--min-waveform-correlation X] [--max-rms-db-diff DB] [--max-duration-diff S] [--thresholds PATH --gpu CLASS --case ID] GT OUTPUT [OUTPUT...]",
+			"SSIM, PSNR and mean abs diff of an image or every video frame, and SGLang's audio metrics of a video's track (GT may be an audio ground truth _audio.wav), optionally against limits; several outputs share one decoded ground truth",
+		},
+		{
+			"check-gate",
+			"--environment NAME",
+			"fail closed unless the approval environment exists and requires reviewers (before a fork reaches self-hosted runners)",
+		},
+		{
+			"history",
+			"append|page|tighten|pools --store DIR [--kind default|pr] [--baseline FILE --out FILE --markdown FILE] [RESULTS...]",
+			"keep every run's values in a history store; draw its page; propose tighter baselines and runner-pool overrides",
+		},
 		{"doctor", "", "check that ffmpeg and ffprobe are present and supported (FFmpeg 4.1 or newer), print their versions; exit 3 saying what to install"},
 		{"serve", "[--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...", "the built-in reference server"},
 		{"version", "", "print the version"},

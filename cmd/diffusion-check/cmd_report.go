@@ -96,18 +96,42 @@ type reportOptions struct {
 func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	o.comment = publish.CommentAlways
 	fs.BoolVar(&o.publish, "publish", false, "post the PR comment and set a commit status per lane (needs GITHUB_TOKEN, GITHUB_REPOSITORY and the event)")
-	fs.Var(&o.comment, "comment", "`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); changes (when the verdicts differ from the comment's); off (statuses only)")
+	fs.Var(
+		&o.comment,
+		"comment",
+		"`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); changes (when the verdicts differ from the comment's); off (statuses only)",
+	)
 	fs.StringVar(&o.markdown, "markdown", "", "write the full Markdown report to `FILE`")
 	fs.StringVar(&o.junit, "junit", "", "write JUnit XML (a test case per request) to `FILE`")
 	fs.BoolVar(&o.summary, "summary", e.github().StepSummary != "", "append the report to the job summary ($GITHUB_STEP_SUMMARY; default on when it is set)")
-	fs.StringVar(&o.event, "event", "", "an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set")
+	fs.StringVar(
+		&o.event,
+		"event",
+		"",
+		"an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set",
+	)
 	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
 	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
-	fs.StringVar(&o.suite, "suite", "", "with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases")
-	fs.StringVar(&o.picturesBranch, "pictures-branch", gh.DefaultAssetsBranch, "with --publish, the `BRANCH` the failure pictures are pushed to, for the comment to show them inline (needs contents: write; never for a fork's pull request); empty: none, the comment links to the artifacts")
-	fs.StringVar(&o.history, "history", "", "a history store `DIR` (history append): each failing perf or memory check gets the base branch's last 10 runs, as a sparkline")
+	fs.StringVar(
+		&o.suite,
+		"suite",
+		"",
+		"with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases",
+	)
+	fs.StringVar(
+		&o.picturesBranch,
+		"pictures-branch",
+		gh.DefaultAssetsBranch,
+		"with --publish, the `BRANCH` the failure pictures are pushed to, for the comment to show them inline (needs contents: write; never for a fork's pull request); empty: none, the comment links to the artifacts",
+	)
+	fs.StringVar(
+		&o.history,
+		"history",
+		"",
+		"a history store `DIR` (history append): each failing perf or memory check gets the base branch's last 10 runs, as a sparkline",
+	)
 	fs.StringVar(&o.historyURL, "history-url", "", "the `URL` of the store's page (history page), which the trend links to")
 }
 

@@ -57,18 +57,47 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.planPath, "plan", "", "plan `FILE` written by plan (default: plan the suite here with N partitions)")
 	fs.StringVar(&o.cases, "cases", "", "comma-separated case `IDS` to run (default: all of the partition)")
 	fs.StringVar(&o.out, "out", "diffusion-check-out", "output `DIR`: results.json, requests.jsonl, artifacts/")
-	fs.Var(&o.mode, "mode", "`MODE`: check; baseline: record perf and memory without enforcing them, for \"diffusion-check baseline\"; gt: write ground truth from the outputs")
-	fs.StringVar(&o.clipScorer, "clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"), "CLIP scorer `COMMAND` (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
+	fs.Var(
+		&o.mode,
+		"mode",
+		"`MODE`: check; baseline: record perf and memory without enforcing them, for \"diffusion-check baseline\"; gt: write ground truth from the outputs",
+	)
+	fs.StringVar(
+		&o.clipScorer,
+		"clip-scorer",
+		e.getenv("DIFFUSION_CHECK_CLIP_SCORER"),
+		"CLIP scorer `COMMAND` (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check",
+	)
 	fs.DurationVar(&o.clipTimeout, "clip-timeout", clip.DefaultTimeout, "time limit of one CLIP scorer run")
 	fs.StringVar(&o.profile, "profile", baselines.DefaultProfile, "tolerance `PROFILE` of the perf baseline file (pr_test, long_term)")
 	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baselines apply (default: the suite's, else detected)")
 	fs.DurationVar(&o.memInterval, "memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
-	fs.Int64Var(&o.gtMiB, "gt-memory-mib", compare.DefaultCacheBytes>>20, "decoded ground truth a case keeps in memory for its requests (`MIB`); 0 decodes it for each request")
-	fs.IntVar(&o.threads, "validation-threads", 0, "threads that validate an output (the metric, and each ffmpeg decoder) beside the next request (`N`); default: the suite's validation_threads, else half the cores")
+	fs.Int64Var(
+		&o.gtMiB,
+		"gt-memory-mib",
+		compare.DefaultCacheBytes>>20,
+		"decoded ground truth a case keeps in memory for its requests (`MIB`); 0 decodes it for each request",
+	)
+	fs.IntVar(
+		&o.threads,
+		"validation-threads",
+		0,
+		"threads that validate an output (the metric, and each ffmpeg decoder) beside the next request (`N`); default: the suite's validation_threads, else half the cores",
+	)
 	fs.DurationVar(&o.heartbeat, "heartbeat", runner.DefaultHeartbeat, "while a server starts or a request runs, print what it is doing this often")
-	fs.BoolVar(&o.force, "force", false, "run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)")
+	fs.BoolVar(
+		&o.force,
+		"force",
+		false,
+		"run into an --out that holds an earlier run, removing its results.json, requests.jsonl, artifacts/ and servers/ first (without it such an --out is refused)",
+	)
 	o.sel.register(fs, false)
-	fs.BoolVar(&o.allowUntrusted, "allow-untrusted", false, "start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets")
+	fs.BoolVar(
+		&o.allowUntrusted,
+		"allow-untrusted",
+		false,
+		"start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets",
+	)
 }
 
 func runCmd(ctx context.Context, e env, args []string) (int, error) {

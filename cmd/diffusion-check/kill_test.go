@@ -212,7 +212,10 @@ cases:
 	if left := waitGone(map[string]int{"setsid worker": worker}, 5*time.Second); len(left) > 0 {
 		t.Errorf("%s outlived the run; log:\n%s", strings.Join(left, ", "), log)
 	}
-	if want := fmt.Sprintf("warning: server escaping left processes running outside its process group (setsid): killed pid %d (sleep)", worker); !strings.Contains(log, want) {
+	if want := fmt.Sprintf("warning: server escaping left processes running outside its process group (setsid): killed pid %d (sleep)", worker); !strings.Contains(
+		log,
+		want,
+	) {
 		t.Errorf("the log does not name the worker (%q):\n%s", want, log)
 	}
 }

@@ -76,7 +76,8 @@ func TestNoiseSimulation(t *testing.T) {
 	if out, code := cli("run", "--suite", "healthy.yaml", "--mode", "baseline", "--out", "base"); code != 0 {
 		t.Fatalf("baseline run: exit %d\n%s", code, out)
 	}
-	if out, code := cli("baseline", "--out", "perf.json", "--from", "tolerances.json", "base"); code != 0 || !strings.Contains(out, "wrote perf.spread.json (the spread of ") {
+	if out, code := cli("baseline", "--out", "perf.json", "--from", "tolerances.json", "base"); code != 0 ||
+		!strings.Contains(out, "wrote perf.spread.json (the spread of ") {
 		t.Fatalf("baseline: exit %d\n%s", code, out)
 	}
 	sf, err := baselines.LoadSpread(filepath.Join(dir, "perf.spread.json"))

@@ -26,10 +26,30 @@ func TestFirstSuiteHintNamesTheMissingKey(t *testing.T) {
 		mode runner.Mode
 		want string // "" for the error unchanged
 	}{
-		{"the baselines folder", missing("/ws/perf_baselines"), runner.ModeCheck, "the suite's baselines: /ws/perf_baselines does not exist yet; record them with `run --mode baseline`"},
-		{"a file in the baselines folder", missing("/ws/perf_baselines/h200.json"), runner.ModeCheck, "the suite's baselines: /ws/perf_baselines does not exist yet"},
-		{"the thresholds", missing("/ws/thresholds"), runner.ModeBaseline, "the suite's thresholds: /ws/thresholds does not exist yet; write the file, or remove the key"},
-		{"the ground truth", missing("/ws/gt/a_1gpu.png"), runner.ModeCheck, "the suite's ground_truth: /ws/gt does not exist yet; write it with `run --mode gt`"},
+		{
+			"the baselines folder",
+			missing("/ws/perf_baselines"),
+			runner.ModeCheck,
+			"the suite's baselines: /ws/perf_baselines does not exist yet; record them with `run --mode baseline`",
+		},
+		{
+			"a file in the baselines folder",
+			missing("/ws/perf_baselines/h200.json"),
+			runner.ModeCheck,
+			"the suite's baselines: /ws/perf_baselines does not exist yet",
+		},
+		{
+			"the thresholds",
+			missing("/ws/thresholds"),
+			runner.ModeBaseline,
+			"the suite's thresholds: /ws/thresholds does not exist yet; write the file, or remove the key",
+		},
+		{
+			"the ground truth",
+			missing("/ws/gt/a_1gpu.png"),
+			runner.ModeCheck,
+			"the suite's ground_truth: /ws/gt does not exist yet; write it with `run --mode gt`",
+		},
 		{"the known failures", missing("/ws/known.yaml"), runner.ModeCheck, "the suite's known_failures: /ws/known.yaml does not exist yet"},
 		{"baselines in a baseline run", missing("/ws/perf_baselines"), runner.ModeBaseline, ""},
 		{"a path beside a key's", missing("/ws/perf_baselines2"), runner.ModeCheck, ""},

@@ -221,7 +221,14 @@ func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
 		_, seen := last[l.Index]
 		switch {
 		case seen && (!l.Revised || l.Revision == ""):
-			ts.Fatalf("case %s request %d/%d: a second line that does not say it is revised and what changed (revised %v, revision %q)", l.Case, l.Index, l.Of, l.Revised, l.Revision)
+			ts.Fatalf(
+				"case %s request %d/%d: a second line that does not say it is revised and what changed (revised %v, revision %q)",
+				l.Case,
+				l.Index,
+				l.Of,
+				l.Revised,
+				l.Revision,
+			)
 		case !seen && (l.Revised || l.Revision != ""):
 			ts.Fatalf("case %s request %d/%d: its first line is marked revised (%q)", l.Case, l.Index, l.Of, l.Revision)
 		}
@@ -237,7 +244,13 @@ func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		for _, rr := range cr.Requests {
 			if diff := cmp.Diff(rr, last[rr.Index]); diff != "" {
-				ts.Fatalf("case %s request %d/%d: its last line in requests.jsonl is not its verdict in results.json (-results.json +line):\n%s", cr.ID, rr.Index, rr.Of, diff)
+				ts.Fatalf(
+					"case %s request %d/%d: its last line in requests.jsonl is not its verdict in results.json (-results.json +line):\n%s",
+					cr.ID,
+					rr.Index,
+					rr.Of,
+					diff,
+				)
 			}
 		}
 		return
@@ -308,7 +321,15 @@ func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
 			c.LogTail = append(c.LogTail, fmt.Sprintf("[worker %d] step %d/50 latency %.1f ms", k%4, k, 1020.5+float64(k)))
 		}
 		for i := 1; i <= n; i++ {
-			e2e := checks.Check{Name: "perf.e2e", Status: checks.Fail, Value: checks.Float(3100), Limit: checks.Float(2500), Unit: "ms", Baseline: checks.Float(2000), Tolerance: checks.Float(0.25)}
+			e2e := checks.Check{
+				Name:      "perf.e2e",
+				Status:    checks.Fail,
+				Value:     checks.Float(3100),
+				Limit:     checks.Float(2500),
+				Unit:      "ms",
+				Baseline:  checks.Float(2000),
+				Tolerance: checks.Float(0.25),
+			}
 			valid := checks.Failed(checks.OutputValid, fmt.Sprintf("output is not decodable (request %d/%d):\n%s", i, n, detail))
 			c.Requests = append(c.Requests, checks.RequestResult{Index: i, Of: n, Status: checks.Fail, E2EMs: 3100, Checks: []checks.Check{e2e, valid}})
 		}

@@ -42,7 +42,14 @@ func folders(t *testing.T, f *githubfake.Fake, branch string) []string {
 func TestPushAssetsCreatesTheBranchWithTheRunsFolder(t *testing.T) {
 	f, p, _ := setup(t, githubfake.Config{})
 	folder := RunFolder(pushTime, "4242", "1")
-	paths, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder, []Asset{{"base/t2i/request-2.png", png("a")}, {"base/t2i/request-3.png", png("b")}}, DefaultRetention, pushTime)
+	paths, err := p.PushAssets(
+		t.Context(),
+		DefaultAssetsBranch,
+		folder,
+		[]Asset{{"base/t2i/request-2.png", png("a")}, {"base/t2i/request-3.png", png("b")}},
+		DefaultRetention,
+		pushTime,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +58,9 @@ func TestPushAssetsCreatesTheBranchWithTheRunsFolder(t *testing.T) {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 	files, _, _ := f.BranchFiles(DefaultAssetsBranch)
-	if string(files[want[0]]) != string(png("a")) || string(files[want[1]]) != string(png("b")) || !strings.Contains(string(files["README.md"]), "last 50 runs") || len(files) != 3 {
+	if string(files[want[0]]) != string(png("a")) || string(files[want[1]]) != string(png("b")) ||
+		!strings.Contains(string(files["README.md"]), "last 50 runs") ||
+		len(files) != 3 {
 		t.Errorf("branch files: %v", slices.Sorted(maps.Keys(files)))
 	}
 	if ps := f.BranchParents(DefaultAssetsBranch); len(ps) != 0 {
@@ -180,11 +189,15 @@ func TestPushAssetsRefusedIsForbiddenOrReadOnly(t *testing.T) {
 	}
 	_, p, _ = setup(t, githubfake.Config{ReadOnly: true})
 	p.Fork = true
-	if _, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder, []Asset{{"a.png", png("a")}}, DefaultRetention, pushTime); !errors.Is(err, ErrReadOnly) {
+	if _, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder, []Asset{{"a.png", png("a")}}, DefaultRetention, pushTime); !errors.Is(
+		err,
+		ErrReadOnly,
+	) {
 		t.Errorf("fork: err = %v, want ErrReadOnly", err)
 	}
 	for _, bad := range []string{"../x.png", "/abs.png", "a/../../b.png", ""} {
-		if _, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder, []Asset{{bad, png("a")}}, DefaultRetention, pushTime); err == nil || errors.Is(err, ErrReadOnly) {
+		if _, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder, []Asset{{bad, png("a")}}, DefaultRetention, pushTime); err == nil ||
+			errors.Is(err, ErrReadOnly) {
 			t.Errorf("file name %q: err = %v, want a refusal before any write", bad, err)
 		}
 	}

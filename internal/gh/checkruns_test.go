@@ -20,7 +20,17 @@ func TestCheckRunSendsAnnotationsFiftyARequest(t *testing.T) {
 	run := CheckRun{Name: "diffusion-check / base", HeadSHA: head, Conclusion: "failure", DetailsURL: "https://github.com/octo/diffusion/actions/runs/1",
 		Title: "4 of 6 requests failed", Summary: "## ❌ diffusion-check"}
 	for i := range 120 {
-		run.Annotations = append(run.Annotations, Annotation{Path: "suites/ci.yaml", StartLine: i + 1, EndLine: i + 1, Level: "failure", Title: fmt.Sprintf("case c%d", i), Message: "min SSIM 0.72 ≤ 0.92"})
+		run.Annotations = append(
+			run.Annotations,
+			Annotation{
+				Path:      "suites/ci.yaml",
+				StartLine: i + 1,
+				EndLine:   i + 1,
+				Level:     "failure",
+				Title:     fmt.Sprintf("case c%d", i),
+				Message:   "min SSIM 0.72 ≤ 0.92",
+			},
+		)
 	}
 	url, err := p.CreateCheckRun(t.Context(), run)
 	if err != nil {
@@ -70,7 +80,16 @@ func TestFakeRefusesCheckRunsGitHubWouldRefuse(t *testing.T) {
 	ann := func(n int, level string) []*github.CheckRunAnnotation {
 		var out []*github.CheckRunAnnotation
 		for i := range n {
-			out = append(out, &github.CheckRunAnnotation{Path: github.String("ci.yaml"), StartLine: github.Int(i + 1), EndLine: github.Int(i + 1), AnnotationLevel: github.String(level), Message: github.String("m")})
+			out = append(
+				out,
+				&github.CheckRunAnnotation{
+					Path:            github.String("ci.yaml"),
+					StartLine:       github.Int(i + 1),
+					EndLine:         github.Int(i + 1),
+					AnnotationLevel: github.String(level),
+					Message:         github.String("m"),
+				},
+			)
 		}
 		return out
 	}
@@ -82,13 +101,34 @@ func TestFakeRefusesCheckRunsGitHubWouldRefuse(t *testing.T) {
 		opts    github.CreateCheckRunOptions
 		problem string
 	}{
-		{"51 annotations", github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("failure"), Output: out("s", ann(51, "failure"))}, "51 annotations in one request"},
-		{"level error", github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("failure"), Output: out("s", ann(1, "error"))}, "annotation_level must be notice, warning or failure"},
-		{"long summary", github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("failure"), Output: out(strings.Repeat("é", 65536), nil)}, "output.summary of 65536 characters"},
+		{
+			"51 annotations",
+			github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("failure"), Output: out("s", ann(51, "failure"))},
+			"51 annotations in one request",
+		},
+		{
+			"level error",
+			github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("failure"), Output: out("s", ann(1, "error"))},
+			"annotation_level must be notice, warning or failure",
+		},
+		{
+			"long summary",
+			github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("failure"), Output: out(strings.Repeat("é", 65536), nil)},
+			"output.summary of 65536 characters",
+		},
 		{"no conclusion", github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Status: github.String("completed")}, "completed without a conclusion"},
 		{"no name", github.CreateCheckRunOptions{HeadSHA: head, Conclusion: github.String("success")}, "no name"},
 		{"bad conclusion", github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("passed")}, `conclusion "passed"`},
-		{"no summary", github.CreateCheckRunOptions{Name: "n", HeadSHA: head, Conclusion: github.String("success"), Output: &github.CheckRunOutput{Title: github.String("t")}}, "title or a summary"},
+		{
+			"no summary",
+			github.CreateCheckRunOptions{
+				Name:       "n",
+				HeadSHA:    head,
+				Conclusion: github.String("success"),
+				Output:     &github.CheckRunOutput{Title: github.String("t")},
+			},
+			"title or a summary",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

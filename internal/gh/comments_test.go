@@ -117,7 +117,12 @@ func TestPublishTwice(t *testing.T) {
 	if n := len(f.Comments(7)); n != 256 {
 		t.Errorf("%d comments on the PR, want 256 (others untouched)", n)
 	}
-	st := Status{Context: "diffusion-check/base", State: "success", Description: "all 4 requests passed", TargetURL: "https://github.com/octo/diffusion/actions/runs/1"}
+	st := Status{
+		Context:     "diffusion-check/base",
+		State:       "success",
+		Description: "all 4 requests passed",
+		TargetURL:   "https://github.com/octo/diffusion/actions/runs/1",
+	}
 	if err := p.SetStatus(ctx, head, st); err != nil {
 		t.Fatal(err)
 	}
@@ -291,16 +296,36 @@ func TestParseEvent(t *testing.T) {
 		want          Event
 		err           string
 	}{
-		{"pull_request", `{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `"}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
-			Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion"}, ""},
-		{"workflow_run", `{"workflow_run": {"head_sha": "` + head + `", "pull_requests": [{"number": 12, "head": {"sha": "` + head + `"}}]}, "repository": {"full_name": "octo/diffusion"}}`,
-			Event{Number: 12, HeadSHA: head, Repo: "octo/diffusion", WorkflowRun: true}, ""},
-		{"workflow_run of a fork lists no pull request", `{"workflow_run": {"head_sha": "` + head + `", "head_branch": "main", "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`,
-			Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "main", WorkflowRun: true}, ""},
-		{"workflow_run whose pull request moved on", `{"workflow_run": {"head_sha": "` + head + `", "pull_requests": [{"number": 12, "head": {"sha": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}}]}}`,
-			Event{HeadSHA: head, WorkflowRun: true}, ""},
-		{"pull_request_target from a fork", `{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `", "ref": "fix", "repo": {"full_name": "mallory/diffusion"}}}, "repository": {"full_name": "octo/diffusion"}}`,
-			Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "fix"}, ""},
+		{
+			"pull_request",
+			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `"}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
+			Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion"},
+			"",
+		},
+		{
+			"workflow_run",
+			`{"workflow_run": {"head_sha": "` + head + `", "pull_requests": [{"number": 12, "head": {"sha": "` + head + `"}}]}, "repository": {"full_name": "octo/diffusion"}}`,
+			Event{Number: 12, HeadSHA: head, Repo: "octo/diffusion", WorkflowRun: true},
+			"",
+		},
+		{
+			"workflow_run of a fork lists no pull request",
+			`{"workflow_run": {"head_sha": "` + head + `", "head_branch": "main", "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`,
+			Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "main", WorkflowRun: true},
+			"",
+		},
+		{
+			"workflow_run whose pull request moved on",
+			`{"workflow_run": {"head_sha": "` + head + `", "pull_requests": [{"number": 12, "head": {"sha": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}}]}}`,
+			Event{HeadSHA: head, WorkflowRun: true},
+			"",
+		},
+		{
+			"pull_request_target from a fork",
+			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `", "ref": "fix", "repo": {"full_name": "mallory/diffusion"}}}, "repository": {"full_name": "octo/diffusion"}}`,
+			Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "fix"},
+			"",
+		},
 		{"push", `{"after": "` + head + `"}`, Event{HeadSHA: head}, ""},
 		{"no sha", `{"pull_request": {"number": 3}}`, Event{}, "no head commit"},
 		{"bad sha", `{"after": "main"}`, Event{}, `"main" is not a commit SHA`},

@@ -106,10 +106,19 @@ func TestIdentityRule(t *testing.T) {
 		{name: "personal access token", actor: pat, want: Identity{Login: "octo-ci", ID: 555}},
 		{name: "GITHUB_TOKEN", want: ActionsBot},
 		{name: "GitHub App installation token", actor: app, want: Identity{Login: "diffusion-bot[bot]"}},
-		{name: "GraphQL fails past the retries", actor: app, fault: &githubfake.Fault{Method: "POST", Path: "/api/graphql", Code: 502, Times: 1000}, err: "GET /user refused an installation token (403), and GraphQL viewer"},
+		{
+			name:  "GraphQL fails past the retries",
+			actor: app,
+			fault: &githubfake.Fault{Method: "POST", Path: "/api/graphql", Code: 502, Times: 1000},
+			err:   "GET /user refused an installation token (403), and GraphQL viewer",
+		},
 		{name: "401", actor: pat, fault: &githubfake.Fault{Path: "/user", Code: 401, Message: "Bad credentials"}, err: "401"},
 		{name: "5xx past the retries", actor: pat, fault: &githubfake.Fault{Path: "/user", Code: 502, Times: 1000}, err: "502"},
-		{name: "403 that is a rate limit", fault: &githubfake.Fault{Path: "/user", Code: 403, RateLimitReset: 1000 * 3600e9, Times: 1000, Message: "API rate limit exceeded"}, err: "rate limit"},
+		{
+			name:  "403 that is a rate limit",
+			fault: &githubfake.Fault{Path: "/user", Code: 403, RateLimitReset: 1000 * 3600e9, Times: 1000, Message: "API rate limit exceeded"},
+			err:   "rate limit",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,7 +180,8 @@ func TestCheckCommitRefusesOtherCommits(t *testing.T) {
 	}
 	bad := []checks.Result{{Lane: "base", Commit: other}, {Lane: "extra"}, {Lane: "third", Commit: "main\n::error::x"}}
 	err := CheckCommit(bad, head)
-	if !errors.Is(err, ErrOtherCommit) || !strings.Contains(err.Error(), "lane base tested commit "+other) || !strings.Contains(err.Error(), "lane extra records no commit") ||
+	if !errors.Is(err, ErrOtherCommit) || !strings.Contains(err.Error(), "lane base tested commit "+other) ||
+		!strings.Contains(err.Error(), "lane extra records no commit") ||
 		!strings.Contains(err.Error(), `lane third records "main\n::error::x", not a commit SHA`) {
 		t.Errorf("err = %v", err)
 	}
@@ -217,7 +227,13 @@ func TestOtherTokensKeepOneComment(t *testing.T) {
 				}
 			}
 			if len(mine) != 1 || second.ID != first.ID || first.ID == quoting || first.ID == actions || len(f.Comments(7)) != 3 {
-				t.Fatalf("the token's comments %+v (first %d, second %d) of %d: want one, edited in place, beside the two others", mine, first.ID, second.ID, len(f.Comments(7)))
+				t.Fatalf(
+					"the token's comments %+v (first %d, second %d) of %d: want one, edited in place, beside the two others",
+					mine,
+					first.ID,
+					second.ID,
+					len(f.Comments(7)),
+				)
 			}
 			if !strings.Contains(mine[0].Body, "4 of 6 requests failed") {
 				t.Errorf("the token's comment was not edited: %q", mine[0].Body)

@@ -43,9 +43,18 @@ func (e Env) TrustRun(ctx context.Context) error {
 		ev, err := ReadEvent(ctx, e.EventPath)
 		switch {
 		case err != nil:
-			return fmt.Errorf("%w under workflow_run: cannot tell whether a fork triggered it (%v); %s", ErrUntrusted, err, optIn) //nolint:errorlint // the sentinel decides
+			return fmt.Errorf(
+				"%w under workflow_run: cannot tell whether a fork triggered it (%v); %s",
+				ErrUntrusted,
+				err,
+				optIn,
+			) //nolint:errorlint // the sentinel decides
 		case ev.HeadRepo == "" || ev.Repo == "":
-			return fmt.Errorf("%w under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s", ErrUntrusted, optIn)
+			return fmt.Errorf(
+				"%w under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s",
+				ErrUntrusted,
+				optIn,
+			)
 		case ev.FromFork():
 			return fmt.Errorf("%w under workflow_run triggered from the fork %s: %s; %s", ErrUntrusted, ev.HeadRepo, risk, optIn)
 		}

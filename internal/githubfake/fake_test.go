@@ -43,7 +43,14 @@ func TestProblems(t *testing.T) {
 		{"GET", "/repos/x/r/issues/1/comments", "Bearer tok", "", 404, "repository x/r, want o/r"},
 		{"POST", "/repos/o/r/issues/1/comments", "Bearer tok", `{"body": "hi", "extra": 1}`, 422, `unknown field "extra"`},
 		{"POST", "/api/v3/repos/o/r/statuses/" + sha, "Bearer tok", `{"state": "ok", "context": "c"}`, 422, `state "ok"`},
-		{"POST", "/repos/o/r/statuses/" + sha, "Bearer tok", `{"state": "success", "context": "c", "description": "` + strings.Repeat("x", 141) + `"}`, 422, "description of 141 characters"},
+		{
+			"POST",
+			"/repos/o/r/statuses/" + sha,
+			"Bearer tok",
+			`{"state": "success", "context": "c", "description": "` + strings.Repeat("x", 141) + `"}`,
+			422,
+			"description of 141 characters",
+		},
 		{"POST", "/repos/o/r/statuses/main", "Bearer tok", `{"state": "success", "context": "c"}`, 422, `ref "main" is not a full commit SHA`},
 	}
 	for i, tt := range tests {
@@ -247,7 +254,8 @@ func TestViewerForEveryTokenKind(t *testing.T) {
 	f := NewLocal(Config{Owner: "o", Repo: "r", Token: "tok"})
 	call(t, f, "POST", "/graphql", `{"query": "query { viewer { email } }"}`)
 	call(t, f, "POST", "/api/v3/graphql", query)
-	if ps := f.Problems(); len(ps) != 2 || !strings.Contains(ps[0], "the fake answers only") || !strings.Contains(ps[1], "GHES serves GraphQL at /api/graphql") {
+	if ps := f.Problems(); len(ps) != 2 || !strings.Contains(ps[0], "the fake answers only") ||
+		!strings.Contains(ps[1], "GHES serves GraphQL at /api/graphql") {
 		t.Errorf("problems %q, want the other query and the GHES path", ps)
 	}
 }

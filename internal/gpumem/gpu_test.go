@@ -197,7 +197,13 @@ func (sp *spikes) line(line string, f []string) {
 		sp.open = sp.sess.Window().(*window)
 	case "spiked":
 		p := sp.open.End()
-		r := spikeResult{PeakProcMiB: p.MiB[checks.SourceNVMLProcess], PeakDevMiB: p.MiB[checks.SourceNVMLDevice], Samples: p.Samples, Script: line, ExcessMiB: map[string]float64{}}
+		r := spikeResult{
+			PeakProcMiB: p.MiB[checks.SourceNVMLProcess],
+			PeakDevMiB:  p.MiB[checks.SourceNVMLDevice],
+			Samples:     p.Samples,
+			Script:      line,
+			ExcessMiB:   map[string]float64{},
+		}
 		ok := true
 		for _, k := range append([]string{checks.SourceNVMLProcess}, sp.keys...) {
 			r.ExcessMiB[k] = p.MiB[k] - sp.steady[k]

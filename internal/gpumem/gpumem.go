@@ -671,7 +671,15 @@ func (x *Session) queryProcesses(i int, d nvml.Device) {
 		}
 		if p.UsedGpuMemory == notAvailable {
 			x.procOff = true
-			x.note(fmt.Sprintf("nvml reports no per-process memory on GPU %d (pid %d); %s left out, %s only", i, p.Pid, checks.SourceNVMLProcess, checks.SourceNVMLDevice))
+			x.note(
+				fmt.Sprintf(
+					"nvml reports no per-process memory on GPU %d (pid %d); %s left out, %s only",
+					i,
+					p.Pid,
+					checks.SourceNVMLProcess,
+					checks.SourceNVMLDevice,
+				),
+			)
 			return
 		}
 		sum += p.UsedGpuMemory
@@ -752,7 +760,15 @@ func (w *window) End() memory.Peaks {
 	}
 	p.Notes = slices.Clone(x.notes)
 	if len(x.s.devices) > 0 && !x.procOff && !w.procSeen {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s: no process of the server's tree (pid %d, %d processes) held GPU memory in NVML's list during the window (none allocated yet, or a PID namespace apart from the driver's)", checks.SourceNVMLProcess, x.pid, x.treeLen))
+		p.Notes = append(
+			p.Notes,
+			fmt.Sprintf(
+				"%s: no process of the server's tree (pid %d, %d processes) held GPU memory in NVML's list during the window (none allocated yet, or a PID namespace apart from the driver's)",
+				checks.SourceNVMLProcess,
+				x.pid,
+				x.treeLen,
+			),
+		)
 	}
 	if !x.hostOff && !w.hostSeen {
 		p.Notes = append(p.Notes, fmt.Sprintf("%s: no process of the server's tree (pid %d) could be read", checks.SourceHostAnon, x.pid))

@@ -183,8 +183,13 @@ func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 	// The rate, duration and container too: with them the reader says all that Probe would
 	// (Info), the frames being counted as they decode, so a file is never decoded only to be
 	// counted.
-	stdout, stderr, err := ffprobe(ctx, "decode", path, "-show_entries",
-		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration")
+	stdout, stderr, err := ffprobe(
+		ctx,
+		"decode",
+		path,
+		"-show_entries",
+		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration",
+	)
 	if err != nil {
 		return FrameHeader{}, err
 	}

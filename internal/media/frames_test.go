@@ -383,7 +383,11 @@ func FuzzParseFrameHeader(f *testing.F) {
 	f.Add([]byte(`{"streams":[]}`))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(``))
-	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},{"codec_type":"audio","sample_rate":"48000","channels":2},{"codec_type":"video","codec_name":"h264","width":32,"height":16}]}`))
+	f.Add(
+		[]byte(
+			`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},{"codec_type":"audio","sample_rate":"48000","channels":2},{"codec_type":"video","codec_name":"h264","width":32,"height":16}]}`,
+		),
+	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hdr, err := ParseFrameHeader(data)
 		if err != nil {

@@ -8,8 +8,16 @@ import (
 // FuzzParseProbe checks that no ffprobe output, however mangled, makes ParseProbe panic, and that
 // whatever it accepts is a picture with a size and at least one frame.
 func FuzzParseProbe(f *testing.F) {
-	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"h264","width":256,"height":256,"nb_frames":"16","nb_read_frames":"16","avg_frame_rate":"8/1","duration":"2.000000"},{"codec_type":"audio","codec_name":"aac","sample_rate":"48000","channels":2,"duration":"2.021333"}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","duration":"2.021333"}}`))
-	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"png","width":64,"height":48,"r_frame_rate":"25/1","avg_frame_rate":"25/1","nb_read_frames":"1","disposition":{"attached_pic":0}}],"format":{"format_name":"png_pipe"}}`))
+	f.Add(
+		[]byte(
+			`{"streams":[{"codec_type":"video","codec_name":"h264","width":256,"height":256,"nb_frames":"16","nb_read_frames":"16","avg_frame_rate":"8/1","duration":"2.000000"},{"codec_type":"audio","codec_name":"aac","sample_rate":"48000","channels":2,"duration":"2.021333"}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","duration":"2.021333"}}`,
+		),
+	)
+	f.Add(
+		[]byte(
+			`{"streams":[{"codec_type":"video","codec_name":"png","width":64,"height":48,"r_frame_rate":"25/1","avg_frame_rate":"25/1","nb_read_frames":"1","disposition":{"attached_pic":0}}],"format":{"format_name":"png_pipe"}}`,
+		),
+	)
 	f.Add([]byte(`{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48,"nb_frames":"16","nb_read_frames":"7"}],"format":{}}`))
 	f.Add([]byte(`{"streams":[{"codec_type":"audio","codec_name":"aac"}],"format":{"format_name":"mov"}}`))
 	f.Add([]byte(`{"streams":[{"codec_type":"video","width":1,"height":1,"nb_read_frames":"1","avg_frame_rate":"1/0","duration":"NaN"}]}`))

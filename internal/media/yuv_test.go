@@ -201,11 +201,39 @@ func TestYUVPathBitIdentical(t *testing.T) {
 	q := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"}
 	videos := map[string][]string{
 		// Like bench/compare.sh's output: moving detail, noise; untagged (BT.601).
-		"noise.mp4": {"testsrc2=size=320x240:rate=24,noise=alls=8:allf=t", "-frames:v", "30", "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p"},
+		"noise.mp4": {
+			"testsrc2=size=320x240:rate=24,noise=alls=8:allf=t",
+			"-frames:v",
+			"30",
+			"-c:v",
+			"libx264",
+			"-preset",
+			"veryfast",
+			"-crf",
+			"18",
+			"-pix_fmt",
+			"yuv420p",
+		},
 		// Tagged BT.709, saturated colours.
 		// Not yuv420p: a whole reader's early yuv420p decoder must give way to rgb24.
 		"yuv444p.mp4": {"testsrc2=size=96x64:rate=10", "-frames:v", "6", "-c:v", "libx264", "-crf", "10", "-pix_fmt", "yuv444p"},
-		"bt709.mp4":   {"smptehdbars=size=208x120:rate=10,noise=alls=20:allf=t", "-frames:v", "12", "-c:v", "libx264", "-crf", "10", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709"},
+		"bt709.mp4": {
+			"smptehdbars=size=208x120:rate=10,noise=alls=20:allf=t",
+			"-frames:v",
+			"12",
+			"-c:v",
+			"libx264",
+			"-crf",
+			"10",
+			"-pix_fmt",
+			"yuv420p",
+			"-colorspace",
+			"bt709",
+			"-color_primaries",
+			"bt709",
+			"-color_trc",
+			"bt709",
+		},
 	}
 	for name, args := range videos {
 		path := filepath.Join(dir, name)

@@ -257,7 +257,11 @@ func TestPerfLogSkipsOverlongLine(t *testing.T) {
 // perfRecordLine is one performance.log line for request id, as SGLang writes it
 // (perf_logger.log_request_summary: request_id first).
 func perfRecordLine(id string, totalMs float64) string {
-	return fmt.Sprintf(`{"request_id": %q, "commit_hash": "abc", "tag": "pipeline_stage_metrics", "stages": [], "steps": [], "total_duration_ms": %g, "memory_snapshots": {}}`, id, totalMs) + "\n"
+	return fmt.Sprintf(
+		`{"request_id": %q, "commit_hash": "abc", "tag": "pipeline_stage_metrics", "stages": [], "steps": [], "total_duration_ms": %g, "memory_snapshots": {}}`,
+		id,
+		totalMs,
+	) + "\n"
 }
 
 // TestPerfLogRecordJoinsOneRequest (issue 23.5): a record is handed to one request; a second
@@ -370,16 +374,27 @@ func TestPerfLogCutRecordDoesNotHideTheNext(t *testing.T) {
 // fails on it. Source: PR #39206 ("Fail on missing, non-finite or non-positive
 // measurements"); the non-finite ones never parse (TestParseLine).
 func TestImpossibleRecordValues(t *testing.T) {
-	rec, err := ParseLine([]byte(`{"request_id": "r", "total_duration_ms": -12.5, "steps": [1.0, -2.0], "stages": [{"name": "DenoisingStage", "execution_time_ms": -1.0}, {"name": "DecodingStage", "execution_time_ms": 0.0}],
- "memory_snapshots": {"runtime_peak": {"peak_reserved_mb": -3.5, "peak_allocated_mb": 100.0}}}`))
+	rec, err := ParseLine(
+		[]byte(
+			`{"request_id": "r", "total_duration_ms": -12.5, "steps": [1.0, -2.0], "stages": [{"name": "DenoisingStage", "execution_time_ms": -1.0}, {"name": "DecodingStage", "execution_time_ms": 0.0}],
+ "memory_snapshots": {"runtime_peak": {"peak_reserved_mb": -3.5, "peak_allocated_mb": 100.0}}}`,
+		),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"total_duration_ms = -12.5", "steps[1] = -2", "stages[0] (DenoisingStage).execution_time_ms = -1", "memory_snapshots.runtime_peak.peak_reserved_mb = -3.5"}
+	want := []string{
+		"total_duration_ms = -12.5",
+		"steps[1] = -2",
+		"stages[0] (DenoisingStage).execution_time_ms = -1",
+		"memory_snapshots.runtime_peak.peak_reserved_mb = -3.5",
+	}
 	if diff := cmp.Diff(want, rec.Impossible()); diff != "" {
 		t.Errorf("impossible values (-want +got):\n%s", diff)
 	}
-	good, err := ParseLine([]byte(`{"request_id": "r", "total_duration_ms": 12.5, "steps": [1.0], "stages": [{"name": "DecodingStage", "execution_time_ms": 0.0}]}`))
+	good, err := ParseLine(
+		[]byte(`{"request_id": "r", "total_duration_ms": 12.5, "steps": [1.0], "stages": [{"name": "DecodingStage", "execution_time_ms": 0.0}]}`),
+	)
 	if err != nil || good.Impossible() != nil {
 		t.Errorf("plausible record: %v, %v", good.Impossible(), err)
 	}

@@ -63,9 +63,15 @@ type minimaxTask struct {
 }
 
 var minimaxTasks = map[string]minimaxTask{
-	"t2va":   {finiteRatiosOnly: true},
-	"fl2va":  {conditionsRequired: true, role: "keyframe", types: []string{"image"}, frameIndex: true, minConditions: 1, maxConditions: 2},
-	"ref2va": {conditionsRequired: true, role: "reference", types: []string{"image", "video", "video_audio", "audio"}, finiteRatiosOnly: true, durationFromAudio: true},
+	"t2va":  {finiteRatiosOnly: true},
+	"fl2va": {conditionsRequired: true, role: "keyframe", types: []string{"image"}, frameIndex: true, minConditions: 1, maxConditions: 2},
+	"ref2va": {
+		conditionsRequired: true,
+		role:               "reference",
+		types:              []string{"image", "video", "video_audio", "audio"},
+		finiteRatiosOnly:   true,
+		durationFromAudio:  true,
+	},
 }
 
 // minimaxRetired are request fields MiniMax-H3 refuses whenever they are set
@@ -130,7 +136,10 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 		return err
 	}
 	if duration == 0 {
-		return bad("target.duration_seconds is required, or exactly one audio reference to derive duration from (including video/video_audio soundtracks; task %s)", pyRepr(task))
+		return bad(
+			"target.duration_seconds is required, or exactly one audio reference to derive duration from (including video/video_audio soundtracks; task %s)",
+			pyRepr(task),
+		)
 	}
 	if duration < minimaxMinDurationS || duration > minimaxMaxDurationS {
 		return bad("target.duration_seconds must be in [%g, %g], got %v", minimaxMinDurationS, minimaxMaxDurationS, duration)
@@ -485,7 +494,10 @@ func minimaxConditions(v any, task string, p minimaxTask, durationS float64) ([]
 	if task == "fl2va" {
 		ok := slices.Equal(indices, []int64{0}) || slices.Equal(indices, []int64{-1}) || slices.Equal(indices, []int64{0, -1})
 		if !ok {
-			return bad("conditions for task 'fl2va' must be one or two ordered image/keyframe entries with frame_index [0], [-1], or [0, -1], got %v", strings.ReplaceAll(fmt.Sprint(indices), " ", ", "))
+			return bad(
+				"conditions for task 'fl2va' must be one or two ordered image/keyframe entries with frame_index [0], [-1], or [0, -1], got %v",
+				strings.ReplaceAll(fmt.Sprint(indices), " ", ", "),
+			)
 		}
 	}
 	if durationS == 0 {
@@ -496,7 +508,10 @@ func minimaxConditions(v any, task string, p minimaxTask, durationS float64) ([]
 			}
 		}
 		if sources == 0 {
-			return bad("target.duration_seconds is required, or exactly one audio reference to derive duration from (including video/video_audio soundtracks; task %s)", pyRepr(task))
+			return bad(
+				"target.duration_seconds is required, or exactly one audio reference to derive duration from (including video/video_audio soundtracks; task %s)",
+				pyRepr(task),
+			)
 		}
 		if sources > 1 {
 			return bad("target.duration_seconds is required when multiple audio-bearing references are provided")

@@ -153,7 +153,8 @@ func TestServeFailStartup(t *testing.T) {
 		t.Fatalf("err = %v, want ErrStartup", err)
 	}
 	out := log.String()
-	if !strings.Contains(out, "RuntimeError: CUDA out of memory while loading weights") || strings.Contains(out, "Application startup complete.") || strings.Contains(out, "Uvicorn running") {
+	if !strings.Contains(out, "RuntimeError: CUDA out of memory while loading weights") || strings.Contains(out, "Application startup complete.") ||
+		strings.Contains(out, "Uvicorn running") {
 		t.Errorf("log:\n%s", out)
 	}
 }

@@ -40,7 +40,8 @@ func TestVideoLifecycle(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if !seen["queued"] || seen["in_progress"] || j.Status != "completed" || j.Progress != 100 || j.PeakMemoryMB == nil || j.InferenceTimeS == nil || *j.InferenceTimeS <= 0.05 {
+	if !seen["queued"] || seen["in_progress"] || j.Status != "completed" || j.Progress != 100 || j.PeakMemoryMB == nil || j.InferenceTimeS == nil ||
+		*j.InferenceTimeS <= 0.05 {
 		t.Fatalf("job ended %+v after statuses %v", j, seen)
 	}
 	// The record is written before the job turns completed, as SGLang's GPU worker writes it
