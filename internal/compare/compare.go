@@ -15,6 +15,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // Frame is the metrics of one compared frame.
@@ -118,8 +119,11 @@ func (c *Cache) Images(ctx context.Context, gt, out string) (Result, error) {
 	if err := checkSize(gt, out, g.w, g.h, o.w, o.h); err != nil {
 		return Result{}, err
 	}
-	var s metrics.SSIMScratch
-	m := s.Metrics(o.rgb, g.rgb, o.w, o.h)
+	var m metrics.FrameMetrics
+	proc.Niced(ctx, func() {
+		var s metrics.SSIMScratch
+		m = s.Metrics(o.rgb, g.rgb, o.w, o.h)
+	})
 	res := Result{Kind: "image", Width: o.w, Height: o.h, Frames: 1,
 		PerFrame: []Frame{{Index: 0, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff}}}
 	res.summarise()
@@ -400,25 +404,27 @@ func (p *pass) run(ctx context.Context, workers int) [][]Frame {
 	var mu sync.Mutex
 	frames := make([][]Frame, len(p.outs))
 	w, h := p.w, p.h
-	for range workers {
-		wg.Go(func() {
-			var s metrics.SSIMScratch
-			gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
-			for j := range jobs {
-				g := p.gs.form.RGB(gtRGB, j.gt)
-				for k, b := range j.outs {
-					if b == nil {
-						continue
-					}
-					m := s.Metrics(p.sides[k].form.RGB(outRGB, b), g, w, h)
-					mu.Lock()
-					frames[k] = append(frames[k], Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
-					mu.Unlock()
-					p.sides[k].recycle(b)
+	worker := func() {
+		var s metrics.SSIMScratch
+		gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
+		for j := range jobs {
+			g := p.gs.form.RGB(gtRGB, j.gt)
+			for k, b := range j.outs {
+				if b == nil {
+					continue
 				}
-				p.gs.recycle(j.gt)
+				m := s.Metrics(p.sides[k].form.RGB(outRGB, b), g, w, h)
+				mu.Lock()
+				frames[k] = append(frames[k], Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
+				mu.Unlock()
+				p.sides[k].recycle(b)
 			}
-		})
+			p.gs.recycle(j.gt)
+		}
+	}
+	for range workers {
+		// A validation's metric leaves the cores to the server it measures, as its decoders do.
+		wg.Go(func() { proc.Niced(ctx, worker) })
 	}
 	live, alive := slices.Clone(p.sides), p.alive
 	for i := 0; alive > 0; i++ {
@@ -648,7 +654,8 @@ func (c *Cache) keyFramesOnce(ctx context.Context, gtFrames map[int]string, out 
 		if err := checkSize(path, out, gw, gh, w, h); err != nil {
 			return Result{}, err
 		}
-		m := s.Metrics(buf, gt, w, h)
+		var m metrics.FrameMetrics
+		proc.Niced(ctx, func() { m = s.Metrics(buf, gt, w, h) })
 		res.PerFrame = append(res.PerFrame, Frame{Index: i, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
 	}
 	// To the end: the frames that decode must be as many as the container lists, and the

@@ -11,9 +11,10 @@ import (
 type niceKey struct{}
 
 // WithNice returns ctx whose helper commands (Command) run n steps of scheduling niceness
-// below this process (nice(1)): work that must not slow the process it measures, such as the
-// decodes that validate a server's output while the server serves the next request. n ≤ 0
-// leaves them at this process's priority.
+// below this process (nice(1)), and whose work in this process run through Niced runs as
+// much below it: work that must not slow the process it measures, such as the decodes and
+// the metric that validate a server's output while the server serves the next request.
+// n ≤ 0 leaves them at this process's priority.
 func WithNice(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, niceKey{}, n)
 }
