@@ -2,7 +2,6 @@ package baselines
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -25,7 +24,7 @@ import (
 // (or a mapping with the list under "known_failures:"). Decoding is strict; every problem is
 // reported at once as "file:line: known_failures[i].field: message".
 func LoadKnown(path string) ([]checks.KnownEntry, error) {
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("read known failures: %w", err)
 	}

@@ -155,7 +155,7 @@ type Scenario struct {
 // Load reads a perf baseline file. Every problem found is reported at once, each naming the
 // file, line and key path: "h100.json:14: scenarios.x.expected_e2e_ms: want a number".
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("read baselines: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,7 +56,7 @@ func SpreadKey(name, source string) string {
 // (a baseline without spread data); a malformed one is an error naming the file and what is
 // wrong.
 func LoadSpread(path string) (*SpreadFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("read spread file: %w", err)
 	}

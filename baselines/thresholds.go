@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -146,7 +145,7 @@ func mergeThresholds(base, over *Thresholds) *Thresholds {
 // LoadThresholds reads one SGLang consistency-thresholds file. It reports every problem at
 // once, each as file:line: key: problem.
 func LoadThresholds(path string) (*Thresholds, error) {
-	b, err := os.ReadFile(path)
+	b, err := readInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("consistency thresholds: %w", err)
 	}

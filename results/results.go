@@ -136,14 +136,17 @@ func NewWriter(dir string) (*Writer, error) {
 	// O_APPEND: each request is one write at the end of the file, never interleaved with
 	// another, and nothing is buffered in this process, so a crash or SIGKILL loses only
 	// the line being written.
-	f, err := os.OpenFile(filepath.Join(dir, RequestsFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	// The folder may hold what a pull request's job left (an artifact restored into it): a
+	// symbolic link or FIFO planted as requests.jsonl or the reserve is refused, not written
+	// through or waited on (inputfile). NewWriter takes no context: two local opens.
+	f, err := inputfile.OpenFile(context.Background(), filepath.Join(dir, RequestsFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open requests log: %w", err)
 	}
 	r := &Writer{dir: dir, f: f}
 	// A disk too full for the reserve is too full for the run's verdicts: refuse it before
 	// any server starts, rather than measure what cannot be saved.
-	res, err := os.OpenFile(filepath.Join(dir, reserveFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	res, err := inputfile.OpenFile(context.Background(), filepath.Join(dir, reserveFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err == nil {
 		r.reserve = res
 		err = r.growReserve(reserveBase)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -455,6 +456,10 @@ func (c *client) postJSON(ctx context.Context, path string, body map[string]any,
 	return c.do(req, into)
 }
 
+// maxInputBytes bounds an input file a case sends (an input_reference, an image to edit, a
+// realtime first frame), read as untrusted input: a pull request names it.
+const maxInputBytes = 64 << 20
+
 // multipart posts the fields plus files under fileField ("image", "image[]" for several,
 // "input_reference"); non-string fields are sent as their JSON text.
 func (c *client) multipart(ctx context.Context, path string, fields map[string]any, fileField string, files []string, into any) error {
@@ -483,7 +488,7 @@ func (c *client) multipart(ctx context.Context, path string, fields map[string]a
 		fileField = "image[]"
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := inputfile.Read(ctx, f, maxInputBytes)
 		if err != nil {
 			return err
 		}

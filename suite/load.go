@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 	"gopkg.in/yaml.v3"
@@ -40,10 +42,16 @@ const (
 // overridden without a word, so it is refused.
 const perfLogEnv = sglangenv.PerfLogDir
 
+// maxSuiteBytes bounds a suite file; SGLang's largest case table is under 200 KiB.
+const maxSuiteBytes = 8 << 20
+
 // Load reads and validates the suite file at path. A returned error joins one
 // *strictdecode.Error per problem found, each formatted as "path:line: field: message".
 func Load(path string) (*Suite, error) {
-	data, err := os.ReadFile(path)
+	// A pull request writes the suite: read it as untrusted, a regular file of bounded size
+	// (a FIFO or /dev/zero in its place is refused, not waited on). Load takes no context:
+	// this is one bounded read of a local file.
+	data, err := inputfile.Read(context.Background(), path, maxSuiteBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read suite: %w", err)
 	}
