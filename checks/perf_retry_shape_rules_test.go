@@ -9,7 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The verdict rules of issue 20, each at its boundary, with the SGLang source it follows.
+// SGLang's verdict rules on the perf checks, the retry and the output shape (docs/sglang-compat.md,
+// "Verdict rules"), each at its boundary, with the SGLang source it follows.
 // test_server_utils.py, test_server_common.py and testcase_configs.py are SGLang's
 // python/sglang/multimodal_gen/test/server/ files at a7ec6b97f786 (2026-08-21); PR #39206
 // is known from its description and its tests, not its code (docs/sglang-compat.md).
