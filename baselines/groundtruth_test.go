@@ -134,8 +134,12 @@ func TestGroundTruthPlatformAndAliasRule(t *testing.T) {
 		{"alias under the platform", []string{"h100/zimage_image_t2i_2_gpus_2gpu.png"}, "h100", "fsdp-inference", false, 2, "h100/zimage_image_t2i_2_gpus_2gpu.png"},
 		{"no file under the case's own id for an alias", []string{"fsdp-inference_2gpu.png"}, "h100", "fsdp-inference", false, 2, ""},
 		{"Ascend case: no platform folder", []string{"h100/x_npu_1gpu.png"}, "h100", "x_npu", false, 0, ""},
-		{"incomplete platform key frames pass to the store", []string{"5090/v_1gpu_frame_0.png", "v_1gpu_frame_0.png", "v_1gpu_frame_mid.png", "v_1gpu_frame_last.png"}, "5090", "v", true, 0, "v_1gpu_frame_0.png"},
-		{"complete platform key frames", []string{"5090/v_1gpu_frame_0.png", "5090/v_1gpu_frame_mid.png", "5090/v_1gpu_frame_last.png"}, "5090", "v", true, 0, "5090/v_1gpu_frame_0.png"},
+		{"incomplete platform key frames pass to the store",
+			[]string{"5090/v_1gpu_frame_0.png", "v_1gpu_frame_0.png", "v_1gpu_frame_mid.png", "v_1gpu_frame_last.png"},
+			"5090", "v", true, 0, "v_1gpu_frame_0.png"},
+		{"complete platform key frames",
+			[]string{"5090/v_1gpu_frame_0.png", "5090/v_1gpu_frame_mid.png", "5090/v_1gpu_frame_last.png"},
+			"5090", "v", true, 0, "5090/v_1gpu_frame_0.png"},
 		{"key frames incomplete everywhere", []string{"v_1gpu_frame_0.png", "v_1gpu_frame_mid.png"}, "5090", "v", true, 0, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

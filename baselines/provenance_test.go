@@ -42,7 +42,8 @@ func TestUnfit(t *testing.T) {
 		{"all passed and measured", []*checks.Result{part(pass)}, nil},
 		{"a hung request", []*checks.Result{part(pass, hung)}, []string{`lane "base" partition 0/1 case hung: fail (request 2/3 fail: output.present fail)`}},
 		{"fewer requests than asked", []*checks.Result{part(short)}, []string{`lane "base" partition 0/1 case short: incomplete: 1 of 3 requests recorded`}},
-		{"a request without perf record", []*checks.Result{part(noPerf)}, []string{`lane "base" partition 0/1 case noperf: incomplete: request(s) [2] of 2 have no perf record`}},
+		{"a request without perf record", []*checks.Result{part(noPerf)},
+			[]string{`lane "base" partition 0/1 case noperf: incomplete: request(s) [2] of 2 have no perf record`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Unfit(tc.results)); diff != "" {

@@ -21,7 +21,8 @@ func TestToleranceOverridesRule(t *testing.T) {
  "sampling": {"step_fractions": [0.0, 1.0]},
  "scenarios": {
   "plain": {"expected_e2e_ms": 1.0},
-  "over": {"expected_e2e_ms": 1.0, "tolerance_overrides": {"e2e": 0.91, "denoise_stage": 0.92, "non_denoise_stage": 0.93, "denoise_step": 0.94, "denoise_agg": 0.95}}}}`
+  "over": {"expected_e2e_ms": 1.0, "tolerance_overrides": {"e2e": 0.91, "denoise_stage": 0.92, "non_denoise_stage": 0.93, "denoise_step": 0.94, ` +
+		`"denoise_agg": 0.95}}}}`
 	f, err := Parse("h100.json", []byte(file))
 	if err != nil {
 		t.Fatal(err)

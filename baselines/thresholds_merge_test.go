@@ -83,7 +83,8 @@ func TestThresholdsMergeRule(t *testing.T) {
 	}
 	a := th.AudioFor("c")
 	want := checks.AudioLimits{SpectralSimilarity: 0.95, WaveformCorrelation: 0.9, RMSdBDiff: 3, DurationDiffS: 0.2,
-		Origin: "built-in defaults (audio_spectral_similarity, audio_waveform_correlation), h100.json: file defaults (audio_rms_db_diff), l40.json: file defaults (audio_duration_diff)"}
+		Origin: "built-in defaults (audio_spectral_similarity, audio_waveform_correlation), h100.json: file defaults (audio_rms_db_diff), l40.json: " +
+			"file defaults (audio_duration_diff)"}
 	if diff := cmp.Diff(want, a); diff != "" {
 		t.Errorf("audio (-want +got):\n%s", diff)
 	}

@@ -100,7 +100,8 @@ func TestTightenRefusesWhatTheFileDoesNotHold(t *testing.T) {
 	}{
 		{"unknown scenario", []Change{{Scenario: "nope", Metric: checks.PerfE2E, New: 1}}, "not a value of"},
 		{"a key the scenario lacks", []Change{{Scenario: "qwen_image_t2i", Metric: checks.PerfLoad, New: 1}}, "not a value of"},
-		{"two metrics, one key", []Change{{Scenario: "qwen_image_t2i", Metric: checks.PerfE2E, New: 1}, {Scenario: "qwen_image_t2i", Metric: checks.PerfE2E, New: 2}}, "both set expected_e2e_ms"},
+		{"two metrics, one key", []Change{{Scenario: "qwen_image_t2i", Metric: checks.PerfE2E, New: 1},
+			{Scenario: "qwen_image_t2i", Metric: checks.PerfE2E, New: 2}}, "both set expected_e2e_ms"},
 		{"not a measurement", []Change{{Scenario: "qwen_image_t2i", Metric: checks.PerfE2E, New: math.NaN()}}, "not a measurement"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,7 +44,9 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	all = append(all, RepeatFailed("no audio", true)...)
 	all = append(all, Realtime([]ChunkStats{{ChunkTotalMs: 10}}, 0, map[string]float64{"p95_chunk_total_ms": 5, "avg_nope": 1})...)
 	all = append(all, Realtime(nil, 0, map[string]float64{"p95_chunk_total_ms": 5})...)
-	for _, name := range []string{ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler, RepeatGroup} {
+	for _, name := range []string{
+		ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler, RepeatGroup,
+	} {
 		all = append(all, Passed(name, ""))
 	}
 	for _, c := range all {

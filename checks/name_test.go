@@ -13,7 +13,9 @@ func TestValidNameRefusesMarkup(t *testing.T) {
 			t.Errorf("ValidName(%q) = %v, want nil", s, err)
 		}
 	}
-	for _, s := range []string{"", "<img src=x>", "@octocat", "[x](http://e)", "a`b", "../up", ".hidden", "-x", "a b", "::error::x", "a|b", "é", strings.Repeat("a", maxNameLen+1)} {
+	for _, s := range []string{
+		"", "<img src=x>", "@octocat", "[x](http://e)", "a`b", "../up", ".hidden", "-x", "a b", "::error::x", "a|b", "é", strings.Repeat("a", maxNameLen+1),
+	} {
 		if err := ValidName(s); err == nil {
 			t.Errorf("ValidName(%q) = nil, want an error", s)
 		}

@@ -31,7 +31,8 @@ func TestPlanProblems(t *testing.T) {
 		{"partition twice", []Input{{"p0", part(0, "a", "b")}, {"p0b", part(0, "a", "b")}, {"p1", part(1, "c")}, {"p2", part(2, "d")}},
 			[]string{"partition 0/3 reported twice: p0 and p0b"}},
 		{"same file twice is one report", []Input{{"p0", part(0, "a", "b")}, {"p0", part(0, "a", "b")}, {"p1", part(1, "c")}, {"p2", part(2, "d")}}, nil},
-		{"wrong total", []Input{{"p0", &Result{PlanHash: "h1", Planned: planned, Partition: Partition{Index: 0, Total: 2}}}, {"p1", part(1, "c")}, {"p2", part(2, "d")}},
+		{"wrong total",
+			[]Input{{"p0", &Result{PlanHash: "h1", Planned: planned, Partition: Partition{Index: 0, Total: 2}}}, {"p1", part(1, "c")}, {"p2", part(2, "d")}},
 			[]string{"p0: partition 0/2 does not fit plan h1 of 3 partitions", "partition 0/3 of plan h1 never reported: its cases a, b did not run"}},
 		{"unplanned run is not checked", []Input{{"x", &Result{Cases: []CaseResult{{ID: "z"}}}}}, nil},
 	} {

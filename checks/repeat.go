@@ -307,16 +307,19 @@ func (d RepeatDiagnosis) Text() string {
 		}
 		return s
 	case ShapeLeakAndGTMismatch:
-		return drift() + ", a state leak; request 1 already differs from the ground truth too (" + d.gtRange() + "), so the ground truth may also be of another GPU class"
+		return drift() + ", a state leak; request 1 already differs from the ground truth too (" + d.gtRange() +
+			"), so the ground truth may also be of another GPU class"
 	case ShapeGTMismatch:
 		return fmt.Sprintf(
-			"every request differs from the ground truth by the same amount (%s on all %d) while the requests agree with request 1: the ground truth was made on another GPU class or by another version, not a leak",
+			"every request differs from the ground truth by the same amount (%s on all %d) while the requests agree with request 1: "+
+				"the ground truth was made on another GPU class or by another version, not a leak",
 			d.gtRange(),
 			len(d.GTCompared),
 		)
 	case ShapeBorderline:
 		return fmt.Sprintf(
-			"%s %s the ground truth and the others pass it (%s) although every request agrees with request 1: the outputs sit at the ground truth's limit, within the GPU's nondeterminism, not a leak",
+			"%s %s the ground truth and the others pass it (%s) although every request agrees with request 1: the outputs sit at the ground truth's limit, "+
+				"within the GPU's nondeterminism, not a leak",
 			requestList(d.GTFailing),
 			verb(len(d.GTFailing), "fails", "fail"),
 			d.gtRange(),

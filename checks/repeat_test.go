@@ -32,9 +32,12 @@ func TestRepeatJudgesEveryFrameAgainstRequest1(t *testing.T) {
 			{RepeatMeanAbsDiff, "mean abs diff vs request 1 0.0000 (limit ≤ 1); thresholds: suite repeat_thresholds", "", Pass, Float(0)},
 		}},
 		{"one drifting frame of three", []FrameScore{{0, 1, inf, 0}, {1, 0.6, 20, 9}, {2, 1, inf, 0}}, 3, []got{
-			{RepeatSSIM, "min SSIM vs request 1 0.6000 at frame 1 of 3 (limit ≥ 0.99; mean 0.8667; 1 of 3 compared frames out of limit); thresholds: suite repeat_thresholds", "drifts from frame 1 (1 of 3 frames)", Fail, Float(0.6)},
-			{RepeatPSNR, "min PSNR vs request 1 20.0000 at frame 1 of 3 (limit ≥ 35; mean 20.0000; 1 of 3 compared frames out of limit); thresholds: suite repeat_thresholds", "drifts from frame 1 (1 of 3 frames)", Fail, Float(20)},
-			{RepeatMeanAbsDiff, "max mean abs diff vs request 1 9.0000 at frame 1 of 3 (limit ≤ 1; mean 3.0000; 1 of 3 compared frames out of limit); thresholds: suite repeat_thresholds", "drifts from frame 1 (1 of 3 frames)", Fail, Float(9)},
+			{RepeatSSIM, "min SSIM vs request 1 0.6000 at frame 1 of 3 (limit ≥ 0.99; mean 0.8667; 1 of 3 compared frames out of limit); thresholds: " +
+				"suite repeat_thresholds", "drifts from frame 1 (1 of 3 frames)", Fail, Float(0.6)},
+			{RepeatPSNR, "min PSNR vs request 1 20.0000 at frame 1 of 3 (limit ≥ 35; mean 20.0000; 1 of 3 compared frames out of limit); thresholds: " +
+				"suite repeat_thresholds", "drifts from frame 1 (1 of 3 frames)", Fail, Float(20)},
+			{RepeatMeanAbsDiff, "max mean abs diff vs request 1 9.0000 at frame 1 of 3 (limit ≤ 1; mean 3.0000; 1 of 3 compared frames out of limit); " +
+				"thresholds: suite repeat_thresholds", "drifts from frame 1 (1 of 3 frames)", Fail, Float(9)},
 		}},
 		{"differing image", []FrameScore{{SSIM: 0.5, PSNR: 15, MeanAbsDiff: 30}}, 1, []got{
 			{RepeatSSIM, "SSIM vs request 1 0.5000 (limit ≥ 0.99); thresholds: suite repeat_thresholds", "differs from request 1", Fail, Float(0.5)},
@@ -109,13 +112,18 @@ func TestDiagnoseRepeatTellsALeakFromAGroundTruthMismatch(t *testing.T) {
 		{"all agree with each other and the ground truth", []RepeatEvidence{ev(1, Pass, 0.99, "", 0), ev(2, Pass, 0.99, Pass, 1)},
 			view{Shape: ShapeNone}},
 		{"request 2 drifts, no ground truth", []RepeatEvidence{ev(1, "", 0, "", 0), ev(2, "", 0, Fail, 0.4)},
-			view{Shape: ShapeLeak, Drifting: []int{2}, NoGT: true, TextHas: "request 2 drifts from request 1 of the same server start (SSIM vs request 1 down to 0.4000): a state leak", TextHasNot: "not a ground-truth problem"}},
+			view{Shape: ShapeLeak, Drifting: []int{2}, NoGT: true,
+				TextHas:    "request 2 drifts from request 1 of the same server start (SSIM vs request 1 down to 0.4000): a state leak",
+				TextHasNot: "not a ground-truth problem"}},
 		{"request 2 drifts, request 1 matches the ground truth", []RepeatEvidence{ev(1, Pass, 0.99, "", 0), ev(2, Fail, 0.4, Fail, 0.4)},
 			view{Shape: ShapeLeak, Drifting: []int{2}, GTFailing: []int{2}, TextHas: "not a ground-truth problem (request 1 matches the ground truth)"}},
-		{"requests 2 and 3 drift and request 1 misses the ground truth", []RepeatEvidence{ev(1, Fail, 0.8, "", 0), ev(2, Fail, 0.7, Fail, 0.6), ev(3, Fail, 0.7, Fail, 0.6)},
+		{"requests 2 and 3 drift and request 1 misses the ground truth",
+			[]RepeatEvidence{ev(1, Fail, 0.8, "", 0), ev(2, Fail, 0.7, Fail, 0.6), ev(3, Fail, 0.7, Fail, 0.6)},
 			view{Shape: ShapeLeakAndGTMismatch, Drifting: []int{2, 3}, GTFailing: []int{1, 2, 3}, TextHas: "requests 2, 3 drift from request 1"}},
-		{"every request misses the ground truth by the same amount", []RepeatEvidence{ev(1, Fail, 0.81, "", 0), ev(2, Fail, 0.81, Pass, 1), ev(3, Fail, 0.81, Pass, 1)},
-			view{Shape: ShapeGTMismatch, GTFailing: []int{1, 2, 3}, TextHas: "every request differs from the ground truth by the same amount (SSIM vs ground truth 0.8100 on all 3)"}},
+		{"every request misses the ground truth by the same amount",
+			[]RepeatEvidence{ev(1, Fail, 0.81, "", 0), ev(2, Fail, 0.81, Pass, 1), ev(3, Fail, 0.81, Pass, 1)},
+			view{Shape: ShapeGTMismatch, GTFailing: []int{1, 2, 3},
+				TextHas: "every request differs from the ground truth by the same amount (SSIM vs ground truth 0.8100 on all 3)"}},
 		{"the same amount, told by the check furthest past its limit", []RepeatEvidence{offGT(ev(1, Fail, 0.99, "", 0)), offGT(ev(2, Fail, 0.99, Pass, 1))},
 			view{Shape: ShapeGTMismatch, GTFailing: []int{1, 2}, TextHas: "(mean abs diff vs ground truth 12.0000, SSIM vs ground truth 0.9900 on all 2)"}},
 		{"requests agree but straddle the ground truth's limit", []RepeatEvidence{ev(1, Pass, 0.951, "", 0), ev(2, Fail, 0.949, Pass, 0.995)},

@@ -1,6 +1,7 @@
 package history
 
 import (
+	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -264,41 +265,13 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328;background:#fff}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 4px} h3{font-size:15px;margin:18px 0 6px;font-family:ui-monospace,monospace}
-.meta{color:#59636e;margin:0 0 8px}
-.grid{display:flex;flex-wrap:wrap;gap:12px}
-figure{margin:0;border:1px solid #d1d9e0;border-radius:6px;padding:6px 8px}
-figure:target{outline:3px solid #0969da}
-figcaption{font-weight:600;font-size:13px}
-figcaption span{font-weight:400;color:#59636e}
-.legend span{margin-right:14px;white-space:nowrap}
-svg text{font:11px system-ui,sans-serif;fill:#59636e}
-</style></head><body>
-<h1>{{.Title}}</h1>
-<p class="meta">Each chart is one case and metric: the worst value over the case's requests in each run.{{if .Generated}} Generated {{.Generated}}.{{end}}</p>
-<p class="legend"><span><svg width="26" height="10"><line x1="0" y1="5" x2="26" y2="5" stroke="#0969da" stroke-width="2"/></svg> default branch</span><span><svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="#bf8700"/></svg> pull request</span><span><svg width="26" height="10"><line x1="0" y1="5" x2="26" y2="5" stroke="#1a7f37" stroke-dasharray="4 3" stroke-width="1.5"/></svg> baseline</span><span><svg width="26" height="10"><line x1="0" y1="5" x2="26" y2="5" stroke="#cf222e" stroke-dasharray="6 3" stroke-width="1.5"/></svg> limit</span><span><svg width="10" height="10"><circle cx="5" cy="5" r="4" fill="#cf222e"/></svg> over its limit</span></p>
-{{range .Series}}<h2>{{.Name}}</h2><p class="meta">{{.Counts}}</p>
-{{range .Cases}}<h3>{{.ID}}</h3><div class="grid">
-{{range .Charts}}<figure id="{{.ID}}"><figcaption><a href="#{{.ID}}">{{.Title}}</a> <span>{{if .Latest}}latest {{.Latest}} · {{end}}{{.Defaults}} runs, {{.PRs}} PR runs</span></figcaption>
-<svg xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Case}} {{.Title}}">
-{{$c := .}}{{range .YTicks}}<line x1="{{$c.PlotLeft}}" x2="{{$c.PlotRight}}" y1="{{.Y}}" y2="{{.Y}}" stroke="#eaeef2"/><text x="{{$c.PlotLeft}}" y="{{.Y}}" dx="-4" dy="4" text-anchor="end">{{.Label}}</text>
-{{end}}<line x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.PlotBottom}}" y2="{{.PlotBottom}}" stroke="#8c959f"/>
-{{if .Limit}}<polyline points="{{.Limit}}" fill="none" stroke="#cf222e" stroke-width="1.5" stroke-dasharray="6 3"><title>limit</title></polyline>{{end}}
-{{if .BaseLine}}<polyline points="{{.BaseLine}}" fill="none" stroke="#1a7f37" stroke-width="1.5" stroke-dasharray="4 3"><title>baseline</title></polyline>{{end}}
-{{if .Line}}<polyline points="{{.Line}}" fill="none" stroke="#0969da" stroke-width="2"/>{{end}}
-{{range .Points}}<circle cx="{{.X}}" cy="{{.Y}}" r="{{if .Fail}}4{{else}}2.5{{end}}" fill="{{if .Fail}}#cf222e{{else}}#0969da{{end}}"><title>{{.Title}}</title></circle>
-{{end}}{{range .PRPoints}}<circle cx="{{.X}}" cy="{{.Y}}" r="4" fill="{{if .Fail}}#cf222e{{else}}#bf8700{{end}}" stroke="#fff"><title>{{.Title}}</title></circle>
-{{end}}<text x="{{.PlotLeft}}" y="{{.H}}" dy="-12">{{.XFirst}}</text><text x="{{.XLastPos}}" y="{{.H}}" dy="-12" text-anchor="end">{{.XLast}}</text>
-</svg></figure>
-{{end}}</div>
-{{end}}{{end}}</body></html>
-`))
+// pageHTML is the page's html/template, kept in a file of its own: its lines of markup are
+// longer than a line of Go may be.
+//
+//go:embed page.html.tmpl
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
 
 // sparkline draws values as a line of block characters (▁▂▃▄▅▆▇█), lowest to highest, for a
 // PR comment; "" for no values.

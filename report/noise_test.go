@@ -50,8 +50,10 @@ func TestGoldenNoisy(t *testing.T) {
 	}
 	golden.Check(t, "junit-noisy.xml", b.Bytes())
 	for _, want := range []string{
-		"🟨 `qwen_image_t2i` (base) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) — +13 % vs baseline 60.0 s · _not reproduced in 0/2 confirmation requests_",
-		"❌ `flux_t2i` (extra) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) — +13 % vs baseline 60.0 s · _reproduced in 1/1 confirmation requests_",
+		"🟨 `qwen_image_t2i` (base) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) " +
+			"— +13 % vs baseline 60.0 s · _not reproduced in 0/2 confirmation requests_",
+		"❌ `flux_t2i` (extra) request 2/2 · **E2E (server) 67.6 s** vs limit ≤ 66.0 s (**1.02× the limit**, +6.8 MAD) " +
+			"— +13 % vs baseline 60.0 s · _reproduced in 1/1 confirmation requests_",
 		"1 flaky",
 	} {
 		if !strings.Contains(c, want) {
@@ -148,8 +150,10 @@ func TestAnnotationsFlaky(t *testing.T) {
 		got = append(got, fmt.Sprintf("%v %s: %s", a.Warning, a.Title, a.Message))
 	}
 	want := []string{
-		"false diffusion-check: lane extra case flux_t2i request 2/2 fail: perf.e2e = 67630 ms, limit 66000 ms: " + detail + " [reproduced in 1/1 confirmation requests]",
-		"true diffusion-check: lane base case qwen_image_t2i request 2/2 flaky: perf.e2e (flaky) = 67630 ms, limit 66000 ms: " + detail + " [not reproduced in 0/2 confirmation requests]",
+		"false diffusion-check: lane extra case flux_t2i request 2/2 fail: perf.e2e = 67630 ms, limit 66000 ms: " + detail +
+			" [reproduced in 1/1 confirmation requests]",
+		"true diffusion-check: lane base case qwen_image_t2i request 2/2 flaky: perf.e2e (flaky) = 67630 ms, limit 66000 ms: " + detail +
+			" [not reproduced in 0/2 confirmation requests]",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)

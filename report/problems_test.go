@@ -25,7 +25,8 @@ func TestProblems(t *testing.T) {
 		got = append(got, p.line(false, ""))
 	}
 	want := []string{
-		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03× the limit**) — memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit",
+		"❌ `wan` requests 2, 3 of 3 · **runtime peak (server_allocated) 34960 MiB** vs limit ≤ 34000 MiB (**1.03× the limit**) " +
+			"— memory grows +2400 MiB per request; also runtime peak (server_reserved) 1.03× the limit",
 		"❌ `flux` request 2/3 · **server** — server crashed, exit 139, and made runtime peak (server_reserved) impossible for request 2/3; request 3/3 not sent",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -90,7 +91,8 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 			reqWith(2, 2, checks.Fail, val(checks.PerfE2E, checks.Fail, 81200, 66000, "ms"), crash(), noPeak("server_reserved")),
 		}},
 		want: []string{
-			"❌ `flux` request 1/2 · **runtime peak (server_reserved)** — memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailab…",
+			"❌ `flux` request 1/2 · **runtime peak (server_reserved)** — memory.runtime_peak: " +
+				"peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailab…",
 			"❌ `flux` request 2/2 · **E2E (server) 81.2 s** vs limit ≤ 66.0 s (**1.23× the limit**)",
 			"❌ `flux` request 2/2 · **server** — server crashed, exit 139, and made runtime peak (server_reserved) impossible for request 2/2",
 		},
@@ -315,7 +317,8 @@ func TestDerivedStepMetricsFoldUnderTheirStage(t *testing.T) {
 	}, {
 		name: "only steps failed: the worst tells it, the rest are counted",
 		cs:   []checks.Check{step("4", checks.Fail, 93), step("8", checks.Fail, 101.5), step("11", checks.Fail, 90)},
-		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) — +57 % vs baseline 64.6 ms; " +
+		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) " +
+			"— +57 % vs baseline 64.6 ms; " +
 			"2 more denoise-step metrics, up to 1.10× the limit",
 	}, {
 		name: "a red step outranks a flaky stage",
@@ -323,7 +326,8 @@ func TestDerivedStepMetricsFoldUnderTheirStage(t *testing.T) {
 			ck(checks.PerfStagePrefix+checks.DenoisingStage, fl, 3873.645, 1739.388, 1391.51, 1.22),
 			step("8", checks.Fail, 101.5),
 		},
-		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) — +57 % vs baseline 64.6 ms; " +
+		want: "❌ `oneoff` request 2/3 · **denoise step 8 101.5 ms** vs limit ≤ 84.6 ms (**1.20× the limit**, baseline spread under 1 ms) " +
+			"— +57 % vs baseline 64.6 ms; " +
 			"also Denoising stage 2.23× the limit",
 	}}
 	for _, tt := range tests {
@@ -353,11 +357,13 @@ func TestOtherCellCountsStepMetrics(t *testing.T) {
 		cs   []checks.Check
 		want string
 	}{
-		{"stage and steps", []checks.Check{f(checks.PerfDenoiseAvg, 193.7), f(checks.PerfStagePrefix+checks.DenoisingStage, 3873.6), f(checks.PerfStepPrefix+"8", 193.8)},
+		{"stage and steps", []checks.Check{f(checks.PerfDenoiseAvg, 193.7), f(checks.PerfStagePrefix+checks.DenoisingStage, 3873.6),
+			f(checks.PerfStepPrefix+"8", 193.8)},
 			"**❌ Denoising stage 3.9 s**<br>+2 step metrics"},
 		{"steps only", []checks.Check{f(checks.PerfStepPrefix+"4", 193.8), f(checks.PerfStepPrefix+"8", 193.8)},
 			"**❌ denoise step 4 193.8 ms**<br>+1 step metric"},
-		{"more than two others", []checks.Check{f(checks.PerfLoad, 90), f(checks.PerfStagePrefix+"DecodingStage", 90), f(checks.PerfStagePrefix+checks.DenoisingStage, 90), f(checks.PerfStepPrefix+"4", 90)},
+		{"more than two others", []checks.Check{f(checks.PerfLoad, 90), f(checks.PerfStagePrefix+"DecodingStage", 90),
+			f(checks.PerfStagePrefix+checks.DenoisingStage, 90), f(checks.PerfStepPrefix+"4", 90)},
 			"**❌ load time 90.0 ms**<br>**❌ Decoding stage 90.0 ms**<br>+1 more<br>+1 step metric"},
 	} {
 		c := &checks.CaseResult{ID: "c"}

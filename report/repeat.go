@@ -61,7 +61,8 @@ func clipNotEnforced(c *checks.CaseResult) bool {
 // clipNotice is the one line per report that says where CLIP was not enforced.
 func clipNotice(ids []string) string {
 	return fmt.Sprintf(
-		"CLIP was not enforced in %s (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14; run --clip-scorer CMD (docs/consistency.md)",
+		"CLIP was not enforced in %s (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14; "+
+			"run --clip-scorer CMD (docs/consistency.md)",
 		words.Plural(len(ids), "case"),
 	)
 }

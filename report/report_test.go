@@ -176,7 +176,8 @@ func TestState(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("state (-want +got):\n%s", diff)
 	}
-	for _, s := range []string{"Since the previous run: **4 newly failing**", "**2 fixed** (`qwen_image_t2i` request 1)", "**amd** ⏳ running", "**nightly** ❌ [run #\u200b60]"} {
+	for _, s := range []string{"Since the previous run: **4 newly failing**", "**2 fixed** (`qwen_image_t2i` request 1)", "**amd** ⏳ running",
+		"**nightly** ❌ [run #\u200b60]"} {
 		if !strings.Contains(c, s) {
 			t.Errorf("comment does not say %q", s)
 		}

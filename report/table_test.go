@@ -79,7 +79,8 @@ func failingRun() *checks.Result {
 		Checks: []checks.Check{
 			checks.Failed(
 				checks.ServerAlive,
-				"server exited during the request: signal: killed\nlast lines of the server log:\n  [refserver] request 2: denoising step 3/8\n  [refserver] fault crash-at=2: exiting\n",
+				"server exited during the request: signal: killed\nlast lines of the server log:\n  [refserver] request 2: denoising step 3/8\n"+
+					"  [refserver] fault crash-at=2: exiting\n",
 			),
 			checks.Skipped(checks.OutputPresent, "no response"),
 			checks.Skipped(checks.OutputValid, "no response"),

@@ -138,11 +138,14 @@ func TestServerReportedFailureIsNotJoinedToAPerfRecord(t *testing.T) {
 			`output.present: video job ` + sglangJobID + ` ended in status "failed": CUDA out of memory`},
 		{"HTTP 400 from an HTTPException", &sglangAPI{imageStatus: 400, imageBody: `{"detail": "response_format=url is not supported"}`}, suite.Image,
 			"output.present: POST /v1/images/generations: HTTP 400: response_format=url is not supported"},
-		{"HTTP 422 from request validation", &sglangAPI{imageStatus: 422, imageBody: `{"detail": [{"type": "int_from_float", "loc": ["body", "n"], "msg": "Input should be a valid integer, got a number with a fractional part", "input": 1.5}]}`}, suite.Image,
+		{"HTTP 422 from request validation", &sglangAPI{imageStatus: 422,
+			imageBody: `{"detail": [{"type": "int_from_float", "loc": ["body", "n"], "msg": "Input should be a valid integer, ` +
+				`got a number with a fractional part", "input": 1.5}]}`}, suite.Image,
 			"output.present: POST /v1/images/generations: HTTP 422: body.n: Input should be a valid integer, got a number with a fractional part"},
 		{"HTTP 200 carrying an error object instead of a job", &sglangAPI{videoBody: `{"error": {"message": "queue full"}}`}, suite.Video,
 			"output.present: POST /v1/videos: HTTP 200: queue full"},
-		{"HTTP 200 carrying an error object", &sglangAPI{imageStatus: 200, imageBody: `{"id": "x", "data": [], "error": {"message": "safety checker refused the prompt"}}`}, suite.Image,
+		{"HTTP 200 carrying an error object", &sglangAPI{imageStatus: 200,
+			imageBody: `{"id": "x", "data": [], "error": {"message": "safety checker refused the prompt"}}`}, suite.Image,
 			"output.present: POST /v1/images/generations: HTTP 200: safety checker refused the prompt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

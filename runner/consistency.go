@@ -437,7 +437,8 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 		}
 		names := baselines.KeyFrameNames(c.ID, c.NumGPUs)
 		for k, i := range baselines.KeyFrameIndices(rr.Output.Frames) {
-			src, err := r.savedFrame(ctx, r.cons.cache(c.ID), rr.Output.Path, i, filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
+			src, err := r.savedFrame(ctx, r.cons.cache(c.ID), rr.Output.Path, i,
+				filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
 			if err != nil {
 				return checks.Errored(name, fmt.Sprintf("extract key frame %d: %v", i, err))
 			}

@@ -34,7 +34,8 @@ func (e *outInUseError) Error() string {
 		holder = "a run that has not written its pid yet"
 	}
 	return fmt.Sprintf(
-		"--out %s is in use by another run (%s; lock %s): two runs into one folder would mix their requests.jsonl and keep one results.json; wait for it to finish or use another --out",
+		"--out %s is in use by another run (%s; lock %s): two runs into one folder would mix their requests.jsonl and keep one results.json; "+
+			"wait for it to finish or use another --out",
 		e.Dir,
 		holder,
 		filepath.Join(e.Dir, lockFile),

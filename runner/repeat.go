@@ -131,7 +131,8 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *checks
 	if c.Modality == suite.VideoAudio && suite.Enabled(c.Checks.Audio) {
 		cs = append(cs, r.repeatAudio(ctx, c, first, out, at)...)
 	}
-	ev := checks.RepeatEvidenceOf(checks.CaseResult{Requests: []checks.RequestResult{{Index: rr.Index, Checks: append(rr.Checks[:len(rr.Checks):len(rr.Checks)], cs...)}}})[0]
+	ev := checks.RepeatEvidenceOf(checks.CaseResult{Requests: []checks.RequestResult{{Index: rr.Index,
+		Checks: append(rr.Checks[:len(rr.Checks):len(rr.Checks)], cs...)}}})[0]
 	// Pictures of the pictures only: an audio drift alone has nothing to show in them.
 	if err == nil && (failedIn(cs, checks.GroupRepeat, pictureRepeatChecks...) || failedIn(rr.Checks, checks.GroupConsistency)) {
 		if perr := r.repeatPictures(ctx, c, rr, first, res, cs, ev); perr != nil {

@@ -124,7 +124,8 @@ func TestRepeatNotComparedSaysWhy(t *testing.T) {
 				return rr
 			},
 			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 2, 2, 32, 24, 9) },
-			map[string]checks.Status{checks.RepeatGroup: checks.Skip}, "not compared with request 1: request 1 has no valid output (see its output.present and output.valid)"},
+			map[string]checks.Status{checks.RepeatGroup: checks.Skip},
+			"not compared with request 1: request 1 has no valid output (see its output.present and output.valid)"},
 		{"turned off", suite.Case{Repeat: 2, Checks: suite.Toggles{Repeat: &off}},
 			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 1, 2, 32, 24, 9) },
 			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 2, 2, 32, 24, 200) },

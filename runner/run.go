@@ -397,7 +397,8 @@ func units(s *suite.Suite, cases []*suite.Case) []unit {
 func selectCases(s *suite.Suite, plan *plan.Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
 	if p.Total != plan.Total || p.Index < 0 || p.Index >= p.Total {
 		return nil, fmt.Errorf(
-			"partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, as the matrix output of plan lists them",
+			"partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, "+
+				"as the matrix output of plan lists them",
 			p.Index,
 			p.Total,
 			plan.Total,
@@ -542,7 +543,8 @@ func (r *run) reportUnsaved(werr error) {
 		lost := r.lost
 		r.mu.Unlock()
 		r.logf(
-			"NOT SAVED: results.json could not be written (%v); the file there is from before, marked incomplete; requests.jsonl lacks %d request lines; report rebuilds this partition from requests.jsonl, marked incomplete",
+			"NOT SAVED: results.json could not be written (%v); the file there is from before, marked incomplete; requests.jsonl lacks %d request lines; "+
+				"report rebuilds this partition from requests.jsonl, marked incomplete",
 			werr,
 			lost,
 		)

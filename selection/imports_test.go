@@ -16,31 +16,36 @@ import (
 // that loads model modules by name, LazyImport, and modules of the LLM server that the
 // diffusion server does or does not import.
 var pyRepo = map[string]string{
-	"python/sglang/__init__.py":                                        "from sglang.utils import LazyImport\nEngine = LazyImport(\"sglang.srt.entrypoints.engine\", \"Engine\")\n",
-	"python/sglang/utils.py":                                           "import importlib\nclass LazyImport:\n    def _load(self):\n        return importlib.import_module(self.module_name)\n",
-	"python/sglang/multimodal_gen/__init__.py":                         "",
-	"python/sglang/multimodal_gen/registry.py":                         "import importlib, pkgutil\ndef _discover_and_register_pipelines():\n    for _, name, _ in pkgutil.walk_packages(p):\n        importlib.import_module(name)\n",
+	"python/sglang/__init__.py": "from sglang.utils import LazyImport\n" +
+		"Engine = LazyImport(\"sglang.srt.entrypoints.engine\", \"Engine\")\n",
+	"python/sglang/utils.py": "import importlib\nclass LazyImport:\n    def _load(self):\n" +
+		"        return importlib.import_module(self.module_name)\n",
+	"python/sglang/multimodal_gen/__init__.py": "",
+	"python/sglang/multimodal_gen/registry.py": "import importlib, pkgutil\ndef _discover_and_register_pipelines():\n" +
+		"    for _, name, _ in pkgutil.walk_packages(p):\n        importlib.import_module(name)\n",
 	"python/sglang/multimodal_gen/runtime/__init__.py":                 "",
 	"python/sglang/multimodal_gen/runtime/entrypoints/__init__.py":     "",
 	"python/sglang/multimodal_gen/runtime/entrypoints/cli/__init__.py": "",
-	"python/sglang/multimodal_gen/runtime/entrypoints/cli/serve.py":    "from sglang.multimodal_gen import registry\nfrom sglang.multimodal_gen.runtime.models.registry import ModelRegistry\nfrom sglang.srt.utils import common\nfrom . import start\n",
-	"python/sglang/multimodal_gen/runtime/entrypoints/cli/start.py":    "def start():\n    from sglang.srt.layers import lazy_target\n",
-	"python/sglang/srt/layers/lazy_target.py":                          "",
-	"python/sglang/multimodal_gen/runtime/pipelines/__init__.py":       "",
-	"python/sglang/multimodal_gen/runtime/pipelines/qwen_image.py":     "",
-	"python/sglang/multimodal_gen/runtime/pipelines/wan.py":            "",
-	"python/sglang/multimodal_gen/runtime/models/__init__.py":          "",
-	"python/sglang/multimodal_gen/runtime/models/registry.py":          "import importlib\nclass _LazyRegisteredModel:\n    def load_model_cls(self):\n        return importlib.import_module(self.module_name)\nclass ModelRegistry:\n    pass\n",
-	"python/sglang/multimodal_gen/runtime/models/dits/__init__.py":     "",
-	"python/sglang/multimodal_gen/runtime/models/dits/qwen_image.py":   "",
-	"python/sglang/multimodal_gen/runtime/models/dits/wanvideo.py":     "",
-	"python/sglang/srt/__init__.py":                                    "",
-	"python/sglang/srt/utils/__init__.py":                              "",
-	"python/sglang/srt/utils/common.py":                                "import os\n",
-	"python/sglang/srt/layers/__init__.py":                             "",
-	"python/sglang/srt/layers/llm_only.py":                             "",
-	"python/sglang/srt/entrypoints/__init__.py":                        "",
-	"python/sglang/srt/entrypoints/engine.py":                          "",
+	"python/sglang/multimodal_gen/runtime/entrypoints/cli/serve.py": "from sglang.multimodal_gen import registry\n" +
+		"from sglang.multimodal_gen.runtime.models.registry import ModelRegistry\nfrom sglang.srt.utils import common\nfrom . import start\n",
+	"python/sglang/multimodal_gen/runtime/entrypoints/cli/start.py": "def start():\n    from sglang.srt.layers import lazy_target\n",
+	"python/sglang/srt/layers/lazy_target.py":                       "",
+	"python/sglang/multimodal_gen/runtime/pipelines/__init__.py":    "",
+	"python/sglang/multimodal_gen/runtime/pipelines/qwen_image.py":  "",
+	"python/sglang/multimodal_gen/runtime/pipelines/wan.py":         "",
+	"python/sglang/multimodal_gen/runtime/models/__init__.py":       "",
+	"python/sglang/multimodal_gen/runtime/models/registry.py": "import importlib\nclass _LazyRegisteredModel:\n    def load_model_cls(self):\n" +
+		"        return importlib.import_module(self.module_name)\nclass ModelRegistry:\n    pass\n",
+	"python/sglang/multimodal_gen/runtime/models/dits/__init__.py":   "",
+	"python/sglang/multimodal_gen/runtime/models/dits/qwen_image.py": "",
+	"python/sglang/multimodal_gen/runtime/models/dits/wanvideo.py":   "",
+	"python/sglang/srt/__init__.py":                                  "",
+	"python/sglang/srt/utils/__init__.py":                            "",
+	"python/sglang/srt/utils/common.py":                              "import os\n",
+	"python/sglang/srt/layers/__init__.py":                           "",
+	"python/sglang/srt/layers/llm_only.py":                           "",
+	"python/sglang/srt/entrypoints/__init__.py":                      "",
+	"python/sglang/srt/entrypoints/engine.py":                        "",
 	"csrc/kernel.cu": "",
 	"ci/suite.yaml": `servers:
   qwen:

@@ -88,7 +88,8 @@ func TestSelect(t *testing.T) {
 		}, nil},
 		{"a negation takes a path back out, and the reason says so", "", []string{"kernels/docs/README.md"}, []Pick{always}, []string{
 			"qwen_t2i: no changed path matches paths: python/models/qwen/**, kernels/** (kernels/docs/README.md is taken out by !kernels/**/*.md)",
-			"qwen_edit: no changed path matches paths: python/models/qwen/**, kernels/**, python/stages/edit/** (kernels/docs/README.md is taken out by !kernels/**/*.md)",
+			"qwen_edit: no changed path matches paths: python/models/qwen/**, kernels/**, " +
+				"python/stages/edit/** (kernels/docs/README.md is taken out by !kernels/**/*.md)",
 			"wan_t2v: no changed path matches paths: python/models/wan/**",
 			"wan_i2v: no changed path matches paths: python/models/wan/**",
 		}},

@@ -22,12 +22,14 @@ var sglangRules = []pyimport.Rule{
 	// (model_index.json), which only the model repository holds: the suite names the
 	// model's modules in imports.modules, or every model module counts.
 	{Module: "sglang.multimodal_gen.runtime.models.registry", Func: "_LazyRegisteredModel.load_model_cls", Kind: pyimport.Named,
-		Loads:  "sglang.multimodal_gen.runtime.models",
-		Source: "multimodal_gen/runtime/models/registry.py _discover_and_register_models (EntryClass of runtime/models/<component>/<file>.py) and _LazyRegisteredModel.load_model_cls"},
+		Loads: "sglang.multimodal_gen.runtime.models",
+		Source: "multimodal_gen/runtime/models/registry.py _discover_and_register_models (EntryClass of runtime/models/<component>/<file>.py) " +
+			"and _LazyRegisteredModel.load_model_cls"},
 	// Loaders by qualified name: the names are string constants of the tree (platforms,
 	// attention backends, LazyImport targets, kernel specs), which the closure follows.
 	{Module: "sglang.multimodal_gen.utils", Func: "resolve_obj_by_qualname", Kind: pyimport.Qualified,
-		Source: "multimodal_gen/utils.py resolve_obj_by_qualname; callers platforms/__init__.py, platforms/interface.py, layers/attention/selector.py pass string constants"},
+		Source: "multimodal_gen/utils.py resolve_obj_by_qualname; callers platforms/__init__.py, platforms/interface.py, " +
+			"layers/attention/selector.py pass string constants"},
 	{Module: "sglang.utils", Func: "resolve_obj_by_qualname", Kind: pyimport.Qualified, Source: "sglang/utils.py resolve_obj_by_qualname"},
 	{Module: "sglang.utils", Func: "LazyImport._load", Kind: pyimport.Qualified, Source: "sglang/utils.py LazyImport(module_name, class_name)"},
 	{Module: "sglang.srt.utils.common", Func: "dynamic_import", Kind: pyimport.Qualified, Source: "srt/utils/common.py dynamic_import(func_path)"},

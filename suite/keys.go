@@ -120,7 +120,8 @@ func keyTable() map[string][]key {
 				name:  "validation_threads",
 				kind:  intValue,
 				least: one,
-				doc:   "threads that validate an output (the metric, and each ffmpeg decoder) beside the next request; default half the cores; run --validation-threads overrides it",
+				doc: "threads that validate an output (the metric, and each ffmpeg decoder) beside the next request; default half the cores; " +
+					"run --validation-threads overrides it",
 			},
 			{name: "servers", kind: namedObjects, object: serverObject, doc: "the servers to start, by name"},
 			{
@@ -241,7 +242,8 @@ func keyTable() map[string][]key {
 				name:   "realtime",
 				kind:   objectValue,
 				object: realtimeObject,
-				doc:    "a realtime (streaming) video case: one websocket session of num_chunks chunks on /v1/realtime_video/generate instead of a POST (SGLang's realtime_num_chunks; docs/suite.md)",
+				doc: "a realtime (streaming) video case: one websocket session of num_chunks chunks on /v1/realtime_video/generate instead of a POST " +
+					"(SGLang's realtime_num_chunks; docs/suite.md)",
 			},
 		}, append(noise, paths)...),
 		realtimeObject: {

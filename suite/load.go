@@ -478,12 +478,14 @@ func unsupportedModality(m string) string {
 	switch strings.ToLower(m) {
 	case "3d", "mesh":
 		return fmt.Sprintf(
-			"modality %q: 3-D mesh cases are not supported (SGLang checks them by Chamfer distance against a reference .glb, which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
+			"modality %q: 3-D mesh cases are not supported (SGLang checks them by Chamfer distance against a reference .glb, "+
+				"which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
 			m,
 		)
 	case "action":
 		return fmt.Sprintf(
-			"modality %q: action cases are not supported (SGLang checks their action JSON against a ground-truth .json, which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
+			"modality %q: action cases are not supported (SGLang checks their action JSON against a ground-truth .json, "+
+				"which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
 			m,
 		)
 	}

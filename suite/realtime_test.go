@@ -47,11 +47,17 @@ func TestRealtimeCaseErrorsNameFileAndLine(t *testing.T) {
 	}{
 		{name: "unknown metric", realtime: "{num_chunks: 2, thresholds: {p99_chunk_total_ms: 1}}",
 			want: []string{
-				`suite.yaml:8: cases[0].realtime.thresholds.p99_chunk_total_ms: unknown realtime perf metric "p99_chunk_total_ms"; available metrics: avg_chunk_total_ms, avg_raw_payload_build_ms, avg_raw_write_ms, avg_request_prepare_ms, avg_scheduler_forward_ms, avg_ws_payload_mb, avg_ws_write_ms, guarded_chunks, ignored_initial_chunks, ignored_max_chunk_total_ms, ignored_max_scheduler_forward_ms, max_chunk_total_ms, max_raw_payload_build_ms, max_raw_write_ms, max_request_prepare_ms, max_scheduler_forward_ms, max_ws_payload_mb, max_ws_write_ms, num_chunks, p95_chunk_total_ms, p95_raw_payload_build_ms, p95_raw_write_ms, p95_request_prepare_ms, p95_scheduler_forward_ms, p95_ws_payload_mb, p95_ws_write_ms, total_frames`,
+				`suite.yaml:8: cases[0].realtime.thresholds.p99_chunk_total_ms: unknown realtime perf metric "p99_chunk_total_ms"; available metrics: ` +
+					`avg_chunk_total_ms, avg_raw_payload_build_ms, avg_raw_write_ms, avg_request_prepare_ms, avg_scheduler_forward_ms, avg_ws_payload_mb, ` +
+					`avg_ws_write_ms, guarded_chunks, ignored_initial_chunks, ignored_max_chunk_total_ms, ignored_max_scheduler_forward_ms, max_chunk_total_ms, ` +
+					`max_raw_payload_build_ms, max_raw_write_ms, max_request_prepare_ms, max_scheduler_forward_ms, max_ws_payload_mb, max_ws_write_ms, num_chunks, ` +
+					`p95_chunk_total_ms, p95_raw_payload_build_ms, p95_raw_write_ms, p95_request_prepare_ms, p95_scheduler_forward_ms, p95_ws_payload_mb, ` +
+					`p95_ws_write_ms, total_frames`,
 			}},
 		{name: "ignored metric without ignored chunks", realtime: "{num_chunks: 2, thresholds: {ignored_max_chunk_total_ms: 1}}",
 			want: []string{
-				`suite.yaml:8: cases[0].realtime.thresholds.ignored_max_chunk_total_ms: realtime perf metric "ignored_max_chunk_total_ms" exists only when ignore_initial_chunks > 0 (SGLang's summary holds it only then)`,
+				`suite.yaml:8: cases[0].realtime.thresholds.ignored_max_chunk_total_ms: ` +
+					`realtime perf metric "ignored_max_chunk_total_ms" exists only when ignore_initial_chunks > 0 (SGLang's summary holds it only then)`,
 			}},
 		{name: "ignore leaves no chunk", realtime: "{num_chunks: 2, ignore_initial_chunks: 2}",
 			want: []string{`suite.yaml:8: cases[0].realtime.ignore_initial_chunks: must leave at least one of the 2 chunks to guard, got 2`}},
@@ -73,10 +79,12 @@ func TestRealtimeCaseErrorsNameFileAndLine(t *testing.T) {
 		})
 	}
 	t.Run("concurrent sessions", func(t *testing.T) {
-		data := "servers:\n  ref: {builtin: {}}\ncases:\n  - {id: rt, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}, realtime: {num_chunks: 1}}\n"
+		data := "servers:\n  ref: {builtin: {}}\ncases:\n" +
+			"  - {id: rt, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}, realtime: {num_chunks: 1}}\n"
 		_, err := Parse("suite.yaml", []byte(data))
 		want := []string{
-			"suite.yaml:4: cases[0].concurrency: must be 1 for a realtime case, got 2: SGLang serves one realtime session at a time and refuses a second (realtime_video_api.py)",
+			"suite.yaml:4: cases[0].concurrency: must be 1 for a realtime case, got 2: " +
+				"SGLang serves one realtime session at a time and refuses a second (realtime_video_api.py)",
 		}
 		if d := cmp.Diff(want, errLines(err)); d != "" {
 			t.Errorf("errors (-want +got):\n%s", d)
@@ -122,7 +130,8 @@ cases:
 	if err == nil || !strings.Contains(err.Error(), "suite.yaml:4: cases[0].request.input_reference: a URL is sent only as a realtime case's first_frame") {
 		t.Errorf("a URL in a non-realtime case: %v", err)
 	}
-	for in, want := range map[string]bool{url: true, "http://127.0.0.1:8000/a.png": true, "ftp://x/a.png": false, "frames/a.png": false, "https://": false, "file:///etc/passwd": false} {
+	for in, want := range map[string]bool{url: true, "http://127.0.0.1:8000/a.png": true, "ftp://x/a.png": false, "frames/a.png": false,
+		"https://": false, "file:///etc/passwd": false} {
 		if got := IsURL(in); got != want {
 			t.Errorf("IsURL(%q) = %v, want %v", in, got, want)
 		}

@@ -21,7 +21,8 @@ cases:
 	}{
 		{"fractional seconds", `  - {id: a, server: ref, modality: video, request: {size: 8x8, seconds: 2.5}}
 `, []string{
-			"suite.yaml:5: cases[0].request.seconds: want a whole number of seconds, got 2.5: SGLang's VideoGenerationsRequest declares seconds as an int (protocol.py) and refuses a fraction",
+			"suite.yaml:5: cases[0].request.seconds: want a whole number of seconds, got 2.5: " +
+				"SGLang's VideoGenerationsRequest declares seconds as an int (protocol.py) and refuses a fraction",
 		}},
 		{"extra field types for sglang serve", `  - id: v
     server: sglang
@@ -44,15 +45,24 @@ cases:
       size: 8x8
       extra: {n: 1.5, output_format: [png]}
 `, []string{
-			`suite.yaml:11: cases[0].request.extra.num_frames: want an integer, got the number 2.5: SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:12: cases[0].request.extra.seconds: want an integer, got the string "four": SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:13: cases[0].request.extra.guidance_scale: want a number, got the string "high": SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:14: cases[0].request.extra.negative_prompt: want a string, got the integer 7: SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:15: cases[0].request.extra.enable_teacache: want true or false, got the string "maybe": SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:16: cases[0].request.extra.seed: want an integer or a list of integers, got a list: SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:17: cases[0].request.extra.diffusers_kwargs: want a mapping, got a list: SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:24: cases[1].request.extra.n: want an integer, got the number 1.5: SGLang's ImageGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
-			`suite.yaml:24: cases[1].request.extra.output_format: want a string, got a list: SGLang's ImageGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
+			`suite.yaml:11: cases[0].request.extra.num_frames: want an integer, got the number 2.5: SGLang's VideoGenerationsRequest (protocol.py) ` +
+				`refuses it: every request would fail with HTTP 400 or 422`,
+			`suite.yaml:12: cases[0].request.extra.seconds: want an integer, got the string "four": SGLang's VideoGenerationsRequest (protocol.py) ` +
+				`refuses it: every request would fail with HTTP 400 or 422`,
+			`suite.yaml:13: cases[0].request.extra.guidance_scale: want a number, got the string "high": SGLang's VideoGenerationsRequest (protocol.py) ` +
+				`refuses it: every request would fail with HTTP 400 or 422`,
+			`suite.yaml:14: cases[0].request.extra.negative_prompt: want a string, got the integer 7: SGLang's VideoGenerationsRequest (protocol.py) ` +
+				`refuses it: every request would fail with HTTP 400 or 422`,
+			`suite.yaml:15: cases[0].request.extra.enable_teacache: want true or false, got the string "maybe": ` +
+				`SGLang's VideoGenerationsRequest (protocol.py) refuses it: every request would fail with HTTP 400 or 422`,
+			`suite.yaml:16: cases[0].request.extra.seed: want an integer or a list of integers, got a list: SGLang's VideoGenerationsRequest (protocol.py) ` +
+				`refuses it: every request would fail with HTTP 400 or 422`,
+			`suite.yaml:17: cases[0].request.extra.diffusers_kwargs: want a mapping, got a list: SGLang's VideoGenerationsRequest (protocol.py) refuses it: ` +
+				`every request would fail with HTTP 400 or 422`,
+			`suite.yaml:24: cases[1].request.extra.n: want an integer, got the number 1.5: SGLang's ImageGenerationsRequest (protocol.py) refuses it: ` +
+				`every request would fail with HTTP 400 or 422`,
+			`suite.yaml:24: cases[1].request.extra.output_format: want a string, got a list: SGLang's ImageGenerationsRequest (protocol.py) refuses it: ` +
+				`every request would fail with HTTP 400 or 422`,
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,10 +156,12 @@ func TestSGLangServePort(t *testing.T) {
 	}{
 		{"no --port", `[sglang, serve, --model-path, m, --strict-ports]
     env: {X: "{port}"}`, []string{
-			`suite.yaml:3: servers.s.command: no --port: sglang serve would listen on its default port 30000 (server_args.py ServerArgs.port), not on the one diffusion-check picks; add --port, "{port}"`,
+			`suite.yaml:3: servers.s.command: no --port: sglang serve would listen on its default port 30000 (server_args.py ServerArgs.port), ` +
+				`not on the one diffusion-check picks; add --port, "{port}"`,
 		}},
 		{"a later --port wins", `[sglang, serve, --port, "{port}", --port, "30001"]`, []string{
-			`suite.yaml:3: servers.s.command: the last --port is "30001", and sglang serve listens on the last one given (argparse); diffusion-check talks to "{port}" only`,
+			`suite.yaml:3: servers.s.command: the last --port is "30001", and sglang serve listens on the last one given (argparse); ` +
+				`diffusion-check talks to "{port}" only`,
 		}},
 		{"--port=", `[sglang, serve, "--port={port}"]`, nil},
 		{"--config may set it", `[sglang, serve, --config, c.yaml, --model-path, "{port}"]`, nil},
@@ -177,14 +189,16 @@ func TestSGLangServeFlagValues(t *testing.T) {
 		command string
 		want    []string
 	}{
-		{"bad values", `[sglang, serve, --port, "{port}", --num-gpus, two, --dit-offload-prefetch-size=lots, --log-requests-format, yaml, --kv-cache-quant-sink, "2", --tp-size]`, []string{
+		{"bad values", `[sglang, serve, --port, "{port}", --num-gpus, two, --dit-offload-prefetch-size=lots, --log-requests-format, yaml, ` +
+			`--kv-cache-quant-sink, "2", --tp-size]`, []string{
 			`suite.yaml:3: servers.s.command: argument --num-gpus: invalid int value: 'two': sglang serve would stop at once` + suffix,
 			`suite.yaml:3: servers.s.command: argument --dit-offload-prefetch-size: invalid float value: 'lots': sglang serve would stop at once` + suffix,
 			`suite.yaml:3: servers.s.command: argument --log-requests-format: invalid choice: 'yaml' (choose from text, json): sglang serve would stop at once` + suffix,
 			`suite.yaml:3: servers.s.command: argument --kv-cache-quant-sink: invalid choice: '2' (choose from 0, 1): sglang serve would stop at once` + suffix,
 			`suite.yaml:3: servers.s.command: argument --tp-size: expected one argument: sglang serve would stop at once` + suffix,
 		}},
-		{"values argparse takes", `[sglang, serve, --port, "{port}", --num-gpus, " 2 ", --dp, "1_0", --base-gpu-id, "-1", --dit-layerwise-resident-layers, "1e1", --kv-cache-quant-sink, "01", --log-requests-format=json, --master-port, "{port}"]`, nil},
+		{"values argparse takes", `[sglang, serve, --port, "{port}", --num-gpus, " 2 ", --dp, "1_0", --base-gpu-id, "-1", ` +
+			`--dit-layerwise-resident-layers, "1e1", --kv-cache-quant-sink, "01", --log-requests-format=json, --master-port, "{port}"]`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := "servers:\n  s:\n    command: " + tc.command + "\ncases:\n  - {id: a, server: s, modality: image, request: {size: 8x8}}\n"

@@ -132,7 +132,8 @@ func TestLoadFull(t *testing.T) {
 				},
 				RepeatLimits: repeatLimits(func(l *checks.RepeatLimits) {
 					l.SSIM, l.PSNR, l.DurationDiffS = 0.995, 40, 0.02
-					l.Origin = "full.yaml repeat_thresholds (ssim, audio_duration_diff), full.yaml cases[0].repeat_thresholds (psnr), built-in repeat defaults (mean_abs_diff, audio_spectral_similarity, audio_waveform_correlation, audio_rms_db_diff)"
+					l.Origin = "full.yaml repeat_thresholds (ssim, audio_duration_diff), full.yaml cases[0].repeat_thresholds (psnr), " +
+						"built-in repeat defaults (mean_abs_diff, audio_spectral_similarity, audio_waveform_correlation, audio_rms_db_diff)"
 				}),
 			},
 			{
@@ -171,7 +172,8 @@ func TestLoadFull(t *testing.T) {
 	// The suite's repeat_thresholds reach the cases that set none.
 	want.RepeatLimits = repeatLimits(func(l *checks.RepeatLimits) {
 		l.SSIM, l.DurationDiffS = 0.995, 0.02
-		l.Origin = "full.yaml repeat_thresholds (ssim, audio_duration_diff), built-in repeat defaults (psnr, mean_abs_diff, audio_spectral_similarity, audio_waveform_correlation, audio_rms_db_diff)"
+		l.Origin = "full.yaml repeat_thresholds (ssim, audio_duration_diff), built-in repeat defaults (psnr, mean_abs_diff, audio_spectral_similarity, " +
+			"audio_waveform_correlation, audio_rms_db_diff)"
 	})
 	for _, c := range want.Cases[1:] {
 		c.RepeatLimits = want.RepeatLimits
@@ -232,7 +234,8 @@ func TestParseLargePlainSuiteIsNoAliasBomb(t *testing.T) {
 	for i := range n - 2 {
 		fmt.Fprintf(
 			&b,
-			"  - {id: case-%d, server: ref, modality: image, repeat: 2, estimate: 10s, request: {prompt: p%d, size: 64x64, steps: 4, seed: %d, guidance_scale: 1.5, output_format: png}}\n",
+			"  - {id: case-%d, server: ref, modality: image, repeat: 2, estimate: 10s, request: {prompt: p%d, size: 64x64, steps: 4, seed: %d, "+
+				"guidance_scale: 1.5, output_format: png}}\n",
 			i,
 			i,
 			i,
@@ -311,10 +314,12 @@ servers:
 cases:
   - {id: a, server: ref, modality: image, request: {size: 8x8, sizes: 9x9}}
 `, []string{
-			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, validation_threads, servers, cases, confirm, on_unconfirmed, retry)`,
+			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, ` +
+				`validation_threads, servers, cases, confirm, on_unconfirmed, retry)`,
 			"suite.yaml:3: name: duplicate key, first at line 1",
 			"suite.yaml:5: servers.ref.reuse: duplicate key, first at line 5",
-			`suite.yaml:7: cases[0].request: unknown key "sizes" (allowed: prompt, negative_prompt, size, seed, steps, guidance_scale, output_format, n, seconds, fps, num_frames, input_reference, images, extra)`,
+			`suite.yaml:7: cases[0].request: unknown key "sizes" (allowed: prompt, negative_prompt, size, seed, steps, guidance_scale, output_format, n, ` +
+				`seconds, fps, num_frames, input_reference, images, extra)`,
 		}},
 		{"wrong types", `name: {a: b}
 servers:
@@ -487,7 +492,8 @@ cases:
 			`suite.yaml:12: servers.faults.builtin.timing: want measured or computed, got "wallclock"`,
 			"suite.yaml:13: servers.notmap: want a mapping, got a list",
 			`suite.yaml:14: servers.-lead: server name must match [A-Za-z0-9][A-Za-z0-9_.-]*, got "-lead"; it becomes part of folder names`,
-			`suite.yaml:16: cases[0].server: unknown server "missing" (declared: -lead, blind, both, empty, envport, faults, health, neither, noport, notmap, nullcmd, perflog, timeouts)`,
+			`suite.yaml:16: cases[0].server: unknown server "missing" (declared: -lead, blind, both, empty, envport, faults, health, neither, noport, ` +
+				`notmap, nullcmd, perflog, timeouts)`,
 		}},
 		{"no servers", `cases:
   - {id: a, server: ref, modality: image, request: {size: 8x8}}
@@ -559,7 +565,8 @@ func TestLoadManyMistakes(t *testing.T) {
 	f := "testdata/mistakes.yaml"
 	want := []string{
 		f + `:1: name: want a string, got a list`,
-		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, validation_threads, servers, cases, confirm, on_unconfirmed, retry)`,
+		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, validation_threads, ` +
+			`servers, cases, confirm, on_unconfirmed, retry)`,
 		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: ` + knownFaults + `)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 		f + `:8: servers.ref.builtin.step_ms: must not be negative, got -1`,
@@ -592,7 +599,8 @@ func TestLoadManyMistakes(t *testing.T) {
 		f + `:45: cases[2].request.n: applies to image cases only; this case's modality is video`,
 		f + `:46: cases[2].request.seconds: must not be negative, got -2`,
 		f + `:47: cases[2].request.extra: want a mapping of extra request fields, got a list`,
-		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output, ground_truth_required, repeat, models_api, t2v_input_reference)`,
+		f + `:48: cases[2].checks: unknown key "speed" (allowed: perf, memory, consistency, audio, perf_record, output, ground_truth_required, repeat, ` +
+			`models_api, t2v_input_reference)`,
 		f + `:48: cases[2].checks.perf: want true or false, got "yes"`,
 		f + `:50: cases[3].id: id "T2I" differs from "t2i" (line 18) only in letter case; ids become folder names`,
 		f + `:52: cases[3].request.seed: want an integer, got "1.5"`,
@@ -635,7 +643,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("servers: {ref: {builtin: {}}}\ncases: [{id: a, server: ref, modality: image, request: {size: 8x8}}]\n"))
 	f.Add(
 		[]byte(
-			"cases:\n  - &c {id: a, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}}\n  - {<<: *c, id: b}\nservers: {ref: {command: [x, '{port}']}}\n",
+			"cases:\n  - &c {id: a, server: ref, modality: video, repeat: 2, concurrency: 2, request: {size: 8x8}}\n  - {<<: *c, id: b}\n" +
+				"servers: {ref: {command: [x, '{port}']}}\n",
 		),
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {

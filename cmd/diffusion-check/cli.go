@@ -116,8 +116,11 @@ func commands() []commandInfo {
 		{"baseline", "--out FILE [--from FILE] [--markdown FILE] [--allow-failed] RESULTS...", "write a perf baseline file: the worst value of every metric"},
 		{
 			"compare",
-			"[--json] [--min-ssim X] [--min-psnr DB] [--max-mad X] [--min-spectral-similarity X] [--min-waveform-correlation X] [--max-rms-db-diff DB] [--max-duration-diff S] [--thresholds PATH --gpu CLASS --case ID] GT OUTPUT [OUTPUT...]",
-			"SSIM, PSNR and mean abs diff of an image or every video frame, and SGLang's audio metrics of a video's track (GT may be an audio ground truth _audio.wav), optionally against limits; several outputs share one decoded ground truth",
+			"[--json] [--min-ssim X] [--min-psnr DB] [--max-mad X] [--min-spectral-similarity X] [--min-waveform-correlation X] [--max-rms-db-diff DB] " +
+				"[--max-duration-diff S] [--thresholds PATH --gpu CLASS --case ID] GT OUTPUT [OUTPUT...]",
+			"SSIM, PSNR and mean abs diff of an image or every video frame, " +
+				"and SGLang's audio metrics of a video's track (GT may be an audio ground truth _audio.wav), optionally against limits; " +
+				"several outputs share one decoded ground truth",
 		},
 		{
 			"check-gate",

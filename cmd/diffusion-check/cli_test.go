@@ -142,7 +142,8 @@ func TestInterspersedFlags(t *testing.T) {
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	suitePath := filepath.Join(dir, "suite.yaml")
-	if err := os.WriteFile(suitePath, []byte("servers:\n  ref: {builtin: {}}\ncases:\n  - {id: a, server: ref, modality: image, request: {prompt: a, size: 64x64}}\n"), 0o644); err != nil {
+	if err := os.WriteFile(suitePath, []byte("servers:\n  ref: {builtin: {}}\ncases:\n"+
+		"  - {id: a, server: ref, modality: image, request: {prompt: a, size: 64x64}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	notADir := filepath.Join(dir, "file")

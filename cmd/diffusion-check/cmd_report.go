@@ -99,7 +99,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.Var(
 		&o.comment,
 		"comment",
-		"`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); changes (when the verdicts differ from the comment's); off (statuses only)",
+		"`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); "+
+			"changes (when the verdicts differ from the comment's); off (statuses only)",
 	)
 	fs.StringVar(&o.markdown, "markdown", "", "write the full Markdown report to `FILE`")
 	fs.StringVar(&o.junit, "junit", "", "write JUnit XML (a test case per request) to `FILE`")
@@ -108,7 +109,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 		&o.event,
 		"event",
 		"",
-		"an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; used only where that is not set",
+		"an uploaded event payload `FILE`, checked against the workflow's own event ($GITHUB_EVENT_PATH), which alone decides where to publish; "+
+			"used only where that is not set",
 	)
 	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
@@ -124,7 +126,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 		&o.picturesBranch,
 		"pictures-branch",
 		gh.DefaultAssetsBranch,
-		"with --publish, the `BRANCH` the failure pictures are pushed to, for the comment to show them inline (needs contents: write; never for a fork's pull request); empty: none, the comment links to the artifacts",
+		"with --publish, the `BRANCH` the failure pictures are pushed to, for the comment to show them inline (needs contents: write; "+
+			"never for a fork's pull request); empty: none, the comment links to the artifacts",
 	)
 	fs.StringVar(
 		&o.history,

@@ -82,7 +82,8 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 		&o.threads,
 		"validation-threads",
 		0,
-		"threads that validate an output (the metric, and each ffmpeg decoder) beside the next request (`N`); default: the suite's validation_threads, else half the cores",
+		"threads that validate an output (the metric, and each ffmpeg decoder) beside the next request (`N`); default: the suite's validation_threads, "+
+			"else half the cores",
 	)
 	fs.DurationVar(&o.heartbeat, "heartbeat", runner.DefaultHeartbeat, "while a server starts or a request runs, print what it is doing this often")
 	fs.BoolVar(
@@ -96,7 +97,8 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 		&o.allowUntrusted,
 		"allow-untrusted",
 		false,
-		"start the suite's server commands under pull_request_target or a fork's workflow_run, where they are a pull request's code running with this repository's secrets",
+		"start the suite's server commands under pull_request_target or a fork's workflow_run, "+
+			"where they are a pull request's code running with this repository's secrets",
 	)
 }
 

@@ -28,11 +28,13 @@ func TestNewVersionInfo(t *testing.T) {
 	}{
 		"release build: the stamps win": {
 			st: stamps{"v1.2.3", "0722187abcdef0123456789", "2026-12-01T06:00:00Z"}, bi: vcs,
-			want: versionInfo{Version: "v1.2.3", Commit: "0722187abcdef0123456789", Date: "2026-12-01T06:00:00Z", Go: "go1.26.8 (GOEXPERIMENT=simd)", Platform: platform},
+			want: versionInfo{Version: "v1.2.3", Commit: "0722187abcdef0123456789", Date: "2026-12-01T06:00:00Z", Go: "go1.26.8 (GOEXPERIMENT=simd)",
+				Platform: platform},
 		},
 		"go build in a checkout: the build info": {
-			bi:   vcs,
-			want: versionInfo{Version: "v1.2.4-0.20261201050000-0722187abcde+dirty", Commit: "0722187abcdef0123456789+dirty", Date: "2026-12-01T05:00:00Z (commit time; not a release build)", Go: "go1.26.8 (GOEXPERIMENT=simd)", Platform: platform},
+			bi: vcs,
+			want: versionInfo{Version: "v1.2.4-0.20261201050000-0722187abcde+dirty", Commit: "0722187abcdef0123456789+dirty",
+				Date: "2026-12-01T05:00:00Z (commit time; not a release build)", Go: "go1.26.8 (GOEXPERIMENT=simd)", Platform: platform},
 		},
 		"no VCS (a source tree without .git)": {
 			bi:   &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},

@@ -48,7 +48,8 @@ func (l *compareLimits) register(fs *flag.FlagSet) {
 		&l.caseID,
 		"case",
 		"",
-		"judge with this case `ID`'s SSIM, PSNR and mean abs diff thresholds (its entry, else the file's defaults for the output kind) and, when the ground truth has audio, its audio thresholds",
+		"judge with this case `ID`'s SSIM, PSNR and mean abs diff thresholds (its entry, else the file's defaults for the output kind) and, "+
+			"when the ground truth has audio, its audio thresholds",
 	)
 }
 
@@ -103,7 +104,8 @@ func (l *compareLimits) limits(video bool) (checks.ConsistencyLimits, []string, 
 		v    float64
 		into *float64
 		name string
-	}{{l.minSSIM, &lim.SSIM, checks.ConsistencySSIM}, {l.minPSNR, &lim.PSNR, checks.ConsistencyPSNR}, {l.maxMAD, &lim.MeanAbsDiff, checks.ConsistencyMeanAbsDiff}} {
+	}{{l.minSSIM, &lim.SSIM, checks.ConsistencySSIM}, {l.minPSNR, &lim.PSNR, checks.ConsistencyPSNR},
+		{l.maxMAD, &lim.MeanAbsDiff, checks.ConsistencyMeanAbsDiff}} {
 		if !math.IsNaN(x.v) {
 			*x.into = x.v
 			if !slices.Contains(names, x.name) {

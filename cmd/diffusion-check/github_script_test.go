@@ -65,7 +65,8 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	if args[0] == "start" {
 		cfg := githubfake.Config{Owner: "octo", Repo: "diffusion", Token: "ghs_script_token"}
 		ev := fmt.Sprintf(
-			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
+			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, `+
+				`"repository": {"full_name": "octo/diffusion"}}`,
 			scriptHead,
 		)
 		eventName := "pull_request"
@@ -76,7 +77,8 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			switch {
 			case a == "fork":
 				ev = fmt.Sprintf(
-					`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q, "repo": {"full_name": "mallory/diffusion"}}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
+					`{"number": 7, "pull_request": {"number": 7, "head": {"sha": %q, "repo": {"full_name": "mallory/diffusion"}}, `+
+						`"merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
 					scriptHead,
 				)
 			case strings.HasPrefix(a, "actor="):
@@ -87,13 +89,15 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 				cfg.Actor = &githubfake.User{Login: login, ID: int64(atoi(ts, id))}
 			case a == "workflow_run":
 				ev = fmt.Sprintf(
-					`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "octo/diffusion"}, "pull_requests": [{"number": 7, "head": {"sha": %q}}]}, "repository": {"full_name": "octo/diffusion"}}`,
+					`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_repository": {"full_name": "octo/diffusion"}, `+
+						`"pull_requests": [{"number": 7, "head": {"sha": %q}}]}, "repository": {"full_name": "octo/diffusion"}}`,
 					scriptHead,
 					scriptHead,
 				)
 			case a == "workflow_run=fork":
 				ev = fmt.Sprintf(
-					`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_branch": "main", "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`,
+					`{"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": %q, "head_branch": "main", `+
+						`"head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`,
 					scriptHead,
 				)
 			case a == "readonly":

@@ -27,7 +27,8 @@ func wrapperSuite(t *testing.T, dir string, grace string) string {
 	return writeSuite(t, dir, fmt.Sprintf(`
 servers:
   wrapped:
-    command: [sh, -c, 'trap "" TERM; %s serve --addr 127.0.0.1:{port} --step-ms 100 & echo $! > serve.pid; sleep 600 & echo $! > sleep.pid; echo $$ > sh.pid; while :; do sleep 0.1; done']
+    command: [sh, -c, 'trap "" TERM; %s serve --addr 127.0.0.1:{port} --step-ms 100 & echo $! > serve.pid; sleep 600 & echo $! > sleep.pid; `+
+		`echo $$ > sh.pid; while :; do sleep 0.1; done']
     stop_grace: %s
 cases:
   - id: slow

@@ -202,8 +202,11 @@ func TestNoiseSimulation(t *testing.T) {
 	// no spread.
 	for _, re := range []string{
 		"1 flaky",
-		`🟨 ` + "`oneoff`" + ` \(flaky\) request 2/2 · \*\*[^*]+\*\* vs limit ≤ [^(]+\(\*\*[0-9.]+× the limit\*\*, (\+[0-9.]+ MAD|>100 MAD|baseline spread under 1 ms|baseline had no spread \([0-9]+ requests\))\).* · _not reproduced in 0/2 confirmation requests_`,
-		`❌ ` + "`persistent`" + ` \(persistent\) request 2/2 · .*(\+[0-9.]+ MAD|>100 MAD|baseline spread under 1 ms|baseline had no spread).* · _reproduced in 1/1 confirmation requests_`,
+		`🟨 ` + "`oneoff`" + ` \(flaky\) request 2/2 · \*\*[^*]+\*\* vs limit ≤ [^(]+\(\*\*[0-9.]+× the limit\*\*, ` +
+			`(\+[0-9.]+ MAD|>100 MAD|baseline spread under 1 ms|baseline had no spread \([0-9]+ requests\))\).* · ` +
+			`_not reproduced in 0/2 confirmation requests_`,
+		`❌ ` + "`persistent`" + ` \(persistent\) request 2/2 · .*(\+[0-9.]+ MAD|>100 MAD|baseline spread under 1 ms|baseline had no spread).* · ` +
+			`_reproduced in 1/1 confirmation requests_`,
 	} {
 		if !regexp.MustCompile(re).Match(md) {
 			t.Errorf("report.md does not match %q:\n%s", re, md)

@@ -302,8 +302,10 @@ ground_truth: ground_truth
 servers:
   ref: {builtin: {step_ms: 1, load_ms: 10}}
 cases:
-  - {id: fox, server: ref, lane: base, modality: image, repeat: 3, estimate: 20m, request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}, checks: {ground_truth_required: false}}
-  - {id: waves, server: ref, lane: base, modality: video, repeat: 2, estimate: 20m, request: {prompt: waves, size: 64x48, seed: 2, steps: 2, num_frames: 4, fps: 4}, checks: {ground_truth_required: false}}
+  - {id: fox, server: ref, lane: base, modality: image, repeat: 3, estimate: 20m, ` +
+		`request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}, checks: {ground_truth_required: false}}
+  - {id: waves, server: ref, lane: base, modality: video, repeat: 2, estimate: 20m, ` +
+		`request: {prompt: waves, size: 64x48, seed: 2, steps: 2, num_frames: 4, fps: 4}, checks: {ground_truth_required: false}}
 `
 	if err := os.WriteFile(filepath.Join(suiteDir, "suite.yaml"), []byte(suiteYAML), 0o644); err != nil {
 		t.Fatal(err)
@@ -322,7 +324,8 @@ cases:
 		t.Fatal(err)
 	}
 	// The fake gh records its arguments, its token and the body file it was given.
-	gh := "#!/bin/bash\nprintf '%s\\n' \"$*\" >> \"$GH_LOG\"\nprintf '%s' \"$GH_TOKEN\" > \"$GH_LOG.token\"\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --body-file ]; then cp \"$2\" \"$GH_LOG.body\"; fi; shift; done\n"
+	gh := "#!/bin/bash\nprintf '%s\\n' \"$*\" >> \"$GH_LOG\"\nprintf '%s' \"$GH_TOKEN\" > \"$GH_LOG.token\"\n" +
+		"while [ $# -gt 0 ]; do if [ \"$1\" = --body-file ]; then cp \"$2\" \"$GH_LOG.body\"; fi; shift; done\n"
 	if err := os.WriteFile(filepath.Join(bin, "gh"), []byte(gh), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +342,8 @@ cases:
 			`(?m)^  fox: 3 requests × 1 partition$`,
 			`(?m)^  waves: 2 requests × 1 partition$`,
 		}},
-		{"gt", []string{"ci/diffusion/ground_truth/fox_1gpu.png", "ci/diffusion/ground_truth/waves_1gpu.mp4", "ci/diffusion/ground_truth/waves_1gpu_frame_last.png"}, []string{
+		{"gt", []string{"ci/diffusion/ground_truth/fox_1gpu.png", "ci/diffusion/ground_truth/waves_1gpu.mp4",
+			"ci/diffusion/ground_truth/waves_1gpu_frame_last.png"}, []string{
 			"(?m)^\\| `fox` \\| pass \\| new ci/diffusion/ground_truth/fox_1gpu.png \\|$",
 			"(?m)^\\| `waves` \\| pass \\| new ci/diffusion/ground_truth/waves_1gpu.mp4<br>",
 			`partition 0/2`, `partition 1/2`,
@@ -420,7 +424,12 @@ const (
 
 // prTokenLine is the line a PR-opening workflow fails with when the secret is not set: the
 // repository setting GITHUB_TOKEN would need, and why even that would not do.
-const prTokenLine = `::error title=No token to open the pull request::Set the repository secret DIFFUSION_CHECK_PR_TOKEN (a fine-grained personal access token, or a GitHub App installation token, with contents: write and pull-requests: write). GITHUB_TOKEN may open a pull request only when Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests" is on, and that pull request starts no workflow by itself, so its required checks would never report (docs/github-actions.md#pull-requests-opened-by-a-workflow).`
+const prTokenLine = `::error title=No token to open the pull request::` +
+	`Set the repository secret DIFFUSION_CHECK_PR_TOKEN (a fine-grained personal access token, or a GitHub App installation token, ` +
+	`with contents: write and pull-requests: write). ` +
+	`GITHUB_TOKEN may open a pull request only when Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests" is on, ` +
+	`and that pull request starts no workflow by itself, so its required checks would never report ` +
+	`(docs/github-actions.md#pull-requests-opened-by-a-workflow).`
 
 // TestPROpeningWorkflowsTakeAToken: every example workflow that opens a pull request (gh pr
 // create) opens it and pushes with the secret DIFFUSION_CHECK_PR_TOKEN, never GITHUB_TOKEN,

@@ -163,7 +163,8 @@ servers:
   broken: {builtin: {step_ms: 1, load_ms: 10, faults: [corrupt-at=2]}}
 cases:
   - {id: fox, server: ref, modality: image, repeat: 2, estimate: 2s, request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}}
-  - {id: waves, server: ref, modality: video+audio, estimate: 3s, request: {prompt: waves, size: 64x32, seed: 2, steps: 2, fps: 4, num_frames: 4, extra: {generate_audio: true}}}
+  - {id: waves, server: ref, modality: video+audio, estimate: 3s, `+
+		`request: {prompt: waves, size: 64x32, seed: 2, steps: 2, fps: 4, num_frames: 4, extra: {generate_audio: true}}}
   - {id: bad, server: broken, modality: image, repeat: 2, estimate: 1s, request: {prompt: a fox, size: 64x64, seed: 1, steps: 2}}
 `), 0o644)
 	if err != nil {

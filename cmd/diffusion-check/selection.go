@@ -51,7 +51,8 @@ func (o *selectOptions) register(fs *flag.FlagSet, withPR bool) {
 			&o.fromPR,
 			"changed-in-pr",
 			false,
-			"test-impact selection: the changed paths are the files of the event's pull request (GitHub API; needs GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_EVENT_PATH); more than GitHub lists, or an event that is not a pull request, selects every case",
+			"test-impact selection: the changed paths are the files of the event's pull request (GitHub API; needs GITHUB_TOKEN, GITHUB_REPOSITORY, "+
+				"GITHUB_EVENT_PATH); more than GitHub lists, or an event that is not a pull request, selects every case",
 		)
 	}
 }

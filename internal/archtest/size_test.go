@@ -101,75 +101,7 @@ func TestNoLongFunctions(t *testing.T) {
 // golangci-lint's lll): past it a line needs scrolling in a review.
 const maxLineChars = 160
 
-// longLinesPending are the files with longer lines that other work was changing when this
-// test was written (issue 33 item 6); each is to be wrapped there, and then deleted from this
-// list. Every other file keeps to maxLineChars.
-var longLinesPending = map[string]bool{
-	"baselines/groundtruth_test.go":                   true,
-	"baselines/issue20_rules_test.go":                 true,
-	"baselines/provenance_test.go":                    true,
-	"baselines/sglang_rules_test.go":                  true,
-	"baselines/thresholds_merge_test.go":              true,
-	"baselines/tighten_test.go":                       true,
-	"checks/issue20_rules_test.go":                    true,
-	"checks/kinds_test.go":                            true,
-	"checks/name_test.go":                             true,
-	"checks/plan_test.go":                             true,
-	"checks/repeat.go":                                true,
-	"checks/repeat_test.go":                           true,
-	"cmd/diffusion-check/cli.go":                      true,
-	"cmd/diffusion-check/cli_test.go":                 true,
-	"cmd/diffusion-check/compare_thresholds.go":       true,
-	"cmd/diffusion-check/compare_thresholds_test.go":  true,
-	"cmd/diffusion-check/github_script_test.go":       true,
-	"cmd/diffusion-check/kill_test.go":                true,
-	"cmd/diffusion-check/noise_test.go":               true,
-	"cmd/diffusion-check/regenerate_workflow_test.go": true,
-	"cmd/diffusion-check/cmd_report.go":               true,
-	"cmd/diffusion-check/cmd_run.go":                  true,
-	"cmd/diffusion-check/schemas_test.go":             true,
-	"cmd/diffusion-check/selection.go":                true,
-	"cmd/diffusion-check/cmd_version_test.go":         true,
-	"history/page.go":                                 true,
-	"internal/fault/fault.go":                         true,
-	"internal/gh/assets_test.go":                      true,
-	"internal/gh/comments_test.go":                    true,
-	"internal/gh/trust.go":                            true,
-	"internal/gpumem/gpumem.go":                       true,
-	"internal/gpumem/gpumem_test.go":                  true,
-	"internal/media/frames.go":                        true,
-	"internal/media/frames_test.go":                   true,
-	"internal/media/fuzz_test.go":                     true,
-	"internal/media/media_test.go":                    true,
-	"internal/perflog/perflog.go":                     true,
-	"internal/perflog/perflog_test.go":                true,
-	"internal/refserver/image_test.go":                true,
-	"internal/refserver/minimax_test.go":              true,
-	"internal/refserver/video_test.go":                true,
-	"report/escape_test.go":                           true,
-	"report/noise_test.go":                            true,
-	"report/problems_test.go":                         true,
-	"report/repeat.go":                                true,
-	"report/report_test.go":                           true,
-	"report/table_test.go":                            true,
-	"runner/client_test.go":                           true,
-	"runner/consistency.go":                           true,
-	"runner/issue20_test.go":                          true,
-	"runner/outlock.go":                               true,
-	"runner/repeat.go":                                true,
-	"runner/repeat_test.go":                           true,
-	"runner/run.go":                                   true,
-	"selection/imports_test.go":                       true,
-	"selection/selection_test.go":                     true,
-	"selection/sglang.go":                             true,
-	"suite/keys.go":                                   true,
-	"suite/load.go":                                   true,
-	"suite/realtime_test.go":                          true,
-	"suite/sglang_test.go":                            true,
-	"suite/suite_test.go":                             true,
-}
-
-// TestNoLongLines: no line of Go is over maxLineChars characters, but in longLinesPending.
+// TestNoLongLines: no line of Go is over maxLineChars characters.
 func TestNoLongLines(t *testing.T) {
 	_, files := loadModule(t)
 	var found []string
@@ -184,11 +116,8 @@ func TestNoLongLines(t *testing.T) {
 				}
 			}
 		}
-		switch {
-		case long > 0 && !longLinesPending[fl.path]:
+		if long > 0 {
 			found = append(found, fmt.Sprintf("%s:%d: %d lines over %d characters (the first here): wrap them", fl.path, first, long, maxLineChars))
-		case long == 0 && longLinesPending[fl.path]:
-			found = append(found, fmt.Sprintf("%s: in longLinesPending but has no long line: delete the entry", fl.path))
 		}
 	}
 	slices.Sort(found)

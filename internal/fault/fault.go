@@ -133,7 +133,8 @@ func (f form) value() string {
 
 // rule says what a valid value is, for the error of an invalid one.
 func (f form) rule() string {
-	return [...]string{flagOnly: "no value", request: "a request number K ≥ 1", requestFactor: "K ≥ 1 and FACTOR > 0", mebibytes: "MiB > 0", levels: "1 ≤ LEVELS ≤ 255", requestMiB: "K ≥ 1 and 0 < MiB ≤ 4096"}[f]
+	return [...]string{flagOnly: "no value", request: "a request number K ≥ 1", requestFactor: "K ≥ 1 and FACTOR > 0", mebibytes: "MiB > 0",
+		levels: "1 ≤ LEVELS ≤ 255", requestMiB: "K ≥ 1 and 0 < MiB ≤ 4096"}[f]
 }
 
 // parse reads a spec's value (arg, present or not) in this form.

@@ -130,7 +130,8 @@ func TestPushAssetsRetriesWhenAnotherPushLandsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The branch exists, so that this push's ref write is an update.
-	if _, err := other.PushAssets(t.Context(), DefaultAssetsBranch, RunFolder(pushTime.Add(-time.Hour), "0", "1"), []Asset{{"z.png", png("zero")}}, DefaultRetention, pushTime); err != nil {
+	if _, err := other.PushAssets(t.Context(), DefaultAssetsBranch, RunFolder(pushTime.Add(-time.Hour), "0", "1"), []Asset{{"z.png", png("zero")}},
+		DefaultRetention, pushTime); err != nil {
 		t.Fatal(err)
 	}
 	mine := RunFolder(pushTime.Add(time.Minute), "2", "1")

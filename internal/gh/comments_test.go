@@ -198,7 +198,8 @@ func TestRetries(t *testing.T) {
 			f, p, s := setup(t, githubfake.Config{})
 			f.Inject(tt.faults...)
 			began := time.Now()
-			if err := p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "pending", Description: "running", TargetURL: "https://example.com/run"}); err != nil {
+			if err := p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "pending", Description: "running",
+				TargetURL: "https://example.com/run"}); err != nil {
 				t.Fatal(err)
 			}
 			took := time.Since(began)
@@ -298,19 +299,22 @@ func TestParseEvent(t *testing.T) {
 	}{
 		{
 			"pull_request",
-			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `"}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
+			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head +
+				`"}, "merge_commit_sha": "ffffffffffffffffffffffffffffffffffffffff"}, "repository": {"full_name": "octo/diffusion"}}`,
 			Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion"},
 			"",
 		},
 		{
 			"workflow_run",
-			`{"workflow_run": {"head_sha": "` + head + `", "pull_requests": [{"number": 12, "head": {"sha": "` + head + `"}}]}, "repository": {"full_name": "octo/diffusion"}}`,
+			`{"workflow_run": {"head_sha": "` + head + `", "pull_requests": [{"number": 12, "head": {"sha": "` + head +
+				`"}}]}, "repository": {"full_name": "octo/diffusion"}}`,
 			Event{Number: 12, HeadSHA: head, Repo: "octo/diffusion", WorkflowRun: true},
 			"",
 		},
 		{
 			"workflow_run of a fork lists no pull request",
-			`{"workflow_run": {"head_sha": "` + head + `", "head_branch": "main", "head_repository": {"full_name": "mallory/diffusion"}, "pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`,
+			`{"workflow_run": {"head_sha": "` + head + `", "head_branch": "main", "head_repository": {"full_name": "mallory/diffusion"}, ` +
+				`"pull_requests": []}, "repository": {"full_name": "octo/diffusion"}}`,
 			Event{HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "main", WorkflowRun: true},
 			"",
 		},
@@ -322,7 +326,8 @@ func TestParseEvent(t *testing.T) {
 		},
 		{
 			"pull_request_target from a fork",
-			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head + `", "ref": "fix", "repo": {"full_name": "mallory/diffusion"}}}, "repository": {"full_name": "octo/diffusion"}}`,
+			`{"number": 7, "pull_request": {"number": 7, "head": {"sha": "` + head +
+				`", "ref": "fix", "repo": {"full_name": "mallory/diffusion"}}}, "repository": {"full_name": "octo/diffusion"}}`,
 			Event{Number: 7, HeadSHA: head, Repo: "octo/diffusion", HeadRepo: "mallory/diffusion", HeadBranch: "fix"},
 			"",
 		},

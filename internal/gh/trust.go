@@ -31,7 +31,8 @@ var ErrUntrusted = errors.New("refusing to run")
 // sets) it is not a GitHub event but a person's run, and it is trusted.
 func (e Env) TrustRun(ctx context.Context) error {
 	const risk = "the suite's server commands would run code from the pull request with this repository's secrets and write token (and on its self-hosted runners)"
-	const optIn = "pass --allow-untrusted (action input allow_untrusted: \"true\") only if the suite comes from the base branch and a maintainer has reviewed the change"
+	const optIn = "pass --allow-untrusted (action input allow_untrusted: \"true\") " +
+		"only if the suite comes from the base branch and a maintainer has reviewed the change"
 	name := e.EventName
 	switch {
 	case name == "":
@@ -46,9 +47,9 @@ func (e Env) TrustRun(ctx context.Context) error {
 			return fmt.Errorf(
 				"%w under workflow_run: cannot tell whether a fork triggered it (%v); %s",
 				ErrUntrusted,
-				err,
+				err, //nolint:errorlint // the sentinel decides
 				optIn,
-			) //nolint:errorlint // the sentinel decides
+			)
 		case ev.HeadRepo == "" || ev.Repo == "":
 			return fmt.Errorf(
 				"%w under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s",

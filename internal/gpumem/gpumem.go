@@ -763,7 +763,8 @@ func (w *window) End() memory.Peaks {
 		p.Notes = append(
 			p.Notes,
 			fmt.Sprintf(
-				"%s: no process of the server's tree (pid %d, %d processes) held GPU memory in NVML's list during the window (none allocated yet, or a PID namespace apart from the driver's)",
+				"%s: no process of the server's tree (pid %d, %d processes) held GPU memory in NVML's list during the window (none allocated yet, "+
+					"or a PID namespace apart from the driver's)",
 				checks.SourceNVMLProcess,
 				x.pid,
 				x.treeLen,

@@ -222,7 +222,8 @@ func TestProcessQueryTrigger(t *testing.T) {
 		if n := len(g.calls); n < 162 {
 			t.Errorf("%d device counter reads, want one per tick (≥ 162)", n)
 		}
-		if diff := cmp.Diff(map[string]float64{checks.SourceNVMLProcess: 24 * 1024, checks.SourceNVMLDevice: 29 * 1024, checks.SourceHostAnon: 4}, got.MiB); diff != "" {
+		if diff := cmp.Diff(map[string]float64{checks.SourceNVMLProcess: 24 * 1024, checks.SourceNVMLDevice: 29 * 1024, checks.SourceHostAnon: 4},
+			got.MiB); diff != "" {
 			t.Errorf("peaks (-want +got):\n%s", diff)
 		}
 		if st.RiseQueries != 1 {

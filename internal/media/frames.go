@@ -188,7 +188,8 @@ func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 		"decode",
 		path,
 		"-show_entries",
-		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration",
+		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,"+
+			"duration:stream_disposition=attached_pic:format=format_name,duration",
 	)
 	if err != nil {
 		return FrameHeader{}, err

@@ -354,11 +354,14 @@ func TestParseFrameHeader(t *testing.T) {
 		{"video and audio, cover art first",
 			`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},` +
 				`{"codec_type":"audio","codec_name":"aac","sample_rate":"48000","channels":2,"disposition":{"attached_pic":0}},` +
-				`{"codec_type":"video","codec_name":"h264","width":1280,"height":720,"nb_frames":"97","pix_fmt":"yuv420p","color_space":"bt709","color_range":"tv","disposition":{"attached_pic":0}}]}`,
-			FrameHeader{Codec: "h264", Width: 1280, Height: 720, Frames: 97, PixFmt: "yuv420p", ColorSpace: "bt709", ColorRange: "tv", AudioRate: 48000, AudioChannels: 2, AudioCodec: "aac"}, nil},
+				`{"codec_type":"video","codec_name":"h264","width":1280,"height":720,"nb_frames":"97","pix_fmt":"yuv420p","color_space":"bt709",` +
+				`"color_range":"tv","disposition":{"attached_pic":0}}]}`,
+			FrameHeader{Codec: "h264", Width: 1280, Height: 720, Frames: 97, PixFmt: "yuv420p", ColorSpace: "bt709", ColorRange: "tv", AudioRate: 48000,
+				AudioChannels: 2, AudioCodec: "aac"}, nil},
 		{"rates and durations, the container's where a stream has none",
 			`{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48,"avg_frame_rate":"0/0","r_frame_rate":"24000/1001"},` +
-				`{"codec_type":"audio","codec_name":"aac","sample_rate":"16000","channels":1,"duration":"1.500000"}],"format":{"format_name":"mov,mp4","duration":"2.000000"}}`,
+				`{"codec_type":"audio","codec_name":"aac","sample_rate":"16000","channels":1,"duration":"1.500000"}],` +
+				`"format":{"format_name":"mov,mp4","duration":"2.000000"}}`,
 			FrameHeader{Codec: "h264", Width: 64, Height: 48, AudioRate: 16000, AudioChannels: 1, AudioCodec: "aac", AudioDurationS: 1.5,
 				Format: "mov,mp4", FPS: 24000.0 / 1001, DurationS: 2}, nil},
 		{"image", `{"streams":[{"codec_type":"video","codec_name":"png","width":64,"height":48,"pix_fmt":"rgb24"}]}`,
@@ -385,7 +388,8 @@ func FuzzParseFrameHeader(f *testing.F) {
 	f.Add([]byte(``))
 	f.Add(
 		[]byte(
-			`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},{"codec_type":"audio","sample_rate":"48000","channels":2},{"codec_type":"video","codec_name":"h264","width":32,"height":16}]}`,
+			`{"streams":[{"codec_type":"video","codec_name":"mjpeg","width":64,"height":64,"disposition":{"attached_pic":1}},` +
+				`{"codec_type":"audio","sample_rate":"48000","channels":2},{"codec_type":"video","codec_name":"h264","width":32,"height":16}]}`,
 		),
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {

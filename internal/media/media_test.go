@@ -216,7 +216,8 @@ func TestProbeBroken(t *testing.T) {
 	data, _ := os.ReadFile(mp4)
 	pngData, _ := media.EncodePNG(testImage(64, 64))
 	audioOnly := filepath.Join(t.TempDir(), "a.m4a")
-	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "sine=f=440:d=0.3", "-c:a", "aac", audioOnly).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "sine=f=440:d=0.3", "-c:a", "aac",
+		audioOnly).CombinedOutput(); err != nil {
 		t.Fatalf("make audio-only file: %v\n%s", err, out)
 	}
 	// Without +faststart the index sits at the end: cutting the file loses it.

@@ -326,7 +326,8 @@ func (r Record) Impossible() []string {
 		for _, f := range []struct {
 			key string
 			v   *float64
-		}{{"allocated_mb", m.AllocatedMB}, {"reserved_mb", m.ReservedMB}, {"peak_allocated_mb", m.PeakAllocatedMB}, {"peak_reserved_mb", m.PeakReservedMB}, {"peak_host_anon_mb", m.PeakHostAnonMB}} {
+		}{{"allocated_mb", m.AllocatedMB}, {"reserved_mb", m.ReservedMB}, {"peak_allocated_mb", m.PeakAllocatedMB},
+			{"peak_reserved_mb", m.PeakReservedMB}, {"peak_host_anon_mb", m.PeakHostAnonMB}} {
 			if f.v != nil {
 				bad("memory_snapshots."+name+"."+f.key, *f.v)
 			}

@@ -139,10 +139,12 @@ func TestParseLineMalformed(t *testing.T) {
 		{`{"request_id": "r", "total_duration_ms": NaN}`, `malformed record for request_id "r": total_duration_ms: NaN is not a finite number`},
 		{`{"request_id": "r", "steps": [1.0, -Infinity, "x"]}`, `steps[1]: -Infinity is not a finite number; steps[2]: want a number, got "x"`},
 		{`{"request_id": "r", "steps": 3}`, `steps: want a list, got 3`},
-		{`{"request_id": "r", "stages": [{"name": "DenoisingStage", "execution_time_ms": Infinity}]}`, `stages[0].execution_time_ms: Infinity is not a finite number`},
+		{`{"request_id": "r", "stages": [{"name": "DenoisingStage", "execution_time_ms": Infinity}]}`,
+			`stages[0].execution_time_ms: Infinity is not a finite number`},
 		{`{"request_id": "r", "stages": [{"execution_time_ms": 1}]}`, `stages[0].name: missing`},
 		{`{"request_id": "r", "stages": [{"name": "A"}]}`, `stages[0].execution_time_ms: missing`},
-		{`{"request_id": "r", "memory_snapshots": {"runtime_peak": {"peak_reserved_mb": "lots"}}}`, `memory_snapshots.runtime_peak.peak_reserved_mb: want a number, got "lots"`},
+		{`{"request_id": "r", "memory_snapshots": {"runtime_peak": {"peak_reserved_mb": "lots"}}}`,
+			`memory_snapshots.runtime_peak.peak_reserved_mb: want a number, got "lots"`},
 		{`{"request_id": "r", "memory_snapshots": []}`, `memory_snapshots: want an object, got []`},
 		{`{"request_id": "r", "steps": [1.0, 2.`, `malformed record for request_id "r": not a JSON object`},
 		{`{"request_id": 5}`, `malformed record: request_id: want a string, got 5`},
@@ -170,7 +172,8 @@ func TestParseLineMalformed(t *testing.T) {
 // The request whose record is malformed gets that error at once, with file and line.
 func TestPerfLogMalformedRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "performance.log")
-	if err := os.WriteFile(path, []byte("{\"request_id\": \"a\", \"total_duration_ms\": 1.0}\n{\"request_id\": \"b\", \"steps\": [1.0, NaN]}\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("{\"request_id\": \"a\", \"total_duration_ms\": 1.0}\n"+
+		"{\"request_id\": \"b\", \"steps\": [1.0, NaN]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := New(path)
@@ -376,7 +379,8 @@ func TestPerfLogCutRecordDoesNotHideTheNext(t *testing.T) {
 func TestImpossibleRecordValues(t *testing.T) {
 	rec, err := ParseLine(
 		[]byte(
-			`{"request_id": "r", "total_duration_ms": -12.5, "steps": [1.0, -2.0], "stages": [{"name": "DenoisingStage", "execution_time_ms": -1.0}, {"name": "DecodingStage", "execution_time_ms": 0.0}],
+			`{"request_id": "r", "total_duration_ms": -12.5, "steps": [1.0, -2.0], "stages": [{"name": "DenoisingStage", "execution_time_ms": -1.0}, ` +
+				`{"name": "DecodingStage", "execution_time_ms": 0.0}],
  "memory_snapshots": {"runtime_peak": {"peak_reserved_mb": -3.5, "peak_allocated_mb": 100.0}}}`,
 		),
 	)

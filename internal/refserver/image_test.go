@@ -158,7 +158,8 @@ func TestImageBadRequests(t *testing.T) {
 		name, body, want string
 	}{
 		{"no prompt", `{"size": "64x64"}`, `[{"type":"missing","loc":["body","prompt"],"msg":"Field required","input":{"size":"64x64"}}]`},
-		{"seed type", `{"prompt": "x", "seed": "abc"}`, `[{"type":"int_parsing","loc":["body","seed"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"abc"}]`},
+		{"seed type", `{"prompt": "x", "seed": "abc"}`,
+			`[{"type":"int_parsing","loc":["body","seed"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"abc"}]`},
 		{"two problems", `{"prompt": 3, "n": 1.5}`, `[{"type":"string_type","loc":["body","prompt"],"msg":"Input should be a valid string","input":3},` +
 			`{"type":"int_from_float","loc":["body","n"],"msg":"Input should be a valid integer, got a number with a fractional part","input":1.5}]`},
 	} {

@@ -126,10 +126,12 @@ func TestVideoBadRequests(t *testing.T) {
 		want string
 	}{
 		{"odd size", map[string]any{"prompt": "p", "size": "63x48"}, "even width and height"},
-		{"no prompt", map[string]any{"size": "64x48"}, "Invalid request body: 1 validation error for VideoGenerationsRequest\nprompt\n  Field required [type=missing"},
+		{"no prompt", map[string]any{"size": "64x48"},
+			"Invalid request body: 1 validation error for VideoGenerationsRequest\nprompt\n  Field required [type=missing"},
 		{"frames", map[string]any{"prompt": "p", "num_frames": 0}, "num_frames: 0 is out of range"},
 		{"seconds", map[string]any{"prompt": "p", "seconds": -1}, "seconds: -1 is out of range"},
-		{"fractional seconds", map[string]any{"prompt": "p", "seconds": 2.5}, "seconds\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=2.5, input_type=float]"},
+		{"fractional seconds", map[string]any{"prompt": "p", "seconds": 2.5},
+			"seconds\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=2.5, input_type=float]"},
 		{"audio", map[string]any{"prompt": "p", "generate_audio": "maybe"}, "generate_audio\n  Input should be a valid boolean"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,7 +149,8 @@ func TestVideoBadRequests(t *testing.T) {
 	_ = mw.WriteField("seconds", "2.5")
 	_ = mw.Close()
 	st, b := ts.call(t, http.MethodPost, "/v1/videos", mw.FormDataContentType(), &buf)
-	want := `{"detail":[{"type":"int_parsing","loc":["body","seconds"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"2.5"}]}`
+	want := `{"detail":[{"type":"int_parsing","loc":["body","seconds"],"msg":"Input should be a valid integer, ` +
+		`unable to parse string as an integer","input":"2.5"}]}`
 	if st != http.StatusUnprocessableEntity || string(b) != want {
 		t.Errorf("form seconds=2.5: %d %s, want 422 %s", st, b, want)
 	}

@@ -18,7 +18,8 @@ import (
 // testcase_configs.py @ a7ec6b97f786 (ToleranceConfig.load_profile); PR #38457.
 func TestVRAMToleranceEnvRule(t *testing.T) {
 	const src = "ToleranceConfig.load_profile, testcase_configs.py @ a7ec6b97f786"
-	const file = `{"tolerances": {"pr_test": {"e2e": 0.1, "denoise_stage": 0.2, "non_denoise_stage": 0.3, "denoise_step": 0.4, "denoise_agg": 0.5, "load_peak_vram": 0.03}},
+	const file = `{"tolerances": {"pr_test": {"e2e": 0.1, "denoise_stage": 0.2, "non_denoise_stage": 0.3, "denoise_step": 0.4, "denoise_agg": 0.5, ` +
+		`"load_peak_vram": 0.03}},
  "sampling": {"step_fractions": [0.0, 1.0]},
  "scenarios": {"plain": {"expected_e2e_ms": 1.0}, "over": {"expected_e2e_ms": 1.0, "tolerance_overrides": {"runtime_peak_vram": 0.09}}}}`
 	f, err := Parse("h100.json", []byte(file))
@@ -105,7 +106,8 @@ func TestRegenerateFieldsRule(t *testing.T) {
 		{"no file: SGLang's keys only", nil, RegenerateOptions{}, sglang},
 		{"a file without the extra keys", withFile(`"old": {"expected_e2e_ms": 1.0}`), RegenerateOptions{}, sglang},
 		{"a file that uses expected_load_ms", withFile(`"old": {"expected_e2e_ms": 1.0, "expected_load_ms": 4000.0}`), RegenerateOptions{}, sglang},
-		{"--all-fields", nil, RegenerateOptions{AllFields: true}, append(slices.Clone(sglang), "load_peak_allocated_mb", "runtime_peak_allocated_mb", "runtime_peak_host_anon_mb")},
+		{"--all-fields", nil, RegenerateOptions{AllFields: true},
+			append(slices.Clone(sglang), "load_peak_allocated_mb", "runtime_peak_allocated_mb", "runtime_peak_host_anon_mb")},
 	} {
 		reg, err := Regenerate(tt.base, []*checks.Result{res}, tt.opts)
 		if err != nil {

@@ -9,7 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The verdict rules of issue 20, each at its boundary, with the SGLang source it follows.
+// SGLang's verdict rules on the perf checks, the retry and the output shape (docs/sglang-compat.md,
+// "Verdict rules"), each at its boundary, with the SGLang source it follows.
 // test_server_utils.py, test_server_common.py and testcase_configs.py are SGLang's
 // python/sglang/multimodal_gen/test/server/ files at a7ec6b97f786 (2026-08-21); PR #39206
 // is known from its description and its tests, not its code (docs/sglang-compat.md).
@@ -108,10 +109,15 @@ func TestRetryRule(t *testing.T) {
 		{"consistency failed", req(Failed(ConsistencySSIM, "")), false},
 		{"performance and consistency failed", req(Failed(PerfE2E, ""), Failed(ConsistencySSIM, "")), false},
 		{"GT not found", req(Failed(ConsistencyGroup, "GT not found for c: no ground truth")), false},
-		{"consistency failed beside a timeout", req(Check{Name: OutputPresent, Status: Fail, Cause: "request hung: no output within 2s"}, Failed(ConsistencySSIM, "")), false},
+		{"consistency failed beside a timeout", req(Check{Name: OutputPresent, Status: Fail, Cause: "request hung: no output within 2s"},
+			Failed(ConsistencySSIM, "")), false},
 		{"a request timed out (TimeoutError)", req(Check{Name: OutputPresent, Status: Fail, Cause: "request hung: no output within 2s"}), true},
-		{"the server start timed out (TimeoutError in _wait_for_ready)", CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: CauseStartTimeout}}, Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, true},
-		{"the server exited while starting (RuntimeError)", CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: "server failed to start, exit 1"}}, Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, false},
+		{"the server start timed out (TimeoutError in _wait_for_ready)",
+			CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: CauseStartTimeout}},
+				Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, true},
+		{"the server exited while starting (RuntimeError)",
+			CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: "server failed to start, exit 1"}},
+				Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, false},
 		{"the server ran out of memory", withTail(req(Failed(ServerAlive, "server exited")), "torch.OutOfMemoryError: CUDA out of memory."), true},
 		{"SafetensorError in the log", withTail(req(Failed(OutputPresent, "500")), "safetensors_rust.SafetensorError: invalid header"), true},
 		{"an output assertion is not retried", req(Failed(OutputValid, "size 64x64, want 256x256")), false},
@@ -161,8 +167,10 @@ func TestOutputShapeRule(t *testing.T) {
 		{"no frame count without interpolation", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 81}, 64, 64, 80, 0, ""},
 		{"2× interpolation of 33 frames: 65", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 33, Extra: interp}, 64, 64, 65, 0, ""},
 		{"2× interpolation, one frame short", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 33, Extra: interp}, 64, 64, 64, 1, "want 65"},
-		{"exp 2 of 33 frames: 129", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 33, Extra: map[string]any{"enable_frame_interpolation": true, "frame_interpolation_exp": 2}}, 64, 64, 129, 0, ""},
-		{"interpolation and upscaling", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 33, Extra: map[string]any{"enable_frame_interpolation": true, "enable_upscaling": true}}, 256, 256, 65, 0, ""},
+		{"exp 2 of 33 frames: 129", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 33,
+			Extra: map[string]any{"enable_frame_interpolation": true, "frame_interpolation_exp": 2}}, 64, 64, 129, 0, ""},
+		{"interpolation and upscaling", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 33,
+			Extra: map[string]any{"enable_frame_interpolation": true, "enable_upscaling": true}}, 256, 256, 65, 0, ""},
 		{"image to video: no frame count", ShapeRequest{Width: 64, Height: 64, Video: true, ImageToVideo: true, NumFrames: 33, Extra: interp}, 64, 64, 40, 0, ""},
 		{"no num_frames: no frame count", ShapeRequest{Width: 64, Height: 64, Video: true, Extra: interp}, 64, 64, 40, 0, ""},
 		{"no size: none checked", ShapeRequest{Video: true, Extra: up4}, 7, 9, 1, 0, ""},

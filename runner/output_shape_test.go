@@ -31,12 +31,15 @@ func TestShapeProblemsRule(t *testing.T) {
 		want  string // "" for no problem
 	}{
 		{"upscaled 4× passes", img(map[string]any{"enable_upscaling": true, "upscaling_scale": 4}), media.Info{Width: 4096, Height: 4096, Codec: "png"}, ""},
-		{"upscaled case at the requested size fails", img(map[string]any{"enable_upscaling": true, "upscaling_scale": 4}), media.Info{Width: 1024, Height: 1024, Codec: "png"}, "size 1024x1024, want 4096x4096"},
+		{"upscaled case at the requested size fails", img(map[string]any{"enable_upscaling": true, "upscaling_scale": 4}),
+			media.Info{Width: 1024, Height: 1024, Codec: "png"}, "size 1024x1024, want 4096x4096"},
 		{"plain image at its size", img(nil), media.Info{Width: 1024, Height: 1024, Codec: "png"}, ""},
 		{"a video's frame count is not checked", vid(81, nil), media.Info{Width: 64, Height: 64, Frames: 77}, ""},
 		{"interpolated 2×: 161 frames of 81", vid(81, map[string]any{"enable_frame_interpolation": true}), media.Info{Width: 64, Height: 64, Frames: 161}, ""},
-		{"interpolated 2×, 81 frames", vid(81, map[string]any{"enable_frame_interpolation": true}), media.Info{Width: 64, Height: 64, Frames: 81}, "frame count mismatch after interpolation: 81 frames, want 161"},
-		{"a bad scale names the case", img(map[string]any{"enable_upscaling": true, "upscaling_scale": "x"}), media.Info{Width: 1, Height: 1, Codec: "png"}, "case flux_2_image_t2i_upscaling_4x: request extra upscaling_scale: want a number"},
+		{"interpolated 2×, 81 frames", vid(81, map[string]any{"enable_frame_interpolation": true}), media.Info{Width: 64, Height: 64, Frames: 81},
+			"frame count mismatch after interpolation: 81 frames, want 161"},
+		{"a bad scale names the case", img(map[string]any{"enable_upscaling": true, "upscaling_scale": "x"}),
+			media.Info{Width: 1, Height: 1, Codec: "png"}, "case flux_2_image_t2i_upscaling_4x: request extra upscaling_scale: want a number"},
 	} {
 		got := strings.Join(shapeProblems(tt.c, tt.info), "; ")
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
