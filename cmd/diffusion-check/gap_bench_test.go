@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -64,15 +65,21 @@ func BenchmarkRequestGap(b *testing.B) {
 		b.Fatal(err)
 	}
 	exe := filepath.Join(binDir, "diffusion-check")
+	// As the run command does: the ffmpeg found decides the options (4.x has no -fps_mode).
+	tools, err := media.ProbeTools(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := media.WithTools(b.Context(), tools)
 	run := func(out string, mode runner.Mode, ahead int) *checks.Result {
-		res, err := runner.Run(b.Context(), runner.Options{Suite: s, Out: filepath.Join(dir, out), Force: true, Mode: mode,
+		res, err := runner.Run(ctx, runner.Options{Suite: s, Out: filepath.Join(dir, out), Force: true, Mode: mode,
 			Executable: exe, Environ: os.Environ(), ValidateAhead: ahead})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, cr := range res.Cases {
 			if cr.Status != checks.Pass {
-				b.Fatalf("%s run: case %s is %s: %v", out, cr.ID, cr.Status, cr.Errors)
+				b.Fatalf("%s run: case %s is %s: %v; failing checks: %v", out, cr.ID, cr.Status, cr.Errors, failing(cr))
 			}
 		}
 		return res
@@ -116,6 +123,19 @@ func BenchmarkRequestGap(b *testing.B) {
 		b.Logf("%s: e2e of requests 2-%d: median %.0f ms beside a validation vs %.0f ms alone (ratio %.3f; %d each); run medians beside %v, alone %v",
 			c.ID, c.Repeat, beside, alone, beside/alone, len(e2e["pipelined"][c.ID]), rounded(runE2E["pipelined"][c.ID]), rounded(runE2E["validate-first"][c.ID]))
 	}
+}
+
+// failing names each check of cr that did not pass, with its request and detail.
+func failing(cr checks.CaseResult) []string {
+	var out []string
+	for _, rr := range cr.Requests {
+		for _, c := range rr.Checks {
+			if c.Status != checks.Pass && c.Status != checks.Skip {
+				out = append(out, fmt.Sprintf("request %d %s %s: %s", rr.Index, c.Name, c.Status, c.Detail))
+			}
+		}
+	}
+	return out
 }
 
 // requestGaps is the time from each request's answer to the next request's send, in ms.
