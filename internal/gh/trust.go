@@ -46,9 +46,9 @@ func (e Env) TrustRun(ctx context.Context) error {
 			return fmt.Errorf(
 				"%w under workflow_run: cannot tell whether a fork triggered it (%v); %s",
 				ErrUntrusted,
-				err,
+				err, //nolint:errorlint // the sentinel decides
 				optIn,
-			) //nolint:errorlint // the sentinel decides
+			)
 		case ev.HeadRepo == "" || ev.Repo == "":
 			return fmt.Errorf(
 				"%w under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s",
