@@ -111,8 +111,9 @@ type Result struct {
 	// before its final write; or a reader rebuilt it from requests.jsonl. Its requests
 	// without a result say they have none.
 	Incomplete string `json:"incomplete,omitempty"`
-	// Files says which baseline and thresholds files the run read and why, and the runner
-	// pool whose references applied; nil for a run that read neither.
+	// Files says which baseline and thresholds files the run read and why, the runner pool
+	// whose references applied, and the pinned ground-truth store; nil for a run that read
+	// none of them.
 	Files *Files `json:"files,omitempty"`
 }
 
@@ -127,6 +128,16 @@ type Files struct {
 	Runner        string `json:"runner,omitempty"`
 	// Pool is the runner_overrides prefix whose references applied; "" for the default pool.
 	Pool string `json:"pool,omitempty"`
+	// GroundTruth is the pinned git store the ground truth came from (the suite's
+	// `ground_truth: {repo, commit, path}`); nil for a folder.
+	GroundTruth *GroundTruthStore `json:"ground_truth,omitempty"`
+}
+
+// GroundTruthStore is a git repository at a commit, and the store's folder in it.
+type GroundTruthStore struct {
+	Repo   string `json:"repo"`
+	Commit string `json:"commit"`
+	Path   string `json:"path,omitempty"`
 }
 
 // Partition says which part of a planned lane a result covers: Index is 0-based, Total ≥ 1.

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"net/url"
 	"path"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,10 @@ func header(b *strings.Builder, r *Report) {
 	// Which baseline file and runner pool the verdicts used (SGLang chooses both per runner).
 	if f := distinct(r.Lanes, func(l checks.Result) string { return baselineFact(l.Files) }); f != "" {
 		facts = append(facts, f)
+	}
+	// Which pinned ground-truth store the consistency checks read.
+	if g := distinct(r.Lanes, func(l checks.Result) string { return storeFact(l.Files) }); g != "" {
+		facts = append(facts, g)
 	}
 	if c := distinct(r.Lanes, func(l checks.Result) string { return shortSHA(l.Commit) }); c != "" {
 		facts = append(facts, "commit "+code(c))
@@ -331,6 +336,22 @@ func shortSHA(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// storeFact names the pinned git store a lane's ground truth came from, by its repository
+// (owner/name of an https URL, else the folder's name) and short commit:
+// "ground truth `sgl-project/ci-data-diffusion@15b30030ef98`".
+func storeFact(f *checks.Files) string {
+	if f == nil || f.GroundTruth == nil {
+		return ""
+	}
+	name := strings.TrimSuffix(strings.TrimSuffix(f.GroundTruth.Repo, "/"), ".git")
+	if u, err := url.Parse(name); err == nil && u.Scheme == "https" && u.Path != "" {
+		name = strings.TrimPrefix(u.Path, "/")
+	} else {
+		name = path.Base(filepath.ToSlash(name))
+	}
+	return "ground truth " + code(name+"@"+shortSHA(f.GroundTruth.Commit))
 }
 
 // baselineFact names the baseline file of a lane and, on a runner of one of its

@@ -17,6 +17,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
+	"github.com/diffusion-check/diffusion-check/internal/gitstore"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
@@ -28,6 +29,7 @@ import (
 type consistencyConfig struct {
 	thresholds *baselines.Thresholds
 	gt         baselines.GroundTruth
+	store      *gitstore.Store // the pinned git store gt.Dir lies in (fetchStore); nil for a folder
 	clip       *clip.Scorer
 	gtMemory   int64 // bytes of decoded ground truth one case may keep
 

@@ -104,7 +104,10 @@ func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *checks.File
 		f.Thresholds = cc.thresholds.Path
 		f.ThresholdsWhy = cmp.Or(opts.ConsistencyPlatform.Why, "the suite's thresholds")
 	}
-	if f.Baselines == "" && f.Thresholds == "" {
+	if st := cc.store; st != nil {
+		f.GroundTruth = &checks.GroundTruthStore{Repo: st.Repo, Commit: st.Commit, Path: st.Path}
+	}
+	if f.Baselines == "" && f.Thresholds == "" && f.GroundTruth == nil {
 		return nil
 	}
 	return f

@@ -84,6 +84,10 @@ type Options struct {
 	// requests do not each decode it again (see compare.Cache); 0 means
 	// compare.DefaultCacheBytes (1 GiB), negative keeps nothing.
 	GTMemory int64
+	// GTCache is the folder of the fetched ground-truth stores (the suite's `ground_truth:
+	// {repo, commit, path}`), shared by the runs of a host: one entry per store
+	// (internal/gitstore). cmd sets it; empty refuses a suite that names a store.
+	GTCache string
 }
 
 // ConfigError is an error of Run that lies in its options or in the suite's files (a bad
@@ -102,6 +106,9 @@ func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	cases, verdicts, cons, err := configure(&opts)
 	if err != nil {
 		return nil, &ConfigError{err}
+	}
+	if err := cons.fetchStore(ctx, opts, cases); err != nil {
+		return nil, err
 	}
 	// Held until Run returns: a second run into this folder is refused before it touches
 	// anything (it would interleave its lines into requests.jsonl and overwrite results.json).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/gitstore"
 	"github.com/diffusion-check/diffusion-check/internal/pyimport"
 	"github.com/diffusion-check/diffusion-check/internal/schema"
 )
@@ -12,18 +13,19 @@ import (
 type valueKind int
 
 const (
-	scalarValue   valueKind = iota // any scalar, read as written (`gpu: 5090` is "5090")
-	intValue                       // a YAML integer
-	numberValue                    // an integer or a float, finite
-	boolValue                      // true or false
-	durationValue                  // a Go duration string: "90s", "10m"
-	listValue                      // a list of scalars
-	envValue                       // a mapping of variable names to scalars
-	anyMapping                     // a mapping of anything (a request's extra fields)
-	objectValue                    // a mapping whose keys are those of another table entry
-	namedObjects                   // a mapping of names to objects (servers)
-	objectList                     // a list of objects (cases)
-	numberMap                      // a mapping of names (those of enum, when set) to finite numbers
+	scalarValue    valueKind = iota // any scalar, read as written (`gpu: 5090` is "5090")
+	intValue                        // a YAML integer
+	numberValue                     // an integer or a float, finite
+	boolValue                       // true or false
+	durationValue                   // a Go duration string: "90s", "10m"
+	listValue                       // a list of scalars
+	envValue                        // a mapping of variable names to scalars
+	anyMapping                      // a mapping of anything (a request's extra fields)
+	objectValue                     // a mapping whose keys are those of another table entry
+	namedObjects                    // a mapping of names to objects (servers)
+	objectList                      // a list of objects (cases)
+	numberMap                       // a mapping of names (those of enum, when set) to finite numbers
+	scalarOrObject                  // a scalar read as written, or a mapping whose keys are those of another table entry
 )
 
 // key is one key of a suite mapping: what the decoder accepts and what the suite's JSON
@@ -33,7 +35,7 @@ type key struct {
 	kind     valueKind
 	doc      string
 	required bool     // absent or null is "missing"
-	object   string   // the table entry of objectValue, namedObjects and objectList values
+	object   string   // the table entry of objectValue, namedObjects, objectList and scalarOrObject values
 	enum     []string // allowed values of a scalar
 	pattern  string   // a scalar's form, as an RE2 and ECMA-262 regular expression
 	least    *float64 // the smallest number, or the shortest duration (0: not negative)
@@ -56,6 +58,8 @@ const (
 	// repeatObject (repeat.go) is the consistency.repeat thresholds.
 	// realtimeObject is a realtime (streaming) case's session: suite/realtime.go.
 	realtimeObject = "realtime"
+	// groundTruthObject is `ground_truth:` as a pinned git store: suite/groundtruth.go.
+	groundTruthObject = "ground_truth"
 )
 
 // durationPattern is the form time.ParseDuration reads, without a sign: every suite
@@ -108,7 +112,12 @@ func keyTable() map[string][]key {
 				kind: scalarValue,
 				doc:  "consistency threshold file or folder (SGLang's consistency_thresholds), relative to the suite; default: built-in thresholds",
 			},
-			{name: "ground_truth", kind: scalarValue, doc: "folder of ground-truth media, relative to the suite; written by run --mode gt"},
+			{
+				name:   "ground_truth",
+				kind:   scalarOrObject,
+				object: groundTruthObject,
+				doc:    "folder of ground-truth media, relative to the suite (written by run --mode gt), or a git repository pinned at a commit: {repo, commit, path}",
+			},
 			{name: "known_failures", kind: scalarValue, doc: "known-failures YAML file (docs/known-failures.md), relative to the suite"},
 			{
 				name:   repeatObject,
@@ -301,6 +310,27 @@ func keyTable() map[string][]key {
 			},
 		},
 		repeatObject: repeatTableKeys(),
+		groundTruthObject: {
+			{
+				name:     "repo",
+				kind:     scalarValue,
+				required: true,
+				doc:      "the store's git repository: an https:// URL; or a file:// URL or a local path (relative to the suite), for a repository on this machine",
+			},
+			{
+				name:     "commit",
+				kind:     scalarValue,
+				required: true,
+				pattern:  gitstore.CommitPattern,
+				doc:      "the full 40-hex commit SHA the store is pinned at, in lower case; a branch, tag or short SHA is refused",
+			},
+			{
+				name:    "path",
+				kind:    scalarValue,
+				pattern: gitstore.PathPattern,
+				doc:     "the store's folder in the repository, such as diffusion-ci/consistency_gt; default: the repository's root",
+			},
+		},
 	}
 }
 
@@ -410,6 +440,8 @@ func valueSchema(k key) *schema.Schema {
 		return s
 	case objectValue:
 		return ref()
+	case scalarOrObject:
+		return &schema.Schema{AnyOf: []*schema.Schema{{Type: scalarTypes()}, ref()}}
 	case namedObjects:
 		return &schema.Schema{Type: "object", AdditionalProperties: ref(), PropertyNames: &schema.Schema{Pattern: "^" + namePattern + "$"}}
 	case objectList:

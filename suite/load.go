@@ -107,12 +107,12 @@ func (d *decoder) suite(data []byte) *Suite {
 		o.atLeast("validation_threads", s.ValidationThreads, 1)
 	}
 	for key, dst := range map[string]*string{
-		"baselines": &s.Baselines, "thresholds": &s.Thresholds,
-		"ground_truth": &s.GroundTruth, "known_failures": &s.KnownFailures,
+		"baselines": &s.Baselines, "thresholds": &s.Thresholds, "known_failures": &s.KnownFailures,
 	} {
 		o.str(key, dst)
 		*dst = d.path(*dst)
 	}
+	s.GroundTruth, s.GroundTruthStore = d.groundTruth(o)
 	if v, field, ok := o.get("servers"); ok {
 		if es, ok := d.Entries(v, field); ok {
 			for _, e := range es {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/gitstore"
 )
 
 // Modality is what a case's requests produce.
@@ -33,6 +34,10 @@ type Suite struct {
 	Thresholds    string // consistency_thresholds/<gpu>.json or a folder of them
 	GroundTruth   string // folder of ground-truth media
 	KnownFailures string // known-failures YAML
+	// GroundTruthStore is `ground_truth: {repo, commit, path}`: the ground truth is that folder
+	// of a git repository at a pinned commit, fetched by the runner (GroundTruth is then
+	// empty). A local repository's path is absolute here.
+	GroundTruthStore *gitstore.Store
 	// Noise is the top level's confirm and on_unconfirmed, which servers and cases inherit.
 	Noise Noise
 	// RepeatLimits is the top level's repeat_thresholds over the built-in defaults, which

@@ -247,6 +247,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 		Perf:              runner.PerfOptions{Profile: o.profile, Overrides: overrides, Runner: e.getenv(baselines.RunnerEnv)},
 		CLIPScorer:        clipScorerOf(o.clipScorer, o.clipTimeout),
 		GTMemory:          gtMemory(o.gtMiB),
+		GTCache:           gtCacheDir(e),
 		ValidationThreads: o.threads,
 		// SGLang's harness compares the value with "1" exactly (test_server_common.py).
 		SkipConsistency: e.getenv("SGLANG_SKIP_CONSISTENCY") == "1",

@@ -60,3 +60,27 @@ func cell(s string) string {
 	s = strings.ReplaceAll(s, "; ", "<br>")
 	return strings.ReplaceAll(s, "\n", "<br>")
 }
+
+// gtCacheEnv names the folder of the fetched ground-truth stores, over the default below (as
+// scripts/lint's GOLANGCI_LINT_DIR names its own under the same user cache).
+const gtCacheEnv = "DIFFUSION_CHECK_GT_CACHE"
+
+// gtCacheDir is where `run` keeps the ground-truth stores it fetched (a suite's
+// `ground_truth: {repo, commit, path}`), shared by every run of the user on the host:
+// $DIFFUSION_CHECK_GT_CACHE, else $XDG_CACHE_HOME/diffusion-check/gt, else
+// ~/.cache/diffusion-check/gt (the XDG base directory rule, which ignores a relative
+// XDG_CACHE_HOME). "" when none is set: a suite that names a store is then refused, saying so.
+func gtCacheDir(e env) string {
+	if d := e.getenv(gtCacheEnv); d != "" {
+		return d
+	}
+	base := e.getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(base) {
+		home := e.getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "diffusion-check", "gt")
+}

@@ -105,7 +105,7 @@ func DecodeAudio(ctx context.Context, path string) (PCM, error) {
 // DecodeAudioTrack is DecodeAudio for a file already known to have an audio stream of that
 // many channels (FrameReader.Audio, Info.Audio): it does not ask ffprobe again.
 func DecodeAudioTrack(ctx context.Context, path string, channels int) (PCM, error) {
-	stderr := &tail{n: 4 << 10}
+	stderr := &proc.Tail{N: 4 << 10}
 	// extract_audio_pcm's arguments, in its order; -nostdin and -hide_banner change no sample.
 	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-v", "error",
 		"-i", fileArg(path), "-map", "0:a:0", "-vn", "-ac", "1", "-ar", strconv.Itoa(AudioRate), "-f", "f32le", "pipe:1")

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // EncodePNG encodes img as PNG. The standard library's encoder is deterministic: the same
@@ -49,7 +51,7 @@ func EncodeWebP(ctx context.Context, img image.Image, quality int) ([]byte, erro
 	r := img.Bounds()
 	rgb := RGB24(img)
 	var out bytes.Buffer
-	stderr := &tail{n: 4 << 10}
+	stderr := &proc.Tail{N: 4 << 10}
 	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
 		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", r.Dx(), r.Dy()), "-i", "pipe:0",
 		"-frames:v", "1", "-c:v", "libwebp", "-quality", strconv.Itoa(quality),
@@ -249,7 +251,7 @@ func rawFramesInput(w, h, fps int) []string {
 // encodeFrames runs ffmpeg with args, which read packed RGB frames of w×h from stdin, and
 // feeds it frames frames from frame. On failure dst is removed.
 func encodeFrames(ctx context.Context, dst string, w, h, frames int, frame func(i int, rgb []byte), args []string) (err error) {
-	stderr := &tail{n: 4 << 10}
+	stderr := &proc.Tail{N: 4 << 10}
 	cmd := command(ctx, "ffmpeg", args...)
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
@@ -285,7 +287,7 @@ func encodeFrames(ctx context.Context, dst string, w, h, frames int, frame func(
 
 // ffmpegError describes a failed ffmpeg run: the context's error when it was cancelled, else
 // the tail of ffmpeg's stderr, else the exit status.
-func ffmpegError(ctx context.Context, what string, err error, stderr *tail) error {
+func ffmpegError(ctx context.Context, what string, err error, stderr *proc.Tail) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // maxPixels bounds the frame size a header may announce (a 16384×16384 frame), so that a
@@ -53,7 +55,7 @@ type decoder struct {
 	yuv    bool // it sends yuv420p (else rgb24)
 	cmd    *exec.Cmd
 	stdout io.ReadCloser
-	stderr *tail
+	stderr *proc.Tail
 	cancel context.CancelFunc
 	// proof, when not nil, is ffmpeg's own rgb24 conversion of frame 0 on a second output
 	// (pipe:3), beside the yuv420p frames on stdout: ffmpeg 5.1 writes it after the last frame
@@ -208,7 +210,7 @@ var noYUV = false
 // with withProof (only with yuv) also ffmpeg's own rgb24 of frame 0 on pipe:3.
 func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	ctx, cancel := context.WithCancel(r.parent)
-	d := &decoder{yuv: yuv, cancel: cancel, stderr: &tail{n: 8 << 10}}
+	d := &decoder{yuv: yuv, cancel: cancel, stderr: &proc.Tail{N: 8 << 10}}
 	passthrough := toolsOf(r.parent).passthrough
 	out := func(pixFmt, to string, extra ...string) []string {
 		return append(append(append([]string{"-map", "0:V:0"}, passthrough...), extra...), "-f", "rawvideo", "-pix_fmt", pixFmt, to)

@@ -47,29 +47,6 @@ func messages(stderr []byte, path string, maxLines int) []string {
 	return out
 }
 
-// tail is a bounded io.Writer that keeps the last n bytes written to it: enough of ffmpeg's
-// stderr for an error message, whatever a broken input makes it print.
-type tail struct {
-	n   int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.n {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
-	}
-	return len(p), nil
-}
-
-// Bytes returns the last n bytes written.
-func (t *tail) Bytes() []byte {
-	if len(t.buf) > t.n {
-		return t.buf[len(t.buf)-t.n:]
-	}
-	return t.buf
-}
-
 // stderrText formats ffmpeg's stderr for an error message: its last lines, joined with "; ".
 func stderrText(stderr []byte, path string) string {
 	return strings.Join(messages(bytes.TrimSpace(stderr), path, 4), "; ")

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // Info is what ffprobe says a media file holds.
@@ -86,7 +88,7 @@ func checkFile(what, path string) error {
 // the file and quoting ffprobe.
 func ffprobe(ctx context.Context, what, path string, args ...string) (stdout, stderr []byte, err error) {
 	var out bytes.Buffer
-	msgs := &tail{n: 8 << 10}
+	msgs := &proc.Tail{N: 8 << 10}
 	cmd := command(ctx, "ffprobe", append(append([]string{"-v", "error"}, args...), "-of", "json", fileArg(path))...)
 	cmd.Stdout = &out
 	cmd.Stderr = msgs

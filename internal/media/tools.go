@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // Tools is what the installed ffmpeg and ffprobe are and understand, probed once at start
@@ -196,7 +198,7 @@ func ProbeTools(ctx context.Context) (Tools, error) {
 	for what, argv := range jobs {
 		wg.Go(func() {
 			var stdout bytes.Buffer
-			stderr := &tail{n: 4 << 10}
+			stderr := &proc.Tail{N: 4 << 10}
 			cmd := command(ctx, argv[0], argv[1:]...)
 			cmd.Stdout, cmd.Stderr = &stdout, stderr
 			err := cmd.Run()

@@ -61,3 +61,26 @@ func Group(name string, args ...string) *exec.Cmd {
 	setProcessGroup(cmd)
 	return cmd
 }
+
+// Tail is a bounded io.Writer that keeps the last N bytes written to it: enough of a helper's
+// stderr for an error message (ffmpeg's, git's), whatever a broken input makes it print.
+type Tail struct {
+	N   int
+	buf []byte
+}
+
+func (t *Tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.N {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.N:]...)
+	}
+	return len(p), nil
+}
+
+// Bytes returns the last N bytes written.
+func (t *Tail) Bytes() []byte {
+	if len(t.buf) > t.N {
+		return t.buf[len(t.buf)-t.N:]
+	}
+	return t.buf
+}

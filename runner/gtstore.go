@@ -1,0 +1,61 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/diffusion-check/diffusion-check/internal/gitstore"
+	"github.com/diffusion-check/diffusion-check/suite"
+)
+
+// fetchStore fetches the suite's pinned ground-truth store (`ground_truth: {repo, commit,
+// path}`) into opts.GTCache, once per host and store, and points the run's ground truth at
+// its folder there; the run's first lines say which store and where. A partition none of
+// whose cases compares with ground truth fetches nothing. A store the repository lacks (its
+// commit or its folder) and a gt run, which writes a folder, are configuration errors; a
+// fetch that fails (the network, git missing) is not.
+func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases []*suite.Case) error {
+	st := opts.Suite.GroundTruthStore
+	if st == nil {
+		return nil
+	}
+	where := opts.Suite.Path + ": ground_truth"
+	compares := false
+	for _, c := range cases {
+		compares = compares || suite.Enabled(c.Checks.Consistency) || (c.Modality == suite.VideoAudio && suite.Enabled(c.Checks.Audio))
+	}
+	if opts.Mode != ModeGT && (!compares || opts.SkipConsistency) {
+		return nil
+	}
+	if opts.Mode == ModeGT {
+		return &ConfigError{fmt.Errorf("%s is a git store pinned at a commit (%s): run --mode gt writes a folder; name one in ground_truth, "+
+			"commit it to the store's repository, and pin the new commit", where, st)}
+	}
+	if opts.GTCache == "" {
+		return &ConfigError{fmt.Errorf("%s: no cache folder to fetch %s into: set DIFFUSION_CHECK_GT_CACHE, XDG_CACHE_HOME or HOME", where, st)}
+	}
+	// git gets the servers' environment (no token; nil: this process's).
+	f := gitstore.Fetcher{Cache: opts.GTCache, Env: serverEnviron(opts.Environ)}
+	dir, fetched, err := f.Fetch(ctx, *st)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", where, err)
+		var missing *gitstore.NotFoundError
+		if errors.As(err, &missing) {
+			return &ConfigError{err}
+		}
+		return err
+	}
+	cc.gt.Dir, cc.store = dir, st
+	how := "cached at"
+	if fetched {
+		how = "fetched into"
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	fmt.Fprintf(progress, "ground truth: %s, %s %s\n", st, how, dir)
+	return nil
+}
