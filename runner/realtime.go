@@ -99,7 +99,7 @@ func (c *client) realtimeInit(ctx context.Context, cs *suite.Case) (map[string]a
 	case suite.IsURL(r.InputReference):
 		body["first_frame"] = r.InputReference // the server fetches it, as SGLang's does
 	case r.InputReference != "":
-		b, err := inputfile.Read(ctx, r.InputReference, maxFirstFrameBytes)
+		b, err := inputfile.Read(ctx, r.InputReference, maxInputBytes)
 		if err != nil {
 			return nil, fmt.Errorf("realtime first frame: %w", err)
 		}
@@ -114,14 +114,10 @@ func (c *client) realtimeInit(ctx context.Context, cs *suite.Case) (map[string]a
 	return body, nil
 }
 
-// maxFirstFrameBytes bounds a realtime case's first frame, a file or a URL's body, read as
-// untrusted input.
-const maxFirstFrameBytes = 64 << 20
-
-// firstFrameLimits bound the pre-flight fetch of a first frame URL: the file's cap, a few
+// firstFrameLimits bound the pre-flight fetch of a first frame URL: an input file's cap, a few
 // redirects, and a timeout of its own, far below any request timeout, so that a URL that
 // never answers fails its request naming the URL rather than passing for a hung server.
-var firstFrameLimits = fetch.Limits{MaxBytes: maxFirstFrameBytes, Timeout: 30 * time.Second, MaxRedirects: 5}
+var firstFrameLimits = fetch.Limits{MaxBytes: maxInputBytes, Timeout: 30 * time.Second, MaxRedirects: 5}
 
 // fetchFirstFrame is the pre-flight of a realtime case whose first frame is a URL: the URL is
 // still sent as the init message's first_frame string for the server to fetch (as SGLang's
