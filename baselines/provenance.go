@@ -17,9 +17,13 @@ func (s Source) String() string {
 	return words.Plural(s.Requests, "request") + " × " + words.Plural(s.Partitions, "partition")
 }
 
-// hasPerf reports whether a request carries the server's timings (a perf record); only
-// those count towards a scenario's timings.
+// hasPerf reports whether a request carries the server's timings (a perf record), or for a
+// realtime request a whole session's E2E (a session that delivered its output: one cut short
+// has the E2E of the chunks it sent); only those count towards a scenario's timings.
 func hasPerf(rr checks.RequestResult) bool {
+	if len(rr.RealtimeChunks) > 0 {
+		return checks.SessionE2E(rr.RealtimeChunks) > 0 && rr.Output != nil
+	}
 	return rr.ServerTotalMs > 0 || len(rr.Stages) > 0 || len(rr.StepsMs) > 0
 }
 

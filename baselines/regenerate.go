@@ -29,6 +29,7 @@ type measured struct {
 	wallS      float64
 	mem        map[string]float64 // baseline key (load_peak_vram_mb, ...) → max MiB
 	requests   int
+	realtime   bool // e2e is realtime sessions' (addSession)
 }
 
 func newMeasured(id string) *measured {
@@ -51,6 +52,10 @@ func worst(a, b float64) float64 {
 // record (no server total, no stages) adds only its memory.
 func (m *measured) addRequest(rr checks.RequestResult) {
 	m.addMemory("runtime", rr.PeakVRAMMiB)
+	if len(rr.RealtimeChunks) > 0 {
+		m.addSession(rr)
+		return
+	}
 	if !hasPerf(rr) {
 		return
 	}
@@ -79,6 +84,20 @@ func (m *measured) addRequest(rr checks.RequestResult) {
 		m.avg = worst(m.avg, checks.StepMean(rr.StepsMs))
 		med := checks.StepMedian(rr.StepsMs)
 		m.median = worst(m.median, med)
+	}
+}
+
+// addSession folds in a realtime request: its E2E is the session's (checks.SessionE2E: init
+// sent → the last chunk's stats), which a realtime case's perf.e2e judges, from a session
+// that delivered its output (hasPerf). Its last chunk's perf record gives the memory alone: a
+// chunk's stages and steps are not the session's, and SGLang's realtime scenario has none
+// (h100.json lingbot_world_realtime_plastic_beach: stages_ms {}, denoise_step_ms {}, 0.0
+// averages).
+func (m *measured) addSession(rr checks.RequestResult) {
+	if hasPerf(rr) {
+		m.realtime = true
+		m.requests++
+		m.e2e = worst(m.e2e, checks.SessionE2E(rr.RealtimeChunks))
 	}
 }
 
@@ -163,7 +182,8 @@ func ms2(v float64) float64 {
 //     stage no longer reported is removed;
 //   - denoise_step_ms: max per step; every step, or only the sampled steps when the file
 //     lists only those for the scenario;
-//   - expected_e2e_ms (server total), expected_avg/median_denoise_ms: the max over requests;
+//   - expected_e2e_ms (server total; a realtime request's session E2E), expected_avg/median_denoise_ms:
+//     the max over requests; a realtime scenario gets SGLang's realtime shape (addSession);
 //   - estimated_full_test_time_s: the longest case wall time, seconds, one decimal;
 //   - load/runtime_peak_vram_mb: max; in the top-level map when the file keeps them there;
 //   - expected_load_ms and the *_allocated_mb, *_host_anon_mb keys, which SGLang's baseline
@@ -392,27 +412,18 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64, 
 	if len(m.stages) > 0 {
 		ch = append(ch, writeStages(sc, m)...)
 	}
+	// A realtime scenario has the keys SGLang's loader requires (ScenarioConfig.from_dict,
+	// testcase_configs.py) as SGLang's own realtime scenario has them: no stages, no steps, 0.0
+	// averages; the session's E2E goes into expected_e2e_ms as any case's E2E.
+	required := func(key string, empty *node) {
+		if m.realtime && sc.get(key) == nil {
+			sc.set(key, empty)
+		}
+	}
+	required("stages_ms", objectNode())
+	required("denoise_step_ms", objectNode())
 	if len(m.steps) > 0 {
-		old := sc.get("denoise_step_ms")
-		idx := make([]int, len(m.steps))
-		for i := range idx {
-			idx[i] = i
-		}
-		if old != nil && sampledOnly(old, fractions) {
-			idx = checks.SampleSteps(len(m.steps), fractions)
-		}
-		st := objectNode()
-		for _, i := range idx {
-			k := strconv.Itoa(i)
-			v := ms2(m.steps[i])
-			var prev *node
-			if old != nil {
-				prev = old.get(k)
-			}
-			st.set(k, numberNode(v))
-			ch = append(ch, Change{Scenario: m.id, Metric: "denoise_step_ms." + k, Old: oldValue(prev), New: v})
-		}
-		sc.set("denoise_step_ms", st)
+		ch = append(ch, writeSteps(sc, m, fractions)...)
 	}
 	for _, x := range []struct {
 		key string
@@ -420,6 +431,8 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64, 
 	}{{"expected_e2e_ms", m.e2e}, {"expected_avg_denoise_ms", m.avg}, {"expected_median_denoise_ms", m.median}} {
 		if !math.IsNaN(x.v) {
 			put(sc, x.key, x.key, ms2(x.v), false)
+		} else {
+			required(x.key, numberNode(0))
 		}
 	}
 	if !math.IsNaN(m.wallS) {
@@ -446,6 +459,33 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64, 
 			put(sc, key, key, ms2(v), false)
 		}
 	}
+	return ch
+}
+
+// writeSteps writes m's denoise_step_ms into the scenario node sc: every step, or only the
+// sampled ones when sc lists only those; it returns what changed.
+func writeSteps(sc *node, m *measured, fractions []float64) []Change {
+	var ch []Change
+	old := sc.get("denoise_step_ms")
+	idx := make([]int, len(m.steps))
+	for i := range idx {
+		idx[i] = i
+	}
+	if old != nil && sampledOnly(old, fractions) {
+		idx = checks.SampleSteps(len(m.steps), fractions)
+	}
+	st := objectNode()
+	for _, i := range idx {
+		k := strconv.Itoa(i)
+		v := ms2(m.steps[i])
+		var prev *node
+		if old != nil {
+			prev = old.get(k)
+		}
+		st.set(k, numberNode(v))
+		ch = append(ch, Change{Scenario: m.id, Metric: "denoise_step_ms." + k, Old: oldValue(prev), New: v})
+	}
+	sc.set("denoise_step_ms", st)
 	return ch
 }
 

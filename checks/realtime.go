@@ -39,6 +39,25 @@ type ChunkStats struct {
 	SessionMs float64 `json:"session_ms,omitempty"`
 }
 
+// FirstFrame is the first frame a realtime session named by URL, as the harness fetched it
+// before the session (the server fetches it again, as SGLang's does): the URL, the body's
+// size, SHA-256 (hex) and sniffed type (net/http's DetectContentType).
+type FirstFrame struct {
+	URL         string `json:"url"`
+	Bytes       int64  `json:"bytes"`
+	SHA256      string `json:"sha256"`
+	ContentType string `json:"content_type"`
+}
+
+// SessionE2E is a realtime session's E2E: the last chunk's SessionMs (init sent → its stats
+// received); NaN when no chunk_stats arrived.
+func SessionE2E(chunks []ChunkStats) float64 {
+	if n := len(chunks); n > 0 {
+		return chunks[n-1].SessionMs
+	}
+	return math.NaN()
+}
+
 // realtimeSeries are the per-chunk series SGLang summarises, in its order
 // (summarize_realtime_perf_stats's metrics dict): each gives avg_, p95_ and max_ metrics.
 var realtimeSeries = []struct {
@@ -205,10 +224,7 @@ func RealtimeRecordID(stats []ChunkStats) string {
 // (reading: the PR's code is not readable). A session that delivered no stats has no E2E,
 // which fails as a missing measurement; the AMD rule applies (amd).
 func RealtimeE2E(chunks []ChunkStats, b PerfBaseline) []Check {
-	v := math.NaN()
-	if n := len(chunks); n > 0 {
-		v = chunks[n-1].SessionMs
-	}
+	v := SessionE2E(chunks)
 	return b.amd(func(b PerfBaseline) []Check {
 		c := limitCheck(PerfE2E, "ms", v, b.E2EMs, b.Tol.E2E, E2EPadMs, b.ImprovementThreshold, "realtime session (init sent → last chunk's stats)")
 		if c.Status == Fail && !(v > 0) {

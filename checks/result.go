@@ -219,6 +219,9 @@ type RequestResult struct {
 	// RealtimeChunks are the chunk_stats of a realtime case's session, as the server sent
 	// them (all that arrived, also when the session failed).
 	RealtimeChunks []ChunkStats `json:"realtime_chunks,omitempty"`
+	// RealtimeFirstFrame is a realtime case's first frame named by URL, as fetched before
+	// the session (also when it was no image); nil for a file or no first frame.
+	RealtimeFirstFrame *FirstFrame `json:"realtime_first_frame,omitempty"`
 	// Confirm marks a confirmation request (CaseResult.Confirm), which requests.jsonl
 	// holds beside the case's own requests.
 	Confirm bool `json:"confirm,omitempty"`

@@ -456,8 +456,8 @@ func (c *client) postJSON(ctx context.Context, path string, body map[string]any,
 	return c.do(req, into)
 }
 
-// maxInputBytes bounds an input file a case sends (an input_reference, an image to edit, a
-// realtime first frame), read as untrusted input: a pull request names it.
+// maxInputBytes bounds an input a case sends (an input_reference, an image to edit, a realtime
+// first frame: a file, or a URL's body), read as untrusted input: a pull request names it.
 const maxInputBytes = 64 << 20
 
 // multipart posts the fields plus files under fileField ("image", "image[]" for several,

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +19,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/fetch"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/suite"
@@ -95,7 +99,7 @@ func (c *client) realtimeInit(ctx context.Context, cs *suite.Case) (map[string]a
 	case suite.IsURL(r.InputReference):
 		body["first_frame"] = r.InputReference // the server fetches it, as SGLang's does
 	case r.InputReference != "":
-		b, err := inputfile.Read(ctx, r.InputReference, maxFirstFrameBytes)
+		b, err := inputfile.Read(ctx, r.InputReference, maxInputBytes)
 		if err != nil {
 			return nil, fmt.Errorf("realtime first frame: %w", err)
 		}
@@ -110,8 +114,45 @@ func (c *client) realtimeInit(ctx context.Context, cs *suite.Case) (map[string]a
 	return body, nil
 }
 
-// maxFirstFrameBytes bounds a realtime case's first frame file, read as untrusted input.
-const maxFirstFrameBytes = 64 << 20
+// firstFrameLimits bound the pre-flight fetch of a first frame URL: an input file's cap, a few
+// redirects, and a timeout of its own, far below any request timeout, so that a URL that
+// never answers fails its request naming the URL rather than passing for a hung server.
+var firstFrameLimits = fetch.Limits{MaxBytes: maxInputBytes, Timeout: 30 * time.Second, MaxRedirects: 5}
+
+// fetchFirstFrame is the pre-flight of a realtime case whose first frame is a URL: the URL is
+// still sent as the init message's first_frame string for the server to fetch (as SGLang's
+// prepare_realtime_first_frame passes an image URL through, realtime_consistency.py), but the
+// harness fetches it first, so that a dead URL fails the request naming it, and the frame the
+// session used is recorded (its size, SHA-256 and sniffed type). A body that sniffs as no
+// image fails too, with its record. hc nil is http.DefaultClient.
+func fetchFirstFrame(ctx context.Context, hc *http.Client, raw string, lim fetch.Limits) (*checks.FirstFrame, error) {
+	b, err := fetch.Get(ctx, hc, raw, lim)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b.Data)
+	ff := &checks.FirstFrame{URL: raw, Bytes: int64(len(b.Data)), SHA256: hex.EncodeToString(sum[:]), ContentType: http.DetectContentType(b.Data)}
+	if !strings.HasPrefix(ff.ContentType, "image/") {
+		return ff, fmt.Errorf("GET %s: the body (%d bytes) is no image: it sniffs as %s", raw, ff.Bytes, ff.ContentType)
+	}
+	return ff, nil
+}
+
+// firstFrame runs the pre-flight of a request of case c when its first frame is a URL
+// (fetchFirstFrame), recording what was fetched in rr. The error names the URL; the request's
+// line and the report name its case and request ("case rt request 1/2: output.present:
+// realtime first_frame: GET https://…: HTTP 404 Not Found").
+func (r *run) firstFrame(ctx context.Context, c *suite.Case, rr *checks.RequestResult) error {
+	if c.Realtime == nil || !suite.IsURL(c.Request.InputReference) {
+		return nil
+	}
+	ff, err := fetchFirstFrame(ctx, r.opts.HTTPClient, c.Request.InputReference, firstFrameLimits)
+	rr.RealtimeFirstFrame = ff
+	if err != nil {
+		return fmt.Errorf("realtime first_frame: %w", err)
+	}
+	return nil
+}
 
 // realtimeSession holds what one session has received so far.
 type realtimeSession struct {

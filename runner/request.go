@@ -86,6 +86,10 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	if c.Timeout > 0 {
 		timeout = c.Timeout
 	}
+	if err := r.firstFrame(ctx, c, &m.rr); err != nil {
+		r.notSent(ctx, &m, err)
+		return m
+	}
 	mem := srv.openRequestMemory()
 	rep, flight, timedOut, err := r.send(ctx, c, srv, at, dir, timeout)
 	m.flight = flight
@@ -163,6 +167,22 @@ func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slo
 		return
 	}
 	r.failedRequest(ctx, c, srv, m, err)
+}
+
+// notSent makes the checks of a request that failed before anything went to the server (its
+// realtime first frame could not be fetched): output.present fails saying why, or the
+// request is cancelled with the run. The server is not blamed, and no perf record is waited
+// for: nothing ran.
+func (r *run) notSent(ctx context.Context, m *measured, err error) {
+	if ctx.Err() != nil {
+		m.rr.Status = checks.Cancelled
+		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Cancelled,
+			Detail: fmt.Sprintf("run cancelled before the request was sent (%v)", err)})
+		m.halt = "run cancelled"
+		return
+	}
+	m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail, Detail: err.Error(),
+		Cause: "first frame not fetched"})
 }
 
 // failedRequest makes the checks of a request that failed while the server stayed usable.

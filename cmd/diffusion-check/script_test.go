@@ -109,6 +109,7 @@ func scriptParams(t *testing.T, dir, ffmpegDir string) testscript.Params {
 			"exits":        cmdExits,
 			"partitions":   cmdPartitions,
 			"fixture":      cmdFixture,
+			"httpfiles":    cmdHTTPFiles,
 		},
 		RequireExplicitExec: true,
 	}

@@ -5,9 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/fetch"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
@@ -528,6 +529,11 @@ func asObject(v any) (map[string]any, bool) {
 // maxMaterial bounds a condition's bytes, as maxBody bounds a request.
 const maxMaterial = maxBody
 
+// materialLimits bound the fetch of an http(s) material: 60 s for the whole fetch (SGLang's
+// _stream_http_material gives urlopen 120 s per socket operation, material_io.py), urllib's 10
+// redirects (HTTPRedirectHandler.max_redirections), the material's cap.
+var materialLimits = fetch.Limits{MaxBytes: maxMaterial, Timeout: 60 * time.Second, MaxRedirects: 10}
+
 // readMaterial is minimax_h3_localize_material_uri for the schemes a test can use: a local
 // path, file://, data: (base64) and http(s). A missing file or a failed fetch is an
 // errMaterialUnreadable (500, as SGLang's uncaught FileNotFoundError/URLError); an empty one
@@ -545,28 +551,17 @@ func readMaterial(ctx context.Context, uri string) ([]byte, error) {
 	}
 	u, err := url.Parse(uri)
 	if err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		req, err := http.NewRequestWithContext(rctx, http.MethodGet, uri, nil)
-		if err != nil {
+		b, err := fetch.Get(ctx, nil, uri, materialLimits)
+		var se *fetch.StatusError
+		switch {
+		case errors.As(err, &se):
+			return nil, &errMaterialUnreadable{fmt.Sprintf("HTTP Error %d: %s", se.Code, http.StatusText(se.Code))}
+		case err != nil:
 			return nil, &errMaterialUnreadable{err.Error()}
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, &errMaterialUnreadable{fmt.Sprintf("fetching %s: %v", uri, err)}
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, &errMaterialUnreadable{fmt.Sprintf("HTTP Error %d: %s", resp.StatusCode, http.StatusText(resp.StatusCode))}
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxMaterial))
-		if err != nil {
-			return nil, &errMaterialUnreadable{fmt.Sprintf("fetching %s: %v", uri, err)}
-		}
-		if len(b) == 0 {
+		case len(b.Data) == 0:
 			return nil, badRequest{"HTTP material body is empty: " + uri}
 		}
-		return b, nil
+		return b.Data, nil
 	}
 	p := uri
 	if err == nil && u.Scheme == "file" {

@@ -6,14 +6,22 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"image"
+	"io"
+	"net"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/diffusion-check/diffusion-check/internal/clock"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/diffusion-check/diffusion-check/internal/clock"
+	"github.com/diffusion-check/diffusion-check/internal/fetch"
 )
 
 // The realtime video API as SGLang serves it (runtime/entrypoints/openai/realtime/
@@ -55,6 +63,7 @@ type realtimeInit struct {
 	steps     int
 	maxChunks int // 0: until the client leaves
 	first     []byte
+	firstURL  string // an http(s) first_frame, fetched by the session (fetchFirstFrame)
 }
 
 // initMsg is the part of RealtimeVideoGenerationsRequest the reference server models. It is
@@ -107,16 +116,116 @@ func parseRealtimeInit(data []byte) (realtimeInit, error) {
 		in.seed = *m.Seed
 	}
 	if len(m.FirstFrame) > 0 {
-		// Bytes, or a URL string (it changes the output; it is not fetched).
-		var b []byte
-		if msgpack.Unmarshal(m.FirstFrame, &b) == nil {
-			in.first = b
+		if err := in.firstFrame(m.FirstFrame); err != nil {
+			return realtimeInit{}, err
 		}
 	}
 	if in.w*in.h*3*in.frames > realtimeMaxChunkBytes {
 		return realtimeInit{}, fmt.Errorf("a chunk of %d frames of %dx%d is over %d MiB", in.frames, in.w, in.h, realtimeMaxChunkBytes>>20)
 	}
 	return in, nil
+}
+
+// firstFrame reads the init's first_frame (protocol.py: Optional[bytes | str]) as SGLang's
+// save_image_to_path takes it (runtime/entrypoints/openai/utils.py, pandalee99/sglang @
+// cce0a1244, called by save_realtime_first_frame in realtime_adapter.py): bytes are the image;
+// a string is _maybe_url_image's URL, an http(s) one fetched before the session starts
+// (firstURL, fetchFirstFrame), a data:image base64 one decoded, anything else "Unsupported
+// image url format".
+func (in *realtimeInit) firstFrame(raw msgpack.RawMessage) error {
+	code, err := msgpack.NewDecoder(bytes.NewReader(raw)).PeekCode()
+	if err != nil {
+		return fmt.Errorf("first_frame: %w", err)
+	}
+	if !msgpcode.IsString(code) {
+		var b []byte
+		if msgpack.Unmarshal(raw, &b) == nil {
+			in.first = b
+		}
+		return nil
+	}
+	var s string
+	if err := msgpack.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("first_frame: %w", err)
+	}
+	switch low := strings.ToLower(s); {
+	case strings.HasPrefix(low, "http://"), strings.HasPrefix(low, "https://"):
+		in.firstURL = s
+	case strings.HasPrefix(s, "data:image"):
+		b, ok := dataURI(s)
+		if !ok {
+			return errors.New("first_frame: a data:image URI that is not base64")
+		}
+		in.first = b
+	default:
+		return errors.New("Unsupported image url format") //nolint:staticcheck // SGLang's ValueError, word for word
+	}
+	return nil
+}
+
+// The fetch of a first_frame URL, as SGLang's _save_url_image_to_path does it (openai/utils.py,
+// pandalee99/sglang @ cce0a1244): httpx, timeout=10.0 per attempt, redirects followed, up to 3
+// attempts when the error is a 429, a 5xx, a timeout or a network error, 0.2 s × 2^(k−1)
+// apart. SGLang caps neither the size nor the redirects (httpx follows 20); here the body
+// has the request's cap and at most 5 redirects are followed.
+const (
+	firstFrameAttempts = 3
+	firstFrameBackoff  = 200 * time.Millisecond
+)
+
+var firstFrameLimits = fetch.Limits{MaxBytes: maxBody, Timeout: 10 * time.Second, MaxRedirects: 5}
+
+// fetchFirstFrame fetches session's first_frame URL; its error is SGLang's "Failed to
+// download image from URL …", which the session answers as any invalid init.
+func (h *Handler) fetchFirstFrame(ctx context.Context, session, raw string) ([]byte, error) {
+	var err error
+	for attempt := 1; ; attempt++ {
+		var b fetch.Body
+		if b, err = fetch.Get(ctx, nil, raw, firstFrameLimits); err == nil {
+			if err = pointsToImage(raw, b.ContentType); err == nil {
+				return b.Data, nil
+			}
+			break // a ValueError: not retried
+		}
+		if attempt == firstFrameAttempts || !retryableDownload(err) || ctx.Err() != nil {
+			break
+		}
+		wait := firstFrameBackoff << (attempt - 1)
+		h.logf("WARNING", "Retrying image download (%d/%d) for %s after %.1fs due to: %v, session_id=%s",
+			attempt, firstFrameAttempts, raw, wait.Seconds(), err, session)
+		if clock.Sleep(ctx, wait) != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("failed to download image from URL %s: %w", raw, err)
+}
+
+// retryableDownload is _is_retryable_download_error: a 429 or 5xx answer, a timeout, a
+// network error.
+func retryableDownload(err error) bool {
+	var se *fetch.StatusError
+	if errors.As(err, &se) {
+		return se.Code == http.StatusTooManyRequests || se.Code/100 == 5
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// pointsToImage is how _save_url_image_to_path names a download without an extension (the
+// realtime target "<session>_first_frame" has none): an image extension in the URL's path,
+// else an image/* or application/octet-stream Content-Type, else "URL does not point to an
+// image".
+func pointsToImage(raw, contentType string) error {
+	p, _, _ := strings.Cut(raw, "?")
+	switch strings.ToLower(path.Ext(p)) {
+	case ".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp":
+		return nil
+	}
+	ct := strings.ToLower(contentType)
+	if strings.HasPrefix(ct, "image/") || ct == "application/octet-stream" {
+		return nil
+	}
+	return fmt.Errorf("URL does not point to an image. Content-Type: %s", ct)
 }
 
 // hexID is a uuid4().hex.
@@ -182,7 +291,9 @@ func (h *Handler) realtime(w http.ResponseWriter, r *http.Request) {
 }
 
 // readRealtimeInit reads session's messages until one is a valid generate request, answering
-// each invalid one with an error message; false when the connection ends first.
+// each invalid one with an error message; false when the connection ends first. A first_frame
+// URL is fetched here, as SGLang's adapter.on_init saves the first frame inside
+// _listen_generate_request (realtime_video_api.py): a failed download is an invalid request.
 func (h *Handler) readRealtimeInit(ctx context.Context, conn *websocket.Conn, session string) (realtimeInit, bool) {
 	for {
 		_, data, err := conn.Read(ctx)
@@ -190,6 +301,9 @@ func (h *Handler) readRealtimeInit(ctx context.Context, conn *websocket.Conn, se
 			return realtimeInit{}, false
 		}
 		in, err := parseRealtimeInit(data)
+		if err == nil && in.firstURL != "" {
+			in.first, err = h.fetchFirstFrame(ctx, session, in.firstURL)
+		}
 		if err == nil {
 			return in, true
 		}

@@ -1,9 +1,16 @@
 package refserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -112,19 +119,11 @@ func TestRealtimeFaultsActOnChunks(t *testing.T) {
 	ts := start(t, Config{Timing: TimingComputed, StepMs: 1, Faults: faults(t, "slow-chunk=2:100", "close-chunk=3")})
 	conn := rtSession(t, ts, map[string]any{"type": "init", "size": "16x16", "num_frames": 1, "num_inference_steps": 2})
 	var totals []any
-	for {
-		m, _, err := rtRead(t.Context(), conn)
-		if err != nil {
-			var ce websocket.CloseError
-			if !errors.As(err, &ce) || ce.Code != websocket.StatusInternalError {
-				t.Fatalf("session ended with %v, want close 1011 from close-chunk", err)
-			}
-			break
-		}
+	rtUntilClose(t, conn, websocket.StatusInternalError, func(m map[string]any, _ []byte) { // close-chunk's 1011
 		if m != nil && m["type"] == "chunk_stats" {
 			totals = append(totals, m["scheduler_forward_ms"])
 		}
-	}
+	})
 	// Computed timing: 2 steps of 1 ms and 0.25 ms of decoding; chunk 2 denoises 100× slower.
 	if len(totals) != 2 {
 		t.Fatalf("scheduler_forward_ms of the chunks before the close: %v, want 2", totals)
@@ -158,4 +157,146 @@ func msgInt(v any) (int64, bool) {
 	b, err := msgpack.Marshal(v)
 	var n int64
 	return n, err == nil && msgpack.Unmarshal(b, &n) == nil
+}
+
+// pngImage is a w×h PNG of one colour.
+func pngImage(t *testing.T, w, h int, c color.NRGBA) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// rtUntilClose reads conn, handing each message to each (m nil: a raw payload), until the
+// server closes it, which it must do with code.
+func rtUntilClose(t *testing.T, conn *websocket.Conn, code websocket.StatusCode, each func(m map[string]any, raw []byte)) {
+	t.Helper()
+	for {
+		m, raw, err := rtRead(t.Context(), conn)
+		if err != nil {
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != code {
+				t.Fatalf("session ended with %v, want close %d", err, code)
+			}
+			return
+		}
+		each(m, raw)
+	}
+}
+
+// rtFrames reads a session of max_chunks chunks to its close and returns its raw frames.
+func rtFrames(t *testing.T, conn *websocket.Conn) []byte {
+	t.Helper()
+	var frames []byte
+	rtUntilClose(t, conn, websocket.StatusNormalClosure, func(m map[string]any, raw []byte) {
+		switch {
+		case m == nil:
+			frames = append(frames, raw...)
+		case m["type"] == "frame_batch":
+			p, _ := m["payload"].([]byte)
+			frames = append(frames, p...)
+		case m["type"] == "error":
+			t.Fatalf("session answered %v", m)
+		}
+	})
+	return frames
+}
+
+// TestRealtimeFirstFrameURLIsFetched: a first_frame string is an image URL as SGLang's
+// save_realtime_first_frame → save_image_to_path takes it (openai/utils.py
+// _maybe_url_image, _save_url_image_to_path, pandalee99/sglang @ cce0a1244): an http(s) URL
+// is fetched and its bytes used exactly as sent bytes (the same frames), so the output depends
+// on the frame; a failed download (404, a body that is no image by URL and Content-Type) or a
+// string that is no URL is "invalid generate request", after which the session still waits
+// for a valid init, as _listen_generate_request does.
+func TestRealtimeFirstFrameURLIsFetched(t *testing.T) {
+	frame := pngImage(t, 8, 8, color.NRGBA{R: 250, G: 10, B: 10, A: 255})
+	other := pngImage(t, 8, 8, color.NRGBA{R: 10, G: 10, B: 250, A: 255})
+	var gets atomic.Int32
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		switch r.URL.Path {
+		case "/frame": // no extension: the Content-Type says it is an image
+			w.Header().Set("Content-Type", "image/png")
+			_, _ = w.Write(frame)
+		case "/other.png":
+			_, _ = w.Write(other)
+		case "/page":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte("<html></html>"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer files.Close()
+	ts := start(t, Config{Timing: TimingComputed})
+	init := func(first any) map[string]any {
+		return map[string]any{"type": "init", "prompt": "p", "size": "16x16", "num_frames": 2, "num_inference_steps": 1, "max_chunks": 2,
+			"first_frame": first}
+	}
+	byURL := rtFrames(t, rtSession(t, ts, init(files.URL+"/frame")))
+	byBytes := rtFrames(t, rtSession(t, ts, init(frame)))
+	otherURL := rtFrames(t, rtSession(t, ts, init(files.URL+"/other.png")))
+	if len(byURL) == 0 || !bytes.Equal(byURL, byBytes) {
+		t.Errorf("frames from the URL (%d bytes) differ from those of the same image sent as bytes (%d bytes)", len(byURL), len(byBytes))
+	}
+	if bytes.Equal(byURL, otherURL) {
+		t.Error("two first frames by URL gave the same frames: the fetched bytes are not used")
+	}
+	if n := gets.Load(); n != 2 {
+		t.Errorf("%d GETs, want 2 (one per URL session)", n)
+	}
+	for _, bad := range []string{files.URL + "/missing.png", files.URL + "/page", "not a url"} {
+		conn := rtSession(t, ts, init(bad))
+		m, _, err := rtRead(t.Context(), conn)
+		if err != nil || m["type"] != "error" || m["content"] != "invalid generate request" {
+			t.Errorf("first_frame %q: %v %v, want SGLang's invalid generate request", bad, m, err)
+			continue
+		}
+		b, _ := msgpack.Marshal(init(frame))
+		if err := conn.Write(t.Context(), websocket.MessageBinary, b); err != nil {
+			t.Fatal(err)
+		}
+		if got := rtFrames(t, conn); !bytes.Equal(got, byBytes) {
+			t.Errorf("first_frame %q: the valid init after it streamed other frames", bad)
+		}
+	}
+	log := ts.log.String()
+	for _, want := range []string{
+		"invalid generate request, session_id=",
+		"failed to download image from URL " + files.URL + "/missing.png: GET " + files.URL + "/missing.png: HTTP 404 Not Found",
+		"URL does not point to an image. Content-Type: text/html", "error=Unsupported image url format",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("server log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// A 5xx is retried as _is_retryable_download_error says (3 attempts); a 404 is not.
+func TestRealtimeFirstFrameRetries(t *testing.T) {
+	var gets atomic.Int32
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gets.Add(1) < 3 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(pngImage(t, 4, 4, color.NRGBA{A: 255}))
+	}))
+	defer files.Close()
+	ts := start(t, Config{Timing: TimingComputed})
+	frames := rtFrames(t, rtSession(t, ts, map[string]any{"type": "init", "size": "16x16", "num_frames": 1, "max_chunks": 1, "first_frame": files.URL + "/f"}))
+	if len(frames) != 16*16*3 || gets.Load() != 3 {
+		t.Errorf("%d frame bytes after %d GETs, want one frame after 2 retries", len(frames), gets.Load())
+	}
+	if log := ts.log.String(); !strings.Contains(log, "Retrying image download (2/3) for "+files.URL+"/f after 0.4s due to: GET "+files.URL+"/f: HTTP 503") {
+		t.Errorf("server log:\n%s", log)
+	}
 }

@@ -1,0 +1,122 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Limits bound one fetch.
+type Limits struct {
+	// MaxBytes caps the body; one byte more is an error (*TooLargeError), never a cut body.
+	MaxBytes int64
+	// Timeout bounds the whole fetch: connection, redirects, headers and body.
+	Timeout time.Duration
+	// MaxRedirects is how many redirects are followed (0: none).
+	MaxRedirects int
+}
+
+// StatusError is an answer whose status is not 2xx.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
+}
+
+// TooLargeError is a body past Limits.MaxBytes.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the body is larger than %d bytes: not read further", e.Limit)
+}
+
+// Body is what a fetch returned: the bytes and the Content-Type the server claimed.
+type Body struct {
+	Data        []byte
+	ContentType string
+}
+
+// checkURL refuses a URL that is not absolute http(s) with a host (file:, data:, ftp:, ...).
+func checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme %q: only http and https are fetched", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("no host")
+	}
+	return nil
+}
+
+// Get fetches raw with hc (nil: http.DefaultClient) within lim. Every error starts with
+// "GET <raw>: " and says what failed: the scheme, a redirect (to another scheme, or one too
+// many), the status (*StatusError), the size (*TooLargeError), the timeout, or ctx's end.
+func Get(ctx context.Context, hc *http.Client, raw string, lim Limits) (Body, error) {
+	fail := func(err error) (Body, error) { return Body{}, fmt.Errorf("GET %s: %w", raw, err) }
+	u, err := url.Parse(raw)
+	if err == nil {
+		err = checkURL(u)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	c := *hc // the caller's transport, this fetch's redirect rule
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > lim.MaxRedirects {
+			return fmt.Errorf("more than %d redirects", lim.MaxRedirects)
+		}
+		if err := checkURL(req.URL); err != nil {
+			return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
+		}
+		return nil
+	}
+	tctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(tctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return fail(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without url.Error's own "Get <url>:"
+		}
+		return fail(timedOut(ctx, tctx, lim, err))
+	}
+	defer resp.Body.Close() //nolint:errcheck // read-only: nothing to lose
+	if resp.StatusCode/100 != 2 {
+		return fail(&StatusError{Code: resp.StatusCode})
+	}
+	if resp.ContentLength > lim.MaxBytes {
+		return fail(&TooLargeError{Limit: lim.MaxBytes})
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	// One byte past the cap tells a body that is too large from one that ends at it.
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, lim.MaxBytes+1))
+	if err != nil {
+		return fail(fmt.Errorf("read the body after %d bytes: %w", n, timedOut(ctx, tctx, lim, err)))
+	}
+	if n > lim.MaxBytes {
+		return fail(&TooLargeError{Limit: lim.MaxBytes})
+	}
+	return Body{Data: buf.Bytes(), ContentType: resp.Header.Get("Content-Type")}, nil
+}
+
+// timedOut names the fetch's own timeout when it, not the caller's context, ended err.
+func timedOut(ctx, tctx context.Context, lim Limits, err error) error {
+	if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("not complete within %s: %w", lim.Timeout, err)
+	}
+	return err
+}
