@@ -145,38 +145,8 @@ func yuv420ToRGBAVX2(dst, src []byte, w, h int, c *yuvCoeffs) {
 // a shuffle, not a shift by a variable count, which Go would feed with a legacy-SSE MOVQ (see
 // the SSIM kernel's note on legacy SSE in vector loops).
 var oddIdx = [32]int8{
-	1,
-	-128,
-	3,
-	-128,
-	5,
-	-128,
-	7,
-	-128,
-	9,
-	-128,
-	11,
-	-128,
-	13,
-	-128,
-	15,
-	-128,
-	1,
-	-128,
-	3,
-	-128,
-	5,
-	-128,
-	7,
-	-128,
-	9,
-	-128,
-	11,
-	-128,
-	13,
-	-128,
-	15,
-	-128,
+	1, -128, 3, -128, 5, -128, 7, -128, 9, -128, 11, -128, 13, -128, 15, -128, // low 128-bit lane
+	1, -128, 3, -128, 5, -128, 7, -128, 9, -128, 11, -128, 13, -128, 15, -128, // high lane
 }
 
 func yuvRowAVX2(dst, y, u, v []byte, c *yuvCoeffs) {
