@@ -53,12 +53,14 @@ func checkURL(u *url.URL) error {
 }
 
 // Get fetches raw with hc (nil: http.DefaultClient) within lim. Every error starts with
-// "GET <raw>: " and says what failed: the scheme, a redirect (to another scheme, or one too
+// "GET <raw>: " (its password, if any, shown as xxxxx) and says what failed: the scheme, a redirect (to another scheme, or one too
 // many), the status (*StatusError), the size (*TooLargeError), the timeout, or ctx's end.
 func Get(ctx context.Context, hc *http.Client, raw string, lim Limits) (Body, error) {
-	fail := func(err error) (Body, error) { return Body{}, fmt.Errorf("GET %s: %w", raw, err) }
+	shown := raw // in errors, which reach logs and comments: a password in the URL is not shown
+	fail := func(err error) (Body, error) { return Body{}, fmt.Errorf("GET %s: %w", shown, err) }
 	u, err := url.Parse(raw)
 	if err == nil {
+		shown = u.Redacted()
 		err = checkURL(u)
 	}
 	if err != nil {

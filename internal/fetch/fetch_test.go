@@ -90,3 +90,12 @@ func TestGetTimeout(t *testing.T) {
 		t.Errorf("timed out: %v", err)
 	}
 }
+
+// TestGetErrorHidesPassword: a URL's password never reaches an error message (which a run
+// prints and a comment may quote).
+func TestGetErrorHidesPassword(t *testing.T) {
+	_, err := Get(context.Background(), nil, "ftp://user:s3cret@example.com/a.png", Limits{MaxBytes: 1, Timeout: time.Second})
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "user:xxxxx@") {
+		t.Errorf("error %v: want the URL with its password hidden", err)
+	}
+}
