@@ -92,6 +92,12 @@ const (
 	picturesGlob  = "consistency-*.png"
 )
 
+// comparesWithGT says which of case c's groups are compared with ground truth: its pictures
+// (checks.consistency) and, for a video+audio case, its audio track (checks.audio).
+func comparesWithGT(c *suite.Case) (visual, audio bool) {
+	return suite.Enabled(c.Checks.Consistency), c.Modality == suite.VideoAudio && suite.Enabled(c.Checks.Audio)
+}
+
 // consistency compares a request's output with the case's ground truth: the pictures
 // (consistency.*) and, for a video+audio case, the audio track (audio.*), independently of
 // each other. In gt mode it writes the ground truth instead.
@@ -100,7 +106,7 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 		return []checks.Check{r.writeGroundTruth(ctx, c, rr, dir)}
 	}
 	withAudio := c.Modality == suite.VideoAudio
-	doVisual, doAudio := suite.Enabled(c.Checks.Consistency), withAudio && suite.Enabled(c.Checks.Audio)
+	doVisual, doAudio := comparesWithGT(c)
 	var out []checks.Check
 	// notCompared marks the enabled groups with one status and detail each.
 	notCompared := func(st checks.Status, detail string) []checks.Check {

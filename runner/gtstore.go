@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/diffusion-check/diffusion-check/internal/gitstore"
 	"github.com/diffusion-check/diffusion-check/suite"
@@ -24,7 +23,8 @@ func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases
 	where := opts.Suite.Path + ": ground_truth"
 	compares := false
 	for _, c := range cases {
-		compares = compares || suite.Enabled(c.Checks.Consistency) || (c.Modality == suite.VideoAudio && suite.Enabled(c.Checks.Audio))
+		visual, audio := comparesWithGT(c)
+		compares = compares || visual || audio
 	}
 	if opts.Mode != ModeGT && (!compares || opts.SkipConsistency) {
 		return nil
@@ -52,10 +52,6 @@ func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases
 	if fetched {
 		how = "fetched into"
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = io.Discard
-	}
-	fmt.Fprintf(progress, "ground truth: %s, %s %s\n", st, how, dir)
+	fmt.Fprintf(opts.Progress, "ground truth: %s, %s %s\n", st, how, dir)
 	return nil
 }

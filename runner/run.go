@@ -154,6 +154,9 @@ func configure(opts *Options) ([]*suite.Case, *judge.Config, *consistencyConfig,
 	if opts.Partition.Total == 0 {
 		opts.Partition.Total = 1
 	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
 	if opts.Plan == nil {
 		var err error
 		if opts.Plan, err = plan.ForSuite(opts.Suite, opts.Lane, opts.GPU, opts.Partition.Total); err != nil {
@@ -191,9 +194,6 @@ func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *ju
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts, cons: cons,
 		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
 		diskFull: make(chan struct{}), swept: map[*server]bool{}}
-	if r.progress == nil {
-		r.progress = io.Discard
-	}
 	if opts.HTTPClient == nil {
 		r.opts.HTTPClient = &http.Client{}
 	}

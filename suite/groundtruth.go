@@ -35,24 +35,25 @@ func (d *decoder) gitStore(v *yaml.Node, field string) *gitstore.Store {
 	var s gitstore.Store
 	ok := true
 	for _, k := range []struct {
-		key   string
-		dst   *string
-		valid func(string) error
-	}{{"repo", &s.Repo, gitstore.CheckRepo}, {"commit", &s.Commit, gitstore.CheckCommit}, {"path", &s.Path, gitstore.CheckPath}} {
+		key      string
+		dst      *string
+		valid    func(string) error
+		optional bool // path: the repository's root when left out
+	}{{"repo", &s.Repo, gitstore.CheckRepo, false}, {"commit", &s.Commit, gitstore.CheckCommit, false}, {"path", &s.Path, gitstore.CheckPath, true}} {
 		get := o.require
-		if k.key == "path" {
-			get = o.get // the repository's root by default
+		if k.optional {
+			get = o.get
 		}
 		v, f, present := get(k.key)
 		if !present {
-			ok = ok && k.key == "path"
+			ok = ok && k.optional
 			continue
 		}
 		val, isStr := d.str(v, f)
 		switch {
 		case !isStr:
 			ok = false
-		case val == "" && k.key == "path":
+		case val == "" && k.optional:
 			d.Addf(v.Line, f, "empty; leave the key out for the repository's root")
 			ok = false
 		case k.valid(val) != nil:
