@@ -569,10 +569,7 @@ func writePool(doc, scenarios *node, pool string, m *measured) ([]Change, string
 	if scenarios.get(m.id) == nil {
 		return nil, fmt.Sprintf(
 			"case %s was measured on a runner of pool %s, but the file has no scenario %s for the pool to override: run it on a default-pool runner first",
-			m.id,
-			pool,
-			m.id,
-		)
+			m.id, pool, m.id)
 	}
 	ro := doc.get("runner_overrides")
 	if ro == nil {

@@ -74,18 +74,8 @@ func Consistency(frames []FrameScore, total int, lim ConsistencyLimits) []Check 
 	return []Check{
 		metricCheck(ConsistencySSIM, "SSIM", "", groundTruth, frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
 		metricCheck(ConsistencyPSNR, "PSNR", "dB", groundTruth, frames, total, lim.PSNR, true, lim.Origin, func(f FrameScore) float64 { return f.PSNR }),
-		metricCheck(
-			ConsistencyMeanAbsDiff,
-			"mean abs diff",
-			"",
-			groundTruth,
-			frames,
-			total,
-			lim.MeanAbsDiff,
-			false,
-			lim.Origin,
-			func(f FrameScore) float64 { return f.MeanAbsDiff },
-		),
+		metricCheck(ConsistencyMeanAbsDiff, "mean abs diff", "", groundTruth, frames, total, lim.MeanAbsDiff, false, lim.Origin,
+			func(f FrameScore) float64 { return f.MeanAbsDiff }),
 	}
 }
 
@@ -94,15 +84,8 @@ const groundTruth = "the ground truth"
 
 // metricCheck judges one metric over the frames against ref (what they were compared with,
 // e.g. "the ground truth"); higher is better when atLeast.
-func metricCheck(
-	name, label, unit, ref string,
-	frames []FrameScore,
-	total int,
-	limit float64,
-	atLeast bool,
-	origin string,
-	get func(FrameScore) float64,
-) Check {
+func metricCheck(name, label, unit, ref string, frames []FrameScore, total int, limit float64, atLeast bool, origin string,
+	get func(FrameScore) float64) Check {
 	c := Check{Name: name, Unit: unit, Limit: Float(limit)}
 	op := "≥"
 	if !atLeast {
@@ -191,12 +174,8 @@ func CLIP(scores []float64, frames []int, total int, lim ConsistencyLimits) Chec
 	c := Check{Name: ConsistencyCLIP, Limit: Float(lim.CLIP)}
 	if len(scores) == 0 || len(scores) != len(frames) {
 		c.Status = Fail
-		c.Detail = fmt.Sprintf(
-			"the CLIP scorer returned %d scores for %d compared frames; a configured threshold (≥ %g) needs a score for each",
-			len(scores),
-			len(frames),
-			lim.CLIP,
-		)
+		c.Detail = fmt.Sprintf("the CLIP scorer returned %d scores for %d compared frames; a configured threshold (≥ %g) needs a score for each",
+			len(scores), len(frames), lim.CLIP)
 		return c
 	}
 	fs := make([]FrameScore, len(scores))

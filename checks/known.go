@@ -288,15 +288,8 @@ func (o KnownOutcome) String() string {
 	case KnownStateFixed:
 		return fmt.Sprintf("%s%s: %s passed in every request the entry covers (%d): fixed, remove it from the list", o.Case, src, joinNames(o.Checks), o.Of)
 	case KnownStateExpired:
-		return fmt.Sprintf(
-			"%s%s: the entry expired on %s; %s failed in %d of %d requests and counts",
-			o.Case,
-			src,
-			o.Entry.Until,
-			joinNames(o.Checks),
-			len(o.Hit),
-			o.Of,
-		)
+		return fmt.Sprintf("%s%s: the entry expired on %s; %s failed in %d of %d requests and counts", o.Case, src, o.Entry.Until,
+			joinNames(o.Checks), len(o.Hit), o.Of)
 	}
 	return fmt.Sprintf("%s%s: known failure, %s failed in %d of %d requests", o.Case, src, joinNames(o.Checks), len(o.Hit), o.Of)
 }

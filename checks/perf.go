@@ -237,12 +237,8 @@ func stepChecks(steps []float64, b PerfBaseline) []Check {
 		base, ok := b.StepsMs[i]
 		if !ok {
 			out = append(out, Check{Name: stepName(i), Status: Skip, Unit: "ms", Value: finite(steps[i]),
-				Detail: fmt.Sprintf(
-					"no baseline for denoise step %d (of %d measured) in scenario %s: not checked, as in SGLang's harness",
-					i,
-					len(steps),
-					b.Scenario,
-				)})
+				Detail: fmt.Sprintf("no baseline for denoise step %d (of %d measured) in scenario %s: not checked, as in SGLang's harness", i,
+					len(steps), b.Scenario)})
 			continue
 		}
 		tol, p := b.Tol.DenoiseStep, pad
@@ -365,14 +361,8 @@ func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, w
 		c.Status, c.Detail = Fail, fmt.Sprintf("%s: no baseline value in the baseline file (measured %s %s)", label, fmtNum(value), unit)
 		return c
 	case baseline <= 0 || math.IsInf(baseline, 0):
-		c.Status, c.Detail = Fail, fmt.Sprintf(
-			"%s: the baseline is %s %s, which cannot be checked; fix or regenerate the baseline (measured %s %s)",
-			label,
-			fmtNum(baseline),
-			unit,
-			fmtNum(value),
-			unit,
-		)
+		c.Status, c.Detail = Fail, fmt.Sprintf("%s: the baseline is %s %s, which cannot be checked; fix or regenerate the baseline (measured %s %s)",
+			label, fmtNum(baseline), unit, fmtNum(value), unit)
 		return c
 	}
 	limit := PerfLimit(baseline, tol, pad)
@@ -382,37 +372,16 @@ func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, w
 	case math.IsNaN(value):
 		c.Status, c.Detail = Fail, fmt.Sprintf("%s: not measured (limit %s %s; %s)", label, fmtNum(limit), unit, how)
 	case value <= 0 || math.IsInf(value, 0):
-		c.Status, c.Detail = Fail, fmt.Sprintf(
-			"%s: measured %s %s, which is not a measurement (limit %s %s; %s)",
-			label,
-			fmtNum(value),
-			unit,
-			fmtNum(limit),
-			unit,
-			how,
-		)
+		c.Status, c.Detail = Fail, fmt.Sprintf("%s: measured %s %s, which is not a measurement (limit %s %s; %s)", label, fmtNum(value), unit,
+			fmtNum(limit), unit, how)
 	case value > limit:
-		c.Status, c.Detail = Fail, fmt.Sprintf(
-			"%s %s %s > limit %s %s (%s; %s over the baseline)",
-			label,
-			fmtNum(value),
-			unit,
-			fmtNum(limit),
-			unit,
-			how,
-			fmtPct(value/baseline-1),
-		)
+		c.Status, c.Detail = Fail, fmt.Sprintf("%s %s %s > limit %s %s (%s; %s over the baseline)", label, fmtNum(value), unit, fmtNum(limit), unit,
+			how, fmtPct(value/baseline-1))
 	default:
 		c.Status, c.Detail = Pass, fmt.Sprintf("%s %s %s ≤ limit %s %s (%s)", label, fmtNum(value), unit, fmtNum(limit), unit, how)
 		if improve > 0 && value <= baseline*(1-improve) {
-			c.Note = fmt.Sprintf(
-				"possible improvement: %s %s vs baseline %s %s (%s); consider regenerating the baseline",
-				fmtNum(value),
-				unit,
-				fmtNum(baseline),
-				unit,
-				fmtPct(value/baseline-1),
-			)
+			c.Note = fmt.Sprintf("possible improvement: %s %s vs baseline %s %s (%s); consider regenerating the baseline", fmtNum(value), unit,
+				fmtNum(baseline), unit, fmtPct(value/baseline-1))
 		}
 	}
 	return c

@@ -60,18 +60,8 @@ func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
 	return []Check{
 		metricCheck(RepeatSSIM, "SSIM vs request 1", "", repeatRef, frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
 		metricCheck(RepeatPSNR, "PSNR vs request 1", "dB", repeatRef, frames, total, lim.PSNR, true, lim.Origin, func(f FrameScore) float64 { return f.PSNR }),
-		metricCheck(
-			RepeatMeanAbsDiff,
-			"mean abs diff vs request 1",
-			"",
-			repeatRef,
-			frames,
-			total,
-			lim.MeanAbsDiff,
-			false,
-			lim.Origin,
-			func(f FrameScore) float64 { return f.MeanAbsDiff },
-		),
+		metricCheck(RepeatMeanAbsDiff, "mean abs diff vs request 1", "", repeatRef, frames, total, lim.MeanAbsDiff, false, lim.Origin,
+			func(f FrameScore) float64 { return f.MeanAbsDiff }),
 	}
 }
 
@@ -80,13 +70,8 @@ func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
 func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
 	al := AudioLimits{SpectralSimilarity: lim.SpectralSimilarity, WaveformCorrelation: lim.WaveformCorrelation,
 		RMSdBDiff: lim.RMSdBDiff, DurationDiffS: lim.DurationDiffS, Origin: lim.Origin}
-	return audioChecks(
-		s,
-		al,
-		repeatRef,
-		" vs request 1",
-		[4]string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff},
-	)
+	return audioChecks(s, al, repeatRef, " vs request 1",
+		[4]string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff})
 }
 
 // RepeatFailed fails the picture checks (audio false) or the audio checks (audio true) of

@@ -235,10 +235,8 @@ const AMDVideoTimeoutCause = "video job timed out on AMD (ROCm): SGLang skips th
 func AMDVideoTimeout(caseID string, timeout fmt.Stringer) Check {
 	return Check{Name: OutputPresent, Status: Skip, Cause: AMDVideoTimeoutCause,
 		Detail: fmt.Sprintf(
-			"%s: video job timed out on AMD after %s - skipping (SGLang's harness skips the case on an AMD GPU instead of failing it)",
-			caseID,
-			timeout,
-		)}
+			"%s: video job timed out on AMD after %s - skipping (SGLang's harness skips the case on an AMD GPU instead of failing it)", caseID,
+			timeout)}
 }
 
 // SkippedBy is why a case is skipped as a whole, from its requests: the detail of an

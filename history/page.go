@@ -220,15 +220,8 @@ func pointOf(x float64, m Metric, r *Run, xOf, yOf func(float64) float64) point 
 	if r.Kind == KindPR {
 		what = "PR #" + strconv.Itoa(r.PR)
 	}
-	t := fmt.Sprintf(
-		"%s · %s · %s · run %s · %s (worst of %d)",
-		short(r.Commit),
-		what,
-		r.Date.UTC().Format("2006-01-02 15:04"),
-		r.RunID,
-		formatValue(m.Value, m.Unit),
-		m.N,
-	)
+	t := fmt.Sprintf("%s · %s · %s · run %s · %s (worst of %d)", short(r.Commit), what, r.Date.UTC().Format("2006-01-02 15:04"), r.RunID,
+		formatValue(m.Value, m.Unit), m.N)
 	if m.Limit != nil {
 		t += " · limit " + formatValue(*m.Limit, m.Unit)
 	}

@@ -50,10 +50,8 @@ func request(caseID string, i, of int, video bool, s reqSpec) checks.RequestResu
 		crash.Cause = "server crashed, exit 139"
 		// As the runner records it: the memory sampled during the request, which the server
 		// never reported (it died), fails as SGLang's "peak VRAM metric missing".
-		noPeak := checks.Failed(
-			"memory.runtime_peak",
-			"memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots), baseline runtime_peak_vram_mb 34000 MiB",
-		)
+		noPeak := checks.Failed("memory.runtime_peak",
+			"memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots), baseline runtime_peak_vram_mb 34000 MiB")
 		noPeak.Source, noPeak.Limit, noPeak.Unit, noPeak.Baseline = "server_reserved", checks.Float(36000), "MiB", checks.Float(34000)
 		rr.Checks = []checks.Check{crash, checks.Skipped(checks.OutputPresent, "no response"), noPeak}
 		rr.E2EMs, rr.ServerTotalMs, rr.PeakVRAMMiB = 4210, 0, nil
@@ -83,14 +81,8 @@ func request(caseID string, i, of int, video bool, s reqSpec) checks.RequestResu
 			ck := &rr.Checks[j]
 			ck.Status = checks.Fail
 			ck.Cause = fmt.Sprintf("memory grows +%.0f MiB per request", s.leak)
-			ck.Detail = fmt.Sprintf(
-				"%s grew from %.0f to %.0f MiB since request %d (+%.0f MiB): memory grows across requests",
-				ck.Source,
-				*ck.Value-s.leak,
-				*ck.Value,
-				i-1,
-				s.leak,
-			)
+			ck.Detail = fmt.Sprintf("%s grew from %.0f to %.0f MiB since request %d (+%.0f MiB): memory grows across requests", ck.Source,
+				*ck.Value-s.leak, *ck.Value, i-1, s.leak)
 		}
 	}
 	if s.ssim < 0.92 {
@@ -165,10 +157,8 @@ func failingReport() *Report {
 	}
 	startup := checks.CaseResult{ID: "hunyuan_t2v", Server: "hunyuan", Lane: "base", Modality: "video",
 		Checks: []checks.Check{
-			checks.Failed(
-				checks.ServerAlive,
-				"server hunyuan exited before it was ready: exit status 1\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
-			),
+			checks.Failed(checks.ServerAlive,
+				"server hunyuan exited before it was ready: exit status 1\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"),
 		},
 	}
 	startup.Checks[0].Cause = "server failed to start, exit 1"

@@ -45,10 +45,8 @@ func TestCrashConsequencesFoldIntoTheCrashLine(t *testing.T) {
 		return ck
 	}
 	noPeak := func(src string) checks.Check {
-		ck := checks.Failed(
-			checks.MemoryRuntimePeak,
-			"memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailable)",
-		)
+		ck := checks.Failed(checks.MemoryRuntimePeak,
+			"memory.runtime_peak: peak VRAM metric missing (the server reported no memory_snapshots and NVML was unavailable)")
 		ck.Source, ck.Limit, ck.Unit = src, checks.Float(3524), "MiB"
 		return ck
 	}

@@ -129,11 +129,8 @@ func acrossRequests(b *strings.Builder, r *Report) {
 			lines = append(
 				lines,
 				fmt.Sprintf(
-					"- ℹ️ No ground-truth check at all%s in %s: %s — their outputs were compared only with request 1 of the same server start",
-					lane,
-					words.Plural(len(a.noGT), "case"),
-					strings.Join(ids, ", "),
-				),
+					"- ℹ️ No ground-truth check at all%s in %s: %s — their outputs were compared only with request 1 of the same server start", lane,
+					words.Plural(len(a.noGT), "case"), strings.Join(ids, ", ")),
 			)
 		}
 		for _, id := range a.noCLIP {

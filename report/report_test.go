@@ -169,8 +169,7 @@ func TestState(t *testing.T) {
 		},
 		Failing: slices.Sorted(
 			slices.Values(
-				stateKeys([]string{"base/flux_crash/2", "base/hunyuan_t2v", "base/qwen_image_t2i/2", "base/wan_t2v_audio/1", "base/wan_t2v_audio/2"}),
-			),
+				stateKeys([]string{"base/flux_crash/2", "base/hunyuan_t2v", "base/qwen_image_t2i/2", "base/wan_t2v_audio/1", "base/wan_t2v_audio/2"})),
 		),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -40,14 +40,8 @@ func selectionLine(b *strings.Builder, r *Report, lv level) {
 		fmt.Fprintf(b, "\n🎯 All %s run: %s.\n", words.Plural(of, "case"), escape(sel.All))
 		return
 	}
-	fmt.Fprintf(
-		b,
-		"\n🎯 **%d of %s selected by the changed paths** (%s from %s).\n",
-		ran,
-		words.Plural(of, "case"),
-		words.Plural(sel.ChangedFiles, "changed file"),
-		escape(sel.Source),
-	)
+	fmt.Fprintf(b, "\n🎯 **%d of %s selected by the changed paths** (%s from %s).\n", ran, words.Plural(of, "case"),
+		words.Plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
 	if len(left) == 0 || !lv.tables {
 		return
 	}
@@ -80,14 +74,8 @@ func SelectionSummary(sel *checks.Selection, left []checks.Deselected) string {
 		fmt.Fprintf(&b, "\nAll %s run: %s.\n", words.Plural(sel.Of, "case"), escape(sel.All))
 		return b.String()
 	}
-	fmt.Fprintf(
-		&b,
-		"\n**%d of %s selected by the changed paths** (%s from %s).\n",
-		sel.Selected,
-		words.Plural(sel.Of, "case"),
-		words.Plural(sel.ChangedFiles, "changed file"),
-		escape(sel.Source),
-	)
+	fmt.Fprintf(&b, "\n**%d of %s selected by the changed paths** (%s from %s).\n", sel.Selected, words.Plural(sel.Of, "case"),
+		words.Plural(sel.ChangedFiles, "changed file"), escape(sel.Source))
 	if sel.Selected == 0 {
 		b.WriteString("\nNothing to run: the plan is one empty partition, whose run checks nothing and passes.\n")
 	}

@@ -73,13 +73,8 @@ func TestHugeBodyStreamsToDiskInBoundedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := peakRSSMiB(t)
-	t.Logf(
-		"3 GiB body to disk in %s: peak RSS %.0f MiB before, %.0f MiB after (+%.0f MiB)",
-		time.Since(began).Round(time.Millisecond),
-		before,
-		after,
-		after-before,
-	)
+	t.Logf("3 GiB body to disk in %s: peak RSS %.0f MiB before, %.0f MiB after (+%.0f MiB)", time.Since(began).Round(time.Millisecond), before, after,
+		after-before)
 	if f.Bytes != size {
 		t.Errorf("wrote %d bytes, want %d", f.Bytes, size)
 	}

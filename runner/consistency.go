@@ -179,10 +179,7 @@ func (r *run) missingGT(c *suite.Case, nf *baselines.NotFoundError) (checks.Stat
 		return checks.Skip, nf.Error() + ": not compared (checks.ground_truth_required: false)"
 	}
 	return checks.Fail, fmt.Sprintf(
-		"GT not found for %s: %v; write it with run --mode gt, or set checks.ground_truth_required: false to skip the comparison",
-		c.ID,
-		nf,
-	)
+		"GT not found for %s: %v; write it with run --mode gt, or set checks.ground_truth_required: false to skip the comparison", c.ID, nf)
 }
 
 // outputUsable reports whether the request saved an output that the output checks did not
@@ -257,15 +254,8 @@ func compareGT(ctx context.Context, gt *compare.Cache, e baselines.GTEntry, out 
 
 // clipCheck scores the compared frames with the configured CLIP scorer: the image, or the key
 // frames 0, N//2 and N−1 of a video (extracted as PNGs beside the output).
-func (r *run) clipCheck(
-	ctx context.Context,
-	gt *compare.Cache,
-	rr *checks.RequestResult,
-	dir string,
-	e baselines.GTEntry,
-	res compare.Result,
-	lim checks.ConsistencyLimits,
-) checks.Check {
+func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result,
+	lim checks.ConsistencyLimits) checks.Check {
 	if r.cons.clip == nil {
 		c := checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured (run --clip-scorer CMD or DIFFUSION_CHECK_CLIP_SCORER; see docs/consistency.md)")
 		c.Cause = checks.CLIPNotEnforced
@@ -334,16 +324,8 @@ func rgbImage(rgb []byte, w, h int) *image.RGBA {
 
 // failurePicture draws the worst frame (lowest SSIM): ground truth | output | SSIM map, with
 // the metric values, into the request's artifact folder.
-func (r *run) failurePicture(
-	ctx context.Context,
-	cache *compare.Cache,
-	c *suite.Case,
-	rr *checks.RequestResult,
-	dir string,
-	e baselines.GTEntry,
-	res compare.Result,
-	cs []checks.Check,
-) error {
+func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry,
+	res compare.Result, cs []checks.Check) error {
 	k := res.WorstFrame
 	gt, out, err := framesAt(ctx, cache, e, rr.Output.Path, res)
 	if err != nil {

@@ -20,10 +20,8 @@ func TestRunRefusesAnOutAnotherRunHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := suite.Parse(
-		filepath.Join(t.TempDir(), "suite.yaml"),
-		[]byte("servers:\n  ref: {builtin: {}}\ncases:\n  - {id: a, server: ref, modality: image, request: {size: 8x8}}\n"),
-	)
+	s, err := suite.Parse(filepath.Join(t.TempDir(), "suite.yaml"),
+		[]byte("servers:\n  ref: {builtin: {}}\ncases:\n  - {id: a, server: ref, modality: image, request: {size: 8x8}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,10 +131,8 @@ func TestReadinessMarkerWithoutPort(t *testing.T) {
 	}
 	err = srv.waitReady(t.Context(), http.DefaultClient)
 	if err == nil ||
-		!strings.Contains(
-			err.Error(),
-			`log marker "Application startup complete." seen, but 127.0.0.1:`+strconv.Itoa(srv.port)+" did not accept connections within 300ms",
-		) {
+		!strings.Contains(err.Error(),
+			`log marker "Application startup complete." seen, but 127.0.0.1:`+strconv.Itoa(srv.port)+" did not accept connections within 300ms") {
 		t.Errorf("got %v", err)
 	}
 }

@@ -179,15 +179,8 @@ func (r *run) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput
 // failed), and the SSIM per frame of request k against request 1, and of request k and
 // request 1 against the ground truth (when the case has one), headed by the diagnosis of
 // the two requests (checks.DiagnoseRepeat).
-func (r *run) repeatPictures(
-	ctx context.Context,
-	c *suite.Case,
-	rr *checks.RequestResult,
-	first *firstOutput,
-	res compare.Result,
-	cs []checks.Check,
-	ev checks.RepeatEvidence,
-) error {
+func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *checks.RequestResult, first *firstOutput, res compare.Result, cs []checks.Check,
+	ev checks.RepeatEvidence) error {
 	dir, err := r.rec.ArtifactDir(c.ID, rr.Index, false)
 	if err != nil {
 		return err

@@ -143,10 +143,8 @@ func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slo
 	srv.settle(settleTime)
 	if why := srv.dead(); why != "" {
 		detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
-		rr.Checks = append(
-			rr.Checks,
-			checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")},
-		)
+		rr.Checks = append(rr.Checks,
+			checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
 		saveTail(m.dir, srv)
 		m.halt = fmt.Sprintf("not sent: the server died during %s", at)
 		return

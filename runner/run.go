@@ -313,11 +313,8 @@ func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
 		r.logf("cancelled: could not write results.json before stopping the servers: %v", err)
 		return
 	}
-	r.logf(
-		"cancelled: results.json written in %s (%d finished requests kept, the rest cancelled); stopping the servers",
-		time.Since(began).Round(time.Millisecond),
-		kept,
-	)
+	r.logf("cancelled: results.json written in %s (%d finished requests kept, the rest cancelled); stopping the servers",
+		time.Since(began).Round(time.Millisecond), kept)
 }
 
 // snapshot is the run as it stands: every request that finished with its result, every
@@ -528,10 +525,8 @@ func (r *run) diskError(rr *checks.RequestResult, cr *checks.CaseResult) {
 		return
 	}
 	rr.Status = checks.Cancelled
-	cr.Errors = append(
-		cr.Errors,
-		fmt.Sprintf("request %d/%d could not be checked: the disk is full (%v); an error of this machine, not of the pull request", rr.Index, rr.Of, derr),
-	)
+	cr.Errors = append(cr.Errors,
+		fmt.Sprintf("request %d/%d could not be checked: the disk is full (%v); an error of this machine, not of the pull request", rr.Index, rr.Of, derr))
 }
 
 // reportUnsaved says, in one block at the end of the run, everything that could not be

@@ -130,11 +130,8 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 // "1", does to SGLang.
 func stageLoggingNote(v string) string {
 	if sglangenv.Bool(v) {
-		return fmt.Sprintf(
-			"the suite's env sets %s=%s (diffusion-check sets 1); SGLang reads it as on and writes performance.log records",
-			sglangenv.StageLogging,
-			v,
-		)
+		return fmt.Sprintf("the suite's env sets %s=%s (diffusion-check sets 1); SGLang reads it as on and writes performance.log records",
+			sglangenv.StageLogging, v)
 	}
 	return fmt.Sprintf(
 		"the suite's env sets %s=%q, which turns SGLang's stage logging OFF: SGLang then writes no performance.log records and no stage or step timings "+
@@ -636,12 +633,9 @@ func (l *logWatch) keep(b []byte) {
 	if l.ring == nil {
 		l.ring = make([]byte, logTailBytes)
 		if l.mirror != nil {
-			_, _ = fmt.Fprintf(
-				l.mirror,
+			_, _ = fmt.Fprintf(l.mirror,
 				"│ … [diffusion-check: the server log is past %d MiB; the rest is not shown here, and server.log keeps its last %d MiB]\n",
-				logHeadBytes>>20,
-				logTailBytes>>20,
-			)
+				logHeadBytes>>20, logTailBytes>>20)
 		}
 	}
 	if len(b) >= len(l.ring) {
@@ -704,12 +698,8 @@ func (l *logWatch) close() {
 		if i := bytes.IndexByte(tail, '\n'); i >= 0 && i+1 < len(tail) {
 			tail = tail[i+1:]
 		}
-		note := fmt.Sprintf(
-			"\n… [diffusion-check: %d bytes of server output cut here: server.log keeps the first %d MiB and the last %d MiB]\n",
-			l.stored-l.written-int64(len(tail)),
-			logHeadBytes>>20,
-			logTailBytes>>20,
-		)
+		note := fmt.Sprintf("\n… [diffusion-check: %d bytes of server output cut here: server.log keeps the first %d MiB and the last %d MiB]\n",
+			l.stored-l.written-int64(len(tail)), logHeadBytes>>20, logTailBytes>>20)
 		for _, b := range [][]byte{[]byte(note), tail} {
 			if n, err := l.file.Write(b); err != nil {
 				l.dropped += int64(len(b) - n)
@@ -735,20 +725,13 @@ func (l *logWatch) cutNote() string {
 	if between := l.stored - l.written - logTailBytes; l.written >= logHeadBytes && between > 0 {
 		parts = append(
 			parts,
-			fmt.Sprintf(
-				"the server wrote %s; the log keeps its first %d MiB and its last %d MiB, and says where %s were cut",
-				mib(l.total),
-				logHeadBytes>>20,
-				logTailBytes>>20,
-				mib(between),
-			),
+			fmt.Sprintf("the server wrote %s; the log keeps its first %d MiB and its last %d MiB, and says where %s were cut", mib(l.total),
+				logHeadBytes>>20, logTailBytes>>20, mib(between)),
 		)
 	}
 	if l.cutLines > 0 {
-		parts = append(
-			parts,
-			fmt.Sprintf("%d lines longer than %d KiB kept their first %d KiB (%s cut)", l.cutLines, logLineBytes>>10, logLineBytes>>10, mib(l.cutLineBytes)),
-		)
+		parts = append(parts,
+			fmt.Sprintf("%d lines longer than %d KiB kept their first %d KiB (%s cut)", l.cutLines, logLineBytes>>10, logLineBytes>>10, mib(l.cutLineBytes)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -35,10 +35,8 @@ cases:
 		{"7", "suite.yaml:1: retry: must be ≤ 6 (SGLang's most retries of a failed case), got 7"},
 		{"-1", "suite.yaml:1: retry: must not be negative, got -1"},
 	} {
-		_, err := Parse(
-			"suite.yaml",
-			[]byte("retry: "+tt.value+"\nservers: {ref: {builtin: {}}}\ncases:\n  - {id: a, server: ref, modality: image, request: {size: 8x8}}\n"),
-		)
+		_, err := Parse("suite.yaml",
+			[]byte("retry: "+tt.value+"\nservers: {ref: {builtin: {}}}\ncases:\n  - {id: a, server: ref, modality: image, request: {size: 8x8}}\n"))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("retry: %s (%s): %v, want %q", tt.value, src, err, tt.want)
 		}
@@ -58,10 +56,8 @@ func TestUnsupportedModalityRule(t *testing.T) {
 		{"action", `suite.yaml:3: cases[0].modality: modality "action": action cases are not supported (SGLang checks their action JSON`},
 		{"audio", `unknown modality "audio" (known: image, video, video+audio)`},
 	} {
-		_, err := Parse(
-			"suite.yaml",
-			[]byte("servers: {ref: {builtin: {}}}\ncases:\n  - {id: a, server: ref, modality: "+tt.modality+", request: {size: 8x8}}\n"),
-		)
+		_, err := Parse("suite.yaml",
+			[]byte("servers: {ref: {builtin: {}}}\ncases:\n  - {id: a, server: ref, modality: "+tt.modality+", request: {size: 8x8}}\n"))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("modality %s (%s): %v, want %q", tt.modality, src, err, tt.want)
 		}
@@ -81,10 +77,7 @@ cases:
 		t.Fatal(err)
 	}
 	if !Enabled(s.Cases[0].Checks.GroundTruthRequired) || Enabled(s.Cases[1].Checks.GroundTruthRequired) {
-		t.Errorf(
-			"ground_truth_required: a %v, b %v; want required by default, b opted out",
-			s.Cases[0].Checks.GroundTruthRequired,
-			s.Cases[1].Checks.GroundTruthRequired,
-		)
+		t.Errorf("ground_truth_required: a %v, b %v; want required by default, b opted out", s.Cases[0].Checks.GroundTruthRequired,
+			s.Cases[1].Checks.GroundTruthRequired)
 	}
 }

@@ -235,11 +235,8 @@ func (d *decoder) serverLaunch(o *object, field string, srv *Server) {
 		srv.Env = d.env(v, f)
 	}
 	if srv.Builtin == nil && len(srv.Command) > 0 && !mentionsPort(srv) {
-		d.Addf(
-			o.lineOf("command"),
-			strictdecode.Join(field, "command"),
-			"no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server",
-		)
+		d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"),
+			"no \"{port}\" in any argument or env value; diffusion-check picks the port and must pass it to the server")
 	} else if srv.Builtin == nil && SGLangServe(srv.Command) {
 		if problem := sglangPort(srv.Command); problem != "" {
 			d.Addf(o.lineOf("command"), strictdecode.Join(field, "command"), "%s", problem)
@@ -433,12 +430,9 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		}
 	}
 	if IsURL(c.Request.InputReference) && c.Realtime == nil {
-		d.Addf(
-			o.line,
-			strictdecode.Join(field, "request.input_reference"),
+		d.Addf(o.line, strictdecode.Join(field, "request.input_reference"),
 			"a URL is sent only as a realtime case's first_frame (SGLang's prepare_realtime_first_frame); this case needs a file, got %q",
-			c.Request.InputReference,
-		)
+			c.Request.InputReference)
 	}
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits

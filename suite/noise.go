@@ -36,27 +36,16 @@ const maxConfirm = 10
 func (d *decoder) noise(o *object, inherit Noise) Noise {
 	n := inherit
 	if o.integer("confirm", &n.Confirm) && o.atLeast("confirm", n.Confirm, 0) && n.Confirm > maxConfirm {
-		d.Addf(
-			o.lineOf("confirm"),
-			strictdecode.Join(o.field, "confirm"),
-			"must be ≤ %d, got %d; each confirmation request costs as much as a request of the case",
-			maxConfirm,
-			n.Confirm,
-		)
+		d.Addf(o.lineOf("confirm"), strictdecode.Join(o.field, "confirm"),
+			"must be ≤ %d, got %d; each confirmation request costs as much as a request of the case", maxConfirm, n.Confirm)
 	}
 	d.retry(o, &n)
 	if o.str("on_unconfirmed", &n.OnUnconfirmed) {
 		switch n.OnUnconfirmed {
 		case OnUnconfirmedFail, OnUnconfirmedFlaky:
 		default:
-			d.Addf(
-				o.lineOf("on_unconfirmed"),
-				strictdecode.Join(o.field, "on_unconfirmed"),
-				"unknown value %q (known: %s, %s)",
-				n.OnUnconfirmed,
-				OnUnconfirmedFail,
-				OnUnconfirmedFlaky,
-			)
+			d.Addf(o.lineOf("on_unconfirmed"), strictdecode.Join(o.field, "on_unconfirmed"), "unknown value %q (known: %s, %s)", n.OnUnconfirmed,
+				OnUnconfirmedFail, OnUnconfirmedFlaky)
 			n.OnUnconfirmed = inherit.OnUnconfirmed
 		}
 	}

@@ -30,49 +30,19 @@ func repeatKeys() []repeatKey {
 			doc: fmt.Sprintf("%s; default %g", doc, *limit(&def))}, limit}
 	}
 	return []repeatKey{
-		k(
-			"ssim",
-			zero,
-			one,
-			"least SSIM of every frame of request k against the same frame of request 1",
-			func(l *checks.RepeatLimits) *float64 { return &l.SSIM },
-		),
+		k("ssim", zero, one,
+			"least SSIM of every frame of request k against the same frame of request 1", func(l *checks.RepeatLimits) *float64 { return &l.SSIM }),
 		k("psnr", zero, nil, "least PSNR (dB) of every frame against request 1's", func(l *checks.RepeatLimits) *float64 { return &l.PSNR }),
-		k(
-			"mean_abs_diff",
-			zero,
-			schema.Ptr(255.0),
-			"most mean absolute difference (0–255) of every frame against request 1's",
-			func(l *checks.RepeatLimits) *float64 { return &l.MeanAbsDiff },
-		),
-		k(
-			"audio_spectral_similarity",
-			zero,
-			one,
-			"least spectral similarity of the audio track against request 1's",
-			func(l *checks.RepeatLimits) *float64 { return &l.SpectralSimilarity },
-		),
-		k(
-			"audio_waveform_correlation",
-			schema.Ptr(-1.0),
-			one,
-			"least waveform correlation of the audio track against request 1's",
-			func(l *checks.RepeatLimits) *float64 { return &l.WaveformCorrelation },
-		),
-		k(
-			"audio_rms_db_diff",
-			zero,
-			nil,
-			"most RMS level difference (dB) of the audio track against request 1's",
-			func(l *checks.RepeatLimits) *float64 { return &l.RMSdBDiff },
-		),
-		k(
-			"audio_duration_diff",
-			zero,
-			nil,
-			"most duration difference (s) of the audio track against request 1's",
-			func(l *checks.RepeatLimits) *float64 { return &l.DurationDiffS },
-		),
+		k("mean_abs_diff", zero, schema.Ptr(255.0),
+			"most mean absolute difference (0–255) of every frame against request 1's", func(l *checks.RepeatLimits) *float64 { return &l.MeanAbsDiff }),
+		k("audio_spectral_similarity", zero, one,
+			"least spectral similarity of the audio track against request 1's", func(l *checks.RepeatLimits) *float64 { return &l.SpectralSimilarity }),
+		k("audio_waveform_correlation", schema.Ptr(-1.0), one,
+			"least waveform correlation of the audio track against request 1's", func(l *checks.RepeatLimits) *float64 { return &l.WaveformCorrelation }),
+		k("audio_rms_db_diff", zero, nil,
+			"most RMS level difference (dB) of the audio track against request 1's", func(l *checks.RepeatLimits) *float64 { return &l.RMSdBDiff }),
+		k("audio_duration_diff", zero, nil,
+			"most duration difference (s) of the audio track against request 1's", func(l *checks.RepeatLimits) *float64 { return &l.DurationDiffS }),
 	}
 }
 

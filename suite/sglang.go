@@ -105,12 +105,9 @@ var pydanticBools = []string{"0", "off", "f", "false", "n", "no", "1", "on", "t"
 // (multipart). A float without a fraction is an int to pydantic.
 func (d *decoder) wholeSeconds(line int, field string, v float64) (int, bool) {
 	if v != math.Trunc(v) || v > math.MaxInt32 {
-		d.Addf(
-			line,
-			field,
+		d.Addf(line, field,
 			"want a whole number of seconds, got %v: SGLang's VideoGenerationsRequest declares seconds as an int (protocol.py) and refuses a fraction",
-			v,
-		)
+			v)
 		return 0, false
 	}
 	return int(v), true
@@ -136,14 +133,9 @@ func (d *decoder) sglangExtra(raw *yaml.Node, field string, modality Modality) {
 			continue
 		}
 		if want := pydanticRefuses(t, strictdecode.Deref(val)); want != "" {
-			d.Addf(
-				val.Line,
-				strictdecode.Join(field, key.Value),
-				"want %s, got %s: SGLang's %s (protocol.py) refuses it: every request would fail with HTTP 400 or 422",
-				want,
-				describeValue(val),
-				model,
-			)
+			d.Addf(val.Line, strictdecode.Join(field, key.Value),
+				"want %s, got %s: SGLang's %s (protocol.py) refuses it: every request would fail with HTTP 400 or 422", want, describeValue(val),
+				model)
 		}
 	}
 }

@@ -116,12 +116,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
 	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
-	fs.StringVar(
-		&o.suite,
-		"suite",
-		"",
-		"with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases",
-	)
+	fs.StringVar(&o.suite, "suite", "",
+		"with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases")
 	fs.StringVar(
 		&o.picturesBranch,
 		"pictures-branch",
@@ -129,12 +125,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 		"with --publish, the `BRANCH` the failure pictures are pushed to, for the comment to show them inline (needs contents: write; "+
 			"never for a fork's pull request); empty: none, the comment links to the artifacts",
 	)
-	fs.StringVar(
-		&o.history,
-		"history",
-		"",
-		"a history store `DIR` (history append): each failing perf or memory check gets the base branch's last 10 runs, as a sparkline",
-	)
+	fs.StringVar(&o.history, "history", "",
+		"a history store `DIR` (history append): each failing perf or memory check gets the base branch's last 10 runs, as a sparkline")
 	fs.StringVar(&o.historyURL, "history-url", "", "the `URL` of the store's page (history page), which the trend links to")
 }
 

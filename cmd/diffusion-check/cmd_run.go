@@ -57,27 +57,16 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.planPath, "plan", "", "plan `FILE` written by plan (default: plan the suite here with N partitions)")
 	fs.StringVar(&o.cases, "cases", "", "comma-separated case `IDS` to run (default: all of the partition)")
 	fs.StringVar(&o.out, "out", "diffusion-check-out", "output `DIR`: results.json, requests.jsonl, artifacts/")
-	fs.Var(
-		&o.mode,
-		"mode",
-		"`MODE`: check; baseline: record perf and memory without enforcing them, for \"diffusion-check baseline\"; gt: write ground truth from the outputs",
-	)
-	fs.StringVar(
-		&o.clipScorer,
-		"clip-scorer",
-		e.getenv("DIFFUSION_CHECK_CLIP_SCORER"),
-		"CLIP scorer `COMMAND` (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check",
-	)
+	fs.Var(&o.mode, "mode",
+		"`MODE`: check; baseline: record perf and memory without enforcing them, for \"diffusion-check baseline\"; gt: write ground truth from the outputs")
+	fs.StringVar(&o.clipScorer, "clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"),
+		"CLIP scorer `COMMAND` (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
 	fs.DurationVar(&o.clipTimeout, "clip-timeout", clip.DefaultTimeout, "time limit of one CLIP scorer run")
 	fs.StringVar(&o.profile, "profile", baselines.DefaultProfile, "tolerance `PROFILE` of the perf baseline file (pr_test, long_term)")
 	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baselines apply (default: the suite's, else detected)")
 	fs.DurationVar(&o.memInterval, "memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
-	fs.Int64Var(
-		&o.gtMiB,
-		"gt-memory-mib",
-		compare.DefaultCacheBytes>>20,
-		"decoded ground truth a case keeps in memory for its requests (`MIB`); 0 decodes it for each request",
-	)
+	fs.Int64Var(&o.gtMiB, "gt-memory-mib", compare.DefaultCacheBytes>>20,
+		"decoded ground truth a case keeps in memory for its requests (`MIB`); 0 decodes it for each request")
 	fs.IntVar(
 		&o.threads,
 		"validation-threads",

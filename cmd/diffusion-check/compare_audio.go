@@ -112,18 +112,8 @@ func audioTable(e env, a *compare.AudioResult) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(
-		e.stdout,
+	_, err := fmt.Fprintf(e.stdout,
 		"audio %d Hz: spectral_similarity %.4f  waveform_correlation %.4f  rms_db_diff %.2f dB (%.2f vs %.2f)  duration_diff %.3f s (%.3f vs %.3f)\n",
-		a.SampleRate,
-		a.SpectralSimilarity,
-		a.WaveformCorrelation,
-		a.RMSdBDiff,
-		a.OutRMSdB,
-		a.GTRMSdB,
-		a.DurationDiffS,
-		a.OutDurationS,
-		a.GTDurationS,
-	)
+		a.SampleRate, a.SpectralSimilarity, a.WaveformCorrelation, a.RMSdBDiff, a.OutRMSdB, a.GTRMSdB, a.DurationDiffS, a.OutDurationS, a.GTDurationS)
 	return err
 }

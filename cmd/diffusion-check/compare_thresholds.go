@@ -37,12 +37,8 @@ func (l *compareLimits) register(fs *flag.FlagSet) {
 	fs.Func("min-waveform-correlation", "fail when the audio's waveform correlation with the ground truth's is below `X`", floatFlag(&l.audio[1]))
 	fs.Func("max-rms-db-diff", "fail when the audio's RMS level differs from the ground truth's by more than `DB`", floatFlag(&l.audio[2]))
 	fs.Func("max-duration-diff", "fail when the audio's duration differs from the ground truth's by more than `S` seconds", floatFlag(&l.audio[3]))
-	fs.StringVar(
-		&l.thresholds,
-		"thresholds",
-		"",
-		"consistency thresholds `PATH`: a <gpu>.json file or a folder of them (with --gpu); default: the built-in SGLang defaults",
-	)
+	fs.StringVar(&l.thresholds, "thresholds", "",
+		"consistency thresholds `PATH`: a <gpu>.json file or a folder of them (with --gpu); default: the built-in SGLang defaults")
 	fs.StringVar(&l.gpu, "gpu", "", "GPU `CLASS` whose file in the --thresholds folder applies")
 	fs.StringVar(
 		&l.caseID,

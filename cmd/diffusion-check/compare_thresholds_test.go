@@ -40,11 +40,8 @@ func TestCompareThresholds(t *testing.T) {
 	if err := os.MkdirAll(th, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := os.WriteFile(
-		filepath.Join(th, "h100.json"),
-		[]byte(`{"cases": {"loose": {"ssim_threshold": 0.1, "psnr_threshold": 5, "mean_abs_diff_threshold": 20}}}`),
-		0o644,
-	)
+	err := os.WriteFile(filepath.Join(th, "h100.json"),
+		[]byte(`{"cases": {"loose": {"ssim_threshold": 0.1, "psnr_threshold": 5, "mean_abs_diff_threshold": 20}}}`), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,8 @@ const pullFilesBudget = 2 * time.Minute
 func pullChanges(ctx context.Context, e env) (sel checks.Selection, changed []string, err error) {
 	ge := e.github()
 	if missing := ge.Missing("GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH"); len(missing) > 0 {
-		return sel, nil, usagef(
-			"--changed-in-pr needs %s (in a workflow step: the action's github_token input, and pull-requests: read)",
-			strings.Join(missing, ", "),
-		)
+		return sel, nil, usagef("--changed-in-pr needs %s (in a workflow step: the action's github_token input, and pull-requests: read)",
+			strings.Join(missing, ", "))
 	}
 	if _, _, err := ge.OwnerRepo(); err != nil {
 		return sel, nil, usageError{err}

@@ -94,15 +94,11 @@ func TestTrustedEventFailsClosed(t *testing.T) {
 		return p
 	}
 	sha := scriptHead
-	sameRepo := write(
-		"same.json",
-		`{"workflow_run": {"head_sha": "`+sha+`", "head_repository": {"full_name": "octo/diffusion"}}, "repository": {"full_name": "octo/diffusion"}}`,
-	)
+	sameRepo := write("same.json",
+		`{"workflow_run": {"head_sha": "`+sha+`", "head_repository": {"full_name": "octo/diffusion"}}, "repository": {"full_name": "octo/diffusion"}}`)
 	noHead := write("nohead.json", `{"workflow_run": {"head_sha": "`+sha+`"}, "repository": {"full_name": "octo/diffusion"}}`)
-	fork := write(
-		"fork.json",
-		`{"workflow_run": {"head_sha": "`+sha+`", "head_repository": {"full_name": "mallory/diffusion"}}, "repository": {"full_name": "octo/diffusion"}}`,
-	)
+	fork := write("fork.json",
+		`{"workflow_run": {"head_sha": "`+sha+`", "head_repository": {"full_name": "mallory/diffusion"}}, "repository": {"full_name": "octo/diffusion"}}`)
 	tests := []struct {
 		event, actions, path string
 		refused              string // "" for trusted

@@ -245,14 +245,8 @@ func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(
-		os.Environ(),
-		"GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t",
-		"GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t",
-		"GIT_COMMITTER_EMAIL=t@example.com",
-	)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@example.com")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -367,8 +361,7 @@ cases:
 			}
 			branch := "diffusion-" + tc.mode + "-h100-4242"
 			if want := fmt.Sprintf("pr create --title diffusion: regenerate %s (h100) --body-file regenerate-body.md --head %s\n", tc.mode, branch); string(
-				log,
-			) != want {
+				log) != want {
 				t.Errorf("gh was run as %q, want %q", log, want)
 			}
 			body, err := os.ReadFile(w.ghLog + ".body")

@@ -222,14 +222,8 @@ func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
 		_, seen := last[l.Index]
 		switch {
 		case seen && (!l.Revised || l.Revision == ""):
-			ts.Fatalf(
-				"case %s request %d/%d: a second line that does not say it is revised and what changed (revised %v, revision %q)",
-				l.Case,
-				l.Index,
-				l.Of,
-				l.Revised,
-				l.Revision,
-			)
+			ts.Fatalf("case %s request %d/%d: a second line that does not say it is revised and what changed (revised %v, revision %q)", l.Case,
+				l.Index, l.Of, l.Revised, l.Revision)
 		case !seen && (l.Revised || l.Revision != ""):
 			ts.Fatalf("case %s request %d/%d: its first line is marked revised (%q)", l.Case, l.Index, l.Of, l.Revision)
 		}
@@ -245,13 +239,8 @@ func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		for _, rr := range cr.Requests {
 			if diff := cmp.Diff(rr, last[rr.Index]); diff != "" {
-				ts.Fatalf(
-					"case %s request %d/%d: its last line in requests.jsonl is not its verdict in results.json (-results.json +line):\n%s",
-					cr.ID,
-					rr.Index,
-					rr.Of,
-					diff,
-				)
+				ts.Fatalf("case %s request %d/%d: its last line in requests.jsonl is not its verdict in results.json (-results.json +line):\n%s",
+					cr.ID, rr.Index, rr.Of, diff)
 			}
 		}
 		return

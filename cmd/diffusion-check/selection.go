@@ -28,24 +28,12 @@ type selectOptions struct {
 }
 
 func (o *selectOptions) register(fs *flag.FlagSet, withPR bool) {
-	fs.StringVar(
-		&o.changedFiles,
-		"changed-files",
-		"",
-		"test-impact selection: plan only the cases the changed paths listed in `FILE` can affect (one repository path a line; - reads stdin)",
-	)
-	fs.StringVar(
-		&o.changedSince,
-		"changed-since",
-		"",
-		"test-impact selection: the changed paths are those of \"git diff\" against the merge base of `REF` and HEAD",
-	)
-	fs.StringVar(
-		&o.repoRoot,
-		"repo-root",
-		"",
-		"the repository root `DIR` that changed paths and paths: globs are relative to (default: git rev-parse --show-toplevel in the suite's folder)",
-	)
+	fs.StringVar(&o.changedFiles, "changed-files", "",
+		"test-impact selection: plan only the cases the changed paths listed in `FILE` can affect (one repository path a line; - reads stdin)")
+	fs.StringVar(&o.changedSince, "changed-since", "",
+		"test-impact selection: the changed paths are those of \"git diff\" against the merge base of `REF` and HEAD")
+	fs.StringVar(&o.repoRoot, "repo-root", "",
+		"the repository root `DIR` that changed paths and paths: globs are relative to (default: git rev-parse --show-toplevel in the suite's folder)")
 	if withPR {
 		fs.BoolVar(
 			&o.fromPR,

@@ -292,11 +292,8 @@ func benchVideos(b *testing.B, n int) (gt string, outs []string) {
 	for k := range n {
 		out := filepath.Join(dir, fmt.Sprintf("out%d.mp4", k+1))
 		run(
-			slices.Concat(
-				[]string{"-i", gt, "-vf", fmt.Sprintf("eq=brightness=0.0%d:contrast=1.0%d,noise=alls=3:allf=t:all_seed=%d", k+2, k+3, k+1)},
-				enc,
-				[]string{out},
-			)...)
+			slices.Concat([]string{"-i", gt, "-vf", fmt.Sprintf("eq=brightness=0.0%d:contrast=1.0%d,noise=alls=3:allf=t:all_seed=%d", k+2, k+3, k+1)},
+				enc, []string{out})...)
 		outs = append(outs, out)
 	}
 	return gt, outs

@@ -115,12 +115,8 @@ func (g *Client) PushAssets(ctx context.Context, branch, folder string, files []
 		if added[p] != "" {
 			return nil, fmt.Errorf("%s: %s twice", what, p)
 		}
-		b, _, err := g.API.Git.CreateBlob(
-			ctx,
-			g.Owner,
-			g.Repo,
-			&github.Blob{Content: github.String(base64.StdEncoding.EncodeToString(f.Data)), Encoding: github.String("base64")},
-		)
+		b, _, err := g.API.Git.CreateBlob(ctx, g.Owner, g.Repo,
+			&github.Blob{Content: github.String(base64.StdEncoding.EncodeToString(f.Data)), Encoding: github.String("base64")})
 		if err != nil {
 			return nil, g.writeErr(what+": create blob", contentsPerm, err)
 		}

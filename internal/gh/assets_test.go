@@ -42,14 +42,8 @@ func folders(t *testing.T, f *githubfake.Fake, branch string) []string {
 func TestPushAssetsCreatesTheBranchWithTheRunsFolder(t *testing.T) {
 	f, p, _ := setup(t, githubfake.Config{})
 	folder := RunFolder(pushTime, "4242", "1")
-	paths, err := p.PushAssets(
-		t.Context(),
-		DefaultAssetsBranch,
-		folder,
-		[]Asset{{"base/t2i/request-2.png", png("a")}, {"base/t2i/request-3.png", png("b")}},
-		DefaultRetention,
-		pushTime,
-	)
+	paths, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder,
+		[]Asset{{"base/t2i/request-2.png", png("a")}, {"base/t2i/request-3.png", png("b")}}, DefaultRetention, pushTime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +184,8 @@ func TestPushAssetsRefusedIsForbiddenOrReadOnly(t *testing.T) {
 	}
 	_, p, _ = setup(t, githubfake.Config{ReadOnly: true})
 	p.Fork = true
-	if _, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder, []Asset{{"a.png", png("a")}}, DefaultRetention, pushTime); !errors.Is(
-		err,
-		ErrReadOnly,
-	) {
+	if _, err := p.PushAssets(t.Context(), DefaultAssetsBranch, folder, []Asset{{"a.png", png("a")}}, DefaultRetention, pushTime); !errors.Is(err,
+		ErrReadOnly) {
 		t.Errorf("fork: err = %v, want ErrReadOnly", err)
 	}
 	for _, bad := range []string{"../x.png", "/abs.png", "a/../../b.png", ""} {

@@ -69,9 +69,7 @@ func (g *Client) CreateCheckRun(ctx context.Context, run CheckRun) (string, erro
 		if _, _, err := g.API.Checks.UpdateCheckRun(ctx, g.Owner, g.Repo, cr.GetID(), upd); err != nil {
 			return cr.GetHTMLURL(), g.writeErr(
 				fmt.Sprintf("%s: annotations %d to %d", what, (i+1)*MaxAnnotationsPerRequest+1, (i+1)*MaxAnnotationsPerRequest+len(batch)),
-				checksPerm,
-				err,
-			)
+				checksPerm, err)
 		}
 	}
 	return cr.GetHTMLURL(), nil

@@ -94,13 +94,8 @@ func (c *Client) writeErr(what, perm string, err error) error {
 		}
 		return fmt.Errorf("%s: %w: give the job \"permissions: %s\": %v", what, ErrForbidden, perm, err) //nolint:errorlint // see above
 	case http.StatusNotFound:
-		return fmt.Errorf(
-			"%s: not found (404): the repository %s/%s, the commit or the comment does not exist, or the token cannot see it: %w",
-			what,
-			c.Owner,
-			c.Repo,
-			err,
-		)
+		return fmt.Errorf("%s: not found (404): the repository %s/%s, the commit or the comment does not exist, or the token cannot see it: %w", what,
+			c.Owner, c.Repo, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -227,13 +227,8 @@ func TestOtherTokensKeepOneComment(t *testing.T) {
 				}
 			}
 			if len(mine) != 1 || second.ID != first.ID || first.ID == quoting || first.ID == actions || len(f.Comments(7)) != 3 {
-				t.Fatalf(
-					"the token's comments %+v (first %d, second %d) of %d: want one, edited in place, beside the two others",
-					mine,
-					first.ID,
-					second.ID,
-					len(f.Comments(7)),
-				)
+				t.Fatalf("the token's comments %+v (first %d, second %d) of %d: want one, edited in place, beside the two others", mine, first.ID,
+					second.ID, len(f.Comments(7)))
 			}
 			if !strings.Contains(mine[0].Body, "4 of 6 requests failed") {
 				t.Errorf("the token's comment was not edited: %q", mine[0].Body)

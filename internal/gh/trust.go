@@ -51,11 +51,8 @@ func (e Env) TrustRun(ctx context.Context) error {
 				optIn,
 			)
 		case ev.HeadRepo == "" || ev.Repo == "":
-			return fmt.Errorf(
-				"%w under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s",
-				ErrUntrusted,
-				optIn,
-			)
+			return fmt.Errorf("%w under workflow_run: its payload names no head_repository (or no repository), so a fork may have triggered it; %s",
+				ErrUntrusted, optIn)
 		case ev.FromFork():
 			return fmt.Errorf("%w under workflow_run triggered from the fork %s: %s; %s", ErrUntrusted, ev.HeadRepo, risk, optIn)
 		}

@@ -672,13 +672,8 @@ func (x *Session) queryProcesses(i int, d nvml.Device) {
 		if p.UsedGpuMemory == notAvailable {
 			x.procOff = true
 			x.note(
-				fmt.Sprintf(
-					"nvml reports no per-process memory on GPU %d (pid %d); %s left out, %s only",
-					i,
-					p.Pid,
-					checks.SourceNVMLProcess,
-					checks.SourceNVMLDevice,
-				),
+				fmt.Sprintf("nvml reports no per-process memory on GPU %d (pid %d); %s left out, %s only", i, p.Pid, checks.SourceNVMLProcess,
+					checks.SourceNVMLDevice),
 			)
 			return
 		}

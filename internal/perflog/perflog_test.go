@@ -397,8 +397,7 @@ func TestImpossibleRecordValues(t *testing.T) {
 		t.Errorf("impossible values (-want +got):\n%s", diff)
 	}
 	good, err := ParseLine(
-		[]byte(`{"request_id": "r", "total_duration_ms": 12.5, "steps": [1.0], "stages": [{"name": "DecodingStage", "execution_time_ms": 0.0}]}`),
-	)
+		[]byte(`{"request_id": "r", "total_duration_ms": 12.5, "steps": [1.0], "stages": [{"name": "DecodingStage", "execution_time_ms": 0.0}]}`))
 	if err != nil || good.Impossible() != nil {
 		t.Errorf("plausible record: %v, %v", good.Impossible(), err)
 	}

@@ -139,8 +139,7 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	if duration == 0 {
 		return bad(
 			"target.duration_seconds is required, or exactly one audio reference to derive duration from (including video/video_audio soundtracks; task %s)",
-			pyRepr(task),
-		)
+			pyRepr(task))
 	}
 	if duration < minimaxMinDurationS || duration > minimaxMaxDurationS {
 		return bad("target.duration_seconds must be in [%g, %g], got %v", minimaxMinDurationS, minimaxMaxDurationS, duration)
@@ -495,10 +494,8 @@ func minimaxConditions(v any, task string, p minimaxTask, durationS float64) ([]
 	if task == "fl2va" {
 		ok := slices.Equal(indices, []int64{0}) || slices.Equal(indices, []int64{-1}) || slices.Equal(indices, []int64{0, -1})
 		if !ok {
-			return bad(
-				"conditions for task 'fl2va' must be one or two ordered image/keyframe entries with frame_index [0], [-1], or [0, -1], got %v",
-				strings.ReplaceAll(fmt.Sprint(indices), " ", ", "),
-			)
+			return bad("conditions for task 'fl2va' must be one or two ordered image/keyframe entries with frame_index [0], [-1], or [0, -1], got %v",
+				strings.ReplaceAll(fmt.Sprint(indices), " ", ", "))
 		}
 	}
 	if durationS == 0 {

@@ -135,10 +135,8 @@ func TestMiniMaxCanvasAndFrames(t *testing.T) {
 		w, h  int
 	}{{"16:9", 1344, 768}, {"9:16", 768, 1344}, {"1:1", 768, 768}, {"4:3", 1024, 768}, {"21:9", 1536, 672}, {"auto", 1344, 768}} {
 		w, h, _, _, err := minimaxTarget(
-			map[string]any{"short_edge": json.Number("768"), "aspect_ratio": tc.ratio, "duration_seconds": json.Number("4")},
-			"t2va",
-			minimaxTasks["t2va"],
-		)
+			map[string]any{"short_edge": json.Number("768"), "aspect_ratio": tc.ratio, "duration_seconds": json.Number("4")}, "t2va",
+			minimaxTasks["t2va"])
 		if err != nil || w != tc.w || h != tc.h {
 			t.Errorf("%s: %dx%d %v, want %dx%d", tc.ratio, w, h, err, tc.w, tc.h)
 		}
@@ -149,10 +147,8 @@ func TestMiniMaxCanvasAndFrames(t *testing.T) {
 		se, w, h int
 	}{{384, 672, 384}, {720, 1280, 704}, {1080, 1344, 768}} {
 		w, h, _, base, err := minimaxTarget(
-			map[string]any{"short_edge": json.Number(fmt.Sprint(tc.se)), "aspect_ratio": "16:9", "duration_seconds": json.Number("4")},
-			"t2va",
-			minimaxTasks["t2va"],
-		)
+			map[string]any{"short_edge": json.Number(fmt.Sprint(tc.se)), "aspect_ratio": "16:9", "duration_seconds": json.Number("4")}, "t2va",
+			minimaxTasks["t2va"])
 		if err != nil || w != tc.w || h != tc.h || base != tc.se {
 			t.Errorf("short edge %d: %dx%d (base %d) %v, want %dx%d", tc.se, w, h, base, err, tc.w, tc.h)
 		}

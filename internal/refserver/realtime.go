@@ -372,17 +372,9 @@ func (h *Handler) realtimeChunk(ctx context.Context, conn *websocket.Conn, c *ca
 	if h.cfg.Timing != TimingComputed {
 		total = ms(time.Since(t0))
 	}
-	h.logf(
-		"INFO",
+	h.logf("INFO",
 		"realtime chunk timing: request_id=%s chunk_idx=%d request_prepare=%.2fms scheduler_forward=%.2fms ws_write=%.2fms chunk_total=%.2fms frames=%d",
-		rn.id,
-		k,
-		prepareMs,
-		forwardMs,
-		ms(sent.headerWrite+sent.rawWrite),
-		total,
-		g.frames,
-	)
+		rn.id, k, prepareMs, forwardMs, ms(sent.headerWrite+sent.rawWrite), total, g.frames)
 	return h.sendMsg(ctx, conn, map[string]any{
 		"type": "chunk_stats", "request_id": rn.id, "chunk_index": k,
 		"request_prepare_ms": transportMs(prepareMs), "scheduler_forward_ms": transportMs(forwardMs),
