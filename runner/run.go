@@ -101,9 +101,9 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // could not happen at all: a *ConfigError for bad options or suite files, another error for
 // an unwritable output folder; everything that went wrong with a server or a request is data
 // in the result. On cancellation the result holds what finished, the rest marked cancelled,
-// and results.json is still written. ctx carries the ffmpeg found at start
-// (media.WithTools, as the run command probes it); without it, the decodes use the options of
-// FFmpeg 5.1 and later.
+// and results.json is still written. ctx may carry the ffmpeg found at start
+// (media.WithTools, as the run command probes it); without it, the media package probes the
+// ffmpeg on PATH itself.
 func Run(ctx context.Context, opts Options) (*checks.Result, error) {
 	cases, verdicts, cons, err := configure(&opts)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -65,14 +64,8 @@ func BenchmarkRequestGap(b *testing.B) {
 		b.Fatal(err)
 	}
 	exe := filepath.Join(binDir, "diffusion-check")
-	// As the run command does: the ffmpeg found decides the options (4.x has no -fps_mode).
-	tools, err := media.ProbeTools(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := media.WithTools(b.Context(), tools)
 	run := func(out string, mode runner.Mode, ahead int) *checks.Result {
-		res, err := runner.Run(ctx, runner.Options{Suite: s, Out: filepath.Join(dir, out), Force: true, Mode: mode,
+		res, err := runner.Run(b.Context(), runner.Options{Suite: s, Out: filepath.Join(dir, out), Force: true, Mode: mode,
 			Executable: exe, Environ: os.Environ(), ValidateAhead: ahead})
 		if err != nil {
 			b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
@@ -303,19 +304,37 @@ func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupport
 type toolsKey struct{}
 
 // WithTools returns a context whose media calls use t's options. A command probes once at
-// start (ProbeTools) and passes the context down; a context without Tools (a test of this
-// package's callers, run with the ffmpeg of scripts/setup) gets the options of FFmpeg 5.1 and
-// later.
+// start (ProbeTools) and passes the context down; a context without Tools (a library caller,
+// a test) gets those of the ffmpeg on PATH when the process first needed them (unprobed).
 func WithTools(ctx context.Context, t Tools) context.Context {
 	return context.WithValue(ctx, toolsKey{}, t)
 }
 
-// modern is what a context without Tools gets: FFmpeg 5.1 and later.
+// modern is the options of FFmpeg 5.1 and later: those of a Tools value that was not probed.
 var modern = Tools{passthrough: []string{"-fps_mode", "passthrough"}}
 
-// toolsOf returns the Tools of ctx, or modern.
+// unprobeTimeout bounds the probe of a context without Tools.
+const unprobeTimeout = 30 * time.Second
+
+// unprobed is the Tools of every context without any: the ffmpeg on PATH, probed once, at the
+// first decode that needs its options; modern where it cannot be probed (the decode then
+// fails with ffmpeg's own error, as it would have).
+var unprobed = sync.OnceValue(func() Tools {
+	ctx, cancel := context.WithTimeout(context.Background(), unprobeTimeout)
+	defer cancel()
+	t, err := ProbeTools(ctx)
+	if err != nil {
+		return modern
+	}
+	return t
+})
+
+// toolsOf returns the Tools of ctx, or unprobed's.
 func toolsOf(ctx context.Context) Tools {
-	t, _ := ctx.Value(toolsKey{}).(Tools)
+	t, ok := ctx.Value(toolsKey{}).(Tools)
+	if !ok {
+		return unprobed()
+	}
 	return toolsOfValue(t)
 }
 
