@@ -65,13 +65,17 @@ const (
 	GTImage     = "image"
 	GTVideo     = "video"      // a whole MP4
 	GTKeyFrames = "key_frames" // SGLang's three PNGs
+	GTAudio     = "audio"      // SGLang's {stem}_audio.wav
 )
 
 // GTEntry is the ground truth found for a case.
 type GTEntry struct {
 	Kind string
-	// Path is the image or the whole video; empty for key frames.
+	// Path is the image, the whole video or the audio; empty for key frames.
 	Path string
+	// Name is the file (key frames: the three, in braces) relative to the ground-truth folder,
+	// as the request's note names it: "sglang_generated/h100/x_1gpu_frame_{0,mid,last}.png".
+	Name string
 	// KeyFrames are the paths of frame_0, frame_mid and frame_last, for GTKeyFrames.
 	KeyFrames [3]string
 	// Source is the store's source the ground truth came from: gtOfficial (made by the
@@ -166,57 +170,58 @@ func KeyFrameIndices(n int) [3]int { return [3]int{0, n / 2, n - 1} }
 func (g GroundTruth) Path(name string) string { return filepath.Join(g.Dir, name) }
 
 // gtFolder is one folder Lookup looks in: its prefix of the names, the store source it
-// belongs to (gtOfficial, gtSGLang, or "" in a plain folder), and, for the official source,
-// the file names case_map.json declares for the case (only those count).
+// belongs to (gtOfficial, gtSGLang, or "" in a plain folder), the candidate set's prefix inside
+// the source ("h100/" in a platform folder, "" at the source's root), and, for the official
+// source, the outputs case_map.json declares for the case (only those count).
 type gtFolder struct {
-	prefix, source string
-	declared       map[string]bool
+	prefix, source, set string
+	declared            map[string]bool
 }
 
-// has reports whether the folder may hold name: every name, or only a declared one.
+// has reports whether the folder may hold name: every name, or only a declared one. As SGLang's
+// _official_consistency_gt_candidate_is_declared, an output declares the candidate's name inside
+// the source ("h100/x_1gpu.png") or its base name ("x_1gpu.png").
 func (f gtFolder) has(name string) bool {
-	return f.declared == nil || f.declared[path.Base(name)]
+	if f.declared == nil {
+		return true
+	}
+	base := path.Base(name)
+	return f.declared[f.set+base] || f.declared[base]
 }
 
-// folders are the folders Lookup looks in, in order: in each source of the store (gtstore.go:
-// official_generated when case_map.json lists the case, then sglang_generated; a plain folder
-// is one source), the platform subfolder, then the source itself
-// (get_consistency_gt_candidate_sets). A case whose id holds "npu" (an Ascend case) has no
-// platform subfolder, as in SGLang.
+// folders are the folders Lookup looks in, in SGLang's order (_find_remote_consistency_gt_files):
+// the candidate sets outside (get_consistency_gt_candidate_sets: the platform subfolder, then the
+// root), the store's sources inside (sources: official_generated, then sglang_generated). So a
+// store is read official/h100 → sglang/h100 → official/ → sglang/, and a plain folder h100/ → /.
+// A case whose id holds "npu" (an Ascend case) has no platform subfolder, as in SGLang.
 func (g GroundTruth) folders(caseID string) ([]gtFolder, error) {
 	srcs, err := g.sources(caseID)
 	if err != nil {
 		return nil, err
 	}
-	var out []gtFolder
+	if g.Platform == "" || ascendCase(caseID) {
+		return srcs, nil
+	}
+	out := make([]gtFolder, 0, 2*len(srcs))
 	for _, s := range srcs {
-		if g.Platform != "" && !strings.Contains(caseID, "npu") {
-			out = append(out, gtFolder{s.prefix + g.Platform + "/", s.source, s.declared})
-		}
+		s.set = g.Platform + "/"
+		s.prefix += s.set
 		out = append(out, s)
 	}
-	return out, nil
+	return append(out, srcs...), nil
 }
 
-// Lookup finds the ground truth of a case in each folder (the platform subfolder first, then
-// the store) in turn. An image case takes the first of {stem}.{ext of format}, .png, .jpg,
+// ascendCase reports whether a case is an Ascend (NPU) case, as SGLang's
+// _is_ascend_consistency_case tells it: "npu" in its raw id.
+func ascendCase(caseID string) bool { return strings.Contains(caseID, "npu") }
+
+// Lookup finds the ground truth of a case in each folder (folders: the platform subfolder of
+// every source, then every source's root) in turn. An image case takes the first of {stem}.{ext of format}, .png, .jpg,
 // .webp that exists (SGLang's order). A video case takes the whole video {stem}.mp4 when it
 // exists, else the three key frames when all three exist: a folder with only some of them is
 // passed over, as SGLang passes over an incomplete candidate set. Nothing found is a
 // *NotFoundError naming every name tried and every incomplete set.
 func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format string) (GTEntry, error) {
-	exists := func(name string) (bool, error) {
-		st, err := os.Stat(g.Path(name))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return false, nil
-		case err != nil:
-			return false, fmt.Errorf("ground truth: %w", err)
-		case st.IsDir():
-			return false, fmt.Errorf("ground truth %s: is a folder", g.Path(name))
-		}
-		return true, nil
-	}
 	nf := &NotFoundError{Dir: g.Dir}
 	folders, err := g.folders(caseID)
 	if err != nil {
@@ -234,31 +239,31 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 				}
 			}
 			for _, name := range tried {
-				ok, err := exists(name)
+				ok, err := g.exists(name)
 				if err != nil {
 					return GTEntry{}, err
 				}
 				if ok && f.has(name) {
-					return GTEntry{Kind: GTImage, Path: g.Path(name), Source: f.source}, nil
+					return GTEntry{Kind: GTImage, Path: g.Path(name), Name: name, Source: f.source}, nil
 				}
 			}
 			nf.Tried = append(nf.Tried, braces(tried))
 			continue
 		}
 		whole := stem + ".mp4"
-		ok, err := exists(whole)
+		ok, err := g.exists(whole)
 		if err != nil {
 			return GTEntry{}, err
 		}
 		if ok && f.has(whole) {
-			return GTEntry{Kind: GTVideo, Path: g.Path(whole), Source: f.source}, nil
+			return GTEntry{Kind: GTVideo, Path: g.Path(whole), Name: whole, Source: f.source}, nil
 		}
 		names := KeyFrameNames(caseID, numGPUs)
-		e := GTEntry{Kind: GTKeyFrames, Source: f.source}
+		e := GTEntry{Kind: GTKeyFrames, Source: f.source, Name: braces([]string{dir + names[0], dir + names[1], dir + names[2]})}
 		var missing []string
 		for i, name := range names {
 			name = dir + name
-			ok, err := exists(name)
+			ok, err := g.exists(name)
 			if err != nil {
 				return GTEntry{}, err
 			}
@@ -279,34 +284,46 @@ func (g GroundTruth) Lookup(caseID string, numGPUs int, video bool, format strin
 }
 
 // LookupAudio finds the audio ground truth of a video+audio case, {stem}_audio.wav, beside the
-// pictures' ground truth: in the platform subfolder first, then the store, as SGLang's
-// get_audio_consistency_gt_candidate_sets orders them (audio_gt_exists,
-// load_audio_consistency_gt). Nothing found is a *NotFoundError naming every name tried.
-func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (string, error) {
+// pictures' ground truth, in the folders and order of Lookup, as SGLang's
+// _find_remote_audio_consistency_gt_files orders them (get_audio_consistency_gt_candidate_sets
+// outside, _remote_consistency_gt_base_urls inside). Nothing found is a *NotFoundError naming
+// every name tried.
+func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (GTEntry, error) {
 	nf := &NotFoundError{Dir: g.Dir}
 	folders, err := g.folders(caseID)
 	if err != nil {
-		return "", err
+		return GTEntry{}, err
 	}
 	for _, f := range folders {
 		name := f.prefix + AudioName(caseID, numGPUs)
+		nf.Tried = append(nf.Tried, name)
 		if !f.has(name) {
-			nf.Tried = append(nf.Tried, name)
 			continue
 		}
-		st, err := os.Stat(g.Path(name))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			nf.Tried = append(nf.Tried, name)
-			continue
-		case err != nil:
-			return "", fmt.Errorf("audio ground truth: %w", err)
-		case st.IsDir():
-			return "", fmt.Errorf("audio ground truth %s: is a folder", g.Path(name))
+		ok, err := g.exists(name)
+		if err != nil {
+			return GTEntry{}, fmt.Errorf("audio %w", err)
 		}
-		return g.Path(name), nil
+		if ok {
+			return GTEntry{Kind: GTAudio, Path: g.Path(name), Name: name, Source: f.source}, nil
+		}
 	}
-	return "", nf
+	return GTEntry{}, nf
+}
+
+// exists reports whether the ground-truth file name is in the store; a folder of that name or
+// a failed stat is an error.
+func (g GroundTruth) exists(name string) (bool, error) {
+	st, err := os.Stat(g.Path(name))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("ground truth: %w", err)
+	case st.IsDir():
+		return false, fmt.Errorf("ground truth %s: is a folder", g.Path(name))
+	}
+	return true, nil
 }
 
 // Put states of a ground-truth file.

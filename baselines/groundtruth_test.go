@@ -210,8 +210,8 @@ func TestGroundTruthLookupAudio(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p, err := g.LookupAudio("av", 1); err != nil || p != filepath.Join(dir, "av_1gpu_audio.wav") {
-		t.Errorf("beside key frames: %q, %v", p, err)
+	if e, err := g.LookupAudio("av", 1); err != nil || e.Path != filepath.Join(dir, "av_1gpu_audio.wav") || e.Name != "av_1gpu_audio.wav" {
+		t.Errorf("beside key frames: %+v, %v", e, err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "dir_1gpu_audio.wav"), 0o755); err != nil {
 		t.Fatal(err)

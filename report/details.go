@@ -241,52 +241,79 @@ func codeBlock(b *strings.Builder, lang, s string, maxLines int) {
 	b.WriteString(fence + lang + "\n" + body + "\n" + fence + "\n")
 }
 
-// notes lists possible improvements (Check.Note) and the multi-line details of checks that
-// are not in a failure block, such as paste-ready baseline snippets for missing scenarios.
+// notes lists possible improvements and other remarks (Check.Note) and the multi-line details
+// of checks that are not in a failure block, such as paste-ready baseline snippets for missing
+// scenarios. A remark that several checks of a request share (the ground-truth file of every
+// consistency check) is one line naming them all, and requests of a case with the same line
+// share it: "`t2i` requests 1/2, 2/2 · `consistency.ssim`, `consistency.psnr`: ground truth: …".
 func notes(b *strings.Builder, lanes []checks.Result, lv level) {
-	type note struct {
-		where, name, text, block string
+	type line struct {
+		caseID, text string
+		reqs, names  []string
 	}
-	var ns []note
+	type block struct{ where, name, text string }
+	var lines []*line
+	var blocks []block
 	for _, l := range lanes {
 		for _, c := range l.Cases {
 			failingCase := bad(c.Status)
-			collect := func(req string, ck checks.Check) {
+			collect := func(req string, cks []checks.Check) {
 				where := code(c.ID)
 				if req != "" {
 					where += " request " + req
 				}
-				if ck.Note != "" {
-					ns = append(ns, note{where: where, name: ck.Name, text: ck.Note})
+				var mine []*line // this request's lines, one per remark
+				for _, ck := range cks {
+					if ck.Note != "" {
+						i := slices.IndexFunc(mine, func(n *line) bool { return n.text == ck.Note })
+						if i < 0 {
+							mine = append(mine, &line{caseID: c.ID, text: ck.Note, reqs: []string{req}})
+							i = len(mine) - 1
+						}
+						mine[i].names = append(mine[i].names, ck.Name)
+					}
+					if _, bl := splitDetail(ck.Detail); bl != "" && !(failingCase && failed(ck.Status)) {
+						blocks = append(blocks, block{where: where, name: ck.Name, text: bl})
+					}
 				}
-				if _, block := splitDetail(ck.Detail); block != "" && !(failingCase && failed(ck.Status)) {
-					ns = append(ns, note{where: where, name: ck.Name, block: block})
+				for _, n := range mine {
+					i := slices.IndexFunc(lines, func(o *line) bool {
+						return o.caseID == n.caseID && o.text == n.text && slices.Equal(o.names, n.names) && o.reqs[0] != "" && req != ""
+					})
+					if i < 0 {
+						lines = append(lines, n)
+						continue
+					}
+					lines[i].reqs = append(lines[i].reqs, req)
 				}
 			}
-			for _, ck := range c.Checks {
-				collect("", ck)
-			}
+			collect("", c.Checks)
 			for _, rr := range c.Requests {
-				for _, ck := range rr.Checks {
-					collect(fmt.Sprintf("%d/%d", rr.Index, rr.Of), ck)
-				}
+				collect(fmt.Sprintf("%d/%d", rr.Index, rr.Of), rr.Checks)
 			}
 		}
 	}
-	if len(ns) == 0 {
+	if len(lines)+len(blocks) == 0 {
 		return
 	}
-	b.WriteString("\n<details><summary>Notes, possible improvements and baseline snippets (" + strconv.Itoa(len(ns)) + ")</summary>\n\n")
-	for _, n := range ns {
-		if n.text != "" {
-			fmt.Fprintf(b, "- %s · %s: %s\n", n.where, code(n.name), escape(n.text))
+	b.WriteString("\n<details><summary>Notes, possible improvements and baseline snippets (" + strconv.Itoa(len(lines)+len(blocks)) + ")</summary>\n\n")
+	for _, n := range lines {
+		where := code(n.caseID)
+		switch {
+		case len(n.reqs) > 1:
+			where += " requests " + strings.Join(n.reqs, ", ")
+		case n.reqs[0] != "":
+			where += " request " + n.reqs[0]
 		}
+		names := make([]string, len(n.names))
+		for i, name := range n.names {
+			names[i] = code(name)
+		}
+		fmt.Fprintf(b, "- %s · %s: %s\n", where, strings.Join(names, ", "), escape(n.text))
 	}
-	for _, n := range ns {
-		if n.block != "" {
-			fmt.Fprintf(b, "\n%s · %s\n\n", n.where, code(n.name))
-			codeBlock(b, "text", n.block, lv.maxBlock)
-		}
+	for _, bl := range blocks {
+		fmt.Fprintf(b, "\n%s · %s\n\n", bl.where, code(bl.name))
+		codeBlock(b, "text", bl.text, lv.maxBlock)
 	}
 	b.WriteString("\n</details>\n")
 }

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // TestFailureTablesFitTheCommentWidth: the failure blocks' tables may wrap at GitHub's
@@ -55,5 +59,35 @@ func TestFailureTablesFitTheCommentWidth(t *testing.T) {
 	}
 	if details == 0 {
 		t.Error("no detail row at all")
+	}
+}
+
+// TestNotesShareALine: a remark that several checks of a request carry (the ground-truth file of
+// every consistency check) is one line naming them, and requests of a case with the same line
+// share it; a request whose checks differ keeps its own line.
+func TestNotesShareALine(t *testing.T) {
+	gt := "ground truth: sglang_generated/h100/t2i_1gpu.png (made by SGLang)"
+	cons := func(names ...string) []checks.Check {
+		var cs []checks.Check
+		for _, n := range names {
+			cs = append(cs, checks.Check{Name: n, Status: checks.Pass, Note: gt})
+		}
+		return cs
+	}
+	lanes := []checks.Result{{Cases: []checks.CaseResult{{ID: "t2i", Status: checks.Pass, Requests: []checks.RequestResult{
+		{Index: 1, Of: 3, Checks: cons(checks.ConsistencySSIM, checks.ConsistencyPSNR)},
+		{Index: 2, Of: 3, Checks: append(cons(checks.ConsistencySSIM, checks.ConsistencyPSNR),
+			checks.Check{Name: checks.PerfE2E, Status: checks.Pass, Note: "possible improvement"})},
+		{Index: 3, Of: 3, Checks: cons(checks.ConsistencySSIM)},
+	}}}}}
+	var b strings.Builder
+	notes(&b, lanes, level{})
+	want := "\n<details><summary>Notes, possible improvements and baseline snippets (3)</summary>\n\n" +
+		"- `t2i` requests 1/3, 2/3 · `consistency.ssim`, `consistency.psnr`: " + gt + "\n" +
+		"- `t2i` request 2/3 · `perf.e2e`: possible improvement\n" +
+		"- `t2i` request 3/3 · `consistency.ssim`: " + gt + "\n" +
+		"\n</details>\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 }

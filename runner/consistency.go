@@ -153,7 +153,20 @@ func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *checks.RequestRes
 	if err != nil {
 		return []checks.Check{r.lookupFailed(checks.ConsistencyGroup, c, err)}
 	}
-	return r.visual(ctx, c, rr, dir, entry)
+	return noteGT(r.visual(ctx, c, rr, dir, entry), entry)
+}
+
+// noteGT adds to each check of a comparison a note naming the ground-truth file it used and
+// its source (GTEntry.Note), so that results.json and the comment say which picture or track
+// a verdict was made against. A skipped check (CLIP without a scorer) used none.
+func noteGT(cs []checks.Check, e baselines.GTEntry) []checks.Check {
+	for i := range cs {
+		if cs[i].Status == checks.Skip {
+			continue
+		}
+		cs[i].Note = strings.TrimPrefix(cs[i].Note+"; ", "; ") + e.Note()
+	}
+	return cs
 }
 
 // lookupFailed is the check of group when the case's ground truth could not be found (the
@@ -215,9 +228,6 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResul
 	}
 	lim := r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
 	cs := checks.Consistency(frameScores(res), res.Frames, lim)
-	if e.Source != "" && len(cs) > 0 {
-		cs[0].Note = strings.TrimPrefix(cs[0].Note+"; ", "; ") + baselines.GTSourceNote(e.Source)
-	}
 	cs = append(cs, r.clipCheck(ctx, gt, rr, dir, e, res, lim))
 	if checks.RequestStatus(cs) == checks.Fail {
 		if err := r.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {
@@ -386,7 +396,12 @@ func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult
 	if err != nil {
 		return []checks.Check{r.lookupFailed(checks.AudioGroup, c, err)}
 	}
-	res, err := r.cons.cache(c.ID).Audio(ctx, gt, rr.Output.Path)
+	return noteGT(r.compareAudio(ctx, c, rr, gt), gt)
+}
+
+// compareAudio compares the output's audio track with its ground truth gt.
+func (r *run) compareAudio(ctx context.Context, c *suite.Case, rr *checks.RequestResult, gt baselines.GTEntry) []checks.Check {
+	res, err := r.cons.cache(c.ID).Audio(ctx, gt.Path, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
