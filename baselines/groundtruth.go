@@ -65,7 +65,7 @@ const (
 	GTImage     = "image"
 	GTVideo     = "video"      // a whole MP4
 	GTKeyFrames = "key_frames" // SGLang's three PNGs
-	GTAudio     = "audio"      // SGLang's {stem}_audio.wav
+	gtAudio     = "audio"      // SGLang's {stem}_audio.wav
 )
 
 // GTEntry is the ground truth found for a case.
@@ -305,7 +305,7 @@ func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (GTEntry, error) {
 			return GTEntry{}, fmt.Errorf("audio %w", err)
 		}
 		if ok {
-			return GTEntry{Kind: GTAudio, Path: g.Path(name), Name: name, Source: f.source}, nil
+			return GTEntry{Kind: gtAudio, Path: g.Path(name), Name: name, Source: f.source}, nil
 		}
 	}
 	return GTEntry{}, nf
