@@ -214,8 +214,8 @@ type RepeatDiagnosis struct {
 	GTMetricLow, GTMetricHigh float64
 }
 
-// DiagnoseRepeat tells apart the two ways a case's outputs go wrong across its requests
-// (issue 25): a later request drifts from request 1 (a leak: ShapeLeak, or
+// DiagnoseRepeat tells apart the two ways a case's outputs go wrong across its requests:
+// a later request drifts from request 1 (a leak: ShapeLeak, or
 // ShapeLeakAndGTMismatch when request 1 also differs from the ground truth), or every
 // request differs from the ground truth by the same amount while they agree with each other
 // (ShapeGTMismatch: the ground truth is of another GPU class). Requests that agree with

@@ -32,7 +32,7 @@ func bigSuite(tb testing.TB, n int) *suite.Suite {
 	return s
 }
 
-// BenchmarkPlan (issue 36 item 9): the time to read and plan suites of 5,000, 10,000 and
+// BenchmarkPlan: the time to read and plan suites of 5,000, 10,000 and
 // 20,000 cases into 20 partitions, and the time per case of the largest over the smallest:
 // 1 is linear, 4 is quadratic (the trial measured 3.8 s, 14.5 s, 65 s: 4.3).
 func BenchmarkPlan(b *testing.B) {

@@ -81,7 +81,7 @@ func converged(t *testing.T, f *githubfake.Fake) {
 	}
 }
 
-// TestConcurrentPublishesConvergeWhenInterleaved (issue 36 item 2): the interleaving that
+// TestConcurrentPublishesConvergeWhenInterleaved: the interleaving that
 // lost a lane, forced by gates: report base reads the statuses (only its own), then report
 // extra publishes from start to end (its comment shows both lanes), and only then does base
 // write its comment, rendered from what it read before extra existed. base's read after its

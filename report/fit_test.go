@@ -43,7 +43,7 @@ func runReport(lanes ...checks.Result) *Report {
 		FullURL: "https://github.com/o/r/actions/runs/99", ArtifactsURL: "https://github.com/o/r/actions/runs/99#artifacts", Lanes: lanes}
 }
 
-// TestCommentAndCheckRunAlwaysFit (issue 36 item 3): whatever the ids, the number of
+// TestCommentAndCheckRunAlwaysFit: whatever the ids, the number of
 // requests, lanes or errors, the comment stays under GitHub's 65,536 characters with its
 // state, and every lane's check run summary under 65,535; trimming goes down to the verdict
 // alone when nothing else fits. (The audit: 300 failing cases with 100-character ids gave a
@@ -127,7 +127,7 @@ func TestStateHasItsOwnBudget(t *testing.T) {
 	}
 }
 
-// TestOneNoisyCaseLeavesTheOthersDetails (issue 30 item 5): a case whose 55 requests all
+// TestOneNoisyCaseLeavesTheOthersDetails: a case whose 55 requests all
 // fail, each with a long multi-line detail, shows its first failing requests in full and
 // counts the rest; the other failing cases keep their details blocks in the comment. (The
 // audit: that case's block alone was 83,910 characters, and the comment fell back to "only

@@ -137,7 +137,7 @@ func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
 	}
 }
 
-// TestRebuiltResultKeepsItsPlacement (issue 36 item 1): a results.json that is lost is
+// TestRebuiltResultKeepsItsPlacement: a results.json that is lost is
 // rebuilt into the lane, partition and plan its request lines record; lines that record none
 // (an older diffusion-check) place nothing, and say so, instead of a guessed lane or
 // partition. FillRebuiltHeads then gives the placed one its plan's head, and the unplaced one

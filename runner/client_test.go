@@ -122,7 +122,7 @@ func failures(cs []checks.Check) []string {
 	return out
 }
 
-// TestServerReportedFailureIsNotJoinedToAPerfRecord (issue 19): a request the server reported
+// TestServerReportedFailureIsNotJoinedToAPerfRecord: a request the server reported
 // failed (a video job in status failed, an HTTP error answer) gets exactly one failure, with
 // the server's message, and no wait for a performance.log record: SGLang writes none for a
 // failed forward. The perf_record_timeout is an hour, so a wait would show in the time taken

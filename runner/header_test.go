@@ -14,7 +14,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
-// TestHeaderShapeFailsAHugeImageUndecoded (issue 36 item 9): a PNG whose header says
+// TestHeaderShapeFailsAHugeImageUndecoded: a PNG whose header says
 // 16000×16000 for a 64×64 request is failed on its header alone; the file here has no pixel
 // data at all, so any decode would fail differently. A PNG of the right size passes on to the
 // decode.

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestServerLogIsCapped (issue 36 item 8): a server that writes far more than the caps, and
+// TestServerLogIsCapped: a server that writes far more than the caps, and
 // a line far longer than logLineBytes, leaves a server.log of at most the head, the tail
 // and the cut notes: its first logHeadBytes as written, a line saying how many bytes were
 // cut there, and its last lines; the long line keeps its start and says how much of it was

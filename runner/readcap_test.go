@@ -18,7 +18,7 @@ func (endless) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestReadCappedHoldsToTheCap (issue 36 item 9): an endless body stopped at the cap has cost
+// TestReadCappedHoldsToTheCap: an endless body stopped at the cap has cost
 // the cap and one chunk, not the 2.3–4.6× of io.ReadAll's growth; a body under the cap comes
 // back whole, with or without its length known.
 func TestReadCappedHoldsToTheCap(t *testing.T) {

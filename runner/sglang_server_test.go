@@ -55,7 +55,7 @@ func logLine(t *testing.T, srv *server, prefix string) string {
 	}
 }
 
-// TestStartFailsAtOnceWhenSGLangMovesThePort (issue 19): SGLang without --strict-ports moves
+// TestStartFailsAtOnceWhenSGLangMovesThePort: SGLang without --strict-ports moves
 // a taken port and logs it (server_args.settle_port); the start fails as soon as the line
 // appears, naming both ports, instead of waiting out the start timeout (an hour here: the
 // test would time out) on a port where something else answers.
@@ -79,7 +79,7 @@ func TestStartFailsAtOnceWhenSGLangMovesThePort(t *testing.T) {
 	}
 }
 
-// TestSGLangOutputsGoToTheServerFolder (issue 19): `sglang serve` saves what it makes under
+// TestSGLangOutputsGoToTheServerFolder: `sglang serve` saves what it makes under
 // --output-path ("outputs/") and what it is sent under --input-save-path ("inputs/uploads"),
 // relative to its working directory, the suite's folder (server_args.py). Without those
 // options in the command, the runner points both into the server start's folder; with one
@@ -121,7 +121,7 @@ func TestSGLangOutputsGoToTheServerFolder(t *testing.T) {
 	}
 }
 
-// TestStageLoggingOverrideIsSaid (issue 19): a suite's env may replace the runner's
+// TestStageLoggingOverrideIsSaid: a suite's env may replace the runner's
 // SGLANG_DIFFUSION_STAGE_LOGGING=1; the server gets the suite's value, and the start says
 // what SGLang makes of it (common.get_bool_env_var: only 1/true/yes/y/t/on are on).
 func TestStageLoggingOverrideIsSaid(t *testing.T) {
@@ -197,7 +197,7 @@ func (h *healthAPI) left() int {
 	return h.warming
 }
 
-// TestReadinessWaitsOutSGLangWarmup (issue 19): SGLang logs "Application startup complete."
+// TestReadinessWaitsOutSGLangWarmup: SGLang logs "Application startup complete."
 // before its warmup, answers /health 503 until the warmup ends and holds other paths
 // meanwhile. Readiness is health 200 (or the marker with a health answer other than 503) and
 // the port accepting; a health answer of 503 all along ends in an error saying so; a

@@ -200,7 +200,7 @@ func TestReadmeSynopsis(t *testing.T) {
 // the dispatch and its environment, and what every command prints through.
 var sharedFiles = []string{"main.go", "doc.go", "cli.go", "ghenv.go", "toolkit.go", "untrusted.go", "selection.go"}
 
-// TestFileNamesFollowOneScheme (issue 33 item 6), restic's rule: each command's entry point is
+// TestFileNamesFollowOneScheme, restic's rule: each command's entry point is
 // cmd_<command>.go (check-gate: cmd_check_gate.go; help lives in cli.go, the action wrapper
 // in cmd_action.go), what serves one command is <command>_<concern>.go, and the few files
 // every command shares are listed in sharedFiles. Tests follow the file they test or, when

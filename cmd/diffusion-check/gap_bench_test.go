@@ -13,7 +13,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
-// gapSuite is the suite of issue 34 on the reference server, one request at a time, each case
+// gapSuite measures how long the GPU waits for the harness on the reference server, one request at a time, each case
 // with ground truth: a 512x512 image (5 requests), a 320x192 video+audio of 24 frames (4
 // requests), and a 1280x720 video of 97 frames (4 requests). Its denoise steps take long
 // enough that a request outlasts the validation of the one before it, as on a GPU (a 720p,

@@ -48,7 +48,7 @@ const noiseTolerances = `{
 }
 `
 
-// TestNoiseSimulation is the simulation of issue 16 with the reference server: baselines
+// TestNoiseSimulation simulates noisy runners with the reference server: baselines
 // (and their spread) from a healthy run; then a one-off slow request (slow-at) that the
 // confirmation requests do not reproduce, a persistent slowdown (slow-after) that they do,
 // and the one-off again under the default on_unconfirmed: fail. With on_unconfirmed: flaky

@@ -14,13 +14,13 @@ import (
 )
 
 // maxFuncLines is the longest a function may be, counted from its func line to its closing
-// brace: past it a function reads as several (issue 33). A table (a function with no
+// brace: past it a function reads as several. A table (a function with no
 // branch: no if, for, switch or select outside the function literals it holds) may be
 // longer, as a list is read a row at a time.
 const maxFuncLines = 80
 
 // longFuncsPending are the functions over maxFuncLines in code that other work was changing
-// when this test was written (issue 33 item 3): each is to be split there, and then deleted
+// when this test was written: each is to be split there, and then deleted
 // from this list.
 var longFuncsPending = map[string]string{}
 

@@ -44,7 +44,7 @@ func median(ss []sample) (wall, cpu float64) {
 	return pick(func(s sample) time.Duration { return s.wall }), pick(func(s sample) time.Duration { return s.cpu })
 }
 
-// BenchmarkCompareVsFFmpeg is issue 24's measure of `compare` against its anchor, in one run:
+// BenchmarkCompareVsFFmpeg measures `compare` against its anchor, in one run:
 // each iteration times, one after the other, `ffmpeg -i O1 -i GT -lavfi ssim -f null -` (the
 // anchor), the comparison of one pair as `diffusion-check compare GT O1` makes it (pictures:
 // every frame's RGB SSIM, PSNR and MAD, decode included; then the audio, which the ground

@@ -34,7 +34,7 @@ func rawGitHub(t *testing.T, answer func(w http.ResponseWriter, r *http.Request)
 	return c, &n
 }
 
-// TestPaginationLoopIsNamed (issue 36 item 9): a Link header that leads from page 2 back to
+// TestPaginationLoopIsNamed: a Link header that leads from page 2 back to
 // page 1 is stopped at once, naming the loop, instead of being followed until the deadline
 // (2,217 requests in 2 minutes, before).
 func TestPaginationLoopIsNamed(t *testing.T) {
@@ -66,7 +66,7 @@ func TestPaginationLoopIsNamed(t *testing.T) {
 	t.Error("a listing that never ends was not stopped")
 }
 
-// TestRetryAfterClampedAndNamed (issue 36 item 9): a rate-limited 403 whose Retry-After asks
+// TestRetryAfterClampedAndNamed: a rate-limited 403 whose Retry-After asks
 // for 99999999999 seconds fails at once naming the rate limit and what GitHub asked, not the
 // permissions; one with Retry-After: -5 is retried with backoff, and when it never ends the
 // error names the rate limit too.

@@ -47,7 +47,7 @@ func writeForeign(t testing.TB, n int, after ...string) string {
 	return path
 }
 
-// TestPerfLogKeepsOnlyTheNewestUnclaimedRecords (issue 36 item 4): however many records of
+// TestPerfLogKeepsOnlyTheNewestUnclaimedRecords: however many records of
 // other requests the log holds, what is kept stays within its bounds; a request's record
 // written after them is found, and one written before all of them is dropped with them, its
 // request told why.
@@ -85,7 +85,7 @@ func TestPerfLogKeepsOnlyTheNewestUnclaimedRecords(t *testing.T) {
 	}
 }
 
-// TestPerfLogNamesACutRecord (issue 36 item 9): a record whose first half was written and
+// TestPerfLogNamesACutRecord: a record whose first half was written and
 // whose end never came is named as cut short, where and how long, not "no record".
 func TestPerfLogNamesACutRecord(t *testing.T) {
 	line := perfRecordLine("req-half", 3)
@@ -100,7 +100,7 @@ func TestPerfLogNamesACutRecord(t *testing.T) {
 	}
 }
 
-// anchorDecodeAll is the way performance.log was read before issue 36: every record decoded
+// anchorDecodeAll is the way performance.log was once read: every record decoded
 // (ParseLine) and kept in a map by request id, whoever it belongs to. It is the named anchor
 // BenchmarkForeignRecords measures the Log against.
 func anchorDecodeAll(path, id string) (Record, map[string]Record, error) {
@@ -120,7 +120,7 @@ func anchorDecodeAll(path, id string) (Record, map[string]Record, error) {
 	return records[id], records, sc.Err()
 }
 
-// BenchmarkForeignRecords (issue 36 item 4): a performance.log of 1.5 million records of
+// BenchmarkForeignRecords: a performance.log of 1.5 million records of
 // other requests, then this request's; the time to find it from a cold start, and the heap
 // the reader still holds afterwards, for the Log and for the anchor (anchorDecodeAll), with
 // the ratios. Run it with

@@ -267,7 +267,7 @@ func perfRecordLine(id string, totalMs float64) string {
 	) + "\n"
 }
 
-// TestPerfLogRecordJoinsOneRequest (issue 23.5): a record is handed to one request; a second
+// TestPerfLogRecordJoinsOneRequest: a record is handed to one request; a second
 // request with the same id fails naming the id instead of being judged on the first one's
 // timings, even when the file holds a second record with that id.
 func TestPerfLogRecordJoinsOneRequest(t *testing.T) {
@@ -315,7 +315,7 @@ func TestPerfLogOutputRecordJoinsItsRequest(t *testing.T) {
 	}
 }
 
-// TestPerfLogRereadsFileRewrittenToItsOldSize (issue 23.15): a performance.log truncated and
+// TestPerfLogRereadsFileRewrittenToItsOldSize: a performance.log truncated and
 // written again to exactly the size already read has the same size and the same inode; its
 // changed content is noticed and it is read again from 0.
 func TestPerfLogRereadsFileRewrittenToItsOldSize(t *testing.T) {
@@ -349,7 +349,7 @@ func TestPerfLogRereadsFileRewrittenToItsOldSize(t *testing.T) {
 	}
 }
 
-// TestPerfLogCutRecordDoesNotHideTheNext (issue 23.15): a record cut short without its
+// TestPerfLogCutRecordDoesNotHideTheNext: a record cut short without its
 // newline (a server killed while writing it) runs into the next record on one line; the
 // next record is found, and the cut one is malformed for its own request.
 func TestPerfLogCutRecordDoesNotHideTheNext(t *testing.T) {
