@@ -8,16 +8,13 @@ import (
 	"github.com/google/go-github/v66/github"
 )
 
-// MaxCheckText is GitHub's limit on a check run's output summary (and text), in characters.
-const MaxCheckText = 65535
-
 // MaxAnnotationsPerRequest is how many annotations one create or update of a check run may
 // carry; more go in further updates, which GitHub adds to the run's.
 const MaxAnnotationsPerRequest = 50
 
 // CheckRun is a completed check run: its name ("diffusion-check / base"), the commit it is
 // about, its conclusion (success, failure, neutral, skipped, …), the page it links to, and
-// its output: a title, a Markdown summary (at most MaxCheckText characters), and the
+// its output: a title, a Markdown summary (GitHub takes at most 65,535 characters; report.maxCheckSummary keeps to it), and the
 // annotations on files of the repository.
 type CheckRun struct {
 	Name, HeadSHA, Conclusion, DetailsURL string

@@ -21,7 +21,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
-// Handler is the reference server's HTTP API (docs/sglang-compat.md §2). NewHandler makes one; Serve wraps it in
+// Handler is the reference server's HTTP API (docs/sglang-compat.md §2). warmHandler makes one; Serve wraps it in
 // a listening server. Close stops its background work.
 type Handler struct {
 	cfg    Config
@@ -57,10 +57,10 @@ type Handler struct {
 	webpErr  error
 }
 
-// NewHandler returns the API of a reference server with cfg (defaults applied for zero fields),
+// warmHandler returns the API of a reference server with cfg (defaults applied for zero fields),
 // already warm. The caller must Close it. Use Serve for the whole server: startup log,
 // fail-startup fault, listening, warm-up and graceful shutdown.
-func NewHandler(cfg Config) *Handler {
+func warmHandler(cfg Config) *Handler {
 	h := newHandler(cfg)
 	h.warmed()
 	return h

@@ -85,7 +85,7 @@ func start(t testing.TB, cfg Config) *testServer {
 	}
 	cfg.Log, cfg.Exit = ts.log, ts.exit.exit
 	cfg.StageLogging = true
-	ts.h = NewHandler(cfg)
+	ts.h = warmHandler(cfg)
 	ts.Server = httptest.NewServer(ts.h)
 	t.Cleanup(ts.Close)
 	t.Cleanup(ts.h.Close) // runs first: releases hung requests and jobs

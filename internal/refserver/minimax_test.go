@@ -212,7 +212,7 @@ func TestMiniMaxOutputsAreRequests(t *testing.T) {
 func TestNoPerfRecordWithoutStageLogging(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	dir := t.TempDir()
-	h := NewHandler(Config{StepMs: 1, PerfLogDir: dir})
+	h := warmHandler(Config{StepMs: 1, PerfLogDir: dir})
 	ts := &testServer{Server: httptestServer(t, h), h: h, dir: dir}
 	ts.image(t, small)
 	if recs := perfRecords(t, dir); len(recs) != 0 {

@@ -117,7 +117,7 @@ func TestPerfRecordsConcurrent(t *testing.T) {
 func TestPerfLag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		h := NewHandler(Config{StepMs: 1, PerfLogDir: dir, StageLogging: true, PerfLag: 300 * time.Millisecond})
+		h := warmHandler(Config{StepMs: 1, PerfLogDir: dir, StageLogging: true, PerfLag: 300 * time.Millisecond})
 		defer h.Close()
 		body := `{"prompt": "p", "size": "16x16", "num_inference_steps": 1}`
 		serveImage(t, h, body)

@@ -27,7 +27,7 @@ func BenchmarkRenderFrame(b *testing.B) {
 // (default 20 steps of 2 ms), polled every millisecond.
 func BenchmarkVideoRequest(b *testing.B) {
 	mediatest.NeedFFmpeg(b)
-	h := NewHandler(Config{StepMs: 2})
+	h := warmHandler(Config{StepMs: 2})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -56,7 +56,7 @@ func TestTimingReportsClockOrPlan(t *testing.T) {
 		t.Run(string(tc.timing), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				dir := t.TempDir()
-				h := NewHandler(Config{StepMs: 5, Timing: tc.timing, PerfLogDir: dir, StageLogging: true, Faults: faults(t, "slow-at=2:10")})
+				h := warmHandler(Config{StepMs: 5, Timing: tc.timing, PerfLogDir: dir, StageLogging: true, Faults: faults(t, "slow-at=2:10")})
 				defer h.Close()
 				var took []time.Duration
 				for range 3 {
