@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
@@ -48,19 +47,8 @@ cases:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		reqs, _, _ := results.ReadRequests(t.Context(), filepath.Join(out, "requests.jsonl"))
-		if len(reqs) >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no request finished within 60s; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // request 2 is now in flight (it takes 1 s)
+	waitForRequest(t, cmd, out, &stderr)
+	waitForServerLine(t, cmd, out, "ref", `#2\] image`, &stderr) // request 2 is in flight (it takes 1 s)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

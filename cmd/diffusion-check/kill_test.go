@@ -48,16 +48,8 @@ func startRun(t *testing.T, suitePath, out string) (*exec.Cmd, *bytes.Buffer) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		reqs, _, _ := results.ReadRequests(t.Context(), filepath.Join(out, results.RequestsFile))
-		if len(reqs) >= 1 {
-			return cmd, &stderr
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no request finished within 60s; stderr:\n%s", stderr.String())
-		}
-	}
+	waitForRequest(t, cmd, out, &stderr)
+	return cmd, &stderr
 }
 
 func pidOf(t *testing.T, path string) int {
@@ -84,19 +76,17 @@ func alive(pid int) bool {
 }
 
 func waitGone(pids map[string]int, d time.Duration) []string {
-	deadline := time.Now().Add(d)
-	for {
-		var left []string
+	var left []string
+	waitFor(d, func() bool {
+		left = left[:0]
 		for name, pid := range pids {
 			if alive(pid) {
 				left = append(left, fmt.Sprintf("%s (%d)", name, pid))
 			}
 		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(left) == 0
+	})
+	return left
 }
 
 // TestSIGKILLOfRunKillsServerAndItsChildren kills `run` with SIGKILL (the OOM killer, a
@@ -133,7 +123,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	cmd, stderr := startRun(t, wrapperSuite(t, dir, "4s"), out)
 	server := pidOf(t, filepath.Join(dir, "sh.pid"))
 	t.Cleanup(func() { syscall.Kill(-server, syscall.SIGKILL) })
-	time.Sleep(200 * time.Millisecond) // request 2 is in flight (it takes 1 s)
+	waitForServerLine(t, cmd, out, "wrapped", `#2\] image`, stderr) // request 2 is in flight (it takes 1 s)
 	resultsPath := filepath.Join(out, results.ResultsFile)
 	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -143,14 +133,16 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	// cancel is the first that says it finished after the signal.
 	var took time.Duration
 	var res *checks.Result
-	for deadline := sent.Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if r, err := results.ReadContext(t.Context(), resultsPath); err == nil && !r.FinishedAt.Before(sent) {
-			took, res = time.Since(sent), r
-			break
+	written := waitFor(10*time.Second, func() bool {
+		r, err := results.ReadContext(t.Context(), resultsPath)
+		if err != nil || r.FinishedAt.Before(sent) {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no results.json written after SIGINT within 10 s; stderr:\n%s", stderr)
-		}
+		took, res = time.Since(sent), r
+		return true
+	})
+	if !written {
+		t.Fatalf("no results.json written after SIGINT within 10 s; stderr:\n%s", stderr)
 	}
 	serverAlive := alive(server)
 	t.Logf("results.json %s after SIGINT (server still running: %v)", took.Round(time.Millisecond), serverAlive)
