@@ -678,6 +678,20 @@ type startError struct {
 func (e *startError) Error() string { return e.err.Error() }
 func (e *startError) Unwrap() error { return e.err }
 
+// mediaToolsText is the ffmpeg probe ctx carries (media.WithTools), in the form a builtin
+// server takes it from media.ToolsEnv; "" when ctx carries none (the server then probes).
+func mediaToolsText(ctx context.Context) string {
+	t, ok := media.ToolsOf(ctx)
+	if !ok {
+		return ""
+	}
+	text, err := t.MarshalText()
+	if err != nil {
+		return ""
+	}
+	return string(text)
+}
+
 // start launches a server for a case and waits until it is ready.
 func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*server, time.Duration, error) {
 	r.starts++
@@ -701,6 +715,7 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 		executable: r.opts.Executable,
 		environ:    r.opts.Environ,
 		mirror:     mirror,
+		mediaTools: mediaToolsText(ctx),
 	})
 	if err != nil {
 		return nil, 0, &startError{err: err}

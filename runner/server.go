@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 	"github.com/diffusion-check/diffusion-check/internal/perflog"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
@@ -94,6 +95,9 @@ type serverEnv struct {
 	executable string    // diffusion-check itself, for builtin servers
 	environ    []string  // base environment of server processes
 	mirror     io.Writer // receives every log line as it is written; nil: none
+	// mediaTools is the run's ffmpeg probe for a builtin server (media.ToolsEnv), so that it
+	// does not probe the same programs again; "" lets it probe.
+	mediaTools string
 }
 
 // argv returns the command line of a server spec; builtin servers run `diffusion-check serve`.
@@ -277,6 +281,9 @@ func serverCommand(spec *suite.Server, env serverEnv, argv []string, perfDir str
 	// (gpu_worker._execute_forward_common); its own harness sets both for every server
 	// (test/server/test_server_utils.py). A suite's env, appended after, may override it.
 	cmd.Env = append(cmd.Env, sglangenv.PerfLogDir+"="+perfDir, sglangenv.StageLogging+"=1", "PYTHONUNBUFFERED=1")
+	if spec.Builtin != nil && env.mediaTools != "" {
+		cmd.Env = append(cmd.Env, media.ToolsEnv+"="+env.mediaTools)
+	}
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+fillPort(v, port))
 	}

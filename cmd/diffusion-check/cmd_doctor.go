@@ -23,6 +23,22 @@ func withMediaTools(ctx context.Context, encoders ...string) (context.Context, e
 	if err == nil {
 		err = t.Need(encoders...)
 	}
+	return mediaContext(ctx, t, err)
+}
+
+// inheritMediaTools is withMediaTools for a process that a diffusion-check run started (a
+// builtin server): it takes the run's probe from media.ToolsEnv when that names the programs
+// on this process's PATH, and probes itself otherwise.
+func inheritMediaTools(ctx context.Context, e env, encoders ...string) (context.Context, error) {
+	t, ok := media.Inherit(e.getenv(media.ToolsEnv))
+	if !ok {
+		return withMediaTools(ctx, encoders...)
+	}
+	return mediaContext(ctx, t, t.Need(encoders...))
+}
+
+// mediaContext is ctx with the probed t, or the error that stops the command.
+func mediaContext(ctx context.Context, t media.Tools, err error) (context.Context, error) {
 	if err != nil {
 		return ctx, fmt.Errorf("checking ffmpeg and ffprobe: %w", err)
 	}

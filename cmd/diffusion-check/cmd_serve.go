@@ -39,7 +39,7 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := checkAddr(cfg.Addr); err != nil {
 		return 0, err
 	}
-	ctx, err := withMediaTools(ctx, serveEncoders...)
+	ctx, err := inheritMediaTools(ctx, e, serveEncoders...)
 	if err != nil {
 		return 0, err
 	}

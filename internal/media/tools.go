@@ -3,6 +3,7 @@ package media
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -310,6 +311,55 @@ func WithTools(ctx context.Context, t Tools) context.Context {
 	return context.WithValue(ctx, toolsKey{}, t)
 }
 
+// ToolsOf returns the Tools ctx carries (WithTools); ok is false when it carries none.
+func ToolsOf(ctx context.Context) (t Tools, ok bool) {
+	t, ok = ctx.Value(toolsKey{}).(Tools)
+	return t, ok
+}
+
+// ToolsEnv is the environment variable by which a command hands the Tools it probed to a
+// child it starts (run to a builtin server's `serve`), in MarshalText's form: the child takes
+// them (Inherit) instead of starting ffmpeg and ffprobe five times again.
+const ToolsEnv = "DIFFUSION_CHECK_MEDIA_TOOLS"
+
+// toolsText is the form of Tools that MarshalText writes.
+type toolsText struct {
+	FFmpeg      Version  `json:"ffmpeg"`
+	FFprobe     Version  `json:"ffprobe"`
+	Encoders    []string `json:"encoders"`
+	Passthrough []string `json:"passthrough"`
+}
+
+// MarshalText writes t as JSON, for a child process (Inherit).
+func (t Tools) MarshalText() ([]byte, error) {
+	return json.Marshal(toolsText{FFmpeg: t.FFmpeg, FFprobe: t.FFprobe, Encoders: t.Encoders, Passthrough: t.passthrough})
+}
+
+// Inherit returns the Tools a parent process probed and handed down (text: MarshalText's
+// form, from ToolsEnv) when they are what a probe here would find: both programs at the same
+// paths on this process's PATH (a suite's env may change PATH), versions this package
+// supports, and one of ffmpeg's two passthrough options. ok is false otherwise (nothing
+// handed down, a malformed value, other programs), and the caller probes itself.
+func Inherit(text string) (t Tools, ok bool) {
+	var v toolsText
+	if text == "" || json.Unmarshal([]byte(text), &v) != nil {
+		return Tools{}, false
+	}
+	if !slices.Equal(v.Passthrough, []string{"-fps_mode", "passthrough"}) && !slices.Equal(v.Passthrough, []string{"-vsync", "passthrough"}) {
+		return Tools{}, false
+	}
+	for _, p := range []struct {
+		name string
+		v    Version
+	}{{"ffmpeg", v.FFmpeg}, {"ffprobe", v.FFprobe}} {
+		path, err := exec.LookPath(p.name)
+		if err != nil || path != p.v.Path || !p.v.supported() {
+			return Tools{}, false
+		}
+	}
+	return Tools{FFmpeg: v.FFmpeg, FFprobe: v.FFprobe, Encoders: v.Encoders, passthrough: v.Passthrough}, true
+}
+
 // modern is the options of FFmpeg 5.1 and later: those of a Tools value that was not probed.
 var modern = Tools{passthrough: []string{"-fps_mode", "passthrough"}}
 
@@ -331,7 +381,7 @@ var unprobed = sync.OnceValue(func() Tools {
 
 // toolsOf returns the Tools of ctx, or unprobed's.
 func toolsOf(ctx context.Context) Tools {
-	t, ok := ctx.Value(toolsKey{}).(Tools)
+	t, ok := ToolsOf(ctx)
 	if !ok {
 		return unprobed()
 	}

@@ -218,3 +218,49 @@ func decodeAll(ctx context.Context, t *testing.T, path string) [][]byte {
 		frames = append(frames, buf)
 	}
 }
+
+// TestInherit: a probe handed to a child (MarshalText, ToolsEnv) is taken as it was when the
+// child's PATH finds the same programs; anything else (another ffmpeg first on PATH, a
+// malformed or hand-made value) makes the child probe itself.
+func TestInherit(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	tools, err := ProbeTools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := tools.MarshalText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := Inherit(string(text))
+	if !ok || !cmp.Equal(got, tools, cmp.AllowUnexported(Tools{})) {
+		t.Fatalf("Inherit of the probe: %+v %v, want %+v", got, ok, tools)
+	}
+	marshal := func(change func(*Tools)) string {
+		v := tools
+		change(&v)
+		b, err := v.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct{ name, text string }{
+		{"nothing handed down", ""},
+		{"not JSON", "{"},
+		{"no passthrough", marshal(func(v *Tools) { v.passthrough = nil })},
+		{"another option", marshal(func(v *Tools) { v.passthrough = []string{"-vf", "passthrough"} })},
+		{"another ffmpeg", marshal(func(v *Tools) { v.FFmpeg.Path = "/opt/other/ffmpeg" })},
+		{"another ffprobe", marshal(func(v *Tools) { v.FFprobe.Path = "/opt/other/ffprobe" })},
+		{"too old", marshal(func(v *Tools) { v.FFmpeg.AVUtil = [3]int{55, 78, 100} })},
+	} {
+		if _, ok := Inherit(tc.text); ok {
+			t.Errorf("%s: taken, want a probe", tc.name)
+		}
+	}
+	// The same value, with FFmpeg 4.x first on the child's PATH: other programs.
+	t.Setenv("PATH", mediatest.FFmpeg4(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if _, ok := Inherit(string(text)); ok {
+		t.Error("taken with another ffmpeg first on PATH, want a probe")
+	}
+}
