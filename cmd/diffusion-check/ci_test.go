@@ -35,6 +35,7 @@ steps_summary`, 1, []string{
 			"first pass Ns",
 			"broken FAIL Ns, exit 3",
 			"after it pass Ns",
+			"total Ns",
 			"1 of 3 steps failed: broken",
 		}},
 		{"two fail", `step a false
@@ -45,6 +46,7 @@ steps_summary`, 1, []string{
 			"a FAIL Ns, exit 1",
 			"b pass Ns",
 			"c FAIL Ns, exit 2",
+			"total Ns",
 			"2 of 3 steps failed: a, c",
 		}},
 		{"all pass", `step a true
@@ -53,6 +55,7 @@ steps_summary`, 0, []string{
 			"summary of 2 steps:",
 			"a pass Ns",
 			"b pass Ns",
+			"total Ns",
 			"all 2 steps passed",
 		}},
 	}
