@@ -118,6 +118,7 @@ func requireAllPass(t *testing.T, cli func(args ...string) (string, int), suiteP
 // server replaced by the strict reference server as that model (MiniMax-H3 validates requests
 // as SGLang's adapter does), so that an example SGLang would refuse fails here first.
 func TestSGLangExamplesPassOnReferenceServer(t *testing.T) {
+	t.Parallel() // self-contained: its servers and ffmpeg run beside the others' (TestMain)
 	mediatest.NeedFFmpeg(t)
 	if testing.Short() {
 		t.Skip("renders 1344x768 videos of 107 frames")

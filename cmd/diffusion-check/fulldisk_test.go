@@ -85,6 +85,7 @@ func mountTmpfs(t *testing.T, size int) string {
 // perf_record_timeout (the test would not end); and every request is in results.json, which
 // the reserve of space let the run write.
 func TestFullDiskMidRunIsAnErrorWithEveryVerdictSaved(t *testing.T) {
+	t.Parallel() // self-contained: its servers and ffmpeg run beside the others' (TestMain)
 	const n = 30
 	dir := t.TempDir()
 	suitePath := repeatSuite(t, dir, n)

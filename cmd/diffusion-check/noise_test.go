@@ -54,6 +54,7 @@ const noiseTolerances = `{
 // and the one-off again under the default on_unconfirmed: fail. With on_unconfirmed: flaky
 // the first lane exits 0 and its commit status is success with a note; the second is red.
 func TestNoiseSimulation(t *testing.T) {
+	t.Parallel() // self-contained: its servers and ffmpeg run beside the others' (TestMain)
 	dir := t.TempDir()
 	write := func(name, data string) {
 		t.Helper()

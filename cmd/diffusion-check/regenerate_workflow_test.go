@@ -269,6 +269,7 @@ func copyTree(t *testing.T, src, dst string) {
 // old → new table. Two cases of 20 estimated minutes make the plan's 30-minute target split
 // them into two partitions, so merging partitions is exercised too.
 func TestRegenerateWorkflow(t *testing.T) {
+	t.Parallel() // self-contained: its servers and ffmpeg run beside the others' (TestMain)
 	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "workflows", "diffusion-regenerate.yml"))
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,12 @@ import (
 // builtin servers are started exactly as in production: as `diffusion-check serve` children.
 var binDir string
 
+// TestMain builds the binary the tests run. The tests that start servers and ffmpeg and share
+// nothing with the others (their own folders, no t.Setenv, no process-wide limit, no scan of
+// every process) call t.Parallel, so that one's waits (a server loading, a video job polled)
+// overlap another's work. Go starts them only once every sequential test has ended, so a test
+// that sets an rlimit or looks for leftover server processes (TestSIGTERMKeepsResults) stays
+// sequential and never sees theirs.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "diffusion-check-bin")
 	if err != nil {
@@ -54,6 +60,7 @@ func writeSuite(t *testing.T, dir, yaml string) string {
 }
 
 func TestScripts(t *testing.T) {
+	t.Parallel() // self-contained: its servers and ffmpeg run beside the others' (TestMain)
 	testscript.Run(t, scriptParams(t, filepath.Join("testdata", "script"), ""))
 }
 
@@ -64,6 +71,7 @@ func TestScripts(t *testing.T) {
 // Beside them run the scripts of testdata/script that decode or encode the most (ffmpeg4Too),
 // unchanged: they pass with either FFmpeg.
 func TestScriptsFFmpeg4(t *testing.T) {
+	t.Parallel() // self-contained: its servers and ffmpeg run beside the others' (TestMain)
 	p := scriptParams(t, "", mediatest.FFmpeg4(t))
 	own, err := filepath.Glob(filepath.Join("testdata", "ffmpeg4", "*.txtar"))
 	if err != nil || len(own) == 0 {

@@ -36,6 +36,7 @@ cases:
 // merged verdict and per-request checks with one unpartitioned run (timings aside). Then it
 // drops a partition and checks that the lane becomes an error naming the missing cases.
 func TestPartitionedRunEqualsSingleRun(t *testing.T) {
+	t.Parallel() // self-contained: its servers and ffmpeg run beside the others' (TestMain)
 	dir := t.TempDir()
 	suitePath := filepath.Join(dir, "suite.yaml")
 	if err := os.WriteFile(suitePath, []byte(simulationSuite), 0o644); err != nil {
