@@ -136,6 +136,7 @@ func checkAgainstSGLang(t *testing.T, got AudioResult, want sglangAudio, tol tol
 // through the whole path: the files decoded by diffusion-check, the ground-truth WAVs read as
 // decode_audio_gt_wav reads them. The ground-truth WAVs are also encode_audio_gt_wav's bytes.
 func TestAudioMetricsEqualSGLang(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	pairs, ref, gtWAV := loadAudioReference(t)
 	for _, p := range pairs {
 		want, ok := ref[p.Name]

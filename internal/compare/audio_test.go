@@ -33,6 +33,7 @@ func tone(t *testing.T, name string, freq string, extra ...string) string {
 // from other audio (fails), that a missing track is a mismatch of the output, and that a WAV
 // ground truth must be SGLang's (16-bit mono at 16 kHz).
 func TestAudio(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	gt := tone(t, "gt.wav", "440", "-ar", "16000", "-c:a", "pcm_s16le")
 	lim := checks.AudioLimits{SpectralSimilarity: 0.95, WaveformCorrelation: 0.90, RMSdBDiff: 2, DurationDiffS: 0.1}
 	for _, tc := range []struct {
@@ -86,6 +87,7 @@ func TestAudio(t *testing.T) {
 // after a video comparison the cache knows, without asking ffprobe, that a ground truth has no
 // audio.
 func TestCacheAudio(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	av := func(name, freq string) string {
 		return ffmpegFile(t, name, "-f", "lavfi", "-i", "testsrc=size=64x48:rate=8:duration=2",
 			"-f", "lavfi", "-i", "sine=frequency="+freq+":duration=2:sample_rate=48000",
@@ -147,6 +149,7 @@ func TestCacheAudio(t *testing.T) {
 // validate_audio_output judges (checks.AudioOutputProblem): a tone passes, a silent track is
 // named silent, and a file without audio is an error wrapping media.ErrNoAudio.
 func TestOutputAudioTrack(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	loud := tone(t, "tone.m4a", "440", "-c:a", "aac")
 	silent := ffmpegFile(t, "silent.m4a", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "1", "-c:a", "aac")
 	mute := ffmpegFile(t, "mute.mp4", "-f", "lavfi", "-i", "color=c=gray:s=32x32:r=4", "-t", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p")

@@ -50,6 +50,7 @@ func truncated(t *testing.T, src, name string) string {
 // keep it (every comparison decodes it): both give exactly the results of Videos, and shape
 // mismatches fail as without a cache.
 func TestCacheVideos(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 10
 	gt := video(t, "gt.mp4", w, h, n, nil)
@@ -130,6 +131,7 @@ func TestCacheVideos(t *testing.T) {
 // (an output of another size) keeps nothing; one whose output fails to decode after the
 // ground truth did (a cut output: the ground truth is read to its end to count it) keeps it.
 func TestCacheFirstComparisonFails(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	gt := video(t, "gt.mp4", 64, 48, 24, nil)
 	cut := truncated(t, gt, "cut.mp4")
@@ -156,6 +158,7 @@ func TestCacheFirstComparisonFails(t *testing.T) {
 // TestCacheBrokenGroundTruth: a ground truth that does not decode fails every comparison,
 // naming it; nothing is kept.
 func TestCacheBrokenGroundTruth(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	good := video(t, "good.mp4", 64, 48, 24, nil)
 	gt := truncated(t, good, "cut-gt.mp4")
@@ -173,6 +176,7 @@ func TestCacheBrokenGroundTruth(t *testing.T) {
 // TestCacheConcurrent compares outputs with one ground truth from several goroutines at once,
 // as a case's concurrent requests do: one decodes it, the others wait and reuse it.
 func TestCacheConcurrent(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 8
 	gt := video(t, "gt.mp4", w, h, n, nil)
@@ -204,6 +208,7 @@ func TestCacheConcurrent(t *testing.T) {
 
 // TestCacheImages keeps still images (a ground-truth image, SGLang's key frames) decoded.
 func TestCacheImages(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 9
 	a := make([]byte, 3*w*h)

@@ -56,6 +56,7 @@ func pngFile(t *testing.T, name string, rgb []byte, w, h int) string {
 }
 
 func TestImages(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	w, h := 40, 30
 	a := make([]byte, 3*w*h)
 	scene(w, h, nil)(0, a)
@@ -94,6 +95,7 @@ func TestImages(t *testing.T) {
 }
 
 func TestVideos(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 12
 	gt := video(t, "gt.mp4", w, h, n, nil)
@@ -138,6 +140,7 @@ func TestVideos(t *testing.T) {
 }
 
 func TestVideosMismatch(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	gt := video(t, "gt.mp4", 64, 48, 12, nil)
 	var mm *MismatchError
@@ -160,6 +163,7 @@ func TestVideosMismatch(t *testing.T) {
 }
 
 func TestVideosBroken(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	gt := video(t, "gt.mp4", 64, 48, 24, nil)
 	data, err := os.ReadFile(gt)
@@ -185,6 +189,7 @@ func TestVideosBroken(t *testing.T) {
 }
 
 func TestKeyFrames(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 11
 	gt := video(t, "gt.mp4", w, h, n, nil)

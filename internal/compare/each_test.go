@@ -24,6 +24,7 @@ func errText(err error) string {
 // do (end early, run longer, differ in size, fail to decode, are images): with no cache, with
 // the ground truth kept, and with outputs kept by Output.
 func TestVideosEachIsVideos(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	w, h, n := 64, 48, 10
 	gt := video(t, "gt.mp4", w, h, n, nil)

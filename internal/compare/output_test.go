@@ -30,6 +30,7 @@ func moved(t *testing.T, path string) {
 // frames: they work with the file moved away. Forget gives the memory back. When the frames do
 // not fit, nothing is kept and the comparisons decode the output as before.
 func TestCacheOutputDecodesOnce(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	av := func(name, freq, noise string) string {
 		return ffmpegFile(t, name, "-f", "lavfi", "-i", "testsrc=size=64x48:rate=8:duration=2",

@@ -31,6 +31,7 @@ type proofResults struct {
 // one pass. The failing proof comes from an ffmpeg wrapper that inverts the proof's frame;
 // the test runs in a child process, because the verdict it leaves is the process's.
 func TestUnprovenConversionIsDecodedAgain(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
 	if dir := os.Getenv("COMPARE_PROOF_CHILD"); dir != "" {
 		proofChild(t, dir)

@@ -13,6 +13,7 @@ import (
 // threads; without one (or with n ≤ 0) the metric takes one worker per core and ffmpeg
 // chooses its own.
 func TestWithThreads(t *testing.T) {
+	t.Parallel() // its own files; the package keeps no state between calls
 	cores := max(1, runtime.GOMAXPROCS(0))
 	for _, tc := range []struct {
 		name    string
