@@ -216,8 +216,8 @@ func (g GroundTruth) folders(caseID string) ([]gtFolder, error) {
 func ascendCase(caseID string) bool { return strings.Contains(caseID, "npu") }
 
 // Lookup finds the ground truth of a case in each folder (folders: the platform subfolder of
-// every source, then every source's root) in turn. An image case takes the first of {stem}.{ext of format}, .png, .jpg,
-// .webp that exists (SGLang's order). A video case takes the whole video {stem}.mp4 when it
+// every source, then every source's root) in turn. An image case takes the first of
+// {stem}.{ext of format}, .png, .jpg, .webp that exists (SGLang's order). A video case takes the whole video {stem}.mp4 when it
 // exists, else the three key frames when all three exist: a folder with only some of them is
 // passed over, as SGLang passes over an incomplete candidate set. Nothing found is a
 // *NotFoundError naming every name tried and every incomplete set.
