@@ -71,9 +71,7 @@ const existing = `{
             "expected_median_denoise_ms": 10.0,
             "estimated_full_test_time_s": 5.0,
             "runtime_peak_allocated_mb": 3200.0,
-            "tolerance_overrides": {
-                "e2e": 0.5
-            }
+            "timing_tolerance": 0.5
         }
     },
     "load_peak_vram_mb": {
@@ -177,8 +175,8 @@ func TestRegenerateGolden(t *testing.T) {
 	if !math.IsNaN(stage(pb.Stages, "per_frame_generation")) {
 		t.Error("a null stage must stay null")
 	}
-	if s := reg.File.Scenarios["img"]; *s.EstimatedFullTestTimeS != 5.7 || s.ToleranceOverrides["e2e"] != 0.5 {
-		t.Errorf("img: est %v, overrides %v", *s.EstimatedFullTestTimeS, s.ToleranceOverrides)
+	if s := reg.File.Scenarios["img"]; *s.EstimatedFullTestTimeS != 5.7 || s.TimingTolerance == nil || *s.TimingTolerance != 0.5 {
+		t.Errorf("img: est %v, timing tolerance %v", *s.EstimatedFullTestTimeS, s.TimingTolerance)
 	}
 	if s := reg.File.Scenarios["fresh"]; s == nil || *s.ExpectedLoadMs != 300 || len(s.StepsMs) != 2 {
 		t.Errorf("new scenario: %+v", s)

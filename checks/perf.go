@@ -97,7 +97,7 @@ type PerfBaseline struct {
 //	benchmarks/compare_perf.py       @ 6ec77680df1c
 //
 // Later rules come from SGLang pull requests and their unit tests: #35511 (VRAM guard),
-// #38172 (allocated vs reserved), #38457 (tolerance_overrides), #39206 (load latency,
+// #38172 (allocated vs reserved), #38457 (timing_tolerance), #39206 (load latency,
 // non-positive values).
 
 // PerfLimit is SGLang's calculate_upper_bound (test_server_utils.py @ dd8c5849af99,
@@ -393,9 +393,9 @@ func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, w
 // finite fails "Load duration missing or invalid", and so does a baseline that is missing or
 // such a number, "Load baseline missing or invalid" (SGLang's
 // test_missing_or_invalid_load_duration_fails, test_missing_or_invalid_load_baseline_fails);
-// a baseline run records it unenforced, as every perf check (judge). SGLang's tolerance for
-// it is not readable; diffusion-check uses tol (the non_denoise_stage tolerance: a load is a
-// stage outside denoising) and the 120 ms stage pad (reading).
+// a baseline run records it unenforced, as every perf check (judge). tol is the profile's
+// "load" tolerance, else the E2E one (baselines.Tolerances.LoadTolerance); the pad is the
+// 120 ms stage pad (reading: SGLang's validator for it could not be read).
 func perfLoadCheck(loadMs, baselineMs, tol float64) Check {
 	c := limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch → all workers ready, warm-up excluded)")
 	if c.Status != Fail {
