@@ -254,37 +254,38 @@ func notes(b *strings.Builder, lanes []checks.Result, lv level) {
 	type block struct{ where, name, text string }
 	var lines []*line
 	var blocks []block
+	shared := map[string]*line{} // a request's line by case, remark and check names
 	for _, l := range lanes {
 		for _, c := range l.Cases {
 			failingCase := bad(c.Status)
 			collect := func(req string, cks []checks.Check) {
-				where := code(c.ID)
-				if req != "" {
-					where += " request " + req
-				}
-				var mine []*line // this request's lines, one per remark
+				var mine []*line // this request's lines, one per remark, in the order first seen
 				for _, ck := range cks {
 					if ck.Note != "" {
 						i := slices.IndexFunc(mine, func(n *line) bool { return n.text == ck.Note })
 						if i < 0 {
-							mine = append(mine, &line{caseID: c.ID, text: ck.Note, reqs: []string{req}})
-							i = len(mine) - 1
+							mine, i = append(mine, &line{caseID: c.ID, text: ck.Note, reqs: []string{req}}), len(mine)
 						}
 						mine[i].names = append(mine[i].names, ck.Name)
 					}
 					if _, bl := splitDetail(ck.Detail); bl != "" && !(failingCase && failed(ck.Status)) {
+						where := code(c.ID)
+						if req != "" {
+							where += " request " + req
+						}
 						blocks = append(blocks, block{where: where, name: ck.Name, text: bl})
 					}
 				}
 				for _, n := range mine {
-					i := slices.IndexFunc(lines, func(o *line) bool {
-						return o.caseID == n.caseID && o.text == n.text && slices.Equal(o.names, n.names) && o.reqs[0] != "" && req != ""
-					})
-					if i < 0 {
-						lines = append(lines, n)
+					key := n.caseID + "\x00" + n.text + "\x00" + strings.Join(n.names, "\x00")
+					if o := shared[key]; o != nil && req != "" {
+						o.reqs = append(o.reqs, req)
 						continue
 					}
-					lines[i].reqs = append(lines[i].reqs, req)
+					if req != "" { // a case-level remark is its own line
+						shared[key] = n
+					}
+					lines = append(lines, n)
 				}
 			}
 			collect("", c.Checks)

@@ -193,7 +193,7 @@ func placement(opts Options, cases []*suite.Case) results.Placement {
 func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *judge.Config, cons *consistencyConfig) *run {
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts, cons: cons,
 		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
-		diskFull: make(chan struct{}), swept: map[*server]bool{}}
+		diskFull: make(chan struct{}), swept: map[*server]bool{}, mediaTools: mediaToolsText(ctx)}
 	if opts.HTTPClient == nil {
 		r.opts.HTTPClient = &http.Client{}
 	}
@@ -445,8 +445,10 @@ type run struct {
 	starts   int           // server starts so far, to name their log folders
 	judge    *judge.Config // every verdict's rules and data (nil: only statuses)
 	cons     *consistencyConfig
-	servers  []*server        // every server started, to report output their logs could not keep
-	swept    map[*server]bool // servers whose stop has been reported (guarded by mu)
+	servers  []*server // every server started, to report output their logs could not keep
+	// mediaTools is the run's ffmpeg probe as builtin servers take it (mediaToolsText).
+	mediaTools string
+	swept      map[*server]bool // servers whose stop has been reported (guarded by mu)
 
 	// finished holds every recorded request (guarded by mu), for the results.json written
 	// the moment the run is cancelled; snapshotDone is closed once that write is over (or
@@ -715,7 +717,7 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 		executable: r.opts.Executable,
 		environ:    r.opts.Environ,
 		mirror:     mirror,
-		mediaTools: mediaToolsText(ctx),
+		mediaTools: r.mediaTools,
 	})
 	if err != nil {
 		return nil, 0, &startError{err: err}

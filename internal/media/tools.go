@@ -253,14 +253,19 @@ func versionOf(program, path string, out []byte) (Version, error) {
 // conversion to one frame (frames.go).
 var requiredFilters = []string{"trim"}
 
+// passthroughOptions are the output options that pass every decoded frame on as it is, in the
+// order a probe prefers them: -fps_mode from FFmpeg 5.1, -vsync before it. They are only read.
+var passthroughOptions = [][]string{{"-fps_mode", "passthrough"}, {"-vsync", "passthrough"}}
+
 // withCapabilities completes t from ffmpeg's -h long, -filters and -encoders.
 func (t Tools) withCapabilities(help, filters, encoders []byte) (Tools, error) {
-	switch {
-	case hasOption(help, "fps_mode"):
-		t.passthrough = []string{"-fps_mode", "passthrough"}
-	case hasOption(help, "vsync"):
-		t.passthrough = []string{"-vsync", "passthrough"}
-	default:
+	for _, o := range passthroughOptions {
+		if hasOption(help, strings.TrimPrefix(o[0], "-")) {
+			t.passthrough = o
+			break
+		}
+	}
+	if t.passthrough == nil {
 		return Tools{}, &UnsupportedError{Program: "ffmpeg", Found: t.FFmpeg.String(),
 			Problem: "it has neither -fps_mode nor -vsync (ffmpeg -h long), so frames cannot be passed through as decoded"}
 	}
@@ -345,7 +350,7 @@ func Inherit(text string) (t Tools, ok bool) {
 	if text == "" || json.Unmarshal([]byte(text), &v) != nil {
 		return Tools{}, false
 	}
-	if !slices.Equal(v.Passthrough, []string{"-fps_mode", "passthrough"}) && !slices.Equal(v.Passthrough, []string{"-vsync", "passthrough"}) {
+	if !slices.ContainsFunc(passthroughOptions, func(o []string) bool { return slices.Equal(o, v.Passthrough) }) {
 		return Tools{}, false
 	}
 	for _, p := range []struct {
@@ -361,7 +366,7 @@ func Inherit(text string) (t Tools, ok bool) {
 }
 
 // modern is the options of FFmpeg 5.1 and later: those of a Tools value that was not probed.
-var modern = Tools{passthrough: []string{"-fps_mode", "passthrough"}}
+var modern = Tools{passthrough: passthroughOptions[0]}
 
 // unprobeTimeout bounds the probe of a context without Tools.
 const unprobeTimeout = 30 * time.Second
