@@ -341,9 +341,11 @@ func (d *decoder) number(n *node, keyPath string) (float64, bool) {
 	return v, true
 }
 
+// optNumber reads an optional number: absent or null is nil, as SGLang's optional_float
+// (ScenarioConfig.from_dict) reads None.
 func (d *decoder) optNumber(obj *node, key, keyPath string) *float64 {
 	n := obj.get(key)
-	if n == nil {
+	if n == nil || n.kind == 'z' {
 		return nil
 	}
 	if v, ok := d.number(n, keyPath+"."+key); ok {

@@ -130,8 +130,13 @@ type File struct {
 	Scenarios map[string]*Scenario
 	// Pools are the file's runner_overrides, in file order (pools.go).
 	Pools []Pool
-	// Pool is the runner_overrides prefix applied by ForRunner; "" for the default pool.
-	Pool string
+	// Pool is the runner_overrides prefix applied by ForRunner when InPool; a file of the
+	// default pool has InPool false (an empty prefix is a pool of every runner).
+	Pool   string
+	InPool bool
+	// Warnings are soft problems of the file as it applies to a run: keys it sets that
+	// SGLang's loader ignores.
+	Warnings []string
 
 	doc *node
 }
@@ -221,7 +226,11 @@ func Parse(path string, data []byte) (*File, error) {
 		d.Addf(doc.line, "scenarios", "missing; a baseline file needs a \"scenarios\" object")
 	} else if d.object(sc, "scenarios") {
 		for i, id := range sc.keys {
-			f.Scenarios[id] = d.scenario(id, sc.vals[i])
+			f.Scenarios[id] = d.scenario("scenarios."+id, id, sc.vals[i])
+			if ov := sc.vals[i].get("tolerance_overrides"); ov != nil {
+				d.Addf(ov.line, "scenarios."+id+".tolerance_overrides", "not a key of SGLang's baseline files: a scenario widens its wall-clock "+
+					"tolerances with timing_tolerance, one number (e.g. 0.5; ScenarioConfig, PR #38457)")
+			}
 		}
 	}
 	for _, m := range []struct {
@@ -333,13 +342,14 @@ func (d *decoder) fractions(doc *node) []float64 {
 	return out
 }
 
-func (d *decoder) scenario(id string, n *node) *Scenario {
-	kp := "scenarios." + id
+// scenario decodes the scenario id at key path kp: the entry of "scenarios", or the values of
+// a runner pool's entry for it (pools.go), which set only the keys they have.
+func (d *decoder) scenario(kp, id string, n *node) *Scenario {
 	s := &Scenario{ID: id, InScenarios: true}
 	if !d.object(n, kp) {
 		return s
 	}
-	if st := n.get("stages_ms"); st != nil && d.object(st, kp+".stages_ms") {
+	if st := n.get(stagesKey); st != nil && d.object(st, kp+"."+stagesKey) {
 		for i, name := range st.keys {
 			if st.vals[i].kind == 'z' {
 				// SGLang writes null for a metric that does not apply (per_frame_generation of
@@ -352,7 +362,7 @@ func (d *decoder) scenario(id string, n *node) *Scenario {
 			}
 		}
 	}
-	if st := n.get("denoise_step_ms"); st != nil && d.object(st, kp+".denoise_step_ms") {
+	if st := n.get(stepsKey); st != nil && d.object(st, kp+"."+stepsKey) {
 		s.StepsMs = map[int]float64{}
 		for i, k := range st.keys {
 			idx, err := strconv.Atoi(k)
@@ -368,12 +378,31 @@ func (d *decoder) scenario(id string, n *node) *Scenario {
 	for key, dst := range s.scalars() {
 		*dst = d.optNumber(n, key, kp)
 	}
-	s.TimingTolerance = d.optNumber(n, "timing_tolerance", kp)
-	if ov := n.get("tolerance_overrides"); ov != nil {
-		d.Addf(ov.line, kp+".tolerance_overrides", "not a key of SGLang's baseline files: a scenario widens its wall-clock "+
-			"tolerances with timing_tolerance, one number (e.g. 0.5; ScenarioConfig, PR #38457)")
-	}
 	return s
+}
+
+// Keys of a scenario that are not single numbers.
+const (
+	stagesKey = "stages_ms"
+	stepsKey  = "denoise_step_ms"
+)
+
+// isScenarioKey reports whether key is one of the keys SGLang's ScenarioConfig.from_dict reads.
+func isScenarioKey(key string) bool {
+	_, ok := (&Scenario{}).scalars()[key]
+	return ok || key == stagesKey || key == stepsKey
+}
+
+// setKey gives s the value of key that from has; key is one isScenarioKey accepts.
+func (s *Scenario) setKey(key string, from *Scenario) {
+	switch key {
+	case stagesKey:
+		s.Stages = from.Stages
+	case stepsKey:
+		s.StepsMs = from.StepsMs
+	default:
+		*s.scalars()[key] = *from.scalars()[key]
+	}
 }
 
 // scalars maps each single-number key of a scenario to its field: the one list the
@@ -392,6 +421,7 @@ func (s *Scenario) scalars() map[string]**float64 {
 		"runtime_peak_allocated_mb":  &s.RuntimePeakAllocatedMiB,
 		"load_peak_host_anon_mb":     &s.LoadPeakHostAnonMiB,
 		"runtime_peak_host_anon_mb":  &s.RuntimePeakHostAnonMiB,
+		"timing_tolerance":           &s.TimingTolerance,
 	}
 }
 

@@ -613,7 +613,7 @@ func measuredOf(results []*checks.Result) (byID map[string]*measured, pooled map
 	for _, r := range results {
 		for _, cr := range r.Cases {
 			into := byID
-			if r.Files != nil && r.Files.Pool != "" && !strings.Contains(r.Files.Pool, ", ") {
+			if r.Files != nil && r.Files.InPool && !strings.Contains(r.Files.Pool, ", ") {
 				if pooled[r.Files.Pool] == nil {
 					pooled[r.Files.Pool] = map[string]*measured{}
 				}

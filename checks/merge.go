@@ -234,6 +234,14 @@ func mergeFiles(into, f *Files) *Files {
 		}
 		return list + ", " + v
 	}
-	into.Pool, into.Runner = add(into.Pool, f.Pool), add(into.Runner, f.Runner)
+	if f.InPool {
+		into.Pool, into.InPool = add(into.Pool, f.Pool), true
+	}
+	into.Runner = add(into.Runner, f.Runner)
+	for _, w := range f.Warnings {
+		if !slices.Contains(into.Warnings, w) {
+			into.Warnings = append(into.Warnings, w)
+		}
+	}
 	return into
 }

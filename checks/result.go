@@ -126,8 +126,13 @@ type Files struct {
 	Thresholds    string `json:"thresholds,omitempty"`
 	ThresholdsWhy string `json:"thresholds_why,omitempty"`
 	Runner        string `json:"runner,omitempty"`
-	// Pool is the runner_overrides prefix whose references applied; "" for the default pool.
-	Pool string `json:"pool,omitempty"`
+	// Pool is the runner_overrides prefix whose references applied when InPool (an empty
+	// prefix is a pool of every runner); a run of the default pool has neither.
+	Pool   string `json:"pool,omitempty"`
+	InPool bool   `json:"in_pool,omitempty"`
+	// Warnings are the soft problems of the data files as they applied (keys of a
+	// runner_overrides pool that SGLang's loader ignores).
+	Warnings []string `json:"warnings,omitempty"`
 	// GroundTruth is the pinned git store the ground truth came from (the suite's
 	// `ground_truth: {repo, commit, path}`); nil for a folder.
 	GroundTruth *GroundTruthStore `json:"ground_truth,omitempty"`

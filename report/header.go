@@ -361,8 +361,8 @@ func baselineFact(f *checks.Files) string {
 		return ""
 	}
 	s := "baselines " + code(path.Base(filepath.ToSlash(f.Baselines)))
-	if f.Pool != "" {
-		s += ", runner_overrides pool " + code(f.Pool)
+	if f.InPool {
+		s += ", runner_overrides pool " + code(cmp.Or(f.Pool, `""`))
 	}
 	return s
 }

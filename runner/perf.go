@@ -41,7 +41,7 @@ func loadPerf(opts Options) (*judge.Config, error) {
 			p.File, err = baselines.Load(path)
 		}
 		if err == nil {
-			p.File = p.File.ForRunner(opts.Perf.Runner)
+			p.File, err = p.File.ForRunner(opts.Perf.Runner)
 		}
 		switch {
 		case err != nil && !p.Enforce && errors.Is(err, os.ErrNotExist):
@@ -97,7 +97,8 @@ func (r *run) reportKnown(res *checks.Result) {
 func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *checks.Files {
 	f := &checks.Files{Runner: opts.Perf.Runner}
 	if j.File != nil {
-		f.Baselines, f.Pool = j.File.Path, j.File.Pool
+		f.Baselines, f.Pool, f.InPool = j.File.Path, j.File.Pool, j.File.InPool
+		f.Warnings = j.File.Warnings
 		f.BaselinesWhy = cmp.Or(opts.PerfPlatform.Why, "the suite's baselines")
 	}
 	if cc.thresholds != nil && cc.thresholds.Path != "" {
@@ -120,12 +121,15 @@ func (r *run) logFiles(f *checks.Files) {
 	}
 	if f.Baselines != "" {
 		pool := "default pool"
-		if f.Pool != "" {
-			pool = fmt.Sprintf("runner_overrides pool %s (RUNNER_NAME %s)", f.Pool, f.Runner)
+		if f.InPool {
+			pool = fmt.Sprintf("runner_overrides pool %q (RUNNER_NAME %q: the first prefix, in file order, it starts with)", f.Pool, f.Runner)
 		} else if f.Runner != "" {
 			pool = fmt.Sprintf("default pool (RUNNER_NAME %s matches no runner_overrides prefix)", f.Runner)
 		}
 		r.logf("baselines: %s (%s); %s", f.Baselines, f.BaselinesWhy, pool)
+		for _, w := range f.Warnings {
+			r.logf("baselines: warning: %s", w)
+		}
 	}
 	if f.Thresholds != "" {
 		r.logf("thresholds: %s (%s)", f.Thresholds, f.ThresholdsWhy)
