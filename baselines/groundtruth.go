@@ -49,9 +49,9 @@ func gtAlias(caseID string) string {
 // ConsistencyPlatform is SGLang's consistency platform of a GPU class
 // (get_consistency_platform, test_utils.py @ a7ec6b97f786): 5090 for an sm120 GPU, b200 for a
 // Blackwell one, and h100 for every other GPU, AMD included. A platform name or alias
-// (platformAliases) is itself; a CUDA class is its compute capability's platform.
+// (cudaAliases) is itself; a CUDA class is its compute capability's platform.
 func ConsistencyPlatform(gpuClass string) string {
-	if p, ok := normalizePlatform(gpuClass); ok {
+	if p, ok := PlatformConsistency.normalizePlatform(gpuClass); ok {
 		return p
 	}
 	if major, ok := capabilityOf(gpuClass); ok {

@@ -137,6 +137,8 @@ type File struct {
 	// Warnings are soft problems of the file as it applies to a run: keys it sets that
 	// SGLang's loader ignores.
 	Warnings []string
+	// Merged are the vendor files merged into the file as it applies to a run (MergeVendors).
+	Merged []Merged
 
 	doc *node
 }
@@ -160,6 +162,9 @@ type Scenario struct {
 	RuntimePeakAllocatedMiB *float64
 	LoadPeakHostAnonMiB     *float64
 	RuntimePeakHostAnonMiB  *float64
+	// From is the vendor file the scenario was merged from (MergeVendors); empty for the
+	// file's own.
+	From string
 	// TimingTolerance is the scenario's timing_tolerance: it replaces the wall-clock
 	// tolerances (e2e, denoise and stage timings) of the profile for this scenario; nil when
 	// the scenario has none.

@@ -121,11 +121,14 @@ type Result struct {
 // or its override variables) and, in a baseline file with runner_overrides, by the runner's
 // RUNNER_NAME.
 type Files struct {
-	Baselines     string `json:"baselines,omitempty"`
-	BaselinesWhy  string `json:"baselines_why,omitempty"`
-	Thresholds    string `json:"thresholds,omitempty"`
-	ThresholdsWhy string `json:"thresholds_why,omitempty"`
-	Runner        string `json:"runner,omitempty"`
+	Baselines    string `json:"baselines,omitempty"`
+	BaselinesWhy string `json:"baselines_why,omitempty"`
+	// BaselinesMerged are the vendor files whose scenarios were merged into the baselines
+	// (SGLang's ascend/perf_baselines_npu.json and musa/perf_baselines_musa.json).
+	BaselinesMerged []string `json:"baselines_merged,omitempty"`
+	Thresholds      string   `json:"thresholds,omitempty"`
+	ThresholdsWhy   string   `json:"thresholds_why,omitempty"`
+	Runner          string   `json:"runner,omitempty"`
 	// Pool is the runner_overrides prefix whose references applied when InPool (an empty
 	// prefix is a pool of every runner); a run of the default pool has neither.
 	Pool   string `json:"pool,omitempty"`

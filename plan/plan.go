@@ -600,7 +600,7 @@ func SuiteItems(s *suite.Suite, lane, gpu string) ([]Item, error) {
 		// The file of the class's platform, as a run without a GPU chooses it
 		// (baselines.ChoosePlatform: an h200 class plans from h100.json).
 		class := cmp.Or(gpu, s.GPU)
-		if p, err := baselines.ChoosePlatform(baselines.PlatformInput{Class: class, Explicit: true}); err == nil && p.Name != "" {
+		if p, err := baselines.ChoosePlatform(baselines.PlatformInput{Kind: baselines.PlatformPerf, Class: class, Explicit: true}); err == nil && p.Name != "" {
 			class = p.Name
 		}
 		path, err := baselines.Find(s.Baselines, class)
@@ -614,6 +614,10 @@ func SuiteItems(s *suite.Suite, lane, gpu string) ([]Item, error) {
 			return nil, err
 		default:
 			f, err := baselines.Load(path)
+			if err == nil {
+				// A vendor scenario's estimate counts too, as its run reads it.
+				f, err = f.MergeVendors()
+			}
 			switch {
 			case errors.Is(err, os.ErrNotExist):
 				// No file for this GPU class yet (its first regeneration): the cases'

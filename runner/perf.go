@@ -43,6 +43,9 @@ func loadPerf(opts Options) (*judge.Config, error) {
 		if err == nil {
 			p.File, err = p.File.ForRunner(opts.Perf.Runner)
 		}
+		if err == nil {
+			p.File, err = p.File.MergeVendors()
+		}
 		switch {
 		case err != nil && !p.Enforce && errors.Is(err, os.ErrNotExist):
 			p.File = nil // baseline mode: the file is what this run helps to make
@@ -99,6 +102,9 @@ func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *checks.File
 	if j.File != nil {
 		f.Baselines, f.Pool, f.InPool = j.File.Path, j.File.Pool, j.File.InPool
 		f.Warnings = j.File.Warnings
+		for _, m := range j.File.Merged {
+			f.BaselinesMerged = append(f.BaselinesMerged, m.Path)
+		}
 		f.BaselinesWhy = cmp.Or(opts.PerfPlatform.Why, "the suite's baselines")
 	}
 	if cc.thresholds != nil && cc.thresholds.Path != "" {
@@ -129,6 +135,11 @@ func (r *run) logFiles(f *checks.Files) {
 		r.logf("baselines: %s (%s); %s", f.Baselines, f.BaselinesWhy, pool)
 		for _, w := range f.Warnings {
 			r.logf("baselines: warning: %s", w)
+		}
+		if r.judge != nil && r.judge.File != nil {
+			for _, m := range r.judge.File.Merged {
+				r.logf("baselines: merged %s", m)
+			}
 		}
 	}
 	if f.Thresholds != "" {

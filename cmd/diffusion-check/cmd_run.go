@@ -306,11 +306,11 @@ func platforms(e env, mem *gpumem.Sampler, class string, explicit bool) (perf, c
 	if len(names) > 0 {
 		in.Device = names[0]
 	}
-	in.Env, in.EnvName = e.getenv(baselines.PerfPlatformEnv), baselines.PerfPlatformEnv
+	in.Kind, in.Env = baselines.PlatformPerf, e.getenv(baselines.PlatformPerf.Env())
 	if perf, err = baselines.ChoosePlatform(in); err != nil {
 		return perf, cons, err
 	}
-	in.Env, in.EnvName = e.getenv(baselines.ConsistencyPlatformEnv), baselines.ConsistencyPlatformEnv
+	in.Kind, in.Env = baselines.PlatformConsistency, e.getenv(baselines.PlatformConsistency.Env())
 	cons, err = baselines.ChoosePlatform(in)
 	return perf, cons, err
 }
