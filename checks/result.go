@@ -186,12 +186,21 @@ type CaseResult struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
+// Where a load clock ended (Load.Clock).
+const (
+	LoadClockLauncher = "launcher"
+	LoadClockHealth   = "health"
+)
+
 // Load describes the server start that served a case. Reused marks a case that ran on a
 // server already warm from an earlier case.
 type Load struct {
 	// DurationMs is the load time SGLang guards: process launch → all workers ready, the
-	// server's warm-up excluded (the first answer of its health endpoint, 503 or 200).
+	// server's warm-up excluded. Clock says where it ended: LoadClockLauncher (SGLang's
+	// launcher line) or LoadClockHealth (the first answer of the health endpoint, 503 or 200,
+	// for a server that logs no such line).
 	DurationMs float64 `json:"duration_ms"`
+	Clock      string  `json:"clock,omitempty"`
 	// WarmupMs is the server's warm-up after that, until it answered ready and its port
 	// accepted connections; ReadyMs is launch → ready, the two together.
 	WarmupMs float64 `json:"warmup_ms,omitempty"`

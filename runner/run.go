@@ -442,10 +442,12 @@ type run struct {
 	opts     Options
 	rec      *results.Writer
 	progress io.Writer
-	starts   int           // server starts so far, to name their log folders
-	judge    *judge.Config // every verdict's rules and data (nil: only statuses)
-	cons     *consistencyConfig
-	servers  []*server // every server started, to report output their logs could not keep
+	starts   int // server starts so far, to name their log folders
+	// loadClockNoted: the run said that a server logged no launcher line (noteLoadClock).
+	loadClockNoted bool
+	judge          *judge.Config // every verdict's rules and data (nil: only statuses)
+	cons           *consistencyConfig
+	servers        []*server // every server started, to report output their logs could not keep
 	// mediaTools is the run's ffmpeg probe as builtin servers take it (mediaToolsText).
 	mediaTools string
 	swept      map[*server]bool // servers whose stop has been reported (guarded by mu)
@@ -646,11 +648,15 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 			r.logf("%s: FAIL %s", c.ID, detail)
 			return cr, nil
 		}
-		loadTime, warmup := srv.loadClock()
-		cr.Load = &checks.Load{DurationMs: ms(loadTime), WarmupMs: ms(warmup), ReadyMs: ms(load)}
+		split := srv.loadClock(ctx)
+		cr.Load = &checks.Load{DurationMs: ms(split.load), Clock: checks.LoadClockHealth, WarmupMs: ms(split.warmup), ReadyMs: ms(load)}
+		if split.launcher {
+			cr.Load.Clock = checks.LoadClockLauncher
+		}
 		endLoadMemory(srv, &cr)
 		r.logf("%s: server %s ready in %s (load %s, then warm-up %s; log %s)", c.ID, spec.Name,
-			load.Round(time.Millisecond), loadTime.Round(time.Millisecond), warmup.Round(time.Millisecond), srv.logPath)
+			load.Round(time.Millisecond), split.load.Round(time.Millisecond), split.warmup.Round(time.Millisecond), srv.logPath)
+		r.noteLoadClock(c.ID, split)
 	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	cr.Load.SetLoadInclusive(cr.Requests)
@@ -667,6 +673,19 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 		return cr, nil
 	}
 	return cr, srv
+}
+
+// noteLoadClock says, once per run, that a server's load was not measured by SGLang's launcher
+// line, and why; a line that could not be this host's clock is told each time.
+func (r *run) noteLoadClock(id string, split loadSplit) {
+	if split.launcher || split.missing && r.loadClockNoted {
+		return
+	}
+	if split.missing {
+		r.loadClockNoted = true
+	}
+	r.logf("%s: load clock: %s; load ends at the server's first answer of its health endpoint instead, "+
+		"which includes its HTTP start-up (results.json load.clock \"health\")", id, split.fallback)
 }
 
 // startError is a failed server start; srv is nil when the process could not be launched.

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/loadclock"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 	"github.com/diffusion-check/diffusion-check/internal/perflog"
@@ -64,8 +65,13 @@ type server struct {
 	started    time.Time
 	// answered is when the server first answered its health endpoint, 503 or 200 (or, without
 	// one, when it logged its ready marker): its workers are ready and its warm-up has begun.
-	// ready is when waitReady returned. The load clock ends at answered (loadClock).
+	// ready is when waitReady returned. Without the launcher's line the load clock ends at
+	// answered (loadClock).
 	answered, ready time.Time
+	// startMono is CLOCK_MONOTONIC read just before the spawn, the start of SGLang's load
+	// clock (loadclock); monoOK is false where it cannot be read.
+	startMono int64
+	monoOK    bool
 
 	guard    *proc.Guard   // kills the process group if the run dies before stop
 	exited   chan struct{} // closed when the process has exited
@@ -120,6 +126,9 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 	}
 	if b.TaskType != "" {
 		args = append(args, "--task-type", b.TaskType)
+	}
+	if b.HTTPStartMs > 0 {
+		args = append(args, "--http-start-ms", strconv.FormatFloat(b.HTTPStartMs, 'f', -1, 64))
 	}
 	if b.WarmupMs > 0 {
 		args = append(args, "--warmup-ms", strconv.FormatFloat(b.WarmupMs, 'f', -1, 64))
@@ -300,6 +309,7 @@ func serverCommand(spec *suite.Server, env serverEnv, argv []string, perfDir str
 // the log; on an error the caller closes it.
 func (s *server) launch() error {
 	s.started = time.Now()
+	s.startMono, s.monoOK = loadclock.Now()
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.cmd.Args[0], err)
 	}
@@ -551,6 +561,13 @@ type logWatch struct {
 	// the server listens elsewhere instead ("" while none).
 	port  int
 	moved string
+	// workersReady is the CLOCK_MONOTONIC reading of SGLang's launcher line (loadclock), when
+	// readySeen; loadEvent is closed once that line or the ready marker was seen, whichever
+	// comes first (SGLang logs the line before its HTTP server, so before the marker).
+	workersReady int64
+	readySeen    bool
+	loadEvent    chan struct{}
+	loadSignal   bool
 
 	// total is every byte of output; written what went to the file's head. Past the head,
 	// output goes to ring (the last logTailBytes, ringAt the next byte to write, ringFull
@@ -566,7 +583,7 @@ type logWatch struct {
 }
 
 func newLogWatch(f io.WriteCloser, marker string) *logWatch {
-	return &logWatch{file: f, marker: marker, ready: make(chan struct{})}
+	return &logWatch{file: f, marker: marker, ready: make(chan struct{}), loadEvent: make(chan struct{})}
 }
 
 // Write never fails: what the log file refuses is counted (unsaved) and the rest of the
@@ -669,9 +686,16 @@ func (l *logWatch) line(s string) {
 		// a server's line from reading as a workflow command ("::...") in an Actions log.
 		_, _ = fmt.Fprintf(l.mirror, "│ %s\n", s)
 	}
+	if !l.readySeen && strings.Contains(s, loadclock.Key) {
+		l.workersReady, l.readySeen = loadclock.Parse(s)
+		if l.readySeen {
+			l.signalLoad()
+		}
+	}
 	if !l.seen && l.marker != "" && strings.Contains(s, l.marker) {
 		l.seen = true
 		close(l.ready)
+		l.signalLoad()
 	}
 	if l.moved == "" && l.port != 0 && strings.Contains(s, "was unavailable") {
 		// Only a move of the HTTP port matters: settle_port logs the same words for the
@@ -688,6 +712,22 @@ func (l *logWatch) line(s string) {
 			}
 		}
 	}
+}
+
+// signalLoad closes loadEvent, once.
+func (l *logWatch) signalLoad() {
+	if !l.loadSignal {
+		l.loadSignal = true
+		close(l.loadEvent)
+	}
+}
+
+// launcherLine returns the reading of SGLang's launcher line, and whether the log has it;
+// markerSeen says whether the ready marker was seen.
+func (l *logWatch) launcherLine() (ns int64, seen, markerSeen bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.workersReady, l.readySeen, l.seen
 }
 
 func (l *logWatch) close() {
@@ -783,12 +823,57 @@ func (l *logWatch) lastLines(n int) []string {
 	return append([]string(nil), l.tail[len(l.tail)-n:]...)
 }
 
+// launcherLineWait bounds how long loadClock waits, after the server is ready, for its log
+// to reach the launcher's line or the ready marker: both were written before the health
+// endpoint answered, so they are only still in the pipe; a server that logs neither (a
+// custom one, health-checked only) costs at most this once per start.
+const launcherLineWait = time.Second
+
+// loadSplit is a ready server's start as SGLang's harness splits it.
+type loadSplit struct {
+	load, warmup time.Duration
+	// launcher is true when load comes from SGLang's launcher line; fallback says why not
+	// (the load then ends at the first answer of the health endpoint).
+	launcher bool
+	fallback string
+	missing  bool // fallback because the server logged no line
+}
+
 // loadClock splits a ready server's start as SGLang's harness does: load is launch → all
-// workers ready, warm-up excluded (PR #39206, test_server_load_clock_excludes_warmup), which
-// diffusion-check reads as the first answer of the health endpoint, 503 or 200 (SGLang's HTTP
-// server starts only once every worker reported ready, launch_server.py, and answers /health
-// with 503 until its warm-up ends, http_server.py health); warmup is the rest, until /health
-// answered 200 and the port accepted connections.
-func (s *server) loadClock() (load, warmup time.Duration) {
-	return s.answered.Sub(s.started), s.ready.Sub(s.answered)
+// workers ready, warm-up excluded (PR #39206, test_server_load_clock_excludes_warmup): the
+// CLOCK_MONOTONIC reading of the launcher's `[server-load] workers_ready_monotonic_ns=` line
+// minus the reading just before the spawn (loadclock). A server that logs no such line
+// (SGLang before the line, another server) keeps diffusion-check's earlier clock, the first
+// answer of the health endpoint, 503 or 200 (SGLang's HTTP server starts only once every
+// worker is ready, launch_server.py, and answers /health with 503 until its warm-up ends),
+// which includes the HTTP server's start-up. warmup is from that answer until /health answered
+// 200 and the port accepted connections, either way.
+func (s *server) loadClock(ctx context.Context) loadSplit {
+	out := loadSplit{load: s.answered.Sub(s.started), warmup: s.ready.Sub(s.answered)}
+	ns, seen, markerSeen := s.log.launcherLine()
+	if !seen && !markerSeen && s.spec.Ready.LogMarker != "" {
+		t := time.NewTimer(launcherLineWait)
+		select {
+		case <-s.log.loadEvent:
+		case <-s.exited:
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		ns, seen, _ = s.log.launcherLine()
+	}
+	switch {
+	case !seen:
+		out.fallback, out.missing = fmt.Sprintf("the server logged no %q line (SGLang's launcher logs it since PR #39206)", loadclock.Key), true
+	case !s.monoOK:
+		out.fallback = "this host's CLOCK_MONOTONIC cannot be read (not Linux)"
+	default:
+		d, err := loadclock.Span(s.startMono, ns, time.Since(s.started))
+		if err != nil {
+			out.fallback = err.Error()
+			break
+		}
+		out.load, out.launcher = d, true
+	}
+	return out
 }

@@ -193,6 +193,12 @@ func keyTable() map[string][]key {
 			{name: "step_ms", kind: numberValue, least: zero, doc: "time of one denoise step; default 2"},
 			{name: "load_ms", kind: numberValue, least: zero, doc: "simulated model load time; default 50"},
 			{
+				name:  "http_start_ms",
+				kind:  numberValue,
+				least: zero,
+				doc:   "time from all workers ready (SGLang's launcher line) to the HTTP server's start; default 0",
+			},
+			{
 				name:  "warmup_ms",
 				kind:  numberValue,
 				least: zero,

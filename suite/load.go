@@ -307,6 +307,9 @@ func (d *decoder) builtin(server *object) *Builtin {
 	if o.number("load_ms", &b.LoadMs) && b.LoadMs < 0 {
 		d.Addf(o.lineOf("load_ms"), strictdecode.Join(field, "load_ms"), "must not be negative, got %v", b.LoadMs)
 	}
+	if o.number("http_start_ms", &b.HTTPStartMs) && b.HTTPStartMs < 0 {
+		d.Addf(o.lineOf("http_start_ms"), strictdecode.Join(field, "http_start_ms"), "must not be negative, got %v", b.HTTPStartMs)
+	}
 	if o.number("warmup_ms", &b.WarmupMs) && b.WarmupMs < 0 {
 		d.Addf(o.lineOf("warmup_ms"), strictdecode.Join(field, "warmup_ms"), "must not be negative, got %v", b.WarmupMs)
 	}

@@ -116,6 +116,9 @@ type Builtin struct {
 	// TaskType is the task type the reference server reports (`serve --task-type`); empty:
 	// T2I, every input taken.
 	TaskType string
+	// HTTPStartMs is the time from all workers ready (the launcher's line) to the HTTP
+	// server's start (`serve --http-start-ms`).
+	HTTPStartMs float64
 	// WarmupMs is the server warm-up after the port is live (/health answers 503
 	// meanwhile); 0: one warm-up step (`serve --warmup-ms`).
 	WarmupMs float64

@@ -21,6 +21,7 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs.StringVar(&cfg.PerfLogDir, "perf-log-dir", e.getenv(sglangenv.PerfLogDir), "folder of performance.log (default $SGLANG_PERF_LOG_DIR; empty: none)")
 	fs.Float64Var(&cfg.StepMs, "step-ms", 2, "time of one denoise step in ms")
 	fs.Float64Var(&cfg.LoadMs, "load-ms", 50, "simulated model load time in ms")
+	fs.Float64Var(&cfg.HTTPStartMs, "http-start-ms", 0, "time from all workers ready (the [server-load] line) to the HTTP server's start, in ms")
 	fs.Float64Var(&cfg.WarmupMs, "warmup-ms", 0, "server warm-up after the port is live, in ms, while /health answers 503 (0: one warm-up step)")
 	fs.StringVar(&cfg.Model, "model", "diffusion-check/reference", "model id to report; MiniMaxAI/MiniMax-H3 validates video requests as SGLang's MiniMax-H3 does")
 	fs.StringVar(&cfg.TaskType, "task-type", "",

@@ -32,6 +32,7 @@ type Set struct {
 	EmptyAt         int     // request K returns empty media
 	NoPerfRecord    bool    // no performance.log records are written
 	FailStartup     bool    // the server exits with an error before it is ready
+	NoLoadLine      bool    // the server logs no [server-load] line (SGLang before PR #39206)
 	ModelsAnyID     bool    // GET /v1/models/{id} answers every id with the model card, never 404
 	T2VTakesRef     bool    // a T2V model takes an input_reference instead of refusing it with 400
 	LogFloodMiB     float64 // the server logs this much (1 KiB lines) while it loads
@@ -92,6 +93,7 @@ var kinds = []kind{
 	{"empty-at", request, func(f *Set, v value) { f.EmptyAt = v.k }},
 	{"no-perf-record", flagOnly, func(f *Set, _ value) { f.NoPerfRecord = true }},
 	{"fail-startup", flagOnly, func(f *Set, _ value) { f.FailStartup = true }},
+	{"no-load-line", flagOnly, func(f *Set, _ value) { f.NoLoadLine = true }},
 	{"models-any-id", flagOnly, func(f *Set, _ value) { f.ModelsAnyID = true }},
 	{"t2v-takes-reference", flagOnly, func(f *Set, _ value) { f.T2VTakesRef = true }},
 	{"log-flood", mebibytes, func(f *Set, v value) { f.LogFloodMiB = v.x }},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/clock"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
+	"github.com/diffusion-check/diffusion-check/internal/loadclock"
 )
 
 // Config configures the reference server. Zero fields take the documented defaults.
@@ -30,6 +31,10 @@ type Config struct {
 	StepMs float64
 	// LoadMs is the simulated model load before the server is ready, in milliseconds; default 50.
 	LoadMs float64
+	// HTTPStartMs is the time from all workers ready, where SGLang's launcher logs its
+	// `[server-load]` line, to the HTTP server's start (uvicorn's import and lifespan), in
+	// milliseconds.
+	HTTPStartMs float64
 	// WarmupMs is how long the server warm-up after the port is live lasts, in milliseconds
 	// (SGLang's default warmup_mode "server": /health answers 503 meanwhile); 0 means one
 	// warm-up step.
@@ -98,6 +103,9 @@ func (c Config) Validate() error {
 	if c.LoadMs < 0 {
 		errs = append(errs, fmt.Errorf("load-ms: must be ≥ 0, got %g", c.LoadMs))
 	}
+	if c.HTTPStartMs < 0 {
+		errs = append(errs, fmt.Errorf("http-start-ms: must be ≥ 0, got %g", c.HTTPStartMs))
+	}
 	if c.PerfLag < 0 {
 		errs = append(errs, fmt.Errorf("perf-lag: must be ≥ 0, got %s", c.PerfLag))
 	}
@@ -123,7 +131,9 @@ const shutdownTimeout = 5 * time.Second
 
 // Serve runs the server until ctx is done, then shuts it down gracefully (in-flight requests
 // get shutdownTimeout to finish; hung ones are released). Like SGLang under uvicorn it logs its
-// model load, sleeps LoadMs, logs "Application startup complete." (the lifespan has run),
+// model load, sleeps LoadMs, logs SGLang's launcher line `[server-load]
+// workers_ready_monotonic_ns=N` (every worker ready; the no-load-line fault leaves it out),
+// sleeps HTTPStartMs, logs "Application startup complete." (the lifespan has run),
 // only then binds the port and logs "Uvicorn running on ...", and then warms up: one
 // generation that writes no perf record and counts as no request, during which /health
 // answers 503 and other requests wait. With the fail-startup fault it logs a traceback and
@@ -134,6 +144,9 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 	cfg = cfg.withDefaults()
 	if err := load(ctx, cfg); err != nil {
+		return err
+	}
+	if err := clock.Sleep(ctx, time.Duration(cfg.HTTPStartMs*float64(time.Millisecond))); err != nil {
 		return err
 	}
 	h := newHandler(cfg)
@@ -177,6 +190,11 @@ func load(ctx context.Context, cfg Config) error {
 	}
 	logLine("INFO", fmt.Sprintf("Pipeline loaded in %.2f s, peak reserved %.1f MB, peak allocated %.1f MB",
 		time.Since(start).Seconds(), loadReservedMiB, loadAllocatedMiB))
+	// SGLang's launcher logs the line once every worker sent "ready", before it starts the HTTP
+	// server (launch_server.py launch_server); off Linux there is no CLOCK_MONOTONIC to log.
+	if ns, ok := loadclock.Now(); ok && !cfg.Faults.NoLoadLine {
+		logLine("INFO", loadclock.Line(ns))
+	}
 	return nil
 }
 
