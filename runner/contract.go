@@ -46,7 +46,12 @@ func (r *run) contractChecks(ctx context.Context, c *suite.Case, spec *suite.Ser
 		out = append(out, checks.ModelsAPI(a, checks.ModelsWant{ID: modelPath(spec), NumGPUs: numGPUs(spec)}))
 	}
 	if t2v && list.Err == nil && list.Status == http.StatusOK && checks.TaskTypeOf(list.Body) == "T2V" {
-		body := fmt.Sprintf(`{"prompt": %s, "input_reference": "dummy", "size": %s}`, strconv.Quote(cmpPrompt(c)), strconv.Quote(c.Request.Size))
+		// SGLang's payload: the prompt, the dummy reference, and the size when the case has one
+		// (_test_t2v_rejects_input_reference).
+		body := fmt.Sprintf(`{"prompt": %s, "input_reference": "dummy"}`, strconv.Quote(cmpPrompt(c)))
+		if c.Request.Size != "" {
+			body = fmt.Sprintf(`{"prompt": %s, "input_reference": "dummy", "size": %s}`, strconv.Quote(cmpPrompt(c)), strconv.Quote(c.Request.Size))
+		}
 		out = append(out, checks.T2VInputReference(r.answer(ctx, srv, http.MethodPost, "/v1/videos", strings.NewReader(body))))
 	}
 	return out

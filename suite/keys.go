@@ -286,7 +286,7 @@ func keyTable() map[string][]key {
 		requestObject: {
 			{name: "prompt", kind: scalarValue, doc: "the prompt"},
 			{name: "negative_prompt", kind: scalarValue, doc: "the negative prompt"},
-			{name: "size", kind: scalarValue, required: true, pattern: sizePattern, doc: "WIDTHxHEIGHT, such as 1280x720"},
+			{name: "size", kind: scalarValue, pattern: sizePattern, doc: "WIDTHxHEIGHT, such as 1280x720; none: the model's default size, not checked"},
 			{name: "seed", kind: intValue, doc: "the seed"},
 			{name: "steps", kind: intValue, least: zero, doc: "num_inference_steps; 0 is the server's default"},
 			{name: "guidance_scale", kind: numberValue, doc: "guidance_scale"},

@@ -421,7 +421,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 			}
 		}
 	} else {
-		d.Addf(o.line, strictdecode.Join(field, "request.size"), "missing")
+		d.Addf(o.line, strictdecode.Join(field, "request"), "missing")
 	}
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
@@ -511,7 +511,7 @@ func (d *decoder) request(raw *yaml.Node, field string, modality Modality) Reque
 	}
 	o.str("prompt", &r.Prompt)
 	o.str("negative_prompt", &r.NegativePrompt)
-	if v, f, ok := o.require("size"); ok {
+	if v, f, ok := o.get("size"); ok {
 		if size, ok := d.str(v, f); ok {
 			r.Size = size
 			var valid bool

@@ -412,8 +412,7 @@ cases:
 			`suite.yaml:4: cases[1].request.size: want WIDTHxHEIGHT with positive integers, such as "1280x720", got "1280×720"`,
 			`suite.yaml:5: cases[2].request.size: want WIDTHxHEIGHT with positive integers, such as "1280x720", got "8x8x8"`,
 			`suite.yaml:6: cases[3].request.size: want WIDTHxHEIGHT with positive integers, such as "1280x720", got " 8x8"`,
-			"suite.yaml:7: cases[4].request.size: missing",
-			"suite.yaml:8: cases[5].request.size: missing",
+			"suite.yaml:8: cases[5].request: missing",
 			`suite.yaml:9: cases[6].request.output_format: unknown output format "jpg" (known: png, jpeg, webp)`,
 			`suite.yaml:10: cases[7].modality: unknown modality "audio" (known: image, video, video+audio)`,
 			"suite.yaml:11: cases[8].modality: missing",
@@ -608,7 +607,7 @@ func TestLoadManyMistakes(t *testing.T) {
 		f + `:55: cases[4].id: missing`,
 		f + `:55: cases[4].server: missing`,
 		f + `:55: cases[4].modality: missing`,
-		f + `:55: cases[4].request.size: missing`,
+		f + `:55: cases[4].request: missing`,
 	}
 	if diff := cmp.Diff(want, errLines(err)); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
