@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -39,6 +38,8 @@ type client struct {
 	// job is the last state the server reported of the video job in flight (nil before
 	// one), read by heartbeats while the request waits.
 	job atomic.Pointer[videoJob]
+	// inputs reads the files and URLs a request sends (nil: read each time).
+	inputs *inputs
 }
 
 // reply is what one generation request returned.
@@ -488,11 +489,11 @@ func (c *client) multipart(ctx context.Context, path string, fields map[string]a
 		fileField = "image[]"
 	}
 	for _, f := range files {
-		data, err := inputfile.Read(ctx, f, maxInputBytes)
+		data, name, err := c.inputs.read(ctx, f)
 		if err != nil {
 			return err
 		}
-		w, err := mw.CreateFormFile(fileField, filepath.Base(f))
+		w, err := mw.CreateFormFile(fileField, name)
 		if err != nil {
 			return err
 		}

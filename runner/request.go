@@ -119,7 +119,7 @@ func (r *run) send(
 ) (rep reply, flight span, timedOut bool, err error) {
 	spec := r.opts.Suite.Servers[c.Server]
 	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval,
-		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20}
+		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20, inputs: r.inputs}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopBeat := r.beat(fmt.Sprintf("%s %s: waiting", c.ID, at), timeout, func() string { return requestStatus(cl, srv) })

@@ -197,6 +197,7 @@ func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *ju
 	if opts.HTTPClient == nil {
 		r.opts.HTTPClient = &http.Client{}
 	}
+	r.inputs = &inputs{hc: r.opts.HTTPClient, logf: r.logf}
 	if opts.Probe == nil {
 		r.opts.Probe = media.Probe
 	}
@@ -445,9 +446,11 @@ type run struct {
 	starts   int // server starts so far, to name their log folders
 	// loadClockNoted: the run said that a server logged no launcher line (noteLoadClock).
 	loadClockNoted bool
-	judge          *judge.Config // every verdict's rules and data (nil: only statuses)
-	cons           *consistencyConfig
-	servers        []*server // every server started, to report output their logs could not keep
+	// inputs are the files and URLs the run's requests send (URLs fetched once).
+	inputs  *inputs
+	judge   *judge.Config // every verdict's rules and data (nil: only statuses)
+	cons    *consistencyConfig
+	servers []*server // every server started, to report output their logs could not keep
 	// mediaTools is the run's ffmpeg probe as builtin servers take it (mediaToolsText).
 	mediaTools string
 	swept      map[*server]bool // servers whose stop has been reported (guarded by mu)

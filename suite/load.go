@@ -432,11 +432,6 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 			d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
 		}
 	}
-	if IsURL(c.Request.InputReference) && c.Realtime == nil {
-		d.Addf(o.line, strictdecode.Join(field, "request.input_reference"),
-			"a URL is sent only as a realtime case's first_frame (SGLang's prepare_realtime_first_frame); this case needs a file, got %q",
-			c.Request.InputReference)
-	}
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
@@ -604,6 +599,9 @@ func (d *decoder) imageFields(o *object, field string, r *Request, image, video 
 	if v, f, ok := o.get("images"); ok {
 		if images, ok := d.strings(v, f); ok && len(images) > 0 {
 			for i, p := range images {
+				if IsURL(p) {
+					continue // fetched when the case runs, as SGLang's download_image_from_url
+				}
 				images[i] = d.path(p)
 				d.inputFile(strictdecode.Deref(v).Content[i].Line, fmt.Sprintf("%s[%d]", f, i), images[i])
 			}

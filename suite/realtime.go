@@ -90,9 +90,11 @@ func (d *decoder) realtimeThresholds(raw *yaml.Node, field string, ignore int) m
 	return out
 }
 
-// IsURL reports whether an input_reference is an http(s) URL: a realtime case sends it as
-// its first_frame string, as SGLang's prepare_realtime_first_frame does with an image URL
-// (realtime_consistency.py, pandalee99/sglang @ cce0a1244), and the server fetches it.
+// IsURL reports whether an input (an input_reference, an image to edit) is an http(s) URL: a
+// realtime case sends it as its first_frame string, as SGLang's prepare_realtime_first_frame
+// does with an image URL (realtime_consistency.py, pandalee99/sglang @ cce0a1244), and the
+// server fetches it; any other case fetches it and sends its bytes, as SGLang's harness
+// downloads an image_path URL (download_image_from_url).
 func IsURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""

@@ -102,7 +102,8 @@ func TestRealtimeCaseErrorsNameFileAndLine(t *testing.T) {
 
 // A realtime case's first frame may be an http(s) URL, sent as first_frame as SGLang's
 // prepare_realtime_first_frame sends an image URL (realtime_consistency.py, pandalee99/sglang
-// @ cce0a1244); a URL anywhere else is an error naming the line, since only a file can be sent.
+// @ cce0a1244); any other case's input_reference or images may be one too, fetched when the
+// case runs as SGLang's download_image_from_url fetches it; an edit image's file must exist.
 func TestRealtimeFirstFrameURL(t *testing.T) {
 	const url = "https://example.com/frames/first.png"
 	withRef := func(realtime bool) string {
@@ -126,9 +127,16 @@ cases:
 	if got := s.Cases[0].Request.InputReference; got != url {
 		t.Errorf("input_reference %q, want the URL unchanged", got)
 	}
-	_, err = Parse(filepath.Join(t.TempDir(), "suite.yaml"), []byte(withRef(false)))
-	if err == nil || !strings.Contains(err.Error(), "suite.yaml:4: cases[0].request.input_reference: a URL is sent only as a realtime case's first_frame") {
-		t.Errorf("a URL in a non-realtime case: %v", err)
+	if s, err = Parse(filepath.Join(t.TempDir(), "suite.yaml"), []byte(withRef(false))); err != nil || s.Cases[0].Request.InputReference != url {
+		t.Errorf("a URL in an image-to-video case: %v", err)
+	}
+	edit := `servers: {ref: {builtin: {}}}
+cases:
+  - {id: e, server: ref, modality: image, request: {size: 8x8, images: ["` + url + `", missing.png]}}
+`
+	_, err = Parse(filepath.Join(t.TempDir(), "suite.yaml"), []byte(edit))
+	if err == nil || strings.Contains(err.Error(), "images[0]") || !strings.Contains(err.Error(), "images[1]") {
+		t.Errorf("an edit's URL is taken, its missing file is not: %v", err)
 	}
 	for in, want := range map[string]bool{url: true, "http://127.0.0.1:8000/a.png": true, "ftp://x/a.png": false, "frames/a.png": false,
 		"https://": false, "file:///etc/passwd": false} {
