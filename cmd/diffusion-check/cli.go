@@ -132,6 +132,11 @@ func commands() []commandInfo {
 			"append|page|tighten|pools --store DIR [--kind default|pr] [--baseline FILE --out FILE --markdown FILE] [RESULTS...]",
 			"keep every run's values in a history store; draw its page; propose tighter baselines and runner-pool overrides",
 		},
+		{
+			"sglang-suite",
+			"[--sglang-root DIR] [--python PY] [--lists NAME,...] [--gpu CLASS] [--out FILE]",
+			"write a suite from SGLang's own case registry (gpu_cases.py), run by SGLang's interpreter",
+		},
 		{"doctor", "", "check that ffmpeg and ffprobe are present and supported (FFmpeg 4.1 or newer), print their versions; exit 3 saying what to install"},
 		{"serve", "[--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...", "the built-in reference server"},
 		{"version", "", "print the version"},
@@ -251,6 +256,8 @@ func dispatch(ctx context.Context, e env, name string, args []string) (code int,
 		return doctorCmd(ctx, e, args)
 	case "check-gate":
 		return checkGateCmd(ctx, e, args)
+	case "sglang-suite":
+		return sglangSuiteCmd(ctx, e, args)
 	}
 	return 0, usagef("unknown command %q; run \"diffusion-check help\" for the list", name)
 }

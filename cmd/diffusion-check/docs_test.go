@@ -62,14 +62,15 @@ func TestActionInputsAreDocumented(t *testing.T) {
 
 // flagDocs is the doc that documents each command's flags, every one of them.
 var flagDocs = map[string]string{
-	"run":        "docs/results.md",
-	"plan":       "docs/planning.md",
-	"report":     "docs/report.md",
-	"baseline":   "docs/baselines.md",
-	"compare":    "docs/consistency.md",
-	"serve":      "docs/reference-server.md",
-	"history":    "docs/history.md",
-	"check-gate": "docs/security.md",
+	"run":          "docs/results.md",
+	"plan":         "docs/planning.md",
+	"report":       "docs/report.md",
+	"baseline":     "docs/baselines.md",
+	"compare":      "docs/consistency.md",
+	"serve":        "docs/reference-server.md",
+	"history":      "docs/history.md",
+	"check-gate":   "docs/security.md",
+	"sglang-suite": "docs/sglang.md",
 }
 
 // TestCommandFlagsAreDocumented: every flag of every command (as its -h lists it) is named

@@ -63,8 +63,8 @@ func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
 	}
 	cmd := proc.Command(ctx, 5*time.Second, s.Command[0], s.Command[1:]...)
 	cmd.Stdin = bytes.NewReader(in)
-	stdout := &capped{n: maxScorerOutput}
-	stderr := &capped{n: 4 << 10, keepTail: true}
+	stdout := &proc.Head{N: maxScorerOutput}
+	stderr := &proc.Tail{N: 4 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -73,15 +73,15 @@ func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("clip scorer %q: %w", name, ctx.Err())
 		}
-		if msg := strings.TrimSpace(string(stderr.buf)); msg != "" {
+		if msg := strings.TrimSpace(string(stderr.Bytes())); msg != "" {
 			return nil, fmt.Errorf("clip scorer %q: %w: %s", name, err, lastLines(msg, 3))
 		}
 		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
 	}
-	if stdout.over {
+	if stdout.Over() {
 		return nil, fmt.Errorf("clip scorer %q: more than %d bytes on stdout", name, maxScorerOutput)
 	}
-	scores, err := ParseScores(stdout.buf)
+	scores, err := ParseScores(stdout.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
 	}
@@ -116,27 +116,6 @@ func ParseScores(b []byte) ([]float64, error) {
 		}
 	}
 	return scores, nil
-}
-
-// capped is an io.Writer that keeps at most n bytes: the first n, or with keepTail the last n.
-type capped struct {
-	n        int
-	keepTail bool
-	buf      []byte
-	over     bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.buf = append(c.buf, p...)
-	if len(c.buf) > c.n {
-		c.over = true
-		if c.keepTail {
-			c.buf = append(c.buf[:0], c.buf[len(c.buf)-c.n:]...)
-		} else {
-			c.buf = c.buf[:c.n]
-		}
-	}
-	return len(p), nil
 }
 
 func lastLines(s string, n int) string {

@@ -77,6 +77,31 @@ func (t *Tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Head is a bounded io.Writer that keeps the first N bytes written to it and notes that there
+// were more (Over): a helper's answer on stdout, which must not grow without bound and must not
+// be read cut.
+type Head struct {
+	N    int
+	buf  []byte
+	over bool
+}
+
+func (h *Head) Write(p []byte) (int, error) {
+	if room := h.N - len(h.buf); len(p) > room {
+		h.buf = append(h.buf, p[:max(room, 0)]...)
+		h.over = true
+		return len(p), nil
+	}
+	h.buf = append(h.buf, p...)
+	return len(p), nil
+}
+
+// Bytes returns the first N bytes written.
+func (h *Head) Bytes() []byte { return h.buf }
+
+// Over reports whether more than N bytes were written.
+func (h *Head) Over() bool { return h.over }
+
 // Bytes returns the last N bytes written.
 func (t *Tail) Bytes() []byte {
 	if len(t.buf) > t.N {

@@ -78,3 +78,21 @@ func TestWithNice(t *testing.T) {
 		}
 	}
 }
+
+// Head keeps the first N bytes, however the writes are cut, and says that more came.
+func TestHeadKeepsTheFirstBytes(t *testing.T) {
+	h := &Head{N: 5}
+	for _, w := range []string{"ab", "cd", "efg", "h"} {
+		if n, err := h.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	if string(h.Bytes()) != "abcde" || !h.Over() {
+		t.Errorf("%q over %t, want \"abcde\" over", h.Bytes(), h.Over())
+	}
+	h = &Head{N: 5}
+	_, _ = h.Write([]byte("abcde"))
+	if h.Over() {
+		t.Error("exactly N bytes is not over")
+	}
+}
