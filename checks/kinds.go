@@ -95,6 +95,7 @@ const MemorySampler = "memory.sampler"
 // kinds registers every check name. Read only.
 var kinds = []Kind{
 	{Name: ServerAlive, Label: "server", Group: GroupServer},
+	{Name: ServerWarmup, Label: "warm-up requests", Group: GroupServer},
 	{Name: APIModels, Label: "/v1/models", Group: GroupServer},
 	{Name: APIT2VInputReference, Label: "T2V input_reference", Group: GroupServer},
 	{Name: OutputPresent, Label: "output", Unit: "bytes", Group: GroupOutput},

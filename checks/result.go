@@ -25,6 +25,7 @@ const (
 // Check names are stable strings: reports, known-failure files and tools match on them.
 const (
 	ServerAlive   = "server.alive"
+	ServerWarmup  = "server.warmup"
 	OutputPresent = "output.present"
 	OutputValid   = "output.valid"
 	PerfRecord    = "perf.record"

@@ -31,13 +31,17 @@ type startPeaks struct{ load, warmup map[string]float64 }
 type slot struct {
 	index, of int
 	confirm   bool
+	warmup    bool // an unmeasured warm-up request (warmup.go)
 }
 
 // String is how progress lines and messages name the request: "request 2/3",
-// "confirmation request 1/2".
+// "confirmation request 1/2", "warm-up request 1/1".
 func (s slot) String() string {
 	if s.confirm {
 		return fmt.Sprintf("confirmation request %d/%d", s.index, s.of)
+	}
+	if s.warmup {
+		return fmt.Sprintf("warm-up request %d/%d", s.index, s.of)
 	}
 	return fmt.Sprintf("request %d/%d", s.index, s.of)
 }

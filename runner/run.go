@@ -661,6 +661,9 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 			load.Round(time.Millisecond), split.load.Round(time.Millisecond), split.warmup.Round(time.Millisecond), srv.logPath)
 		r.noteLoadClock(c.ID, split)
 	}
+	if ch := r.warmup(ctx, c, srv); ch != nil {
+		cr.Checks = append(cr.Checks, *ch)
+	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	cr.Load.SetLoadInclusive(cr.Requests)
 	if srv.dead() == "" && ctx.Err() == nil {

@@ -241,6 +241,12 @@ func keyTable() map[string][]key {
 				doc:      "what the requests produce",
 			},
 			{name: "repeat", kind: intValue, least: one, doc: "how many times the request is sent; default 1"},
+			{
+				name:  "warmup",
+				kind:  intValue,
+				least: zero,
+				doc:   "unmeasured warm-up requests sent before the measured ones (SGLang's perf_warmup_requests); default 0",
+			},
 			{name: "concurrency", kind: intValue, least: one, doc: "requests in flight at once, at most repeat; default 1"},
 			{name: "estimate", kind: durationValue, doc: "expected wall time of the case, for planning"},
 			{name: "timeout", kind: durationValue, doc: "overrides the server's request_timeout"},

@@ -407,6 +407,9 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if o.integer("concurrency", &c.Concurrency) && o.atLeast("concurrency", c.Concurrency, 1) && repeatOK && c.Concurrency > c.Repeat {
 		d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "must be ≤ repeat (%d), got %d", c.Repeat, c.Concurrency)
 	}
+	if o.integer("warmup", &c.Warmup) {
+		o.atLeast("warmup", c.Warmup, 0)
+	}
 	o.duration("estimate", &c.Estimate, 0)
 	o.duration("timeout", &c.Timeout, 0)
 	c.Paths = d.paths(o)
@@ -426,15 +429,28 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
-	if v, f, ok := o.get("realtime"); ok {
-		c.Realtime = d.realtime(v, f, c.Modality)
-		if c.Realtime != nil && c.Concurrency > 1 {
-			d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
-		}
-	}
+	d.caseRealtime(o, field, c)
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
+}
+
+// caseRealtime reads a case's realtime block and what it forbids: requests at once, which SGLang
+// serves one at a time, and warm-up requests, which SGLang's DiffusionTestCase.__post_init__
+// refuses ("request warmup requires non-realtime metrics").
+func (d *decoder) caseRealtime(o *object, field string, c *Case) {
+	v, f, ok := o.get("realtime")
+	if !ok {
+		return
+	}
+	c.Realtime = d.realtime(v, f, c.Modality)
+	if c.Realtime != nil && c.Concurrency > 1 {
+		d.Addf(o.lineOf("concurrency"), strictdecode.Join(field, "concurrency"), "%s", realtimeConcurrency(c.Concurrency))
+	}
+	if c.Realtime != nil && c.Warmup > 0 {
+		d.Addf(o.lineOf("warmup"), strictdecode.Join(field, "warmup"),
+			"a realtime case takes no warm-up requests, as SGLang refuses them (\"request warmup requires non-realtime metrics\")")
+	}
 }
 
 // modality reads a case's modality: one diffusion-check checks, or "" after a reported problem.

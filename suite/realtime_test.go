@@ -145,3 +145,21 @@ cases:
 		}
 	}
 }
+
+// A realtime case takes no warm-up requests, as SGLang's DiffusionTestCase refuses them
+// ("request warmup requires non-realtime metrics", web4hub/Sgl @ 4e66c7cc).
+func TestRealtimeRefusesWarmup(t *testing.T) {
+	const s = `servers: {ref: {builtin: {}}}
+cases:
+  - id: rt
+    server: ref
+    modality: video
+    warmup: 1
+    request: {size: 8x8}
+    realtime: {num_chunks: 2}
+`
+	_, err := Parse(filepath.Join(t.TempDir(), "suite.yaml"), []byte(s))
+	if err == nil || !strings.Contains(err.Error(), "suite.yaml:6: cases[0].warmup: a realtime case takes no warm-up requests") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -155,6 +155,9 @@ type Case struct {
 	Modality Modality
 	Request  Request
 	Repeat   int // default 1
+	// Warmup is how many unmeasured requests are sent before the measured ones, on the same
+	// server start (SGLang's perf_warmup_requests); refused for a realtime case.
+	Warmup int
 	// Concurrency sends up to this many of the case's requests at once; default 1 (in order).
 	Concurrency int
 	Checks      Toggles

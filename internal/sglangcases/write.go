@@ -44,7 +44,6 @@ const (
 	kindNoPrompt    = "no prompt (SGLang skips it)"
 	kindURLEdit     = "image edit by URL (direct_url_test)"
 	kindRealtime    = "realtime events or output format"
-	kindWarmup      = "warm-up requests"
 	kindEPSize      = "ep_size"
 	kindDynamicLora = "LoRA loaded after start-up"
 	kindBadValue    = "value the suite cannot hold"
@@ -414,8 +413,6 @@ func (w *writer) entry(c Case, list string) entry {
 		return skip(kindURLEdit, "SGLang sends the input images as URLs in an edit request's url field; diffusion-check sends input images as files")
 	case fn == "realtime" && (len(p.RealtimeEvents) > 0 || p.RealtimeOutputFormat != nil):
 		return skip(kindRealtime, "a realtime case with realtime_events or realtime_output_format, which diffusion-check's realtime client does not send")
-	case c.PerfWarmupRequests > 0:
-		return skip(kindWarmup, fmt.Sprintf("perf_warmup_requests=%d: diffusion-check sends no unmeasured warm-up requests", c.PerfWarmupRequests))
 	case c.ServerArgs.EPSize != nil:
 		return skip(kindEPSize, fmt.Sprintf("ep_size=%d: the newest readable harness (test_server_common.py, 2026-08-23) does not show how SGLang passes it",
 			*c.ServerArgs.EPSize))
@@ -461,6 +458,9 @@ func (w *writer) caseNode(c Case, list, fn string, s *server) *yaml.Node {
 	addPair(m, "modality", str(modality))
 	if c.PerfRepeatRequests > 1 {
 		addPair(m, "repeat", integer(c.PerfRepeatRequests))
+	}
+	if c.PerfWarmupRequests > 0 {
+		addPair(m, "warmup", integer(c.PerfWarmupRequests))
 	}
 	if c.ServerArgs.NumGPUs > 1 {
 		addPair(m, "num_gpus", integer(c.ServerArgs.NumGPUs))

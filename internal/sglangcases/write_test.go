@@ -98,7 +98,7 @@ func TestRequestAsSGLangsHarness(t *testing.T) {
 	s, _ := written(t, reg(t,
 		`{"id": "t2v", "server_args": {"model_path": "W/w", "modality": "video", "num_gpus": 2, "extras": [], "env_vars": {}},
 			"sampling_params": {"output_size": "832x480", "prompt": "r", "seconds": 0, "num_frames": 17, "fps": 16, "num_outputs_per_prompt": 1,
-				"extras": {"enable_teacache": true}}, "perf_repeat_requests": 3, "run_perf_check": false}`,
+				"extras": {"enable_teacache": true}}, "perf_repeat_requests": 3, "perf_warmup_requests": 1, "run_perf_check": false}`,
 		`{"id": "ti2v", "server_args": {"model_path": "W/w", "modality": "video", "num_gpus": 1, "extras": [], "env_vars": {}},
 			"sampling_params": {"prompt": "r", "image_path": "https://x.org/a.jpg", "seconds": 2, "num_frames": 9, "fps": 8,
 				"num_outputs_per_prompt": 1, "extras": {"seed": 1}}}`,
@@ -148,8 +148,8 @@ func TestRequestAsSGLangsHarness(t *testing.T) {
 			t.Errorf("%s checks (-want +got):\n%s", id, diff)
 		}
 	}
-	if c := got["t2v"]; c.Repeat != 3 || c.NumGPUs != 2 || c.Lane != "one_gpu" || got["i2v"].Modality != suite.VideoAudio {
-		t.Errorf("t2v: repeat %d, gpus %d, lane %s; i2v modality %s", c.Repeat, c.NumGPUs, c.Lane, got["i2v"].Modality)
+	if c := got["t2v"]; c.Repeat != 3 || c.Warmup != 1 || c.NumGPUs != 2 || c.Lane != "one_gpu" || got["i2v"].Modality != suite.VideoAudio {
+		t.Errorf("t2v: repeat %d, warmup %d, gpus %d, lane %s; i2v modality %s", c.Repeat, c.Warmup, c.NumGPUs, c.Lane, got["i2v"].Modality)
 	}
 }
 
@@ -163,7 +163,6 @@ func TestCasesNotDrivenAreWrittenCommented(t *testing.T) {
 		`{"id": "silent", "sampling_params": {"prompt": null, "seconds": 1, "num_outputs_per_prompt": 1, "extras": {}}}`,
 		`{"id": "edit_url", "sampling_params": {"prompt": "e", "image_path": "https://x.org/a.jpg", "direct_url_test": true, "seconds": 1,
 			"num_outputs_per_prompt": 1, "extras": {}}}`,
-		`{"id": "warm", "perf_warmup_requests": 2}`,
 		`{"id": "ep", "server_args": {"model_path": "M/m", "modality": "image", "num_gpus": 1, "ep_size": 2, "extras": [], "env_vars": {}}}`,
 		`{"id": "dyn", "server_args": {"model_path": "M/m", "modality": "image", "num_gpus": 1, "dynamic_lora_path": "c/l", "extras": [],
 			"env_vars": {}}, "run_lora_dynamic_load_check": true}`,
@@ -177,7 +176,7 @@ func TestCasesNotDrivenAreWrittenCommented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKinds := map[string]int{kindMesh: 1, kindAction: 1, kindNoPrompt: 1, kindURLEdit: 1, kindWarmup: 1, kindEPSize: 1, kindDynamicLora: 1, kindRealtime: 1}
+	wantKinds := map[string]int{kindMesh: 1, kindAction: 1, kindNoPrompt: 1, kindURLEdit: 1, kindEPSize: 1, kindDynamicLora: 1, kindRealtime: 1}
 	if diff := cmp.Diff(wantKinds, sum.Commented); diff != "" || sum.Cases != 1 {
 		t.Errorf("commented kinds (-want +got):\n%s\ncases %d, want 1", diff, sum.Cases)
 	}
@@ -185,7 +184,6 @@ func TestCasesNotDrivenAreWrittenCommented(t *testing.T) {
 	for _, want := range []string{
 		"  # - id: mesh\n", "  # not driven by diffusion-check yet: modality 3d",
 		"  # not driven by diffusion-check yet: it has no prompt, and SGLang's harness skips such a case (pytest.skip)",
-		"  # not driven by diffusion-check yet: perf_warmup_requests=2",
 		"  # lora: SGLang also checks its LoRA API (run_lora_basic_api_check, run_multi_lora_api_check), which diffusion-check does not\n",
 		"  # lora: SGLang expects /v1/models to name served;",
 		"  - id: lora\n", "--lora-path, a/b",
