@@ -134,8 +134,8 @@ func commands() []commandInfo {
 		},
 		{
 			"sglang-suite",
-			"[--sglang-root DIR] [--python PY] [--lists NAME,...] [--gpu CLASS] [--out FILE]",
-			"write a suite from SGLang's own case registry (gpu_cases.py), run by SGLang's interpreter",
+			"[--sglang-root DIR] [--python PY] [--lists NAME,...] [--gpu CLASS] [--out FILE | --check FILE]",
+			"write a suite from SGLang's own case registry (gpu_cases.py), run by SGLang's interpreter, or check a committed one against it",
 		},
 		{"doctor", "", "check that ffmpeg and ffprobe are present and supported (FFmpeg 4.1 or newer), print their versions; exit 3 saying what to install"},
 		{"serve", "[--addr HOST:PORT] [--perf-log-dir DIR] [--fault SPEC]...", "the built-in reference server"},

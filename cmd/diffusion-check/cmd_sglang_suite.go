@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,21 +13,23 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/sglangcases"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 )
 
 // sglangSuiteOptions are the flags of sglang-suite.
 type sglangSuiteOptions struct {
-	root, python, lists, gpu, out string
+	root, python, lists, gpu, out, check string
 }
 
 func (o *sglangSuiteOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.root, "sglang-root", ".", "SGLang's checkout `DIR`; its python/ goes first on PYTHONPATH")
 	fs.StringVar(&o.python, "python", "python3", "the `PY` interpreter that imports SGLang's registry (SGLang installed with its dependencies)")
-	fs.StringVar(&o.lists, "lists", "", "the `NAME,...` of gpu_cases.py's lists to write (default: every list of DiffusionTestCase)")
+	fs.StringVar(&o.lists, "lists", "", "the `NAMES` of gpu_cases.py's lists to write, comma-separated (default: every list of DiffusionTestCase)")
 	fs.StringVar(&o.gpu, "gpu", "", "the suite's gpu `CLASS` (default: none, the run detects it)")
 	fs.StringVar(&o.out, "out", "", "write the suite to `FILE` (default: stdout)")
+	fs.StringVar(&o.check, "check", "", "write nothing: compare the committed suite `FILE` with what the registry gives now; exit 1 when they differ")
 }
 
 // sglangSuiteCmd writes a suite from SGLang's own case registry (internal/sglangcases).
@@ -37,8 +40,11 @@ func sglangSuiteCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
 		return 0, usagef("unexpected arguments %q", fs.Args())
+	case o.out != "" && o.check != "":
+		return 0, usagef("give --out (write the suite) or --check (compare a committed one), not both")
 	}
 	var lists []string
 	for _, l := range strings.Split(o.lists, ",") {
@@ -56,8 +62,8 @@ func sglangSuiteCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	suiteDir, err := os.Getwd()
-	if err == nil && o.out != "" {
-		suiteDir, err = filepath.Abs(filepath.Dir(o.out))
+	if file := cmp.Or(o.check, o.out); err == nil && file != "" {
+		suiteDir, err = filepath.Abs(filepath.Dir(file))
 	}
 	if err != nil {
 		return 0, err
@@ -65,6 +71,9 @@ func sglangSuiteCmd(ctx context.Context, e env, args []string) (int, error) {
 	text, sum, err := sglangcases.Write(reg, sglangcases.WriteOptions{SuiteDir: suiteDir, Root: o.root, Commit: sglangcases.Commit(ctx, o.root), GPU: o.gpu})
 	if err != nil {
 		return 0, usageError{err}
+	}
+	if o.check != "" {
+		return checkSGLangSuite(ctx, e, o, text)
 	}
 	if o.out == "" {
 		if _, err := e.stdout.Write(text); err != nil {
@@ -82,6 +91,32 @@ func sglangSuiteCmd(ctx context.Context, e env, args []string) (int, error) {
 		fmt.Fprintf(e.stderr, "sglang-suite: written commented out, with the reason, as diffusion-check cannot drive them yet: %s\n", strings.Join(parts, ", "))
 	}
 	return exitOK, nil
+}
+
+// maxSuiteBytes bounds the committed suite --check reads.
+const maxSuiteBytes = 16 << 20
+
+// checkSGLangSuite compares the committed suite with the one the registry gives now: exit 0
+// when they are the same (comments aside, but for which cases are commented out), else the
+// differences and exit 1.
+func checkSGLangSuite(ctx context.Context, e env, o sglangSuiteOptions, now []byte) (int, error) {
+	old, err := inputfile.Read(ctx, o.check, maxSuiteBytes)
+	if err != nil {
+		return 0, usageError{fmt.Errorf("--check: %w", err)}
+	}
+	d, err := sglangcases.Compare(o.check, old, now)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	if d.Empty() {
+		fmt.Fprintf(e.stderr, "sglang-suite: %s is what SGLang's registry gives now\n", o.check)
+		return exitOK, nil
+	}
+	for _, l := range d.Lines() {
+		fmt.Fprintf(e.stdout, "%s\n", l)
+	}
+	return 0, failedError{fmt.Errorf("%s differs from what SGLang's registry gives now; write it again: diffusion-check sglang-suite --sglang-root %s --out %s",
+		o.check, o.root, o.check)}
 }
 
 // destination says where the suite went, for the summary line.

@@ -170,9 +170,9 @@ func TestREADMERealServerExamplePasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)Against a real\\s+SGLang server:\\s+```yaml\\n(.*?)```").FindSubmatch(readme)
+	m := regexp.MustCompile("(?s)gets a suite\\s+by hand:\\s+```yaml\\n(.*?)```").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("README.md: no yaml block after \"Against a real SGLang server:\"")
+		t.Fatal("README.md: no yaml block after \"gets a suite by hand:\"")
 	}
 	if !strings.Contains(string(m[1]), "--model-path") {
 		t.Fatalf("README's example has no --model-path:\n%s", m[1])

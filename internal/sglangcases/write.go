@@ -418,6 +418,9 @@ func (w *writer) entry(c Case, list string) entry {
 			*c.ServerArgs.EPSize))
 	case c.RunLoraDynamicLoadCheck || c.ServerArgs.DynamicLoraPath != nil && *c.ServerArgs.DynamicLoraPath != "":
 		return skip(kindDynamicLora, "SGLang loads its LoRA with set_lora after start-up, before it generates; diffusion-check does not")
+	case c.ServerArgs.CustomValidator != nil && *c.ServerArgs.CustomValidator != c.ServerArgs.Modality:
+		return skip(kindBadValue, fmt.Sprintf("custom_validator %q on a case of modality %s: diffusion-check picks its checks by modality",
+			*c.ServerArgs.CustomValidator, c.ServerArgs.Modality))
 	case p.OutputSize != "" && !sizePattern.MatchString(p.OutputSize):
 		return skip(kindBadValue, fmt.Sprintf("output_size %q is not WIDTHxHEIGHT", p.OutputSize))
 	case c.ServerArgs.Modality == "image" && p.OutputFormat != nil && !slices.Contains([]string{"png", "jpeg", "webp"}, *p.OutputFormat):
