@@ -94,6 +94,34 @@ func (p *publisher) comment(ctx context.Context, rep *report.Report) (string, er
 	return p.converge(ctx, rep)
 }
 
+// headMoved reads the pull request's head before a comment write: a report of an earlier push
+// (the always() report of a run a newer push cancelled, a slow lane) must not replace the
+// comment of the push the pull request shows now. When the head moved on, the comment is not
+// written, and the log and the job summary say why; the statuses of the report's own commit
+// were set before. A head that cannot be read does not stop the comment: the write that
+// follows fails the same way if GitHub is down, and otherwise writes what was measured.
+func (p *publisher) headMoved(ctx context.Context) bool {
+	ev := p.opts.Event
+	head, err := p.c.PullHead(ctx, ev.Number)
+	if err != nil {
+		fmt.Fprintf(p.opts.Log, "PR comment: could not read #%d's head (%v); writing the comment of %s\n", ev.Number, err, ev.HeadSHA)
+		return false
+	}
+	if head == "" || head == ev.HeadSHA {
+		return false
+	}
+	why := fmt.Sprintf("PR comment: not written: #%d's head moved on to %s, and these are the results of an earlier push, %s "+
+		"(its commit statuses are set); the comment is the newer push's to write", ev.Number, head, ev.HeadSHA)
+	fmt.Fprintln(p.opts.Log, why)
+	p.movedOn = head
+	if p.opts.Run != nil {
+		if err := p.opts.Run.AddSummary(why + "\n"); err != nil {
+			fmt.Fprintf(p.opts.Log, "job summary: %v\n", err)
+		}
+	}
+	return true
+}
+
 // maxCommentRounds bounds converge's writes: a round is only needed again when another
 // report's lane changed its status between this one's read and its write.
 const maxCommentRounds = 5
@@ -111,6 +139,9 @@ const maxCommentRounds = 5
 // or flaky pass of the same run), never as the record of another lane's verdict.
 func (p *publisher) converge(ctx context.Context, rep *report.Report) (string, error) {
 	for round := 1; ; round++ {
+		if p.headMoved(ctx) {
+			return "", nil
+		}
 		c, err := p.c.UpsertComment(ctx, p.opts.Event.Number, report.Marker(rep.Key), report.Comment(rep))
 		if err != nil {
 			return "", err

@@ -15,9 +15,11 @@
 //  4. a check run per lane (a refusal: a notice);
 //  5. the PR comment: the previous comment of the key is read (its hidden state, for what
 //     changed and for the comment mode), then the head commit's statuses (every other lane's
-//     verdict), the mode decides whether to write (Mode), and the comment is upserted; then
-//     the statuses are read again, and the comment written again while another lane's
-//     status changed meanwhile (see Concurrent reports).
+//     verdict), the mode decides whether to write (Mode), the pull request is read for its
+//     head (a report whose commit is no longer the head is of an earlier push: it leaves the
+//     comment to the newer push, says why, and the command exits 0), and the comment is
+//     upserted; then the statuses are read again, and the comment written again while another
+//     lane's status changed meanwhile (see Concurrent reports).
 //
 // A failure of one step is kept and the next steps still run: a comment that cannot be read
 // costs neither the statuses nor the check runs. Publish returns every failure joined.

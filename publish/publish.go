@@ -64,6 +64,10 @@ type Outputs struct {
 	// ReadOnly says the token was a fork's read-only one: nothing was written, the report is
 	// in the job summary, and readOnlyNotice was told.
 	ReadOnly bool
+	// MovedOn is the pull request's head when it is no longer the report's commit: the
+	// report is of an earlier push, its statuses were set and the comment was left to the
+	// newer push ("" otherwise).
+	MovedOn string
 }
 
 // Publish writes report rep, merged from inputs, to GitHub: the statuses, the pictures, the
@@ -98,7 +102,7 @@ func Publish(ctx context.Context, client *gh.Client, rep *report.Report, inputs 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	out.CommentURL = url
+	out.CommentURL, out.MovedOn = url, p.movedOn
 	return p.readOnlyFallback(rep, out, errors.Join(errs...))
 }
 
@@ -125,6 +129,8 @@ func Pending(ctx context.Context, client *gh.Client, lanes []string, opts Option
 type publisher struct {
 	c    *gh.Client
 	opts Options
+	// movedOn is the pull request's head when the comment was left to a newer push.
+	movedOn string
 }
 
 // readOnlyFallback ends Publish: with nothing refused it returns out; when every refusal was

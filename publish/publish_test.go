@@ -100,6 +100,7 @@ func writes(f *githubfake.Fake) []string {
 // GraphQL's viewer, which a GHES API (/api/v3) serves at /api/graphql (gh.Identity).
 func TestPublishOrder(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+	f.AddPull(githubfake.Pull{Number: 7, HeadSHA: head})
 	run, log := &fakeRun{}, &bytes.Buffer{}
 	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head), lane("extra", checks.Pass, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, log))
@@ -112,6 +113,7 @@ func TestPublishOrder(t *testing.T) {
 		"GET /user", "POST /api/graphql", // the token's account: GET /user refuses an installation token
 		"GET /issues/7/comments",                                                      // the previous comment
 		"GET /commits/" + head + "/status",                                            // the other lanes
+		"GET /pulls/7",                                                                // is head still the pull request's head?
 		"GET /issues/7/comments", "POST /issues/7/comments", "GET /issues/7/comments", // the upsert
 		"GET /commits/" + head + "/status", // did another lane change meanwhile?
 
@@ -248,4 +250,45 @@ func TestPicturesGetAThirdOfTheBudget(t *testing.T) {
 			t.Errorf("notices %q, want the pictures' one", run.notices)
 		}
 	})
+}
+
+// A report of an earlier push sets its own commit's statuses, and leaves the comment to the
+// push the pull request shows now: the comment keeps that push's results, and the log and the
+// job summary say why nothing was written.
+func TestEarlierPushLeavesTheComment(t *testing.T) {
+	const newer = "fedcba9876543210fedcba9876543210fedcba98"
+	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+	f.AddPull(githubfake.Pull{Number: 7, HeadSHA: head})
+	run, log := &fakeRun{}, &bytes.Buffer{}
+	// Push B's report first: its comment.
+	optsB := options(run, log)
+	optsB.Event.HeadSHA = newer
+	f.Push(7, newer)
+	repB := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, newer)}}
+	if _, err := Publish(t.Context(), client(t, f, nil), repB, nil, optsB); err != nil {
+		t.Fatalf("Publish B: %v\n%s", err, log)
+	}
+	before := f.Comments(7)
+	// Push A's late report: statuses on A, the comment untouched.
+	repA := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head)}}
+	out, err := Publish(t.Context(), client(t, f, nil), repA, nil, options(run, log))
+	if err != nil || out.CommentURL != "" {
+		t.Fatalf("Publish A: %v, comment %q\n%s", err, out.CommentURL, log)
+	}
+	if diff := cmp.Diff(before, f.Comments(7)); diff != "" {
+		t.Errorf("the earlier push changed the comment (-before +after):\n%s", diff)
+	}
+	var onA []string
+	for _, s := range f.Statuses() {
+		if s.SHA == head {
+			onA = append(onA, s.State)
+		}
+	}
+	if !slices.Equal(onA, []string{"failure"}) {
+		t.Errorf("statuses on A: %v, want its failure", onA)
+	}
+	const why = "PR comment: not written: #7's head moved on to " + newer + ", and these are the results of an earlier push, " + head
+	if !strings.Contains(log.String(), why) || len(run.summaries) == 0 || !strings.Contains(run.summaries[len(run.summaries)-1], why) {
+		t.Errorf("log and summary do not say why:\n%s\n%q", log, run.summaries)
+	}
 }

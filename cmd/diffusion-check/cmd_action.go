@@ -108,6 +108,7 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 		}
 		flag("comment-key", "comment_key")
 		flag("comment", "comment_mode")
+		flag("write-spacing", "write_spacing")
 		flag("suite", "suite")
 		// Always passed: an empty input turns the pictures off.
 		argv = append(argv, "--pictures-branch="+in("pictures_branch"))

@@ -35,7 +35,7 @@ func checkGateCmd(ctx context.Context, e env, args []string) (int, error) {
 	if missing := ge.Missing("GITHUB_TOKEN", "GITHUB_REPOSITORY"); len(missing) > 0 {
 		return 0, usagef("check-gate needs %s (in a workflow step: the action's github_token input, and permissions: actions: read)", strings.Join(missing, ", "))
 	}
-	client, err := githubClient(e, ge, gateBudget)
+	client, err := githubClient(e, ge, gateBudget, 0) // it only reads
 	if err != nil {
 		return 0, err
 	}

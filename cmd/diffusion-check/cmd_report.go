@@ -29,6 +29,12 @@ func (o *reportOptions) validate() ([]string, error) {
 	if o.budget <= 0 {
 		return nil, usagef("--retry-budget %s: must be > 0 (it is the deadline of the whole publish)", o.budget)
 	}
+	if o.spacingErr != nil {
+		return nil, usageError{o.spacingErr}
+	}
+	if o.spacing < 0 {
+		return nil, usagef("--write-spacing %s: must be ≥ 0", o.spacing)
+	}
 	if !commentKeyRE.MatchString(o.key) {
 		return nil, usagef("--comment-key %q: want 1 to 64 letters, digits, '.', '_' or '-' (it is written into the comment's marker)", o.key)
 	}
@@ -74,17 +80,21 @@ const historyTrendRuns = 10
 
 // reportOptions are the flags of report.
 type reportOptions struct {
-	publish   bool
-	markdown  string
-	junit     string
-	summary   bool
-	event     string
-	key       string
-	lanes     string
-	budget    time.Duration
-	pending   bool
-	comment   publish.Mode
-	inActions bool
+	publish  bool
+	markdown string
+	junit    string
+	summary  bool
+	event    string
+	key      string
+	lanes    string
+	budget   time.Duration
+	// spacing is --write-spacing; spacingErr a bad $DIFFUSION_CHECK_WRITE_SPACING, told by
+	// validate.
+	spacing    time.Duration
+	spacingErr error
+	pending    bool
+	comment    publish.Mode
+	inActions  bool
 	// suite is the suite file whose case lines the check runs annotate; picturesBranch the
 	// branch the failure pictures go to ("" for none).
 	suite, picturesBranch string
@@ -115,6 +125,11 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.key, "comment-key", "default", "tells apart the comments of several reports on one PR")
 	fs.StringVar(&o.lanes, "lane", "", "comma-separated `LANES` this report covers; those without results show as running (⏳)")
 	fs.DurationVar(&o.budget, "retry-budget", 2*time.Minute, "give up on GitHub this long after publishing starts: one deadline for every request and retry")
+	spacing, err := writeSpacing(e)
+	o.spacingErr = err
+	fs.DurationVar(&o.spacing, "write-spacing", spacing,
+		"least time between two writes to GitHub (comment, statuses, check runs, pictures), as GitHub asks of content creation "+
+			"(default $"+writeSpacingEnv+", else 1s)")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
 	fs.StringVar(&o.suite, "suite", "",
 		"with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases")
@@ -152,7 +167,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.budget)
 		defer cancel()
-		if target, err = newPublishTarget(ctx, e, o.event, o.budget); err != nil {
+		if target, err = newPublishTarget(ctx, e, o.event, o.budget, o.spacing); err != nil {
 			return 0, err
 		}
 	}
@@ -261,7 +276,7 @@ type publishTarget struct {
 	ev     gh.Event
 }
 
-func newPublishTarget(ctx context.Context, e env, eventPath string, budget time.Duration) (*publishTarget, error) {
+func newPublishTarget(ctx context.Context, e env, eventPath string, budget, spacing time.Duration) (*publishTarget, error) {
 	ge := e.github()
 	missing := ge.Missing("GITHUB_TOKEN", "GITHUB_REPOSITORY")
 	if ge.EventPath == "" && eventPath == "" {
@@ -277,7 +292,7 @@ func newPublishTarget(ctx context.Context, e env, eventPath string, budget time.
 	if err != nil {
 		return nil, usageError{err}
 	}
-	client, err := githubClient(e, ge, budget)
+	client, err := githubClient(e, ge, budget, spacing)
 	if err != nil {
 		return nil, err
 	}
@@ -295,14 +310,34 @@ func newPublishTarget(ctx context.Context, e env, eventPath string, budget time.
 	return &publishTarget{client: client, env: ge, ev: t.Event}, nil
 }
 
+// writeSpacingEnv sets --write-spacing's default (tests of a fake GitHub set it to 0s).
+const writeSpacingEnv = "DIFFUSION_CHECK_WRITE_SPACING"
+
+// writeSpacing is the default spacing of writes: $DIFFUSION_CHECK_WRITE_SPACING, else 1 s,
+// GitHub's "at least one second between each request" that creates content ("Rate limits for
+// the REST API").
+func writeSpacing(e env) (time.Duration, error) {
+	v := strings.TrimSpace(e.getenv(writeSpacingEnv))
+	if v == "" {
+		return time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return time.Second, fmt.Errorf("%s=%q: want a duration ≥ 0, such as 1s", writeSpacingEnv, v)
+	}
+	return d, nil
+}
+
 // githubClient is the one GitHub API client of every command: the token, GITHUB_API_URL
-// (GHES), and retries of what passes within budget, each retry told on stderr.
-func githubClient(e env, ge gh.Env, budget time.Duration) (*gh.Client, error) {
+// (GHES), retries of what passes within budget, each retry told on stderr, and writes spaced
+// by spacing.
+func githubClient(e env, ge gh.Env, budget, spacing time.Duration) (*gh.Client, error) {
 	client, err := gh.New(ge, &gh.RetryTransport{
-		Base:       e.transport,
-		MaxElapsed: budget,
-		Attempt:    30 * time.Second,
-		OnRetry:    gh.LogRetries(e.stderr),
+		Base:         e.transport,
+		MaxElapsed:   budget,
+		Attempt:      30 * time.Second,
+		OnRetry:      gh.LogRetries(e.stderr),
+		WriteSpacing: spacing,
 	})
 	if err != nil {
 		return nil, usageError{err}
@@ -326,12 +361,14 @@ func (o *reportOptions) publishOptions(e env, t *publishTarget) publish.Options 
 func (o *reportOptions) finish(ctx context.Context, e env, t *publishTarget, rep *report.Report, inputs []checks.Input, worst int) (int, error) {
 	outs := map[string]any{"verdict": string(worstOf(rep.Lanes)), "failed": strconv.Itoa(checks.TallyRequests(rep.Lanes...).Failed())}
 	var pubErr error
+	movedOn := ""
 	if t != nil {
 		var po publish.Outputs
 		po, pubErr = publish.Publish(ctx, t.client, rep, inputs, o.publishOptions(e, t))
 		if po.CommentURL != "" {
 			outs["comment_url"] = po.CommentURL
 		}
+		movedOn = po.MovedOn
 	}
 	if err := o.writeFiles(e, rep, outs); err != nil {
 		return 0, err
@@ -345,6 +382,13 @@ func (o *reportOptions) finish(ctx context.Context, e env, t *publishTarget, rep
 	}
 	if err := e.setOutputs(outs); err != nil {
 		return 0, err
+	}
+	if movedOn != "" && worst != exitOK {
+		// The verdict is on its own commit's statuses; this job of a superseded push does
+		// not fail the newer push's workflow page.
+		fmt.Fprintf(e.stderr, "report: exit 0, not %d: these results are of an earlier push (the pull request's head is %s); its statuses say so\n",
+			worst, movedOn)
+		return exitOK, nil
 	}
 	return worst, nil
 }

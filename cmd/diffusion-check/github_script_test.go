@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,28 @@ const scriptHead = "0123456789abcdef0123456789abcdef01234567"
 
 // fakes holds the fake GitHub of each running script.
 var fakes sync.Map // *testscript.TestScript → *githubfake.Fake
+
+// eventHead is the head commit of the workflow's event (event.json): the pull request's, or
+// the workflow run's.
+func eventHead(ts *testscript.TestScript) string {
+	b, err := os.ReadFile(ts.MkAbs("event.json"))
+	ts.Check(err)
+	var ev struct {
+		PullRequest struct {
+			Head struct {
+				SHA string `json:"sha"`
+			} `json:"head"`
+		} `json:"pull_request"`
+		WorkflowRun struct {
+			HeadSHA string `json:"head_sha"`
+		} `json:"workflow_run"`
+	}
+	ts.Check(json.Unmarshal(b, &ev))
+	if ev.PullRequest.Head.SHA != "" {
+		return ev.PullRequest.Head.SHA
+	}
+	return ev.WorkflowRun.HeadSHA
+}
 
 // cmdGitHub drives a fake GitHub for a script:
 //
@@ -114,6 +137,21 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		f := githubfake.New(cfg)
 		fakes.Store(ts, f)
+		if eventName == "pull_request" || strings.Contains(ev, `"pull_requests": [{"number": 7`) {
+			// The event's pull request, its head the event's commit (a fork's from its own
+			// repository): publishing reads it before it writes the comment.
+			var pr struct {
+				PullRequest struct {
+					Head struct {
+						Repo struct {
+							FullName string `json:"full_name"`
+						} `json:"repo"`
+					} `json:"head"`
+				} `json:"pull_request"`
+			}
+			ts.Check(json.Unmarshal([]byte(ev), &pr))
+			f.AddPull(githubfake.Pull{Number: 7, HeadSHA: scriptHead, HeadRepo: pr.PullRequest.Head.Repo.FullName})
+		}
 		ts.Defer(func() {
 			f.Close()
 			fakes.Delete(ts)
@@ -131,6 +169,8 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			"GITHUB_EVENT_PATH": ts.MkAbs("event.json"), "GITHUB_STEP_SUMMARY": ts.MkAbs("summary.md"),
 			// As in a pull_request workflow: GITHUB_SHA is the merge commit, not the head.
 			"GITHUB_EVENT_NAME": eventName, "GITHUB_SHA": "ffffffffffffffffffffffffffffffffffffffff",
+			// The fake takes writes as fast as they come (the spacing is TestWritesAreSpaced's).
+			"DIFFUSION_CHECK_WRITE_SPACING": "0s",
 		} {
 			ts.Setenv(k, v)
 		}
@@ -148,6 +188,21 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	f := v.(*githubfake.Fake)
 	switch args[0] {
+	case "push":
+		// github push SHA: a push moves #7's head to SHA.
+		need(ts, args, 2)
+		f.Push(7, args[1])
+	case "event-head":
+		// github event-head SHA: the event of the run of the push whose head was SHA.
+		need(ts, args, 2)
+		b, err := os.ReadFile(ts.MkAbs("event.json"))
+		ts.Check(err)
+		var ev map[string]any
+		ts.Check(json.Unmarshal(b, &ev))
+		ev["pull_request"].(map[string]any)["head"].(map[string]any)["sha"] = args[1]
+		b, err = json.Marshal(ev)
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs("event.json"), b, 0o644))
 	case "pull":
 		need(ts, args, 4)
 		p := githubfake.Pull{Number: atoi(ts, args[1]), HeadSHA: args[2], HeadRepo: args[3]}
@@ -285,13 +340,19 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	case "status":
+		// github status CONTEXT STATE [DESCRIPTION]: the last status of CONTEXT on the head
+		// commit of the current event; none may be on the merge commit.
 		need(ts, args, 3)
+		head := eventHead(ts)
 		var last *githubfake.Status
 		for _, s := range f.Statuses() {
-			if s.Context == args[1] {
-				if s.SHA != scriptHead {
-					ts.Fatalf("status %s set on %s, not the PR head %s", s.Context, s.SHA, scriptHead)
-				}
+			if s.Context != args[1] {
+				continue
+			}
+			if s.SHA == "ffffffffffffffffffffffffffffffffffffffff" {
+				ts.Fatalf("status %s set on the merge commit %s, not the PR head", s.Context, s.SHA)
+			}
+			if s.SHA == head {
 				last = &s
 			}
 		}

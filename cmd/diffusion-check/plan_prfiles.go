@@ -45,7 +45,7 @@ func pullChanges(ctx context.Context, e env) (sel checks.Selection, changed []st
 		return sel, nil, nil
 	}
 	sel.Source = fmt.Sprintf("pull request #%d", ev.Number)
-	client, err := githubClient(e, ge, pullFilesBudget)
+	client, err := githubClient(e, ge, pullFilesBudget, 0) // it only reads
 	if err != nil {
 		return sel, nil, err
 	}

@@ -45,15 +45,20 @@ func New(env Env, rt *RetryTransport) (*Client, error) {
 	return &Client{API: c, Owner: owner, Repo: repo}, nil
 }
 
-// LogRetries is a RetryTransport.OnRetry that tells each retry on w:
-// "GitHub GET /repos/o/r/pulls/7/files: 503 Service Unavailable; retrying in 1s".
-func LogRetries(w io.Writer) func(req *http.Request, status int, err error, wait time.Duration) {
-	return func(req *http.Request, status int, err error, wait time.Duration) {
-		why := fmt.Sprintf("%d %s", status, http.StatusText(status))
-		if err != nil {
-			why = err.Error()
+// LogRetries is a RetryTransport.OnRetry that tells each retry on w, and why it waits that
+// long: "GitHub GET /repos/o/r/pulls/7/files: 503 Service Unavailable; retrying in 1s (backing
+// off)".
+func LogRetries(w io.Writer) func(Retry) {
+	return func(r Retry) {
+		what := fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
+		if r.Err != nil {
+			what = r.Err.Error()
 		}
-		fmt.Fprintf(w, "GitHub %s %s: %s; retrying in %s\n", req.Method, req.URL.Path, why, wait.Round(time.Millisecond))
+		why := ""
+		if r.Why != "" {
+			why = " (" + r.Why + ")"
+		}
+		fmt.Fprintf(w, "GitHub %s %s: %s; retrying in %s%s\n", r.Req.Method, r.Req.URL.Path, what, r.Wait.Round(time.Millisecond), why)
 	}
 }
 

@@ -190,7 +190,10 @@ func TestRetries(t *testing.T) {
 		{"503", []githubfake.Fault{{Path: statuses, Code: 503}}, nil, 1},
 		{"429 with Retry-After", []githubfake.Fault{{Path: statuses, Code: 429, RetryAfter: "7"}}, []time.Duration{7 * time.Second}, 1},
 		{"secondary rate limit", []githubfake.Fault{githubfake.SecondaryRateLimit("POST", statuses, "3")}, []time.Duration{3 * time.Second}, 1},
-		{"secondary rate limit, no header", []githubfake.Fault{githubfake.SecondaryRateLimit("POST", statuses, "")}, nil, 1},
+		// No Retry-After, no X-RateLimit-Reset: GitHub asks for at least a minute ("Rate limits
+		// for the REST API"), longer each time.
+		{"secondary rate limit, no header", []githubfake.Fault{githubfake.SecondaryRateLimit("POST", statuses, "")}, []time.Duration{time.Minute}, 1},
+		{"429, no header", []githubfake.Fault{{Path: statuses, Code: 429}}, []time.Duration{time.Minute}, 1},
 		{"primary rate limit", []githubfake.Fault{{Path: statuses, Code: 403, RateLimitReset: 20 * time.Second, Message: "API rate limit exceeded"}}, nil, 1},
 	}
 	for _, tt := range tests {
@@ -221,6 +224,70 @@ func TestRetries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSecondaryLimitWaitsLongerEachTime: a rate limit that names no time waits a minute, then
+// two, within the budget; past it the rate limit is the error, naming the wait.
+func TestSecondaryLimitWaitsLongerEachTime(t *testing.T) {
+	const statuses = "/repos/octo/diffusion/statuses/"
+	f, p, s := setup(t, githubfake.Config{}, func(rt *RetryTransport) { rt.MaxElapsed = 3 * time.Minute })
+	f.Inject(githubfake.Fault{Method: "POST", Path: statuses, Code: 403, Times: 2, Message: "You have exceeded a secondary rate limit."})
+	if err := p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "pending"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]time.Duration{time.Minute, 2 * time.Minute}, s.waits); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	f, p, _ = setup(t, githubfake.Config{}, func(rt *RetryTransport) { rt.MaxElapsed = 90 * time.Second })
+	f.Inject(githubfake.Fault{Method: "POST", Path: statuses, Code: 403, Times: 5, Message: "You have exceeded a secondary rate limit."})
+	err := p.SetStatus(t.Context(), head, Status{Context: "diffusion-check/base", State: "pending"})
+	var rl *RateLimitError
+	if !errors.As(err, &rl) || rl.Wait != 2*time.Minute || rl.Attempts != 2 {
+		t.Errorf("past the budget: %v", err)
+	}
+}
+
+// TestWritesAreSpaced: on the fake clock, writes (POST, PATCH, PUT, DELETE) start at least
+// WriteSpacing apart, as GitHub asks of content creation ("at least one second between each
+// request"); reads are not held, and a write after a long pause is not held either.
+func TestWritesAreSpaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var mu sync.Mutex
+		var at []string
+		github := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			at = append(at, fmt.Sprintf("%s %v", r.Method, time.Since(start)))
+			mu.Unlock()
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+		})
+		rt := &RetryTransport{Base: github, WriteSpacing: time.Second}
+		hc := &http.Client{Transport: rt}
+		do := func(method string) {
+			req, err := http.NewRequestWithContext(t.Context(), method, "https://api.github.com/repos/o/r/x", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() { do(http.MethodPost) })
+		}
+		wg.Wait()
+		do(http.MethodGet)
+		do(http.MethodPatch)
+		time.Sleep(5 * time.Second)
+		do(http.MethodDelete)
+		want := []string{"POST 0s", "POST 1s", "POST 2s", "GET 2s", "PATCH 3s", "DELETE 8s"}
+		if diff := cmp.Diff(want, at); diff != "" {
+			t.Errorf("arrivals (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // TestGiveUp: a GitHub that keeps failing is given up on within MaxElapsed.

@@ -58,10 +58,12 @@ func TestLogRetriesNamesTheStatus(t *testing.T) {
 	var b strings.Builder
 	log := LogRetries(&b)
 	req := httptest.NewRequest(http.MethodGet, "https://api.github.com/repos/o/r/pulls/7/files", nil)
-	log(req, http.StatusServiceUnavailable, nil, 1500*time.Millisecond)
-	log(req, 0, errors.New("connection reset by peer"), time.Second)
-	want := "GitHub GET /repos/o/r/pulls/7/files: 503 Service Unavailable; retrying in 1.5s\n" +
-		"GitHub GET /repos/o/r/pulls/7/files: connection reset by peer; retrying in 1s\n"
+	log(Retry{Req: req, Status: http.StatusServiceUnavailable, Wait: 1500 * time.Millisecond, Why: "backing off"})
+	log(Retry{Req: req, Err: errors.New("connection reset by peer"), Wait: time.Second})
+	log(Retry{Req: req, Status: http.StatusForbidden, Wait: time.Minute, Why: rateLimitNoTime})
+	want := "GitHub GET /repos/o/r/pulls/7/files: 503 Service Unavailable; retrying in 1.5s (backing off)\n" +
+		"GitHub GET /repos/o/r/pulls/7/files: connection reset by peer; retrying in 1s\n" +
+		"GitHub GET /repos/o/r/pulls/7/files: 403 Forbidden; retrying in 1m0s (" + rateLimitNoTime + ")\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/internal/clock"
@@ -16,11 +17,15 @@ import (
 
 // RetryTransport retries GitHub API requests that failed for reasons that pass: 5xx, 429,
 // and 403s that are rate limits (primary: X-RateLimit-Remaining 0; secondary: Retry-After or
-// a "secondary rate limit" message). It waits as GitHub asks (Retry-After,
-// X-RateLimit-Reset), else with exponential backoff and full jitter, and gives up — returning
-// the last response as it came — once the next wait would pass MaxElapsed in total, or the
-// request context's deadline (one deadline for a whole publish: see report --retry-budget).
-// Transport errors (connection reset, a per-attempt timeout) are retried the same way.
+// a "secondary rate limit" message). It waits as GitHub asks ("Rate limits for the REST API",
+// docs.github.com: Retry-After; else X-RateLimit-Reset when no requests remain; else, for a
+// rate limit that says neither, at least one minute, longer each time), a 5xx with
+// exponential backoff and full jitter, and gives up — returning the last response as it came
+// — once the next wait would pass MaxElapsed in total, or the request context's deadline (one
+// deadline for a whole publish: see report --retry-budget). Transport errors (connection
+// reset, a per-attempt timeout) are retried the same way. Requests that create content (POST,
+// PATCH, PUT, DELETE) start WriteSpacing apart, as GitHub asks of them ("at least one second
+// between each request").
 type RetryTransport struct {
 	Base http.RoundTripper // nil: http.DefaultTransport
 	// MaxElapsed bounds the total time spent waiting between attempts (default 2 minutes).
@@ -36,7 +41,52 @@ type RetryTransport struct {
 	// Jitter returns a number in [0, 1); nil is math/rand/v2.
 	Jitter func() float64
 	// OnRetry, if set, hears of every retry (for logs).
-	OnRetry func(req *http.Request, status int, err error, wait time.Duration)
+	OnRetry func(Retry)
+	// WriteSpacing is the least time between the starts of two requests that create content
+	// (0: none).
+	WriteSpacing time.Duration
+
+	mu        sync.Mutex
+	lastWrite time.Time // when the last write was let go (WriteSpacing)
+}
+
+// Retry is one retry, as OnRetry hears of it: the request, GitHub's status (0 for a transport
+// error, then Err), the wait before the next attempt and why it is that long.
+type Retry struct {
+	Req    *http.Request
+	Status int
+	Err    error
+	Wait   time.Duration
+	Why    string
+}
+
+// secondaryWait is the least wait after a rate limit that names no time: GitHub asks for "at
+// least one minute", and "an exponentially increasing amount of time" when it keeps failing
+// (docs.github.com, "Rate limits for the REST API": exceeding the secondary rate limit).
+const secondaryWait = time.Minute
+
+// writeMethods are the methods GitHub asks to space (content creation).
+func isWrite(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// space holds a write until WriteSpacing has passed since the previous one was let go.
+func (t *RetryTransport) space(req *http.Request, now func() time.Time, sleep func(context.Context, time.Duration) error) error {
+	if t.WriteSpacing <= 0 || !isWrite(req.Method) {
+		return nil
+	}
+	t.mu.Lock()
+	at := now()
+	if next := t.lastWrite.Add(t.WriteSpacing); !t.lastWrite.IsZero() && next.After(at) {
+		at = next
+	}
+	t.lastWrite = at
+	t.mu.Unlock()
+	return sleep(req.Context(), at.Sub(now()))
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -57,13 +107,17 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sleep = clock.Sleep
 	}
 	var waited time.Duration
+	secondary := 0 // rate limits that named no time, so far
 	for attempt := 0; ; attempt++ {
 		r, err := rewind(req)
 		if err != nil {
 			return nil, err
 		}
+		if err := t.space(r, now, sleep); err != nil {
+			return nil, err
+		}
 		resp, cancel, err := t.once(base, r)
-		wait, retry := time.Duration(0), false
+		wait, retry, why := time.Duration(0), false, ""
 		status := 0
 		if err != nil {
 			if req.Context().Err() != nil {
@@ -72,15 +126,20 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			retry = true
 		} else {
 			status = resp.StatusCode
-			wait, retry = retryAfter(resp, now)
+			wait, why, retry = retryAfter(resp, now)
 		}
 		if !retry {
 			return withCancel(resp, cancel), err
 		}
-		if wait <= 0 {
+		switch {
+		case why == rateLimitNoTime:
+			wait = min(secondaryWait<<min(secondary, 10), maxRetryAfter)
+			secondary++
+		case wait <= 0:
 			// Full jitter: anywhere in [0, backoff), at least a tenth of it.
 			backoff := min(delay<<min(attempt, 5), 30*time.Second)
 			wait = max(backoff/10, time.Duration(jitter()*float64(backoff)))
+			why = "backing off"
 		}
 		deadline, hasDeadline := req.Context().Deadline()
 		if waited+wait > maxElapsed || hasDeadline && now().Add(wait).After(deadline) {
@@ -102,7 +161,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		discard(resp, cancel)
 		if t.OnRetry != nil {
-			t.OnRetry(req, status, err, wait)
+			t.OnRetry(Retry{Req: req, Status: status, Err: err, Wait: wait, Why: why})
 		}
 		if err := sleep(req.Context(), wait); err != nil {
 			return nil, err
@@ -203,10 +262,14 @@ func (e *RateLimitError) Error() string {
 // must not overflow a time.Duration into a short or negative wait.
 const maxRetryAfter = 24 * time.Hour
 
-// retryAfter says whether a response is worth retrying and how long GitHub asked to wait
-// (0: not said, or a value that is no wait, such as a negative one: back off), at most
-// maxRetryAfter.
-func retryAfter(resp *http.Response, now func() time.Time) (time.Duration, bool) {
+// rateLimitNoTime is why a rate limit that names no time waits at least secondaryWait.
+const rateLimitNoTime = "a rate limit without Retry-After or X-RateLimit-Reset: GitHub asks to wait at least a minute"
+
+// retryAfter says whether a response is worth retrying, how long GitHub asked to wait (0: not
+// said, or a value that is no wait, such as a negative one: back off), at most
+// maxRetryAfter, and where that came from (rateLimitNoTime for a rate limit that names no
+// time).
+func retryAfter(resp *http.Response, now func() time.Time) (time.Duration, string, bool) {
 	code := resp.StatusCode
 	rateLimited := false
 	switch {
@@ -224,24 +287,28 @@ func retryAfter(resp *http.Response, now func() time.Time) (time.Duration, bool)
 		rateLimited = bytes.Contains(bytes.ToLower(body), []byte("rate limit"))
 	}
 	if !rateLimited || code == http.StatusNotImplemented {
-		return 0, false
+		return 0, "", false
 	}
 	if s := resp.Header.Get("Retry-After"); s != "" {
+		why := "Retry-After: " + s
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			if n <= 0 {
-				return 0, true
+				return 0, why, true
 			}
-			return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second, true
+			return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second, why, true
 		}
 		if t, err := http.ParseTime(s); err == nil {
-			return min(max(t.Sub(now()), 0), maxRetryAfter), true
+			return min(max(t.Sub(now()), 0), maxRetryAfter), why, true
 		}
 	}
 	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
 		if n, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
 			// A second more: the reset is rounded down, and clocks differ.
-			return min(max(time.Unix(n, 0).Sub(now()), 0)+time.Second, maxRetryAfter), true
+			return min(max(time.Unix(n, 0).Sub(now()), 0)+time.Second, maxRetryAfter), "X-RateLimit-Reset: " + resp.Header.Get("X-RateLimit-Reset"), true
 		}
 	}
-	return 0, true
+	if code == http.StatusForbidden || code == http.StatusTooManyRequests {
+		return 0, rateLimitNoTime, true
+	}
+	return 0, "", true
 }

@@ -236,3 +236,17 @@ func CheckCommit(lanes []checks.Result, head string) error {
 	}
 	return nil
 }
+
+// PullHead returns the head commit of pull request number as GitHub has it now: a report
+// whose commit is no longer it is of an earlier push.
+//
+// GitHub API docs: https://docs.github.com/rest/pulls/pulls#get-a-pull-request
+//
+//meta:operation GET /repos/{owner}/{repo}/pulls/{pull_number}
+func (g *Client) PullHead(ctx context.Context, number int) (string, error) {
+	pr, _, err := g.API.PullRequests.Get(ctx, g.Owner, g.Repo, number)
+	if err != nil {
+		return "", fmt.Errorf("read pull request #%d: %w", number, err)
+	}
+	return pr.GetHead().GetSHA(), nil
+}

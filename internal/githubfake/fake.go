@@ -302,6 +302,21 @@ func (f *Fake) add(issue int, u User, body string) *Comment {
 	return c
 }
 
+// Push moves the head of pull request number to sha, as a push to its branch does; its
+// earlier head joins Previous.
+func (f *Fake) Push(number int, sha string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.pulls {
+		if f.pulls[i].Number == number {
+			f.pulls[i].Previous = append(f.pulls[i].Previous, f.pulls[i].HeadSHA)
+			f.pulls[i].HeadSHA = sha
+			return
+		}
+	}
+	f.problem("Push: no pull request #%d", number)
+}
+
 // AddPull stores a pull request of the fake's repository.
 func (f *Fake) AddPull(p Pull) {
 	f.mu.Lock()
@@ -398,6 +413,7 @@ var (
 	statusRE   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([^/]+)$`)
 	pullsRE    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/commits/([^/]+)/pulls$`)
 	pullListRE = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls$`)
+	pullRE     = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls/([0-9]+)$`)
 	filesRE    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/pulls/([0-9]+)/files$`)
 	shaRE      = regexp.MustCompile(`^[0-9a-f]{40}$`)
 )
@@ -444,6 +460,8 @@ func (f *Fake) route(w http.ResponseWriter, r *http.Request, path string, body [
 			f.pullsOf(w, r, m)
 		case match(pullListRE, path, &m):
 			f.pullsList(w, r, m)
+		case match(pullRE, path, &m):
+			f.pull(w, r, m)
 		case match(environmentRE, strings.TrimPrefix(r.URL.EscapedPath(), "/api/v3"), &m):
 			f.environment(w, r, m)
 		case match(filesRE, path, &m):
@@ -730,6 +748,23 @@ func (f *Fake) pullsOf(w http.ResponseWriter, r *http.Request, m []string) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// pull answers GET /repos/{o}/{r}/pulls/{n} as GitHub does
+// (https://docs.github.com/rest/pulls/pulls#get-a-pull-request): the pull request with its head
+// as it is now, or 404 for a number that is none.
+func (f *Fake) pull(w http.ResponseWriter, r *http.Request, m []string) {
+	if !f.repoOK(w, r, m) {
+		return
+	}
+	n, _ := strconv.Atoi(m[3])
+	for _, p := range f.pulls {
+		if p.Number == n {
+			writeJSON(w, http.StatusOK, f.pullJSON(p))
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "Not Found")
 }
 
 // pullsList answers GET /repos/{o}/{r}/pulls as GitHub does

@@ -1,6 +1,7 @@
 package githubfake
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,7 +39,7 @@ func TestProblems(t *testing.T) {
 		code                     int
 		problem                  string
 	}{
-		{"GET", "/repos/o/r/pulls/1", "Bearer tok", "", 404, "unexpected request GET /repos/o/r/pulls/1"},
+		{"GET", "/repos/o/r/releases/1", "Bearer tok", "", 404, "unexpected request GET /repos/o/r/releases/1"},
 		{"GET", "/repos/o/r/issues/1/comments", "Bearer wrong", "", 401, `Authorization "Bearer wrong"`},
 		{"GET", "/repos/x/r/issues/1/comments", "Bearer tok", "", 404, "repository x/r, want o/r"},
 		{"POST", "/repos/o/r/issues/1/comments", "Bearer tok", `{"body": "hi", "extra": 1}`, 422, `unknown field "extra"`},
@@ -282,16 +283,7 @@ func TestUnusedFaultFailsTheTest(t *testing.T) {
 	f := NewT(rec, Config{Owner: "o", Repo: "r", Token: "tok"})
 	f.Inject(Fault{Method: "GET", Path: "/repos/o/r/issues/1/comments", Code: 502, Times: 5},
 		Fault{Method: "POST", Path: "/repos/o/r/statuses/", Code: 500})
-	req, err := http.NewRequest("GET", f.URL()+"/repos/o/r/issues/1/comments", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer tok")
-	req.Header.Set("Accept", "application/vnd.github.v3+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := apiGet(t, f, "/repos/o/r/issues/1/comments")
 	resp.Body.Close()
 	if resp.StatusCode != 502 {
 		t.Fatalf("status %d, want the injected 502", resp.StatusCode)
@@ -303,4 +295,49 @@ func TestUnusedFaultFailsTheTest(t *testing.T) {
 	if diff := cmp.Diff(want, rec.errs); diff != "" {
 		t.Errorf("NewT's errors (-want +got):\n%s", diff)
 	}
+}
+
+// GET /repos/{o}/{r}/pulls/{n} answers the pull request with its head as it is now (a push
+// moves it), and 404 for a number that is none, as GitHub does.
+func TestPullHead(t *testing.T) {
+	f := NewT(t, Config{Owner: "o", Repo: "r", Token: "tok"})
+	sha, newer := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	f.AddPull(Pull{Number: 7, HeadSHA: sha})
+	get := func(n string) (int, string) {
+		resp := apiGet(t, f, "/repos/o/r/pulls/"+n)
+		defer resp.Body.Close()
+		var pr struct {
+			Head struct {
+				SHA string `json:"sha"`
+			} `json:"head"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&pr)
+		return resp.StatusCode, pr.Head.SHA
+	}
+	if code, head := get("7"); code != 200 || head != sha {
+		t.Errorf("#7: %d %s", code, head)
+	}
+	f.Push(7, newer)
+	if code, head := get("7"); code != 200 || head != newer {
+		t.Errorf("#7 after a push: %d %s", code, head)
+	}
+	if code, _ := get("8"); code != 404 || len(f.Problems()) != 0 {
+		t.Errorf("#8: %d, problems %v", code, f.Problems())
+	}
+}
+
+// apiGet is a GET of path as a client of the fake's repository sends it (token "tok").
+func apiGet(t *testing.T, f *Fake, path string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, f.URL()+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Accept", "application/vnd.github.v3+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
