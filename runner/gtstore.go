@@ -37,7 +37,8 @@ func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases
 		return &ConfigError{fmt.Errorf("%s: no cache folder to fetch %s into: set DIFFUSION_CHECK_GT_CACHE, XDG_CACHE_HOME or HOME", where, st)}
 	}
 	// git gets the servers' environment (no token; nil: this process's).
-	f := gitstore.Fetcher{Cache: opts.GTCache, Env: serverEnviron(opts.Environ)}
+	f := gitstore.Fetcher{Cache: opts.GTCache, Env: serverEnviron(opts.Environ),
+		Logf: func(format string, args ...any) { fmt.Fprintf(opts.Progress, "ground truth: "+format+"\n", args...) }}
 	dir, fetched, err := f.Fetch(ctx, *st)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", where, err)
@@ -48,7 +49,7 @@ func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases
 		return err
 	}
 	cc.gt.Dir, cc.store = dir, st
-	how := "cached at"
+	how := "cached at (every file verified against the commit's tree)"
 	if fetched {
 		how = "fetched into"
 	}

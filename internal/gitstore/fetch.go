@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,8 @@ type Fetcher struct {
 	// Env is git's environment; nil is this process's. The variables that would point git at
 	// another repository (GIT_DIR, …) are dropped, and GIT_TERMINAL_PROMPT=0 is added.
 	Env []string
+	// Logf, when set, hears why a cached entry was not used (it did not match the commit).
+	Logf func(format string, args ...any)
 	// git runs one git command (its arguments after "git") and returns its standard output;
 	// nil runs the git binary (runGit). Tests count and interrupt the commands through it.
 	git func(ctx context.Context, args []string) ([]byte, error)
@@ -42,9 +43,16 @@ type NotFoundError struct{ msg string }
 func (e *NotFoundError) Error() string { return e.msg }
 
 // Fetch returns the store's folder in the cache, fetching the store first when the cache has
-// no entry for it (fetched says which). Two runs that fetch the same store at once each fetch
-// into a folder of their own; the first to finish installs its copy and the other discards
-// its own. Cancelling ctx stops git (its process group) and removes the partial checkout.
+// no entry for it (fetched says which). A cached entry is trusted for nothing: on a
+// self-hosted runner any earlier job could have planted or changed it. Before every use it
+// is verified against the pinned commit by git's own content addressing (verify): the trees
+// of the commit are fetched (small: no file contents), and every file of the entry must be
+// the blob the commit's tree names at its path, and no file more. An entry that does not
+// match is removed and the store fetched again, saying why (Logf); a commit the repository
+// lacks is a NotFoundError, cached or not. Two runs that fetch the same store at once each
+// fetch into a folder of their own; the first to finish installs its copy and the other
+// discards its own. Cancelling ctx stops git (its process group) and removes the partial
+// checkout.
 func (f Fetcher) Fetch(ctx context.Context, s Store) (dir string, fetched bool, err error) {
 	if err := s.Check(); err != nil {
 		return "", false, err
@@ -56,8 +64,24 @@ func (f Fetcher) Fetch(ctx context.Context, s Store) (dir string, fetched bool, 
 		return "", false, errors.New("no cache folder for the store")
 	}
 	entry := filepath.Join(f.Cache, s.entryName())
-	if ok, err := cached(entry, s); ok || err != nil {
-		return s.dirIn(entry), false, err
+	if _, err := os.Lstat(entry); err == nil {
+		why, err := f.verify(ctx, s, entry)
+		var nf *NotFoundError
+		if errors.As(err, &nf) {
+			_ = os.RemoveAll(entry) // it holds nothing of the repository's: no one's to keep
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if why == "" {
+			return s.dirIn(entry), false, nil
+		}
+		if f.Logf != nil {
+			f.Logf("ground-truth cache %s does not hold %s (%s): removed, fetching the store again", entry, s, why)
+		}
+		if err := os.RemoveAll(entry); err != nil {
+			return "", false, fmt.Errorf("store cache: remove %s, which does not hold %s: %w", entry, s, err)
+		}
 	}
 	if err := os.MkdirAll(f.Cache, 0o755); err != nil {
 		return "", false, fmt.Errorf("store cache: %w", err)
@@ -73,28 +97,14 @@ func (f Fetcher) Fetch(ctx context.Context, s Store) (dir string, fetched bool, 
 		return "", false, err
 	}
 	if err := os.Rename(tmp, entry); err != nil {
-		// Another run installed the same store first: its copy is as good as this one.
-		if ok, cerr := cached(entry, s); ok && cerr == nil {
+		// Another run installed the same store first: its copy is used once it is verified as
+		// any cached entry is.
+		if why, verr := f.verify(ctx, s, entry); verr == nil && why == "" {
 			return s.dirIn(entry), false, nil
 		}
 		return "", false, fmt.Errorf("store cache: install %s: %w", entry, err)
 	}
 	return s.dirIn(entry), true, nil
-}
-
-// cached reports whether the cache holds the store's entry. An entry only ever appears whole
-// (Fetch renames a complete checkout into place), so an entry without the store's folder was
-// changed by hand: an error that says to remove it.
-func cached(entry string, s Store) (bool, error) {
-	if _, err := os.Lstat(entry); errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	} else if err != nil {
-		return false, fmt.Errorf("store cache: %w", err)
-	}
-	if st, err := os.Lstat(s.dirIn(entry)); err != nil || !st.IsDir() {
-		return false, fmt.Errorf("store cache: %s has no folder %s; remove it, and the next run fetches %s again", entry, s.Path, s)
-	}
-	return true, nil
 }
 
 // pruneStale removes the checkouts under way that began before cutoff: those of killed runs.
@@ -121,6 +131,36 @@ func pruneStale(cache string, cutoff time.Time) {
 func (f Fetcher) checkout(ctx context.Context, s Store, dir string) error {
 	git := func(args ...string) ([]byte, error) { return f.gitIn(ctx, s, dir, args...) }
 	fail := func(err error) error { return fmt.Errorf("git fetch of %s at %s: %w", s.Repo, s.Commit, err) }
+	if err := f.fetchCommit(ctx, s, dir); err != nil {
+		return err
+	}
+	if _, err := git("checkout", "-q", "--detach", s.Commit); err != nil {
+		return fail(err)
+	}
+	head, err := git("rev-parse", "HEAD")
+	if err != nil {
+		return fail(err)
+	}
+	if got := strings.TrimSpace(string(head)); got != s.Commit {
+		return fail(fmt.Errorf("HEAD is %s after the checkout, not the commit", got))
+	}
+	if st, err := os.Lstat(s.dirIn(dir)); err != nil || !st.IsDir() {
+		return &NotFoundError{fmt.Sprintf("path %s not found in %s at %s", s.Path, s.Repo, s.Commit)}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// fetchCommit makes dir a repository that holds the store's commit and its trees: git init, a
+// shallow blob-less fetch of the one commit (no file contents; a checkout fetches the blobs it
+// needs). A server that refuses to be asked for a commit (a SHA "want") serves no blob-less
+// fetch either: the repository is then fetched in full, its branches and tags with every blob.
+// A commit the repository does not have is a NotFoundError.
+func (f Fetcher) fetchCommit(ctx context.Context, s Store, dir string) error {
+	git := func(args ...string) ([]byte, error) { return f.gitIn(ctx, s, dir, args...) }
+	fail := func(err error) error { return fmt.Errorf("git fetch of %s at %s: %w", s.Repo, s.Commit, err) }
 	if err := f.initRepo(ctx, s, dir); err != nil {
 		return fail(err)
 	}
@@ -141,22 +181,6 @@ func (f Fetcher) checkout(ctx context.Context, s Store, dir string) error {
 		if _, err := git("cat-file", "-e", s.Commit+"^{commit}"); err != nil {
 			return &NotFoundError{fmt.Sprintf("commit %s not found in %s (on no branch or tag; asked for alone: %v)", s.Commit, s.Repo, shallow)}
 		}
-	}
-	if _, err := git("checkout", "-q", "--detach", s.Commit); err != nil {
-		return fail(err)
-	}
-	head, err := git("rev-parse", "HEAD")
-	if err != nil {
-		return fail(err)
-	}
-	if got := strings.TrimSpace(string(head)); got != s.Commit {
-		return fail(fmt.Errorf("HEAD is %s after the checkout, not the commit", got))
-	}
-	if st, err := os.Lstat(s.dirIn(dir)); err != nil || !st.IsDir() {
-		return &NotFoundError{fmt.Sprintf("path %s not found in %s at %s", s.Path, s.Repo, s.Commit)}
-	}
-	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
-		return fail(err)
 	}
 	return nil
 }

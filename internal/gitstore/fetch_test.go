@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,8 +175,9 @@ func TestFetchPinnedCommit(t *testing.T) {
 	if err != nil || dir2 != dir || fetched {
 		t.Fatalf("second fetch: %s fetched=%v err=%v, want %s from the cache", dir2, fetched, err, dir)
 	}
-	if n := again.count(""); n != 0 {
-		t.Errorf("the cached store started %d git commands (%v), want none", n, again.cmds)
+	// The cached store is verified (the commit's trees fetched, listed), not checked out again.
+	if again.count("checkout") != 0 || again.count("fetch") != 1 || again.count("ls-tree") != 1 {
+		t.Errorf("the cached store ran %v, want one fetch of the trees and one listing, no checkout", again.cmds)
 	}
 
 	// The same commit, another folder: an entry of its own.
@@ -186,6 +188,82 @@ func TestFetchPinnedCommit(t *testing.T) {
 	if got := read(t, filepath.Join(whole, "diffusion-comparisons", "charts", "latency.png")); got != "not the store" {
 		t.Errorf("the whole tree's latency.png holds %q", got)
 	}
+}
+
+// TestPlantedEntriesNeverPass: a cache entry an earlier job planted or changed (other bytes,
+// a file more or less, a symbolic link, no folder at all) is found out against the commit's
+// tree before it is used, removed, and the store fetched again, saying why; an entry for a
+// commit the repository does not have is a NotFoundError, whatever it holds.
+func TestPlantedEntriesNeverPass(t *testing.T) {
+	r := newTestRepo(t)
+	s := Store{Repo: r.bare, Commit: r.first, Path: "diffusion-ci/consistency_gt"}
+	good := func(t *testing.T, cache string) string {
+		dir, _, err := Fetcher{Cache: cache}.Fetch(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, cache, dir string)
+		why   string
+	}{
+		{"other bytes", func(t *testing.T, _, dir string) {
+			writeFiles(t, dir, map[string]string{"official_generated/t2i_1gpu.png": "a picture that passes"})
+		}, "other bytes than the commit's: official_generated/t2i_1gpu.png"},
+		{"a file more", func(t *testing.T, _, dir string) {
+			writeFiles(t, dir, map[string]string{"sglang_generated/extra_1gpu.png": "planted"})
+		}, "not in the commit: sglang_generated/extra_1gpu.png"},
+		{"a file less", func(t *testing.T, _, dir string) {
+			if err := os.Remove(filepath.Join(dir, "official_generated", "case_map.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, "missing: official_generated/case_map.json"},
+		{"a symbolic link", func(t *testing.T, _, dir string) {
+			p := filepath.Join(dir, "official_generated", "t2i_1gpu.png")
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/etc/hostname", p); err != nil {
+				t.Fatal(err)
+			}
+		}, "official_generated/t2i_1gpu.png is no regular file"},
+		{"planted whole, no fetch before", func(t *testing.T, cache, _ string) {
+			entry := filepath.Join(cache, s.entryName())
+			if err := os.RemoveAll(entry); err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, filepath.Join(entry, "diffusion-ci", "consistency_gt"), map[string]string{"official_generated/t2i_1gpu.png": "planted"})
+		}, "other bytes than the commit's: official_generated/t2i_1gpu.png; missing: official_generated/case_map.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := t.TempDir()
+			tc.plant(t, cache, good(t, cache))
+			var told []string
+			f := Fetcher{Cache: cache, Logf: func(format string, args ...any) { told = append(told, fmt.Sprintf(format, args...)) }}
+			dir, fetched, err := f.Fetch(context.Background(), s)
+			if err != nil || !fetched {
+				t.Fatalf("fetched=%v err=%v, want the store fetched again", fetched, err)
+			}
+			if got := read(t, filepath.Join(dir, "official_generated", "t2i_1gpu.png")); got != "official" {
+				t.Errorf("t2i_1gpu.png holds %q, want the commit's", got)
+			}
+			if len(told) != 1 || !strings.Contains(told[0], tc.why) || !strings.Contains(told[0], "removed, fetching the store again") {
+				t.Errorf("told %q, want it to say %q", told, tc.why)
+			}
+		})
+	}
+	t.Run("a commit the repository lacks", func(t *testing.T) {
+		cache := t.TempDir()
+		missing := Store{Repo: r.bare, Commit: strings.Repeat("0", 39) + "1", Path: s.Path}
+		writeFiles(t, filepath.Join(cache, missing.entryName(), "diffusion-ci", "consistency_gt"), map[string]string{"official_generated/t2i_1gpu.png": "planted"})
+		_, _, err := Fetcher{Cache: cache}.Fetch(context.Background(), missing)
+		var nf *NotFoundError
+		if !errors.As(err, &nf) || !strings.Contains(err.Error(), "commit "+missing.Commit+" not found") {
+			t.Errorf("err %v, want the commit not found", err)
+		}
+	})
 }
 
 // TestFetchWhereTheServerRefusesACommit: a server that will not be asked for a commit that is
