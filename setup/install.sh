@@ -15,7 +15,10 @@
 # GITHUB_OUTPUT (https://docs.github.com/en/actions/reference/workflows-and-actions/variables).
 #
 # The tool cache layout is @actions/tool-cache's: $RUNNER_TOOL_CACHE/<tool>/<version>/<arch>/,
-# complete once <arch>.complete exists beside it; a re-run finds it there and downloads nothing.
+# complete once <arch>.complete exists beside it. The entry keeps the release archive beside the
+# binary; a re-run verifies both against the release's checksums.txt (fetched every time: the
+# tool cache is writable by every job of the runner's user) and downloads the archive only when
+# they do not match.
 # The release assets are .goreleaser.yaml's: diffusion-check_<version without v>_<os>_<arch>.tar.gz
 # and checksums.txt (SHA-256).
 set -euo pipefail
@@ -45,44 +48,124 @@ esac
 asset="diffusion-check_${version#v}_${os}_${arch}.tar.gz"
 dir="$RUNNER_TOOL_CACHE/diffusion-check/${version#v}/$arch"
 marker="$dir.complete"
-cache_hit=false
-if [ -f "$marker" ] && [ -x "$dir/diffusion-check" ]; then
-  cache_hit=true
-  echo "diffusion-check $version: found in the tool cache ($dir)"
-else
-  tmp=$(mktemp -d "${RUNNER_TEMP:-/tmp}/diffusion-check-setup.XXXXXX")
-  trap 'rm -rf "$tmp"' EXIT
-  fetch() { # fetch URL FILE: fails on an HTTP error (404 for a missing asset)
-    if command -v curl >/dev/null; then
-      curl -fsSL --retry 3 --retry-connrefused -o "$2" "$1"
-    elif command -v wget >/dev/null; then
-      wget -q --tries=3 -O "$2" "$1"
+
+# Bounds on every download (a hostile mirror or base_url): the archive and checksums.txt may be
+# at most this large, a fetch takes at most max_time in all and is given up when slower than
+# 1 KB/s for speed_time; the binary in the archive is at most member_cap. The SETUP_* variables
+# exist for the installer's own tests.
+archive_cap=${SETUP_ARCHIVE_CAP:-$((256 << 20))}
+sums_cap=$((1 << 20))
+member_cap=${SETUP_MEMBER_CAP:-$((512 << 20))}
+max_time=${SETUP_MAX_TIME:-600}
+speed_time=${SETUP_SPEED_TIME:-60}
+
+tmp=$(mktemp -d "${RUNNER_TEMP:-/tmp}/diffusion-check-setup.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# fetch URL FILE CAP: the body of URL into FILE, at most CAP bytes; 2 when it is larger, 1 on
+# any other failure (an HTTP error such as a 404, a timeout, a transfer too slow).
+fetch() {
+  local status=0
+  if command -v curl >/dev/null; then
+    curl -fsSL --retry 3 --retry-connrefused --max-time "$max_time" --speed-limit 1024 --speed-time "$speed_time" \
+      --max-filesize "$3" "$1" | head -c "$(($3 + 1))" >"$2" || status=1
+  elif command -v wget >/dev/null; then
+    if command -v timeout >/dev/null; then
+      timeout "$max_time" wget -q --tries=3 --timeout="$speed_time" -O - "$1" | head -c "$(($3 + 1))" >"$2" || status=1
     else
-      fail "neither curl nor wget is installed: install one (apt-get install -y curl)"
+      wget -q --tries=3 --timeout="$speed_time" -O - "$1" | head -c "$(($3 + 1))" >"$2" || status=1
     fi
-  }
-  fetch "$base/$version/checksums.txt" "$tmp/checksums.txt" ||
-    fail "release $version: could not download checksums.txt from $base/$version/ (no such release?)"
-  fetch "$base/$version/$asset" "$tmp/$asset" ||
-    fail "release $version has no asset $asset at $base/$version/ (no binary for $os/$arch in this release?)"
-  want=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1; exit }' "$tmp/checksums.txt")
-  [ -n "$want" ] || fail "release $version: checksums.txt lists no $asset; refusing an unverified binary"
+  else
+    fail "neither curl nor wget is installed: install one (apt-get install -y curl)"
+  fi
+  [ "$(wc -c <"$2")" -le "$3" ] || return 2
+  return "$status"
+}
+
+sha256() {
   if command -v sha256sum >/dev/null; then
-    got=$(sha256sum "$tmp/$asset" | awk '{ print $1 }')
+    sha256sum "$1" | awk '{ print $1 }'
   elif command -v shasum >/dev/null; then
-    got=$(shasum -a 256 "$tmp/$asset" | awk '{ print $1 }')
+    shasum -a 256 "$1" | awk '{ print $1 }'
   else
     fail "neither sha256sum nor shasum is installed: cannot verify the download"
   fi
+}
+
+# The release's own word on the asset, fetched on every run, cached entry or not: a record in
+# the tool cache proves nothing (any job of the runner's user can write there).
+status=0
+fetch "$base/$version/checksums.txt" "$tmp/checksums.txt" "$sums_cap" || status=$?
+[ "$status" != 2 ] || fail "release $version: checksums.txt from $base/$version/ is larger than $((sums_cap >> 20)) MiB; refused"
+[ "$status" = 0 ] || fail "release $version: could not download checksums.txt from $base/$version/ (no such release?)"
+# Each line is "<sha256>  <name>" or "<sha256> *<name>", as sha256sum -c reads it: the asset must
+# be listed exactly once, with 64 hex digits (of either case).
+listed=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1 }' "$tmp/checksums.txt")
+case "$(printf '%s' "$listed" | grep -c '')" in
+  0) fail "release $version: checksums.txt lists no $asset; refusing an unverified binary" ;;
+  1) ;;
+  *) fail "release $version: checksums.txt lists $asset more than once; refusing an ambiguous sum" ;;
+esac
+[[ $listed =~ ^[0-9A-Fa-f]{64}$ ]] || fail "release $version: checksums.txt gives $asset the sum '$listed', not 64 hex digits"
+want=$(printf '%s' "$listed" | tr 'A-F' 'a-f')
+
+# member ARCHIVE DEST: the binary of a verified archive, as a regular file of at most
+# member_cap bytes, extracted into the folder DEST (which must be new); anything else in its
+# place (a link, a folder, a device, a FIFO, two members of the name) is refused, naming the
+# asset, before it is used or changed.
+member() {
+  local listing kind size
+  listing=$(tar -tvzf "$1" diffusion-check 2>/dev/null) || fail "$asset: no diffusion-check binary in the archive"
+  [ "$(printf '%s\n' "$listing" | grep -c '')" = 1 ] ||
+    fail "$asset: the archive holds more than one entry named diffusion-check (or a folder of that name); refused"
+  kind=${listing:0:1}
+  size=$(printf '%s\n' "$listing" | awk '{ print $3 }')
+  [ "$kind" = - ] || fail "$asset: diffusion-check in the archive is no regular file (type '$kind': a link, folder, device or FIFO); refused"
+  [[ $size =~ ^[0-9]+$ ]] && [ "$size" -le "$member_cap" ] ||
+    fail "$asset: diffusion-check in the archive is larger than $member_cap bytes ($size bytes); refused"
+  mkdir "$2"
+  tar -xzf "$1" -C "$2" --no-same-owner diffusion-check 2>/dev/null || fail "$asset: could not extract diffusion-check"
+  [ -f "$2/diffusion-check" ] && [ ! -L "$2/diffusion-check" ] ||
+    fail "$asset: the extracted diffusion-check is no regular file; refused"
+  [ "$(wc -c <"$2/diffusion-check")" -le "$member_cap" ] || fail "$asset: diffusion-check unpacks to more than $member_cap bytes; refused"
+}
+
+# A cached entry is used only when the archive kept beside the binary still has the release's
+# sum and the binary is still the archive's member, byte for byte.
+cache_hit=false
+why=""
+if [ ! -e "$marker" ]; then
+  why=""
+elif [ -L "$dir" ] || [ ! -d "$dir" ] || [ -L "$dir/$asset" ] || [ ! -f "$dir/$asset" ]; then
+  why="the entry holds no release archive"
+elif [ "$(sha256 "$dir/$asset")" != "$want" ]; then
+  why="its archive's SHA-256 is not the release's $want"
+else
+  member "$dir/$asset" "$tmp/cached"
+  if [ -L "$dir/diffusion-check" ] || [ ! -f "$dir/diffusion-check" ] || ! cmp -s "$tmp/cached/diffusion-check" "$dir/diffusion-check"; then
+    why="its binary is not the release archive's"
+  else
+    cache_hit=true
+    echo "diffusion-check $version: found in the tool cache ($dir), archive SHA-256 $want verified against the release's checksums.txt"
+  fi
+fi
+if [ "$cache_hit" = false ]; then
+  [ -z "$why" ] || echo "diffusion-check $version: the tool cache's $dir is not trusted ($why): installing it again"
+  status=0
+  fetch "$base/$version/$asset" "$tmp/$asset" "$archive_cap" || status=$?
+  [ "$status" != 2 ] || fail "release $version: $asset is larger than $archive_cap bytes; refused"
+  [ "$status" = 0 ] ||
+    fail "release $version has no asset $asset at $base/$version/ (no binary for $os/$arch in this release?), or it did not download within ${max_time}s"
+  got=$(sha256 "$tmp/$asset")
   [ "$got" = "$want" ] ||
     fail "checksum mismatch for $asset of $version: SHA-256 $got, checksums.txt says $want; the download is refused"
-  mkdir -p "$tmp/x"
-  tar -xzf "$tmp/$asset" -C "$tmp/x" diffusion-check ||
-    fail "$asset: no diffusion-check binary in the archive"
+  member "$tmp/$asset" "$tmp/x"
   # A complete cache entry appears at once: the folder is renamed into place, then marked.
   rm -rf "$dir" "$marker"
   mkdir -p "$(dirname "$dir")"
-  mkdir "$tmp/entry" && mv "$tmp/x/diffusion-check" "$tmp/entry/diffusion-check"
+  mkdir "$tmp/entry"
+  mv "$tmp/x/diffusion-check" "$tmp/entry/diffusion-check"
+  mv "$tmp/$asset" "$tmp/entry/$asset"
   chmod 755 "$tmp/entry/diffusion-check"
   mv "$tmp/entry" "$dir"
   touch "$marker"

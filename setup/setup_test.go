@@ -15,9 +15,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // release is a local server laid out like GitHub's release downloads:
@@ -26,16 +28,34 @@ type release struct {
 	mu    sync.Mutex
 	files map[string][]byte // "/v1.2.3/checksums.txt" → content
 	hits  map[string]int
+	// drip are the paths served a byte a second, as a hostile mirror may, until the client
+	// gives up.
+	drip map[string]bool
 }
 
 func (r *release) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	path := strings.TrimPrefix(req.URL.Path, "/releases/download")
 	r.hits[path]++
 	b, ok := r.files[path]
+	drip := r.drip[path]
+	r.mu.Unlock()
 	if !ok {
 		http.NotFound(w, req)
+		return
+	}
+	if drip {
+		for _, c := range b {
+			if _, err := w.Write([]byte{c}); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-req.Context().Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
 		return
 	}
 	_, _ = w.Write(b)
@@ -55,28 +75,8 @@ func (r *release) requests() int {
 // at its root, gzipped.
 func archive(t *testing.T, binary []byte) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"README.md", 0o644, []byte("# diffusion-check\n")}, {"LICENSE", 0o644, []byte("Apache License\n")}, {"diffusion-check", 0o755, binary}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return tarball(t, member{name: "README.md", kind: tar.TypeReg, data: []byte("# diffusion-check\n")},
+		member{name: "LICENSE", kind: tar.TypeReg, data: []byte("Apache License\n")}, member{name: "diffusion-check", kind: tar.TypeReg, data: binary})
 }
 
 // buildBinary builds diffusion-check for this machine, as the release would for its platform.
@@ -202,11 +202,14 @@ func TestInstall(t *testing.T) {
 	}
 
 	again := in.run("v1.2.3")
-	if again.code != 0 || !strings.Contains(again.output, "found in the tool cache") || !strings.Contains(again.githubOutputs, "cache_hit=true") {
+	verified := "found in the tool cache (" + entry + "), archive SHA-256 " + sum + " verified against the release's checksums.txt"
+	if again.code != 0 || !strings.Contains(again.output, verified) || !strings.Contains(again.githubOutputs, "cache_hit=true") {
 		t.Errorf("re-run: exit %d, outputs %q\n%s", again.code, again.githubOutputs, again.output)
 	}
-	if n := rel.requests(); n != 2 {
-		t.Errorf("re-run made %d more requests, want none", n-2)
+	// The re-run asks the release for its sums again (the cache proves nothing), not for the
+	// archive.
+	if n := rel.requests(); n != 3 || rel.hits["/v1.2.3/"+asset("v1.2.3")] != 1 {
+		t.Errorf("re-run made %d more requests (%v), want checksums.txt alone", n-2, rel.hits)
 	}
 
 	for _, tc := range []struct {
@@ -256,5 +259,160 @@ func TestInstall(t *testing.T) {
 	}
 	if skipped := in.run("v1.2.3", "INPUT_CHECK_FFMPEG=false"); skipped.code != 0 {
 		t.Errorf("check_ffmpeg false: exit %d\n%s", skipped.code, skipped.output)
+	}
+}
+
+// member is one entry of a hostile archive.
+type member struct {
+	name, link string
+	kind       byte
+	data       []byte
+}
+
+// tarball is a gzipped tar of the members, in order.
+func tarball(t *testing.T, members ...member) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, m := range members {
+		h := &tar.Header{Name: m.name, Typeflag: m.kind, Linkname: m.link, Mode: 0o755, Size: int64(len(m.data))}
+		if m.kind != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if m.kind == tar.TypeReg {
+			if _, err := tw.Write(m.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestInstallRefusesHostileReleases: a release a hostile mirror or base_url serves, with the
+// true checksum, is refused at once with a message naming the asset, and nothing outside the
+// install folder is read or changed: a member that is a link (absolute or relative), a hard
+// link, a folder, a device or a FIFO, a member twice, an archive or a member over its cap, an
+// asset dripped slower than 1 KB/s, a checksums.txt that lists the asset twice. An upper-case
+// sum is one (sha256sum -c reads it). A binary planted in the tool cache, or a real install's
+// binary replaced later, is never run: the entry is installed again, saying why.
+func TestInstallRefusesHostileReleases(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the installer is tested on linux")
+	}
+	arch := runtime.GOARCH
+	asset := func(v string) string {
+		return fmt.Sprintf("diffusion-check_%s_linux_%s.tar.gz", strings.TrimPrefix(v, "v"), arch)
+	}
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("not yours\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := archive(t, buildBinary(t))
+	rel := &release{hits: map[string]int{}, files: map[string][]byte{}, drip: map[string]bool{}}
+	add := func(v string, tgz []byte, sums string) {
+		rel.files["/"+v+"/"+asset(v)] = tgz
+		if sums == "" {
+			sums = fmt.Sprintf("%x  %s\n", sha256.Sum256(tgz), asset(v))
+		}
+		rel.files["/"+v+"/checksums.txt"] = []byte(sums)
+	}
+	bin := []byte("#!/bin/sh\necho planted\n")
+	cases := []struct{ name, version, want string }{
+		{"absolute link", "v2.0.1", "diffusion-check in the archive is no regular file (type 'l'"},
+		{"relative link", "v2.0.2", "diffusion-check in the archive is no regular file (type 'l'"},
+		{"hard link", "v2.0.3", "diffusion-check in the archive is no regular file (type 'h'"},
+		{"folder", "v2.0.4", "more than one entry named diffusion-check (or a folder of that name)"},
+		{"device", "v2.0.5", "diffusion-check in the archive is no regular file (type 'c'"},
+		{"fifo", "v2.0.6", "diffusion-check in the archive is no regular file (type 'p'"},
+		{"member twice", "v2.0.7", "more than one entry named diffusion-check"},
+		{"duplicate sum", "v2.0.8", "checksums.txt lists " + asset("v2.0.8") + " more than once; refusing an ambiguous sum"},
+		{"oversize archive", "v2.0.9", asset("v2.0.9") + " is larger than 4096 bytes; refused"},
+		{"oversize member", "v2.0.10", "diffusion-check in the archive is larger than 4096 bytes"},
+		{"drip", "v2.0.11", "release v2.0.11 has no asset " + asset("v2.0.11") + " at "},
+	}
+	add("v2.0.1", tarball(t, member{name: "diffusion-check", kind: tar.TypeSymlink, link: outside}), "")
+	add("v2.0.2", tarball(t, member{name: "diffusion-check", kind: tar.TypeSymlink, link: "../../../../" + outside}), "")
+	add("v2.0.3", tarball(t, member{name: "README.md", kind: tar.TypeReg, data: []byte("x")},
+		member{name: "diffusion-check", kind: tar.TypeLink, link: "README.md"}), "")
+	add("v2.0.4", tarball(t, member{name: "diffusion-check/", kind: tar.TypeDir}, member{name: "diffusion-check/x", kind: tar.TypeReg, data: bin}), "")
+	add("v2.0.5", tarball(t, member{name: "diffusion-check", kind: tar.TypeChar}), "")
+	add("v2.0.6", tarball(t, member{name: "diffusion-check", kind: tar.TypeFifo}), "")
+	add("v2.0.7", tarball(t, member{name: "diffusion-check", kind: tar.TypeReg, data: bin},
+		member{name: "diffusion-check", kind: tar.TypeSymlink, link: outside}), "")
+	sum8 := fmt.Sprintf("%x", sha256.Sum256(good))
+	add("v2.0.8", good, fmt.Sprintf("%s  %s\n%064x  %s\n", sum8, asset("v2.0.8"), 9, asset("v2.0.8")))
+	add("v2.0.9", good, "")
+	add("v2.0.10", good, "")
+	add("v2.0.11", good, "")
+	rel.drip["/v2.0.11/"+asset("v2.0.11")] = true
+	// An upper-case sum is the same sum.
+	add("v2.1.0", good, fmt.Sprintf("%X  %s\n", sha256.Sum256(good), asset("v2.1.0")))
+	srv := httptest.NewServer(rel)
+	defer srv.Close()
+	cache := t.TempDir()
+	in := installer{t: t, cache: cache, base: srv.URL + "/releases/download", path: os.Getenv("PATH")}
+	limits := []string{"INPUT_CHECK_FFMPEG=false", "SETUP_SPEED_TIME=2", "SETUP_MAX_TIME=20"}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			extra := limits
+			switch tc.name {
+			case "oversize archive":
+				extra = append(slices.Clone(limits), "SETUP_ARCHIVE_CAP=4096")
+			case "oversize member":
+				extra = append(slices.Clone(limits), "SETUP_MEMBER_CAP=4096")
+			}
+			got := in.run(tc.version, extra...)
+			if got.code == 0 || !strings.Contains(got.output, "::error title=diffusion-check setup::") || !strings.Contains(got.output, tc.want) {
+				t.Errorf("exit %d, want a refusal saying %q:\n%s", got.code, tc.want, got.output)
+			}
+			if got.githubPath != "" {
+				t.Errorf("GITHUB_PATH written on a refusal: %q", got.githubPath)
+			}
+			if _, err := os.Stat(filepath.Join(cache, "diffusion-check", strings.TrimPrefix(tc.version, "v"))); err == nil {
+				t.Errorf("the cache holds %s after a refusal", tc.version)
+			}
+		})
+	}
+	if st, err := os.Stat(outside); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the file outside was changed: %v %v", st.Mode(), err)
+	}
+
+	if got := in.run("v2.1.0", limits...); got.code != 0 || !strings.Contains(got.output, "SHA-256 "+sum8+" verified") {
+		t.Fatalf("upper-case sum: exit %d\n%s", got.code, got.output)
+	}
+	entry := filepath.Join(cache, "diffusion-check", "2.1.0", arch)
+	// A real install's binary replaced later, and an entry planted whole: neither is run.
+	if err := os.WriteFile(filepath.Join(entry, "diffusion-check"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := in.run("v2.1.0", limits...)
+	if got.code != 0 || strings.Contains(got.output, "planted") ||
+		!strings.Contains(got.output, "is not trusted (its binary is not the release archive's): installing it again") ||
+		!strings.Contains(got.githubOutputs, "cache_hit=false") {
+		t.Errorf("replaced binary: exit %d\n%s", got.code, got.output)
+	}
+	planted := filepath.Join(cache, "diffusion-check", "2.0.1", arch)
+	if err := os.MkdirAll(planted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(planted, "diffusion-check"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(planted+".complete", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got = in.run("v2.0.1", limits...)
+	if got.code == 0 || strings.Contains(got.output, "planted") || !strings.Contains(got.output, "is not trusted (the entry holds no release archive)") {
+		t.Errorf("planted entry: exit %d\n%s", got.code, got.output)
 	}
 }
