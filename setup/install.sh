@@ -58,6 +58,7 @@ sums_cap=$((1 << 20))
 member_cap=${SETUP_MEMBER_CAP:-$((512 << 20))}
 max_time=${SETUP_MAX_TIME:-600}
 speed_time=${SETUP_SPEED_TIME:-60}
+retries=${SETUP_RETRIES:-3}
 
 tmp=$(mktemp -d "${RUNNER_TEMP:-/tmp}/diffusion-check-setup.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -67,13 +68,13 @@ trap 'rm -rf "$tmp"' EXIT
 fetch() {
   local status=0
   if command -v curl >/dev/null; then
-    curl -fsSL --retry 3 --retry-connrefused --max-time "$max_time" --speed-limit 1024 --speed-time "$speed_time" \
+    curl -fsSL --retry "$retries" --retry-connrefused --max-time "$max_time" --speed-limit 1024 --speed-time "$speed_time" \
       --max-filesize "$3" "$1" | head -c "$(($3 + 1))" >"$2" || status=1
   elif command -v wget >/dev/null; then
     if command -v timeout >/dev/null; then
-      timeout "$max_time" wget -q --tries=3 --timeout="$speed_time" -O - "$1" | head -c "$(($3 + 1))" >"$2" || status=1
+      timeout "$max_time" wget -q --tries=$((retries + 1)) --timeout="$speed_time" -O - "$1" | head -c "$(($3 + 1))" >"$2" || status=1
     else
-      wget -q --tries=3 --timeout="$speed_time" -O - "$1" | head -c "$(($3 + 1))" >"$2" || status=1
+      wget -q --tries=$((retries + 1)) --timeout="$speed_time" -O - "$1" | head -c "$(($3 + 1))" >"$2" || status=1
     fi
   else
     fail "neither curl nor wget is installed: install one (apt-get install -y curl)"

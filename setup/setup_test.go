@@ -79,19 +79,36 @@ func archive(t *testing.T, binary []byte) []byte {
 		member{name: "LICENSE", kind: tar.TypeReg, data: []byte("Apache License\n")}, member{name: "diffusion-check", kind: tar.TypeReg, data: binary})
 }
 
-// buildBinary builds diffusion-check for this machine, as the release would for its platform.
+// built is the binary buildBinary built once for the package's tests.
+var built struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
+// buildBinary builds diffusion-check for this machine, as the release would for its platform,
+// once for every test of the package.
 func buildBinary(t *testing.T) []byte {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "diffusion-check")
-	cmd := exec.Command("go", "build", "-o", out, "../cmd/diffusion-check")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "setup-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		out := filepath.Join(dir, "diffusion-check")
+		cmd := exec.Command("go", "build", "-o", out, "../cmd/diffusion-check")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, b)
+			return
+		}
+		built.data, built.err = os.ReadFile(out)
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return built.data
 }
 
 // installer runs install.sh as the action does, with the runner's variables; it returns the
@@ -361,7 +378,7 @@ func TestInstallRefusesHostileReleases(t *testing.T) {
 	defer srv.Close()
 	cache := t.TempDir()
 	in := installer{t: t, cache: cache, base: srv.URL + "/releases/download", path: os.Getenv("PATH")}
-	limits := []string{"INPUT_CHECK_FFMPEG=false", "SETUP_SPEED_TIME=2", "SETUP_MAX_TIME=20"}
+	limits := []string{"INPUT_CHECK_FFMPEG=false", "SETUP_SPEED_TIME=2", "SETUP_MAX_TIME=20", "SETUP_RETRIES=0"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			extra := limits
