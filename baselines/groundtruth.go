@@ -9,6 +9,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // GroundTruth is a folder of ground-truth media named as SGLang's CI names them:
@@ -314,16 +316,13 @@ func (g GroundTruth) LookupAudio(caseID string, numGPUs int) (GTEntry, error) {
 // exists reports whether the ground-truth file name is in the store; a folder of that name or
 // a failed stat is an error.
 func (g GroundTruth) exists(name string) (bool, error) {
-	st, err := os.Stat(g.Path(name))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
+	// A pull request can put anything in a ground-truth folder of its checkout: a link to a
+	// picture elsewhere on the runner, a FIFO, a device. None is read (inputfile.Find).
+	ok, err := inputfile.Find(g.Dir, name)
+	if err != nil {
 		return false, fmt.Errorf("ground truth: %w", err)
-	case st.IsDir():
-		return false, fmt.Errorf("ground truth %s: is a folder", g.Path(name))
 	}
-	return true, nil
+	return ok, nil
 }
 
 // Put states of a ground-truth file.

@@ -119,6 +119,13 @@ func scriptParams(t *testing.T, dir, ffmpegDir string) testscript.Params {
 			"fixture":      cmdFixture,
 			"httpfiles":    cmdHTTPFiles,
 		},
+		// [root]: the script runs as root (CI does), which may make a device node.
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		RequireExplicitExec: true,
 	}
 }

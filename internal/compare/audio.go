@@ -86,7 +86,7 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 		wg.Go(func() {
 			var p media.PCM
 			if IsGTWAV(gt) {
-				p, gerr = media.ReadGTWAV(gt)
+				p, gerr = media.ReadGTWAV(ctx, gt)
 			} else {
 				p, gerr = media.DecodeAudio(ctx, gt)
 			}

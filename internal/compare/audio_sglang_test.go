@@ -148,7 +148,7 @@ func TestAudioMetricsEqualSGLang(t *testing.T) {
 			out := readF32(t, p.OutputRaw)
 			var gt []float32
 			if p.GTKind == "wav" {
-				g, err := media.ReadGTWAV(filepath.Join(audioData, p.GT))
+				g, err := media.ReadGTWAV(t.Context(), filepath.Join(audioData, p.GT))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,11 +8,11 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
 
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
@@ -759,11 +759,11 @@ func FrameAt(ctx context.Context, video string, index int) (rgb []byte, w, h int
 // is a *MismatchError. The ground truth is decoded once for all the comparisons of the cache
 // (a nil cache keeps nothing).
 func (c *Cache) Files(ctx context.Context, gt, out string) (Result, error) {
-	gtStill, err := isStill(gt)
+	gtStill, err := isStill(ctx, gt)
 	if err != nil {
 		return Result{}, err
 	}
-	outStill, err := isStill(out)
+	outStill, err := isStill(ctx, out)
 	if err != nil {
 		return Result{}, err
 	}
@@ -791,11 +791,11 @@ func (c *Cache) Files(ctx context.Context, gt, out string) (Result, error) {
 // (VideosEach).
 func (c *Cache) FilesEach(ctx context.Context, gt string, outs []string) ([]Result, []error) {
 	res, errs := make([]Result, len(outs)), make([]error, len(outs))
-	gtStill, gerr := isStill(gt)
+	gtStill, gerr := isStill(ctx, gt)
 	var videos []string
 	var at []int
 	for k, out := range outs {
-		if outStill, err := isStill(out); gerr == nil && err == nil && !gtStill && !outStill {
+		if outStill, err := isStill(ctx, out); gerr == nil && err == nil && !gtStill && !outStill {
 			videos, at = append(videos, out), append(at, k)
 			continue
 		}
@@ -811,8 +811,8 @@ func (c *Cache) FilesEach(ctx context.Context, gt string, outs []string) ([]Resu
 }
 
 // isStill reports whether path starts like a PNG, JPEG or WebP file.
-func isStill(path string) (bool, error) {
-	f, err := os.Open(path)
+func isStill(ctx context.Context, path string) (bool, error) {
+	f, err := inputfile.Open(ctx, path)
 	if err != nil {
 		return false, fmt.Errorf("compare %s: %w", path, err)
 	}

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -42,7 +45,7 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 	}
 	if !fi.Mode().IsRegular() {
 		_ = f.Close() // refused: nothing was read or written
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, describe(fi.Mode()))
 	}
 	return f, nil
 }
@@ -80,4 +83,52 @@ func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 	}
+}
+
+// Find says whether the folder root holds a regular file at rel (a "/"-separated path below
+// it), as a file a pull request may have put there: every folder on the way and the file
+// itself are looked at without following a link (Lstat), so a link anywhere below root, a
+// FIFO, a device or a folder where the file should be is an error naming it, never read. A
+// path that is not there is (false, nil). root itself is the caller's: it may be a link.
+func Find(root, rel string) (bool, error) {
+	p := root
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, part := range parts {
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			return false, fmt.Errorf("%s: leaves %s", filepath.Join(root, rel), root)
+		}
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return false, nil
+		case err != nil:
+			return false, err
+		case st.Mode()&fs.ModeSymlink != 0:
+			return false, fmt.Errorf("%s: not a regular file (a symbolic link, not followed)", p)
+		case i < len(parts)-1 && !st.IsDir():
+			return false, nil // a file where a folder would be: nothing at rel
+		case i == len(parts)-1 && !st.Mode().IsRegular():
+			return false, fmt.Errorf("%s: not a regular file (%s)", p, describe(st.Mode()))
+		}
+	}
+	return true, nil
+}
+
+// describe names a file's type for a refusal: "a folder", "a named pipe (FIFO)", "a device".
+func describe(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
 }

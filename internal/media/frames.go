@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
@@ -523,7 +524,7 @@ var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 // ffmpeg to rgb24, because Go's WebP decoder gets the colour range wrong. For a video it returns
 // the first frame.
 func DecodeImage(ctx context.Context, path string) (rgb []byte, w, h int, err error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(ctx, path)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("decode %s: %w", path, err)
 	}

@@ -1,12 +1,14 @@
 package media
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
+
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // SGLang stores the audio ground truth of a video+audio case as {id}_{n}gpu_audio.wav: the
@@ -125,9 +127,10 @@ func DecodeGTWAV(b []byte) (PCM, error) {
 }
 
 // ReadGTWAV reads and decodes the ground-truth WAV at path (DecodeGTWAV), naming the file in
-// its errors. A file larger than a WAV of MaxAudioSeconds is an error before it is read.
-func ReadGTWAV(path string) (PCM, error) {
-	f, err := os.Open(path)
+// its errors. A file larger than a WAV of MaxAudioSeconds is an error before it is read; a
+// link, a FIFO or a device is refused, never read (inputfile.Open).
+func ReadGTWAV(ctx context.Context, path string) (PCM, error) {
+	f, err := inputfile.Open(ctx, path)
 	if err != nil {
 		return PCM{}, fmt.Errorf("audio ground truth: %w", err)
 	}

@@ -140,7 +140,7 @@ func TestReadGTWAVNamesTheFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("RIFF"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadGTWAV(p); !errors.Is(err, ErrGTWAV) || !strings.Contains(err.Error(), p) {
+	if _, err := ReadGTWAV(t.Context(), p); !errors.Is(err, ErrGTWAV) || !strings.Contains(err.Error(), p) {
 		t.Errorf("error %v, want ErrGTWAV naming %s", err, p)
 	}
 }
