@@ -204,6 +204,9 @@ func caseOf(cr checks.CaseResult) Case {
 // Limits on what a store file may hold: a file from a pull request's run is untrusted input.
 const (
 	maxFileBytes   = 1 << 20
+	// maxValue bounds every number of a store file: 1e15 ms is 31,700 years, and a chart
+	// scaled to 1e308 (or to a value that a unit change makes infinite) draws nothing.
+	maxValue = 1e15
 	maxCases       = 1000
 	maxMetrics     = 200
 	maxStringBytes = 200
@@ -301,8 +304,8 @@ func (c *Case) validate(at string, bad func(format string, args ...any)) {
 		}
 		names[m.Name] = true
 		for _, v := range []*float64{&m.Value, &m.Median, m.Baseline, m.Limit} {
-			if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
-				bad("%s (%s): want finite numbers ≥ 0, got %g", at, m.Name, *v)
+			if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 || *v > maxValue) {
+				bad("%s (%s): want finite numbers from 0 to %g, got %g", at, m.Name, maxValue, *v)
 			}
 		}
 		if m.N < 1 {

@@ -74,7 +74,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Fatal("no error")
 	}
 	for _, want := range []string{`schema "x"`, "suite: longer than 200 bytes", "commit: empty", "run_id: empty", "pr: want the pull request's number",
-		"date: missing", "want finite numbers ≥ 0, got -1", "n: want ≥ 1, got 0", `"perf.e2e" twice`, `cases[1].id: "a" twice`} {
+		"date: missing", "want finite numbers from 0 to 1e+15, got -1", "n: want ≥ 1, got 0", `"perf.e2e" twice`, `cases[1].id: "a" twice`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

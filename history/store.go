@@ -86,6 +86,11 @@ func Write(store string, r *Run) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("history store: %w", err)
 	}
+	// The store is a checkout others write to: a series folder that is a link would put the
+	// file elsewhere. O_EXCL alone refuses a link in the file's own place.
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("history store: %s is not a folder of the store (a symbolic link, not followed)", dir)
+	}
 	path := filepath.Join(dir, r.FileName())
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -108,17 +113,9 @@ func Write(store string, r *Run) (string, error) {
 // others. Every file is opened as untrusted (inputfile): a FIFO, a device or a symbolic link
 // in the store is left out with a warning, at once; ctx ending stops the reading.
 func Load(ctx context.Context, store string) (runs []*Run, warnings []error, err error) {
-	paths, err := filepath.Glob(filepath.Join(store, "*", "*.json"))
+	paths, warnings, err := storeFiles(store)
 	if err != nil {
-		return nil, nil, fmt.Errorf("history store %s: %w", store, err)
-	}
-	if _, serr := os.Stat(store); serr != nil {
-		return nil, nil, fmt.Errorf("history store: %w", serr)
-	}
-	slices.Sort(paths)
-	if len(paths) > maxFiles {
-		warnings = append(warnings, fmt.Errorf("history store %s: %d files, only the newest %d read", store, len(paths), maxFiles))
-		paths = paths[len(paths)-maxFiles:]
+		return nil, nil, err
 	}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
@@ -133,6 +130,47 @@ func Load(ctx context.Context, store string) (runs []*Run, warnings []error, err
 	}
 	slices.SortStableFunc(runs, func(a, b *Run) int { return a.Date.Compare(b.Date) })
 	return runs, warnings, nil
+}
+
+// storeFiles lists the store's files, <series>/<name>.json, found without following a link: a
+// series folder or a file that is a link, and anything that is no regular file, is left out
+// with a warning, so that no file outside the store is read, and none deleted by Prune. More
+// than maxFiles: the newest (by name) are listed, with a warning.
+func storeFiles(store string) (paths []string, warnings []error, err error) {
+	dirs, err := os.ReadDir(store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("history store: %w", err)
+	}
+	for _, d := range dirs {
+		dir := filepath.Join(store, d.Name())
+		if !d.IsDir() {
+			if d.Type()&fs.ModeSymlink != 0 {
+				warnings = append(warnings, fmt.Errorf("history store %s: a symbolic link, not followed", dir))
+			}
+			continue
+		}
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			warnings = append(warnings, fmt.Errorf("history store %s: %w", dir, err))
+			continue
+		}
+		for _, f := range files {
+			p := filepath.Join(dir, f.Name())
+			switch {
+			case filepath.Ext(f.Name()) != ".json":
+			case !f.Type().IsRegular():
+				warnings = append(warnings, fmt.Errorf("history file %s: not a regular file (%s), left alone", p, f.Type()))
+			default:
+				paths = append(paths, p)
+			}
+		}
+	}
+	slices.Sort(paths)
+	if len(paths) > maxFiles {
+		warnings = append(warnings, fmt.Errorf("history store %s: %d files, only the newest %d read", store, len(paths), maxFiles))
+		paths = paths[len(paths)-maxFiles:]
+	}
+	return paths, warnings, nil
 }
 
 func readRun(ctx context.Context, path string) (*Run, error) {
@@ -167,23 +205,30 @@ func readRun(ctx context.Context, path string) (*Run, error) {
 type Keep struct{ Default, PR int }
 
 // Prune deletes the oldest files of every series beyond keep (each count ≥ 1) and returns
-// the paths deleted.
-// Files that do not parse are left alone (Load warns about them): pruning only ever removes
-// what it can date, and a file that is not a regular file (inputfile) is never read.
+// the paths deleted. It deletes only regular files inside the store, found as Load finds them
+// (storeFiles: no link followed, at most maxFiles read). Files that do not parse are left alone
+// (Load warns about them): pruning only ever removes what it can date, and a file that is not
+// a regular file (inputfile) is never read.
 func Prune(ctx context.Context, store string, keep Keep) ([]string, error) {
 	if keep.Default < 1 || keep.PR < 1 {
 		return nil, fmt.Errorf("history store: keep %d default-branch and %d pull-request runs: want at least 1 of each", keep.Default, keep.PR)
 	}
-	dirs, err := filepath.Glob(filepath.Join(store, "*"))
+	all, _, err := storeFiles(store)
 	if err != nil {
-		return nil, fmt.Errorf("history store %s: %w", store, err)
+		return nil, err
+	}
+	bySeries := map[string][]string{}
+	var dirs []string
+	for _, p := range all {
+		d := filepath.Dir(p)
+		if bySeries[d] == nil {
+			dirs = append(dirs, d)
+		}
+		bySeries[d] = append(bySeries[d], p)
 	}
 	var removed []string
 	for _, dir := range dirs {
-		paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-		if err != nil {
-			return removed, fmt.Errorf("history store %s: %w", dir, err)
-		}
+		paths := bySeries[dir]
 		type dated struct {
 			path string
 			run  *Run

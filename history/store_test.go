@@ -85,6 +85,7 @@ func TestLoadLeavesOutHostileFilesWithAWarning(t *testing.T) {
 		filepath.Join(series, "notjson.json"):  `{"schema":`,
 		filepath.Join(series, "unknown.json"):  strings.Replace(string(data), `"suite"`, `"evil": 1, "suite"`, 1),
 		filepath.Join(series, "negative.json"): strings.Replace(string(data), `"value": 101`, `"value": -5`, 1),
+		filepath.Join(series, "huge.json"):     strings.Replace(string(data), `"value": 101`, `"value": 1e308`, 1),
 		filepath.Join(other, "elsewhere.json"): string(data),
 		filepath.Join(series, "trailing.json"): string(data) + "{}",
 	} {
@@ -103,7 +104,7 @@ func TestLoadLeavesOutHostileFilesWithAWarning(t *testing.T) {
 	for _, w := range warnings {
 		got = append(got, filepath.Base(strings.SplitN(strings.TrimPrefix(w.Error(), "history file "), ":", 2)[0]))
 	}
-	want := []string{"elsewhere.json", "big.json", "negative.json", "notjson.json", "trailing.json", "unknown.json"} // by path
+	want := []string{"elsewhere.json", "big.json", "huge.json", "negative.json", "notjson.json", "trailing.json", "unknown.json"} // by path
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("files warned about (-want +got):\n%s\n%v", diff, warnings)
 	}
@@ -191,4 +192,51 @@ func FuzzReadRun(f *testing.F) {
 			t.Errorf("round trip (-read +written):\n%s", diff)
 		}
 	})
+}
+
+// A series folder (or a file) that is a link to a folder outside the store is neither read nor
+// pruned: the files it names stay as they are, and Load says why it left it out.
+func TestLinksOutOfTheStoreAreNotFollowed(t *testing.T) {
+	store, outside := t.TempDir(), t.TempDir()
+	var files []string
+	for i := 1; i <= 3; i++ {
+		p, err := Write(outside, storeRun(i, KindDefault))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	series := filepath.Base(filepath.Dir(files[0]))
+	if err := os.Symlink(filepath.Join(outside, series), filepath.Join(store, series)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(store, storeRun(9, KindPR)); err == nil || !strings.Contains(err.Error(), "a symbolic link, not followed") {
+		t.Fatalf("a write into the linked series: %v", err)
+	}
+	other := storeRun(9, KindPR)
+	other.GPU = "b200"
+	good, err := Write(store, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(files[0], filepath.Join(filepath.Dir(good), "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := Prune(t.Context(), store, Keep{Default: 1, PR: 1})
+	if err != nil || len(removed) != 0 {
+		t.Fatalf("prune removed %v (%v), want nothing", removed, err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("a file outside the store is gone: %v", err)
+		}
+	}
+	runs, warnings, err := Load(t.Context(), store)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("load: %d runs, %v, warnings %v", len(runs), err, warnings)
+	}
+	text := fmt.Sprint(warnings)
+	if !strings.Contains(text, series+": a symbolic link, not followed") || !strings.Contains(text, "link.json: not a regular file") {
+		t.Errorf("warnings %v", warnings)
+	}
 }
