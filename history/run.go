@@ -203,10 +203,10 @@ func caseOf(cr checks.CaseResult) Case {
 
 // Limits on what a store file may hold: a file from a pull request's run is untrusted input.
 const (
-	maxFileBytes   = 1 << 20
+	maxFileBytes = 1 << 20
 	// maxValue bounds every number of a store file: 1e15 ms is 31,700 years, and a chart
 	// scaled to 1e308 (or to a value that a unit change makes infinite) draws nothing.
-	maxValue = 1e15
+	maxValue       = 1e15
 	maxCases       = 1000
 	maxMetrics     = 200
 	maxStringBytes = 200
