@@ -70,7 +70,7 @@ func (in *inputs) read(ctx context.Context, ref string) ([]byte, string, error) 
 		in.got[ref] = data
 		in.mu.Unlock()
 		if in.logf != nil {
-			in.logf("fetched the input %s (%d bytes); the run's later requests send the same bytes", ref, len(data))
+			in.logf("fetched the input %s (%d bytes); the run's later requests send the same bytes", fetch.Redact(ref), len(data))
 		}
 	}
 	return data, name, nil

@@ -131,9 +131,9 @@ func fetchFirstFrame(ctx context.Context, hc *http.Client, raw string, lim fetch
 		return nil, err
 	}
 	sum := sha256.Sum256(b.Data)
-	ff := &checks.FirstFrame{URL: raw, Bytes: int64(len(b.Data)), SHA256: hex.EncodeToString(sum[:]), ContentType: http.DetectContentType(b.Data)}
+	ff := &checks.FirstFrame{URL: fetch.Redact(raw), Bytes: int64(len(b.Data)), SHA256: hex.EncodeToString(sum[:]), ContentType: http.DetectContentType(b.Data)}
 	if !strings.HasPrefix(ff.ContentType, "image/") {
-		return ff, fmt.Errorf("GET %s: the body (%d bytes) is no image: it sniffs as %s", raw, ff.Bytes, ff.ContentType)
+		return ff, fmt.Errorf("GET %s: the body (%d bytes) is no image: it sniffs as %s", ff.URL, ff.Bytes, ff.ContentType)
 	}
 	return ff, nil
 }

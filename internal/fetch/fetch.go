@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"time"
 )
 
@@ -121,4 +122,18 @@ func timedOut(ctx, tctx context.Context, lim Limits, err error) error {
 		return fmt.Errorf("not complete within %s: %w", lim.Timeout, err)
 	}
 	return err
+}
+
+// userinfo is what looks like "user:password@" after a scheme, in text that is no URL.
+var userinfo = regexp.MustCompile(`(://[^/@\s]*?):[^/@\s]*@`)
+
+// Redact is raw with the password of a URL in it masked, as url.URL.Redacted masks it
+// ("https://user:xxxxx@host/"), for every URL printed or recorded: a suite's URL may carry
+// credentials, and logs, results and the PR comment are read by others. Text that does not
+// parse as a URL has what looks like "user:password@" after "://" masked all the same.
+func Redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return userinfo.ReplaceAllString(raw, "$1:xxxxx@")
 }

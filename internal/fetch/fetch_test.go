@@ -99,3 +99,18 @@ func TestGetErrorHidesPassword(t *testing.T) {
 		t.Errorf("error %v: want the URL with its password hidden", err)
 	}
 }
+
+// Redact masks the password of a URL, and of text that looks like one.
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://user:s3cret@example.com/a.png":       "http://user:xxxxx@example.com/a.png",
+		"https://example.com/a.png":                  "https://example.com/a.png",
+		"frames/a.png":                               "frames/a.png",
+		"https://user:s3cret@exa mple.com/not a url": "https://user:xxxxx@exa mple.com/not a url",
+		"git fetch of https://u:p@h/x: refused":      "git fetch of https://u:xxxxx@h/x: refused",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

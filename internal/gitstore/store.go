@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/diffusion-check/diffusion-check/internal/fetch"
 )
 
 // Store is a git repository pinned at one commit, and the folder in it that holds the store.
@@ -100,25 +102,28 @@ func CheckPath(p string) error {
 // CheckRepo refuses a repository that is not an https:// URL, a file:// URL or a local path:
 // no other transport (ssh, git://, http://, ext::), no credentials in a URL, nothing that git
 // could read as an option.
-func CheckRepo(r string) error {
-	for _, c := range r {
+func CheckRepo(repo string) error {
+	// Every message shows the repository with its password masked: a refusal is printed, and
+	// written to results.
+	r := fetch.Redact(repo)
+	for _, c := range repo {
 		if unicode.IsControl(c) || unicode.IsSpace(c) {
 			return fmt.Errorf("repo %q holds a space or a control character", r)
 		}
 	}
-	if strings.HasPrefix(r, "-") {
+	if strings.HasPrefix(repo, "-") {
 		return fmt.Errorf("repo %q starts with '-'", r)
 	}
-	scheme, _, isURL := strings.Cut(r, "://")
+	scheme, _, isURL := strings.Cut(repo, "://")
 	if !isURL {
-		if i := strings.IndexByte(r, ':'); i >= 0 && !strings.Contains(r[:i], "/") {
+		if i := strings.IndexByte(repo, ':'); i >= 0 && !strings.Contains(repo[:i], "/") {
 			return fmt.Errorf("repo %q is an ssh or remote-helper address; write the https:// URL (stores are fetched anonymously)", r)
 		}
 		return nil // a local repository
 	}
-	u, err := url.Parse(r)
+	u, err := url.Parse(repo)
 	if err != nil {
-		return fmt.Errorf("repo %q: %w", r, err)
+		return fmt.Errorf("repo %q: not a URL", r) // url.Error would quote it whole
 	}
 	switch {
 	case scheme != "https" && scheme != "file":

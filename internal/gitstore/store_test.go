@@ -20,7 +20,8 @@ func TestCheckRepo(t *testing.T) {
 		"ssh://git@github.com/x/y":                             "ssh:// is not allowed",
 		"http://github.com/x/y":                                "http:// is not allowed",
 		"git://github.com/x/y":                                 "git:// is not allowed",
-		"https://user:token@github.com/x/y":                    "holds credentials",
+		"https://user:token@github.com/x/y":                    `"https://user:xxxxx@github.com/x/y" holds credentials`,
+		"http://user:token@github.com/x y":                     `"http://user:xxxxx@github.com/x%20y" holds a space`,
 		"https:///x":                                           "names no host",
 		"file://host/srv/x.git":                                "a file:// URL names an absolute local path",
 		"--upload-pack=touch":                                  "starts with '-'",
@@ -32,6 +33,8 @@ func TestCheckRepo(t *testing.T) {
 			t.Errorf("CheckRepo(%q) = %v, want nil", repo, err)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("CheckRepo(%q) = %v, want an error saying %q", repo, err, want)
+		case err != nil && strings.Contains(err.Error(), "token@"):
+			t.Errorf("CheckRepo(%q) shows the password: %v", repo, err)
 		}
 	}
 }
