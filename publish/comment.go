@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/report"
@@ -163,6 +164,10 @@ func (p *publisher) converge(ctx context.Context, rep *report.Report) (string, e
 // diffusion-check lanes rep does not hold, sorted by lane. nil when they cannot be read (on
 // the log: the comment then shows the other lanes as the previous comment recorded them).
 func (p *publisher) others(ctx context.Context, rep *report.Report) []report.Status {
+	// A read of the statuses that never answers must not spend the budget the comment needs:
+	// it gets a share of it, and the comment is written without the other lanes' news.
+	ctx, cancel := context.WithTimeout(ctx, max(p.opts.Budget/4, time.Second))
+	defer cancel()
 	all, err := p.c.LatestStatuses(ctx, p.opts.Event.HeadSHA)
 	if err != nil {
 		fmt.Fprintf(p.opts.Log, "PR comment: %v; other lanes are shown as the previous comment recorded them\n", err)
@@ -187,7 +192,12 @@ func (p *publisher) previous(ctx context.Context, rep *report.Report) (bool, err
 	if p.c.Self == nil {
 		id, how, err := p.c.Identity(ctx)
 		if err != nil {
-			fmt.Fprintf(p.opts.Log, "publish: %v; posting a new comment, editing and deleting none\n", err)
+			msg := fmt.Sprintf("publish: %v; posting a new comment, editing and deleting none", err)
+			if p.opts.Run != nil {
+				p.opts.Run.Warning(msg)
+			} else {
+				fmt.Fprintln(p.opts.Log, msg)
+			}
 			return false, nil
 		}
 		fmt.Fprintf(p.opts.Log, "publish: %s\n", how)

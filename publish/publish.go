@@ -26,6 +26,9 @@ const readOnlyNotice = `diffusion-check could not write the PR comment or commit
 // write. cmd implements it with the Actions toolkit.
 type Run interface {
 	Notice(msg string)
+	// Warning is a problem the report worked around that its reader should see (a comment
+	// posted anew because the token's account could not be told).
+	Warning(msg string)
 	AddSummary(markdown string) error
 }
 

@@ -35,10 +35,16 @@ const (
 type fakeRun struct {
 	mu        sync.Mutex
 	notices   []string
+	warnings  []string
 	summaries []string
 }
 
 func (r *fakeRun) Notice(msg string) { r.mu.Lock(); r.notices = append(r.notices, msg); r.mu.Unlock() }
+func (r *fakeRun) Warning(msg string) {
+	r.mu.Lock()
+	r.warnings = append(r.warnings, msg)
+	r.mu.Unlock()
+}
 func (r *fakeRun) AddSummary(md string) error {
 	r.mu.Lock()
 	r.summaries = append(r.summaries, md)
@@ -290,5 +296,24 @@ func TestEarlierPushLeavesTheComment(t *testing.T) {
 	const why = "PR comment: not written: #7's head moved on to " + newer + ", and these are the results of an earlier push, " + head
 	if !strings.Contains(log.String(), why) || len(run.summaries) == 0 || !strings.Contains(run.summaries[len(run.summaries)-1], why) {
 		t.Errorf("log and summary do not say why:\n%s\n%q", log, run.summaries)
+	}
+}
+
+// A read of the statuses that never answers spends a share of the budget, not all of it: the
+// comment is still written, without the other lanes' news.
+func TestStatusReadThatHangsStillComments(t *testing.T) {
+	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
+	f.AddPull(githubfake.Pull{Number: 7, HeadSHA: head})
+	f.Inject(githubfake.Fault{Method: "GET", Path: "/repos/octo/diffusion/commits/" + head + "/status", Delay: time.Hour, Times: 1})
+	run, log := &fakeRun{}, &bytes.Buffer{}
+	opts := options(run, log)
+	opts.Budget = 8 * time.Second
+	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head)}}
+	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, opts)
+	if err != nil || out.CommentURL == "" {
+		t.Fatalf("Publish: %v, comment %q\n%s", err, out.CommentURL, log)
+	}
+	if !strings.Contains(log.String(), "other lanes are shown as the previous comment recorded them") {
+		t.Errorf("log does not say the read was given up:\n%s", log)
 	}
 }

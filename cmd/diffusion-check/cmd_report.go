@@ -426,6 +426,15 @@ func (r actionsRun) Notice(msg string) {
 	fmt.Fprintln(r.e.stderr, msg)
 }
 
+// Warning is a ::warning in a workflow (a yellow annotation), a line on stderr elsewhere.
+func (r actionsRun) Warning(msg string) {
+	if r.e.github().Actions {
+		r.e.action().Warningf("%s", msg)
+		return
+	}
+	fmt.Fprintln(r.e.stderr, msg)
+}
+
 func (r actionsRun) AddSummary(md string) error { return appendSummary(r.e, md) }
 
 // appendSummary appends md to the job summary ($GITHUB_STEP_SUMMARY) through the toolkit,

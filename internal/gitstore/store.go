@@ -76,10 +76,16 @@ func CheckCommit(c string) error {
 // CheckPath refuses a path that is not a folder inside the repository (PathPattern); "" is
 // the repository's root.
 func CheckPath(p string) error {
+	parts := strings.Split(p, "/")
+	for _, part := range parts {
+		// git's own folder is never checked out: a store there would always be "not found".
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("path %q names git's own folder .git, which no checkout holds; name the store's folder", p)
+		}
+	}
 	if p == "" || pathRE.MatchString(p) {
 		return nil
 	}
-	parts := strings.Split(p, "/")
 	switch {
 	case strings.HasPrefix(p, "/"):
 		return fmt.Errorf("path %q is absolute; write the folder from the repository's root, e.g. diffusion-ci/consistency_gt", p)

@@ -60,6 +60,8 @@ func TestCheckCommitAndPath(t *testing.T) {
 		"":                            "",
 		"diffusion-ci/consistency_gt": "",
 		".hidden/x..y/...":            "",
+		".git":                        "names git's own folder .git",
+		"diffusion-ci/.GIT/objects":   "names git's own folder .git",
 		"../x":                        "leaves the repository",
 		"a/../../x":                   "leaves the repository",
 		"/etc":                        "is absolute",
