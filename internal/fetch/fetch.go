@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,19 +100,47 @@ func Get(ctx context.Context, hc *http.Client, raw string, lim Limits) (Body, er
 	if resp.ContentLength > lim.MaxBytes {
 		return fail(&TooLargeError{Limit: lim.MaxBytes})
 	}
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 {
-		buf.Grow(int(resp.ContentLength))
-	}
-	// One byte past the cap tells a body that is too large from one that ends at it.
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, lim.MaxBytes+1))
-	if err != nil {
-		return fail(fmt.Errorf("read the body after %d bytes: %w", n, timedOut(ctx, tctx, lim, err)))
-	}
-	if n > lim.MaxBytes {
+	data, err := readCapped(resp.Body, resp.ContentLength, lim.MaxBytes)
+	if errors.Is(err, errTooLarge) {
 		return fail(&TooLargeError{Limit: lim.MaxBytes})
 	}
-	return Body{Data: buf.Bytes(), ContentType: resp.Header.Get("Content-Type")}, nil
+	if err != nil {
+		return fail(fmt.Errorf("read the body after %d bytes: %w", len(data), timedOut(ctx, tctx, lim, err)))
+	}
+	return Body{Data: data, ContentType: resp.Header.Get("Content-Type")}, nil
+}
+
+var errTooLarge = errors.New("too large")
+
+// readCapped reads a body of at most limit bytes into one buffer allocated once: its
+// Content-Length and a byte when it says one, else limit and a byte (memory the kernel gives
+// only as it is written). So a body, chunked or not, costs at most the cap and one byte, never
+// the doublings of a growing buffer; the byte past the cap tells a body that is too large
+// from one that ends at it (errTooLarge).
+func readCapped(body io.Reader, length, limit int64) ([]byte, error) {
+	size := limit + 1
+	if length >= 0 && length < limit {
+		size = length + 1
+	}
+	data := make([]byte, 0, size)
+	for {
+		n, err := body.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		switch {
+		case int64(len(data)) > limit:
+			return data, errTooLarge
+		case errors.Is(err, io.EOF):
+			return data, nil
+		case err != nil:
+			return data, err
+		case len(data) == cap(data):
+			// A body longer than its Content-Length said (net/http stops it at the length; a
+			// server that lied is read on, up to the cap).
+			grown := make([]byte, len(data), min(limit+1, int64(2*cap(data))))
+			copy(grown, data)
+			data = grown
+		}
+	}
 }
 
 // timedOut names the fetch's own timeout when it, not the caller's context, ended err.

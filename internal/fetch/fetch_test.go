@@ -114,3 +114,28 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// A chunked body just over the cap costs the cap and a byte, not the doublings of a growing
+// buffer: readCapped allocates its buffer once.
+func TestReadCappedAllocatesOnce(t *testing.T) {
+	const limit = 4 << 20
+	body := strings.NewReader(strings.Repeat("x", limit+100))
+	allocs := testing.AllocsPerRun(1, func() {
+		body.Reset(strings.Repeat("x", limit+100))
+		if _, err := readCapped(onlyReader{body}, -1, limit); !errors.Is(err, errTooLarge) {
+			t.Fatalf("err %v, want too large", err)
+		}
+	})
+	if allocs > 2 { // the buffer (and the string Reset builds)
+		t.Errorf("%v allocations for one capped read, want the one buffer", allocs)
+	}
+	data, err := readCapped(strings.NewReader("0123456789"), 10, limit)
+	if err != nil || string(data) != "0123456789" || cap(data) != 11 {
+		t.Errorf("a body of its Content-Length: %q (cap %d), %v", data, cap(data), err)
+	}
+}
+
+// onlyReader hides a reader's other methods (io.WriterTo), as a response body does.
+type onlyReader struct{ r *strings.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
