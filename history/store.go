@@ -159,7 +159,7 @@ func storeFiles(store string) (paths []string, warnings []error, err error) {
 			switch {
 			case filepath.Ext(f.Name()) != ".json":
 			case !f.Type().IsRegular():
-				warnings = append(warnings, fmt.Errorf("history file %s: not a regular file (%s), left alone", p, f.Type()))
+				warnings = append(warnings, fmt.Errorf("history file %s: not a regular file (%s), left alone", p, inputfile.Describe(f.Type())))
 			default:
 				paths = append(paths, p)
 			}

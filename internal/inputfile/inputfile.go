@@ -33,7 +33,7 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 	}
 	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s: not a regular file (a symbolic link, not followed)", path)
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, Describe(fs.ModeSymlink))
 	}
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 	}
 	if !fi.Mode().IsRegular() {
 		_ = f.Close() // refused: nothing was read or written
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, describe(fi.Mode()))
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, Describe(fi.Mode()))
 	}
 	return f, nil
 }
@@ -108,19 +108,23 @@ func Find(root, rel string) (bool, error) {
 		case err != nil:
 			return false, err
 		case st.Mode()&fs.ModeSymlink != 0:
-			return false, fmt.Errorf("%s: not a regular file (a symbolic link, not followed)", p)
+			return false, fmt.Errorf("%s: not a regular file (%s)", p, Describe(st.Mode()))
 		case i < len(parts)-1 && !st.IsDir():
 			return false, nil // a file where a folder would be: nothing at rel
 		case i == len(parts)-1 && !st.Mode().IsRegular():
-			return false, fmt.Errorf("%s: not a regular file (%s)", p, describe(st.Mode()))
+			return false, fmt.Errorf("%s: not a regular file (%s)", p, Describe(st.Mode()))
 		}
 	}
 	return true, nil
 }
 
-// describe names a file's type for a refusal: "a folder", "a named pipe (FIFO)", "a device".
-func describe(m fs.FileMode) string {
+// Describe names a file's type, as Lstat gives it, for a refusal: "a symbolic link, not
+// followed", "a folder", "a named pipe (FIFO)", "a device". Every refusal of a file that is
+// not a regular one words the type this way.
+func Describe(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link, not followed"
 	case m.IsDir():
 		return "a folder"
 	case m&fs.ModeNamedPipe != 0:
