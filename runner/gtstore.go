@@ -14,7 +14,8 @@ import (
 // its folder there; the run's first lines say which store and where. A partition none of
 // whose cases compares with ground truth fetches nothing. A store the repository lacks (its
 // commit or its folder) and a gt run, which writes a folder, are configuration errors; a
-// fetch that fails (the network, git missing) is not.
+// fetch that fails (the network, git missing) is not. A store over the disk cap is one too,
+// saying how to raise the cap.
 func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases []*suite.Case) error {
 	st := opts.Suite.GroundTruthStore
 	if st == nil {
@@ -37,7 +38,7 @@ func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases
 		return &ConfigError{fmt.Errorf("%s: no cache folder to fetch %s into: set DIFFUSION_CHECK_GT_CACHE, XDG_CACHE_HOME or HOME", where, st)}
 	}
 	// git gets the servers' environment (no token; nil: this process's).
-	f := gitstore.Fetcher{Cache: opts.GTCache, Env: serverEnviron(opts.Environ),
+	f := gitstore.Fetcher{Cache: opts.GTCache, Env: serverEnviron(opts.Environ), MaxBytes: opts.GTMaxBytes,
 		Logf: func(format string, args ...any) { fmt.Fprintf(opts.Progress, "ground truth: "+format+"\n", args...) }}
 	dir, fetched, err := f.Fetch(ctx, *st)
 	if err != nil {
@@ -45,6 +46,9 @@ func (cc *consistencyConfig) fetchStore(ctx context.Context, opts Options, cases
 		var missing *gitstore.NotFoundError
 		if errors.As(err, &missing) {
 			return &ConfigError{err}
+		}
+		if over := (*gitstore.CapError)(nil); errors.As(err, &over) {
+			return &ConfigError{fmt.Errorf("%w; if the store is meant to be this large, set DIFFUSION_CHECK_GT_MAX_MIB above %d", err, over.Cap>>20)}
 		}
 		return err
 	}

@@ -88,6 +88,9 @@ type Options struct {
 	// {repo, commit, path}`), shared by the runs of a host: one entry per store
 	// (internal/gitstore). cmd sets it; empty refuses a suite that names a store.
 	GTCache string
+	// GTMaxBytes caps the disk one fetch of a store fills (gitstore.Fetcher.MaxBytes); 0 is
+	// gitstore.DefaultMaxBytes. cmd sets it from $DIFFUSION_CHECK_GT_MAX_MIB.
+	GTMaxBytes int64
 }
 
 // ConfigError is an error of Run that lies in its options or in the suite's files (a bad

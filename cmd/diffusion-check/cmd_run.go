@@ -177,6 +177,10 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	if err != nil {
 		return runner.Options{}, none, usageError{err}
 	}
+	gtMax, err := gtMaxBytes(e)
+	if err != nil {
+		return runner.Options{}, none, usageError{err}
+	}
 	p, err := parsePartition(o.partition)
 	if err != nil {
 		return runner.Options{}, none, err
@@ -237,6 +241,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 		CLIPScorer:        clipScorerOf(o.clipScorer, o.clipTimeout),
 		GTMemory:          gtMemory(o.gtMiB),
 		GTCache:           gtCacheDir(e),
+		GTMaxBytes:        gtMax,
 		ValidationThreads: o.threads,
 		// SGLang's harness compares the value with "1" exactly (test_server_common.py).
 		SkipConsistency: e.getenv("SGLANG_SKIP_CONSISTENCY") == "1",

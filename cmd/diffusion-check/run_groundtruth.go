@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
@@ -64,6 +65,24 @@ func cell(s string) string {
 // gtCacheEnv names the folder of the fetched ground-truth stores, over the default below (as
 // scripts/lint's GOLANGCI_LINT_DIR names its own under the same user cache).
 const gtCacheEnv = "DIFFUSION_CHECK_GT_CACHE"
+
+// gtMaxEnv caps, in MiB, the disk one fetch of a ground-truth store may fill (git's objects
+// and the checkout); unset is gitstore.DefaultMaxBytes.
+const gtMaxEnv = "DIFFUSION_CHECK_GT_MAX_MIB"
+
+// gtMaxBytes is $DIFFUSION_CHECK_GT_MAX_MIB in bytes; 0 (the default cap) when it is unset,
+// an error naming the variable when it is no whole number of MiB from 1 to 1 TiB.
+func gtMaxBytes(e env) (int64, error) {
+	v := e.getenv(gtMaxEnv)
+	if v == "" {
+		return 0, nil
+	}
+	mib, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || mib < 1 || mib > 1<<20 {
+		return 0, fmt.Errorf("%s=%q: want a whole number of MiB from 1 to %d", gtMaxEnv, v, 1<<20)
+	}
+	return mib << 20, nil
+}
 
 // gtCacheDir is where `run` keeps the ground-truth stores it fetched (a suite's
 // `ground_truth: {repo, commit, path}`), shared by every run of the user on the host:

@@ -26,6 +26,9 @@ type Fetcher struct {
 	Env []string
 	// Logf, when set, hears why a cached entry was not used (it did not match the commit).
 	Logf func(format string, args ...any)
+	// MaxBytes caps the disk one fetch fills (its folder: git's objects and the checkout); 0
+	// is DefaultMaxBytes. A fetch over it is stopped and refused with a *CapError.
+	MaxBytes int64
 	// git runs one git command (its arguments after "git") and returns its standard output;
 	// nil runs the git binary (runGit). Tests count and interrupt the commands through it.
 	git func(ctx context.Context, args []string) ([]byte, error)
@@ -93,7 +96,7 @@ func (f Fetcher) Fetch(ctx context.Context, s Store) (dir string, fetched bool, 
 	}
 	// A checkout that is not installed is never left behind (a killed run's is: staleAfter).
 	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := f.checkout(ctx, s, tmp); err != nil {
+	if err := f.capped(ctx, s, tmp, func(ctx context.Context) error { return f.checkout(ctx, s, tmp) }); err != nil {
 		return "", false, err
 	}
 	if err := os.Rename(tmp, entry); err != nil {
@@ -131,8 +134,14 @@ func pruneStale(cache string, cutoff time.Time) {
 func (f Fetcher) checkout(ctx context.Context, s Store, dir string) error {
 	git := func(args ...string) ([]byte, error) { return f.gitIn(ctx, s, dir, args...) }
 	fail := func(err error) error { return fmt.Errorf("git fetch of %s at %s: %w", s.Repo, s.Commit, err) }
-	if err := f.fetchCommit(ctx, s, dir); err != nil {
+	blobless, err := f.fetchCommit(ctx, s, dir)
+	if err != nil {
 		return err
+	}
+	if blobless {
+		if err := f.checkFilter(ctx, s, dir); err != nil {
+			return err
+		}
 	}
 	if _, err := git("checkout", "-q", "--detach", s.Commit); err != nil {
 		return fail(err)
@@ -157,32 +166,33 @@ func (f Fetcher) checkout(ctx context.Context, s Store, dir string) error {
 // shallow blob-less fetch of the one commit (no file contents; a checkout fetches the blobs it
 // needs). A server that refuses to be asked for a commit (a SHA "want") serves no blob-less
 // fetch either: the repository is then fetched in full, its branches and tags with every blob.
-// A commit the repository does not have is a NotFoundError.
-func (f Fetcher) fetchCommit(ctx context.Context, s Store, dir string) error {
+// A commit the repository does not have is a NotFoundError. blobless says which fetch it was.
+func (f Fetcher) fetchCommit(ctx context.Context, s Store, dir string) (blobless bool, err error) {
 	git := func(args ...string) ([]byte, error) { return f.gitIn(ctx, s, dir, args...) }
 	fail := func(err error) error { return fmt.Errorf("git fetch of %s at %s: %w", s.Repo, s.Commit, err) }
 	if err := f.initRepo(ctx, s, dir); err != nil {
-		return fail(err)
+		return false, fail(err)
 	}
 	if _, shallow := git("fetch", "-q", "--no-tags", "--depth", "1", "--filter=blob:none", "origin", s.Commit); shallow != nil {
 		// Anew: the failed fetch made the repository a partial clone of a server that serves none.
 		if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
-			return fail(err)
+			return false, fail(err)
 		}
 		if err := f.initRepo(ctx, s, dir); err != nil {
-			return fail(err)
+			return false, fail(err)
 		}
 		if _, err := git("fetch", "-q", "--no-tags", "origin", "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"); err != nil {
 			if err.Error() == shallow.Error() { // an unreachable or missing repository: one message
-				return fail(err)
+				return false, fail(err)
 			}
-			return fail(fmt.Errorf("%w (and asked for the commit alone: %w)", err, shallow))
+			return false, fail(fmt.Errorf("%w (and asked for the commit alone: %w)", err, shallow))
 		}
 		if _, err := git("cat-file", "-e", s.Commit+"^{commit}"); err != nil {
-			return &NotFoundError{fmt.Sprintf("commit %s not found in %s (on no branch or tag; asked for alone: %v)", s.Commit, s.Repo, shallow)}
+			return false, &NotFoundError{fmt.Sprintf("commit %s not found in %s (on no branch or tag; asked for alone: %v)", s.Commit, s.Repo, shallow)}
 		}
+		return false, nil
 	}
-	return nil
+	return true, nil
 }
 
 // initRepo makes dir an empty repository whose remote origin is the store's, and whose
@@ -239,14 +249,18 @@ func (f Fetcher) gitIn(ctx context.Context, s Store, dir string, args ...string)
 }
 
 // gitStderrMax bounds what is kept of a git command's standard error (its last bytes: git's
-// "fatal:" line comes last) and of its standard output.
+// "fatal:" line comes last).
 const gitStderrMax = 4 << 10
+
+// gitStdoutMax bounds a git command's standard output (a store's `ls-tree -r` lists a line of
+// about 100 bytes per file); more is an error, never a list cut short.
+const gitStdoutMax = 64 << 20
 
 // runGit runs the git binary in its own process group, which a cancelled ctx terminates.
 func (f Fetcher) runGit(ctx context.Context, args []string) ([]byte, error) {
 	cmd := proc.Command(ctx, 5*time.Second, "git", args...)
 	cmd.Env = gitEnviron(f.Env)
-	stdout, stderr := &proc.Tail{N: gitStderrMax}, &proc.Tail{N: gitStderrMax}
+	stdout, stderr := &proc.Head{N: gitStdoutMax}, &proc.Tail{N: gitStderrMax}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	if errors.Is(err, exec.ErrNotFound) {
@@ -258,6 +272,9 @@ func (f Fetcher) runGit(ctx context.Context, args []string) ([]byte, error) {
 		}
 		msg := strings.Join(strings.Fields(string(bytes.TrimSpace(stderr.Bytes()))), " ")
 		return nil, fmt.Errorf("git %s: %w: %s", subcommand(args), err, cmp.Or(msg, "no message"))
+	}
+	if stdout.Over() {
+		return nil, fmt.Errorf("git %s: more than %d MiB of output", subcommand(args), gitStdoutMax>>20)
 	}
 	return stdout.Bytes(), nil
 }

@@ -188,6 +188,11 @@ func TestFetchPinnedCommit(t *testing.T) {
 	if got := read(t, filepath.Join(whole, "diffusion-comparisons", "charts", "latency.png")); got != "not the store" {
 		t.Errorf("the whole tree's latency.png holds %q", got)
 	}
+	// The whole repository's entry is verified against the commit's root tree, and used.
+	cached, fetched, err := again.fetcher(cache).Fetch(context.Background(), Store{Repo: "file://" + r.bare, Commit: r.first})
+	if err != nil || fetched || cached != whole {
+		t.Errorf("the whole repository again: %s fetched=%v err=%v, want %s from the cache", cached, fetched, err, whole)
+	}
 }
 
 // TestPlantedEntriesNeverPass: a cache entry an earlier job planted or changed (other bytes,

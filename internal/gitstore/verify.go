@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
 // verify checks a cached entry against the store's pinned commit, and says why it does not
@@ -35,7 +37,14 @@ func (f Fetcher) verify(ctx context.Context, s Store, entry string) (string, err
 	defer func() { _ = os.RemoveAll(tmp) }()
 	trees := s
 	trees.Path = "" // no sparse checkout: nothing is checked out
-	if err := f.fetchCommit(ctx, trees, tmp); err != nil {
+	err = f.capped(ctx, s, tmp, func(ctx context.Context) error {
+		blobless, err := f.fetchCommit(ctx, trees, tmp)
+		if err != nil || !blobless {
+			return err
+		}
+		return f.checkFilter(ctx, s, tmp)
+	})
+	if err != nil {
 		return "", err
 	}
 	want, err := f.treeBlobs(ctx, s, tmp)
@@ -54,10 +63,7 @@ func (f Fetcher) verify(ctx context.Context, s Store, entry string) (string, err
 // checked out as a plain file holding its target, whose blob is that text). A submodule is
 // not checked out, and not listed. A folder the commit does not have is a NotFoundError.
 func (f Fetcher) treeBlobs(ctx context.Context, s Store, dir string) (map[string]string, error) {
-	tree := s.Commit
-	if s.Path != "" {
-		tree += ":" + s.Path
-	}
+	tree := s.Commit + ":" + s.Path // "<commit>:" is its root tree
 	if kind, err := f.gitIn(ctx, s, dir, "cat-file", "-t", tree); err != nil || strings.TrimSpace(string(kind)) != "tree" {
 		return nil, &NotFoundError{fmt.Sprintf("path %s not found in %s at %s", s.Path, s.Repo, s.Commit)}
 	}
@@ -83,6 +89,58 @@ func (f Fetcher) treeBlobs(ctx context.Context, s Store, dir string) (map[string
 	return blobs, nil
 }
 
+// checkFilter refuses a blob-less fetch into dir that brought file contents all the same: a
+// server that ignores --filter=blob:none (a local repository without uploadpack.allowFilter,
+// or one that lies) sends every file of the commit, those outside the store's folder too. A
+// blob in dir that is no file of the store's folder is refused, naming one, before anything
+// is checked out or kept; the fetch stays within the disk cap either way (capped).
+func (f Fetcher) checkFilter(ctx context.Context, s Store, dir string) error {
+	out, err := f.gitIn(ctx, s, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objecttype) %(objectname)")
+	if err != nil {
+		return fmt.Errorf("git cat-file of %s at %s: %w", s.Repo, s.Commit, err)
+	}
+	var present []string
+	for line := range strings.Lines(string(out)) {
+		if kind, id, ok := strings.Cut(strings.TrimSpace(line), " "); ok && kind == "blob" {
+			present = append(present, id)
+		}
+	}
+	if len(present) == 0 {
+		return nil
+	}
+	whole := s
+	whole.Path = ""
+	all, err := f.treeBlobs(ctx, whole, dir)
+	if err != nil {
+		return err
+	}
+	inside, where := map[string]bool{}, map[string]string{}
+	for p, id := range all {
+		if s.Path == "" || strings.HasPrefix(p, s.Path+"/") {
+			inside[id] = true
+		} else {
+			where[id] = p
+		}
+	}
+	var outside []string
+	for _, id := range present {
+		if !inside[id] {
+			outside = append(outside, id)
+		}
+	}
+	if len(outside) == 0 {
+		return nil
+	}
+	slices.Sort(outside)
+	example := "blob " + outside[0] + ", in no file of the commit"
+	if p, ok := where[outside[0]]; ok {
+		example = p
+	}
+	return fmt.Errorf("%s: asked for no file contents (--filter=blob:none), the server sent %d that are no file of the store (%s): "+
+		"it ignores the filter; refused, nothing kept (a local repository serves the filter once `git config uploadpack.allowFilter true` is set in it)",
+		s, len(outside), example)
+}
+
 // maxVerifyFileBytes bounds one cached file read to verify it: a ground-truth store holds
 // pictures, videos and audio of at most a few hundred MiB each.
 const maxVerifyFileBytes = 4 << 30
@@ -104,7 +162,7 @@ func entryBlobs(dir string) (blobs map[string]string, why string) {
 		case d.IsDir():
 			return nil
 		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is no regular file (%s)", rel, d.Type())
+			return fmt.Errorf("%s is no regular file (%s)", rel, inputfile.Describe(d.Type()))
 		}
 		id, err := blobID(p)
 		if err != nil {
@@ -122,7 +180,7 @@ func entryBlobs(dir string) (blobs map[string]string, why string) {
 // blobID is git's object id of a file's bytes as a blob: SHA-1 of "blob <size>\x00" and the
 // bytes (the object format of a repository whose commits have 40-hex ids).
 func blobID(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(context.Background(), path)
 	if err != nil {
 		return "", err
 	}
