@@ -1,6 +1,9 @@
 package checks
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Schema is the version tag written into every results.json.
 const Schema = "diffusion-check/results/v1"
@@ -283,3 +286,10 @@ func (l *Load) SetLoadInclusive(reqs []RequestResult) {
 	}
 	l.LoadInclusiveE2EMs = l.DurationMs + reqs[0].ServerTotalMs
 }
+
+// DefaultLane names the lane of cases that belong to none.
+const DefaultLane = "default"
+
+// LaneOf is the lane a case of r belongs to when merged: its own, else the lane its run was
+// asked for, else DefaultLane.
+func (r Result) LaneOf(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }

@@ -189,14 +189,15 @@ func Finalize(r *Result) {
 	// A partition its plan left empty (a plan file from before plans dropped empty
 	// partitions, or a selection that left out every case) checked nothing because there was
 	// nothing to check: it passes.
-	if r.emptyPartition() || r.nothingSelected() {
+	if r.EmptyPartition() || r.nothingSelected() {
 		r.Status = Pass
 	}
 }
 
-// emptyPartition reports whether r is the run of a partition its plan gave no cases, that
-// ran none and had no problem.
-func (r *Result) emptyPartition() bool {
+// EmptyPartition reports whether r is the run of a partition its plan gave no cases, that
+// ran none and had no problem: it passes, and a merge does not count it as speaking for its
+// lane.
+func (r *Result) EmptyPartition() bool {
 	return len(r.Cases) == 0 && len(r.Errors) == 0 && r.Partition.Index >= 0 &&
 		r.Partition.Index < len(r.Planned) && len(r.Planned[r.Partition.Index]) == 0
 }

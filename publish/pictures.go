@@ -37,7 +37,7 @@ type failurePicture struct {
 // request 1 (consistency.repeat: request 1 | request k | SSIM map) and has one in its results
 // folder (artifacts/<case>/request-<i>/), in the order of the results, at most
 // maxPushedPictures.
-func findPictures(inputs []checks.Input) []failurePicture {
+func findPictures(inputs []results.Input) []failurePicture {
 	var out []failurePicture
 	for _, in := range inputs {
 		dir := filepath.Join(filepath.Dir(in.File), results.ArtifactsDir)
@@ -114,7 +114,7 @@ func memoryFailed(cs []checks.Check) bool {
 // URL of each for the comment. Nothing is pushed for a fork's pull request (its pictures
 // come from code the pull request controls, and its token is read-only) or without a
 // branch; a refusal or a failure is a notice, and the comment links to the artifacts.
-func (p *publisher) pushPictures(ctx context.Context, inputs []checks.Input) map[report.PictureKey]string {
+func (p *publisher) pushPictures(ctx context.Context, inputs []results.Input) map[report.PictureKey]string {
 	found := findPictures(inputs)
 	branch, t, log := p.opts.PicturesBranch, p.opts.Event, p.opts.Log
 	if len(found) == 0 || branch == "" {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // readOnlyNotice explains what to do when the token cannot write: the pattern that lets a
@@ -78,7 +78,7 @@ type Outputs struct {
 // fills rep's links (run, artifacts), pictures and previous state as it learns them, so
 // that what the caller renders afterwards (Markdown file, job summary) says the same as the
 // comment. An error is a failure to publish that is not a fork's read-only token.
-func Publish(ctx context.Context, client *gh.Client, rep *report.Report, inputs []checks.Input, opts Options) (Outputs, error) {
+func Publish(ctx context.Context, client *gh.Client, rep *report.Report, inputs []results.Input, opts Options) (Outputs, error) {
 	if err := gh.CheckCommit(rep.Lanes, opts.Event.HeadSHA); err != nil {
 		return Outputs{}, err
 	}

@@ -237,7 +237,7 @@ func TestPicturesGetAThirdOfTheBudget(t *testing.T) {
 	if err := os.WriteFile(pic, png.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inputs := []checks.Input{{File: filepath.Join(dir, results.ResultsFile), Result: &rep.Lanes[0]}}
+	inputs := []results.Input{{File: filepath.Join(dir, results.ResultsFile), Result: &rep.Lanes[0]}}
 	synctest.Test(t, func(t *testing.T) {
 		f := githubfake.NewLocal(githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
 		f.Inject(githubfake.Fault{Path: "/repos/octo/diffusion/git/", Delay: 24 * time.Hour, Times: 1 << 20})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // icon is a status at a glance.
@@ -124,13 +125,13 @@ func links(b *strings.Builder, r *Report) {
 type counts struct{ cases, requests, failed, known, skipped, cancelled, passed, flaky int }
 
 func count(lanes []checks.Result) counts {
-	t := checks.TallyRequests(lanes...)
+	t := results.TallyRequests(lanes...)
 	n := counts{requests: t.Total(), failed: t.Failed(), skipped: t[checks.Skip],
 		cancelled: t[checks.Cancelled], passed: t[checks.Pass], flaky: t[checks.Flaky]}
 	for _, l := range lanes {
 		n.cases += len(l.Cases)
 	}
-	for _, o := range checks.KnownOutcomes(lanes...) {
+	for _, o := range results.KnownOutcomes(lanes...) {
 		if o.State == checks.KnownStateKnown {
 			n.known++
 		}

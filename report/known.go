@@ -9,18 +9,19 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
-// knownFailures lists each known-failures entry once per case (checks.KnownOutcomes), over
+// knownFailures lists each known-failures entry once per case (results.KnownOutcomes), over
 // every request of every partition: still failing (with how many requests it hit), fixed
 // (it passed in every request: remove the entry) or expired (counts as a failure).
 func knownFailures(b *strings.Builder, lanes []checks.Result) {
-	outs := checks.KnownOutcomes(lanes...)
+	outs := results.KnownOutcomes(lanes...)
 	if len(outs) == 0 {
 		return
 	}
 	rank := map[string]int{checks.KnownStateExpired: 0, checks.KnownStateFixed: 1, checks.KnownStateKnown: 2}
-	slices.SortStableFunc(outs, func(a, b checks.KnownOutcome) int { return cmp.Compare(rank[a.State], rank[b.State]) })
+	slices.SortStableFunc(outs, func(a, b results.KnownOutcome) int { return cmp.Compare(rank[a.State], rank[b.State]) })
 	b.WriteString("\n### Known failures\n\n| | Case | Checks | Hit | Reason | State |\n|---|---|---|---|---|---|\n")
 	for _, o := range outs {
 		until := ""

@@ -15,7 +15,7 @@ import (
 const commentLimit = 65536
 
 // Report is what the PR comment, the job summary and the JUnit file are rendered from: the
-// merged results of one or more lanes (checks.Merge) and where they can be seen.
+// merged results of one or more lanes (results.Merge) and where they can be seen.
 type Report struct {
 	// Key tells apart the comments of several reports on one PR (a marker in the comment).
 	Key string

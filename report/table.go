@@ -12,6 +12,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // maxStages is how many stages the STAGES column shows: the slowest ones, in pipeline order.
@@ -259,7 +260,7 @@ func indent(s string) string {
 }
 
 func summary(b *bytes.Buffer, r *checks.Result) {
-	n := checks.TallyRequests(*r)
+	n := results.TallyRequests(*r)
 	total := n.Total()
 	fmt.Fprintf(b, "\n%s, %s: %d passed, %d failed, %d known, %d skipped",
 		words.Plural(len(r.Cases), "case"), words.Plural(total, "request"), n[checks.Pass], n[checks.Fail], n[checks.Known], n[checks.Skip])

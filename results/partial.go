@@ -13,13 +13,13 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 )
 
-// ReadOut reads the results that one run wrote into its --out folder dir. results.json is
+// readOut reads the results that one run wrote into its --out folder dir. results.json is
 // read as it is unless it is marked incomplete (written at the start of the run, or when it
 // was cancelled, and never replaced by the final write) or missing: then the requests that
 // requests.jsonl holds are put into it (complete), or make it up when there is no
 // results.json at all, and the result stays marked incomplete, with an error, so that it is
 // never a pass and its failures show. The warnings say what was rebuilt and what was skipped.
-func ReadOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
+func readOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 	resPath, reqPath := filepath.Join(dir, ResultsFile), filepath.Join(dir, RequestsFile)
 	res, err := readResultsFile(ctx, resPath)
 	missing := errors.Is(err, fs.ErrNotExist)
@@ -132,7 +132,8 @@ func complete(res *checks.Result, lines []requestLine) []error {
 			case k.confirm:
 				confirms = append(confirms, rr)
 			case rr.Index < 1 || rr.Index > len(c.Requests) || rr.Of != len(c.Requests):
-				warnings = append(warnings, fmt.Errorf("case %s: request line %d/%d does not fit the case's %d requests: skipped", id, rr.Index, rr.Of, len(c.Requests)))
+				warnings = append(warnings, fmt.Errorf("case %s: request line %d/%d does not fit the case's %d requests: skipped", id, rr.Index, rr.Of,
+					len(c.Requests)))
 			default:
 				c.Requests[rr.Index-1] = rr
 			}
@@ -198,7 +199,7 @@ func noResult(caseID string, i, of int) checks.RequestResult {
 	}
 }
 
-// FillRebuiltHeads gives each result of inputs rebuilt from requests.jsonl alone (no
+// fillRebuiltHeads gives each result of inputs rebuilt from requests.jsonl alone (no
 // results.json: its head unknown) the head of its plan: the partition and plan hash its lines
 // record (placeRebuilt) find another input of the same plan, whose suite, lane, GPU, mode,
 // commit, case lists and selection it takes, so that the merge counts its cases in that
@@ -206,7 +207,7 @@ func noResult(caseID string, i, of int) checks.RequestResult {
 // other input holds, claims no partition (the merge then names the partition as never
 // reported, or as not fitting its plan); it only takes the suite of the other inputs when
 // they agree on one, so that its cases can be shown beside theirs.
-func FillRebuiltHeads(inputs []checks.Input) {
+func fillRebuiltHeads(inputs []Input) {
 	suites := map[string]bool{}
 	for _, x := range inputs {
 		if x.Result.Suite != "" {
@@ -232,7 +233,7 @@ func FillRebuiltHeads(inputs []checks.Input) {
 }
 
 // planOf is another input of the plan r's lines record, one that holds the plan's case lists.
-func planOf(r *checks.Result, inputs []checks.Input) *checks.Result {
+func planOf(r *checks.Result, inputs []Input) *checks.Result {
 	if r.PlanHash == "" {
 		return nil
 	}

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // TestReadOutKeepsEveryMeasuredRequest: whatever the run left in --out (a final results.json,
-// the one written at its start and never replaced, or no results.json at all), ReadOut
+// the one written at its start and never replaced, or no results.json at all), readOut
 // returns every request that requests.jsonl holds, with its verdict (the last line of a
 // request wins), marks a result it completed or rebuilt incomplete and an error, and never
 // calls it a pass.
@@ -60,7 +61,7 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, warnings, err := ReadOut(t.Context(), dir)
+			res, warnings, err := readOut(t.Context(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(res, direct); diff != "" {
-				t.Errorf("Read differs from ReadOut (-ReadOut +Read):\n%s", diff)
+				t.Errorf("Read differs from readOut (-readOut +Read):\n%s", diff)
 			}
 		})
 	}
@@ -107,9 +108,9 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 	if err := rec.Request(sampleRequest("other", 1, 1)); err != nil {
 		t.Fatal(err)
 	}
-	res, warnings, err := ReadOut(t.Context(), dir)
+	res, warnings, err := readOut(t.Context(), dir)
 	if err != nil || len(warnings) > 0 || len(res.Cases) != 1 || res.Status != checks.Pass {
-		t.Fatalf("ReadOut = %+v, %v, %v", res, warnings, err)
+		t.Fatalf("readOut = %+v, %v, %v", res, warnings, err)
 	}
 	if err := os.Remove(filepath.Join(dir, ResultsFile)); err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, RequestsFile)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ReadOut(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "neither results.json nor requests.jsonl") {
+	if _, _, err := readOut(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "neither results.json nor requests.jsonl") {
 		t.Errorf("an empty folder: %v", err)
 	}
 }
@@ -140,7 +141,7 @@ func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
 // TestRebuiltResultKeepsItsPlacement: a results.json that is lost is
 // rebuilt into the lane, partition and plan its request lines record; lines that record none
 // (an older diffusion-check) place nothing, and say so, instead of a guessed lane or
-// partition. FillRebuiltHeads then gives the placed one its plan's head, and the unplaced one
+// partition. fillRebuiltHeads then gives the placed one its plan's head, and the unplaced one
 // only the suite.
 func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
 	read := func(place *Placement) (*checks.Result, []error) {
@@ -154,7 +155,7 @@ func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, ResultsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Fatal(err)
 		}
-		res, warnings, err := ReadOut(t.Context(), dir)
+		res, warnings, err := readOut(t.Context(), dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,11 +171,11 @@ func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
 	}
 	planned := [][]string{{"a"}, {"b"}, {"d"}, {"c"}, {"e"}}
 	other := &checks.Result{Suite: "s", Commit: "abc", PlanHash: "h1", Planned: planned, Partition: checks.Partition{Index: 0, Total: 5}}
-	FillRebuiltHeads([]checks.Input{{File: "p0", Result: other}, {File: "p3", Result: placed}, {File: "px", Result: unplaced}})
+	fillRebuiltHeads([]Input{{File: "p0", Result: other}, {File: "p3", Result: placed}, {File: "px", Result: unplaced}})
 	if placed.Suite != "s" || placed.Commit != "abc" || len(placed.Planned) != 5 || placed.Partition.Index != 3 {
-		t.Errorf("placed after FillRebuiltHeads: %+v", placed)
+		t.Errorf("placed after fillRebuiltHeads: %+v", placed)
 	}
 	if unplaced.Suite != "s" || unplaced.Planned != nil || unplaced.PlanHash != "" {
-		t.Errorf("unplaced after FillRebuiltHeads: suite %q, planned %v, plan %q; want the suite only", unplaced.Suite, unplaced.Planned, unplaced.PlanHash)
+		t.Errorf("unplaced after fillRebuiltHeads: suite %q, planned %v, plan %q; want the suite only", unplaced.Suite, unplaced.Planned, unplaced.PlanHash)
 	}
 }

@@ -435,14 +435,14 @@ func readLines(ctx context.Context, path string) (reqs []requestLine, warnings [
 // ReadContext reads a results.json written by Writer.Results. A file with another schema (or
 // none) is an error that names the file and the schema it found. A results.json marked
 // incomplete (the run ended before its final write) comes back completed with the requests of
-// the requests.jsonl beside it, as ReadOut does, so that no measured request is lost. Only a
+// the requests.jsonl beside it, as readOut does, so that no measured request is lost. Only a
 // regular file of at most maxInputBytes is read, and the read stops when ctx ends.
 func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 	res, err := readResultsFile(ctx, path)
 	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
 		return res, err
 	}
-	full, _, err := ReadOut(ctx, filepath.Dir(path))
+	full, _, err := readOut(ctx, filepath.Dir(path))
 	return full, err
 }
 

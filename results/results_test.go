@@ -247,7 +247,8 @@ func TestWriterResultsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Schema != checks.Schema || res.Status != checks.Fail || res.Cases[0].Status != checks.Fail || res.Cases[0].Requests[1].Status != checks.Fail {
-		t.Errorf("Results did not finalize: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status, res.Cases[0].Requests[1].Status)
+		t.Errorf("Results did not finalize: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status,
+			res.Cases[0].Requests[1].Status)
 	}
 	got, err := ReadContext(t.Context(), filepath.Join(dir, ResultsFile))
 	if err != nil {

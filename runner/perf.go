@@ -10,6 +10,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // PerfOptions configures the perf and memory verdicts of a run.
@@ -90,7 +91,7 @@ func (r *run) reportKnown(res *checks.Result) {
 	for _, e := range checks.UnusedKnown(*res, p.Known) {
 		r.logf("known failures: %s (case %s, check %s) matched no check in this run", e.Source, e.Case, e.Check)
 	}
-	for _, o := range checks.KnownOutcomes(*res) {
+	for _, o := range results.KnownOutcomes(*res) {
 		r.logf("known failures: %s", o)
 	}
 }

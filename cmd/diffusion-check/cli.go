@@ -360,3 +360,16 @@ func isBool(f *flag.Flag) bool {
 
 // executable is the path builtin servers are started from: this very binary.
 func executable() (string, error) { return os.Executable() }
+
+// readResults reads the results named on a command line (results.ReadAll), telling its
+// warnings on stderr, an error among them; every error is the command line's (exit 2).
+func readResults(ctx context.Context, e env, args []string) ([]results.Input, error) {
+	inputs, warnings, err := results.ReadAll(ctx, args)
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "warning: %v\n", w)
+	}
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return inputs, nil
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // baselineOptions are the flags of baseline.
@@ -186,11 +187,11 @@ func (o *baselineOptions) results(ctx context.Context, e env, paths []string) ([
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checks.Merge(inputs); err != nil {
+	if _, err := results.Merge(inputs); err != nil {
 		return nil, usageError{err}
 	}
 	var missing []string
-	for _, probs := range checks.PlanProblems(inputs) {
+	for _, probs := range results.PlanProblems(inputs) {
 		missing = append(missing, probs...)
 	}
 	if len(missing) > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/publish"
 	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // maxAnnotations is how many error annotations, and how many warnings, GitHub shows for one
@@ -178,7 +179,7 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	merged, err := checks.Merge(inputs)
+	merged, err := results.Merge(inputs)
 	if err != nil {
 		return 0, usageError{err}
 	}
@@ -358,8 +359,8 @@ func (o *reportOptions) publishOptions(e env, t *publishTarget) publish.Options 
 // finish publishes rep when asked (publish.Publish), then writes the files, the annotations
 // and the step outputs. GitHub being unreachable must not cost the files: they are written
 // whatever publishing returned, and its failure (exit 3) is returned after them.
-func (o *reportOptions) finish(ctx context.Context, e env, t *publishTarget, rep *report.Report, inputs []checks.Input, worst int) (int, error) {
-	outs := map[string]any{"verdict": string(worstOf(rep.Lanes)), "failed": strconv.Itoa(checks.TallyRequests(rep.Lanes...).Failed())}
+func (o *reportOptions) finish(ctx context.Context, e env, t *publishTarget, rep *report.Report, inputs []results.Input, worst int) (int, error) {
+	outs := map[string]any{"verdict": string(worstOf(rep.Lanes)), "failed": strconv.Itoa(results.TallyRequests(rep.Lanes...).Failed())}
 	var pubErr error
 	movedOn := ""
 	if t != nil {

@@ -135,7 +135,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	}
 	outs := map[string]any{
 		"verdict":      string(res.Status),
-		"failed":       strconv.Itoa(checks.TallyRequests(*res).Failed()),
+		"failed":       strconv.Itoa(results.TallyRequests(*res).Failed()),
 		"results_path": filepath.Join(o.out, results.ResultsFile),
 	}
 	if o.mode == runner.ModeGT {

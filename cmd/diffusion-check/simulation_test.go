@@ -9,9 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/google/go-cmp/cmp"
 )
 
 // simulationSuite has a reuse server shared by three cases, a server per case, and a case that
@@ -62,16 +63,16 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 		t.Fatalf("single run:\n%s", out)
 	}
 
-	var parts []checks.Input
+	var parts []results.Input
 	for i := range 3 {
 		p := filepath.Join(dir, fmt.Sprintf("results-%d", i), "results.json")
 		r, err := results.ReadContext(t.Context(), p)
 		if err != nil {
 			t.Fatalf("partition %d: %v\n%s", i, err, outs[i])
 		}
-		parts = append(parts, checks.Input{File: p, Result: r})
+		parts = append(parts, results.Input{File: p, Result: r})
 	}
-	merged, err := checks.Merge(parts)
+	merged, err := results.Merge(parts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -337,7 +337,7 @@ var forTests = map[string]string{
 	"internal/kernel.Supported": "the kernel tests of internal/metrics, internal/media and internal/compare run every level the CPU has",
 	"internal/schema.FromType":  "docs/schemas/ is written by a test (cmd/diffusion-check TestSchemasAreGenerated, -update-schemas)",
 	"results.ReadRequests": "the tests of cmd/diffusion-check and runner read a run's requests.jsonl line by line, revised and confirm " +
-		"lines included, which the code only reads merged into cases (results.ReadOut)",
+		"lines included, which the code only reads merged into cases (results.ReadAll)",
 	"suite.JSONSchema": "docs/schemas/ is written by a test (cmd/diffusion-check TestSchemasAreGenerated, -update-schemas)",
 }
 
