@@ -161,20 +161,6 @@ func RunStatus(cases []CaseResult, errs []string) Status {
 	return settle(errored, cancelled, flaky, known)
 }
 
-// ExitCode maps a run status onto the process exit code: 0 for pass, known (known failures
-// are allowed) and flaky (failures that did not reproduce, which the suite asked to report
-// as flaky), 1 for fail, 3 for error and cancelled (could not run), and 3 for anything else,
-// which a finalized run never has. 2 (usage or configuration error) is decided before a run.
-func ExitCode(s Status) int {
-	switch s {
-	case Pass, Known, Flaky:
-		return 0
-	case Fail:
-		return 1
-	}
-	return 3
-}
-
 // Finalize recomputes, in place, the status of every request (except those marked Cancelled),
 // every case and the run from the checks, so that a writer never stores a stale status.
 func Finalize(r *Result) {

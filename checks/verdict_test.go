@@ -200,27 +200,6 @@ func TestRunStatus(t *testing.T) {
 	}
 }
 
-func TestExitCode(t *testing.T) {
-	tests := []struct {
-		s    Status
-		want int
-	}{
-		{Pass, 0},
-		{Known, 0},
-		{Flaky, 0},
-		{Fail, 1},
-		{Error, 3},
-		{Cancelled, 3},
-		{Skip, 3},
-		{"", 3},
-	}
-	for _, tt := range tests {
-		if got := ExitCode(tt.s); got != tt.want {
-			t.Errorf("ExitCode(%q) = %d, want %d", tt.s, got, tt.want)
-		}
-	}
-}
-
 func TestFinalize(t *testing.T) {
 	r := &Result{
 		Status: Pass,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
@@ -18,14 +19,30 @@ import (
 	"github.com/diffusion-check/diffusion-check/runner"
 )
 
-// Exit codes: the contract documented in the README and in `diffusion-check help`. A command's verdict gives 0, 1 or 3 when it ran
-// (checks.ExitCode); when it returns an error, exitCode picks the code from the error's type.
+// Exit codes: the contract documented in the README and in `diffusion-check help`. A command's
+// verdict gives 0, 1 or 3 when it ran (verdictExit); when it returns an error, exitCode picks
+// the code from the error's type.
 const (
 	exitOK     = 0
 	exitFailed = 1
 	exitUsage  = 2
 	exitInfra  = 3
 )
+
+// verdictExit maps a run's status onto the exit code: exitOK for pass, known (known failures
+// are allowed) and flaky (failures that did not reproduce, which the suite asked to report as
+// flaky), exitFailed for fail, exitInfra for error and cancelled (could not run) and for
+// anything else, which a judged run never has. exitUsage (a usage or configuration error) is
+// decided before a run.
+func verdictExit(s checks.Status) int {
+	switch s {
+	case checks.Pass, checks.Known, checks.Flaky:
+		return exitOK
+	case checks.Fail:
+		return exitFailed
+	}
+	return exitInfra
+}
 
 // env is what a command may know of its surroundings; nothing outside cmd reads them.
 type env struct {

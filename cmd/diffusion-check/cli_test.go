@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 func TestReorderIntersperses(t *testing.T) {
@@ -168,6 +170,18 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("exit %d, want %d; stderr should contain %q:\n%s", code, tc.code, tc.stderr, stderr)
 			}
 		})
+	}
+}
+
+// TestVerdictExit: a run's status gives the documented exit code (docs/results.md).
+func TestVerdictExit(t *testing.T) {
+	for s, want := range map[checks.Status]int{
+		checks.Pass: 0, checks.Known: 0, checks.Flaky: 0, checks.Fail: 1,
+		checks.Error: 3, checks.Cancelled: 3, checks.Skip: 3, "": 3,
+	} {
+		if got := verdictExit(s); got != want {
+			t.Errorf("verdictExit(%q) = %d, want %d", s, got, want)
+		}
 	}
 }
 

@@ -224,7 +224,7 @@ func (o *reportOptions) printLanes(e env, merged []checks.Result) (int, error) {
 		if err := e.untrusted(e.stdout, func() error { return report.Table(e.stdout, l) }); err != nil {
 			return 0, err
 		}
-		worst = max(worst, checks.ExitCode(l.Status))
+		worst = max(worst, verdictExit(l.Status))
 	}
 	return worst, nil
 }

@@ -148,7 +148,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := e.setOutputs(outs); err != nil {
 		return 0, err
 	}
-	return checks.ExitCode(res.Status), nil
+	return verdictExit(res.Status), nil
 }
 
 // checkFlags is the usage error of the first flag of run that is missing or out of range.
