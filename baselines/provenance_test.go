@@ -11,12 +11,15 @@ func measuredRequest(i, of int, st checks.Status) checks.RequestResult {
 	return checks.RequestResult{Index: i, Of: of, Status: st, ServerTotalMs: 100, Checks: []checks.Check{{Name: checks.OutputPresent, Status: st}}}
 }
 
+// TestUnfit: a case unfit for a baseline is named with why, from its judged status (the
+// results are judged when read) and its requests.
 func TestUnfit(t *testing.T) {
 	part := func(cases ...checks.CaseResult) *checks.Result {
 		return &checks.Result{Lane: "base", Partition: checks.Partition{Index: 0, Total: 1}, Cases: cases}
 	}
-	pass := checks.CaseResult{ID: "ok", Requests: []checks.RequestResult{measuredRequest(1, 2, checks.Pass), measuredRequest(2, 2, checks.Pass)}}
-	hung := checks.CaseResult{ID: "hung", Requests: []checks.RequestResult{
+	pass := checks.CaseResult{ID: "ok", Status: checks.Pass, Requests: []checks.RequestResult{measuredRequest(1, 2, checks.Pass), measuredRequest(2, 2,
+		checks.Pass)}}
+	hung := checks.CaseResult{ID: "hung", Status: checks.Fail, Requests: []checks.RequestResult{
 		measuredRequest(1, 3, checks.Pass),
 		{
 			Index:  2,
@@ -26,9 +29,10 @@ func TestUnfit(t *testing.T) {
 		},
 		{Index: 3, Of: 3, Status: checks.Skip, Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Skip}}},
 	}}
-	short := checks.CaseResult{ID: "short", Requests: []checks.RequestResult{measuredRequest(1, 3, checks.Pass)}}
+	short := checks.CaseResult{ID: "short", Status: checks.Pass, Requests: []checks.RequestResult{measuredRequest(1, 3, checks.Pass)}}
 	noPerf := checks.CaseResult{
-		ID: "noperf",
+		ID:     "noperf",
+		Status: checks.Pass,
 		Requests: []checks.RequestResult{
 			measuredRequest(1, 2, checks.Pass),
 			{Index: 2, Of: 2, Status: checks.Pass, Checks: []checks.Check{{Name: checks.OutputPresent, Status: checks.Pass}}},

@@ -1,32 +1,35 @@
-package checks
+package checks_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 func TestApplyKnown(t *testing.T) {
-	res := &Result{Cases: []CaseResult{{
+	res := &checks.Result{Cases: []checks.CaseResult{{
 		ID:     "wan",
-		Checks: []Check{{Name: "perf.load", Status: Fail}},
-		Requests: []RequestResult{
-			{Index: 1, Checks: []Check{{Name: "perf.stage.DecodingStage", Status: Pass}, {Name: "perf.e2e", Status: Fail}}},
+		Checks: []checks.Check{{Name: "perf.load", Status: checks.Fail}},
+		Requests: []checks.RequestResult{
+			{Index: 1, Checks: []checks.Check{{Name: "perf.stage.DecodingStage", Status: checks.Pass}, {Name: "perf.e2e", Status: checks.Fail}}},
 			{
 				Index: 2,
-				Checks: []Check{
-					{Name: "perf.stage.DecodingStage", Status: Fail},
-					{Name: "memory.runtime_peak", Status: Fail},
-					{Name: "output.valid", Status: Error},
+				Checks: []checks.Check{
+					{Name: "perf.stage.DecodingStage", Status: checks.Fail},
+					{Name: "memory.runtime_peak", Status: checks.Fail},
+					{Name: "output.valid", Status: checks.Error},
 				},
 			},
 		},
 	}, {
 		ID:       "flux",
-		Requests: []RequestResult{{Index: 1, Checks: []Check{{Name: "perf.e2e", Status: Fail}}}},
+		Requests: []checks.RequestResult{{Index: 1, Checks: []checks.Check{{Name: "perf.e2e", Status: checks.Fail}}}},
 	}}}
-	entries := []KnownEntry{
+	entries := []checks.KnownEntry{
 		{Case: "wan", Check: "perf.stage.*", Reason: "VAE tiling", Link: "https://x/1", Until: "2026-09-30", Source: "k.yaml:1"},
 		{Case: "wan", Check: "memory.*", Request: 2, Reason: "leak", Until: "2026-01-01", Source: "k.yaml:5"},
 		{Case: "w*", Check: "output.valid", Reason: "errors are never hidden", Source: "k.yaml:9"},
@@ -35,10 +38,10 @@ func TestApplyKnown(t *testing.T) {
 	}
 	unused := applyKnown(res, entries, time.Date(2026, 8, 16, 23, 0, 0, 0, time.UTC))
 	type got struct {
-		Status Status
+		Status checks.Status
 		State  string
 	}
-	state := func(c Check) got {
+	state := func(c checks.Check) got {
 		g := got{Status: c.Status}
 		if c.Known != nil {
 			g.State = c.Known.State
@@ -47,13 +50,13 @@ func TestApplyKnown(t *testing.T) {
 	}
 	wan := res.Cases[0]
 	for name, tt := range map[string]struct{ c, want got }{
-		"case-level perf.load: no entry":         {state(wan.Checks[0]), got{Fail, ""}},
-		"request 1 DecodingStage passes: fixed":  {state(wan.Requests[0].Checks[0]), got{Pass, "fixed"}},
-		"request 1 e2e: no entry":                {state(wan.Requests[0].Checks[1]), got{Fail, ""}},
-		"request 2 DecodingStage: known":         {state(wan.Requests[1].Checks[0]), got{Known, "known"}},
-		"request 2 memory: expired":              {state(wan.Requests[1].Checks[1]), got{Fail, "expired"}},
-		"errors are not hidden":                  {state(wan.Requests[1].Checks[2]), got{Error, ""}},
-		"flux request 1: entry is for request 3": {state(res.Cases[1].Requests[0].Checks[0]), got{Fail, ""}},
+		"case-level perf.load: no entry":         {state(wan.Checks[0]), got{checks.Fail, ""}},
+		"request 1 DecodingStage passes: fixed":  {state(wan.Requests[0].Checks[0]), got{checks.Pass, "fixed"}},
+		"request 1 e2e: no entry":                {state(wan.Requests[0].Checks[1]), got{checks.Fail, ""}},
+		"request 2 DecodingStage: known":         {state(wan.Requests[1].Checks[0]), got{checks.Known, "known"}},
+		"request 2 memory: expired":              {state(wan.Requests[1].Checks[1]), got{checks.Fail, "expired"}},
+		"errors are not hidden":                  {state(wan.Requests[1].Checks[2]), got{checks.Error, ""}},
+		"flux request 1: entry is for request 3": {state(res.Cases[1].Requests[0].Checks[0]), got{checks.Fail, ""}},
 	} {
 		if tt.c != tt.want {
 			t.Errorf("%s: got %+v, want %+v", name, tt.c, tt.want)
@@ -70,21 +73,22 @@ func TestApplyKnown(t *testing.T) {
 		t.Errorf("unused %v", names)
 	}
 	// Only-known failures make a known request; the expired one still fails the case.
-	Finalize(res)
-	if res.Cases[0].Requests[1].Status != Fail || res.Cases[0].Status != Fail {
+	judge.Finalize(res)
+	if res.Cases[0].Requests[1].Status != checks.Fail || res.Cases[0].Status != checks.Fail {
 		t.Errorf("expired entry must fail: %s %s", res.Cases[0].Requests[1].Status, res.Cases[0].Status)
 	}
-	r2 := &Result{
-		Cases: []CaseResult{
+	r2 := &checks.Result{
+		Cases: []checks.CaseResult{
 			{
-				ID:       "wan",
-				Requests: []RequestResult{{Index: 1, Checks: []Check{{Name: "server.alive", Status: Pass}, {Name: "perf.stage.DecodingStage", Status: Fail}}}},
+				ID: "wan",
+				Requests: []checks.RequestResult{{Index: 1, Checks: []checks.Check{{Name: "server.alive", Status: checks.Pass}, {Name: "perf.stage.DecodingStage",
+					Status: checks.Fail}}}},
 			},
 		},
 	}
 	applyKnown(r2, entries[:1], time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)) // until is inclusive
-	Finalize(r2)
-	if r2.Status != Known {
+	judge.Finalize(r2)
+	if r2.Status != checks.Known {
 		t.Errorf("known failure on its last day: run %s", r2.Status)
 	}
 }
@@ -96,14 +100,14 @@ func TestApplyKnown(t *testing.T) {
 // applyKnown applies known-failure entries to every check of res (case-level and per
 // request) with MarkKnown, in place, as the judge does request by request during a run, and
 // returns UnusedKnown. Statuses are not recomputed (Finalize does).
-func applyKnown(res *Result, entries []KnownEntry, today time.Time) (unused []KnownEntry) {
+func applyKnown(res *checks.Result, entries []checks.KnownEntry, today time.Time) (unused []checks.KnownEntry) {
 	for ci := range res.Cases {
 		cr := &res.Cases[ci]
-		cr.Checks = MarkKnown(entries, cr.ID, 0, cr.Checks, today)
+		cr.Checks = checks.MarkKnown(entries, cr.ID, 0, cr.Checks, today)
 		for ri := range cr.Requests {
 			rr := &cr.Requests[ri]
-			rr.Checks = MarkKnown(entries, cr.ID, rr.Index, rr.Checks, today)
+			rr.Checks = checks.MarkKnown(entries, cr.ID, rr.Index, rr.Checks, today)
 		}
 	}
-	return UnusedKnown(*res, entries)
+	return checks.UnusedKnown(*res, entries)
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -83,62 +82,6 @@ func TestE2EOnlyRule(t *testing.T) {
 		},
 		{"AMD: a missing E2E still fails", e2e(0, with(func(b *PerfBaseline) { b.E2EMs, b.ROCm = 1000, true })), PerfE2E, Fail, "E2E duration missing"},
 	}}})
-}
-
-// Rule: a failed case is retried when its failures are all performance (perf, memory) or
-// infrastructure ones (a timeout, out of memory); never when a consistency check failed, even
-// beside a retryable failure; and one such case blocks the retries of the whole attempt.
-// Source: PR #39206, pytest_runner.py _is_retryable_failure and its tests
-// test_validation_failures_are_not_retryable, test_performance_failures_are_retryable,
-// test_infrastructure_failure_policy_is_unchanged; run_pytest (max_retries = 6).
-func TestRetryRule(t *testing.T) {
-	const src = "PR #39206: pytest_runner.py _is_retryable_failure, run_pytest"
-	req := func(cs ...Check) CaseResult {
-		return CaseResult{ID: "c", Requests: []RequestResult{{Index: 1, Of: 1, Checks: append([]Check{Passed(ServerAlive, "")}, cs...)}}}
-	}
-	withTail := func(cr CaseResult, tail ...string) CaseResult { cr.LogTail = tail; return cr }
-	for _, tt := range []struct {
-		input string
-		cr    CaseResult
-		want  bool
-	}{
-		{"a passing case is not retried", req(Passed(PerfE2E, "")), false},
-		{"E2E latency failed ([performance] Validation failed for 'E2E Latency')", req(Failed(PerfE2E, "")), true},
-		{"load latency failed", CaseResult{ID: "c", Checks: []Check{Failed(PerfLoad, "")}, Requests: req().Requests}, true},
-		{"denoise step and memory failed", req(Failed(PerfDenoiseAvg, ""), Failed(MemoryRuntimePeak, "")), true},
-		{"consistency failed", req(Failed(ConsistencySSIM, "")), false},
-		{"performance and consistency failed", req(Failed(PerfE2E, ""), Failed(ConsistencySSIM, "")), false},
-		{"GT not found", req(Failed(ConsistencyGroup, "GT not found for c: no ground truth")), false},
-		{"consistency failed beside a timeout", req(Check{Name: OutputPresent, Status: Fail, Cause: "request hung: no output within 2s"},
-			Failed(ConsistencySSIM, "")), false},
-		{"a request timed out (TimeoutError)", req(Check{Name: OutputPresent, Status: Fail, Cause: "request hung: no output within 2s"}), true},
-		{"the server start timed out (TimeoutError in _wait_for_ready)",
-			CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: CauseStartTimeout}},
-				Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, true},
-		{"the server exited while starting (RuntimeError)",
-			CaseResult{ID: "c", Checks: []Check{{Name: ServerAlive, Status: Fail, Cause: "server failed to start, exit 1"}},
-				Requests: []RequestResult{{Index: 1, Of: 1, Checks: []Check{Skipped(ServerAlive, "not sent")}}}}, false},
-		{"the server ran out of memory", withTail(req(Failed(ServerAlive, "server exited")), "torch.OutOfMemoryError: CUDA out of memory."), true},
-		{"SafetensorError in the log", withTail(req(Failed(OutputPresent, "500")), "safetensors_rust.SafetensorError: invalid header"), true},
-		{"an output assertion is not retried", req(Failed(OutputValid, "size 64x64, want 256x256")), false},
-		{"an audio metric failure is not retried", req(Failed(AudioSpectralSimilarity, "")), false},
-		{"audio GT not found", req(Failed(AudioGroup, "Audio GT not found for c")), false},
-	} {
-		if got := retryOf(tt.cr); got.Retryable != tt.want {
-			t.Errorf("%s (%s): retryable %v (%s), want %v", tt.input, src, got.Retryable, got.Why, tt.want)
-		}
-	}
-	perf, cons := req(Failed(PerfE2E, "")), req(Failed(ConsistencySSIM, ""))
-	cons.ID = "other"
-	if why := RetryBlocked([]CaseResult{perf, cons}); !strings.Contains(why, "case other") {
-		t.Errorf("a consistency failure in the attempt (%s): blocked %q, want it named", src, why)
-	}
-	if why := RetryBlocked([]CaseResult{perf, req(Passed(PerfE2E, ""))}); why != "" {
-		t.Errorf("only retryable failures (%s): blocked %q", src, why)
-	}
-	if maxRetries != 6 {
-		t.Errorf("max retries %d, want SGLang's 6 (%s)", maxRetries, src)
-	}
 }
 
 // Rule: the expected output size is the requested one, times upscaling_scale (default 4) when
@@ -228,36 +171,6 @@ func TestMissingVRAMBaselineRule(t *testing.T) {
 		{"no runtime baseline: load is fine", MissingVRAMBaseline("h100.json", "s", noRuntime, nil), MemoryLoadPeak, "", ""},
 		{"neither", MissingVRAMBaseline("h100.json", "s", none, nil), MemoryRuntimePeak, Fail, "missing a load/runtime peak VRAM baseline"},
 	}}})
-}
-
-// Rule: a video job that times out on an AMD GPU is a skip of the whole case, not a failure;
-// a failure elsewhere in the case still fails it. Source: _create_and_download_video,
-// test_server_utils.py @ a7ec6b97f786 (pytest.skip under current_platform.is_hip()).
-func TestAMDVideoTimeoutRule(t *testing.T) {
-	const src = "_create_and_download_video, test_server_utils.py @ a7ec6b97f786"
-	timedOut := RequestResult{Index: 2, Of: 3, Checks: []Check{Passed(ServerAlive, ""), AMDVideoTimeout("wan", 40*time.Minute)}}
-	notSent := RequestResult{Index: 3, Of: 3, Checks: []Check{Skipped(ServerAlive, "not sent")}}
-	ok := RequestResult{Index: 1, Of: 3, Checks: []Check{Passed(ServerAlive, "")}}
-	failed := RequestResult{Index: 1, Of: 3, Checks: []Check{Failed(PerfE2E, "")}}
-	reqs := []RequestResult{ok, timedOut, notSent}
-	cr := CaseResult{ID: "wan", Requests: reqs, Skipped: SkippedBy(reqs)}
-	if cr.Skipped == "" || !strings.Contains(cr.Skipped, "video job timed out on AMD after 40m0s - skipping") {
-		t.Errorf("%s: skipped %q", src, cr.Skipped)
-	}
-	if got := CaseStatus(cr); got != Skip {
-		t.Errorf("%s: case %s, want skip", src, got)
-	}
-	if got := RunStatus([]CaseResult{cr}, nil); got != Pass {
-		t.Errorf("%s: run %s, want pass (a skipped case fails nothing)", src, got)
-	}
-	cr.Requests[0] = failed
-	if got := CaseStatus(cr); got != Fail {
-		t.Errorf("%s: a failure before the timeout: case %s, want fail", src, got)
-	}
-	plain := CaseResult{ID: "wan", Requests: []RequestResult{ok, notSent}}
-	if got := CaseStatus(plain); got != Fail || SkippedBy(plain.Requests) != "" {
-		t.Errorf("a skipped request without the AMD timeout: case %s, want fail", got)
-	}
 }
 
 // Rule: a perf record with an impossible value fails perf.record naming the field, and keeps

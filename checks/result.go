@@ -293,3 +293,8 @@ const DefaultLane = "default"
 // LaneOf is the lane a case of r belongs to when merged: its own, else the lane its run was
 // asked for, else DefaultLane.
 func (r Result) LaneOf(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
+
+// CauseStartTimeout is the Cause of a server.alive failure of a server still starting when
+// its start_timeout ran out: SGLang's _wait_for_ready raises TimeoutError then, which its
+// runner retries.
+const CauseStartTimeout = "server start timed out"

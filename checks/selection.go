@@ -27,9 +27,9 @@ type Deselected struct {
 	Reason string `json:"reason"`
 }
 
-// nothingSelected reports whether r is a run (or a merged lane) in which selection left out
+// NothingSelected reports whether r is a run (or a merged lane) in which selection left out
 // every case: it checked nothing because no change could affect anything, which passes.
-func (r *Result) nothingSelected() bool {
+func (r *Result) NothingSelected() bool {
 	return len(r.Cases) == 0 && len(r.Errors) == 0 && len(r.Deselected) > 0 &&
 		!slices.ContainsFunc(r.Planned, func(p []string) bool { return len(p) > 0 })
 }

@@ -35,7 +35,7 @@ func Confirmation(c *suite.Case, reqs []checks.RequestResult, targets map[string
 	res := Confirmed{Requests: out, Labelled: labelled, Flaky: flakies}
 	for i := range out {
 		if out[i].Status != checks.Cancelled {
-			out[i].Status = checks.RequestStatus(out[i].Checks)
+			out[i].Status = RequestStatus(out[i].Checks)
 		}
 		if what := changes(reqs[i], out[i]); what != "" {
 			res.Revisions = append(res.Revisions, Revision{At: i, What: what})

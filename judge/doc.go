@@ -5,8 +5,11 @@
 // runner writes once to requests.jsonl. Case- and run-level rules are their own named steps:
 // Case (the checks of a server start), Confirmation (what a case's confirmation requests say
 // about the failures of its requests). The verdicts themselves are package checks' pure
-// functions; judge decides which apply, in which order, under which policy. No I/O: the
-// runner loads the files and measures.
+// functions; judge decides which apply, in which order, under which policy. Every status is
+// judge's alone (status.go): a request's, a case's, a run's and a merged lane's, set before a
+// run writes results.json and when a command reads one; the writer and the readers compute
+// none. So is SGLang's retry policy (retry.go). No I/O: the runner loads the files and
+// measures.
 //
 // How a request is judged (requestRules, in this order; docs/architecture.md says the same):
 //
@@ -22,7 +25,7 @@
 //  6. known: the known-failures entries, over every check of the request (the measured ones
 //     too): a listed failure is known, an expired entry leaves it failed, a pass is fixed;
 //     not for a confirmation request, whose checks only label the case's failures.
-//  7. status: checks.RequestStatus, except for a request the run cut short (cancelled).
+//  7. status: RequestStatus, except for a request the run cut short (cancelled).
 //
 // Later events change a request's verdict only through Confirmation (its case's
 // confirmation requests label, and may turn flaky, its failed perf and memory checks); the

@@ -96,7 +96,7 @@ func (j *Config) Request(in Input) Verdict {
 	rr := in.Request
 	rr.Checks = append(slices.Clone(v.measured), v.judged...)
 	if rr.Status != checks.Cancelled {
-		rr.Status = checks.RequestStatus(rr.Checks)
+		rr.Status = RequestStatus(rr.Checks)
 	}
 	out := Verdict{Request: rr}
 	for _, c := range rr.Checks {
@@ -123,7 +123,8 @@ func perfRule(j *Config, in Input, v verdict) verdict {
 		return v
 	}
 	if !suite.Enabled(c.Checks.PerfRecord) {
-		v.judged = append(v.judged, checks.Skipped(checks.PerfE2E, "no perf record was asked for (checks.perf_record: false), so there are no timings to check"))
+		v.judged = append(v.judged, checks.Skipped(checks.PerfE2E,
+			"no perf record was asked for (checks.perf_record: false), so there are no timings to check"))
 		return v
 	}
 	video := c.Modality != suite.Image

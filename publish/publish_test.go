@@ -22,6 +22,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
+	"github.com/diffusion-check/diffusion-check/judge"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/results"
 )
@@ -68,7 +69,7 @@ func lane(name string, st checks.Status, commit string) checks.Result {
 	r := checks.Result{Schema: checks.Schema, Suite: "ci", Lane: name, Commit: commit, Partition: checks.Partition{Total: 1},
 		Cases: []checks.CaseResult{{ID: "t2i", Server: "ref", Modality: "image", Requests: []checks.RequestResult{
 			{Index: 1, Of: 1, Status: st, Checks: []checks.Check{{Name: checks.OutputPresent, Status: st}}}}}}}
-	checks.Finalize(&r)
+	judge.Finalize(&r)
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // The fixtures build results as a real run of an SGLang-like server would write them: perf,
@@ -129,7 +130,7 @@ var (
 func lane(name string, cases ...checks.CaseResult) checks.Result {
 	r := checks.Result{Schema: checks.Schema, Suite: "ci", Lane: name, GPU: "h100", Commit: "4f1c2e9a7b3d5e6f7a8b9c0d1e2f3a4b5c6d7e8f",
 		Partition: checks.Partition{Index: 0, Total: 1}, StartedAt: start, Cases: cases}
-	checks.Finalize(&r)
+	judge.Finalize(&r)
 	return r
 }
 
@@ -234,7 +235,7 @@ func knownReport() *Report {
 	e2e.Status, e2e.Value = checks.Fail, checks.Float(70100)
 	e2e.Known = &checks.KnownFailure{Reason: "slow warm-up on H100 PCIe", Until: "2025-02-01", State: "expired", Entry: "known.yaml:11"}
 	e2e.Detail = "known failure expired on 2025-02-01"
-	checks.Finalize(&r.Lanes[0])
+	judge.Finalize(&r.Lanes[0])
 	return r
 }
 
@@ -246,7 +247,7 @@ func mixedReport() *Report {
 	rr.Checks = append(rr.Checks, checks.Check{Name: "perf.baseline", Status: checks.Skip,
 		Detail: "no baseline for sd3_t2i on h100; add to baselines/h100.yaml:\nsd3_t2i:\n  e2e_ms: 65900\n  stages_ms:\n    DenoisingStage: 52100\n"})
 	rr.Checks[3].Note = "E2E 65.9 s is 12% under the baseline 75.0 s: consider lowering it"
-	checks.Finalize(&extra)
+	judge.Finalize(&extra)
 	r.Lanes = append(r.Lanes, extra)
 	r.Pending = []string{"amd"}
 	r.Previous = &State{
@@ -305,6 +306,6 @@ func selectedReport() *Report {
 	extra.Deselected = []checks.Deselected{
 		{Case: "minimax_h3_t2va_2gpu", Lane: "extra", Reason: "no changed path matches paths: python/sglang/multimodal_gen/**/*minimax_h3*"},
 	}
-	checks.Finalize(&extra)
+	judge.Finalize(&extra)
 	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/77", RunLabel: "run #77", Lanes: []checks.Result{base, extra}}
 }

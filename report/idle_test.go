@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // TestIdleLine: the lane's line names each case whose results say how long the GPU waited for

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // TestKnownCounting: one entry `audio.*` on a case and a drift that hits only request 3 of 3.
@@ -22,7 +23,7 @@ func TestKnownCounting(t *testing.T) {
 			cr.Requests[ri].Checks = checks.MarkKnown(entries, cr.ID, cr.Requests[ri].Index, cr.Requests[ri].Checks, today)
 		}
 	}
-	checks.Finalize(&r)
+	judge.Finalize(&r)
 	rep := &Report{Key: "base", Lanes: []checks.Result{r}}
 	md := Comment(rep)
 	wellFormed(t, md)

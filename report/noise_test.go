@@ -3,9 +3,10 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"strings"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 

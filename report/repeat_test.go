@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // repeatCase is a case of two requests with the given ground-truth and repeat SSIMs of
@@ -30,9 +31,9 @@ func repeatCase(id string, gt1, gt2, rep float64) checks.CaseResult {
 	c := checks.CaseResult{ID: id, Requests: []checks.RequestResult{req(1, gt1), req(2, gt2)}}
 	c.Requests[1].Checks = append(c.Requests[1].Checks, ssim(checks.RepeatSSIM, rep, 0.99))
 	for i := range c.Requests {
-		c.Requests[i].Status = checks.RequestStatus(c.Requests[i].Checks)
+		c.Requests[i].Status = judge.RequestStatus(c.Requests[i].Checks)
 	}
-	c.Status = checks.CaseStatus(c)
+	c.Status = judge.CaseStatus(c)
 	return c
 }
 
@@ -60,7 +61,7 @@ func TestAcrossRequestsNamesTheShape(t *testing.T) {
 			[]string{"Outputs across requests"}, ""},
 	} {
 		l := checks.Result{Suite: "s", Lane: "base", Cases: []checks.CaseResult{tc.c}}
-		checks.Finalize(&l)
+		judge.Finalize(&l)
 		md := renderMarkdown(&Report{Lanes: []checks.Result{l}}, 0)
 		var table bytes.Buffer
 		if err := Table(&table, &l); err != nil {
@@ -106,8 +107,8 @@ func TestCLIPNotEnforcedOnce(t *testing.T) {
 	}
 	a := checks.Result{Suite: "s", Lane: "base", Cases: []checks.CaseResult{noCLIP("fox"), repeatCase("ok", 0.99, 0.99, 1)}}
 	b := checks.Result{Suite: "s", Lane: "extra", Cases: []checks.CaseResult{noCLIP("wan")}}
-	checks.Finalize(&a)
-	checks.Finalize(&b)
+	judge.Finalize(&a)
+	judge.Finalize(&b)
 	md := renderMarkdown(&Report{Lanes: []checks.Result{a, b}}, 0)
 	want := "CLIP was not enforced in 2 cases (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14"
 	if n := strings.Count(md, "CLIP was not enforced"); n != 1 || !strings.Contains(md, want) || !strings.Contains(md, "`fox` (base), `wan` (extra)") {

@@ -3,11 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
-	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/diffusion-check/diffusion-check/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 

@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"errors"
-	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"testing"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/golden"
+	"github.com/diffusion-check/diffusion-check/judge"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -128,7 +130,7 @@ func TestTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checks.Finalize(tt.r)
+			judge.Finalize(tt.r)
 			if tt.r.Status != tt.want {
 				t.Fatalf("fixture: run status %s, want %s", tt.r.Status, tt.want)
 			}
@@ -147,7 +149,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 
 func TestTableWriteError(t *testing.T) {
 	r := passingRun()
-	checks.Finalize(r)
+	judge.Finalize(r)
 	if err := Table(failWriter{}, r); err == nil {
 		t.Error("Table to a failing writer: want an error")
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // fileSizeLimit makes every write past limit bytes of a file fail (EFBIG, after a short
@@ -104,6 +105,7 @@ func TestResultsJSONWrittenFromTheReserveOnAFullDisk(t *testing.T) {
 		}
 		res.Cases[0].Requests = append(res.Cases[0].Requests, rr)
 	}
+	judge.Finalize(res)
 	if err := rec.Results(res); err != nil {
 		t.Fatalf("results.json on a full disk, with the reserve: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // outcomeView is what the tests compare of a KnownOutcome.
@@ -33,7 +34,7 @@ func TestKnownOutcomes(t *testing.T) {
 		for i, reqs := range parts {
 			r := checks.Result{Lane: "base", Partition: checks.Partition{Index: i, Total: len(parts)}, Cases: []checks.CaseResult{{ID: "wan", Requests: reqs}}}
 			applyKnown(&r, entries, today)
-			checks.Finalize(&r)
+			judge.Finalize(&r)
 			out = append(out, r)
 		}
 		return out

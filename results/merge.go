@@ -22,7 +22,7 @@ type Input struct {
 // lane, sorted by lane name. A case belongs to its own lane, else to the lane its run was
 // asked for, else to checks.DefaultLane. Each merged Result holds its cases in the order of the
 // partitions (by index, then by file), the run-level errors of every file (prefixed by the
-// file), and statuses recomputed by Finalize.
+// file). It judges nothing: the lanes' statuses are judge.Finalize's, which its caller runs.
 //
 // The same case may appear in several inputs only with identical content (the same file
 // given twice, or as a file and as its folder); two different results for one case of one
@@ -173,7 +173,7 @@ func (m *merger) addCases(x Input) {
 }
 
 // results finishes every lane, with the errors of the plans its partitions were cut from
-// (planned, by plan hash), its statuses recomputed, sorted by lane name.
+// (planned, by plan hash), sorted by lane name; their statuses are left to the judge.
 func (m *merger) results(planned map[string][]string) []checks.Result {
 	out := make([]checks.Result, 0, len(m.lanes))
 	for _, l := range m.lanes {
@@ -186,7 +186,6 @@ func (m *merger) results(planned map[string][]string) []checks.Result {
 		l.res.GPU = strings.Join(l.gpus, ", ")
 		slices.SortFunc(l.res.Machines, func(a, b checks.Machine) int { return cmp.Compare(a.Partition, b.Partition) })
 		l.res.Partition.Total = max(1, len(l.parts))
-		checks.Finalize(&l.res)
 		out = append(out, l.res)
 	}
 	slices.SortFunc(out, func(a, b checks.Result) int { return cmp.Compare(a.Lane, b.Lane) })

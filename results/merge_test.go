@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 func mergeCase(id, lane string, st checks.Status) checks.CaseResult {
@@ -26,7 +27,7 @@ func TestMerge(t *testing.T) {
 	all := &checks.Result{Schema: checks.Schema, Suite: "s", Commit: "abc", Partition: checks.Partition{Index: 0, Total: 1},
 		Cases: []checks.CaseResult{mergeCase("x", "extra", checks.Pass), mergeCase("y", "", checks.Pass)}}
 	// p0 again, as a folder and as a file: identical, so merged once.
-	got, err := Merge([]Input{{"p1.json", p1}, {"p0.json", p0}, {"all.json", all}, {"dir/results.json", p0}})
+	got, err := mergeJudged([]Input{{"p1.json", p1}, {"p0.json", p0}, {"all.json", all}, {"dir/results.json", p0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestMergeConflicts(t *testing.T) {
 	a := &checks.Result{Schema: checks.Schema, Suite: "s", Lane: "base", Commit: "abc", Cases: []checks.CaseResult{mergeCase("a", "base", checks.Pass)}}
 	b := &checks.Result{Schema: checks.Schema, Suite: "s", Lane: "base", Commit: "abc", Cases: []checks.CaseResult{mergeCase("a", "base", checks.Fail)}}
 	c := &checks.Result{Schema: checks.Schema, Suite: "s", Lane: "base", Commit: "def", Cases: []checks.CaseResult{mergeCase("z", "base", checks.Pass)}}
-	_, err := Merge([]Input{{"one/results.json", a}, {"two/results.json", b}, {"three/results.json", c}})
+	_, err := mergeJudged([]Input{{"one/results.json", a}, {"two/results.json", b}, {"three/results.json", c}})
 	if err == nil {
 		t.Fatal("no error for conflicting results")
 	}
@@ -74,7 +75,7 @@ func TestMergeConflicts(t *testing.T) {
 }
 
 func TestMergeEmptyRun(t *testing.T) {
-	got, err := Merge([]Input{{"r.json", &checks.Result{Schema: checks.Schema, Lane: "amd", Errors: []string{"no GPU"}}}})
+	got, err := mergeJudged([]Input{{"r.json", &checks.Result{Schema: checks.Schema, Lane: "amd", Errors: []string{"no GPU"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestMergeMachines(t *testing.T) {
 			Cases: []checks.CaseResult{mergeCase(id, "base", checks.Pass)}}
 	}
 	fast, slow := &checks.Machine{Partition: 0, RunnerName: "b200-verda-1"}, &checks.Machine{Partition: 2, RunnerName: "b200-cirrascale3-0123"}
-	got, err := Merge([]Input{{"p2.json", part(2, slow, "c")}, {"p1.json", part(1, nil, "b")}, {"p0.json", part(0, fast, "a")},
+	got, err := mergeJudged([]Input{{"p2.json", part(2, slow, "c")}, {"p1.json", part(1, nil, "b")}, {"p0.json", part(0, fast, "a")},
 		{"again.json", part(0, fast, "a")}})
 	if err != nil {
 		t.Fatal(err)
@@ -99,4 +100,14 @@ func TestMergeMachines(t *testing.T) {
 	if d := cmp.Diff([]checks.Machine{*fast, *slow}, got[0].Machines); d != "" {
 		t.Errorf("Machines (-want +got):\n%s", d)
 	}
+}
+
+// mergeJudged is Merge with each lane's status set as cmd sets it (judge.LaneStatus): the
+// statuses these tests assert are the judge's, over what Merge gathered.
+func mergeJudged(inputs []Input) ([]checks.Result, error) {
+	lanes, err := Merge(inputs)
+	for i := range lanes {
+		lanes[i].Status = judge.LaneStatus(&lanes[i])
+	}
+	return lanes, err
 }

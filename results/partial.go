@@ -82,7 +82,7 @@ func placeRebuilt(res *checks.Result, lines []requestLine) bool {
 // holds (lines, in file order; the last line of a request is its verdict): each replaces the
 // request of its case and index that res has, and a case res lacks is added with its requests
 // and the lane its lines record, the indexes without a line marked as having no result. It
-// recomputes the statuses. Lines that do not fit (an index outside the case's count) are
+// leaves the statuses to the judge (judge.Finalize, which cmd runs on what it reads). Lines that do not fit (an index outside the case's count) are
 // skipped, and returned as warnings; so is a case whose lines record two lanes, and a case
 // whose lines record none is said (it lands in the run's lane, else checks.DefaultLane).
 func complete(res *checks.Result, lines []requestLine) []error {
@@ -151,7 +151,6 @@ func complete(res *checks.Result, lines []requestLine) []error {
 		// Its case-level verdicts (perf.load, load and warm-up memory) are not in any line.
 		c.Status = ""
 	}
-	checks.Finalize(res)
 	return warnings
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // TestReadOutKeepsEveryMeasuredRequest: whatever the run left in --out (a final results.json,
@@ -57,11 +58,15 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 				}
 			}
 			if tc.results != nil {
+				judge.Finalize(tc.results)
 				if err := rec.Results(tc.results); err != nil {
 					t.Fatal(err)
 				}
 			}
 			res, warnings, err := readOut(t.Context(), dir)
+			if res != nil {
+				judge.Finalize(res) // as cmd judges what it reads
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,6 +94,7 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			judge.Finalize(direct)
 			if diff := cmp.Diff(res, direct); diff != "" {
 				t.Errorf("Read differs from readOut (-readOut +Read):\n%s", diff)
 			}
@@ -102,6 +108,7 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 	rec, dir := newTestWriter(t)
 	final := &checks.Result{Suite: "s", Partition: checks.Partition{Index: 0, Total: 1},
 		Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{sampleRequest("c", 1, 1)}}}}
+	judge.Finalize(final)
 	if err := rec.Results(final); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +116,9 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, warnings, err := readOut(t.Context(), dir)
+	if res != nil {
+		judge.Finalize(res) // as cmd judges what it reads
+	}
 	if err != nil || len(warnings) > 0 || len(res.Cases) != 1 || res.Status != checks.Pass {
 		t.Fatalf("readOut = %+v, %v, %v", res, warnings, err)
 	}
@@ -156,6 +166,9 @@ func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, warnings, err := readOut(t.Context(), dir)
+		if res != nil {
+			judge.Finalize(res) // as cmd judges what it reads
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,7 @@ func TestMergeMissingPartitionIsALaneError(t *testing.T) {
 	pass := []checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}}
 	r0 := &checks.Result{Schema: checks.Schema, Suite: "s", Lane: "base", PlanHash: "h", Planned: planned, Partition: checks.Partition{Index: 0, Total: 2},
 		Cases: []checks.CaseResult{{ID: "a", Requests: []checks.RequestResult{{Index: 1, Of: 1, Checks: pass}}}}}
-	got, err := Merge([]Input{{"results-0/results.json", r0}})
+	got, err := mergeJudged([]Input{{"results-0/results.json", r0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestMergeDeselected(t *testing.T) {
 	r0 := &checks.Result{Schema: checks.Schema, Suite: "s", PlanHash: "h", Planned: planned, Partition: checks.Partition{Index: 0, Total: 1},
 		Selection: sel, Deselected: left,
 		Cases: []checks.CaseResult{{ID: "a", Lane: "base", Requests: []checks.RequestResult{{Index: 1, Of: 1, Checks: pass}}}}}
-	merged, err := Merge([]Input{{"r0", r0}})
+	merged, err := mergeJudged([]Input{{"r0", r0}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -230,13 +230,15 @@ func (r *Writer) Request(rr checks.RequestResult) error {
 	return nil
 }
 
-// Results finalizes res (checks.Finalize: every status recomputed from the checks), sets its
-// schema, and writes it to results.json atomically: readers see the old file or the new one,
+// Results writes res, judged (judge.Finalize: its statuses are set), with its schema to
+// results.json atomically: readers see the old file or the new one,
 // never a part. It may be called more than once (for example after each case, and at the end).
 func (r *Writer) Results(res *checks.Result) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	checks.Finalize(res)
+	if err := judged(res); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
 	res.Schema = checks.Schema
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -538,4 +540,31 @@ func posOf(path string, data []byte, err error) string {
 		return path
 	}
 	return fmt.Sprintf("%s:%d", path, 1+bytes.Count(data[:off], []byte{'\n'}))
+}
+
+// judged says which status of res is not one of the statuses a judged result has: the
+// writer stores the judge's statuses, never computes them, and a result that was not judged
+// (an empty status, a word that is not ours) is a bug to report, not a file to write.
+func judged(res *checks.Result) error {
+	valid := func(s checks.Status) bool {
+		switch s {
+		case checks.Pass, checks.Fail, checks.Skip, checks.Error, checks.Known, checks.Cancelled, checks.Flaky:
+			return true
+		}
+		return false
+	}
+	if !valid(res.Status) {
+		return fmt.Errorf("the run's status %q is not a judged one", res.Status)
+	}
+	for _, c := range res.Cases {
+		if !valid(c.Status) {
+			return fmt.Errorf("case %s: status %q is not a judged one", c.ID, c.Status)
+		}
+		for _, rr := range c.Requests {
+			if !valid(rr.Status) {
+				return fmt.Errorf("case %s request %d/%d: status %q is not a judged one", c.ID, rr.Index, rr.Of, rr.Status)
+			}
+		}
+	}
+	return nil
 }

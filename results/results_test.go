@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 func newTestWriter(t *testing.T) (*Writer, string) {
@@ -229,7 +231,7 @@ func sampleResult() *checks.Result {
 		Lane:       "base",
 		GPU:        "h200",
 		Partition:  checks.Partition{Index: 0, Total: 1},
-		Status:     checks.Pass, // stale: Results must recompute it
+		Status:     checks.Pass, // stale until judged
 		StartedAt:  time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
 		FinishedAt: time.Date(2025, 3, 1, 12, 1, 0, 0, time.UTC),
 		Cases: []checks.CaseResult{{
@@ -243,11 +245,13 @@ func sampleResult() *checks.Result {
 func TestWriterResultsRoundTrip(t *testing.T) {
 	rec, dir := newTestWriter(t)
 	res := sampleResult()
+	// The writer stores the judge's statuses as they are: it computes none.
+	judge.Finalize(res)
 	if err := rec.Results(res); err != nil {
 		t.Fatal(err)
 	}
 	if res.Schema != checks.Schema || res.Status != checks.Fail || res.Cases[0].Status != checks.Fail || res.Cases[0].Requests[1].Status != checks.Fail {
-		t.Errorf("Results did not finalize: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status,
+		t.Errorf("Results changed the judged statuses: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status,
 			res.Cases[0].Requests[1].Status)
 	}
 	got, err := ReadContext(t.Context(), filepath.Join(dir, ResultsFile))
@@ -281,12 +285,34 @@ func TestWriterResultsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestWriterRefusesAnUnjudgedResult: a result whose run, case or request has no status, or a
+// word that is not a status, is not written (the writer stores statuses, it never computes
+// them), and the error names where.
+func TestWriterRefusesAnUnjudgedResult(t *testing.T) {
+	rec, dir := newTestWriter(t)
+	res := sampleResult()
+	res.Cases[0].Requests[1].Status = ""
+	err := rec.Results(res)
+	if err == nil || !strings.Contains(err.Error(), `case t2i request 2/2: status "" is not a judged one`) {
+		t.Fatalf("err %v, want a refusal naming the request", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ResultsFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("results.json written for an unjudged result (%v)", err)
+	}
+	res.Cases[0].Requests[1].Status, res.Status = checks.Fail, "green"
+	if err := rec.Results(res); err == nil || !strings.Contains(err.Error(), `the run's status "green" is not a judged one`) {
+		t.Errorf("err %v, want the run's status refused", err)
+	}
+}
+
 // TestWriterResultsAtomic rewrites results.json over and over, with contents of different
 // sizes, while a reader parses it: every read must see one whole file.
 func TestWriterResultsAtomic(t *testing.T) {
 	rec, dir := newTestWriter(t)
 	path := filepath.Join(dir, ResultsFile)
-	if err := rec.Results(sampleResult()); err != nil {
+	first := sampleResult()
+	judge.Finalize(first)
+	if err := rec.Results(first); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
@@ -298,6 +324,7 @@ func TestWriterResultsAtomic(t *testing.T) {
 			for range i % 7 { // vary the size
 				res.Errors = append(res.Errors, strings.Repeat("x", 1000))
 			}
+			judge.Finalize(res)
 			if err := rec.Results(res); err != nil {
 				t.Error(err)
 				return

@@ -21,6 +21,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
+	"github.com/diffusion-check/diffusion-check/judge"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -229,7 +230,7 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResul
 	lim := r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
 	cs := checks.Consistency(frameScores(res), res.Frames, lim)
 	cs = append(cs, r.clipCheck(ctx, gt, rr, dir, e, res, lim))
-	if checks.RequestStatus(cs) == checks.Fail {
+	if judge.RequestStatus(cs) == checks.Fail {
 		if err := r.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {
 			r.logf("%s request %d/%d: warning: failure picture: %v", c.ID, rr.Index, rr.Of, err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 type fakeWindow struct{ p memory.Peaks }
@@ -40,7 +41,7 @@ func TestRequestMemory(t *testing.T) {
 	if diff := cmp.Diff([]checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}, want}, rr.Checks); diff != "" {
 		t.Errorf("checks (-want +got):\n%s", diff)
 	}
-	if st := checks.RequestStatus(rr.Checks); st != checks.Pass {
+	if st := judge.RequestStatus(rr.Checks); st != checks.Pass {
 		t.Errorf("status %s, want pass", st)
 	}
 

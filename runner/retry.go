@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/judge"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -12,7 +13,7 @@ import (
 // test/runner/pytest_runner.py): once every case of the partition has run (confirmation
 // requests included), the cases that failed are run again from a fresh server start, up to
 // their retry: times, as long as every failed case of the last attempt may be retried
-// (checks.RetryBlocked: one consistency failure stops all retries, as SGLang decides over the
+// (judge.RetryBlocked: one consistency failure stops all retries, as SGLang decides over the
 // whole attempt's output). A case that passes stops being retried; the last attempt's verdict
 // stands and the earlier ones are kept in CaseResult.Attempts, except that a retry cut short
 // by a cancel leaves the failure it was to settle in place. results holds the cases in the
@@ -26,14 +27,14 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 	for attempt := 1; attempt <= suite.MaxRetry; attempt++ {
 		var again []*suite.Case
 		for _, cr := range last {
-			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && checks.CaseStatus(cr) == checks.Fail {
+			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && judge.CaseStatus(cr) == checks.Fail {
 				again = append(again, c)
 			}
 		}
 		if len(again) == 0 || ctx.Err() != nil {
 			return results
 		}
-		if why := checks.RetryBlocked(last); why != "" {
+		if why := judge.RetryBlocked(last); why != "" {
 			r.logf("retry: not retrying %d failed case(s): %s (SGLang retries only when every failure of an attempt may be retried)", len(again), why)
 			return results
 		}
@@ -48,7 +49,7 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 					continue
 				}
 				prev := results[i]
-				if checks.CaseStatus(cr) == checks.Cancelled {
+				if judge.CaseStatus(cr) == checks.Cancelled {
 					// A retry cut short says nothing new: the failure it was to settle stands.
 					r.logf("%s: retry %d cancelled; the failure of the attempt before it stands", cr.ID, attempt)
 					// requests.jsonl's last line of a request is its verdict: the one that stands.
@@ -59,10 +60,10 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 				}
 				attempts := prev.Attempts
 				prev.Attempts = nil
-				prev.Status = checks.CaseStatus(prev)
+				prev.Status = judge.CaseStatus(prev)
 				cr.Attempts = append(attempts, prev)
 				results[i] = cr
-				r.logf("%s: retry %d of %d: %s", cr.ID, attempt, byID[cr.ID].Noise.Retry, checks.CaseStatus(cr))
+				r.logf("%s: retry %d of %d: %s", cr.ID, attempt, byID[cr.ID].Noise.Retry, judge.CaseStatus(cr))
 			}
 		}
 	}

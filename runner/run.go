@@ -237,7 +237,7 @@ func (r *run) writeEarly(head checks.Result, cases []*suite.Case) error {
 	early := r.snapshot(head, cases, "no result: the run ended before this request finished")
 	early.Incomplete = "written at the start of the run, which ended before its final write; the requests in requests.jsonl are the ones that finished"
 	early.Errors = append(early.Errors, "the run did not finish: results.json holds only what was known at its start")
-	if err := r.rec.Results(&early); err != nil {
+	if err := r.save(&early); err != nil {
 		return fmt.Errorf("write results.json before the run starts: %w", err)
 	}
 	return nil
@@ -265,6 +265,14 @@ func (r *run) execute(ctx context.Context, head checks.Result, cases []*suite.Ca
 	return out
 }
 
+// save judges res (judge.Finalize: the statuses of its requests, its cases and the run, from
+// their checks) and writes it to results.json: every write of the run goes through here, so
+// no status is stored that the judge did not set.
+func (r *run) save(res *checks.Result) error {
+	judge.Finalize(res)
+	return r.rec.Results(res)
+}
+
 // finish writes the final results.json and closes requests.jsonl.
 func (r *run) finish(res *checks.Result) (*checks.Result, error) {
 	if res.Cases == nil {
@@ -273,7 +281,7 @@ func (r *run) finish(res *checks.Result) (*checks.Result, error) {
 	res.FinishedAt = time.Now().UTC()
 	r.reportKnown(res)
 	r.failureIndex(res)
-	werr := r.rec.Results(res)
+	werr := r.save(res)
 	// requests.jsonl is closed even when results.json failed, and its own failure (the last
 	// records lost) is reported when results.json is safe.
 	cerr := r.rec.Close()
@@ -313,7 +321,7 @@ func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
 	r.mu.Lock()
 	kept := len(r.finished)
 	r.mu.Unlock()
-	if err := r.rec.Results(&snap); err != nil {
+	if err := r.save(&snap); err != nil {
 		r.logf("cancelled: could not write results.json before stopping the servers: %v", err)
 		return
 	}

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // workspaceUID and workspaceGID own the test workspaces, as the runner's user owns a real one.

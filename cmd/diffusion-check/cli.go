@@ -15,6 +15,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
 	"github.com/diffusion-check/diffusion-check/internal/untrusted"
+	"github.com/diffusion-check/diffusion-check/judge"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner"
 )
@@ -378,9 +379,12 @@ func isBool(f *flag.Flag) bool {
 // executable is the path builtin servers are started from: this very binary.
 func executable() (string, error) { return os.Executable() }
 
-// readResults reads the results named on a command line (results.ReadAll), telling its
+// readInputs reads the results named on a command line (results.ReadAll), telling its
 // warnings on stderr, an error among them; every error is the command line's (exit 2).
-func readResults(ctx context.Context, e env, args []string) ([]results.Input, error) {
+// Nothing read is taken at its word: a results file is the pull request's to write, and a
+// rebuilt one has no statuses. Each is judged (judge.Finalize) from its checks before any
+// command reads a status.
+func readInputs(ctx context.Context, e env, args []string) ([]results.Input, error) {
 	inputs, warnings, err := results.ReadAll(ctx, args)
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "warning: %v\n", w)
@@ -388,5 +392,21 @@ func readResults(ctx context.Context, e env, args []string) ([]results.Input, er
 	if err != nil {
 		return nil, usageError{err}
 	}
+	for _, in := range inputs {
+		judge.Finalize(in.Result)
+	}
 	return inputs, nil
+}
+
+// mergeLanes merges the judged inputs into one result per lane (results.Merge); a lane's
+// status is the worst of its cases' and its errors' (judge.RunStatus), as a run's is.
+func mergeLanes(inputs []results.Input) ([]checks.Result, error) {
+	lanes, err := results.Merge(inputs)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for i := range lanes {
+		lanes[i].Status = judge.LaneStatus(&lanes[i])
+	}
+	return lanes, nil
 }

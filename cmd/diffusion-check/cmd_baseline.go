@@ -183,12 +183,12 @@ func (o *baselineOptions) base() (*baselines.File, error) {
 // did not all arrive), and every case passed with all its requests measured, unless
 // --allow-failed.
 func (o *baselineOptions) results(ctx context.Context, e env, paths []string) ([]*checks.Result, error) {
-	inputs, err := readResults(ctx, e, paths)
+	inputs, err := readInputs(ctx, e, paths)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := results.Merge(inputs); err != nil {
-		return nil, usageError{err}
+	if _, err := mergeLanes(inputs); err != nil {
+		return nil, err
 	}
 	var missing []string
 	for _, probs := range results.PlanProblems(inputs) {

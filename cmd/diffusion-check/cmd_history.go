@@ -83,7 +83,7 @@ func historyAppend(ctx context.Context, e env, args []string) (int, error) {
 		}
 		date = t
 	}
-	inputs, err := readResults(ctx, e, fs.Args())
+	inputs, err := readInputs(ctx, e, fs.Args())
 	if err != nil {
 		return 0, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/history"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/judge"
 	"github.com/diffusion-check/diffusion-check/publish"
 	"github.com/diffusion-check/diffusion-check/report"
 	"github.com/diffusion-check/diffusion-check/results"
@@ -175,13 +176,13 @@ func reportCmd(ctx context.Context, e env, args []string) (int, error) {
 	if o.pending {
 		return o.publishPending(ctx, e, target, expected)
 	}
-	inputs, err := readResults(ctx, e, fs.Args())
+	inputs, err := readInputs(ctx, e, fs.Args())
 	if err != nil {
 		return 0, err
 	}
-	merged, err := results.Merge(inputs)
+	merged, err := mergeLanes(inputs)
 	if err != nil {
-		return 0, usageError{err}
+		return 0, err
 	}
 	worst, err := o.printLanes(e, merged)
 	if err != nil {
@@ -483,5 +484,5 @@ func worstOf(lanes []checks.Result) checks.Status {
 		cases = append(cases, l.Cases...)
 		errs = append(errs, l.Errors...)
 	}
-	return checks.RunStatus(cases, errs)
+	return judge.RunStatus(cases, errs)
 }

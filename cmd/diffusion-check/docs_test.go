@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
 	"gopkg.in/yaml.v3"
+
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 func readRepoFile(t *testing.T, path string) string {

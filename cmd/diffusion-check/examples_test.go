@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/diffusion-check/diffusion-check/results"
-	"gopkg.in/yaml.v3"
 )
 
 // asBuiltin rewrites a suite so that every server is the strict reference server configured as

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/internal/fault"
 )
 
 // TestServeHelpParserAndDocsListTheSameFaults: the faults `serve -h` lists, the ones the fault

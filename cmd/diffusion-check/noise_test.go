@@ -11,11 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/google/go-cmp/cmp"
 )
 
 // noiseCases are the cases of both noise suites, one lane each; %s is where the noisy suite

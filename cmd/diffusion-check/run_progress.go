@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"sync"
+
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 )
 
 // actionsLog interleaves a run's progress lines and its servers' log lines on one stream of

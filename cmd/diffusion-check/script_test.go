@@ -15,10 +15,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
+	"github.com/diffusion-check/diffusion-check/judge"
 	"github.com/diffusion-check/diffusion-check/results"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // binDir holds the diffusion-check binary that the scripts run. It is a real build, so that
@@ -359,7 +361,7 @@ func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("fixture: unknown kind %q", args[0])
 	}
-	checks.Finalize(&res)
+	judge.Finalize(&res)
 	data, err := json.MarshalIndent(&res, "", "  ")
 	ts.Check(err)
 	ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(file)), 0o755))

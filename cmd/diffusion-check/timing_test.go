@@ -3,9 +3,10 @@ package main
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/internal/refserver"
 	"github.com/diffusion-check/diffusion-check/suite"
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestBuiltinTimingsAreServeTimings: a suite's builtin server accepts exactly the timings of

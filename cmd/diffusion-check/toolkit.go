@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 )
 
 // action is the GitHub Actions toolkit bound to this command's environment and stdout.

@@ -15,6 +15,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // audioData is the folder of the audio pairs (testdata/audio/make.sh) and of SGLang's numbers
@@ -122,7 +123,7 @@ func checkAgainstSGLang(t *testing.T, got AudioResult, want sglangAudio, tol tol
 			t.Errorf("%s %.6f, SGLang %.6f (tolerance %g)", m.name, m.got, m.want, m.tol)
 		}
 	}
-	pass := checks.RequestStatus(checks.AudioConsistency(got.Scores(), sglangLimits)) == checks.Pass
+	pass := judge.RequestStatus(checks.AudioConsistency(got.Scores(), sglangLimits)) == checks.Pass
 	if pass != want.Passed {
 		t.Errorf("passes SGLang's default limits: %v, SGLang says %v", pass, want.Passed)
 	}

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
-	"github.com/google/go-cmp/cmp"
+	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // ffmpegFile makes a test file with ffmpeg from lavfi sources.
@@ -53,7 +55,7 @@ func TestAudio(t *testing.T) {
 			}
 			t.Logf("%+v", r)
 			cs := checks.AudioConsistency(r.Scores(), lim)
-			pass := checks.RequestStatus(cs) == checks.Pass
+			pass := judge.RequestStatus(cs) == checks.Pass
 			if pass != tc.pass {
 				t.Errorf("passed %v, want %v: %+v", pass, tc.pass, cs)
 			}

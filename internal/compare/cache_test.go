@@ -13,9 +13,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
-	"github.com/google/go-cmp/cmp"
 )
 
 // rawFrameBytes returns the size of one frame of path as a FrameReader receives it: what a

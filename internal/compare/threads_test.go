@@ -5,8 +5,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
 // TestWithThreads: a thread budget bounds the metric's workers and every decoder's ffmpeg

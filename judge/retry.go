@@ -1,20 +1,17 @@
-package checks
+package judge
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // maxRetries is SGLang's max_retries: a failed case is run again at most six times
 // (run_pytest in test/runner/pytest_runner.py; PR #39206: "retry only failed pytest items,
 // with at most six retries").
 const maxRetries = 6
-
-// CauseStartTimeout is the Cause of a server.alive failure of a server still starting when
-// its start_timeout ran out: SGLang's _wait_for_ready raises TimeoutError then, which its
-// runner retries.
-const CauseStartTimeout = "server start timed out"
 
 // retryVerdict says whether a failed case may be run again, and why.
 type retryVerdict struct {
@@ -44,11 +41,11 @@ var infraMarkers = []string{"timeouterror", "safetensorerror", "filenotfounderro
 //   - any other failure (output.valid, an audio metric, a crash) is not retried.
 //
 // A case that did not fail is not retried.
-func retryOf(cr CaseResult) retryVerdict {
-	if CaseStatus(cr) != Fail {
+func retryOf(cr checks.CaseResult) retryVerdict {
+	if CaseStatus(cr) != checks.Fail {
 		return retryVerdict{Why: "did not fail"}
 	}
-	var failed []Check
+	var failed []checks.Check
 	for _, c := range cr.Checks {
 		if bad(c.Status) {
 			failed = append(failed, c)
@@ -62,20 +59,20 @@ func retryOf(cr CaseResult) retryVerdict {
 		}
 	}
 	for _, c := range failed {
-		g := KindOf(c.Name).Group
-		if g == GroupConsistency || g == GroupRepeat || g == GroupAudio && strings.Contains(c.Detail, "GT not found") {
+		g := checks.KindOf(c.Name).Group
+		if g == checks.GroupConsistency || g == checks.GroupRepeat || g == checks.GroupAudio && strings.Contains(c.Detail, "GT not found") {
 			return retryVerdict{Why: fmt.Sprintf("%s failed: consistency failures are never retried", c.Name)}
 		}
 	}
-	perf := len(failed) > 0 && !slices.ContainsFunc(failed, func(c Check) bool {
-		g := KindOf(c.Name).Group
-		return g != GroupPerf && g != GroupMemory
+	perf := len(failed) > 0 && !slices.ContainsFunc(failed, func(c checks.Check) bool {
+		g := checks.KindOf(c.Name).Group
+		return g != checks.GroupPerf && g != checks.GroupMemory
 	})
 	if perf {
 		return retryVerdict{Retryable: true, Why: "only perf and memory checks failed"}
 	}
 	for _, c := range failed {
-		if strings.HasPrefix(c.Cause, "request hung") || c.Cause == CauseStartTimeout {
+		if strings.HasPrefix(c.Cause, "request hung") || c.Cause == checks.CauseStartTimeout {
 			return retryVerdict{Retryable: true, Why: c.Name + ": timed out (TimeoutError)"}
 		}
 	}
@@ -103,9 +100,9 @@ func retryOf(cr CaseResult) retryVerdict {
 // case of the attempt from being retried (run_pytest returns at the first non-retryable
 // attempt). It returns the first such case and why, or "" when every failed case of the
 // attempt may be retried.
-func RetryBlocked(attempt []CaseResult) string {
+func RetryBlocked(attempt []checks.CaseResult) string {
 	for _, cr := range attempt {
-		if CaseStatus(cr) != Fail {
+		if CaseStatus(cr) != checks.Fail {
 			continue
 		}
 		if v := retryOf(cr); !v.Retryable {
@@ -115,4 +112,6 @@ func RetryBlocked(attempt []CaseResult) string {
 	return ""
 }
 
-func bad(s Status) bool { return s != Pass && s != Skip && s != Known && s != Flaky && s != Cancelled }
+func bad(s checks.Status) bool {
+	return s != checks.Pass && s != checks.Skip && s != checks.Known && s != checks.Flaky && s != checks.Cancelled
+}

@@ -1,0 +1,195 @@
+package judge
+
+import "github.com/diffusion-check/diffusion-check/checks"
+
+// The verdict rules turn the checks of a run into the statuses of its requests, cases and the
+// run itself. They are pure and order independent: each status is the worst thing seen, in
+// this precedence (highest first):
+//
+//	request: fail (a check failed or errored) > cancelled (a check was cancelled) > flaky > known > pass > skip
+//	case:    fail > error > cancelled > skip > flaky > known > pass
+//	run:     fail > error > cancelled > flaky > known > pass
+//
+// so no later pass or skip can hide an earlier failure, and a flaky check (a failure that
+// its confirmation requests did not reproduce, under on_unconfirmed: flaky) never hides a
+// failure of another check. Flaky ranks above known: a known failure is explained by an
+// entry someone wrote, a flaky one by nobody yet. A check or request whose status is not one
+// of the known words counts as a failure: a typo must not pass.
+
+// RequestStatus is the status of a finished request with the given checks:
+//   - fail if any check failed or errored (or has an unknown status);
+//   - otherwise cancelled if any check was cancelled;
+//   - otherwise flaky if any check is flaky;
+//   - otherwise known if any check is a known failure;
+//   - otherwise pass if at least one check passed;
+//   - otherwise skip if every check was skipped;
+//   - error if there are no checks at all: a request nobody checked must not pass silently.
+//
+// It applies to finished requests only. A request the runner cut short keeps the Cancelled
+// status it set: Finalize does not recompute it.
+func RequestStatus(cs []checks.Check) checks.Status {
+	if len(cs) == 0 {
+		return checks.Error
+	}
+	var cancelled, flaky, known, passed bool
+	for _, c := range cs {
+		switch c.Status {
+		case checks.Pass:
+			passed = true
+		case checks.Skip:
+		case checks.Flaky:
+			flaky = true
+		case checks.Known:
+			known = true
+		case checks.Cancelled:
+			cancelled = true
+		default: // Fail, Error, or a status that is not ours
+			return checks.Fail
+		}
+	}
+	switch {
+	case cancelled:
+		return checks.Cancelled
+	case flaky:
+		return checks.Flaky
+	case known:
+		return checks.Known
+	case passed:
+		return checks.Pass
+	}
+	return checks.Skip
+}
+
+// CaseStatus is the status of a case, from its case-level checks and every request:
+//   - fail if a case-level check failed or errored, or a request failed or errored, or a
+//     request was skipped (every request of a case is required);
+//   - otherwise error if the case has Errors, or no requests at all;
+//   - otherwise cancelled if a request or case-level check was cancelled;
+//   - otherwise skip if the case is Skipped (SGLang's harness skips it, e.g. a video job that
+//     timed out on AMD): then, and only then, a skipped request does not fail the case;
+//   - otherwise flaky if a request or case-level check is flaky;
+//   - otherwise known if a request or case-level check is known;
+//   - otherwise pass.
+//
+// Request statuses are recomputed from their checks with RequestStatus, except for requests
+// marked Cancelled, so a stale stored status cannot change the verdict. A case with no
+// requests whose stored status is Cancelled (cancelled before its first request) is
+// cancelled instead of error, unless a case-level check failed or it has Errors.
+func CaseStatus(c checks.CaseResult) checks.Status {
+	var errored, cancelled, flaky, known bool
+	for _, ck := range c.Checks {
+		switch ck.Status {
+		case checks.Pass, checks.Skip:
+		case checks.Flaky:
+			flaky = true
+		case checks.Known:
+			known = true
+		case checks.Cancelled:
+			cancelled = true
+		default:
+			return checks.Fail
+		}
+	}
+	for _, rr := range c.Requests {
+		switch requestStatus(rr) {
+		case checks.Pass:
+		case checks.Flaky:
+			flaky = true
+		case checks.Known:
+			known = true
+		case checks.Cancelled:
+			cancelled = true
+		case checks.Skip:
+			if c.Skipped == "" {
+				return checks.Fail // a required request did not pass
+			}
+		default: // Fail, Error: a required request did not pass
+			return checks.Fail
+		}
+	}
+	if c.Skipped != "" && !cancelled && len(c.Errors) == 0 && len(c.Requests) > 0 {
+		return checks.Skip
+	}
+	if len(c.Requests) == 0 {
+		if c.Status == checks.Cancelled {
+			cancelled = true
+		} else {
+			errored = true
+		}
+	}
+	return settle(errored || len(c.Errors) > 0, cancelled, flaky, known)
+}
+
+// settle is the status of something that did not fail, by precedence: error, then cancelled,
+// then flaky, then known, else pass.
+func settle(errored, cancelled, flaky, known bool) checks.Status {
+	switch {
+	case errored:
+		return checks.Error
+	case cancelled:
+		return checks.Cancelled
+	case flaky:
+		return checks.Flaky
+	case known:
+		return checks.Known
+	}
+	return checks.Pass
+}
+
+// RunStatus is the status of a run from its cases and its run-level errors: fail if any case
+// failed; otherwise error if any case errored or errs is not empty; otherwise cancelled if any
+// case was cancelled; otherwise flaky if any case is flaky; otherwise known if any case is
+// known; otherwise pass. A run without cases
+// is an error: it checked nothing. Case statuses are recomputed with CaseStatus.
+func RunStatus(cases []checks.CaseResult, errs []string) checks.Status {
+	errored := len(errs) > 0 || len(cases) == 0
+	var cancelled, flaky, known bool
+	for _, c := range cases {
+		switch CaseStatus(c) {
+		case checks.Fail:
+			return checks.Fail
+		case checks.Error:
+			errored = true
+		case checks.Cancelled:
+			cancelled = true
+		case checks.Flaky:
+			flaky = true
+		case checks.Known:
+			known = true
+		}
+	}
+	return settle(errored, cancelled, flaky, known)
+}
+
+// Finalize sets, in place, the status of every request (except those marked Cancelled), every
+// case and the run from their checks: the statuses a run stores (runner) and those of every
+// results file a command reads (cmd), which a pull request may have written.
+func Finalize(r *checks.Result) {
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		for j := range c.Requests {
+			c.Requests[j].Status = requestStatus(c.Requests[j])
+		}
+		c.Status = CaseStatus(*c)
+	}
+	r.Status = LaneStatus(r)
+}
+
+// LaneStatus is the status of a run, or of a lane merged from runs, from its cases and its
+// errors (RunStatus). A partition its plan left empty (a plan file from before plans dropped
+// empty partitions, or a selection that left out every case) checked nothing because there
+// was nothing to check: it passes.
+func LaneStatus(r *checks.Result) checks.Status {
+	if r.EmptyPartition() || r.NothingSelected() {
+		return checks.Pass
+	}
+	return RunStatus(r.Cases, r.Errors)
+}
+
+// requestStatus is a request's status recomputed from its checks, keeping Cancelled.
+func requestStatus(rr checks.RequestResult) checks.Status {
+	if rr.Status == checks.Cancelled {
+		return checks.Cancelled
+	}
+	return RequestStatus(rr.Checks)
+}
