@@ -12,6 +12,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // DefaultProfile is the tolerance profile of PR runs.
@@ -148,7 +149,7 @@ type File struct {
 type Scenario struct {
 	ID                      string
 	InScenarios             bool // false: only in the top-level memory maps
-	Stages                  checks.Stages
+	Stages                  results.Stages
 	StepsMs                 map[int]float64
 	E2EMs                   *float64
 	AvgDenoiseMs            *float64
@@ -359,11 +360,11 @@ func (d *decoder) scenario(kp, id string, n *node) *Scenario {
 			if st.vals[i].kind == 'z' {
 				// SGLang writes null for a metric that does not apply (per_frame_generation of
 				// an image model); it is kept, as NaN, and not checked.
-				s.Stages = append(s.Stages, checks.Stage{Name: name, Ms: math.NaN()})
+				s.Stages = append(s.Stages, results.Stage{Name: name, Ms: math.NaN()})
 				continue
 			}
 			if v, ok := d.number(st.vals[i], kp+".stages_ms."+name); ok {
-				s.Stages = append(s.Stages, checks.Stage{Name: name, Ms: v})
+				s.Stages = append(s.Stages, results.Stage{Name: name, Ms: v})
 			}
 		}
 	}

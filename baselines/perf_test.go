@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // sglangDir holds SGLang's real CI data files, copied unchanged (testdata/sglang/SOURCES.md).
@@ -123,7 +125,7 @@ func TestRealFilesMeaning(t *testing.T) {
 	}
 }
 
-func stageNames(s checks.Stages) string {
+func stageNames(s results.Stages) string {
 	var n []string
 	for _, st := range s {
 		n = append(n, st.Name)

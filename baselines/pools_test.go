@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // poolsFile is b200.json with runner pools, rebuilt from SGLang's tests (testdata/pools/SOURCES.md).
@@ -86,7 +88,7 @@ func TestRunnerOverridePreservesOtherMetrics(t *testing.T) {
 // default pool's limit (836.71 × 1.25 = 1045.89 ms) fails it.
 func TestRunnerPoolLimitVectors(t *testing.T) {
 	f := poolsFile(t)
-	e2e := func(runner, id string, ms float64) checks.Check {
+	e2e := func(runner, id string, ms float64) results.Check {
 		g := forRunner(t, f, runner)
 		tol, err := g.Tolerances("pr_test", Overrides{})
 		if err != nil {
@@ -96,26 +98,26 @@ func TestRunnerPoolLimitVectors(t *testing.T) {
 		if !ok {
 			t.Fatalf("no scenario %s", id)
 		}
-		return checks.PerfE2EOnly(checks.RequestResult{ServerTotalMs: ms}, pb)[0]
+		return checks.PerfE2EOnly(results.RequestResult{ServerTotalMs: ms}, pb)[0]
 	}
 	for _, runner := range []string{"b200-di01-4567", "b200-fin03-4-4567", "b200-cirrascale1-0123", "b200-cirrascale3-0123", "b200-cirrascale3-4567"} {
 		for _, id := range []string{"flux1_modelopt_nvfp4_t2i", "qwen_image_2512_modelopt_nvfp4_t2i"} {
 			limit := *forRunner(t, f, runner).Scenarios[id].E2EMs * 1.25
-			if c := e2e(runner, id, limit-1); c.Status != checks.Pass {
+			if c := e2e(runner, id, limit-1); c.Status != results.Pass {
 				t.Errorf("%s %s at limit-1 (test_runner_baseline_enforces_e2e_boundary): %s %s", runner, id, c.Status, c.Detail)
 			}
-			if c := e2e(runner, id, limit+1); c.Status != checks.Fail || !strings.Contains(c.Detail, "> limit") {
+			if c := e2e(runner, id, limit+1); c.Status != results.Fail || !strings.Contains(c.Detail, "> limit") {
 				t.Errorf("%s %s at limit+1 (test_runner_baseline_enforces_e2e_boundary): %s %s", runner, id, c.Status, c.Detail)
 			}
 		}
 	}
 	for _, tt := range []struct {
 		runner string
-		want   checks.Status
+		want   results.Status
 		limit  float64
 	}{
-		{"b200-di01-4567", checks.Pass, 1667.7},
-		{"b200-fin03-4-4567", checks.Fail, 1045.8875},
+		{"b200-di01-4567", results.Pass, 1667.7},
+		{"b200-fin03-4-4567", results.Fail, 1045.8875},
 	} {
 		c := e2e(tt.runner, "flux1_modelopt_nvfp4_t2i", 1300)
 		if c.Status != tt.want || math.Abs(*c.Limit-tt.limit) > 1e-9 {
@@ -172,7 +174,7 @@ func TestRunnerOverridesAsSGLangLoads(t *testing.T) {
 	// Keys replace the scenario's: a map whole, null an optional value; unknown keys warn.
 	f = parse(`{"p": {"a": {"stages_ms": {"Z": 9.0}, "expected_load_ms": null, "e2e": 4.0, "expected_e2e_ms_typo": 4.0}}}}`)
 	g := forRunner(t, f, "p1")
-	if diff := cmp.Diff(checks.Stages{{Name: "Z", Ms: 9}}, g.Scenarios["a"].Stages); diff != "" {
+	if diff := cmp.Diff(results.Stages{{Name: "Z", Ms: 9}}, g.Scenarios["a"].Stages); diff != "" {
 		t.Errorf("stages_ms of a pool replaces the map (-want +got):\n%s", diff)
 	}
 	if g.Scenarios["a"].ExpectedLoadMs != nil || e2e(g) != 1 {
@@ -211,12 +213,12 @@ func TestRunnerOverridesAsSGLangLoads(t *testing.T) {
 // worst request), not the shared scenario: the default pool's references stay as they were.
 func TestRegeneratePooled(t *testing.T) {
 	f := poolsFile(t)
-	res := func(pool string, e2e float64) *checks.Result {
-		return &checks.Result{Files: &checks.Files{Baselines: f.Path, Pool: pool, InPool: true, Runner: pool + "01-4567"},
-			Cases: []checks.CaseResult{{ID: "flux1_modelopt_nvfp4_t2i",
-				Requests: []checks.RequestResult{{Index: 1, Of: 2, ServerTotalMs: e2e - 10}, {Index: 2, Of: 2, ServerTotalMs: e2e}}}}}
+	res := func(pool string, e2e float64) *results.Result {
+		return &results.Result{Files: &results.Files{Baselines: f.Path, Pool: pool, InPool: true, Runner: pool + "01-4567"},
+			Cases: []results.CaseResult{{ID: "flux1_modelopt_nvfp4_t2i",
+				Requests: []results.RequestResult{{Index: 1, Of: 2, ServerTotalMs: e2e - 10}, {Index: 2, Of: 2, ServerTotalMs: e2e}}}}}
 	}
-	reg, err := Regenerate(f, []*checks.Result{res("b200-di", 1290.5)}, RegenerateOptions{})
+	reg, err := Regenerate(f, []*results.Result{res("b200-di", 1290.5)}, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +237,7 @@ func TestRegeneratePooled(t *testing.T) {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 	// A new pool gets its own entry.
-	reg, err = Regenerate(f, []*checks.Result{res("b200-fin", 900)}, RegenerateOptions{})
+	reg, err = Regenerate(f, []*results.Result{res("b200-fin", 900)}, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Source is what the regenerated values of one scenario were taken from: the worst of
@@ -20,7 +21,7 @@ func (s Source) String() string {
 // hasPerf reports whether a request carries the server's timings (a perf record), or for a
 // realtime request a whole session's E2E (a session that delivered its output: one cut short
 // has the E2E of the chunks it sent); only those count towards a scenario's timings.
-func hasPerf(rr checks.RequestResult) bool {
+func hasPerf(rr results.RequestResult) bool {
 	if len(rr.RealtimeChunks) > 0 {
 		return checks.SessionE2E(rr.RealtimeChunks) > 0 && rr.Output != nil
 	}
@@ -29,9 +30,9 @@ func hasPerf(rr checks.RequestResult) bool {
 
 // Sources counts, per case id, the requests whose timings Regenerate takes the worst of and
 // the results files (partitions) they came from.
-func Sources(results []*checks.Result) map[string]Source {
+func Sources(runs []*results.Result) map[string]Source {
 	out := map[string]Source{}
-	for _, r := range results {
+	for _, r := range runs {
 		seen := map[string]bool{}
 		for _, cr := range r.Cases {
 			for _, rr := range cr.Requests {
@@ -56,12 +57,12 @@ func Sources(results []*checks.Result) map[string]Source {
 // that is incomplete (a request skipped, missing, or without a perf record). A baseline is
 // the worst value over N repetitions; from a failed run it records the failure as the
 // norm, and from fewer requests it is not the worst of N.
-func Unfit(results []*checks.Result) []string {
+func Unfit(runs []*results.Result) []string {
 	var out []string
-	for _, r := range results {
+	for _, r := range runs {
 		where := fmt.Sprintf("lane %q partition %d/%d", r.Lane, r.Partition.Index, r.Partition.Total)
 		for _, cr := range r.Cases {
-			if st := cr.Status; st != checks.Pass && st != checks.Known { // judged when read (cmd)
+			if st := cr.Status; st != results.Pass && st != results.Known { // judged when read (cmd)
 				out = append(out, fmt.Sprintf("%s case %s: %s%s", where, cr.ID, st, firstFailure(cr)))
 				continue
 			}
@@ -87,20 +88,20 @@ func Unfit(results []*checks.Result) []string {
 }
 
 // firstFailure names the first request that did not pass and its first problem.
-func firstFailure(cr checks.CaseResult) string {
+func firstFailure(cr results.CaseResult) string {
 	for _, rr := range cr.Requests {
-		if rr.Status == checks.Pass || rr.Status == checks.Known {
+		if rr.Status == results.Pass || rr.Status == results.Known {
 			continue
 		}
 		for _, ck := range rr.Checks {
-			if ck.Status == checks.Fail || ck.Status == checks.Error || ck.Status == checks.Skip || ck.Status == checks.Cancelled || ck.Status == checks.Flaky {
+			if ck.Status == results.Fail || ck.Status == results.Error || ck.Status == results.Skip || ck.Status == results.Cancelled || ck.Status == results.Flaky {
 				return fmt.Sprintf(" (request %d/%d %s: %s %s)", rr.Index, rr.Of, rr.Status, ck.Name, ck.Status)
 			}
 		}
 		return fmt.Sprintf(" (request %d/%d %s)", rr.Index, rr.Of, rr.Status)
 	}
 	for _, ck := range cr.Checks {
-		if ck.Status != checks.Pass {
+		if ck.Status != results.Pass {
 			return fmt.Sprintf(" (%s %s)", ck.Name, ck.Status)
 		}
 	}

@@ -13,15 +13,16 @@ import (
 	"text/tabwriter"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // measured is the worst value of every metric of one case across the requests and
 // partitions seen. NaN means not measured.
 type measured struct {
 	id         string
-	stages     checks.Stages // max per stage, in first-seen pipeline order
-	steps      []float64     // max per step index
-	stepCounts map[int]bool  // how many steps the requests reported
+	stages     results.Stages // max per stage, in first-seen pipeline order
+	steps      []float64      // max per step index
+	stepCounts map[int]bool   // how many steps the requests reported
 	e2e        float64
 	avg        float64
 	median     float64
@@ -50,7 +51,7 @@ func worst(a, b float64) float64 {
 
 // addRequest folds in one request's timings and runtime memory. A request without a perf
 // record (no server total, no stages) adds only its memory.
-func (m *measured) addRequest(rr checks.RequestResult) {
+func (m *measured) addRequest(rr results.RequestResult) {
 	m.addMemory("runtime", rr.PeakVRAMMiB)
 	if len(rr.RealtimeChunks) > 0 {
 		m.addSession(rr)
@@ -64,7 +65,7 @@ func (m *measured) addRequest(rr checks.RequestResult) {
 		m.e2e = worst(m.e2e, rr.ServerTotalMs)
 	}
 	for _, st := range rr.Stages {
-		if i := slices.IndexFunc(m.stages, func(s checks.Stage) bool { return s.Name == st.Name }); i >= 0 {
+		if i := slices.IndexFunc(m.stages, func(s results.Stage) bool { return s.Name == st.Name }); i >= 0 {
 			m.stages[i].Ms = math.Max(m.stages[i].Ms, st.Ms)
 		} else {
 			m.stages = append(m.stages, st)
@@ -93,7 +94,7 @@ func (m *measured) addRequest(rr checks.RequestResult) {
 // chunk's stages and steps are not the session's, and SGLang's realtime scenario has none
 // (h100.json lingbot_world_realtime_plastic_beach: stages_ms {}, denoise_step_ms {}, 0.0
 // averages).
-func (m *measured) addSession(rr checks.RequestResult) {
+func (m *measured) addSession(rr results.RequestResult) {
 	if hasPerf(rr) {
 		m.realtime = true
 		m.requests++
@@ -133,7 +134,7 @@ func valueOr(m map[string]float64, k string) float64 {
 
 // addCase folds in a whole case: its server start (when it paid for one), wall time and
 // every request.
-func (m *measured) addCase(cr checks.CaseResult) {
+func (m *measured) addCase(cr results.CaseResult) {
 	if cr.Load != nil && !cr.Load.Reused {
 		if cr.Load.DurationMs > 0 {
 			m.loadMs = worst(m.loadMs, cr.Load.DurationMs)
@@ -190,7 +191,7 @@ func ms2(v float64) float64 {
 //     dump does not write (_dump_baseline_for_testcase, test_server_common.py @
 //     a7ec6b97f786): written when the scenario has the key already, or, for a new scenario,
 //     when another scenario of the file has it or opts.AllFields asks for every measured key.
-func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*Regenerated, error) {
+func Regenerate(base *File, runs []*results.Result, opts RegenerateOptions) (*Regenerated, error) {
 	var doc *node
 	if base != nil {
 		// A deep copy through the writer: base stays as it was read.
@@ -201,7 +202,7 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 		doc = d
 	} else {
 		gpu := ""
-		for _, r := range results {
+		for _, r := range runs {
 			if r.GPU != "" {
 				gpu = r.GPU
 				break
@@ -209,7 +210,7 @@ func Regenerate(base *File, results []*checks.Result, opts RegenerateOptions) (*
 		}
 		doc = skeleton(gpu)
 	}
-	byID, pooled := measuredOf(results)
+	byID, pooled := measuredOf(runs)
 	out := &Regenerated{}
 	scenarios := doc.get("scenarios")
 	if scenarios == nil {
@@ -337,7 +338,7 @@ func writeStages(sc *node, m *measured) []Change {
 	var order []string
 	if old != nil {
 		for _, k := range old.keys {
-			if old.get(k).kind == 'z' || slices.ContainsFunc(m.stages, func(s checks.Stage) bool { return s.Name == k }) {
+			if old.get(k).kind == 'z' || slices.ContainsFunc(m.stages, func(s results.Stage) bool { return s.Name == k }) {
 				order = append(order, k)
 			} else {
 				ch = append(ch, Change{Scenario: m.id, Metric: "stages_ms." + k, Old: oldValue(old.get(k)), New: math.NaN()})
@@ -509,7 +510,7 @@ func sampledOnly(steps *node, fractions []float64) bool {
 
 // Snippet is the measured values of one request in the baseline file's format, as the
 // entry "id": {...} to paste under "scenarios", for a case the file does not have yet.
-func Snippet(id string, rr checks.RequestResult) string {
+func Snippet(id string, rr results.RequestResult) string {
 	m := newMeasured(id)
 	m.addRequest(rr)
 	sc := objectNode()
@@ -608,9 +609,9 @@ func writePool(doc, scenarios *node, pool string, m *measured) ([]Change, string
 // measuredOf gathers what results measured, per case: byID for the shared scenarios, pooled
 // by runner_overrides pool and case for runners of a pool (their values are that pool's
 // references, not the shared scenario's).
-func measuredOf(results []*checks.Result) (byID map[string]*measured, pooled map[string]map[string]*measured) {
+func measuredOf(runs []*results.Result) (byID map[string]*measured, pooled map[string]map[string]*measured) {
 	byID, pooled = map[string]*measured{}, map[string]map[string]*measured{}
-	for _, r := range results {
+	for _, r := range runs {
 		for _, cr := range r.Cases {
 			into := byID
 			if r.Files != nil && r.Files.InPool && !strings.Contains(r.Files.Pool, ", ") {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestRegenerateRealtime: a realtime case's scenario gets its sessions' worst E2E (init sent →
@@ -15,19 +16,19 @@ import (
 // chunk's record gives only the VRAM. A session cut short (no output) is left out. The
 // regenerated file's E2E then passes the same sessions' realtime perf.e2e.
 func TestRegenerateRealtime(t *testing.T) {
-	session := func(i int, ms ...float64) checks.RequestResult {
-		rr := checks.RequestResult{Case: "rt", Index: i, Of: 3, ServerTotalMs: 9, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 8}},
-			StepsMs: []float64{2, 2}, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 3396}, Output: &checks.Output{Kind: "video"}}
+	session := func(i int, ms ...float64) results.RequestResult {
+		rr := results.RequestResult{Case: "rt", Index: i, Of: 3, ServerTotalMs: 9, Stages: results.Stages{{Name: "DenoisingStage", Ms: 8}},
+			StepsMs: []float64{2, 2}, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 3396}, Output: &results.Output{Kind: "video"}}
 		for k, v := range ms {
-			rr.RealtimeChunks = append(rr.RealtimeChunks, checks.ChunkStats{Index: k, SessionMs: v, ChunkTotalMs: 10})
+			rr.RealtimeChunks = append(rr.RealtimeChunks, results.ChunkStats{Index: k, SessionMs: v, ChunkTotalMs: 10})
 		}
 		return rr
 	}
 	cut := session(3, 50, 2000) // its last chunk came late, and then the session broke
 	cut.Output = nil
-	res := &checks.Result{Cases: []checks.CaseResult{{ID: "rt", WallMs: 4000, Load: &checks.Load{DurationMs: 300},
-		Requests: []checks.RequestResult{session(1, 40, 80, 120.5), session(2, 45, 90, 130.254), cut}}}}
-	reg, err := Regenerate(nil, []*checks.Result{res}, RegenerateOptions{})
+	res := &results.Result{Cases: []results.CaseResult{{ID: "rt", WallMs: 4000, Load: &results.Load{DurationMs: 300},
+		Requests: []results.RequestResult{session(1, 40, 80, 120.5), session(2, 45, 90, 130.254), cut}}}}
+	reg, err := Regenerate(nil, []*results.Result{res}, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestRegenerateRealtime(t *testing.T) {
 	if !strings.Contains(got, want) {
 		t.Errorf("regenerated scenario:\n%s\nwant:\n%s", got, want)
 	}
-	if src := Sources([]*checks.Result{res})["rt"]; src.Requests != 2 {
+	if src := Sources([]*results.Result{res})["rt"]; src.Requests != 2 {
 		t.Errorf("sources %v, want the 2 whole sessions", src)
 	}
 	tol, err := reg.File.Tolerances("", nil)
@@ -57,13 +58,13 @@ func TestRegenerateRealtime(t *testing.T) {
 		t.Fatalf("scenario rt: %v %v", pb.E2EMs, found)
 	}
 	for _, rr := range res.Cases[0].Requests[:2] {
-		if cs := checks.RealtimeE2E(rr.RealtimeChunks, pb); len(cs) != 1 || cs[0].Status != checks.Pass {
+		if cs := checks.RealtimeE2E(rr.RealtimeChunks, pb); len(cs) != 1 || cs[0].Status != results.Pass {
 			t.Errorf("request %d against the regenerated file: %+v", rr.Index, cs)
 		}
 	}
 	// A rerun over its own output keeps what it wrote, an existing realtime scenario's other
 	// keys included.
-	again, err := Regenerate(reg.File, []*checks.Result{res}, RegenerateOptions{})
+	again, err := Regenerate(reg.File, []*results.Result{res}, RegenerateOptions{})
 	if err != nil || string(again.File.Marshal()) != got {
 		t.Errorf("rerun changed the file: %v", err)
 	}

@@ -2,14 +2,15 @@ package baselines
 
 import (
 	"bytes"
-	"github.com/diffusion-check/diffusion-check/internal/golden"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/internal/golden"
+	"github.com/diffusion-check/diffusion-check/results"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -87,10 +88,10 @@ const existing = `{
 
 // twoPartitions: case img ran in two partitions with two requests each; each metric is worst
 // in a different request, so only worst-of-N per metric gives the expected file.
-func twoPartitions() []*checks.Result {
-	req := func(i int, total float64, te, den, dec float64, steps []float64, reserved, alloc float64) checks.RequestResult {
-		return checks.RequestResult{Case: "img", Index: i, Of: 2, ServerTotalMs: total,
-			Stages: checks.Stages{
+func twoPartitions() []*results.Result {
+	req := func(i int, total float64, te, den, dec float64, steps []float64, reserved, alloc float64) results.RequestResult {
+		return results.RequestResult{Case: "img", Index: i, Of: 2, ServerTotalMs: total,
+			Stages: results.Stages{
 				{Name: "TextEncodingStage", Ms: te},
 				{Name: "DenoisingStage", Ms: den},
 				{Name: "NewStage", Ms: 0.001},
@@ -99,28 +100,28 @@ func twoPartitions() []*checks.Result {
 			StepsMs:     steps,
 			PeakVRAMMiB: map[string]float64{"server_reserved": reserved, "server_allocated": alloc, "nvml_process": 9999}}
 	}
-	p0 := &checks.Result{GPU: "5090", Cases: []checks.CaseResult{{
-		ID: "img", WallMs: 4321, Load: &checks.Load{DurationMs: 800, PeakVRAMMiB: map[string]float64{"server_reserved": 3010}},
-		Requests: []checks.RequestResult{
+	p0 := &results.Result{GPU: "5090", Cases: []results.CaseResult{{
+		ID: "img", WallMs: 4321, Load: &results.Load{DurationMs: 800, PeakVRAMMiB: map[string]float64{"server_reserved": 3010}},
+		Requests: []results.RequestResult{
 			req(1, 70.123, 6, 41, 9.5, []float64{19, 10, 10, 10, 10}, 3394, 3100),   // worst e2e, step 0
 			req(2, 65, 7.777, 40, 9, []float64{12, 11, 10, 10, 10.5}, 3396.5, 3105), // worst text encoding, step 1
 		},
 	}, {
-		ID: "fresh", WallMs: 900, Load: &checks.Load{DurationMs: 300},
-		Requests: []checks.RequestResult{
-			{Case: "fresh", Index: 1, Of: 1, ServerTotalMs: 10, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 8}}, StepsMs: []float64{4, 4}},
+		ID: "fresh", WallMs: 900, Load: &results.Load{DurationMs: 300},
+		Requests: []results.RequestResult{
+			{Case: "fresh", Index: 1, Of: 1, ServerTotalMs: 10, Stages: results.Stages{{Name: "DenoisingStage", Ms: 8}}, StepsMs: []float64{4, 4}},
 		},
 	}}}
-	p1 := &checks.Result{GPU: "5090", Cases: []checks.CaseResult{{
-		ID: "img", WallMs: 5678.9, Load: &checks.Load{Reused: true},
-		Requests: []checks.RequestResult{
+	p1 := &results.Result{GPU: "5090", Cases: []results.CaseResult{{
+		ID: "img", WallMs: 5678.9, Load: &results.Load{Reused: true},
+		Requests: []results.RequestResult{
 			req(1, 61, 6, 44.444, 9, []float64{12, 10, 13, 10, 10}, 3390, 3150), // worst denoising, step 2, allocated
 			req(2, 62, 6, 40, 12.5, []float64{12, 10, 10, 10, 10}, 3402, 3100),  // worst decoding, reserved
 		},
 	}, {
-		ID: "nothing", Requests: []checks.RequestResult{{Case: "nothing", Index: 1, Of: 1}},
+		ID: "nothing", Requests: []results.RequestResult{{Case: "nothing", Index: 1, Of: 1}},
 	}}}
-	return []*checks.Result{p0, p1}
+	return []*results.Result{p0, p1}
 }
 
 func TestRegenerateGolden(t *testing.T) {
@@ -192,7 +193,7 @@ func TestRegenerateGolden(t *testing.T) {
 	}
 }
 
-func stageIndex(s checks.Stages, name string) int {
+func stageIndex(s results.Stages, name string) int {
 	for i, st := range s {
 		if st.Name == name {
 			return i
@@ -201,7 +202,7 @@ func stageIndex(s checks.Stages, name string) int {
 	return -1
 }
 
-func stage(s checks.Stages, name string) float64 {
+func stage(s results.Stages, name string) float64 {
 	if i := stageIndex(s, name); i >= 0 {
 		return s[i].Ms
 	}
@@ -220,7 +221,7 @@ func TestRegenerateStable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Regenerate(base, []*checks.Result{rs[1], rs[0]}, RegenerateOptions{})
+	b, err := Regenerate(base, []*results.Result{rs[1], rs[0]}, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,9 +255,9 @@ func TestRegenerateRealFileMinimalDiff(t *testing.T) {
 	for i := range steps {
 		steps[i] = s.StepsMs[i]
 	}
-	rr := checks.RequestResult{Index: 1, Of: 1, ServerTotalMs: *s.E2EMs, Stages: s.Stages, StepsMs: steps}
-	res := &checks.Result{Cases: []checks.CaseResult{{ID: "qwen_image_t2i", Requests: []checks.RequestResult{rr}}}}
-	reg, err := Regenerate(f, []*checks.Result{res}, RegenerateOptions{})
+	rr := results.RequestResult{Index: 1, Of: 1, ServerTotalMs: *s.E2EMs, Stages: s.Stages, StepsMs: steps}
+	res := &results.Result{Cases: []results.CaseResult{{ID: "qwen_image_t2i", Requests: []results.RequestResult{rr}}}}
+	reg, err := Regenerate(f, []*results.Result{res}, RegenerateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestRegenerateRealFileMinimalDiff(t *testing.T) {
 }
 
 func TestSnippet(t *testing.T) {
-	rr := checks.RequestResult{ServerTotalMs: 812.3456, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: []float64{300, 250, 250},
+	rr := results.RequestResult{ServerTotalMs: 812.3456, Stages: results.Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: []float64{300, 250, 250},
 		PeakVRAMMiB: map[string]float64{"server_reserved": 3394}}
 	got := Snippet("new_case", rr)
 	want := `"new_case": {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Rule: a scenario's timing_tolerance replaces the wall-clock tolerances (e2e, denoise stage,
@@ -91,12 +92,12 @@ func TestTimingAndLoadLimitsAtTheEdges(t *testing.T) {
 		profile   string // "" keeps the file's
 		e2eMs     float64
 		loadMs    float64
-		e2e, load checks.Status
+		e2e, load results.Status
 	}{
-		{"E2E 1.4x, load 1.2x", "", 14000, 120000, checks.Pass, checks.Pass},
-		{"E2E 1.5x (the limit), load 1.25x (the limit)", "", 15000, 125000, checks.Pass, checks.Pass},
-		{"E2E 1.6x, load 1.3x", "", 16000, 130000, checks.Fail, checks.Fail},
-		{"load 1.3x with a profile load of 0.5", `"load": 0.5`, 14000, 130000, checks.Pass, checks.Pass},
+		{"E2E 1.4x, load 1.2x", "", 14000, 120000, results.Pass, results.Pass},
+		{"E2E 1.5x (the limit), load 1.25x (the limit)", "", 15000, 125000, results.Pass, results.Pass},
+		{"E2E 1.6x, load 1.3x", "", 16000, 130000, results.Fail, results.Fail},
+		{"load 1.3x with a profile load of 0.5", `"load": 0.5`, 14000, 130000, results.Pass, results.Pass},
 	} {
 		src := file
 		if tt.profile != "" {
@@ -112,7 +113,7 @@ func TestTimingAndLoadLimitsAtTheEdges(t *testing.T) {
 		}
 		pb, _ := f.Perf("wide", tol, false)
 		pb.LoadMs, pb.Tol.Load = f.ExpectedLoadMs("wide", tol)
-		e2e := checks.PerfE2EOnly(checks.RequestResult{ServerTotalMs: tt.e2eMs}, pb)
+		e2e := checks.PerfE2EOnly(results.RequestResult{ServerTotalMs: tt.e2eMs}, pb)
 		load := checks.LoadTime(tt.loadMs, pb)
 		if len(e2e) == 0 || e2e[0].Status != tt.e2e || len(load) != 1 || load[0].Status != tt.load {
 			t.Errorf("%s: perf.e2e %v, perf.load %v; want %s and %s", tt.name, e2e, load, tt.e2e, tt.load)
@@ -170,14 +171,14 @@ func TestRealScenariosAtTheLimit(t *testing.T) {
 						steps[i] = 1
 					}
 				}
-				var stages checks.Stages
+				var stages results.Stages
 				for _, st := range pb.Stages {
 					if !math.IsNaN(st.Ms) {
 						stages = append(stages, st)
 					}
 				}
-				base := checks.RequestResult{ServerTotalMs: pb.E2EMs, Stages: stages, StepsMs: steps}
-				try := func(what, check string, rr checks.RequestResult, want checks.Status) {
+				base := results.RequestResult{ServerTotalMs: pb.E2EMs, Stages: stages, StepsMs: steps}
+				try := func(what, check string, rr results.RequestResult, want results.Status) {
 					t.Helper()
 					n++
 					for _, c := range checks.Perf(rr, pb) {
@@ -194,18 +195,18 @@ func TestRealScenariosAtTheLimit(t *testing.T) {
 					l := checks.PerfLimit(b, tl, pad)
 					return l, up(l)
 				}
-				okIf := func(b float64) checks.Status {
+				okIf := func(b float64) results.Status {
 					if b > 0 {
-						return checks.Pass
+						return results.Pass
 					}
-					return checks.Fail
+					return results.Fail
 				}
 				l, over := at(pb.E2EMs, pb.Tol.E2E, checks.E2EPadMs)
 				rr := base
 				rr.ServerTotalMs = l
 				try("e2e at the limit", checks.PerfE2E, rr, okIf(pb.E2EMs))
 				rr.ServerTotalMs = over
-				try("e2e one ulp over", checks.PerfE2E, rr, checks.Fail)
+				try("e2e one ulp over", checks.PerfE2E, rr, results.Fail)
 				for _, agg := range []struct {
 					check string
 					b     float64
@@ -215,7 +216,7 @@ func TestRealScenariosAtTheLimit(t *testing.T) {
 					rr.StepsMs = []float64{l, l}
 					try(agg.check+" at the limit", agg.check, rr, okIf(agg.b))
 					rr.StepsMs = []float64{over, over}
-					try(agg.check+" one ulp over", agg.check, rr, checks.Fail)
+					try(agg.check+" one ulp over", agg.check, rr, results.Fail)
 				}
 				for _, i := range checks.SampleSteps(len(steps), pb.StepFractions) {
 					tl, pad := pb.Tol.DenoiseStep, checks.StepPadMs
@@ -229,7 +230,7 @@ func TestRealScenariosAtTheLimit(t *testing.T) {
 					name := checks.PerfStepPrefix + strconv.Itoa(i)
 					try(name+" at the limit", name, rr, okIf(pb.StepsMs[i]))
 					rr.StepsMs[i] = over
-					try(name+" one ulp over", name, rr, checks.Fail)
+					try(name+" one ulp over", name, rr, results.Fail)
 				}
 				for k, st := range stages {
 					if st.Name == checks.PerFrameGeneration {
@@ -249,7 +250,7 @@ func TestRealScenariosAtTheLimit(t *testing.T) {
 					name := checks.PerfStagePrefix + st.Name
 					try(name+" at the limit", name, rr, okIf(st.Ms))
 					rr.Stages[k].Ms = over
-					try(name+" one ulp over", name, rr, checks.Fail)
+					try(name+" one ulp over", name, rr, results.Fail)
 				}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // SpreadSchema tags a spread sidecar file.
@@ -23,14 +24,14 @@ const SpreadSchema = "diffusion-check/spread/v1"
 const SpreadSuffix = ".spread.json"
 
 // SpreadFile is a spread sidecar: for every scenario (case id) and metric, the spread of
-// the values the baseline's requests measured (checks.Spread). A metric is named as the
+// the values the baseline's requests measured (results.Spread). A metric is named as the
 // check that compares it with the baseline ("perf.e2e", "perf.stage.DenoisingStage",
 // "perf.step.3", "perf.denoise_avg"), memory with its source after a slash
 // ("memory.runtime_peak/server_reserved").
 type SpreadFile struct {
-	Schema    string                              `json:"schema"`
-	GPU       string                              `json:"gpu,omitempty"`
-	Scenarios map[string]map[string]checks.Spread `json:"scenarios"`
+	Schema    string                               `json:"schema"`
+	GPU       string                               `json:"gpu,omitempty"`
+	Scenarios map[string]map[string]results.Spread `json:"scenarios"`
 	// Path is the file it was read from; empty for one made in memory.
 	Path string `json:"-"`
 }
@@ -91,13 +92,13 @@ func parseSpread(path string, data []byte) (*SpreadFile, error) {
 		return nil, err
 	}
 	if f.Scenarios == nil {
-		f.Scenarios = map[string]map[string]checks.Spread{}
+		f.Scenarios = map[string]map[string]results.Spread{}
 	}
 	f.Path = path
 	return &f, nil
 }
 
-func badSpread(s checks.Spread) string {
+func badSpread(s results.Spread) string {
 	for _, v := range []float64{s.Min, s.Median, s.Max, s.MAD} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return "not a finite number"
@@ -115,7 +116,7 @@ func badSpread(s checks.Spread) string {
 }
 
 // For returns the spread of one check of a scenario, nil when the file has none.
-func (f *SpreadFile) For(scenario, name, source string) *checks.Spread {
+func (f *SpreadFile) For(scenario, name, source string) *results.Spread {
 	if f == nil {
 		return nil
 	}
@@ -141,19 +142,19 @@ func (f *SpreadFile) Marshal() ([]byte, error) {
 // whose worst value Regenerate writes: every request of every partition with a perf record,
 // for memory every request); the scenarios they did not measure keep what base (nil: none)
 // had. It returns nil when there is nothing to write.
-func RegenerateSpread(base *SpreadFile, gpu string, results []*checks.Result) *SpreadFile {
-	out := &SpreadFile{Schema: SpreadSchema, GPU: gpu, Scenarios: map[string]map[string]checks.Spread{}}
+func RegenerateSpread(base *SpreadFile, gpu string, runs []*results.Result) *SpreadFile {
+	out := &SpreadFile{Schema: SpreadSchema, GPU: gpu, Scenarios: map[string]map[string]results.Spread{}}
 	if base != nil {
 		maps.Copy(out.Scenarios, base.Scenarios)
 		if gpu == "" {
 			out.GPU = base.GPU
 		}
 	}
-	for id, values := range spreadValues(results) {
-		ms := map[string]checks.Spread{}
+	for id, values := range spreadValues(runs) {
+		ms := map[string]results.Spread{}
 		for m, vs := range values {
 			if s, ok := checks.SpreadOf(vs); ok {
-				ms[m] = checks.Spread{N: s.N, Min: round4(s.Min), Median: round4(s.Median), Max: round4(s.Max), MAD: round4(s.MAD)}
+				ms[m] = results.Spread{N: s.N, Min: round4(s.Min), Median: round4(s.Median), Max: round4(s.Max), MAD: round4(s.MAD)}
 			}
 		}
 		if len(ms) > 0 {
@@ -172,9 +173,9 @@ func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 // spreadValues gathers, per case and metric, the value of every request: the values the
 // perf and memory checks compare with the baseline.
-func spreadValues(results []*checks.Result) map[string]map[string][]float64 {
+func spreadValues(runs []*results.Result) map[string]map[string][]float64 {
 	out := map[string]map[string][]float64{}
-	for _, r := range results {
+	for _, r := range runs {
 		for _, cr := range r.Cases {
 			vs := out[cr.ID]
 			if vs == nil {

@@ -7,31 +7,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
-func spreadResult(id string, totals ...float64) *checks.Result {
-	cr := checks.CaseResult{ID: id}
+func spreadResult(id string, totals ...float64) *results.Result {
+	cr := results.CaseResult{ID: id}
 	for i, v := range totals {
-		cr.Requests = append(cr.Requests, checks.RequestResult{
+		cr.Requests = append(cr.Requests, results.RequestResult{
 			Index: i + 1, Of: len(totals), ServerTotalMs: v,
-			Stages:      checks.Stages{{Name: "DenoisingStage", Ms: v / 2}},
+			Stages:      results.Stages{{Name: "DenoisingStage", Ms: v / 2}},
 			StepsMs:     []float64{v / 10, v / 20},
 			PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 1000 + v, "nvml_process:1": 5},
 		})
 	}
-	return &checks.Result{GPU: "h200", Cases: []checks.CaseResult{cr}}
+	return &results.Result{GPU: "h200", Cases: []results.CaseResult{cr}}
 }
 
 func TestRegenerateSpread(t *testing.T) {
-	base := &SpreadFile{Schema: SpreadSchema, GPU: "h200", Scenarios: map[string]map[string]checks.Spread{
+	base := &SpreadFile{Schema: SpreadSchema, GPU: "h200", Scenarios: map[string]map[string]results.Spread{
 		"kept":  {checks.PerfE2E: {N: 1, Min: 5, Median: 5, Max: 5}},
 		"fresh": {checks.PerfE2E: {N: 1, Min: 1, Median: 1, Max: 1}},
 	}}
 	// Two partitions of "fresh": 100, 104, 102 and 130 (one outlier).
-	got := RegenerateSpread(base, "", []*checks.Result{spreadResult("fresh", 100, 104), spreadResult("fresh", 102, 130)})
-	want := map[string]checks.Spread{
+	got := RegenerateSpread(base, "", []*results.Result{spreadResult("fresh", 100, 104), spreadResult("fresh", 102, 130)})
+	want := map[string]results.Spread{
 		checks.PerfE2E: {N: 4, Min: 100, Median: 103, Max: 130, MAD: 2},
 		checks.PerfStagePrefix + "DenoisingStage":              {N: 4, Min: 50, Median: 51.5, Max: 65, MAD: 1},
 		checks.PerfStepPrefix + "0":                            {N: 4, Min: 10, Median: 10.3, Max: 13, MAD: 0.2},
@@ -50,13 +52,13 @@ func TestRegenerateSpread(t *testing.T) {
 	if got.GPU != "h200" || got.Schema != SpreadSchema {
 		t.Errorf("gpu %q schema %q", got.GPU, got.Schema)
 	}
-	if RegenerateSpread(nil, "h200", []*checks.Result{{Cases: []checks.CaseResult{{ID: "x"}}}}) != nil {
+	if RegenerateSpread(nil, "h200", []*results.Result{{Cases: []results.CaseResult{{ID: "x"}}}}) != nil {
 		t.Errorf("nothing measured and no base: want nil")
 	}
 }
 
 func TestSpreadRoundTrip(t *testing.T) {
-	f := RegenerateSpread(nil, "h200", []*checks.Result{spreadResult("t2i", 100, 110, 90)})
+	f := RegenerateSpread(nil, "h200", []*results.Result{spreadResult("t2i", 100, 110, 90)})
 	data, err := f.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +75,7 @@ func TestSpreadRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(f, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if s := back.For("t2i", checks.PerfE2E, ""); s == nil || *s != (checks.Spread{N: 3, Min: 90, Median: 100, Max: 110, MAD: 10}) {
+	if s := back.For("t2i", checks.PerfE2E, ""); s == nil || *s != (results.Spread{N: 3, Min: 90, Median: 100, Max: 110, MAD: 10}) {
 		t.Errorf("For(t2i, perf.e2e) = %+v", s)
 	}
 	if s := back.For("t2i", checks.MemoryRuntimePeak, checks.SourceServerReserved); s == nil || s.Median != 1100 {

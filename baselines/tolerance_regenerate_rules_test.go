@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Rule: SGLANG_LOAD_PEAK_VRAM_TOLERANCE and SGLANG_RUNTIME_PEAK_VRAM_TOLERANCE replace the
@@ -71,11 +73,11 @@ func TestVRAMToleranceEnvRule(t *testing.T) {
 // expected_load_ms for every case it measured (test_baseline_script_preserves_required_load_measurement).
 func TestRegenerateFieldsRule(t *testing.T) {
 	const src = "_dump_baseline_for_testcase, test_server_common.py @ a7ec6b97f786; PR #39206"
-	rr := checks.RequestResult{Index: 1, Of: 1, ServerTotalMs: 900, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: []float64{300, 250},
+	rr := results.RequestResult{Index: 1, Of: 1, ServerTotalMs: 900, Stages: results.Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: []float64{300, 250},
 		PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 3000, checks.SourceServerAllocated: 2800, checks.SourceServerHostAnon: 900}}
-	res := &checks.Result{Cases: []checks.CaseResult{{ID: "new", WallMs: 12000,
-		Load:     &checks.Load{DurationMs: 5000, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 2000, checks.SourceServerAllocated: 1900}},
-		Requests: []checks.RequestResult{rr}}}}
+	res := &results.Result{Cases: []results.CaseResult{{ID: "new", WallMs: 12000,
+		Load:     &results.Load{DurationMs: 5000, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 2000, checks.SourceServerAllocated: 1900}},
+		Requests: []results.RequestResult{rr}}}}
 	sglang := []string{
 		"denoise_step_ms",
 		"estimated_full_test_time_s",
@@ -110,7 +112,7 @@ func TestRegenerateFieldsRule(t *testing.T) {
 		{"--all-fields", nil, RegenerateOptions{AllFields: true},
 			append(slices.Clone(sglang), "load_peak_allocated_mb", "runtime_peak_allocated_mb", "runtime_peak_host_anon_mb")},
 	} {
-		reg, err := Regenerate(tt.base, []*checks.Result{res}, tt.opts)
+		reg, err := Regenerate(tt.base, []*results.Result{res}, tt.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.input, err)
 		}
@@ -154,12 +156,12 @@ func TestStageRoleOnSGLangBaselines(t *testing.T) {
 			role = true
 			limit := checks.PerfLimit(st.Ms, pb.Tol.DenoiseStage, checks.StagePadMs)
 			for _, v := range []float64{limit, math.Nextafter(limit, math.Inf(1))} {
-				want := checks.Pass
+				want := results.Pass
 				if v > limit {
-					want = checks.Fail
+					want = results.Fail
 				}
-				var got checks.Status
-				for _, c := range checks.StageChecks(checks.Stages{{Name: st.Name, Ms: v}}, pb) {
+				var got results.Status
+				for _, c := range checks.StageChecks(results.Stages{{Name: st.Name, Ms: v}}, pb) {
 					if c.Name == checks.PerfStagePrefix+st.Name {
 						got = c.Status
 					}

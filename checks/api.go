@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // The checks of the server's API contract that SGLang's harness makes on every case by
@@ -55,8 +57,8 @@ type modelCard struct {
 // detail, as SGLang stops there. SGLang also compares task_type with the task type of the
 // model in its registry; diffusion-check does not know the registry and compares the two
 // answers with each other (reading).
-func ModelsAPI(a ModelsAnswers, want ModelsWant) Check {
-	c := Check{Name: APIModels, Status: Pass}
+func ModelsAPI(a ModelsAnswers, want ModelsWant) results.Check {
+	c := results.Check{Name: APIModels, Status: results.Pass}
 	m, why := listedCard(a.List, want)
 	if why == "" {
 		why = retrievedCard(a.One, m)
@@ -65,7 +67,7 @@ func ModelsAPI(a ModelsAnswers, want ModelsWant) Check {
 		why = unknownModel(a.Unknown)
 	}
 	if why != "" {
-		c.Status, c.Detail, c.Cause = Fail, why, "/v1/models contract"
+		c.Status, c.Detail, c.Cause = results.Fail, why, "/v1/models contract"
 		return c
 	}
 	c.Detail = fmt.Sprintf("model %s, task_type %s, num_gpus %d; an unknown id answers 404 model_not_found", *m.ID, *m.TaskType, *m.NumGPUs)
@@ -179,8 +181,8 @@ func TaskTypeOf(list []byte) string {
 // T2VInputReference is SGLang's _test_t2v_rejects_input_reference for a video case whose
 // served model's task type is T2V: POST /v1/videos with input_reference "dummy" must answer
 // 400 with a detail containing "input_reference is not supported".
-func T2VInputReference(a Answer) Check {
-	c := Check{Name: APIT2VInputReference, Status: Pass, Detail: "a T2V model refuses an input_reference with 400"}
+func T2VInputReference(a Answer) results.Check {
+	c := results.Check{Name: APIT2VInputReference, Status: results.Pass, Detail: "a T2V model refuses an input_reference with 400"}
 	var body struct {
 		Detail any `json:"detail"`
 	}
@@ -192,13 +194,13 @@ func T2VInputReference(a Answer) Check {
 	}
 	switch {
 	case a.Err != nil:
-		c.Status, c.Detail = Fail, fmt.Sprintf("POST /v1/videos with an input_reference: %v", a.Err)
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("POST /v1/videos with an input_reference: %v", a.Err)
 	case a.Status != 400:
-		c.Status, c.Detail = Fail, fmt.Sprintf("Expected 400 for T2V input_reference, got %d: %s", a.Status, snippet(a.Body))
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("Expected 400 for T2V input_reference, got %d: %s", a.Status, snippet(a.Body))
 	case !strings.Contains(detail, "input_reference is not supported"):
-		c.Status, c.Detail = Fail, fmt.Sprintf("Unexpected error detail for T2V input_reference: %q", detail)
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("Unexpected error detail for T2V input_reference: %q", detail)
 	}
-	if c.Status == Fail {
+	if c.Status == results.Fail {
 		c.Cause = "T2V model took an input_reference"
 	}
 	return c

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestModelsAPIFollowsSGLang: ModelsAPI makes SGLang's assertions of
@@ -23,43 +25,45 @@ func TestModelsAPIFollowsSGLang(t *testing.T) {
 		name               string
 		list, one, unknown Answer
 		want               ModelsWant
-		status             Status
+		status             results.Status
 		detail             string
 	}{
-		{"all hold", list, one, unknown, want, Pass,
+		{"all hold", list, one, unknown, want, results.Pass,
 			"model Qwen/Qwen-Image, task_type T2I, num_gpus 1; an unknown id answers 404 model_not_found"},
-		{"no id to compare with", list, one, unknown, ModelsWant{NumGPUs: 1}, Pass,
+		{"no id to compare with", list, one, unknown, ModelsWant{NumGPUs: 1}, results.Pass,
 			"model Qwen/Qwen-Image, task_type T2I, num_gpus 1; an unknown id answers 404 model_not_found"},
-		{"list fails", Answer{Status: 503, Body: []byte("loading")}, one, unknown, want, Fail, `/v1/models failed: 503 "loading"`},
-		{"not a list", Answer{Status: 200, Body: []byte(`{"object":"model"}`)}, one, unknown, want, Fail, `Expected object='list', got "model"`},
-		{"no model", listOf(""), one, unknown, want, Fail, "Expected at least one model in response"},
-		{"no id", listOf(`{"object":"model"}`), one, unknown, want, Fail, "Model missing 'id' field"},
-		{"another model", list, one, unknown, ModelsWant{ID: "black-forest-labs/FLUX.1-dev", NumGPUs: 1}, Fail,
+		{"list fails", Answer{Status: 503, Body: []byte("loading")}, one, unknown, want, results.Fail, `/v1/models failed: 503 "loading"`},
+		{"not a list", Answer{Status: 200, Body: []byte(`{"object":"model"}`)}, one, unknown, want, results.Fail, `Expected object='list', got "model"`},
+		{"no model", listOf(""), one, unknown, want, results.Fail, "Expected at least one model in response"},
+		{"no id", listOf(`{"object":"model"}`), one, unknown, want, results.Fail, "Model missing 'id' field"},
+		{"another model", list, one, unknown, ModelsWant{ID: "black-forest-labs/FLUX.1-dev", NumGPUs: 1}, results.Fail,
 			"Model ID mismatch: expected black-forest-labs/FLUX.1-dev, got Qwen/Qwen-Image"},
 		{"no vae_precision", listOf(`{"id":"Qwen/Qwen-Image","object":"model","num_gpus":1,"task_type":"T2I","dit_precision":"bf16"}`), one, unknown, want,
-			Fail, "Model missing 'vae_precision' field"},
-		{"GPU count", list, one, unknown, ModelsWant{ID: "Qwen/Qwen-Image", NumGPUs: 2}, Fail, "num_gpus mismatch: expected 2, got 1"},
-		{"single model of another id", list, Answer{Status: 200, Body: []byte(`{"id":"x","object":"model"}`)}, unknown, want, Fail,
+			results.Fail, "Model missing 'vae_precision' field"},
+		{"GPU count", list, one, unknown, ModelsWant{ID: "Qwen/Qwen-Image", NumGPUs: 2}, results.Fail, "num_gpus mismatch: expected 2, got 1"},
+		{"single model of another id", list, Answer{Status: 200, Body: []byte(`{"id":"x","object":"model"}`)}, unknown, want, results.Fail,
 			`Single model ID mismatch: expected Qwen/Qwen-Image, got "x"`},
 		{"single model of another task", list, Answer{Status: 200, Body: []byte(`{"id":"Qwen/Qwen-Image","object":"model","num_gpus":1,"task_type":"T2V"}`)},
-			unknown, want, Fail, "Single model task_type mismatch: expected T2I, got T2V"},
-		{"unknown id found", list, one, Answer{Status: 200, Body: []byte(card)}, want, Fail, "Expected 404, got 200 (GET /v1/models/non_existent_model)"},
-		{"404 without error", list, one, Answer{Status: 404, Body: []byte(`{"detail":"Not Found"}`)}, want, Fail, "404 response missing 'error' field"},
-		{"404 of another code", list, one, Answer{Status: 404, Body: []byte(`{"error":{"code":"not_found"}}`)}, want, Fail, `Incorrect error code: "not_found"`},
+			unknown, want, results.Fail, "Single model task_type mismatch: expected T2I, got T2V"},
+		{"unknown id found", list, one, Answer{Status: 200, Body: []byte(card)}, want, results.Fail,
+			"Expected 404, got 200 (GET /v1/models/non_existent_model)"},
+		{"404 without error", list, one, Answer{Status: 404, Body: []byte(`{"detail":"Not Found"}`)}, want, results.Fail, "404 response missing 'error' field"},
+		{"404 of another code", list, one, Answer{Status: 404, Body: []byte(`{"error":{"code":"not_found"}}`)}, want, results.Fail,
+			`Incorrect error code: "not_found"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ModelsAPI(ModelsAnswers{List: tc.list, One: tc.one, Unknown: tc.unknown}, tc.want)
 			got := struct {
-				Status Status
+				Status results.Status
 				Detail string
 			}{c.Status, c.Detail}
 			if diff := cmp.Diff(struct {
-				Status Status
+				Status results.Status
 				Detail string
 			}{tc.status, tc.detail}, got); diff != "" {
 				t.Errorf("ModelsAPI (-want +got):\n%s", diff)
 			}
-			if c.Name != APIModels || (c.Status == Fail) != (c.Cause == "/v1/models contract") {
+			if c.Name != APIModels || (c.Status == results.Fail) != (c.Cause == "/v1/models contract") {
 				t.Errorf("check %q, cause %q: want %q, and the contract as cause of a failure alone", c.Name, c.Cause, APIModels)
 			}
 		})

@@ -3,61 +3,16 @@ package checks
 import (
 	"fmt"
 	"slices"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
-
-// The states of Confirmation.State.
-const (
-	// ConfirmReproduced: the check failed again in at least one confirmation request.
-	ConfirmReproduced = "reproduced"
-	// ConfirmNotReproduced: every confirmation request sent measured the check, and it
-	// passed in each.
-	ConfirmNotReproduced = "not_reproduced"
-	// confirmInconclusive: it never failed again, but some confirmation request gave no
-	// verdict on it (the server crashed, the request errored or was cancelled, no perf
-	// record), or none could be sent. Not a pass: the failure stands as it is.
-	confirmInconclusive = "inconclusive"
-)
-
-// Confirmation is what a case's confirmation requests said about one failed check: in how
-// many of them the same check (same name and source) failed again, passed, or gave no
-// verdict.
-type Confirmation struct {
-	State  string `json:"state"`
-	Failed int    `json:"failed"`
-	Passed int    `json:"passed"`
-	// Unmeasured counts the confirmation requests that gave no verdict on the check.
-	Unmeasured int `json:"unmeasured,omitempty"`
-	// Of is how many confirmation requests were sent; Max is the case's confirm (K).
-	// Of < Max when confirmation stopped early (every failed check reproduced, the server
-	// died, the run was cancelled).
-	Of  int `json:"of"`
-	Max int `json:"max"`
-	// Note says why confirmation was cut short or gave no verdict, when it did.
-	Note string `json:"note,omitempty"`
-}
-
-// Text is the label in a few words: "reproduced in 2/2 confirmation requests", "not
-// reproduced in 0/2", "inconclusive: …".
-func (c *Confirmation) Text() string {
-	switch c.State {
-	case ConfirmReproduced:
-		return fmt.Sprintf("reproduced in %d/%d confirmation requests", c.Failed, c.Of)
-	case ConfirmNotReproduced:
-		return fmt.Sprintf("not reproduced in %d/%d confirmation requests", c.Failed, c.Of)
-	}
-	s := fmt.Sprintf("not confirmed: failed in %d/%d confirmation requests, %d without a verdict", c.Failed, c.Of, c.Unmeasured)
-	if c.Note != "" {
-		s += " (" + c.Note + ")"
-	}
-	return s
-}
 
 // confirmable reports whether a failed check is one that confirmation requests re-measure: a
 // request's perf or memory check that failed by crossing its limit with a measured value.
 // A value that is missing or not a measurement, a crash, an error or a consistency failure
 // is not noise, and a known failure is already explained.
-func confirmable(c Check) bool {
-	if c.Status != Fail || c.Value == nil || c.Limit == nil {
+func confirmable(c results.Check) bool {
+	if c.Status != results.Fail || c.Value == nil || c.Limit == nil {
 		return false
 	}
 	g := KindOf(c.Name).Group
@@ -65,13 +20,13 @@ func confirmable(c Check) bool {
 }
 
 // confirmKey names a check across requests: the same check of the same source.
-func confirmKey(c Check) string { return c.Name + "\x00" + c.Source }
+func confirmKey(c results.Check) string { return c.Name + "\x00" + c.Source }
 
 // ConfirmTargets returns the checks of requests that confirmation requests would re-measure
 // (confirmable), each once, keyed as LabelConfirmed matches them. A check a known-failures
 // entry covers is Known by then (MarkKnown runs in the request's judgement), so it is not a
 // target; one whose entry expired still fails, and is.
-func ConfirmTargets(requests []RequestResult) map[string]bool {
+func ConfirmTargets(requests []results.RequestResult) map[string]bool {
 	out := map[string]bool{}
 	for _, rr := range requests {
 		for _, c := range rr.Checks {
@@ -85,7 +40,7 @@ func ConfirmTargets(requests []RequestResult) map[string]bool {
 
 // Reproduced reports whether every target has failed again in some confirmation request,
 // so that more of them cannot change a label.
-func Reproduced(targets map[string]bool, confirm []RequestResult) bool {
+func Reproduced(targets map[string]bool, confirm []results.RequestResult) bool {
 	for k := range targets {
 		if tallyConfirm(k, confirm).Failed == 0 {
 			return false
@@ -95,10 +50,10 @@ func Reproduced(targets map[string]bool, confirm []RequestResult) bool {
 }
 
 // tallyConfirm counts, over the confirmation requests, how the check keyed k came out.
-func tallyConfirm(k string, confirm []RequestResult) Confirmation {
-	var c Confirmation
+func tallyConfirm(k string, confirm []results.RequestResult) results.Confirmation {
+	var c results.Confirmation
 	for _, rr := range confirm {
-		st := Status("")
+		st := results.Status("")
 		for _, ck := range rr.Checks {
 			if confirmKey(ck) == k {
 				st = ck.Status
@@ -106,9 +61,9 @@ func tallyConfirm(k string, confirm []RequestResult) Confirmation {
 			}
 		}
 		switch st {
-		case Fail:
+		case results.Fail:
 			c.Failed++
-		case Pass:
+		case results.Pass:
 			c.Passed++
 		default: // not made, skipped, errored, cancelled: no verdict either way
 			c.Unmeasured++
@@ -126,39 +81,39 @@ func tallyConfirm(k string, confirm []RequestResult) Confirmation {
 // given are not changed. It returns too how many checks it labelled and how many became
 // flaky.
 func LabelConfirmed(
-	requests []RequestResult,
+	requests []results.RequestResult,
 	targets map[string]bool,
-	confirm []RequestResult,
+	confirm []results.RequestResult,
 	maxConfirm int,
 	note string,
 	flaky bool,
-) (out []RequestResult, labelled, flakies int) {
+) (out []results.RequestResult, labelled, flakies int) {
 	out = slices.Clone(requests)
 	for i := range out {
 		out[i].Checks = slices.Clone(out[i].Checks)
 		for j := range out[i].Checks {
 			c := &out[i].Checks[j]
 			k := confirmKey(*c)
-			if c.Status != Fail || !targets[k] {
+			if c.Status != results.Fail || !targets[k] {
 				continue
 			}
 			cf := tallyConfirm(k, confirm)
 			cf.Max, cf.Note = maxConfirm, note
 			switch {
 			case cf.Failed > 0:
-				cf.State = ConfirmReproduced
+				cf.State = results.ConfirmReproduced
 			case cf.Unmeasured == 0 && cf.Passed > 0:
-				cf.State = ConfirmNotReproduced
+				cf.State = results.ConfirmNotReproduced
 			default:
-				cf.State = confirmInconclusive
+				cf.State = results.ConfirmInconclusive
 				if cf.Note == "" && cf.Of == 0 {
 					cf.Note = "no confirmation request was sent"
 				}
 			}
 			c.Confirm = &cf
 			labelled++
-			if flaky && cf.State == ConfirmNotReproduced {
-				c.Status = Flaky
+			if flaky && cf.State == results.ConfirmNotReproduced {
+				c.Status = results.Flaky
 				flakies++
 			}
 		}
@@ -169,16 +124,16 @@ func LabelConfirmed(
 // FlakyNote is the remark a passing status carries for flaky requests, e.g. "1 flaky:
 // perf.e2e not reproduced in 0/2": how many requests have a flaky check, and the first flaky
 // check met with its count, then how many other checks were flaky. "" when none is.
-func FlakyNote(results ...Result) string {
-	var first *Check
+func FlakyNote(runs ...results.Result) string {
+	var first *results.Check
 	requests := 0
 	others := map[string]bool{}
-	for _, r := range results {
+	for _, r := range runs {
 		for _, c := range r.Cases {
 			for _, rr := range c.Requests {
 				hit := false
 				for i, ck := range rr.Checks {
-					if ck.Status != Flaky || ck.Confirm == nil {
+					if ck.Status != results.Flaky || ck.Confirm == nil {
 						continue
 					}
 					hit = true

@@ -7,30 +7,32 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // over is a check that failed by crossing its limit (or passed under it).
-func over(name, src string, st Status) Check {
-	return Check{Name: name, Source: src, Status: st, Value: Float(120), Limit: Float(100)}
+func over(name, src string, st results.Status) results.Check {
+	return results.Check{Name: name, Source: src, Status: st, Value: Float(120), Limit: Float(100)}
 }
 
 func TestConfirmable(t *testing.T) {
 	tests := []struct {
 		name string
-		c    Check
+		c    results.Check
 		want bool
 	}{
-		{"perf over its limit", over(PerfE2E, "", Fail), true},
-		{"stage over its limit", over(PerfStagePrefix+"DenoisingStage", "", Fail), true},
-		{"memory over its limit", over(MemoryRuntimePeak, SourceServerReserved, Fail), true},
-		{"passed", over(PerfE2E, "", Pass), false},
-		{"known", over(PerfE2E, "", Known), false},
-		{"errored", over(PerfE2E, "", Error), false},
-		{"not measured", Check{Name: PerfE2E, Status: Fail, Limit: Float(100)}, false},
-		{"no limit (missing baseline)", Check{Name: PerfE2E, Status: Fail, Value: Float(1)}, false},
-		{"missing perf record", Check{Name: PerfRecord, Status: Fail}, false},
-		{"consistency", over(ConsistencySSIM, "", Fail), false},
-		{"server crash", Check{Name: ServerAlive, Status: Fail}, false},
+		{"perf over its limit", over(PerfE2E, "", results.Fail), true},
+		{"stage over its limit", over(PerfStagePrefix+"DenoisingStage", "", results.Fail), true},
+		{"memory over its limit", over(MemoryRuntimePeak, SourceServerReserved, results.Fail), true},
+		{"passed", over(PerfE2E, "", results.Pass), false},
+		{"known", over(PerfE2E, "", results.Known), false},
+		{"errored", over(PerfE2E, "", results.Error), false},
+		{"not measured", results.Check{Name: PerfE2E, Status: results.Fail, Limit: Float(100)}, false},
+		{"no limit (missing baseline)", results.Check{Name: PerfE2E, Status: results.Fail, Value: Float(1)}, false},
+		{"missing perf record", results.Check{Name: results.PerfRecord, Status: results.Fail}, false},
+		{"consistency", over(ConsistencySSIM, "", results.Fail), false},
+		{"server crash", results.Check{Name: results.ServerAlive, Status: results.Fail}, false},
 	}
 	for _, tt := range tests {
 		if got := confirmable(tt.c); got != tt.want {
@@ -43,91 +45,93 @@ func TestConfirmable(t *testing.T) {
 // confirmation request), inconclusive (no verdict in some, or none sent), and that flaky
 // turns only a not-reproduced failure into Flaky, never the failures of other checks.
 func TestLabelConfirmed(t *testing.T) {
-	e2e := func(st Status) Check { return over(PerfE2E, "", st) }
-	mem := func(st Status) Check { return over(MemoryRuntimePeak, SourceServerReserved, st) }
-	crash := RequestResult{Confirm: true, Checks: []Check{{Name: ServerAlive, Status: Fail}}}
-	conf := func(cs ...Check) RequestResult { return RequestResult{Confirm: true, Checks: cs} }
+	e2e := func(st results.Status) results.Check { return over(PerfE2E, "", st) }
+	mem := func(st results.Status) results.Check { return over(MemoryRuntimePeak, SourceServerReserved, st) }
+	crash := results.RequestResult{Confirm: true, Checks: []results.Check{{Name: results.ServerAlive, Status: results.Fail}}}
+	conf := func(cs ...results.Check) results.RequestResult {
+		return results.RequestResult{Confirm: true, Checks: cs}
+	}
 
 	tests := []struct {
 		name    string
-		confirm []RequestResult
+		confirm []results.RequestResult
 		note    string
 		flaky   bool
 		// the labels of request 2's e2e and memory checks, and request 1's output check
-		want []*Confirmation
-		st   []Status
+		want []*results.Confirmation
+		st   []results.Status
 	}{
 		{
 			name:    "one-off: not reproduced",
-			confirm: []RequestResult{conf(e2e(Pass), mem(Pass)), conf(e2e(Pass), mem(Pass))},
-			want: []*Confirmation{
-				{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
-				{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
+			confirm: []results.RequestResult{conf(e2e(results.Pass), mem(results.Pass)), conf(e2e(results.Pass), mem(results.Pass))},
+			want: []*results.Confirmation{
+				{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
+				{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
 				nil,
 			},
-			st: []Status{Fail, Fail, Fail},
+			st: []results.Status{results.Fail, results.Fail, results.Fail},
 		},
 		{
 			name:    "one-off with flaky",
-			confirm: []RequestResult{conf(e2e(Pass), mem(Pass)), conf(e2e(Pass), mem(Pass))},
+			confirm: []results.RequestResult{conf(e2e(results.Pass), mem(results.Pass)), conf(e2e(results.Pass), mem(results.Pass))},
 			flaky:   true,
-			want: []*Confirmation{
-				{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
-				{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
+			want: []*results.Confirmation{
+				{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
+				{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 3},
 				nil,
 			},
-			st: []Status{Flaky, Flaky, Fail}, // the consistency failure stays red
+			st: []results.Status{results.Flaky, results.Flaky, results.Fail}, // the consistency failure stays red
 		},
 		{
 			name:    "persistent: reproduced, stopped early",
-			confirm: []RequestResult{conf(e2e(Fail), mem(Pass))},
+			confirm: []results.RequestResult{conf(e2e(results.Fail), mem(results.Pass))},
 			note:    "stopped early",
 			flaky:   true,
-			want: []*Confirmation{
-				{State: ConfirmReproduced, Failed: 1, Of: 1, Max: 3, Note: "stopped early"},
-				{State: ConfirmNotReproduced, Passed: 1, Of: 1, Max: 3, Note: "stopped early"},
+			want: []*results.Confirmation{
+				{State: results.ConfirmReproduced, Failed: 1, Of: 1, Max: 3, Note: "stopped early"},
+				{State: results.ConfirmNotReproduced, Passed: 1, Of: 1, Max: 3, Note: "stopped early"},
 				nil,
 			},
-			st: []Status{Fail, Flaky, Fail},
+			st: []results.Status{results.Fail, results.Flaky, results.Fail},
 		},
 		{
 			name:    "crash: inconclusive, never a pass",
-			confirm: []RequestResult{conf(e2e(Pass), mem(Pass)), crash},
+			confirm: []results.RequestResult{conf(e2e(results.Pass), mem(results.Pass)), crash},
 			note:    "the server died during confirmation request 2/3",
 			flaky:   true,
-			want: []*Confirmation{
-				{State: confirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
-				{State: confirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
+			want: []*results.Confirmation{
+				{State: results.ConfirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
+				{State: results.ConfirmInconclusive, Passed: 1, Unmeasured: 1, Of: 2, Max: 3, Note: "the server died during confirmation request 2/3"},
 				nil,
 			},
-			st: []Status{Fail, Fail, Fail},
+			st: []results.Status{results.Fail, results.Fail, results.Fail},
 		},
 		{
 			name:  "none sent",
 			flaky: true,
-			want: []*Confirmation{
-				{State: confirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
-				{State: confirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
+			want: []*results.Confirmation{
+				{State: results.ConfirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
+				{State: results.ConfirmInconclusive, Max: 3, Note: "no confirmation request was sent"},
 				nil,
 			},
-			st: []Status{Fail, Fail, Fail},
+			st: []results.Status{results.Fail, results.Fail, results.Fail},
 		},
 		{
 			name:    "reproduced once of two",
-			confirm: []RequestResult{conf(e2e(Pass), mem(Fail)), conf(e2e(Fail), mem(Skip))},
-			want: []*Confirmation{
-				{State: ConfirmReproduced, Failed: 1, Passed: 1, Of: 2, Max: 3},
-				{State: ConfirmReproduced, Failed: 1, Unmeasured: 1, Of: 2, Max: 3},
+			confirm: []results.RequestResult{conf(e2e(results.Pass), mem(results.Fail)), conf(e2e(results.Fail), mem(results.Skip))},
+			want: []*results.Confirmation{
+				{State: results.ConfirmReproduced, Failed: 1, Passed: 1, Of: 2, Max: 3},
+				{State: results.ConfirmReproduced, Failed: 1, Unmeasured: 1, Of: 2, Max: 3},
 				nil,
 			},
-			st: []Status{Fail, Fail, Fail},
+			st: []results.Status{results.Fail, results.Fail, results.Fail},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reqs := []RequestResult{
-				{Index: 1, Checks: []Check{e2e(Pass), mem(Pass), over(ConsistencySSIM, "", Fail)}},
-				{Index: 2, Checks: []Check{e2e(Fail), mem(Fail)}},
+			reqs := []results.RequestResult{
+				{Index: 1, Checks: []results.Check{e2e(results.Pass), mem(results.Pass), over(ConsistencySSIM, "", results.Fail)}},
+				{Index: 2, Checks: []results.Check{e2e(results.Fail), mem(results.Fail)}},
 			}
 			targets := ConfirmTargets(reqs)
 			if len(targets) != 2 {
@@ -135,14 +139,14 @@ func TestLabelConfirmed(t *testing.T) {
 			}
 			given := reqs
 			reqs, _, _ = LabelConfirmed(reqs, targets, tt.confirm, 3, tt.note, tt.flaky)
-			if given[1].Checks[0].Confirm != nil || given[1].Checks[0].Status != Fail {
+			if given[1].Checks[0].Confirm != nil || given[1].Checks[0].Status != results.Fail {
 				t.Errorf("LabelConfirmed changed the requests it was given: %+v", given[1].Checks[0])
 			}
-			got := []*Confirmation{reqs[1].Checks[0].Confirm, reqs[1].Checks[1].Confirm, reqs[0].Checks[2].Confirm}
+			got := []*results.Confirmation{reqs[1].Checks[0].Confirm, reqs[1].Checks[1].Confirm, reqs[0].Checks[2].Confirm}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("labels (-want +got):\n%s", diff)
 			}
-			st := []Status{reqs[1].Checks[0].Status, reqs[1].Checks[1].Status, reqs[0].Checks[2].Status}
+			st := []results.Status{reqs[1].Checks[0].Status, reqs[1].Checks[1].Status, reqs[0].Checks[2].Status}
 			if diff := cmp.Diff(tt.st, st); diff != "" {
 				t.Errorf("statuses (-want +got):\n%s", diff)
 			}
@@ -154,26 +158,26 @@ func TestLabelConfirmed(t *testing.T) {
 }
 
 func TestReproduced(t *testing.T) {
-	targets := ConfirmTargets([]RequestResult{{Checks: []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Fail)}}})
-	one := RequestResult{Checks: []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Pass)}}
-	two := RequestResult{Checks: []Check{over(PerfE2E, "", Pass), over(PerfDenoiseAvg, "", Fail)}}
-	if Reproduced(targets, []RequestResult{one}) {
+	targets := ConfirmTargets([]results.RequestResult{{Checks: []results.Check{over(PerfE2E, "", results.Fail), over(PerfDenoiseAvg, "", results.Fail)}}})
+	one := results.RequestResult{Checks: []results.Check{over(PerfE2E, "", results.Fail), over(PerfDenoiseAvg, "", results.Pass)}}
+	two := results.RequestResult{Checks: []results.Check{over(PerfE2E, "", results.Pass), over(PerfDenoiseAvg, "", results.Fail)}}
+	if Reproduced(targets, []results.RequestResult{one}) {
 		t.Errorf("Reproduced after one of two checks failed again: want false")
 	}
-	if !Reproduced(targets, []RequestResult{one, two}) {
+	if !Reproduced(targets, []results.RequestResult{one, two}) {
 		t.Errorf("Reproduced after both failed again: want true")
 	}
 }
 
 func TestConfirmationText(t *testing.T) {
 	tests := []struct {
-		c    Confirmation
+		c    results.Confirmation
 		want string
 	}{
-		{Confirmation{State: ConfirmReproduced, Failed: 2, Of: 2, Max: 2}, "reproduced in 2/2 confirmation requests"},
-		{Confirmation{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, "not reproduced in 0/2 confirmation requests"},
+		{results.Confirmation{State: results.ConfirmReproduced, Failed: 2, Of: 2, Max: 2}, "reproduced in 2/2 confirmation requests"},
+		{results.Confirmation{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, "not reproduced in 0/2 confirmation requests"},
 		{
-			Confirmation{State: confirmInconclusive, Unmeasured: 1, Of: 1, Max: 2, Note: "the server died"},
+			results.Confirmation{State: results.ConfirmInconclusive, Unmeasured: 1, Of: 1, Max: 2, Note: "the server died"},
 			"not confirmed: failed in 0/1 confirmation requests, 1 without a verdict (the server died)",
 		},
 	}
@@ -185,14 +189,14 @@ func TestConfirmationText(t *testing.T) {
 }
 
 func TestFlakyNote(t *testing.T) {
-	fl := func(name string) Check {
-		c := over(name, "", Flaky)
-		c.Confirm = &Confirmation{State: ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}
+	fl := func(name string) results.Check {
+		c := over(name, "", results.Flaky)
+		c.Confirm = &results.Confirmation{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}
 		return c
 	}
-	res := Result{Cases: []CaseResult{{Requests: []RequestResult{
-		{Checks: []Check{fl(PerfE2E), fl(PerfDenoiseAvg), fl(PerfStagePrefix + "DenoisingStage")}},
-		{Checks: []Check{over(PerfE2E, "", Pass)}},
+	res := results.Result{Cases: []results.CaseResult{{Requests: []results.RequestResult{
+		{Checks: []results.Check{fl(PerfE2E), fl(PerfDenoiseAvg), fl(PerfStagePrefix + "DenoisingStage")}},
+		{Checks: []results.Check{over(PerfE2E, "", results.Pass)}},
 	}}}}
 	if got, want := FlakyNote(res), "1 flaky: perf.e2e not reproduced in 0/2 (+2 more checks)"; got != want {
 		t.Errorf("FlakyNote = %q, want %q", got, want)
@@ -201,7 +205,7 @@ func TestFlakyNote(t *testing.T) {
 	if got, want := FlakyNote(res), "1 flaky: perf.e2e not reproduced in 0/2"; got != want {
 		t.Errorf("FlakyNote = %q, want %q", got, want)
 	}
-	if got := FlakyNote(Result{}); got != "" {
+	if got := FlakyNote(results.Result{}); got != "" {
 		t.Errorf("FlakyNote of nothing flaky = %q, want empty", got)
 	}
 }
@@ -215,7 +219,7 @@ func TestConfirmTargetsLeaveKnownFailuresOut(t *testing.T) {
 		{Case: "t2i", Check: PerfE2E, Request: 2, Until: "2025-05-01"}, // expired, request 2 only
 		{Case: "t2*", Check: "perf.*"},
 	}
-	failed := []Check{over(PerfE2E, "", Fail), over(PerfDenoiseAvg, "", Fail), over(MemoryRuntimePeak, "", Fail)}
+	failed := []results.Check{over(PerfE2E, "", results.Fail), over(PerfDenoiseAvg, "", results.Fail), over(MemoryRuntimePeak, "", results.Fail)}
 	tests := []struct {
 		id   string
 		req  int
@@ -228,7 +232,7 @@ func TestConfirmTargetsLeaveKnownFailuresOut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%d", tt.id, tt.req), func(t *testing.T) {
-			reqs := []RequestResult{{Index: tt.req, Checks: MarkKnown(entries, tt.id, tt.req, failed, today)}}
+			reqs := []results.RequestResult{{Index: tt.req, Checks: MarkKnown(entries, tt.id, tt.req, failed, today)}}
 			var got []string
 			for _, c := range failed {
 				if ConfirmTargets(reqs)[confirmKey(c)] {

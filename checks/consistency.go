@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Names of the consistency and audio checks: an output against its ground truth.
@@ -61,9 +63,9 @@ type FrameScore struct {
 // frame fails the check. A NaN metric, or no frames at all, fails: an enforced metric without
 // a value never passes. A PSNR of +Inf (identical frames) passes and has no value (JSON has
 // no infinity); the detail says so.
-func Consistency(frames []FrameScore, total int, lim ConsistencyLimits) []Check {
+func Consistency(frames []FrameScore, total int, lim ConsistencyLimits) []results.Check {
 	if len(frames) == 0 {
-		out := []Check{}
+		out := []results.Check{}
 		for _, name := range []string{ConsistencySSIM, ConsistencyPSNR, ConsistencyMeanAbsDiff} {
 			c := Failed(name, "no frames were compared with the ground truth")
 			c.Cause = "no frames compared"
@@ -71,7 +73,7 @@ func Consistency(frames []FrameScore, total int, lim ConsistencyLimits) []Check 
 		}
 		return out
 	}
-	return []Check{
+	return []results.Check{
 		metricCheck(ConsistencySSIM, "SSIM", "", groundTruth, frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
 		metricCheck(ConsistencyPSNR, "PSNR", "dB", groundTruth, frames, total, lim.PSNR, true, lim.Origin, func(f FrameScore) float64 { return f.PSNR }),
 		metricCheck(ConsistencyMeanAbsDiff, "mean abs diff", "", groundTruth, frames, total, lim.MeanAbsDiff, false, lim.Origin,
@@ -85,8 +87,8 @@ const groundTruth = "the ground truth"
 // metricCheck judges one metric over the frames against ref (what they were compared with,
 // e.g. "the ground truth"); higher is better when atLeast.
 func metricCheck(name, label, unit, ref string, frames []FrameScore, total int, limit float64, atLeast bool, origin string,
-	get func(FrameScore) float64) Check {
-	c := Check{Name: name, Unit: unit, Limit: Float(limit)}
+	get func(FrameScore) float64) results.Check {
+	c := results.Check{Name: name, Unit: unit, Limit: Float(limit)}
 	op := "≥"
 	if !atLeast {
 		op = "≤"
@@ -95,7 +97,7 @@ func metricCheck(name, label, unit, ref string, frames []FrameScore, total int, 
 	for i, f := range frames {
 		v := get(f)
 		if math.IsNaN(v) {
-			c.Status, c.Cause = Fail, "no value (NaN)"
+			c.Status, c.Cause = results.Fail, "no value (NaN)"
 			c.Detail = fmt.Sprintf("%s has no value (NaN) at %s", label, frameName(f.Index, total))
 			return c
 		}
@@ -147,9 +149,9 @@ func metricCheck(name, label, unit, ref string, frames []FrameScore, total int, 
 		fmt.Fprintf(&b, "; thresholds: %s", origin)
 	}
 	c.Detail = b.String()
-	c.Status = Pass
+	c.Status = results.Pass
 	if bad > 0 {
-		c.Status = Fail
+		c.Status = results.Fail
 		c.Cause = "differs from " + ref
 		if total > 1 {
 			c.Cause = fmt.Sprintf("drifts from frame %d (%d of %d frames)", firstBad, bad, len(frames))
@@ -170,10 +172,10 @@ func fmtMetric(v float64) string { return fmt.Sprintf("%.4f", v) }
 // CLIP judges the CLIP image-image cosine scores of the compared frames (frames[i] is the
 // frame index of scores[i]) against lim.CLIP. It is only called when a scorer is configured:
 // a configured threshold without a score (no scores, fewer scores than frames, NaN) fails.
-func CLIP(scores []float64, frames []int, total int, lim ConsistencyLimits) Check {
-	c := Check{Name: ConsistencyCLIP, Limit: Float(lim.CLIP)}
+func CLIP(scores []float64, frames []int, total int, lim ConsistencyLimits) results.Check {
+	c := results.Check{Name: ConsistencyCLIP, Limit: Float(lim.CLIP)}
 	if len(scores) == 0 || len(scores) != len(frames) {
-		c.Status = Fail
+		c.Status = results.Fail
 		c.Detail = fmt.Sprintf("the CLIP scorer returned %d scores for %d compared frames; a configured threshold (≥ %g) needs a score for each",
 			len(scores), len(frames), lim.CLIP)
 		return c
@@ -181,7 +183,7 @@ func CLIP(scores []float64, frames []int, total int, lim ConsistencyLimits) Chec
 	fs := make([]FrameScore, len(scores))
 	for i, s := range scores {
 		if math.IsInf(s, 0) || s < -1 || s > 1 {
-			c.Status = Fail
+			c.Status = results.Fail
 			c.Detail = fmt.Sprintf("CLIP score %g at %s is not a cosine in [-1, 1]: the scorer is broken", s, frameName(frames[i], total))
 			return c
 		}
@@ -199,18 +201,18 @@ type AudioScores struct {
 }
 
 // AudioConsistency turns the audio metrics into the four audio.* checks. A NaN metric fails.
-func AudioConsistency(s AudioScores, lim AudioLimits) []Check {
+func AudioConsistency(s AudioScores, lim AudioLimits) []results.Check {
 	return audioChecks(s, lim, groundTruth, "", [4]string{AudioSpectralSimilarity, AudioWaveformCorrelation, AudioRMSdBDiff, AudioDurationDiff})
 }
 
 // audioChecks turns the four audio metrics of a track compared with ref into checks named
 // names (spectral similarity, waveform correlation, RMS level difference, duration
 // difference, in that order), each label followed by suffix. A NaN metric fails.
-func audioChecks(s AudioScores, lim AudioLimits, ref, suffix string, names [4]string) []Check {
-	one := func(name, label, unit string, v, limit float64, atLeast bool) Check {
+func audioChecks(s AudioScores, lim AudioLimits, ref, suffix string, names [4]string) []results.Check {
+	one := func(name, label, unit string, v, limit float64, atLeast bool) results.Check {
 		return metricCheck(name, label+suffix, unit, ref, []FrameScore{{SSIM: v}}, 0, limit, atLeast, lim.Origin, func(f FrameScore) float64 { return f.SSIM })
 	}
-	return []Check{
+	return []results.Check{
 		one(names[0], "spectral similarity", "", s.SpectralSimilarity, lim.SpectralSimilarity, true),
 		one(names[1], "waveform correlation", "", s.WaveformCorrelation, lim.WaveformCorrelation, true),
 		one(names[2], "RMS level difference", "dB", s.RMSdBDiff, lim.RMSdBDiff, false),
@@ -221,8 +223,8 @@ func audioChecks(s AudioScores, lim AudioLimits, ref, suffix string, names [4]st
 // AudioFailed returns the four audio.* checks failed with the same detail, for an audio
 // comparison that could not produce metrics because of the output (e.g. it has no audio
 // track where the ground truth has one).
-func AudioFailed(detail string) []Check {
-	return []Check{
+func AudioFailed(detail string) []results.Check {
+	return []results.Check{
 		Failed(AudioSpectralSimilarity, detail), Failed(AudioWaveformCorrelation, detail),
 		Failed(AudioRMSdBDiff, detail), Failed(AudioDurationDiff, detail),
 	}

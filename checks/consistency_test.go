@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 var videoLimits = ConsistencyLimits{SSIM: 0.92, PSNR: 24, MeanAbsDiff: 10, CLIP: 0.9, Origin: "h100.json: file defaults"}
@@ -13,7 +15,7 @@ var videoLimits = ConsistencyLimits{SSIM: 0.92, PSNR: 24, MeanAbsDiff: 10, CLIP:
 func TestConsistency(t *testing.T) {
 	inf := math.Inf(1)
 	type want struct {
-		status Status
+		status results.Status
 		value  *float64
 		detail string // substring
 	}
@@ -27,9 +29,9 @@ func TestConsistency(t *testing.T) {
 			name:   "identical image",
 			frames: []FrameScore{{0, 1, inf, 0}},
 			want: [3]want{
-				{Pass, Float(1), "SSIM 1.0000 (limit ≥ 0.92)"},
-				{Pass, nil, "PSNR +Inf: identical to the ground truth"},
-				{Pass, Float(0), "mean abs diff 0.0000 (limit ≤ 10)"},
+				{results.Pass, Float(1), "SSIM 1.0000 (limit ≥ 0.92)"},
+				{results.Pass, nil, "PSNR +Inf: identical to the ground truth"},
+				{results.Pass, Float(0), "mean abs diff 0.0000 (limit ≤ 10)"},
 			},
 		},
 		{
@@ -37,25 +39,26 @@ func TestConsistency(t *testing.T) {
 			frames: []FrameScore{{0, 0.99, 40, 1}, {1, 0.97, 35, 2}, {2, 0.41, 12, 30}, {3, 0.98, inf, 0}},
 			total:  4,
 			want: [3]want{
-				{Fail, Float(0.41), "min SSIM 0.4100 at frame 2 of 4 (limit ≥ 0.92; mean 0.8375; 1 of 4 compared frames out of limit); thresholds: h100.json"},
-				{Fail, Float(12), "min PSNR 12.0000 at frame 2 of 4 (limit ≥ 24; mean 29.0000; 1 of 4"},
-				{Fail, Float(30), "max mean abs diff 30.0000 at frame 2 of 4"},
+				{results.Fail, Float(0.41),
+					"min SSIM 0.4100 at frame 2 of 4 (limit ≥ 0.92; mean 0.8375; 1 of 4 compared frames out of limit); thresholds: h100.json"},
+				{results.Fail, Float(12), "min PSNR 12.0000 at frame 2 of 4 (limit ≥ 24; mean 29.0000; 1 of 4"},
+				{results.Fail, Float(30), "max mean abs diff 30.0000 at frame 2 of 4"},
 			},
 		},
 		{
 			name:   "at the limit passes",
 			frames: []FrameScore{{0, 0.92, 24, 10}},
-			want:   [3]want{{Pass, Float(0.92), ""}, {Pass, Float(24), ""}, {Pass, Float(10), ""}},
+			want:   [3]want{{results.Pass, Float(0.92), ""}, {results.Pass, Float(24), ""}, {results.Pass, Float(10), ""}},
 		},
 		{
 			name:   "NaN fails",
 			frames: []FrameScore{{0, 0.99, 40, 1}, {5, math.NaN(), math.NaN(), math.NaN()}},
 			total:  8,
-			want:   [3]want{{Fail, nil, "SSIM has no value (NaN) at frame 5 of 8"}, {Fail, nil, "NaN"}, {Fail, nil, "NaN"}},
+			want:   [3]want{{results.Fail, nil, "SSIM has no value (NaN) at frame 5 of 8"}, {results.Fail, nil, "NaN"}, {results.Fail, nil, "NaN"}},
 		},
 		{
 			name: "no frames fails",
-			want: [3]want{{Fail, nil, "no frames"}, {Fail, nil, "no frames"}, {Fail, nil, "no frames"}},
+			want: [3]want{{results.Fail, nil, "no frames"}, {results.Fail, nil, "no frames"}, {results.Fail, nil, "no frames"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +69,7 @@ func TestConsistency(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				c := got[i]
-				if (c.Status == Fail) != (c.Cause != "") {
+				if (c.Status == results.Fail) != (c.Cause != "") {
 					t.Errorf("%s %s has cause %q: a failure, and only a failure, says why in a few words", c.Name, c.Status, c.Cause)
 				}
 				if c.Name != names[i] || c.Status != w.status || !strings.Contains(c.Detail, w.detail) {
@@ -85,15 +88,15 @@ func TestCLIPVerdict(t *testing.T) {
 		name   string
 		scores []float64
 		frames []int
-		status Status
+		status results.Status
 		detail string
 	}{
-		{"pass", []float64{0.99, 0.95, 0.97}, []int{0, 8, 15}, Pass, "min CLIP 0.9500 at frame 8 of 16"},
-		{"fail", []float64{0.99, 0.5, 0.97}, []int{0, 8, 15}, Fail, "1 of 3"},
-		{"no score", nil, []int{0}, Fail, "returned 0 scores for 1 compared frames"},
-		{"too few", []float64{0.99}, []int{0, 8, 15}, Fail, "returned 1 scores for 3"},
-		{"null", []float64{math.NaN()}, []int{0}, Fail, "no value (NaN)"},
-		{"not a cosine", []float64{7}, []int{0}, Fail, "not a cosine"},
+		{"pass", []float64{0.99, 0.95, 0.97}, []int{0, 8, 15}, results.Pass, "min CLIP 0.9500 at frame 8 of 16"},
+		{"fail", []float64{0.99, 0.5, 0.97}, []int{0, 8, 15}, results.Fail, "1 of 3"},
+		{"no score", nil, []int{0}, results.Fail, "returned 0 scores for 1 compared frames"},
+		{"too few", []float64{0.99}, []int{0, 8, 15}, results.Fail, "returned 1 scores for 3"},
+		{"null", []float64{math.NaN()}, []int{0}, results.Fail, "no value (NaN)"},
+		{"not a cosine", []float64{7}, []int{0}, results.Fail, "not a cosine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := CLIP(tc.scores, tc.frames, 16, videoLimits)
@@ -107,7 +110,8 @@ func TestCLIPVerdict(t *testing.T) {
 func TestAudioConsistency(t *testing.T) {
 	lim := AudioLimits{SpectralSimilarity: 0.95, WaveformCorrelation: 0.9, RMSdBDiff: 2, DurationDiffS: 0.1}
 	got := AudioConsistency(AudioScores{SpectralSimilarity: 0.99, WaveformCorrelation: 0.2, RMSdBDiff: 0.5, DurationDiffS: 0.3}, lim)
-	want := map[string]Status{AudioSpectralSimilarity: Pass, AudioWaveformCorrelation: Fail, AudioRMSdBDiff: Pass, AudioDurationDiff: Fail}
+	want := map[string]results.Status{AudioSpectralSimilarity: results.Pass, AudioWaveformCorrelation: results.Fail, AudioRMSdBDiff: results.Pass,
+		AudioDurationDiff: results.Fail}
 	if len(got) != 4 {
 		t.Fatalf("got %d checks", len(got))
 	}
@@ -117,12 +121,12 @@ func TestAudioConsistency(t *testing.T) {
 		}
 	}
 	for _, c := range AudioConsistency(AudioScores{SpectralSimilarity: math.NaN()}, lim)[:1] {
-		if c.Status != Fail {
+		if c.Status != results.Fail {
 			t.Errorf("NaN spectral similarity: %s, want fail", c.Status)
 		}
 	}
 	for _, c := range AudioFailed("output has no audio track") {
-		if c.Status != Fail || !strings.HasPrefix(c.Name, "audio.") {
+		if c.Status != results.Fail || !strings.HasPrefix(c.Name, "audio.") {
 			t.Errorf("AudioFailed: %s %s", c.Name, c.Status)
 		}
 	}

@@ -1,6 +1,10 @@
 package checks
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/diffusion-check/diffusion-check/results"
+)
 
 // A Kind says what one check name means to a reader: what to call it, its unit, on which
 // side of its limit a value passes, which group it belongs to and where the per-request
@@ -94,16 +98,16 @@ const MemorySampler = "memory.sampler"
 
 // kinds registers every check name. Read only.
 var kinds = []Kind{
-	{Name: ServerAlive, Label: "server", Group: GroupServer},
-	{Name: ServerWarmup, Label: "warm-up requests", Group: GroupServer},
+	{Name: results.ServerAlive, Label: "server", Group: GroupServer},
+	{Name: results.ServerWarmup, Label: "warm-up requests", Group: GroupServer},
 	{Name: APIModels, Label: "/v1/models", Group: GroupServer},
 	{Name: APIT2VInputReference, Label: "T2V input_reference", Group: GroupServer},
-	{Name: OutputPresent, Label: "output", Unit: "bytes", Group: GroupOutput},
-	{Name: OutputValid, Label: "output decodable", Group: GroupOutput},
+	{Name: results.OutputPresent, Label: "output", Unit: "bytes", Group: GroupOutput},
+	{Name: results.OutputValid, Label: "output decodable", Group: GroupOutput},
 
 	// The value of perf.record is the server's total_duration_ms: the E2E column shows it
 	// where perf.e2e (the same figure against a limit) is not checked.
-	{Name: PerfRecord, Label: "perf record (server total)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E},
+	{Name: results.PerfRecord, Label: "perf record (server total)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E},
 	{Name: PerfE2E, Label: "E2E (server)", Unit: "ms", Group: GroupPerf, Column: ColumnE2E},
 	{Name: PerfStagePrefix, Family: true, Label: "%s stage", TrimMember: "Stage", Unit: "ms", Group: GroupPerf, Detailed: true},
 	{Name: PerfStepPrefix, Family: true, Label: "denoise step %s", Unit: "ms", Group: GroupPerf, Detailed: true, Derived: true},

@@ -5,14 +5,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestKindsCoverVerdicts runs every verdict function and requires each check it makes to be
 // registered, with the unit the verdict writes: a check added without a kind fails here.
 func TestKindsCoverVerdicts(t *testing.T) {
 	nan := math.NaN()
-	rr := RequestResult{Index: 2, ServerTotalMs: 1500, Stages: Stages{{Name: "DenoisingStage", Ms: 900}}, StepsMs: []float64{100, 90, 95}}
-	pb := PerfBaseline{Stages: Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: map[int]float64{0: 90, 1: 80, 2: 80},
+	rr := results.RequestResult{Index: 2, ServerTotalMs: 1500, Stages: results.Stages{{Name: "DenoisingStage", Ms: 900}}, StepsMs: []float64{100, 90, 95}}
+	pb := PerfBaseline{Stages: results.Stages{{Name: "DenoisingStage", Ms: 800}}, StepsMs: map[int]float64{0: 90, 1: 80, 2: 80},
 		E2EMs: 1400, AvgDenoiseMs: 85, MedianDenoiseMs: 85, StepFractions: []float64{0, 1}, Tol: PerfTolerances{E2E: 0.05}}
 	peaks := map[string]float64{SourceServerReserved: 1000, SourceNVMLProcess: 1200, SourceServerAllocated: 900, SourceHostAnon: 50}
 	mb := MemoryBaseline{
@@ -27,7 +29,7 @@ func TestKindsCoverVerdicts(t *testing.T) {
 		RuntimeTol:          0.02,
 	}
 	frames := []FrameScore{{Index: 0, SSIM: 0.9, PSNR: 30, MeanAbsDiff: 2}}
-	var all []Check
+	var all []results.Check
 	all = append(all, Perf(rr, pb)...)
 	all = append(all, perfLoadCheck(5000, 4000, 0.1), perfLoadCheck(5000, nan, 0.1), MissingScenario("b.json", "s", "{}"))
 	all = append(all, LoadMemory(peaks, mb)...)
@@ -42,10 +44,11 @@ func TestKindsCoverVerdicts(t *testing.T) {
 	all = append(all, RepeatAudio(AudioScores{1, 1, 0, 0}, DefaultRepeatLimits())...)
 	all = append(all, RepeatFailed("size differs", false)...)
 	all = append(all, RepeatFailed("no audio", true)...)
-	all = append(all, Realtime([]ChunkStats{{ChunkTotalMs: 10}}, 0, map[string]float64{"p95_chunk_total_ms": 5, "avg_nope": 1})...)
+	all = append(all, Realtime([]results.ChunkStats{{ChunkTotalMs: 10}}, 0, map[string]float64{"p95_chunk_total_ms": 5, "avg_nope": 1})...)
 	all = append(all, Realtime(nil, 0, map[string]float64{"p95_chunk_total_ms": 5})...)
 	for _, name := range []string{
-		ServerAlive, OutputPresent, OutputValid, PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler, RepeatGroup,
+		results.ServerAlive, results.OutputPresent, results.OutputValid, results.PerfRecord, ConsistencyGroup, AudioGroup, GroundTruthWrite, MemorySampler,
+		RepeatGroup,
 	} {
 		all = append(all, Passed(name, ""))
 	}

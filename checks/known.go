@@ -5,13 +5,8 @@ import (
 	"path"
 	"slices"
 	"time"
-)
 
-// The states of KnownFailure.State.
-const (
-	KnownStateKnown   = "known"
-	KnownStateFixed   = "fixed"
-	KnownStateExpired = "expired"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // KnownEntry is one entry of a known-failures file.
@@ -53,7 +48,7 @@ func (e KnownEntry) expired(today time.Time) bool {
 //     known failure must not hide), and so is a check already marked.
 //
 // cs itself is not changed. Statuses of requests and cases are not recomputed.
-func MarkKnown(entries []KnownEntry, id string, req int, cs []Check, today time.Time) []Check {
+func MarkKnown(entries []KnownEntry, id string, req int, cs []results.Check, today time.Time) []results.Check {
 	if len(entries) == 0 {
 		return cs
 	}
@@ -65,18 +60,18 @@ func MarkKnown(entries []KnownEntry, id string, req int, cs []Check, today time.
 			continue
 		}
 		e := entries[i]
-		kf := &KnownFailure{Reason: e.Reason, Link: e.Link, Until: e.Until, Entry: e.Source}
+		kf := &results.KnownFailure{Reason: e.Reason, Link: e.Link, Until: e.Until, Entry: e.Source}
 		switch c.Status {
-		case Fail:
+		case results.Fail:
 			if e.expired(today) {
-				kf.State = KnownStateExpired
+				kf.State = results.KnownStateExpired
 				c.Detail = fmt.Sprintf("known failure expired on %s (%s): %s", e.Until, e.Source, c.Detail)
 			} else {
-				kf.State = KnownStateKnown
-				c.Status = Known
+				kf.State = results.KnownStateKnown
+				c.Status = results.Known
 			}
-		case Pass:
-			kf.State = KnownStateFixed
+		case results.Pass:
+			kf.State = results.KnownStateFixed
 		default:
 			continue
 		}
@@ -88,9 +83,9 @@ func MarkKnown(entries []KnownEntry, id string, req int, cs []Check, today time.
 // UnusedKnown returns the entries that are the first match (the one that wins) of no check
 // of res at all, case-level or of a request, whatever its status: a caller reports them as
 // warnings, since the case may not have run here.
-func UnusedKnown(res Result, entries []KnownEntry) []KnownEntry {
+func UnusedKnown(res results.Result, entries []KnownEntry) []KnownEntry {
 	used := make([]bool, len(entries))
-	mark := func(id string, req int, c Check) {
+	mark := func(id string, req int, c results.Check) {
 		if i := slices.IndexFunc(entries, func(e KnownEntry) bool { return e.matches(id, req, c.Name) }); i >= 0 {
 			used[i] = true
 		}

@@ -8,26 +8,27 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestApplyKnown(t *testing.T) {
-	res := &checks.Result{Cases: []checks.CaseResult{{
+	res := &results.Result{Cases: []results.CaseResult{{
 		ID:     "wan",
-		Checks: []checks.Check{{Name: "perf.load", Status: checks.Fail}},
-		Requests: []checks.RequestResult{
-			{Index: 1, Checks: []checks.Check{{Name: "perf.stage.DecodingStage", Status: checks.Pass}, {Name: "perf.e2e", Status: checks.Fail}}},
+		Checks: []results.Check{{Name: "perf.load", Status: results.Fail}},
+		Requests: []results.RequestResult{
+			{Index: 1, Checks: []results.Check{{Name: "perf.stage.DecodingStage", Status: results.Pass}, {Name: "perf.e2e", Status: results.Fail}}},
 			{
 				Index: 2,
-				Checks: []checks.Check{
-					{Name: "perf.stage.DecodingStage", Status: checks.Fail},
-					{Name: "memory.runtime_peak", Status: checks.Fail},
-					{Name: "output.valid", Status: checks.Error},
+				Checks: []results.Check{
+					{Name: "perf.stage.DecodingStage", Status: results.Fail},
+					{Name: "memory.runtime_peak", Status: results.Fail},
+					{Name: "output.valid", Status: results.Error},
 				},
 			},
 		},
 	}, {
 		ID:       "flux",
-		Requests: []checks.RequestResult{{Index: 1, Checks: []checks.Check{{Name: "perf.e2e", Status: checks.Fail}}}},
+		Requests: []results.RequestResult{{Index: 1, Checks: []results.Check{{Name: "perf.e2e", Status: results.Fail}}}},
 	}}}
 	entries := []checks.KnownEntry{
 		{Case: "wan", Check: "perf.stage.*", Reason: "VAE tiling", Link: "https://x/1", Until: "2026-09-30", Source: "k.yaml:1"},
@@ -38,10 +39,10 @@ func TestApplyKnown(t *testing.T) {
 	}
 	unused := applyKnown(res, entries, time.Date(2026, 8, 16, 23, 0, 0, 0, time.UTC))
 	type got struct {
-		Status checks.Status
+		Status results.Status
 		State  string
 	}
-	state := func(c checks.Check) got {
+	state := func(c results.Check) got {
 		g := got{Status: c.Status}
 		if c.Known != nil {
 			g.State = c.Known.State
@@ -50,13 +51,13 @@ func TestApplyKnown(t *testing.T) {
 	}
 	wan := res.Cases[0]
 	for name, tt := range map[string]struct{ c, want got }{
-		"case-level perf.load: no entry":         {state(wan.Checks[0]), got{checks.Fail, ""}},
-		"request 1 DecodingStage passes: fixed":  {state(wan.Requests[0].Checks[0]), got{checks.Pass, "fixed"}},
-		"request 1 e2e: no entry":                {state(wan.Requests[0].Checks[1]), got{checks.Fail, ""}},
-		"request 2 DecodingStage: known":         {state(wan.Requests[1].Checks[0]), got{checks.Known, "known"}},
-		"request 2 memory: expired":              {state(wan.Requests[1].Checks[1]), got{checks.Fail, "expired"}},
-		"errors are not hidden":                  {state(wan.Requests[1].Checks[2]), got{checks.Error, ""}},
-		"flux request 1: entry is for request 3": {state(res.Cases[1].Requests[0].Checks[0]), got{checks.Fail, ""}},
+		"case-level perf.load: no entry":         {state(wan.Checks[0]), got{results.Fail, ""}},
+		"request 1 DecodingStage passes: fixed":  {state(wan.Requests[0].Checks[0]), got{results.Pass, "fixed"}},
+		"request 1 e2e: no entry":                {state(wan.Requests[0].Checks[1]), got{results.Fail, ""}},
+		"request 2 DecodingStage: known":         {state(wan.Requests[1].Checks[0]), got{results.Known, "known"}},
+		"request 2 memory: expired":              {state(wan.Requests[1].Checks[1]), got{results.Fail, "expired"}},
+		"errors are not hidden":                  {state(wan.Requests[1].Checks[2]), got{results.Error, ""}},
+		"flux request 1: entry is for request 3": {state(res.Cases[1].Requests[0].Checks[0]), got{results.Fail, ""}},
 	} {
 		if tt.c != tt.want {
 			t.Errorf("%s: got %+v, want %+v", name, tt.c, tt.want)
@@ -74,33 +75,30 @@ func TestApplyKnown(t *testing.T) {
 	}
 	// Only-known failures make a known request; the expired one still fails the case.
 	judge.Finalize(res)
-	if res.Cases[0].Requests[1].Status != checks.Fail || res.Cases[0].Status != checks.Fail {
+	if res.Cases[0].Requests[1].Status != results.Fail || res.Cases[0].Status != results.Fail {
 		t.Errorf("expired entry must fail: %s %s", res.Cases[0].Requests[1].Status, res.Cases[0].Status)
 	}
-	r2 := &checks.Result{
-		Cases: []checks.CaseResult{
+	r2 := &results.Result{
+		Cases: []results.CaseResult{
 			{
 				ID: "wan",
-				Requests: []checks.RequestResult{{Index: 1, Checks: []checks.Check{{Name: "server.alive", Status: checks.Pass}, {Name: "perf.stage.DecodingStage",
-					Status: checks.Fail}}}},
+				Requests: []results.RequestResult{{Index: 1, Checks: []results.Check{{Name: "server.alive", Status: results.Pass},
+					{Name: "perf.stage.DecodingStage",
+						Status: results.Fail}}}},
 			},
 		},
 	}
 	applyKnown(r2, entries[:1], time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)) // until is inclusive
 	judge.Finalize(r2)
-	if r2.Status != checks.Known {
+	if r2.Status != results.Known {
 		t.Errorf("known failure on its last day: run %s", r2.Status)
 	}
 }
 
-// TestKnownOutcomes is the scenario of a drift that hits only request 3 of 3 under one entry
-// `audio.*`: the entry is known (hit 1 of 3) and told once, not "fixed" for requests 1–2;
-// "fixed" needs a pass in every request of every partition.
-
 // applyKnown applies known-failure entries to every check of res (case-level and per
 // request) with MarkKnown, in place, as the judge does request by request during a run, and
 // returns UnusedKnown. Statuses are not recomputed (Finalize does).
-func applyKnown(res *checks.Result, entries []checks.KnownEntry, today time.Time) (unused []checks.KnownEntry) {
+func applyKnown(res *results.Result, entries []checks.KnownEntry, today time.Time) (unused []checks.KnownEntry) {
 	for ci := range res.Cases {
 		cr := &res.Cases[ci]
 		cr.Checks = checks.MarkKnown(entries, cr.ID, 0, cr.Checks, today)

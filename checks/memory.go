@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Memory check names.
@@ -64,7 +66,7 @@ func NoMemoryBaseline() MemoryBaseline {
 // load_peak_vram_mb with the load_peak_vram tolerance and a 128 MiB pad. SGLang enforces the
 // allocated peak only at runtime, so a load_peak_allocated_mb baseline is reported beside it,
 // not enforced. See memoryChecks for the other sources.
-func LoadMemory(peaks map[string]float64, b MemoryBaseline) []Check {
+func LoadMemory(peaks map[string]float64, b MemoryBaseline) []results.Check {
 	return memoryChecks(MemoryLoadPeak, "load_peak", peaks, b.LoadPeakMiB, b.LoadAllocatedMiB, b.LoadHostAnonMiB, b.LoadTol, false)
 }
 
@@ -73,7 +75,7 @@ func LoadMemory(peaks map[string]float64, b MemoryBaseline) []Check {
 // runtime_peak_vram tolerance and a 128 MiB pad; when the scenario has a
 // runtime_peak_allocated_mb baseline, the allocated peak is enforced against it and the
 // reserved peak is only reported. See memoryChecks for the other sources.
-func RuntimeMemory(peaks map[string]float64, b MemoryBaseline) []Check {
+func RuntimeMemory(peaks map[string]float64, b MemoryBaseline) []results.Check {
 	return memoryChecks(MemoryRuntimePeak, "runtime_peak", peaks, b.RuntimePeakMiB, b.RuntimeAllocatedMiB, b.RuntimeHostAnonMiB, b.RuntimeTol, true)
 }
 
@@ -81,7 +83,7 @@ func RuntimeMemory(peaks map[string]float64, b MemoryBaseline) []Check {
 // warmup_peak snapshot) against warmup_peak_vram_mb with the runtime tolerance and the
 // 128 MiB pad, as SGLang does when that key is in the baseline (PR #35511). Without the key
 // there is no check; with it, a missing or zero peak fails ("peak VRAM metric missing").
-func WarmupMemory(peaks map[string]float64, b MemoryBaseline) []Check {
+func WarmupMemory(peaks map[string]float64, b MemoryBaseline) []results.Check {
 	if math.IsNaN(b.WarmupPeakMiB) {
 		return nil
 	}
@@ -90,7 +92,7 @@ func WarmupMemory(peaks map[string]float64, b MemoryBaseline) []Check {
 		v = math.NaN()
 	}
 	c := memCheck(MemoryWarmupPeak, SourceServerReserved, v, b.WarmupPeakMiB, b.RuntimeTol, vramPadMiB, "warmup_peak_vram_mb")
-	return []Check{c}
+	return []results.Check{c}
 }
 
 // memoryChecks makes one check per source present, each labelled with its Source:
@@ -108,8 +110,8 @@ func WarmupMemory(peaks map[string]float64, b MemoryBaseline) []Check {
 // A VRAM baseline with no VRAM measurement at all fails ("peak VRAM metric missing"); no
 // baseline means "recorded, not checked" (skip with the value). Per-GPU sources
 // ("nvml_process:1") are left to the totals.
-func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, host, tol float64, allocEnforced bool) []Check {
-	var out []Check
+func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, host, tol float64, allocEnforced bool) []results.Check {
+	var out []results.Check
 	_, hasReserved := peaks[SourceServerReserved]
 	_, hasAlloc := peaks[SourceServerAllocated]
 	_, hasNVML := peaks[SourceNVMLProcess]
@@ -124,7 +126,7 @@ func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, hos
 		case SourceServerReserved:
 			c := memCheck(name, src, v, vram, tol, vramPadMiB, key)
 			if byAlloc {
-				c = Unenforced([]Check{c}, "reported, not enforced: "+allocKey+" exists, so the allocated peak is the one enforced")[0]
+				c = Unenforced([]results.Check{c}, "reported, not enforced: "+allocKey+" exists, so the allocated peak is the one enforced")[0]
 			}
 			out = append(out, c)
 		case SourceNVMLProcess:
@@ -139,7 +141,7 @@ func memoryChecks(name, phase string, peaks map[string]float64, vram, alloc, hos
 			}
 			c := memCheck(name, src, v, alloc, tol, vramPadMiB, allocKey)
 			if !allocEnforced {
-				c = Unenforced([]Check{c}, "reported, not enforced: SGLang enforces the allocated peak at runtime only")[0]
+				c = Unenforced([]results.Check{c}, "reported, not enforced: SGLang enforces the allocated peak at runtime only")[0]
 			}
 			out = append(out, c)
 		case SourceHostAnon, SourceServerHostAnon:
@@ -167,8 +169,8 @@ const NoVRAMVerdict = "recorded, not enforced: SGLang makes no VRAM verdict off 
 // peak VRAM baseline in <file>", test_server_common.py @ a7ec6b97f786, _validate_and_record):
 // one case-level failure per missing key, memory.load_peak or memory.runtime_peak, with what
 // was measured; nil when both are there.
-func MissingVRAMBaseline(file, scenario string, b MemoryBaseline, loadPeaks map[string]float64) []Check {
-	var out []Check
+func MissingVRAMBaseline(file, scenario string, b MemoryBaseline, loadPeaks map[string]float64) []results.Check {
+	var out []results.Check
 	for _, m := range []struct {
 		name, key string
 		base      float64
@@ -181,31 +183,31 @@ func MissingVRAMBaseline(file, scenario string, b MemoryBaseline, loadPeaks map[
 		if v, ok := m.measured[SourceServerReserved]; ok {
 			d += fmt.Sprintf(" (measured %s MiB)", fmtNum(v))
 		}
-		out = append(out, Check{Name: m.name, Status: Fail, Unit: "MiB", Detail: d, Cause: "no " + m.key + " baseline"})
+		out = append(out, results.Check{Name: m.name, Status: results.Fail, Unit: "MiB", Detail: d, Cause: "no " + m.key + " baseline"})
 	}
 	return out
 }
 
 // missingVRAM is the failure of an enforced VRAM baseline without a measurement.
-func missingVRAM(name, src string, baseline, tol float64, key, why string) Check {
+func missingVRAM(name, src string, baseline, tol float64, key, why string) results.Check {
 	c := memCheck(name, src, math.NaN(), baseline, tol, vramPadMiB, key)
 	c.Detail = fmt.Sprintf("%s: peak VRAM metric missing (%s), baseline %s %s MiB", name, why, key, fmtNum(baseline))
 	return c
 }
 
-func recorded(name, src string, v float64, why string) Check {
-	return Check{Name: name, Status: Skip, Value: finite(v), Unit: "MiB", Source: src, Detail: src + " " + fmtNum(v) + " MiB " + why}
+func recorded(name, src string, v float64, why string) results.Check {
+	return results.Check{Name: name, Status: results.Skip, Value: finite(v), Unit: "MiB", Source: src, Detail: src + " " + fmtNum(v) + " MiB " + why}
 }
 
 // memCheck is limitCheck for memory; a NaN baseline records the value as a skip. A zero or
 // missing peak against a baseline fails as SGLang's "peak VRAM metric missing".
-func memCheck(name, src string, v, baseline, tol, pad float64, key string) Check {
+func memCheck(name, src string, v, baseline, tol, pad float64, key string) results.Check {
 	if math.IsNaN(baseline) {
 		return recorded(name, src, v, "recorded; the baseline has no "+key+" for this scenario")
 	}
 	c := limitCheck(name, "MiB", v, baseline, tol, pad, 0, src+" vs "+key)
 	c.Source = src
-	if c.Status == Fail && !(v > 0) && baseline > 0 {
+	if c.Status == results.Fail && !(v > 0) && baseline > 0 {
 		c.Detail = "peak VRAM metric missing: " + c.Detail
 	}
 	return c
@@ -219,7 +221,7 @@ func memCheck(name, src string, v, baseline, tol, pad float64, key string) Check
 // hostAnonPadMiB for host memory and 0 for VRAM. It returns cs with the checks of the sources
 // that grew turned into failures (a new check where cs had none for the source), leaving cs
 // itself unchanged, and the checks that failed this way.
-func GrowthSince(cs []Check, prev, cur map[string]float64, since string, tol float64) (out, grew []Check) {
+func GrowthSince(cs []results.Check, prev, cur map[string]float64, since string, tol float64) (out, grew []results.Check) {
 	out = slices.Clone(cs)
 	for _, src := range slices.Sorted(maps.Keys(cur)) {
 		if strings.Contains(src, ":") {
@@ -240,13 +242,13 @@ func GrowthSince(cs []Check, prev, cur map[string]float64, since string, tol flo
 		}
 		detail := fmt.Sprintf("%s grew from %s to %s MiB since %s (+%s MiB, %s; growth limit %s MiB: tolerance %s, pad %s MiB): memory grows across requests",
 			src, fmtNum(was), fmtNum(now), since, fmtNum(now-was), fmtPct(now/was-1), fmtNum(limit), fmtPct(tol), fmtNum(pad))
-		at := slices.IndexFunc(out, func(c Check) bool { return c.Name == MemoryRuntimePeak && c.Source == src })
+		at := slices.IndexFunc(out, func(c results.Check) bool { return c.Name == MemoryRuntimePeak && c.Source == src })
 		if at < 0 {
-			out = append(out, Check{Name: MemoryRuntimePeak, Source: src, Unit: "MiB", Value: finite(now)})
+			out = append(out, results.Check{Name: MemoryRuntimePeak, Source: src, Unit: "MiB", Value: finite(now)})
 			at = len(out) - 1
 		}
 		c := &out[at]
-		if c.Status == Pass || c.Status == Skip || c.Status == "" {
+		if c.Status == results.Pass || c.Status == results.Skip || c.Status == "" {
 			// Growth is the limit this value broke: the previous request's peak is its
 			// baseline, so that Limit, Baseline, Tolerance and Pad say why it failed.
 			c.Detail = detail
@@ -254,7 +256,7 @@ func GrowthSince(cs []Check, prev, cur map[string]float64, since string, tol flo
 		} else {
 			c.Detail = detail + "; " + c.Detail
 		}
-		c.Status = Fail
+		c.Status = results.Fail
 		c.Cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
 		grew = append(grew, *c)
 	}

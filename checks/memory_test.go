@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func memBaseline() MemoryBaseline {
@@ -13,9 +15,9 @@ func memBaseline() MemoryBaseline {
 	return b
 }
 
-func bySource(t *testing.T, cs []Check) map[string]Check {
+func bySource(t *testing.T, cs []results.Check) map[string]results.Check {
 	t.Helper()
-	out := map[string]Check{}
+	out := map[string]results.Check{}
 	for _, c := range cs {
 		if _, dup := out[c.Source]; dup {
 			t.Fatalf("two checks for source %q", c.Source)
@@ -33,19 +35,19 @@ func TestMemoryLimits(t *testing.T) {
 		peaks  map[string]float64
 		load   bool
 		source string
-		want   Status
+		want   results.Status
 		limit  float64 // NaN: no limit
 	}{
-		{"load at 1%", map[string]float64{"server_reserved": 13251.2}, true, "server_reserved", Pass, 13251.2},
-		{"load over 1%", map[string]float64{"server_reserved": 13252}, true, "server_reserved", Fail, 13251.2},
-		{"runtime at 2%", map[string]float64{"server_reserved": 25334.76}, false, "server_reserved", Pass, 25334.76},
-		{"runtime over 2%", map[string]float64{"server_reserved": 25335}, false, "server_reserved", Fail, 25334.76},
-		{"nvml beside reserved is recorded", map[string]float64{"server_reserved": 1, "nvml_process": 99999}, false, "nvml_process", Skip, math.NaN()},
-		{"nvml alone is checked", map[string]float64{"nvml_process": 25400}, false, "nvml_process", Fail, 25334.76},
-		{"nvml device recorded", map[string]float64{"server_reserved": 1, "nvml_device": 99999}, false, "nvml_device", Skip, math.NaN()},
-		{"host anon: 256 MiB pad wins", map[string]float64{"host_anon": 1256}, false, "host_anon", Pass, 1256},
-		{"host anon over", map[string]float64{"server_host_anon": 1257}, false, "server_host_anon", Fail, 1256},
-		{"no measurement at all", nil, false, "", Fail, 25334.76},
+		{"load at 1%", map[string]float64{"server_reserved": 13251.2}, true, "server_reserved", results.Pass, 13251.2},
+		{"load over 1%", map[string]float64{"server_reserved": 13252}, true, "server_reserved", results.Fail, 13251.2},
+		{"runtime at 2%", map[string]float64{"server_reserved": 25334.76}, false, "server_reserved", results.Pass, 25334.76},
+		{"runtime over 2%", map[string]float64{"server_reserved": 25335}, false, "server_reserved", results.Fail, 25334.76},
+		{"nvml beside reserved is recorded", map[string]float64{"server_reserved": 1, "nvml_process": 99999}, false, "nvml_process", results.Skip, math.NaN()},
+		{"nvml alone is checked", map[string]float64{"nvml_process": 25400}, false, "nvml_process", results.Fail, 25334.76},
+		{"nvml device recorded", map[string]float64{"server_reserved": 1, "nvml_device": 99999}, false, "nvml_device", results.Skip, math.NaN()},
+		{"host anon: 256 MiB pad wins", map[string]float64{"host_anon": 1256}, false, "host_anon", results.Pass, 1256},
+		{"host anon over", map[string]float64{"server_host_anon": 1257}, false, "server_host_anon", results.Fail, 1256},
+		{"no measurement at all", nil, false, "", results.Fail, 25334.76},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := RuntimeMemory(tt.peaks, b)
@@ -76,10 +78,10 @@ func TestMemoryLimits(t *testing.T) {
 	}
 }
 
-func reqs(source string, peaks ...float64) []RequestResult {
-	var out []RequestResult
+func reqs(source string, peaks ...float64) []results.RequestResult {
+	var out []results.RequestResult
 	for i, p := range peaks {
-		rr := RequestResult{Index: i + 1, Of: len(peaks), PeakVRAMMiB: map[string]float64{source: p}}
+		rr := results.RequestResult{Index: i + 1, Of: len(peaks), PeakVRAMMiB: map[string]float64{source: p}}
 		rr.Checks = RuntimeMemory(rr.PeakVRAMMiB, memBaseline())
 		out = append(out, rr)
 	}
@@ -88,10 +90,10 @@ func reqs(source string, peaks ...float64) []RequestResult {
 
 // growth judges every request against the one before it by index, as a run does when each
 // request finishes; it returns how many checks failed.
-func growth(rs []RequestResult, tol float64) int {
+func growth(rs []results.RequestResult, tol float64) int {
 	n := 0
 	for i := 1; i < len(rs); i++ {
-		var grew []Check
+		var grew []results.Check
 		rs[i].Checks, grew = GrowthSince(rs[i].Checks, rs[i-1].PeakVRAMMiB, rs[i].PeakVRAMMiB, fmt.Sprintf("request %d", rs[i-1].Index), tol)
 		n += len(grew)
 	}
@@ -104,7 +106,7 @@ func TestGrowth(t *testing.T) {
 	if n := growth(rs, 0.02); n != 1 {
 		t.Fatalf("growth flagged %d, want 1", n)
 	}
-	for i, want := range []Status{Pass, Pass, Fail} {
+	for i, want := range []results.Status{results.Pass, results.Pass, results.Fail} {
 		c := rs[i].Checks[0]
 		if c.Status != want {
 			t.Errorf("request %d: %s %q, want %s", i+1, c.Status, c.Detail, want)
@@ -123,16 +125,17 @@ func TestGrowth(t *testing.T) {
 		t.Errorf("cause %q", c.Cause)
 	}
 	// A source with no check yet (no baseline configured) gets one.
-	rs = []RequestResult{
+	rs = []results.RequestResult{
 		{Index: 1, PeakVRAMMiB: map[string]float64{"nvml_process": 4000}},
 		{Index: 2, PeakVRAMMiB: map[string]float64{"nvml_process": 4200}},
 	}
 	growth(rs, 0.02)
-	if len(rs[1].Checks) != 1 || rs[1].Checks[0].Name != MemoryRuntimePeak || rs[1].Checks[0].Status != Fail || rs[1].Checks[0].Source != "nvml_process" {
+	if len(rs[1].Checks) != 1 || rs[1].Checks[0].Name != MemoryRuntimePeak || rs[1].Checks[0].Status != results.Fail ||
+		rs[1].Checks[0].Source != "nvml_process" {
 		t.Errorf("%+v", rs[1].Checks)
 	}
 	// Host memory has a 256 MiB pad; a request missing the source is not compared.
-	rs = []RequestResult{
+	rs = []results.RequestResult{
 		{Index: 1, PeakVRAMMiB: map[string]float64{"host_anon": 2000}},
 		{Index: 2, PeakVRAMMiB: map[string]float64{"host_anon": 2250}},
 		{Index: 3},
@@ -150,10 +153,10 @@ func TestGrowthSinceReturnsANewSlice(t *testing.T) {
 	in := RuntimeMemory(cur, memBaseline())
 	before := fmt.Sprintf("%+v", in)
 	got, grew := GrowthSince(in, prev, cur, "request 1", 0.02)
-	if len(grew) != 1 || got[0].Status != Fail || grew[0].Source != SourceServerReserved {
+	if len(grew) != 1 || got[0].Status != results.Fail || grew[0].Source != SourceServerReserved {
 		t.Fatalf("GrowthSince = %+v, grew %+v; want one failure of %s", got, grew, SourceServerReserved)
 	}
-	if after := fmt.Sprintf("%+v", in); after != before || in[0].Status != Pass {
+	if after := fmt.Sprintf("%+v", in); after != before || in[0].Status != results.Pass {
 		t.Errorf("GrowthSince changed its input:\nbefore %s\nafter  %s", before, after)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Perf check names. Per-stage and per-step checks append the stage name or step index:
@@ -66,7 +68,7 @@ type PerfTolerances struct {
 // baseline file and the tolerances in force. A NaN value means the file does not have it.
 type PerfBaseline struct {
 	Scenario        string
-	Stages          Stages          // baseline stages; every one of them is checked
+	Stages          results.Stages  // baseline stages; every one of them is checked
 	StepsMs         map[int]float64 // denoise step index → ms
 	E2EMs           float64
 	AvgDenoiseMs    float64
@@ -114,9 +116,9 @@ func PerfLimit(baseline, tol, pad float64) float64 {
 // SGLang's assertion would give. Every check carries value, limit, baseline, tolerance and
 // pad. A measurement or baseline that is missing, not finite or not positive fails. The AMD
 // rule applies (amd).
-func Perf(rr RequestResult, b PerfBaseline) []Check {
-	return b.amd(func(b PerfBaseline) []Check {
-		var out []Check
+func Perf(rr results.RequestResult, b PerfBaseline) []results.Check {
+	return b.amd(func(b PerfBaseline) []results.Check {
+		var out []results.Check
 		out = append(out, e2eCheck(rr.ServerTotalMs, b))
 		out = append(out, denoiseAggChecks(rr.StepsMs, b)...)
 		out = append(out, stepChecks(rr.StepsMs, b)...)
@@ -132,20 +134,22 @@ func Perf(rr RequestResult, b PerfBaseline) []Check {
 // time alone (with the AMD rule, amd), and no stage, step or aggregate: "Require valid
 // inference E2E and loading metrics for every diffusion CI case, including
 // run_perf_check=False" (its test test_e2e_only_does_not_require_stage_metrics).
-func PerfE2EOnly(rr RequestResult, b PerfBaseline) []Check {
-	return b.amd(func(b PerfBaseline) []Check { return []Check{e2eCheck(rr.ServerTotalMs, b)} })
+func PerfE2EOnly(rr results.RequestResult, b PerfBaseline) []results.Check {
+	return b.amd(func(b PerfBaseline) []results.Check { return []results.Check{e2eCheck(rr.ServerTotalMs, b)} })
 }
 
 // LoadTime is perf.load of one server start (perfLoadCheck against b.LoadMs with b.Tol.Load),
 // with the AMD rule (amd).
-func LoadTime(loadMs float64, b PerfBaseline) []Check {
-	return b.amd(func(b PerfBaseline) []Check { return []Check{perfLoadCheck(loadMs, b.LoadMs, b.Tol.Load)} })
+func LoadTime(loadMs float64, b PerfBaseline) []results.Check {
+	return b.amd(func(b PerfBaseline) []results.Check {
+		return []results.Check{perfLoadCheck(loadMs, b.LoadMs, b.Tol.Load)}
+	})
 }
 
 // amd is SGLang's AMD mode, applied here and nowhere else: on an AMD GPU (b.ROCm) the verdict
 // is made with rocmTolerances and its limit failures only warn (warn); elsewhere it is made as
 // it is.
-func (b PerfBaseline) amd(verdict func(PerfBaseline) []Check) []Check {
+func (b PerfBaseline) amd(verdict func(PerfBaseline) []results.Check) []results.Check {
 	if !b.ROCm {
 		return verdict(b)
 	}
@@ -169,14 +173,14 @@ func rocmTolerances() PerfTolerances {
 // starts with "warning:" and says why. A check that failed for a bad value (missing, not
 // finite, not positive) still fails: that is a broken measurement, not a slow one. cs itself
 // is not changed.
-func warn(cs []Check, why string) []Check {
+func warn(cs []results.Check, why string) []results.Check {
 	cs = slices.Clone(cs)
 	for i := range cs {
 		c := &cs[i]
-		if c.Status != Fail || c.Value == nil || c.Limit == nil || *c.Value <= *c.Limit || *c.Value <= 0 {
+		if c.Status != results.Fail || c.Value == nil || c.Limit == nil || *c.Value <= *c.Limit || *c.Value <= 0 {
 			continue
 		}
-		c.Status = Pass
+		c.Status = results.Pass
 		c.Note = "warning: over the limit, not enforced (" + why + "): " + c.Detail
 	}
 	return cs
@@ -186,12 +190,12 @@ func warn(cs []Check, why string) []Check {
 // PerformanceValidator): the record's total_duration_ms against expected_e2e_ms with the e2e
 // tolerance and a 20 ms pad; a missing or non-positive value fails ("E2E duration missing").
 // 0 is how a request without a perf record carries its server total: not measured.
-func e2eCheck(e2eMs float64, b PerfBaseline) Check {
+func e2eCheck(e2eMs float64, b PerfBaseline) results.Check {
 	if e2eMs == 0 {
 		e2eMs = math.NaN()
 	}
 	c := limitCheck(PerfE2E, "ms", e2eMs, b.E2EMs, b.Tol.E2E, E2EPadMs, b.ImprovementThreshold, "server total_duration_ms")
-	if c.Status == Fail && !(e2eMs > 0) {
+	if c.Status == results.Fail && !(e2eMs > 0) {
 		c.Detail = "E2E duration missing: " + c.Detail
 	}
 	return c
@@ -202,18 +206,18 @@ func e2eCheck(e2eMs float64, b PerfBaseline) Check {
 // the compensated sum of Python 3.12 that SGLang's CI runs (pySum), and
 // statistics.median(steps), each against its baseline with the denoise_agg tolerance and a
 // 20 ms pad. No steps fails both ("Denoising step timings missing"), and only these two.
-func denoiseAggChecks(steps []float64, b PerfBaseline) []Check {
+func denoiseAggChecks(steps []float64, b PerfBaseline) []results.Check {
 	avg, med := math.NaN(), math.NaN()
 	if len(steps) > 0 {
 		avg, med = StepMean(steps), StepMedian(steps)
 	}
-	out := []Check{
+	out := []results.Check{
 		limitCheck(PerfDenoiseAvg, "ms", avg, b.AvgDenoiseMs, b.Tol.DenoiseAgg, AggPadMs, b.ImprovementThreshold, "mean denoise step"),
 		limitCheck(PerfDenoiseMedian, "ms", med, b.MedianDenoiseMs, b.Tol.DenoiseAgg, AggPadMs, b.ImprovementThreshold, "median denoise step"),
 	}
 	if len(steps) == 0 {
 		for i := range out {
-			out[i].Status = Fail
+			out[i].Status = results.Fail
 			out[i].Detail = "Denoising step timings missing: the perf record has no steps; " + out[i].Detail
 		}
 	}
@@ -227,16 +231,16 @@ func denoiseAggChecks(steps []float64, b PerfBaseline) []Check {
 // denoise_step tolerance and a 20 ms pad (160 ms in the video validator). A sampled step with
 // no baseline entry (the measured step count differs from the baseline's) is skipped, as
 // SGLang skips it. No measured steps gives no step check: denoiseAggChecks fails instead.
-func stepChecks(steps []float64, b PerfBaseline) []Check {
+func stepChecks(steps []float64, b PerfBaseline) []results.Check {
 	pad := StepPadMs
 	if b.Video {
 		pad = videoStepPadMs
 	}
-	var out []Check
+	var out []results.Check
 	for _, i := range SampleSteps(len(steps), b.StepFractions) {
 		base, ok := b.StepsMs[i]
 		if !ok {
-			out = append(out, Check{Name: stepName(i), Status: Skip, Unit: "ms", Value: finite(steps[i]),
+			out = append(out, results.Check{Name: stepName(i), Status: results.Skip, Unit: "ms", Value: finite(steps[i]),
 				Detail: fmt.Sprintf("no baseline for denoise step %d (of %d measured) in scenario %s: not checked, as in SGLang's harness", i,
 					len(steps), b.Scenario)})
 			continue
@@ -258,8 +262,8 @@ func stepChecks(steps []float64, b PerfBaseline) []Check {
 // pad. A baseline stage the record lacks fails ("Stage X timing missing"); a record with no
 // stages fails every one ("Stage metrics missing"). A null baseline is a metric that does not
 // apply (skip); per_frame_generation is not a stage (perFrameCheck).
-func StageChecks(got Stages, b PerfBaseline) []Check {
-	var out []Check
+func StageChecks(got results.Stages, b PerfBaseline) []results.Check {
+	var out []results.Check
 	for _, st := range b.Stages {
 		if st.Name == PerFrameGeneration {
 			continue
@@ -274,13 +278,13 @@ func StageChecks(got Stages, b PerfBaseline) []Check {
 		}
 		v, ok := got.Get(st.Name)
 		if math.IsNaN(st.Ms) {
-			out = append(out, Check{Name: name, Status: Skip, Unit: "ms", Value: finite(v),
+			out = append(out, results.Check{Name: name, Status: results.Skip, Unit: "ms", Value: finite(v),
 				Detail: fmt.Sprintf("the baseline of %s is null (a metric that does not apply): not checked", st.Name)})
 			continue
 		}
 		if !ok {
 			c := limitCheck(name, "ms", math.NaN(), st.Ms, tol, pad, 0, "")
-			c.Status, c.Detail = Fail, fmt.Sprintf("Stage %s timing missing: the perf record has no such stage (baseline %s ms)", st.Name, fmtMs(st.Ms))
+			c.Status, c.Detail = results.Fail, fmt.Sprintf("Stage %s timing missing: the perf record has no such stage (baseline %s ms)", st.Name, fmtMs(st.Ms))
 			if len(got) == 0 {
 				c.Detail = "Stage metrics missing: the perf record has no stages (baseline " + st.Name + " " + fmtMs(st.Ms) + " ms)"
 			}
@@ -311,10 +315,10 @@ func DenoisingRole(stage string) bool { return strings.HasSuffix(stage, Denoisin
 // against stages_ms["per_frame_generation"] with the denoise_stage tolerance and a 20 ms pad.
 // SGLang checks it only when the baseline is neither null nor zero; otherwise there is no
 // check (ok false), as for an image.
-func perFrameCheck(e2eMs float64, b PerfBaseline) (Check, bool) {
+func perFrameCheck(e2eMs float64, b PerfBaseline) (results.Check, bool) {
 	base, ok := b.Stages.Get(PerFrameGeneration)
 	if !b.Video || b.NumFrames <= 0 || !ok || math.IsNaN(base) || base == 0 {
-		return Check{}, false
+		return results.Check{}, false
 	}
 	v := math.NaN()
 	if e2eMs > 0 {
@@ -350,18 +354,18 @@ func SampleSteps(n int, fractions []float64) []int {
 // NaN, infinite, zero or negative fails, as SGLang PR #39206 made its harness do: an enforced
 // metric must never pass silently, and a negative time is not fast, it is broken. improve > 0 adds a Note when
 // the value is at least that fraction under the baseline. what names the measurement.
-func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, what string) Check {
-	c := Check{Name: name, Unit: unit, Baseline: finite(baseline), Tolerance: Float(tol), Pad: Float(pad), Value: finite(value)}
+func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, what string) results.Check {
+	c := results.Check{Name: name, Unit: unit, Baseline: finite(baseline), Tolerance: Float(tol), Pad: Float(pad), Value: finite(value)}
 	label := name
 	if what != "" {
 		label = what
 	}
 	switch {
 	case math.IsNaN(baseline):
-		c.Status, c.Detail = Fail, fmt.Sprintf("%s: no baseline value in the baseline file (measured %s %s)", label, fmtNum(value), unit)
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("%s: no baseline value in the baseline file (measured %s %s)", label, fmtNum(value), unit)
 		return c
 	case baseline <= 0 || math.IsInf(baseline, 0):
-		c.Status, c.Detail = Fail, fmt.Sprintf("%s: the baseline is %s %s, which cannot be checked; fix or regenerate the baseline (measured %s %s)",
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("%s: the baseline is %s %s, which cannot be checked; fix or regenerate the baseline (measured %s %s)",
 			label, fmtNum(baseline), unit, fmtNum(value), unit)
 		return c
 	}
@@ -370,15 +374,15 @@ func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, w
 	how := fmt.Sprintf("baseline %s %s, tolerance %s, pad %s %s", fmtNum(baseline), unit, fmtPct(tol), fmtNum(pad), unit)
 	switch {
 	case math.IsNaN(value):
-		c.Status, c.Detail = Fail, fmt.Sprintf("%s: not measured (limit %s %s; %s)", label, fmtNum(limit), unit, how)
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("%s: not measured (limit %s %s; %s)", label, fmtNum(limit), unit, how)
 	case value <= 0 || math.IsInf(value, 0):
-		c.Status, c.Detail = Fail, fmt.Sprintf("%s: measured %s %s, which is not a measurement (limit %s %s; %s)", label, fmtNum(value), unit,
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("%s: measured %s %s, which is not a measurement (limit %s %s; %s)", label, fmtNum(value), unit,
 			fmtNum(limit), unit, how)
 	case value > limit:
-		c.Status, c.Detail = Fail, fmt.Sprintf("%s %s %s > limit %s %s (%s; %s over the baseline)", label, fmtNum(value), unit, fmtNum(limit), unit,
+		c.Status, c.Detail = results.Fail, fmt.Sprintf("%s %s %s > limit %s %s (%s; %s over the baseline)", label, fmtNum(value), unit, fmtNum(limit), unit,
 			how, fmtPct(value/baseline-1))
 	default:
-		c.Status, c.Detail = Pass, fmt.Sprintf("%s %s %s ≤ limit %s %s (%s)", label, fmtNum(value), unit, fmtNum(limit), unit, how)
+		c.Status, c.Detail = results.Pass, fmt.Sprintf("%s %s %s ≤ limit %s %s (%s)", label, fmtNum(value), unit, fmtNum(limit), unit, how)
 		if improve > 0 && value <= baseline*(1-improve) {
 			c.Note = fmt.Sprintf("possible improvement: %s %s vs baseline %s %s (%s); consider regenerating the baseline", fmtNum(value), unit,
 				fmtNum(baseline), unit, fmtPct(value/baseline-1))
@@ -396,9 +400,9 @@ func limitCheck(name, unit string, value, baseline, tol, pad, improve float64, w
 // a baseline run records it unenforced, as every perf check (judge). tol is the profile's
 // "load" tolerance, else the E2E one (baselines.Tolerances.LoadTolerance); the pad is the
 // 120 ms stage pad (reading: SGLang's validator for it could not be read).
-func perfLoadCheck(loadMs, baselineMs, tol float64) Check {
+func perfLoadCheck(loadMs, baselineMs, tol float64) results.Check {
 	c := limitCheck(PerfLoad, "ms", loadMs, baselineMs, tol, StagePadMs, 0, "server load (launch → all workers ready, warm-up excluded)")
-	if c.Status != Fail {
+	if c.Status != results.Fail {
 		return c
 	}
 	switch {
@@ -414,11 +418,11 @@ func perfLoadCheck(loadMs, baselineMs, tol float64) Check {
 // pass naming what it holds, or, when a value is impossible (a negative time or memory
 // figure: impossible names each field and value), a failure naming them, since a check that
 // passed on such a value would mean nothing. The values stay in the result either way.
-func PerfRecordJoined(totalMs float64, stages, steps int, impossible []string) Check {
-	c := Check{Name: PerfRecord, Status: Pass, Value: finite(totalMs), Unit: "ms",
+func PerfRecordJoined(totalMs float64, stages, steps int, impossible []string) results.Check {
+	c := results.Check{Name: results.PerfRecord, Status: results.Pass, Value: finite(totalMs), Unit: "ms",
 		Detail: fmt.Sprintf("%d stages, %d denoise steps", stages, steps)}
 	if len(impossible) > 0 {
-		c.Status = Fail
+		c.Status = results.Fail
 		c.Detail = "impossible values in the perf record: " + strings.Join(impossible, ", ") + " (" + c.Detail + ")"
 		c.Cause = "impossible perf record value " + impossible[0]
 	}
@@ -427,22 +431,22 @@ func PerfRecordJoined(totalMs float64, stages, steps int, impossible []string) C
 
 // MissingScenario is the failure of a case whose scenario the baseline file lacks. snippet
 // is the measured values in the file's format, ready to paste under "scenarios".
-func MissingScenario(file, scenario, snippet string) Check {
-	return Check{Name: PerfScenario, Status: Fail,
+func MissingScenario(file, scenario, snippet string) results.Check {
+	return results.Check{Name: PerfScenario, Status: results.Fail,
 		Detail: fmt.Sprintf("scenario %q is not in %s; measured values, to paste under \"scenarios\" after review:\n%s", scenario, file, snippet)}
 }
 
 // Unenforced turns checks into records: in baseline mode a perf or memory check keeps its
 // value and limit but neither passes nor fails. The verdict it would have had goes in Detail.
 // cs itself is not changed.
-func Unenforced(cs []Check, why string) []Check {
+func Unenforced(cs []results.Check, why string) []results.Check {
 	cs = slices.Clone(cs)
 	for i := range cs {
-		if cs[i].Status == Skip {
+		if cs[i].Status == results.Skip {
 			continue
 		}
 		was := cs[i].Status
-		cs[i].Status = Skip
+		cs[i].Status = results.Skip
 		cs[i].Detail = fmt.Sprintf("%s (would be %s): %s", why, was, cs[i].Detail)
 	}
 	return cs

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // SGLang's verdict rules on the perf checks, the retry and the output shape (docs/sglang-compat.md,
@@ -20,17 +22,18 @@ import (
 func TestStageRoleRule(t *testing.T) {
 	const src = "PR #39206, stage role; PerformanceValidator._validate_stages, test_server_utils.py @ a7ec6b97f786"
 	b := with(func(b *PerfBaseline) {
-		b.Stages = Stages{
-			{"LTX2AVDenoisingStage", 1000},
-			{"DmdDenoisingStage", 1000},
-			{"QwenImageLayeredBeforeDenoisingStage", 1000},
-			{"TextEncodingStage", 1000},
+		b.Stages = results.Stages{
+			{Name: "LTX2AVDenoisingStage", Ms: 1000},
+			{Name: "DmdDenoisingStage", Ms: 1000},
+			{Name: "QwenImageLayeredBeforeDenoisingStage", Ms: 1000},
+			{Name: "TextEncodingStage", Ms: 1000},
 		}
 	})
 	denoise := PerfLimit(1000, 0.25, StagePadMs) // 1250
 	other := PerfLimit(1000, 0.8, StagePadMs)    // 1800
-	stage := func(name string, ms float64) []Check {
-		got := Stages{{"LTX2AVDenoisingStage", 1}, {"DmdDenoisingStage", 1}, {"QwenImageLayeredBeforeDenoisingStage", 1}, {"TextEncodingStage", 1}}
+	stage := func(name string, ms float64) []results.Check {
+		got := results.Stages{{Name: "LTX2AVDenoisingStage", Ms: 1}, {Name: "DmdDenoisingStage", Ms: 1}, {Name: "QwenImageLayeredBeforeDenoisingStage",
+			Ms: 1}, {Name: "TextEncodingStage", Ms: 1}}
 		for i := range got {
 			if got[i].Name == name {
 				got[i].Ms = ms
@@ -39,18 +42,19 @@ func TestStageRoleRule(t *testing.T) {
 		return StageChecks(got, b)
 	}
 	runRules(t, []ruleTable{{"stage role", src, []ruleCase{
-		{"LTX2AVDenoisingStage at the denoise limit", stage("LTX2AVDenoisingStage", denoise), "perf.stage.LTX2AVDenoisingStage", Pass, "tolerance 25%"},
-		{"LTX2AVDenoisingStage one ulp over", stage("LTX2AVDenoisingStage", up(denoise)), "perf.stage.LTX2AVDenoisingStage", Fail, ""},
-		{"DmdDenoisingStage under the old 0.8 limit still fails", stage("DmdDenoisingStage", 1700), "perf.stage.DmdDenoisingStage", Fail, "tolerance 25%"},
+		{"LTX2AVDenoisingStage at the denoise limit", stage("LTX2AVDenoisingStage", denoise), "perf.stage.LTX2AVDenoisingStage", results.Pass, "tolerance 25%"},
+		{"LTX2AVDenoisingStage one ulp over", stage("LTX2AVDenoisingStage", up(denoise)), "perf.stage.LTX2AVDenoisingStage", results.Fail, ""},
+		{"DmdDenoisingStage under the old 0.8 limit still fails", stage("DmdDenoisingStage", 1700), "perf.stage.DmdDenoisingStage", results.Fail,
+			"tolerance 25%"},
 		{
 			"a BeforeDenoisingStage ends in the role's suffix",
 			stage("QwenImageLayeredBeforeDenoisingStage", up(denoise)),
 			"perf.stage.QwenImageLayeredBeforeDenoisingStage",
-			Fail,
+			results.Fail,
 			"",
 		},
-		{"TextEncodingStage keeps non_denoise_stage", stage("TextEncodingStage", other), "perf.stage.TextEncodingStage", Pass, "tolerance 80%"},
-		{"TextEncodingStage one ulp over", stage("TextEncodingStage", up(other)), "perf.stage.TextEncodingStage", Fail, ""},
+		{"TextEncodingStage keeps non_denoise_stage", stage("TextEncodingStage", other), "perf.stage.TextEncodingStage", results.Pass, "tolerance 80%"},
+		{"TextEncodingStage one ulp over", stage("TextEncodingStage", up(other)), "perf.stage.TextEncodingStage", results.Fail, ""},
 	}}})
 }
 
@@ -62,25 +66,25 @@ func TestE2EOnlyRule(t *testing.T) {
 	const src = "PR #39206: test_e2e_only_does_not_require_stage_metrics, e2e_only_* problems"
 	b := with(func(b *PerfBaseline) { b.E2EMs = 1000 })
 	limit := PerfLimit(1000, 0.25, E2EPadMs)
-	e2e := func(ms float64, b PerfBaseline) []Check {
-		return PerfE2EOnly(RequestResult{ServerTotalMs: ms}, b)
+	e2e := func(ms float64, b PerfBaseline) []results.Check {
+		return PerfE2EOnly(results.RequestResult{ServerTotalMs: ms}, b)
 	}
 	runRules(t, []ruleTable{{"E2E on every case", src, []ruleCase{
-		{"at the limit, no stages or steps in the record", e2e(limit, b), PerfE2E, Pass, ""},
-		{"one ulp over (e2e_only_regression)", e2e(up(limit), b), PerfE2E, Fail, ""},
+		{"at the limit, no stages or steps in the record", e2e(limit, b), PerfE2E, results.Pass, ""},
+		{"one ulp over (e2e_only_regression)", e2e(up(limit), b), PerfE2E, results.Fail, ""},
 		{"no stage checks", e2e(limit, b), "perf.stage.DenoisingStage", "", ""},
 		{"no aggregate checks", e2e(limit, b), PerfDenoiseAvg, "", ""},
-		{"E2E missing (missing_e2e)", e2e(0, b), PerfE2E, Fail, "E2E duration missing"},
-		{"zero baseline (e2e_only_zero_baseline)", e2e(900, with(func(b *PerfBaseline) { b.E2EMs = 0 })), PerfE2E, Fail, "cannot be checked"},
-		{"NaN baseline (e2e_only_nan_baseline)", e2e(900, with(func(b *PerfBaseline) { b.E2EMs = math.NaN() })), PerfE2E, Fail, "no baseline value"},
+		{"E2E missing (missing_e2e)", e2e(0, b), PerfE2E, results.Fail, "E2E duration missing"},
+		{"zero baseline (e2e_only_zero_baseline)", e2e(900, with(func(b *PerfBaseline) { b.E2EMs = 0 })), PerfE2E, results.Fail, "cannot be checked"},
+		{"NaN baseline (e2e_only_nan_baseline)", e2e(900, with(func(b *PerfBaseline) { b.E2EMs = math.NaN() })), PerfE2E, results.Fail, "no baseline value"},
 		{
 			"AMD: over the AMD limit only warns",
 			e2e(up(PerfLimit(1000, 1, E2EPadMs)), with(func(b *PerfBaseline) { b.E2EMs, b.ROCm = 1000, true })),
 			PerfE2E,
-			Pass,
+			results.Pass,
 			"> limit 2000 ms",
 		},
-		{"AMD: a missing E2E still fails", e2e(0, with(func(b *PerfBaseline) { b.E2EMs, b.ROCm = 1000, true })), PerfE2E, Fail, "E2E duration missing"},
+		{"AMD: a missing E2E still fails", e2e(0, with(func(b *PerfBaseline) { b.E2EMs, b.ROCm = 1000, true })), PerfE2E, results.Fail, "E2E duration missing"},
 	}}})
 }
 
@@ -104,7 +108,8 @@ func TestOutputShapeRule(t *testing.T) {
 		{"upscaled, but at the requested size", ShapeRequest{Width: 1024, Height: 1024, Extra: up4}, 1024, 1024, 0, 1, "want 4096x4096"},
 		{"default scale 4", ShapeRequest{Width: 64, Height: 32, Extra: map[string]any{"enable_upscaling": true}}, 256, 128, 0, 0, ""},
 		{"scale 2", ShapeRequest{Width: 64, Height: 32, Extra: map[string]any{"enable_upscaling": 1, "upscaling_scale": 2}}, 128, 64, 0, 0, ""},
-		{"enable_upscaling false", ShapeRequest{Width: 64, Height: 32, Extra: map[string]any{"enable_upscaling": false, "upscaling_scale": 4}}, 64, 32, 0, 0, ""},
+		{"enable_upscaling false", ShapeRequest{Width: 64, Height: 32, Extra: map[string]any{"enable_upscaling": false, "upscaling_scale": 4}}, 64, 32, 0,
+			0, ""},
 		{"an image edit is not upscaled", ShapeRequest{Width: 64, Height: 32, Edit: true, Extra: up4}, 64, 32, 0, 0, ""},
 		{"a video is upscaled", ShapeRequest{Width: 832, Height: 480, Video: true, NumFrames: 81, Extra: up4}, 3328, 1920, 7, 0, ""},
 		{"no frame count without interpolation", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 81}, 64, 64, 80, 0, ""},
@@ -114,7 +119,8 @@ func TestOutputShapeRule(t *testing.T) {
 			Extra: map[string]any{"enable_frame_interpolation": true, "frame_interpolation_exp": 2}}, 64, 64, 129, 0, ""},
 		{"interpolation and upscaling", ShapeRequest{Width: 64, Height: 64, Video: true, NumFrames: 33,
 			Extra: map[string]any{"enable_frame_interpolation": true, "enable_upscaling": true}}, 256, 256, 65, 0, ""},
-		{"image to video: no frame count", ShapeRequest{Width: 64, Height: 64, Video: true, ImageToVideo: true, NumFrames: 33, Extra: interp}, 64, 64, 40, 0, ""},
+		{"image to video: no frame count", ShapeRequest{Width: 64, Height: 64, Video: true, ImageToVideo: true, NumFrames: 33, Extra: interp}, 64, 64, 40,
+			0, ""},
 		{"no num_frames: no frame count", ShapeRequest{Width: 64, Height: 64, Video: true, Extra: interp}, 64, 64, 40, 0, ""},
 		{"no size: none checked", ShapeRequest{Video: true, Extra: up4}, 7, 9, 1, 0, ""},
 	} {
@@ -164,12 +170,12 @@ func TestMissingVRAMBaselineRule(t *testing.T) {
 			"no load baseline",
 			MissingVRAMBaseline("h100.json", "s", noLoad, measured),
 			MemoryLoadPeak,
-			Fail,
+			results.Fail,
 			"Testcase 's' is missing a load/runtime peak VRAM baseline in h100.json: the scenario has no load_peak_vram_mb (measured 1234 MiB)",
 		},
-		{"no runtime baseline", MissingVRAMBaseline("h100.json", "s", noRuntime, nil), MemoryRuntimePeak, Fail, "no runtime_peak_vram_mb"},
+		{"no runtime baseline", MissingVRAMBaseline("h100.json", "s", noRuntime, nil), MemoryRuntimePeak, results.Fail, "no runtime_peak_vram_mb"},
 		{"no runtime baseline: load is fine", MissingVRAMBaseline("h100.json", "s", noRuntime, nil), MemoryLoadPeak, "", ""},
-		{"neither", MissingVRAMBaseline("h100.json", "s", none, nil), MemoryRuntimePeak, Fail, "missing a load/runtime peak VRAM baseline"},
+		{"neither", MissingVRAMBaseline("h100.json", "s", none, nil), MemoryRuntimePeak, results.Fail, "missing a load/runtime peak VRAM baseline"},
 	}}})
 }
 
@@ -178,12 +184,12 @@ func TestMissingVRAMBaselineRule(t *testing.T) {
 func TestImpossiblePerfRecordRule(t *testing.T) {
 	const src = "PR #39206, non-finite or non-positive measurements"
 	runRules(t, []ruleTable{{"impossible perf record", src, []ruleCase{
-		{"plausible values", []Check{PerfRecordJoined(12.5, 3, 4, nil)}, PerfRecord, Pass, "3 stages, 4 denoise steps"},
+		{"plausible values", []results.Check{PerfRecordJoined(12.5, 3, 4, nil)}, results.PerfRecord, results.Pass, "3 stages, 4 denoise steps"},
 		{
 			"a negative step",
-			[]Check{PerfRecordJoined(12.5, 3, 4, []string{"steps[2] = -1"})},
-			PerfRecord,
-			Fail,
+			[]results.Check{PerfRecordJoined(12.5, 3, 4, []string{"steps[2] = -1"})},
+			results.PerfRecord,
+			results.Fail,
 			"impossible values in the perf record: steps[2] = -1",
 		},
 	}}})

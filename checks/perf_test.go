@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // specBaseline is the scenario of docs/sglang-compat.md §4's excerpt under its pr_test profile, with
@@ -13,7 +15,7 @@ import (
 func specBaseline() PerfBaseline {
 	return PerfBaseline{
 		Scenario:        "qwen_image_t2i",
-		Stages:          Stages{{"TextEncodingStage", 232.03}, {"DenoisingStage", 12404.23}, {"DecodingStage", 17.7}},
+		Stages:          results.Stages{{Name: "TextEncodingStage", Ms: 232.03}, {Name: "DenoisingStage", Ms: 12404.23}, {Name: "DecodingStage", Ms: 17.7}},
 		StepsMs:         map[int]float64{0: 196.21, 10: 242.25, 49: 248.9},
 		E2EMs:           12799.17,
 		AvgDenoiseMs:    247.95,
@@ -26,7 +28,7 @@ func specBaseline() PerfBaseline {
 }
 
 // request makes a request whose steps are all 240 ms except those given.
-func request(total float64, stages Stages, steps map[int]float64) RequestResult {
+func request(total float64, stages results.Stages, steps map[int]float64) results.RequestResult {
 	s := make([]float64, 50)
 	for i := range s {
 		s[i] = 240
@@ -34,16 +36,16 @@ func request(total float64, stages Stages, steps map[int]float64) RequestResult 
 	for i, v := range steps {
 		s[i] = v
 	}
-	return RequestResult{ServerTotalMs: total, Stages: stages, StepsMs: s}
+	return results.RequestResult{ServerTotalMs: total, Stages: stages, StepsMs: s}
 }
 
 type lim struct {
-	status          Status
+	status          results.Status
 	limit, base     float64
 	tol, pad, value float64
 }
 
-func summary(cs []Check) map[string]lim {
+func summary(cs []results.Check) map[string]lim {
 	out := map[string]lim{}
 	for _, c := range cs {
 		l := lim{status: c.Status}
@@ -69,22 +71,23 @@ var approx = cmp.Comparer(func(a, b float64) bool {
 // Every limit of the spec excerpt, to the millisecond and beyond.
 func TestPerfSpecExcerptLimits(t *testing.T) {
 	b := specBaseline()
-	rr := request(13000, Stages{{"TextEncodingStage", 300}, {"DenoisingStage", 12500}, {"DecodingStage", 40}}, map[int]float64{0: 900})
+	rr := request(13000, results.Stages{{Name: "TextEncodingStage", Ms: 300}, {Name: "DenoisingStage", Ms: 12500}, {Name: "DecodingStage", Ms: 40}},
+		map[int]float64{0: 900})
 	got := summary(Perf(rr, b))
 	nan := math.NaN()
 	want := map[string]lim{
-		"perf.e2e":                     {Pass, 19198.755, 12799.17, 0.5, 20, 13000},    // 12799.17 × 1.5
-		"perf.stage.TextEncodingStage": {Pass, 417.654, 232.03, 0.8, 120, 300},         // 232.03 × 1.8 > +120
-		"perf.stage.DenoisingStage":    {Pass, 15505.2875, 12404.23, 0.25, 120, 12500}, // × 1.25
-		"perf.stage.DecodingStage":     {Pass, 467.7, 17.7, 0.9, 450, 40},              // max(0.8, 0.9); +450 wins
-		"perf.step.0":                  {Pass, 981.05, 196.21, 4, 80, 900},             // step 0: × 5
-		"perf.step.10":                 {Pass, 314.925, 242.25, 0.3, 20, 240},          // round(0.2 × 49) = 10
-		"perf.step.20":                 {Skip, nan, nan, nan, nan, 240},                // no baseline for step 20: skipped, as SGLang does
-		"perf.step.29":                 {Skip, nan, nan, nan, nan, 240},
-		"perf.step.39":                 {Skip, nan, nan, nan, nan, 240},
-		"perf.step.49":                 {Pass, 323.57, 248.9, 0.3, 20, 240},
-		"perf.denoise_avg":             {Pass, 297.54, 247.95, 0.2, 20, (900 + 49*240) / 50.0},
-		"perf.denoise_median":          {Pass, 298.812, 249.01, 0.2, 20, 240},
+		"perf.e2e":                     {results.Pass, 19198.755, 12799.17, 0.5, 20, 13000},    // 12799.17 × 1.5
+		"perf.stage.TextEncodingStage": {results.Pass, 417.654, 232.03, 0.8, 120, 300},         // 232.03 × 1.8 > +120
+		"perf.stage.DenoisingStage":    {results.Pass, 15505.2875, 12404.23, 0.25, 120, 12500}, // × 1.25
+		"perf.stage.DecodingStage":     {results.Pass, 467.7, 17.7, 0.9, 450, 40},              // max(0.8, 0.9); +450 wins
+		"perf.step.0":                  {results.Pass, 981.05, 196.21, 4, 80, 900},             // step 0: × 5
+		"perf.step.10":                 {results.Pass, 314.925, 242.25, 0.3, 20, 240},          // round(0.2 × 49) = 10
+		"perf.step.20":                 {results.Skip, nan, nan, nan, nan, 240},                // no baseline for step 20: skipped, as SGLang does
+		"perf.step.29":                 {results.Skip, nan, nan, nan, nan, 240},
+		"perf.step.39":                 {results.Skip, nan, nan, nan, nan, 240},
+		"perf.step.49":                 {results.Pass, 323.57, 248.9, 0.3, 20, 240},
+		"perf.denoise_avg":             {results.Pass, 297.54, 247.95, 0.2, 20, (900 + 49*240) / 50.0},
+		"perf.denoise_median":          {results.Pass, 298.812, 249.01, 0.2, 20, 240},
 	}
 	if diff := cmp.Diff(want, got, approx, cmp.AllowUnexported(lim{})); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -106,24 +109,26 @@ func TestPerfBoundaries(t *testing.T) {
 	b.StepsMs = map[int]float64{0: 196.21, 10: 242.25, 20: 240, 29: 240, 39: 240, 49: 248.9}
 	for _, tt := range []struct {
 		name     string
-		rr       RequestResult
+		rr       results.RequestResult
 		check    string
-		want     Status
+		want     results.Status
 		inDetail string
 	}{
-		{"e2e at limit", request(19198.755, nil, nil), "perf.e2e", Pass, "≤ limit 19198.755 ms"},
-		{"e2e 1 ms over", request(19199.755, nil, nil), "perf.e2e", Fail, "19199.755 ms > limit 19198.755 ms"},
-		{"decoding at pad", request(1, Stages{{"DecodingStage", 467.7}}, nil), "perf.stage.DecodingStage", Pass, ""},
-		{"decoding over pad", request(1, Stages{{"DecodingStage", 468.7}}, nil), "perf.stage.DecodingStage", Fail, "pad 450 ms"},
-		{"step 0 warm-up at 5×", request(1, nil, map[int]float64{0: 981.05}), "perf.step.0", Pass, ""},
-		{"step 0 over", request(1, nil, map[int]float64{0: 982.05}), "perf.step.0", Fail, ""},
-		{"step 10 over", request(1, nil, map[int]float64{10: 315.925}), "perf.step.10", Fail, "tolerance 30%"},
-		{"stage missing", request(1, Stages{{"DenoisingStage", 1}}, nil), "perf.stage.TextEncodingStage", Fail, "Stage TextEncodingStage timing missing"},
-		{"no perf record", RequestResult{}, "perf.e2e", Fail, "not measured"},
-		{"no steps", RequestResult{ServerTotalMs: 1}, "perf.denoise_avg", Fail, "Denoising step timings missing"},
-		{"no steps: median", RequestResult{ServerTotalMs: 1}, "perf.denoise_median", Fail, "Denoising step timings missing"},
-		{"NaN", request(math.NaN(), nil, nil), "perf.e2e", Fail, "not measured"},
-		{"zero stage measured", request(1, Stages{{"DenoisingStage", 0}}, nil), "perf.stage.DenoisingStage", Fail, "not a measurement"},
+		{"e2e at limit", request(19198.755, nil, nil), "perf.e2e", results.Pass, "≤ limit 19198.755 ms"},
+		{"e2e 1 ms over", request(19199.755, nil, nil), "perf.e2e", results.Fail, "19199.755 ms > limit 19198.755 ms"},
+		{"decoding at pad", request(1, results.Stages{{Name: "DecodingStage", Ms: 467.7}}, nil), "perf.stage.DecodingStage", results.Pass, ""},
+		{"decoding over pad", request(1, results.Stages{{Name: "DecodingStage", Ms: 468.7}}, nil), "perf.stage.DecodingStage", results.Fail, "pad 450 ms"},
+		{"step 0 warm-up at 5×", request(1, nil, map[int]float64{0: 981.05}), "perf.step.0", results.Pass, ""},
+		{"step 0 over", request(1, nil, map[int]float64{0: 982.05}), "perf.step.0", results.Fail, ""},
+		{"step 10 over", request(1, nil, map[int]float64{10: 315.925}), "perf.step.10", results.Fail, "tolerance 30%"},
+		{"stage missing", request(1, results.Stages{{Name: "DenoisingStage", Ms: 1}}, nil), "perf.stage.TextEncodingStage", results.Fail,
+			"Stage TextEncodingStage timing missing"},
+		{"no perf record", results.RequestResult{}, "perf.e2e", results.Fail, "not measured"},
+		{"no steps", results.RequestResult{ServerTotalMs: 1}, "perf.denoise_avg", results.Fail, "Denoising step timings missing"},
+		{"no steps: median", results.RequestResult{ServerTotalMs: 1}, "perf.denoise_median", results.Fail, "Denoising step timings missing"},
+		{"NaN", request(math.NaN(), nil, nil), "perf.e2e", results.Fail, "not measured"},
+		{"zero stage measured", request(1, results.Stages{{Name: "DenoisingStage", Ms: 0}}, nil), "perf.stage.DenoisingStage", results.Fail,
+			"not a measurement"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := find(t, Perf(tt.rr, b), tt.check)
@@ -134,7 +139,7 @@ func TestPerfBoundaries(t *testing.T) {
 	}
 }
 
-func find(t *testing.T, cs []Check, name string) Check {
+func find(t *testing.T, cs []results.Check, name string) results.Check {
 	t.Helper()
 	for _, c := range cs {
 		if c.Name == name {
@@ -142,21 +147,21 @@ func find(t *testing.T, cs []Check, name string) Check {
 		}
 	}
 	t.Fatalf("no check %s in %v", name, cs)
-	return Check{}
+	return results.Check{}
 }
 
 func TestPerfBadBaselines(t *testing.T) {
 	b := specBaseline()
 	b.E2EMs = 0
 	b.AvgDenoiseMs = math.NaN()
-	b.Stages = append(b.Stages, Stage{"per_frame_generation", math.NaN()}, Stage{"TimestepPreparationStage", 0})
-	cs := Perf(request(13000, Stages{{"TimestepPreparationStage", 3}}, nil), b)
+	b.Stages = append(b.Stages, results.Stage{Name: "per_frame_generation", Ms: math.NaN()}, results.Stage{Name: "TimestepPreparationStage", Ms: 0})
+	cs := Perf(request(13000, results.Stages{{Name: "TimestepPreparationStage", Ms: 3}}, nil), b)
 	for name, want := range map[string]string{
 		"perf.e2e":                            "the baseline is 0 ms, which cannot be checked",
 		"perf.denoise_avg":                    "no baseline value",
 		"perf.stage.TimestepPreparationStage": "the baseline is 0 ms",
 	} {
-		if c := find(t, cs, name); c.Status != Fail || !strings.Contains(c.Detail, want) {
+		if c := find(t, cs, name); c.Status != results.Fail || !strings.Contains(c.Detail, want) {
 			t.Errorf("%s: %s %q, want fail with %q", name, c.Status, c.Detail, want)
 		}
 	}
@@ -171,9 +176,9 @@ func TestPerfBadBaselines(t *testing.T) {
 func TestPerfImprovementNote(t *testing.T) {
 	b := specBaseline()
 	b.ImprovementThreshold = 0.2
-	cs := Perf(request(10000, Stages{{"DenoisingStage", 9000}}, nil), b)
+	cs := Perf(request(10000, results.Stages{{Name: "DenoisingStage", Ms: 9000}}, nil), b)
 	e2e := find(t, cs, "perf.e2e")
-	if e2e.Status != Pass || !strings.Contains(e2e.Note, "possible improvement: 10000 ms vs baseline 12799.17 ms (-21.9%)") {
+	if e2e.Status != results.Pass || !strings.Contains(e2e.Note, "possible improvement: 10000 ms vs baseline 12799.17 ms (-21.9%)") {
 		t.Errorf("e2e: %s note %q", e2e.Status, e2e.Note)
 	}
 	if c := find(t, cs, "perf.stage.DenoisingStage"); !strings.Contains(c.Note, "possible improvement") {
@@ -207,28 +212,30 @@ func TestSampleSteps(t *testing.T) {
 }
 
 func TestPerfLoadCheck(t *testing.T) {
-	if c := perfLoadCheck(5000, math.NaN(), 0.8); c.Status != Fail || *c.Value != 5000 || !strings.HasPrefix(c.Detail, "Load baseline missing or invalid") {
+	if c := perfLoadCheck(5000, math.NaN(), 0.8); c.Status != results.Fail || *c.Value != 5000 || !strings.HasPrefix(c.Detail,
+		"Load baseline missing or invalid") {
 		t.Errorf("no expected_load_ms: %+v", c)
 	}
 	c := perfLoadCheck(90000, 50000, 0.8)
-	if c.Status != Pass || *c.Limit != 90000 {
+	if c.Status != results.Pass || *c.Limit != 90000 {
 		t.Errorf("at the limit: %+v", c)
 	}
-	if c := perfLoadCheck(90001, 50000, 0.8); c.Status != Fail {
+	if c := perfLoadCheck(90001, 50000, 0.8); c.Status != results.Fail {
 		t.Errorf("over: %+v", c)
 	}
 }
 
 func TestUnenforced(t *testing.T) {
-	cs := Unenforced([]Check{{Name: "perf.e2e", Status: Fail, Detail: "x > y"}, {Name: "perf.load", Status: Skip, Detail: "s"}}, "baseline mode")
-	if cs[0].Status != Skip || cs[0].Detail != "baseline mode (would be fail): x > y" || cs[1].Detail != "s" {
+	cs := Unenforced([]results.Check{{Name: "perf.e2e", Status: results.Fail, Detail: "x > y"}, {Name: "perf.load", Status: results.Skip, Detail: "s"}},
+		"baseline mode")
+	if cs[0].Status != results.Skip || cs[0].Detail != "baseline mode (would be fail): x > y" || cs[1].Detail != "s" {
 		t.Errorf("%+v", cs)
 	}
 }
 
 func BenchmarkPerf(b *testing.B) {
 	bl := specBaseline()
-	rr := request(13000, Stages{{"TextEncodingStage", 300}, {"DenoisingStage", 12500}, {"DecodingStage", 40}}, nil)
+	rr := request(13000, results.Stages{{Name: "TextEncodingStage", Ms: 300}, {Name: "DenoisingStage", Ms: 12500}, {Name: "DecodingStage", Ms: 40}}, nil)
 	for b.Loop() {
 		Perf(rr, bl)
 	}

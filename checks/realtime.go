@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Realtime check names. A realtime (streaming) case is judged on the per-chunk timings its
@@ -17,41 +19,9 @@ const (
 	PerfRealtimePrefix = "perf.realtime."
 )
 
-// ChunkStats is one chunk_stats message of a realtime session, as SGLang's harness parses it
-// (realtime_consistency.py RealtimeChunkStats / parse_realtime_chunk_stats, triple-mu/sglang
-// 2026-06-02): the server's timings of one generated chunk, in ms (sent rounded to whole ms,
-// realtime_video_api.py _transport_ms), and its sizes.
-type ChunkStats struct {
-	Index              int     `json:"chunk_index"`
-	RequestID          string  `json:"request_id,omitempty"`
-	ContentType        string  `json:"content_type,omitempty"`
-	NumFrames          int     `json:"num_frames"`
-	RawBytes           int64   `json:"raw_bytes"`
-	WSPayloadBytes     int64   `json:"ws_payload_bytes"`
-	RequestPrepareMs   float64 `json:"request_prepare_ms"`
-	SchedulerForwardMs float64 `json:"scheduler_forward_ms"`
-	RawPayloadBuildMs  float64 `json:"raw_payload_build_ms"`
-	RawWriteMs         float64 `json:"raw_write_ms"`
-	WSWriteMs          float64 `json:"ws_write_ms"`
-	ChunkTotalMs       float64 `json:"chunk_total_ms"`
-	// SessionMs is the client's time from sending the session's init message until these
-	// stats arrived; the last chunk's is the session's E2E (RealtimeE2E).
-	SessionMs float64 `json:"session_ms,omitempty"`
-}
-
-// FirstFrame is the first frame a realtime session named by URL, as the harness fetched it
-// before the session (the server fetches it again, as SGLang's does): the URL, the body's
-// size, SHA-256 (hex) and sniffed type (net/http's DetectContentType).
-type FirstFrame struct {
-	URL         string `json:"url"`
-	Bytes       int64  `json:"bytes"`
-	SHA256      string `json:"sha256"`
-	ContentType string `json:"content_type"`
-}
-
 // SessionE2E is a realtime session's E2E: the last chunk's SessionMs (init sent → its stats
 // received); NaN when no chunk_stats arrived.
-func SessionE2E(chunks []ChunkStats) float64 {
+func SessionE2E(chunks []results.ChunkStats) float64 {
 	if n := len(chunks); n > 0 {
 		return chunks[n-1].SessionMs
 	}
@@ -62,16 +32,16 @@ func SessionE2E(chunks []ChunkStats) float64 {
 // (summarize_realtime_perf_stats's metrics dict): each gives avg_, p95_ and max_ metrics.
 var realtimeSeries = []struct {
 	name string
-	of   func(ChunkStats) float64
+	of   func(results.ChunkStats) float64
 }{
-	{"request_prepare_ms", func(s ChunkStats) float64 { return s.RequestPrepareMs }},
-	{"scheduler_forward_ms", func(s ChunkStats) float64 { return s.SchedulerForwardMs }},
-	{"raw_payload_build_ms", func(s ChunkStats) float64 { return s.RawPayloadBuildMs }},
-	{"raw_write_ms", func(s ChunkStats) float64 { return s.RawWriteMs }},
-	{"ws_write_ms", func(s ChunkStats) float64 { return s.WSWriteMs }},
-	{"chunk_total_ms", func(s ChunkStats) float64 { return s.ChunkTotalMs }},
+	{"request_prepare_ms", func(s results.ChunkStats) float64 { return s.RequestPrepareMs }},
+	{"scheduler_forward_ms", func(s results.ChunkStats) float64 { return s.SchedulerForwardMs }},
+	{"raw_payload_build_ms", func(s results.ChunkStats) float64 { return s.RawPayloadBuildMs }},
+	{"raw_write_ms", func(s results.ChunkStats) float64 { return s.RawWriteMs }},
+	{"ws_write_ms", func(s results.ChunkStats) float64 { return s.WSWriteMs }},
+	{"chunk_total_ms", func(s results.ChunkStats) float64 { return s.ChunkTotalMs }},
 	// SGLang divides by 1024·1024: the "mb" of its name is MiB.
-	{"ws_payload_mb", func(s ChunkStats) float64 { return float64(s.WSPayloadBytes) / (1024 * 1024) }},
+	{"ws_payload_mb", func(s results.ChunkStats) float64 { return float64(s.WSPayloadBytes) / (1024 * 1024) }},
 }
 
 // The summary's counts and the two metrics of the ignored chunks, which SGLang's summary
@@ -113,7 +83,7 @@ func RealtimeMetricProblem(name string, ignore int) string {
 // each series gives its mean (statistics.fmean), its p95 (the sorted values at index
 // min(n−1, int(n·0.95))) and its max; the counts cover every chunk. No chunks is an empty
 // summary; a negative ignore, or one that leaves no chunk to guard, is an error.
-func summarizeRealtime(stats []ChunkStats, ignore int) (map[string]float64, error) {
+func summarizeRealtime(stats []results.ChunkStats, ignore int) (map[string]float64, error) {
 	if len(stats) == 0 {
 		return map[string]float64{}, nil
 	}
@@ -135,8 +105,8 @@ func summarizeRealtime(stats []ChunkStats, ignore int) (map[string]float64, erro
 		"guarded_chunks":         float64(len(guarded)),
 	}
 	if len(ignored) > 0 {
-		sum[realtimeIgnoredMaxTotal] = maxOf(ignored, func(s ChunkStats) float64 { return s.ChunkTotalMs })
-		sum[realtimeIgnoredMaxForward] = maxOf(ignored, func(s ChunkStats) float64 { return s.SchedulerForwardMs })
+		sum[realtimeIgnoredMaxTotal] = maxOf(ignored, func(s results.ChunkStats) float64 { return s.ChunkTotalMs })
+		sum[realtimeIgnoredMaxForward] = maxOf(ignored, func(s results.ChunkStats) float64 { return s.SchedulerForwardMs })
 	}
 	for _, series := range realtimeSeries {
 		values := make([]float64, len(guarded))
@@ -155,7 +125,7 @@ func summarizeRealtime(stats []ChunkStats, ignore int) (map[string]float64, erro
 	return sum, nil
 }
 
-func maxOf(stats []ChunkStats, of func(ChunkStats) float64) float64 {
+func maxOf(stats []results.ChunkStats, of func(results.ChunkStats) float64) float64 {
 	m := math.Inf(-1)
 	for _, s := range stats {
 		m = max(m, of(s))
@@ -168,23 +138,23 @@ func maxOf(stats []ChunkStats, of func(ChunkStats) float64) float64 {
 // greater than the threshold (equal passes). No thresholds is no check, as SGLang returns
 // before summarising; no chunk stats, or an ignore that leaves none to guard, fails
 // PerfRealtime; an unknown metric is an error (SGLang raises ValueError).
-func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []Check {
+func Realtime(stats []results.ChunkStats, ignore int, thresholds map[string]float64) []results.Check {
 	if len(thresholds) == 0 {
 		return nil
 	}
 	sum, err := summarizeRealtime(stats, ignore)
 	if err != nil {
-		return []Check{Failed(PerfRealtime, err.Error())}
+		return []results.Check{Failed(PerfRealtime, err.Error())}
 	}
 	if len(sum) == 0 {
-		return []Check{{Name: PerfRealtime, Status: Fail, Detail: "no realtime chunk stats were received", Cause: "no realtime chunk stats"}}
+		return []results.Check{{Name: PerfRealtime, Status: results.Fail, Detail: "no realtime chunk stats were received", Cause: "no realtime chunk stats"}}
 	}
 	names := make([]string, 0, len(thresholds))
 	for name := range thresholds {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var out []Check
+	var out []results.Check
 	for _, name := range names {
 		limit := thresholds[name]
 		actual, ok := sum[name]
@@ -192,11 +162,11 @@ func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []C
 			out = append(out, Errored(PerfRealtimePrefix+name, RealtimeMetricProblem(name, ignore)))
 			continue
 		}
-		c := Check{Name: PerfRealtimePrefix + name, Status: Pass, Value: Float(actual), Limit: Float(limit),
+		c := results.Check{Name: PerfRealtimePrefix + name, Status: results.Pass, Value: Float(actual), Limit: Float(limit),
 			Detail: fmt.Sprintf("%s over %d guarded of %d chunks (first %d ignored): actual=%.2f, limit=%.2f",
 				name, int(sum["guarded_chunks"]), len(stats), ignore, actual, limit)}
 		if actual > limit {
-			c.Status = Fail
+			c.Status = results.Fail
 			c.Cause = fmt.Sprintf("realtime %s %.2f > %.2f", name, actual, limit)
 		}
 		out = append(out, c)
@@ -208,7 +178,7 @@ func Realtime(stats []ChunkStats, ignore int, thresholds map[string]float64) []C
 // VRAM: that of the last chunk that names one, as SGLang's _validate_realtime_performance
 // (test_server_common.py, triple-mu/sglang 2026-08-20) takes next(reversed(chunk_stats)); ""
 // when no chunk names one (SGLang fails "realtime chunk stats are missing request IDs").
-func RealtimeRecordID(stats []ChunkStats) string {
+func RealtimeRecordID(stats []results.ChunkStats) string {
 	for i := len(stats) - 1; i >= 0; i-- {
 		if stats[i].RequestID != "" {
 			return stats[i].RequestID
@@ -223,13 +193,13 @@ func RealtimeRecordID(stats []ChunkStats) string {
 // chunk_stats arrived, against the scenario's expected_e2e_ms with the E2E tolerance and pad
 // (reading: the PR's code is not readable). A session that delivered no stats has no E2E,
 // which fails as a missing measurement; the AMD rule applies (amd).
-func RealtimeE2E(chunks []ChunkStats, b PerfBaseline) []Check {
+func RealtimeE2E(chunks []results.ChunkStats, b PerfBaseline) []results.Check {
 	v := SessionE2E(chunks)
-	return b.amd(func(b PerfBaseline) []Check {
+	return b.amd(func(b PerfBaseline) []results.Check {
 		c := limitCheck(PerfE2E, "ms", v, b.E2EMs, b.Tol.E2E, E2EPadMs, b.ImprovementThreshold, "realtime session (init sent → last chunk's stats)")
-		if c.Status == Fail && !(v > 0) {
+		if c.Status == results.Fail && !(v > 0) {
 			c.Detail = "E2E duration missing: " + c.Detail
 		}
-		return []Check{c}
+		return []results.Check{c}
 	})
 }

@@ -7,14 +7,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // chunks makes chunk stats whose chunk_total_ms are totals, scheduler_forward_ms a tenth of
 // them, two frames and 1 MiB of payload each.
-func chunks(totals ...float64) []ChunkStats {
-	out := make([]ChunkStats, len(totals))
+func chunks(totals ...float64) []results.ChunkStats {
+	out := make([]results.ChunkStats, len(totals))
 	for i, t := range totals {
-		out[i] = ChunkStats{Index: i, RequestID: "", NumFrames: 2, WSPayloadBytes: 1 << 20, ChunkTotalMs: t, SchedulerForwardMs: t / 10}
+		out[i] = results.ChunkStats{Index: i, RequestID: "", NumFrames: 2, WSPayloadBytes: 1 << 20, ChunkTotalMs: t, SchedulerForwardMs: t / 10}
 	}
 	return out
 }
@@ -32,7 +34,7 @@ func TestSummarizeRealtimeMatchesSGLang(t *testing.T) {
 	guarded[0], guarded[20] = guarded[20], guarded[0]
 	tests := []struct {
 		name   string
-		stats  []ChunkStats
+		stats  []results.ChunkStats
 		ignore int
 		want   map[string]float64 // the keys compared
 	}{
@@ -101,30 +103,31 @@ func TestSummarizeRealtimeKeysAreTheKnownMetrics(t *testing.T) {
 func TestRealtimeVerdictBoundaries(t *testing.T) {
 	type got struct {
 		Name   string
-		Status Status
+		Status results.Status
 	}
 	tests := []struct {
 		name       string
-		stats      []ChunkStats
+		stats      []results.ChunkStats
 		ignore     int
 		thresholds map[string]float64
 		want       []got
 	}{
 		{name: "equal to the threshold passes", stats: chunks(100, 200), thresholds: map[string]float64{"p95_chunk_total_ms": 200},
-			want: []got{{"perf.realtime.p95_chunk_total_ms", Pass}}},
+			want: []got{{"perf.realtime.p95_chunk_total_ms", results.Pass}}},
 		{name: "just above the threshold fails", stats: chunks(100, 200.01), thresholds: map[string]float64{"p95_chunk_total_ms": 200},
-			want: []got{{"perf.realtime.p95_chunk_total_ms", Fail}}},
+			want: []got{{"perf.realtime.p95_chunk_total_ms", results.Fail}}},
 		{name: "a slow ignored chunk does not fail", stats: chunks(90000, 100, 100), ignore: 1, thresholds: map[string]float64{"max_chunk_total_ms": 100},
-			want: []got{{"perf.realtime.max_chunk_total_ms", Pass}}},
+			want: []got{{"perf.realtime.max_chunk_total_ms", results.Pass}}},
 		{name: "the first guarded chunk counts", stats: chunks(100, 90000, 100), ignore: 1, thresholds: map[string]float64{"max_chunk_total_ms": 100},
-			want: []got{{"perf.realtime.max_chunk_total_ms", Fail}}},
-		{name: "unknown metric is an error, the others judged", stats: chunks(1), thresholds: map[string]float64{"p99_chunk_total_ms": 1, "avg_chunk_total_ms": 1},
-			want: []got{{"perf.realtime.avg_chunk_total_ms", Pass}, {"perf.realtime.p99_chunk_total_ms", Error}}},
+			want: []got{{"perf.realtime.max_chunk_total_ms", results.Fail}}},
+		{name: "unknown metric is an error, the others judged", stats: chunks(1), thresholds: map[string]float64{"p99_chunk_total_ms": 1,
+			"avg_chunk_total_ms": 1},
+			want: []got{{"perf.realtime.avg_chunk_total_ms", results.Pass}, {"perf.realtime.p99_chunk_total_ms", results.Error}}},
 		{name: "ignored metric without ignored chunks is an error", stats: chunks(1), thresholds: map[string]float64{"ignored_max_chunk_total_ms": 1},
-			want: []got{{"perf.realtime.ignored_max_chunk_total_ms", Error}}},
-		{name: "no chunk stats fails", thresholds: map[string]float64{"p95_chunk_total_ms": 1}, want: []got{{PerfRealtime, Fail}}},
+			want: []got{{"perf.realtime.ignored_max_chunk_total_ms", results.Error}}},
+		{name: "no chunk stats fails", thresholds: map[string]float64{"p95_chunk_total_ms": 1}, want: []got{{PerfRealtime, results.Fail}}},
 		{name: "ignore leaving nothing to guard fails", stats: chunks(1, 2), ignore: 2, thresholds: map[string]float64{"p95_chunk_total_ms": 1},
-			want: []got{{PerfRealtime, Fail}}},
+			want: []got{{PerfRealtime, results.Fail}}},
 		{name: "no thresholds makes no check", stats: nil},
 	}
 	for _, tt := range tests {
@@ -154,7 +157,7 @@ func TestRealtimeRecordIDIsTheLastChunkNamingOne(t *testing.T) {
 		{nil, ""},
 	}
 	for _, tt := range tests {
-		stats := make([]ChunkStats, len(tt.ids))
+		stats := make([]results.ChunkStats, len(tt.ids))
 		for i, id := range tt.ids {
 			stats[i].RequestID = id
 		}
@@ -171,21 +174,21 @@ func TestRealtimeRecordIDIsTheLastChunkNamingOne(t *testing.T) {
 func TestRealtimeE2ERule(t *testing.T) {
 	b := PerfBaseline{E2EMs: 4000, Tol: PerfTolerances{E2E: 0.25}}
 	limit := PerfLimit(4000, 0.25, E2EPadMs)
-	chunks := func(last float64) []ChunkStats {
-		return []ChunkStats{{Index: 0, SessionMs: 100, ChunkTotalMs: 90}, {Index: 1, SessionMs: last, ChunkTotalMs: 90}}
+	chunks := func(last float64) []results.ChunkStats {
+		return []results.ChunkStats{{Index: 0, SessionMs: 100, ChunkTotalMs: 90}, {Index: 1, SessionMs: last, ChunkTotalMs: 90}}
 	}
 	for _, tt := range []struct {
 		name   string
-		got    []Check
-		status Status
+		got    []results.Check
+		status results.Status
 		detail string
 	}{
-		{"at the limit", RealtimeE2E(chunks(limit), b), Pass, "realtime session"},
-		{"one ulp over", RealtimeE2E(chunks(math.Nextafter(limit, math.Inf(1))), b), Fail, "> limit"},
-		{"the last chunk counts, not the first", RealtimeE2E(chunks(6000), b), Fail, "6000"},
-		{"no stats", RealtimeE2E(nil, b), Fail, "E2E duration missing"},
-		{"no baseline value", RealtimeE2E(chunks(100), PerfBaseline{E2EMs: math.NaN()}), Fail, "no baseline value"},
-		{"AMD warns", RealtimeE2E(chunks(6000), PerfBaseline{E2EMs: 4000, ROCm: true}), Pass, ""},
+		{"at the limit", RealtimeE2E(chunks(limit), b), results.Pass, "realtime session"},
+		{"one ulp over", RealtimeE2E(chunks(math.Nextafter(limit, math.Inf(1))), b), results.Fail, "> limit"},
+		{"the last chunk counts, not the first", RealtimeE2E(chunks(6000), b), results.Fail, "6000"},
+		{"no stats", RealtimeE2E(nil, b), results.Fail, "E2E duration missing"},
+		{"no baseline value", RealtimeE2E(chunks(100), PerfBaseline{E2EMs: math.NaN()}), results.Fail, "no baseline value"},
+		{"AMD warns", RealtimeE2E(chunks(6000), PerfBaseline{E2EMs: 4000, ROCm: true}), results.Pass, ""},
 	} {
 		if len(tt.got) != 1 || tt.got[0].Name != PerfE2E || tt.got[0].Status != tt.status || !strings.Contains(tt.got[0].Detail, tt.detail) {
 			t.Errorf("%s: %+v, want %s with %q", tt.name, tt.got, tt.status, tt.detail)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Names of the repeat checks: request k ≥ 2 of a case against request 1 of the same server
@@ -53,11 +55,11 @@ func DefaultRepeatLimits() RepeatLimits {
 // the checks consistency.repeat.ssim, .psnr and .mean_abs_diff; total is the output's frame
 // count. As Consistency: every frame must pass, the worst frame is the value and the detail
 // names it, NaN or no frames fail, identical frames (PSNR +Inf) pass.
-func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
+func Repeat(frames []FrameScore, total int, lim RepeatLimits) []results.Check {
 	if len(frames) == 0 {
 		return RepeatFailed("no frames were compared with request 1", false)
 	}
-	return []Check{
+	return []results.Check{
 		metricCheck(RepeatSSIM, "SSIM vs request 1", "", repeatRef, frames, total, lim.SSIM, true, lim.Origin, func(f FrameScore) float64 { return f.SSIM }),
 		metricCheck(RepeatPSNR, "PSNR vs request 1", "dB", repeatRef, frames, total, lim.PSNR, true, lim.Origin, func(f FrameScore) float64 { return f.PSNR }),
 		metricCheck(RepeatMeanAbsDiff, "mean abs diff vs request 1", "", repeatRef, frames, total, lim.MeanAbsDiff, false, lim.Origin,
@@ -67,7 +69,7 @@ func Repeat(frames []FrameScore, total int, lim RepeatLimits) []Check {
 
 // RepeatAudio turns the audio metrics of request k's track against request 1's into the four
 // consistency.repeat.audio_* checks. A NaN metric fails.
-func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
+func RepeatAudio(s AudioScores, lim RepeatLimits) []results.Check {
 	al := AudioLimits{SpectralSimilarity: lim.SpectralSimilarity, WaveformCorrelation: lim.WaveformCorrelation,
 		RMSdBDiff: lim.RMSdBDiff, DurationDiffS: lim.DurationDiffS, Origin: lim.Origin}
 	return audioChecks(s, al, repeatRef, " vs request 1",
@@ -78,12 +80,12 @@ func RepeatAudio(s AudioScores, lim RepeatLimits) []Check {
 // the repeat comparison with one detail, for an output that cannot be compared with request
 // 1's because their shapes differ (size, frame count, an audio track missing): request k is
 // not the output request 1 was, which is the failure itself.
-func RepeatFailed(detail string, audio bool) []Check {
+func RepeatFailed(detail string, audio bool) []results.Check {
 	names := []string{RepeatSSIM, RepeatPSNR, RepeatMeanAbsDiff}
 	if audio {
 		names = []string{RepeatAudioSpectralSimilarity, RepeatAudioWaveformCorrelation, RepeatAudioRMSdBDiff, RepeatAudioDurationDiff}
 	}
-	out := make([]Check, len(names))
+	out := make([]results.Check, len(names))
 	for i, n := range names {
 		out[i] = Failed(n, detail)
 		out[i].Cause = "differs from request 1"
@@ -120,9 +122,9 @@ const (
 // was not compared (no ground truth; request 1 has no repeat comparison).
 type RepeatEvidence struct {
 	Index      int
-	GT         Status
+	GT         results.Status
 	GTSSIM     *float64
-	Repeat     Status
+	Repeat     results.Status
 	RepeatSSIM *float64
 	// GTFailed holds every ground-truth check that failed with a value and a limit, by name,
 	// so that a diagnosis can say by how much (e.g. mean abs diff 12 on every request).
@@ -136,7 +138,7 @@ type Measured struct{ Value, Limit float64 }
 // measured ground-truth checks (consistency and audio metrics that passed or failed; a
 // known failure counts as failed, a skip or an error as not compared) and the repeat
 // checks likewise.
-func RepeatEvidenceOf(cr CaseResult) []RepeatEvidence {
+func RepeatEvidenceOf(cr results.CaseResult) []RepeatEvidence {
 	out := make([]RepeatEvidence, 0, len(cr.Requests))
 	for _, rr := range cr.Requests {
 		e := RepeatEvidence{Index: rr.Index}
@@ -151,7 +153,7 @@ func RepeatEvidenceOf(cr CaseResult) []RepeatEvidence {
 				if c.Name == ConsistencySSIM {
 					e.GTSSIM = c.Value
 				}
-				if st == Fail && c.Value != nil && c.Limit != nil {
+				if st == results.Fail && c.Value != nil && c.Limit != nil {
 					if e.GTFailed == nil {
 						e.GTFailed = map[string]Measured{}
 					}
@@ -171,22 +173,22 @@ func RepeatEvidenceOf(cr CaseResult) []RepeatEvidence {
 
 // measured is a check's status as evidence: Pass, Fail (a failure, known or not), or "" for
 // a check that measured nothing (skip, error, cancelled).
-func measured(s Status) Status {
+func measured(s results.Status) results.Status {
 	switch s {
-	case Pass:
-		return Pass
-	case Fail, Known, Flaky:
-		return Fail
+	case results.Pass:
+		return results.Pass
+	case results.Fail, results.Known, results.Flaky:
+		return results.Fail
 	}
 	return ""
 }
 
-func worseOf(a, b Status) Status {
-	if a == Fail || b == Fail {
-		return Fail
+func worseOf(a, b results.Status) results.Status {
+	if a == results.Fail || b == results.Fail {
+		return results.Fail
 	}
-	if a == Pass || b == Pass {
-		return Pass
+	if a == results.Pass || b == results.Pass {
+		return results.Pass
 	}
 	return ""
 }
@@ -225,21 +227,21 @@ func DiagnoseRepeat(ev []RepeatEvidence) RepeatDiagnosis {
 	d := RepeatDiagnosis{GTSSIMLow: math.NaN(), GTSSIMHigh: math.NaN(), RepeatSSIMLow: math.NaN()}
 	firstFailsGT, agree, compared := false, true, 0
 	for _, e := range ev {
-		if e.Repeat == Fail {
+		if e.Repeat == results.Fail {
 			d.Drifting = append(d.Drifting, e.Index)
 		}
 		if e.Index >= 2 {
 			if e.Repeat != "" {
 				compared++
 			}
-			if e.Repeat != Pass {
+			if e.Repeat != results.Pass {
 				agree = false
 			}
 		}
 		if e.GT != "" {
 			d.GTCompared = append(d.GTCompared, e.Index)
 		}
-		if e.GT == Fail {
+		if e.GT == results.Fail {
 			d.GTFailing = append(d.GTFailing, e.Index)
 			if e.Index == 1 {
 				firstFailsGT = true

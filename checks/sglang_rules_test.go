@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // The rules of SGLang's diffusion harness, one table each: the rule, the SGLang source it
@@ -16,10 +18,10 @@ import (
 // ruleCase is one input of a rule and the verdict expected of one check.
 type ruleCase struct {
 	input  string
-	checks []Check // what the rule's function returned for the input
-	check  string  // name of the check that carries the verdict; "name/source" for memory
-	want   Status  // "" means: the rule makes no such check
-	detail string  // a part of the detail, when it matters
+	checks []results.Check // what the rule's function returned for the input
+	check  string          // name of the check that carries the verdict; "name/source" for memory
+	want   results.Status  // "" means: the rule makes no such check
+	detail string          // a part of the detail, when it matters
 }
 
 type ruleTable struct {
@@ -32,8 +34,9 @@ func up(v float64) float64 { return math.Nextafter(v, math.Inf(1)) }
 // ruleBaseline is a scenario with round numbers, so that the limits below can be read.
 func ruleBaseline() PerfBaseline {
 	return PerfBaseline{
-		Scenario:        "rules",
-		Stages:          Stages{{"TextEncodingStage", 232.03}, {"DenoisingStage", 12404.23}, {"DecodingStage", 17.7}, {"per_frame_generation", math.NaN()}},
+		Scenario: "rules",
+		Stages: results.Stages{{Name: "TextEncodingStage", Ms: 232.03}, {Name: "DenoisingStage", Ms: 12404.23}, {Name: "DecodingStage", Ms: 17.7},
+			{Name: "per_frame_generation", Ms: math.NaN()}},
 		StepsMs:         map[int]float64{0: 196.21, 1: 242.25, 2: 240, 3: 248.9},
 		E2EMs:           12799.17,
 		AvgDenoiseMs:    247.95,
@@ -54,7 +57,7 @@ func runRules(t *testing.T, tables []ruleTable) {
 	for _, tb := range tables {
 		for _, tc := range tb.cases {
 			t.Run(tb.rule+"/"+tc.input, func(t *testing.T) {
-				var got *Check
+				var got *results.Check
 				for i, c := range tc.checks {
 					if c.Name == tc.check || c.Name+"/"+c.Source == tc.check {
 						got = &tc.checks[i]
@@ -75,7 +78,9 @@ func runRules(t *testing.T, tables []ruleTable) {
 	}
 }
 
-func steps(v ...float64) RequestResult { return RequestResult{ServerTotalMs: 1, StepsMs: v} }
+func steps(v ...float64) results.RequestResult {
+	return results.RequestResult{ServerTotalMs: 1, StepsMs: v}
+}
 
 func TestSGLangPerfRules(t *testing.T) {
 	const validator = "test_server_utils.py @ dd8c5849af99, PerformanceValidator"
@@ -95,174 +100,183 @@ func TestSGLangPerfRules(t *testing.T) {
 	pf := func(frames int, base float64) PerfBaseline {
 		return with(func(b *PerfBaseline) {
 			b.Video, b.NumFrames = true, frames
-			b.Stages = Stages{{"DenoisingStage", 12404.23}, {PerFrameGeneration, base}}
+			b.Stages = results.Stages{{Name: "DenoisingStage", Ms: 12404.23}, {Name: PerFrameGeneration, Ms: base}}
 		})
 	}
 	frameLimit := PerfLimit(150, 0.25, framePadMs) // 187.5
 	runRules(t, []ruleTable{
 		{"upper bound max(b(1+tol), b+pad)", "calculate_upper_bound, " + validator, []ruleCase{
-			{"e2e at the limit", Perf(RequestResult{ServerTotalMs: e2eLimit}, b), PerfE2E, Pass, ""},
-			{"e2e one ulp over", Perf(RequestResult{ServerTotalMs: up(e2eLimit)}, b), PerfE2E, Fail, ""},
+			{"e2e at the limit", Perf(results.RequestResult{ServerTotalMs: e2eLimit}, b), PerfE2E, results.Pass, ""},
+			{"e2e one ulp over", Perf(results.RequestResult{ServerTotalMs: up(e2eLimit)}, b), PerfE2E, results.Fail, ""},
 			{
 				"pad wins: baseline 10, tol 0.25 → 30",
-				Perf(RequestResult{ServerTotalMs: 30}, with(func(b *PerfBaseline) { b.E2EMs = 10 })),
+				Perf(results.RequestResult{ServerTotalMs: 30}, with(func(b *PerfBaseline) { b.E2EMs = 10 })),
 				PerfE2E,
-				Pass,
+				results.Pass,
 				"limit 30 ms",
 			},
-			{"pad wins, one ulp over 30", Perf(RequestResult{ServerTotalMs: up(30)}, with(func(b *PerfBaseline) { b.E2EMs = 10 })), PerfE2E, Fail, ""},
+			{"pad wins, one ulp over 30", Perf(results.RequestResult{ServerTotalMs: up(30)}, with(func(b *PerfBaseline) { b.E2EMs = 10 })), PerfE2E,
+				results.Fail, ""},
 		}},
 		{"E2E: total_duration_ms > 0", validator + ` ("E2E duration missing"); PR #39206`, []ruleCase{
-			{"no record (0)", Perf(RequestResult{}, b), PerfE2E, Fail, "E2E duration missing"},
-			{"negative", Perf(RequestResult{ServerTotalMs: -5}, b), PerfE2E, Fail, "E2E duration missing"},
-			{"NaN", Perf(RequestResult{ServerTotalMs: math.NaN()}, b), PerfE2E, Fail, "not measured"},
-			{"+Inf", Perf(RequestResult{ServerTotalMs: math.Inf(1)}, b), PerfE2E, Fail, "not a measurement"},
-			{"baseline 0", Perf(RequestResult{ServerTotalMs: 1}, with(func(b *PerfBaseline) { b.E2EMs = 0 })), PerfE2E, Fail, "cannot be checked"},
-			{"baseline negative", Perf(RequestResult{ServerTotalMs: 1}, with(func(b *PerfBaseline) { b.E2EMs = -1 })), PerfE2E, Fail, "cannot be checked"},
-			{"baseline +Inf", Perf(RequestResult{ServerTotalMs: 1}, with(func(b *PerfBaseline) { b.E2EMs = math.Inf(1) })), PerfE2E, Fail, "cannot be checked"},
+			{"no record (0)", Perf(results.RequestResult{}, b), PerfE2E, results.Fail, "E2E duration missing"},
+			{"negative", Perf(results.RequestResult{ServerTotalMs: -5}, b), PerfE2E, results.Fail, "E2E duration missing"},
+			{"NaN", Perf(results.RequestResult{ServerTotalMs: math.NaN()}, b), PerfE2E, results.Fail, "not measured"},
+			{"+Inf", Perf(results.RequestResult{ServerTotalMs: math.Inf(1)}, b), PerfE2E, results.Fail, "not a measurement"},
+			{"baseline 0", Perf(results.RequestResult{ServerTotalMs: 1}, with(func(b *PerfBaseline) { b.E2EMs = 0 })), PerfE2E, results.Fail,
+				"cannot be checked"},
+			{"baseline negative", Perf(results.RequestResult{ServerTotalMs: 1}, with(func(b *PerfBaseline) { b.E2EMs = -1 })), PerfE2E, results.Fail,
+				"cannot be checked"},
+			{"baseline +Inf", Perf(results.RequestResult{ServerTotalMs: 1}, with(func(b *PerfBaseline) { b.E2EMs = math.Inf(1) })), PerfE2E, results.Fail,
+				"cannot be checked"},
 		}},
 		{"mean step: Python 3.12 sum (Neumaier) / len", validator + "; CPython 3.12 builtin_sum_impl", []ruleCase{
-			{"at the limit", Perf(steps(aggLimit, aggLimit), b), PerfDenoiseAvg, Pass, ""},
-			{"one ulp over", Perf(steps(up(aggLimit), up(aggLimit)), b), PerfDenoiseAvg, Fail, ""},
-			{"compensated sum at the limit (a naive sum is one ulp over)", Perf(steps(neumaier...), atMean), PerfDenoiseAvg, Pass, ""},
+			{"at the limit", Perf(steps(aggLimit, aggLimit), b), PerfDenoiseAvg, results.Pass, ""},
+			{"one ulp over", Perf(steps(up(aggLimit), up(aggLimit)), b), PerfDenoiseAvg, results.Fail, ""},
+			{"compensated sum at the limit (a naive sum is one ulp over)", Perf(steps(neumaier...), atMean), PerfDenoiseAvg, results.Pass, ""},
 			{"compensated sum, limit one ulp lower", Perf(steps(neumaier...), with(func(b *PerfBaseline) {
 				b.AvgDenoiseMs, b.Tol.DenoiseAgg = math.Nextafter(225.01375, 0), 0
-			})), PerfDenoiseAvg, Fail, ""},
-			{"a negative step", Perf(steps(-300, 200), b), PerfDenoiseAvg, Fail, "not a measurement"},
+			})), PerfDenoiseAvg, results.Fail, ""},
+			{"a negative step", Perf(steps(-300, 200), b), PerfDenoiseAvg, results.Fail, "not a measurement"},
 		}},
 		{"median step: statistics.median", validator, []ruleCase{
-			{"at the limit (even count: mean of the middle two)", Perf(steps(1, medLimit, medLimit, 900), b), PerfDenoiseMedian, Pass, ""},
-			{"one ulp over", Perf(steps(1, up(medLimit), up(medLimit), 900), b), PerfDenoiseMedian, Fail, ""},
+			{"at the limit (even count: mean of the middle two)", Perf(steps(1, medLimit, medLimit, 900), b), PerfDenoiseMedian, results.Pass, ""},
+			{"one ulp over", Perf(steps(1, up(medLimit), up(medLimit), 900), b), PerfDenoiseMedian, results.Fail, ""},
 		}},
 		{"no steps: only mean and median fail", validator + ` ("Denoising step timings missing")`, []ruleCase{
-			{"mean", Perf(steps(), b), PerfDenoiseAvg, Fail, "Denoising step timings missing"},
-			{"median", Perf(steps(), b), PerfDenoiseMedian, Fail, "Denoising step timings missing"},
+			{"mean", Perf(steps(), b), PerfDenoiseAvg, results.Fail, "Denoising step timings missing"},
+			{"median", Perf(steps(), b), PerfDenoiseMedian, results.Fail, "Denoising step timings missing"},
 			{"step 0 not checked", Perf(steps(), b), "perf.step.0", "", ""},
 			{"step 3 not checked", Perf(steps(), b), "perf.step.3", "", ""},
 		}},
 		{"sampled steps", validator + ", VideoPerformanceValidator; sample_step_indices, testcase_configs.py @ a53d3636ce05", []ruleCase{
-			{"step 1 at the limit", Perf(steps(196, step1Limit, 240, 248), b), "perf.step.1", Pass, ""},
-			{"step 1 one ulp over", Perf(steps(196, up(step1Limit), 240, 248), b), "perf.step.1", Fail, ""},
-			{"step 0: tolerance 4, pad 80, at the limit", Perf(steps(step0Limit, 1, 1, 1), b), "perf.step.0", Pass, ""},
-			{"step 0 one ulp over", Perf(steps(up(step0Limit), 1, 1, 1), b), "perf.step.0", Fail, ""},
+			{"step 1 at the limit", Perf(steps(196, step1Limit, 240, 248), b), "perf.step.1", results.Pass, ""},
+			{"step 1 one ulp over", Perf(steps(196, up(step1Limit), 240, 248), b), "perf.step.1", results.Fail, ""},
+			{"step 0: tolerance 4, pad 80, at the limit", Perf(steps(step0Limit, 1, 1, 1), b), "perf.step.0", results.Pass, ""},
+			{"step 0 one ulp over", Perf(steps(up(step0Limit), 1, 1, 1), b), "perf.step.0", results.Fail, ""},
 			{
 				"video: pad 160 at the limit",
 				Perf(steps(1, 242.25+160, 1, 1), with(func(b *PerfBaseline) { b.Video = true })),
 				"perf.step.1",
-				Pass,
+				results.Pass,
 				"pad 160 ms",
 			},
-			{"video: one ulp over", Perf(steps(1, up(242.25+160), 1, 1), with(func(b *PerfBaseline) { b.Video = true })), "perf.step.1", Fail, ""},
+			{"video: one ulp over", Perf(steps(1, up(242.25+160), 1, 1), with(func(b *PerfBaseline) { b.Video = true })), "perf.step.1", results.Fail, ""},
 			{
 				"more steps measured than the baseline has: skipped",
 				Perf(steps(1, 1, 1, 1, 1, 1, 1, 1, 1, 9999), b),
 				"perf.step.9",
-				Skip,
+				results.Skip,
 				"no baseline for denoise step 9",
 			},
 		}},
 		{"stages", validator + ` ("Stage X timing missing", "Stage metrics missing")`, []ruleCase{
 			{
 				"DenoisingStage at the limit",
-				Perf(RequestResult{Stages: Stages{{"DenoisingStage", denoiseLimit}}}, b),
+				Perf(results.RequestResult{Stages: results.Stages{{Name: "DenoisingStage", Ms: denoiseLimit}}}, b),
 				"perf.stage.DenoisingStage",
-				Pass,
+				results.Pass,
 				"tolerance 25%",
 			},
 			{
 				"DenoisingStage one ulp over",
-				Perf(RequestResult{Stages: Stages{{"DenoisingStage", up(denoiseLimit)}}}, b),
+				Perf(results.RequestResult{Stages: results.Stages{{Name: "DenoisingStage", Ms: up(denoiseLimit)}}}, b),
 				"perf.stage.DenoisingStage",
-				Fail,
+				results.Fail,
 				"",
 			},
 			{
 				"DecodingStage: max(tol, 0.9), pad 450, at the limit",
-				Perf(RequestResult{Stages: Stages{{"DecodingStage", decodeLimit}}}, b),
+				Perf(results.RequestResult{Stages: results.Stages{{Name: "DecodingStage", Ms: decodeLimit}}}, b),
 				"perf.stage.DecodingStage",
-				Pass,
+				results.Pass,
 				"pad 450 ms",
 			},
-			{"DecodingStage one ulp over", Perf(RequestResult{Stages: Stages{{"DecodingStage", up(decodeLimit)}}}, b), "perf.stage.DecodingStage", Fail, ""},
+			{"DecodingStage one ulp over", Perf(results.RequestResult{Stages: results.Stages{{Name: "DecodingStage", Ms: up(decodeLimit)}}}, b),
+				"perf.stage.DecodingStage", results.Fail, ""},
 			{
 				"other stage at the limit",
-				Perf(RequestResult{Stages: Stages{{"TextEncodingStage", textLimit}}}, b),
+				Perf(results.RequestResult{Stages: results.Stages{{Name: "TextEncodingStage", Ms: textLimit}}}, b),
 				"perf.stage.TextEncodingStage",
-				Pass,
+				results.Pass,
 				"tolerance 80%",
 			},
 			{
 				"other stage one ulp over",
-				Perf(RequestResult{Stages: Stages{{"TextEncodingStage", up(textLimit)}}}, b),
+				Perf(results.RequestResult{Stages: results.Stages{{Name: "TextEncodingStage", Ms: up(textLimit)}}}, b),
 				"perf.stage.TextEncodingStage",
-				Fail,
+				results.Fail,
 				"",
 			},
 			{
 				"baseline stage missing",
-				Perf(RequestResult{Stages: Stages{{"DenoisingStage", 1}}}, b),
+				Perf(results.RequestResult{Stages: results.Stages{{Name: "DenoisingStage", Ms: 1}}}, b),
 				"perf.stage.DecodingStage",
-				Fail,
+				results.Fail,
 				"Stage DecodingStage timing missing",
 			},
-			{"no stages at all", Perf(RequestResult{}, b), "perf.stage.DenoisingStage", Fail, "Stage metrics missing"},
-			{"negative stage time", Perf(RequestResult{Stages: Stages{{"DenoisingStage", -1}}}, b), "perf.stage.DenoisingStage", Fail, "not a measurement"},
-			{"per_frame_generation is not a stage", Perf(RequestResult{Stages: Stages{{"DenoisingStage", 1}}}, b), "perf.stage.per_frame_generation", "", ""},
+			{"no stages at all", Perf(results.RequestResult{}, b), "perf.stage.DenoisingStage", results.Fail, "Stage metrics missing"},
+			{"negative stage time", Perf(results.RequestResult{Stages: results.Stages{{Name: "DenoisingStage", Ms: -1}}}, b), "perf.stage.DenoisingStage",
+				results.Fail, "not a measurement"},
+			{"per_frame_generation is not a stage", Perf(results.RequestResult{Stages: results.Stages{{Name: "DenoisingStage", Ms: 1}}}, b),
+				"perf.stage.per_frame_generation", "", ""},
 		}},
 		{"per_frame_generation: e2e / num_frames", "test_server_utils.py @ dd8c5849af99, VideoPerformanceValidator", []ruleCase{
 			// 16 frames: e2e = limit × 16 is exact, so the quotient is the limit itself.
-			{"at the limit", Perf(RequestResult{ServerTotalMs: frameLimit * 16}, pf(16, 150)), PerfPerFrame, Pass, "pad 20 ms"},
-			{"one ulp over", Perf(RequestResult{ServerTotalMs: up(frameLimit) * 16}, pf(16, 150)), PerfPerFrame, Fail, ""},
-			{"num_frames not set", Perf(RequestResult{ServerTotalMs: 1e9}, pf(0, 150)), PerfPerFrame, "", ""},
-			{"baseline null", Perf(RequestResult{ServerTotalMs: 1e9}, pf(16, math.NaN())), PerfPerFrame, "", ""},
-			{"baseline zero", Perf(RequestResult{ServerTotalMs: 1e9}, pf(16, 0)), PerfPerFrame, "", ""},
-			{"image: never", Perf(RequestResult{ServerTotalMs: 1e9}, with(func(b *PerfBaseline) {
+			{"at the limit", Perf(results.RequestResult{ServerTotalMs: frameLimit * 16}, pf(16, 150)), PerfPerFrame, results.Pass, "pad 20 ms"},
+			{"one ulp over", Perf(results.RequestResult{ServerTotalMs: up(frameLimit) * 16}, pf(16, 150)), PerfPerFrame, results.Fail, ""},
+			{"num_frames not set", Perf(results.RequestResult{ServerTotalMs: 1e9}, pf(0, 150)), PerfPerFrame, "", ""},
+			{"baseline null", Perf(results.RequestResult{ServerTotalMs: 1e9}, pf(16, math.NaN())), PerfPerFrame, "", ""},
+			{"baseline zero", Perf(results.RequestResult{ServerTotalMs: 1e9}, pf(16, 0)), PerfPerFrame, "", ""},
+			{"image: never", Perf(results.RequestResult{ServerTotalMs: 1e9}, with(func(b *PerfBaseline) {
 				b.NumFrames = 16
-				b.Stages = Stages{{PerFrameGeneration, 150}}
+				b.Stages = results.Stages{{Name: PerFrameGeneration, Ms: 150}}
 			})), PerfPerFrame, "", ""},
-			{"no E2E", Perf(RequestResult{}, pf(16, 150)), PerfPerFrame, Fail, "not measured"},
+			{"no E2E", Perf(results.RequestResult{}, pf(16, 150)), PerfPerFrame, results.Fail, "not measured"},
 		}},
 		{"AMD (ROCm): tolerance 1.0, warn only", validator + " (current_platform.is_hip())", []ruleCase{
-			{"e2e at 2× + 0", Perf(RequestResult{ServerTotalMs: 2 * 12799.17}, with(func(b *PerfBaseline) { b.ROCm = true })), PerfE2E, Pass, ""},
+			{"e2e at 2× + 0", Perf(results.RequestResult{ServerTotalMs: 2 * 12799.17}, with(func(b *PerfBaseline) { b.ROCm = true })), PerfE2E, results.Pass,
+				""},
 			{
 				"e2e over 2×: a warning, not a failure",
-				Perf(RequestResult{ServerTotalMs: up(2 * 12799.17)}, with(func(b *PerfBaseline) { b.ROCm = true })),
+				Perf(results.RequestResult{ServerTotalMs: up(2 * 12799.17)}, with(func(b *PerfBaseline) { b.ROCm = true })),
 				PerfE2E,
-				Pass,
+				results.Pass,
 				"",
 			},
-			{"a negative time still fails", Perf(RequestResult{ServerTotalMs: -1}, with(func(b *PerfBaseline) { b.ROCm = true })), PerfE2E, Fail, ""},
+			{"a negative time still fails", Perf(results.RequestResult{ServerTotalMs: -1}, with(func(b *PerfBaseline) { b.ROCm = true })), PerfE2E,
+				results.Fail, ""},
 			{
 				"a missing stage still fails",
-				Perf(RequestResult{}, with(func(b *PerfBaseline) { b.ROCm = true })),
+				Perf(results.RequestResult{}, with(func(b *PerfBaseline) { b.ROCm = true })),
 				"perf.stage.DenoisingStage",
-				Fail,
+				results.Fail,
 				"Stage metrics missing",
 			},
 		}},
 		{"load time: launch → ready against expected_load_ms", "PR #39206", []ruleCase{
-			{"at the limit", []Check{perfLoadCheck(PerfLimit(50000, 0.8, StagePadMs), 50000, 0.8)}, PerfLoad, Pass, ""},
-			{"one ulp over", []Check{perfLoadCheck(up(PerfLimit(50000, 0.8, StagePadMs)), 50000, 0.8)}, PerfLoad, Fail, ""},
-			{"negative", []Check{perfLoadCheck(-1, 50000, 0.8)}, PerfLoad, Fail, "not a measurement"},
+			{"at the limit", []results.Check{perfLoadCheck(PerfLimit(50000, 0.8, StagePadMs), 50000, 0.8)}, PerfLoad, results.Pass, ""},
+			{"one ulp over", []results.Check{perfLoadCheck(up(PerfLimit(50000, 0.8, StagePadMs)), 50000, 0.8)}, PerfLoad, results.Fail, ""},
+			{"negative", []results.Check{perfLoadCheck(-1, 50000, 0.8)}, PerfLoad, results.Fail, "not a measurement"},
 		}},
 		// SGLang's test_missing_or_invalid_load_duration_fails and
 		// test_missing_or_invalid_load_baseline_fails (PR #39206, 2026-09-12), parametrized over
 		// None, 0, -1, nan and inf; a missing expected_load_ms is no longer a skip.
 		{"load time missing or invalid fails", "PR #39206 test_missing_or_invalid_load_duration_fails", []ruleCase{
-			{"missing", []Check{perfLoadCheck(math.NaN(), 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
-			{"zero", []Check{perfLoadCheck(0, 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
-			{"negative", []Check{perfLoadCheck(-1, 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
-			{"infinite", []Check{perfLoadCheck(math.Inf(1), 4000, 0.8)}, PerfLoad, Fail, "Load duration missing or invalid"},
+			{"missing", []results.Check{perfLoadCheck(math.NaN(), 4000, 0.8)}, PerfLoad, results.Fail, "Load duration missing or invalid"},
+			{"zero", []results.Check{perfLoadCheck(0, 4000, 0.8)}, PerfLoad, results.Fail, "Load duration missing or invalid"},
+			{"negative", []results.Check{perfLoadCheck(-1, 4000, 0.8)}, PerfLoad, results.Fail, "Load duration missing or invalid"},
+			{"infinite", []results.Check{perfLoadCheck(math.Inf(1), 4000, 0.8)}, PerfLoad, results.Fail, "Load duration missing or invalid"},
 		}},
 		{"load baseline missing or invalid fails", "PR #39206 test_missing_or_invalid_load_baseline_fails", []ruleCase{
-			{"missing", []Check{perfLoadCheck(4000, math.NaN(), 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
-			{"zero", []Check{perfLoadCheck(4000, 0, 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
-			{"negative", []Check{perfLoadCheck(4000, -1, 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
-			{"infinite", []Check{perfLoadCheck(4000, math.Inf(1), 0.8)}, PerfLoad, Fail, "Load baseline missing or invalid"},
+			{"missing", []results.Check{perfLoadCheck(4000, math.NaN(), 0.8)}, PerfLoad, results.Fail, "Load baseline missing or invalid"},
+			{"zero", []results.Check{perfLoadCheck(4000, 0, 0.8)}, PerfLoad, results.Fail, "Load baseline missing or invalid"},
+			{"negative", []results.Check{perfLoadCheck(4000, -1, 0.8)}, PerfLoad, results.Fail, "Load baseline missing or invalid"},
+			{"infinite", []results.Check{perfLoadCheck(4000, math.Inf(1), 0.8)}, PerfLoad, results.Fail, "Load baseline missing or invalid"},
 		}},
 	})
 	// The warning is visible: a note that says it is one, with the limit it went over.
-	c := find(t, Perf(RequestResult{ServerTotalMs: up(2 * 12799.17)}, with(func(b *PerfBaseline) { b.ROCm = true })), PerfE2E)
+	c := find(t, Perf(results.RequestResult{ServerTotalMs: up(2 * 12799.17)}, with(func(b *PerfBaseline) { b.ROCm = true })), PerfE2E)
 	if !strings.HasPrefix(c.Note, "warning: over the limit") || *c.Tolerance != 1 {
 		t.Errorf("ROCm warning: %+v", c)
 	}
@@ -286,39 +300,41 @@ func TestSGLangMemoryRules(t *testing.T) {
 	res := func(v float64) map[string]float64 { return map[string]float64{SourceServerReserved: v} }
 	runRules(t, []ruleTable{
 		{"VRAM limit max(b(1+tol), b+128 MiB)", guard, []ruleCase{
-			{"load at the limit", LoadMemory(res(loadLim), b), "memory.load_peak/server_reserved", Pass, ""},
-			{"load one ulp over", LoadMemory(res(up(loadLim)), b), "memory.load_peak/server_reserved", Fail, ""},
-			{"runtime at the limit", RuntimeMemory(res(runLim), b), "memory.runtime_peak/server_reserved", Pass, ""},
-			{"runtime one ulp over", RuntimeMemory(res(up(runLim)), b), "memory.runtime_peak/server_reserved", Fail, ""},
-			{"small baseline: the 128 MiB pad, at the limit", RuntimeMemory(res(padLim), small), "memory.runtime_peak/server_reserved", Pass, "pad 128 MiB"},
-			{"small baseline: one ulp over", RuntimeMemory(res(up(padLim)), small), "memory.runtime_peak/server_reserved", Fail, ""},
-			{"zero peak", RuntimeMemory(res(0), b), "memory.runtime_peak/server_reserved", Fail, "peak VRAM metric missing"},
-			{"no peak at all", RuntimeMemory(nil, b), "memory.runtime_peak/", Fail, "peak VRAM metric missing"},
-			{"NVML alone is checked", RuntimeMemory(map[string]float64{SourceNVMLProcess: up(runLim)}, b), "memory.runtime_peak/nvml_process", Fail, ""},
+			{"load at the limit", LoadMemory(res(loadLim), b), "memory.load_peak/server_reserved", results.Pass, ""},
+			{"load one ulp over", LoadMemory(res(up(loadLim)), b), "memory.load_peak/server_reserved", results.Fail, ""},
+			{"runtime at the limit", RuntimeMemory(res(runLim), b), "memory.runtime_peak/server_reserved", results.Pass, ""},
+			{"runtime one ulp over", RuntimeMemory(res(up(runLim)), b), "memory.runtime_peak/server_reserved", results.Fail, ""},
+			{"small baseline: the 128 MiB pad, at the limit", RuntimeMemory(res(padLim), small), "memory.runtime_peak/server_reserved", results.Pass,
+				"pad 128 MiB"},
+			{"small baseline: one ulp over", RuntimeMemory(res(up(padLim)), small), "memory.runtime_peak/server_reserved", results.Fail, ""},
+			{"zero peak", RuntimeMemory(res(0), b), "memory.runtime_peak/server_reserved", results.Fail, "peak VRAM metric missing"},
+			{"no peak at all", RuntimeMemory(nil, b), "memory.runtime_peak/", results.Fail, "peak VRAM metric missing"},
+			{"NVML alone is checked", RuntimeMemory(map[string]float64{SourceNVMLProcess: up(runLim)}, b), "memory.runtime_peak/nvml_process", results.Fail,
+				""},
 		}},
 		{"allocated vs reserved", "PR #38172", []ruleCase{
 			{
 				"allocated at the limit",
 				RuntimeMemory(map[string]float64{SourceServerReserved: 99999, SourceServerAllocated: allocLim}, alloc),
 				"memory.runtime_peak/server_allocated",
-				Pass,
+				results.Pass,
 				"",
 			},
 			{
 				"allocated one ulp over",
 				RuntimeMemory(map[string]float64{SourceServerReserved: 1, SourceServerAllocated: up(allocLim)}, alloc),
 				"memory.runtime_peak/server_allocated",
-				Fail,
+				results.Fail,
 				"",
 			},
 			{
 				"reserved over its limit is only reported",
 				RuntimeMemory(map[string]float64{SourceServerReserved: 99999, SourceServerAllocated: 1}, alloc),
 				"memory.runtime_peak/server_reserved",
-				Skip,
+				results.Skip,
 				"would be fail",
 			},
-			{"allocated missing", RuntimeMemory(res(1), alloc), "memory.runtime_peak/server_allocated", Fail, "peak VRAM metric missing"},
+			{"allocated missing", RuntimeMemory(res(1), alloc), "memory.runtime_peak/server_allocated", results.Fail, "peak VRAM metric missing"},
 			{
 				"no allocated baseline: allocated not checked",
 				RuntimeMemory(map[string]float64{SourceServerReserved: 1, SourceServerAllocated: 1e9}, b),
@@ -330,21 +346,21 @@ func TestSGLangMemoryRules(t *testing.T) {
 				"load: the reserved peak is enforced",
 				LoadMemory(map[string]float64{SourceServerReserved: up(loadLim), SourceServerAllocated: 1}, alloc),
 				"memory.load_peak/server_reserved",
-				Fail,
+				results.Fail,
 				"",
 			},
 			{
 				"load: the allocated peak is reported",
 				LoadMemory(map[string]float64{SourceServerReserved: 1, SourceServerAllocated: 1e9}, alloc),
 				"memory.load_peak/server_allocated",
-				Skip,
+				results.Skip,
 				"would be fail",
 			},
 		}},
 		{"warmup_peak_vram_mb, when the baseline has it", guard, []ruleCase{
-			{"at the limit", WarmupMemory(res(warmLim), warm), "memory.warmup_peak/server_reserved", Pass, ""},
-			{"one ulp over", WarmupMemory(res(up(warmLim)), warm), "memory.warmup_peak/server_reserved", Fail, ""},
-			{"no warm-up peak reported", WarmupMemory(nil, warm), "memory.warmup_peak/server_reserved", Fail, "peak VRAM metric missing"},
+			{"at the limit", WarmupMemory(res(warmLim), warm), "memory.warmup_peak/server_reserved", results.Pass, ""},
+			{"one ulp over", WarmupMemory(res(up(warmLim)), warm), "memory.warmup_peak/server_reserved", results.Fail, ""},
+			{"no warm-up peak reported", WarmupMemory(nil, warm), "memory.warmup_peak/server_reserved", results.Fail, "peak VRAM metric missing"},
 			{"no baseline: no check", WarmupMemory(res(1e9), b), "memory.warmup_peak/server_reserved", "", ""},
 		}},
 	})

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestSpreadOf(t *testing.T) {
@@ -12,18 +14,18 @@ func TestSpreadOf(t *testing.T) {
 	tests := []struct {
 		name   string
 		values []float64
-		want   Spread
+		want   results.Spread
 		ok     bool
 	}{
-		{"none", nil, Spread{}, false},
-		{"only NaN", []float64{nan, math.Inf(1)}, Spread{}, false},
-		{"one value: MAD 0", []float64{100}, Spread{N: 1, Min: 100, Median: 100, Max: 100}, true},
-		{"alike: MAD 0", []float64{5, 5, 5}, Spread{N: 3, Min: 5, Median: 5, Max: 5}, true},
+		{"none", nil, results.Spread{}, false},
+		{"only NaN", []float64{nan, math.Inf(1)}, results.Spread{}, false},
+		{"one value: MAD 0", []float64{100}, results.Spread{N: 1, Min: 100, Median: 100, Max: 100}, true},
+		{"alike: MAD 0", []float64{5, 5, 5}, results.Spread{N: 3, Min: 5, Median: 5, Max: 5}, true},
 		// median 3; deviations 2,1,0,1,97 → sorted 0,1,1,2,97 → MAD 1: the outlier does not inflate it.
-		{"odd, with an outlier", []float64{100, 1, 3, 2, 4}, Spread{N: 5, Min: 1, Median: 3, Max: 100, MAD: 1}, true},
+		{"odd, with an outlier", []float64{100, 1, 3, 2, 4}, results.Spread{N: 5, Min: 1, Median: 3, Max: 100, MAD: 1}, true},
 		// median (2+4)/2 = 3; deviations 2,1,1,7 → MAD (1+2)/2 = 1.5.
-		{"even", []float64{10, 4, 1, 2}, Spread{N: 4, Min: 1, Median: 3, Max: 10, MAD: 1.5}, true},
-		{"NaN left out", []float64{nan, 2, 4}, Spread{N: 2, Min: 2, Median: 3, Max: 4, MAD: 1}, true},
+		{"even", []float64{10, 4, 1, 2}, results.Spread{N: 4, Min: 1, Median: 3, Max: 10, MAD: 1.5}, true},
+		{"NaN left out", []float64{nan, 2, 4}, results.Spread{N: 2, Min: 2, Median: 3, Max: 4, MAD: 1}, true},
 	}
 	for _, tt := range tests {
 		got, ok := SpreadOf(tt.values)
@@ -37,7 +39,7 @@ func TestSpreadOf(t *testing.T) {
 }
 
 func TestSpreadMADs(t *testing.T) {
-	s := Spread{N: 5, Min: 90, Median: 100, Max: 110, MAD: 5}
+	s := results.Spread{N: 5, Min: 90, Median: 100, Max: 110, MAD: 5}
 	tests := []struct {
 		v       float64
 		want    float64
@@ -55,14 +57,14 @@ func TestSpreadMADs(t *testing.T) {
 			t.Errorf("MADs(%v) = %v, %v, outside %v; want %v, %v, %v", tt.v, d, ok, s.Outside(tt.v), tt.want, tt.ok, tt.outside)
 		}
 	}
-	one := Spread{N: 1, Min: 100, Median: 100, Max: 100}
+	one := results.Spread{N: 1, Min: 100, Median: 100, Max: 100}
 	if _, ok := one.MADs(130); ok {
 		t.Errorf("MADs with MAD 0 (n=1): want no distance")
 	}
 	if !one.Outside(130) || one.Outside(100) {
 		t.Errorf("Outside with MAD 0: want 130 outside, 100 not")
 	}
-	if (Spread{}).Outside(1) {
+	if (results.Spread{}).Outside(1) {
 		t.Errorf("an empty spread has nothing outside it")
 	}
 }

@@ -1,26 +1,30 @@
 package checks
 
-import "fmt"
+import (
+	"fmt"
 
-// EmptyPartition reports whether r is the run of a partition its plan gave no cases, that
-// ran none and had no problem: it passes, and a merge does not count it as speaking for its
-// lane.
-func (r *Result) EmptyPartition() bool {
-	return len(r.Cases) == 0 && len(r.Errors) == 0 && r.Partition.Index >= 0 &&
-		r.Partition.Index < len(r.Planned) && len(r.Planned[r.Partition.Index]) == 0
-}
+	"github.com/diffusion-check/diffusion-check/results"
+)
 
 // Passed returns a passing check.
-func Passed(name, detail string) Check { return Check{Name: name, Status: Pass, Detail: detail} }
+func Passed(name, detail string) results.Check {
+	return results.Check{Name: name, Status: results.Pass, Detail: detail}
+}
 
 // Failed returns a failed check: the measurement was made and is wrong.
-func Failed(name, detail string) Check { return Check{Name: name, Status: Fail, Detail: detail} }
+func Failed(name, detail string) results.Check {
+	return results.Check{Name: name, Status: results.Fail, Detail: detail}
+}
 
 // Errored returns a check that could not be made; it fails its request all the same.
-func Errored(name, detail string) Check { return Check{Name: name, Status: Error, Detail: detail} }
+func Errored(name, detail string) results.Check {
+	return results.Check{Name: name, Status: results.Error, Detail: detail}
+}
 
 // Skipped returns a check that was not made on purpose (disabled, nothing to compare with).
-func Skipped(name, detail string) Check { return Check{Name: name, Status: Skip, Detail: detail} }
+func Skipped(name, detail string) results.Check {
+	return results.Check{Name: name, Status: results.Skip, Detail: detail}
+}
 
 // Float returns a pointer to v, for Check.Value and Check.Limit.
 func Float(v float64) *float64 { return &v }
@@ -33,8 +37,8 @@ const AMDVideoTimeoutCause = "video job timed out on AMD (ROCm): SGLang skips th
 // GPU: pytest.skip, not a failure (_create_and_download_video in test_server_utils.py @
 // a7ec6b97f786, under current_platform.is_hip()). The request's output.present is skipped
 // and SkippedBy marks the whole case skipped.
-func AMDVideoTimeout(caseID string, timeout fmt.Stringer) Check {
-	return Check{Name: OutputPresent, Status: Skip, Cause: AMDVideoTimeoutCause,
+func AMDVideoTimeout(caseID string, timeout fmt.Stringer) results.Check {
+	return results.Check{Name: results.OutputPresent, Status: results.Skip, Cause: AMDVideoTimeoutCause,
 		Detail: fmt.Sprintf(
 			"%s: video job timed out on AMD after %s - skipping (SGLang's harness skips the case on an AMD GPU instead of failing it)", caseID,
 			timeout)}
@@ -42,10 +46,10 @@ func AMDVideoTimeout(caseID string, timeout fmt.Stringer) Check {
 
 // SkippedBy is why a case is skipped as a whole, from its requests: the detail of an
 // AMDVideoTimeout check, or "" when no request was skipped that way.
-func SkippedBy(reqs []RequestResult) string {
+func SkippedBy(reqs []results.RequestResult) string {
 	for _, rr := range reqs {
 		for _, c := range rr.Checks {
-			if c.Status == Skip && c.Cause == AMDVideoTimeoutCause {
+			if c.Status == results.Skip && c.Cause == AMDVideoTimeoutCause {
 				return c.Detail
 			}
 		}

@@ -4,20 +4,22 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestHelpers(t *testing.T) {
-	got := []Check{
-		Passed(ServerAlive, "200 OK"),
-		Failed(OutputValid, "truncated PNG"),
-		Errored(PerfRecord, "read performance.log: permission denied"),
+	got := []results.Check{
+		Passed(results.ServerAlive, "200 OK"),
+		Failed(results.OutputValid, "truncated PNG"),
+		Errored(results.PerfRecord, "read performance.log: permission denied"),
 		Skipped("consistency.ssim", "no ground truth"),
 	}
-	want := []Check{
-		{Name: ServerAlive, Status: Pass, Detail: "200 OK"},
-		{Name: OutputValid, Status: Fail, Detail: "truncated PNG"},
-		{Name: PerfRecord, Status: Error, Detail: "read performance.log: permission denied"},
-		{Name: "consistency.ssim", Status: Skip, Detail: "no ground truth"},
+	want := []results.Check{
+		{Name: results.ServerAlive, Status: results.Pass, Detail: "200 OK"},
+		{Name: results.OutputValid, Status: results.Fail, Detail: "truncated PNG"},
+		{Name: results.PerfRecord, Status: results.Error, Detail: "read performance.log: permission denied"},
+		{Name: "consistency.ssim", Status: results.Skip, Detail: "no ground truth"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("helpers (-want +got):\n%s", diff)

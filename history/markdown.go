@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // String says why a metric is noisy, in one line.
@@ -165,8 +166,8 @@ func trendNote(runs []*Run, s Series, caseID, metric string, n int, pageURL stri
 // runs of the lane's series, and for a perf check runnerNote about the runner that ran the
 // case; "" for other checks and where the history has none. runs come from Load (a store
 // checked out from the data branch).
-func CommentTrend(runs []*Run, pageURL string, n int) func(lane *checks.Result, caseID string, c checks.Check) string {
-	return func(lane *checks.Result, caseID string, c checks.Check) string {
+func CommentTrend(runs []*Run, pageURL string, n int) func(lane *results.Result, caseID string, c results.Check) string {
+	return func(lane *results.Result, caseID string, c results.Check) string {
 		if g := checks.KindOf(c.Name).Group; g != checks.GroupPerf && g != checks.GroupMemory {
 			return ""
 		}
@@ -186,7 +187,7 @@ func CommentTrend(runs []*Run, pageURL string, n int) func(lane *checks.Result, 
 // or, when the store has no run of that lane, the lane-less series of the same suite and GPU,
 // which history append writes for results of a run without --lane (the lane is then its
 // cases', which report names: "base").
-func seriesOfLane(runs []*Run, lane *checks.Result) Series {
+func seriesOfLane(runs []*Run, lane *results.Result) Series {
 	s := Series{Suite: lane.Suite, Lane: lane.Lane, GPU: lane.GPU}
 	unlaned := Series{Suite: lane.Suite, GPU: lane.GPU}
 	found := false

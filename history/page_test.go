@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestPageDrawsOneChartPerCaseAndMetricWithPRsAsPoints(t *testing.T) {
@@ -117,7 +118,7 @@ func TestProposalMarkdownLinksChartsAndEscapesStoreText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.Noisy = []Noisy{{Case: "b|<i>", Metric: "perf.e2e", Unit: "ms", Spread: checks.Spread{N: 3, Min: 1, Median: 2, Max: 3}, Low: 1, High: 3, Tolerance: 0.25}}
+	out.Noisy = []Noisy{{Case: "b|<i>", Metric: "perf.e2e", Unit: "ms", Spread: results.Spread{N: 3, Min: 1, Median: 2, Max: 3}, Low: 1, High: 3, Tolerance: 0.25}}
 	md := ProposalMarkdown(s, "perf.json", Rule{Runs: 3, Sigmas: 3, MinGain: 0.2}, out, "https://x.github.io/h/")
 	for _, want := range []string{
 		"| `a` | [E2E (server)](https://x.github.io/h/#" + anchorOf(s, "a", "perf.e2e") + ") | 100 ms | 71 ms | -29.0% |",
@@ -150,14 +151,14 @@ func TestTrendNoteSaysTheBaseBranchsRunsAndLinksTheChart(t *testing.T) {
 func TestCommentTrendAnswersForPerfAndMemoryChecksOfTheLanesSeries(t *testing.T) {
 	runs := seriesRuns(50, 60, 70, 80)
 	trend := CommentTrend(runs, "", 10)
-	lane := &checks.Result{Suite: "s", GPU: "h200"}
-	if got := trend(lane, "a", checks.Check{Name: checks.PerfE2E}); !strings.HasPrefix(got, "base branch, last 4 runs: median 65 ms") {
+	lane := &results.Result{Suite: "s", GPU: "h200"}
+	if got := trend(lane, "a", results.Check{Name: checks.PerfE2E}); !strings.HasPrefix(got, "base branch, last 4 runs: median 65 ms") {
 		t.Errorf("perf.e2e: %q", got)
 	}
-	if got := trend(lane, "a", checks.Check{Name: checks.ConsistencySSIM}); got != "" {
+	if got := trend(lane, "a", results.Check{Name: checks.ConsistencySSIM}); got != "" {
 		t.Errorf("SSIM has a trend: %q", got)
 	}
-	if got := trend(&checks.Result{Suite: "s", GPU: "b200"}, "a", checks.Check{Name: checks.PerfE2E}); got != "" {
+	if got := trend(&results.Result{Suite: "s", GPU: "b200"}, "a", results.Check{Name: checks.PerfE2E}); got != "" {
 		t.Errorf("another GPU's lane has this series' trend: %q", got)
 	}
 }

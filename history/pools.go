@@ -13,6 +13,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // PoolRule is when a pool of runners gets its own E2E reference (docs/history.md, "Runner
@@ -475,7 +476,7 @@ func pointValues(ps []runnerPoint) []float64 {
 
 // runnerOfCase is the runner name of the partition that ran case caseID in a merged lane:
 // the partition whose planned cases hold it (a single partition: the only machine).
-func runnerOfCase(lane *checks.Result, caseID string) string {
+func runnerOfCase(lane *results.Result, caseID string) string {
 	part := -1
 	for i, ids := range lane.Planned {
 		if slices.Contains(ids, caseID) {

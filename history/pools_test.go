@@ -10,12 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // poolRun is a default-branch run of case a on runner, whose requests' median E2E is e2e.
 func poolRun(i int, runner string, e2e float64) *Run {
 	return &Run{Schema: storeSchema, Suite: "s", GPU: "b200", Runner: runner, Commit: fmt.Sprintf("c%03d", i), Kind: KindDefault,
-		RunID: fmt.Sprint(i), Date: t0.Add(time.Duration(i) * time.Hour), Status: checks.Pass,
+		RunID: fmt.Sprint(i), Date: t0.Add(time.Duration(i) * time.Hour), Status: results.Pass,
 		Cases: []Case{{ID: "a", Metrics: []Metric{{Name: checks.PerfE2E, Unit: "ms", Value: e2e * 1.02, Median: e2e, N: 3,
 			Baseline: checks.Float(1000), Limit: checks.Float(1250)}}}}}
 }
@@ -59,7 +60,8 @@ func TestPoolsProposeAnOverrideForTheSlowPoolOnly(t *testing.T) {
 	}
 	md := PoolsMarkdown(Series{Suite: "s", GPU: "b200"}, "b200.json", rule, out, "")
 	for _, want := range []string{"| `b200-cirrascale3-0123` | `a` | 1000 ms | 1690 ms | ×1.69 | 25.0% | 2112 ms |",
-		"The 10 runs behind <code>b200-cirrascale3-0123</code>", "| `c001` |", "yes (the minimum)", "- `b200-di`: `b200-di01-4567`, `b200-di02-0123` (2 runs)"} {
+		"The 10 runs behind <code>b200-cirrascale3-0123</code>", "| `c001` |", "yes (the minimum)",
+		"- `b200-di`: `b200-di01-4567`, `b200-di02-0123` (2 runs)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -137,7 +139,8 @@ func TestRunnerNote(t *testing.T) {
 		{"a value beyond the runner's own spread is the change's", "b200-cirrascale3-0123", 5000, ""},
 		{"a value within the pool's spread", "b200-cirrascale3-0123", 1020, ""},
 		{"the fast runner", "b200-verda-0001", 1740, ""},
-		{"a new runner", "b200-di01-4567", 1740, "new runner b200-di01-4567: 0 runs of this case in the base branch's history, 5 needed to compare it with its pool"},
+		{"a new runner", "b200-di01-4567", 1740,
+			"new runner b200-di01-4567: 0 runs of this case in the base branch's history, 5 needed to compare it with its pool"},
 		{"no runner", "", 1740, ""},
 	} {
 		if got := runnerNote(runs, s, tc.runner, "a", checks.PerfE2E, tc.value, 10); got != tc.want {
@@ -147,13 +150,14 @@ func TestRunnerNote(t *testing.T) {
 }
 
 func TestRunnerOfCase(t *testing.T) {
-	lane := &checks.Result{Planned: [][]string{{"a", "b"}, {"c"}}, Machines: []checks.Machine{{Partition: 0, RunnerName: "r0"}, {Partition: 1, RunnerName: "r1"}}}
+	lane := &results.Result{Planned: [][]string{{"a", "b"}, {"c"}}, Machines: []results.Machine{{Partition: 0, RunnerName: "r0"}, {Partition: 1,
+		RunnerName: "r1"}}}
 	for id, want := range map[string]string{"a": "r0", "c": "r1", "x": ""} {
 		if got := runnerOfCase(lane, id); got != want {
 			t.Errorf("runnerOfCase(%s) = %q, want %q", id, got, want)
 		}
 	}
-	if got := runnerOfCase(&checks.Result{Machines: []checks.Machine{{RunnerName: "only"}}}, "a"); got != "only" {
+	if got := runnerOfCase(&results.Result{Machines: []results.Machine{{RunnerName: "only"}}}, "a"); got != "only" {
 		t.Errorf("one partition, no plan: %q", got)
 	}
 }
@@ -174,9 +178,9 @@ func TestPoolOverrideObeysSGLangsBoundary(t *testing.T) {
 	b := checks.PerfBaseline{Scenario: "a", E2EMs: o.Value, Tol: checks.PerfTolerances{E2E: o.Tolerance}}
 	for _, tc := range []struct {
 		ms   float64
-		want checks.Status
-	}{{o.Limit - 1, checks.Pass}, {o.Limit + 1, checks.Fail}} {
-		got := checks.PerfE2EOnly(checks.RequestResult{ServerTotalMs: tc.ms}, b)
+		want results.Status
+	}{{o.Limit - 1, results.Pass}, {o.Limit + 1, results.Fail}} {
+		got := checks.PerfE2EOnly(results.RequestResult{ServerTotalMs: tc.ms}, b)
 		if len(got) != 1 || got[0].Status != tc.want || *got[0].Limit != o.Limit {
 			t.Errorf("E2E %g ms against the pool's %g ms: %+v, want %s with limit %g", tc.ms, o.Value, got, tc.want, o.Limit)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // storeSchema tags every store file.
@@ -38,17 +39,17 @@ type Run struct {
 	Runner string `json:"runner,omitempty"`
 	// Machines are the machines the partitions recorded (results.json's machine), by
 	// partition; files written before they were recorded have none.
-	Machines []checks.Machine `json:"machines,omitempty"`
-	Commit   string           `json:"commit"`
+	Machines []results.Machine `json:"machines,omitempty"`
+	Commit   string            `json:"commit"`
 	// Kind is KindDefault or KindPR; PR is the pull request's number for KindPR.
 	Kind Kind `json:"kind"`
 	PR   int  `json:"pr,omitempty"`
 	// RunID identifies the workflow run and attempt ("1234567-1"): two runs of one commit
 	// get two files.
-	RunID  string        `json:"run_id"`
-	Date   time.Time     `json:"date"`
-	Status checks.Status `json:"status"`
-	Cases  []Case        `json:"cases"`
+	RunID  string         `json:"run_id"`
+	Date   time.Time      `json:"date"`
+	Status results.Status `json:"status"`
+	Cases  []Case         `json:"cases"`
 }
 
 // Case is one case's metrics in one run.
@@ -94,19 +95,19 @@ type Meta struct {
 // are kept), and perf.record (the server total again, which perf.e2e holds). The baseline and limit are those of the lowest-numbered request that has one:
 // memory growth rewrites the limit of a later request to the previous request's peak, which
 // is not the baseline.
-func FromResults(results []*checks.Result, m Meta) (*Run, error) {
-	if len(results) == 0 {
+func FromResults(runs []*results.Result, m Meta) (*Run, error) {
+	if len(runs) == 0 {
 		return nil, errors.New("no results")
 	}
-	first := results[0]
+	first := runs[0]
 	run := &Run{Schema: storeSchema, Suite: first.Suite, Lane: first.Lane, GPU: first.GPU, Runner: m.Runner,
 		Commit: cmp.Or(m.Commit, first.Commit), Kind: m.Kind, PR: m.PR, RunID: m.RunID, Date: m.Date.UTC()}
 	if run.Date.IsZero() {
 		run.Date = first.FinishedAt.UTC()
 	}
-	var statuses []checks.Status
+	var statuses []results.Status
 	names := map[string]bool{}
-	for _, r := range results {
+	for _, r := range runs {
 		if r.Suite != run.Suite || r.Lane != run.Lane || r.GPU != run.GPU {
 			return nil, fmt.Errorf("results of suite %q lane %q gpu %q and of suite %q lane %q gpu %q: one history entry is one suite, lane and GPU class",
 				run.Suite, run.Lane, run.GPU, r.Suite, r.Lane, r.GPU)
@@ -129,7 +130,7 @@ func FromResults(results []*checks.Result, m Meta) (*Run, error) {
 			run.Runner = n
 		}
 	}
-	slices.SortFunc(run.Machines, func(a, b checks.Machine) int { return cmp.Compare(a.Partition, b.Partition) })
+	slices.SortFunc(run.Machines, func(a, b results.Machine) int { return cmp.Compare(a.Partition, b.Partition) })
 	run.Status = worstStatus(statuses)
 	slices.SortFunc(run.Cases, func(a, b Case) int { return strings.Compare(a.ID, b.ID) })
 	if err := run.Validate(); err != nil {
@@ -139,13 +140,13 @@ func FromResults(results []*checks.Result, m Meta) (*Run, error) {
 }
 
 // worstStatus is the run's status over partitions, by the order of checks' verdict rules.
-func worstStatus(ss []checks.Status) checks.Status {
-	for _, s := range []checks.Status{checks.Fail, checks.Error, checks.Cancelled, checks.Flaky, checks.Known} {
+func worstStatus(ss []results.Status) results.Status {
+	for _, s := range []results.Status{results.Fail, results.Error, results.Cancelled, results.Flaky, results.Known} {
 		if slices.Contains(ss, s) {
 			return s
 		}
 	}
-	return checks.Pass
+	return results.Pass
 }
 
 type gathered struct {
@@ -156,13 +157,13 @@ type gathered struct {
 	baselineFromIx int
 }
 
-func caseOf(cr checks.CaseResult) Case {
+func caseOf(cr results.CaseResult) Case {
 	by := map[string]*gathered{}
 	var order []string
-	add := func(c checks.Check, index int) {
+	add := func(c results.Check, index int) {
 		k := checks.KindOf(c.Name)
 		// perf.record carries the same server total as perf.e2e, without a limit.
-		if k.Group != checks.GroupPerf && k.Group != checks.GroupMemory || strings.HasPrefix(c.Name, checks.PerfStepPrefix) || c.Name == checks.PerfRecord {
+		if k.Group != checks.GroupPerf && k.Group != checks.GroupMemory || strings.HasPrefix(c.Name, checks.PerfStepPrefix) || c.Name == results.PerfRecord {
 			return
 		}
 		if c.Value == nil || !(*c.Value > 0) || math.IsInf(*c.Value, 0) {
@@ -321,7 +322,7 @@ type Series struct{ Suite, Lane, GPU string }
 func (r *Run) SeriesOf() Series { return Series{r.Suite, r.Lane, r.GPU} }
 
 func (s Series) String() string {
-	return fmt.Sprintf("suite %s, lane %s, GPU %s", s.Suite, cmp.Or(s.Lane, checks.DefaultLane), cmp.Or(s.GPU, "unknown"))
+	return fmt.Sprintf("suite %s, lane %s, GPU %s", s.Suite, cmp.Or(s.Lane, results.DefaultLane), cmp.Or(s.GPU, "unknown"))
 }
 
 // metricTitle is what a reader calls a metric: its check's title, and the memory source.

@@ -5,40 +5,42 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 var t0 = time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
 
-func perfCheck(name string, v, baseline, limit float64) checks.Check {
-	return checks.Check{Name: name, Status: checks.Pass, Unit: "ms", Value: checks.Float(v), Baseline: checks.Float(baseline), Limit: checks.Float(limit)}
+func perfCheck(name string, v, baseline, limit float64) results.Check {
+	return results.Check{Name: name, Status: results.Pass, Unit: "ms", Value: checks.Float(v), Baseline: checks.Float(baseline), Limit: checks.Float(limit)}
 }
 
 // result is a run of one case whose requests measured e2e (one value per request).
-func result(id string, e2e ...float64) *checks.Result {
-	cr := checks.CaseResult{ID: id, Status: checks.Pass}
+func result(id string, e2e ...float64) *results.Result {
+	cr := results.CaseResult{ID: id, Status: results.Pass}
 	for i, v := range e2e {
-		cr.Requests = append(cr.Requests, checks.RequestResult{Index: i + 1, Of: len(e2e), Status: checks.Pass, Checks: []checks.Check{
-			{Name: checks.ServerAlive, Status: checks.Pass},
-			{Name: checks.PerfRecord, Status: checks.Pass, Unit: "ms", Value: checks.Float(v)},
+		cr.Requests = append(cr.Requests, results.RequestResult{Index: i + 1, Of: len(e2e), Status: results.Pass, Checks: []results.Check{
+			{Name: results.ServerAlive, Status: results.Pass},
+			{Name: results.PerfRecord, Status: results.Pass, Unit: "ms", Value: checks.Float(v)},
 			perfCheck(checks.PerfE2E, v, 100, 125),
 			perfCheck(checks.PerfStagePrefix+"DenoisingStage", v/2, 50, 170),
 			perfCheck(checks.PerfStepPrefix+"0", 3, 3, 23),
-			{Name: checks.ConsistencySSIM, Status: checks.Pass, Value: checks.Float(0.99), Limit: checks.Float(0.98)},
+			{Name: checks.ConsistencySSIM, Status: results.Pass, Value: checks.Float(0.99), Limit: checks.Float(0.98)},
 		}})
 	}
-	return &checks.Result{Schema: checks.Schema, Suite: "s", GPU: "h200", Status: checks.Pass, FinishedAt: t0, Cases: []checks.CaseResult{cr}}
+	return &results.Result{Schema: results.Schema, Suite: "s", GPU: "h200", Status: results.Pass, FinishedAt: t0, Cases: []results.CaseResult{cr}}
 }
 
 func TestFromResultsKeepsWorstValueMedianAndFirstRequestsBaseline(t *testing.T) {
 	r := result("a", 90, 110, 95)
 	// Memory growth rewrites request 2's limit to request 1's peak: not the baseline.
-	r.Cases[0].Requests[1].Checks = append(r.Cases[0].Requests[1].Checks, checks.Check{Name: checks.MemoryRuntimePeak, Source: checks.SourceServerReserved,
-		Status: checks.Fail, Unit: "MiB", Value: checks.Float(4000), Baseline: checks.Float(3400), Limit: checks.Float(3468)})
-	r.Cases[0].Requests[0].Checks = append(r.Cases[0].Requests[0].Checks, checks.Check{Name: checks.MemoryRuntimePeak, Source: checks.SourceServerReserved,
-		Status: checks.Pass, Unit: "MiB", Value: checks.Float(3400), Baseline: checks.Float(3500), Limit: checks.Float(3628)})
-	run, err := FromResults([]*checks.Result{r}, Meta{Commit: "abc", Kind: KindDefault, RunID: "1-1"})
+	r.Cases[0].Requests[1].Checks = append(r.Cases[0].Requests[1].Checks, results.Check{Name: checks.MemoryRuntimePeak, Source: checks.SourceServerReserved,
+		Status: results.Fail, Unit: "MiB", Value: checks.Float(4000), Baseline: checks.Float(3400), Limit: checks.Float(3468)})
+	r.Cases[0].Requests[0].Checks = append(r.Cases[0].Requests[0].Checks, results.Check{Name: checks.MemoryRuntimePeak, Source: checks.SourceServerReserved,
+		Status: results.Pass, Unit: "MiB", Value: checks.Float(3400), Baseline: checks.Float(3500), Limit: checks.Float(3628)})
+	run, err := FromResults([]*results.Result{r}, Meta{Commit: "abc", Kind: KindDefault, RunID: "1-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestFromResultsKeepsWorstValueMedianAndFirstRequestsBaseline(t *testing.T) 
 func TestFromResultsRefusesResultsOfTwoSeries(t *testing.T) {
 	a, b := result("a", 1), result("b", 1)
 	b.Lane = "extra"
-	_, err := FromResults([]*checks.Result{a, b}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
+	_, err := FromResults([]*results.Result{a, b}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
 	if err == nil || !strings.Contains(err.Error(), "one history entry is one suite, lane and GPU class") {
 		t.Fatalf("err = %v", err)
 	}
@@ -85,13 +87,13 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 // runner of its partition; the run's runner is theirs when they agree.
 func TestFromResultsKeepsMachines(t *testing.T) {
 	a, b, old := result("a", 100), result("b", 100), result("c", 100)
-	a.Machine = &checks.Machine{Partition: 1, RunnerName: "b200-verda-7", Hostname: "h7", GPUs: []checks.MachineGPU{{Name: "NVIDIA B200", UUID: "GPU-7"}}}
-	b.Machine = &checks.Machine{Partition: 0, RunnerName: "b200-verda-7", Hostname: "h7"}
-	run, err := FromResults([]*checks.Result{a, b}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
+	a.Machine = &results.Machine{Partition: 1, RunnerName: "b200-verda-7", Hostname: "h7", GPUs: []results.MachineGPU{{Name: "NVIDIA B200", UUID: "GPU-7"}}}
+	b.Machine = &results.Machine{Partition: 0, RunnerName: "b200-verda-7", Hostname: "h7"}
+	run, err := FromResults([]*results.Result{a, b}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]checks.Machine{*b.Machine, *a.Machine}, run.Machines); d != "" {
+	if d := cmp.Diff([]results.Machine{*b.Machine, *a.Machine}, run.Machines); d != "" {
 		t.Errorf("machines (-want +got):\n%s", d)
 	}
 	if run.Runner != "b200-verda-7" || run.Cases[0].Runner != "b200-verda-7" {
@@ -99,8 +101,8 @@ func TestFromResultsKeepsMachines(t *testing.T) {
 	}
 	// A partition without a machine (an old results file) beside one with: the run names no
 	// runner, the case that recorded one keeps it.
-	b.Machine = &checks.Machine{Partition: 0, RunnerName: "b200-cirrascale3-0123"}
-	run, err = FromResults([]*checks.Result{a, b, old}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
+	b.Machine = &results.Machine{Partition: 0, RunnerName: "b200-cirrascale3-0123"}
+	run, err = FromResults([]*results.Result{a, b, old}, Meta{Commit: "c", Kind: KindDefault, RunID: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestFromResultsKeepsMachines(t *testing.T) {
 func TestValidateBoundsMachines(t *testing.T) {
 	long := strings.Repeat("x", maxStringBytes+1)
 	r := &Run{Schema: storeSchema, Suite: "s", Commit: "c", RunID: "1", Kind: KindDefault, Date: t0,
-		Machines: []checks.Machine{{Hostname: long}, {GPUs: make([]checks.MachineGPU, 65)}},
+		Machines: []results.Machine{{Hostname: long}, {GPUs: make([]results.MachineGPU, 65)}},
 		Cases:    []Case{{ID: "a", Runner: long, Metrics: []Metric{{Name: "perf.e2e", Value: 1, Median: 1, N: 1}}}}}
 	err := r.Validate()
 	for _, want := range []string{
@@ -129,7 +131,7 @@ func TestValidateBoundsMachines(t *testing.T) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
 	}
-	r.Machines = make([]checks.Machine, maxMachines+1)
+	r.Machines = make([]results.Machine, maxMachines+1)
 	if err := r.Validate(); err == nil || !strings.Contains(err.Error(), "machines: 257, at most 256") {
 		t.Errorf("257 machines: %v", err)
 	}

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // The store is a folder with one subfolder per series and one file per run in it:
@@ -50,7 +50,7 @@ func part(s string) string {
 // Dir is the folder of a series in the store.
 // A run without a lane is in the default lane, as a merge names it.
 func (s Series) Dir() string {
-	return part(s.Suite) + "--" + part(cmp.Or(s.Lane, checks.DefaultLane)) + "--" + part(s.GPU)
+	return part(s.Suite) + "--" + part(cmp.Or(s.Lane, results.DefaultLane)) + "--" + part(s.GPU)
 }
 
 // FileName is a run's file name in its series folder: its date first, so that names sort in

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Rule is when the history proposes a new baseline value (docs/history.md, "Tightening").
@@ -38,7 +39,7 @@ type Proposal struct {
 	// larger); Loosen marks a raised value (only with AllowLoosen).
 	Margin float64
 	Loosen bool
-	Spread checks.Spread
+	Spread results.Spread
 	// Tolerance is the relative tolerance the runs were checked with: limit / baseline − 1
 	// of the newest run (pads included).
 	Tolerance float64
@@ -50,7 +51,7 @@ type Proposal struct {
 // alone crosses, or that cannot tell a regression from noise.
 type Noisy struct {
 	Case, Metric, Unit string
-	Spread             checks.Spread
+	Spread             results.Spread
 	// Low and High bound the typical runs: the N values without the Trimmed lowest and
 	// Trimmed highest.
 	Low, High float64

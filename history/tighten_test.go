@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // seriesRuns are default-branch runs of case a, one per value of perf.e2e, checked against
@@ -17,7 +19,7 @@ func seriesRuns(values ...float64) []*Run {
 	var runs []*Run
 	for i, v := range values {
 		runs = append(runs, &Run{Schema: storeSchema, Suite: "s", GPU: "h200", Commit: fmt.Sprintf("c%d", i), Kind: KindDefault, RunID: fmt.Sprint(i),
-			Date: t0.Add(time.Duration(i) * time.Hour), Status: checks.Pass,
+			Date: t0.Add(time.Duration(i) * time.Hour), Status: results.Pass,
 			Cases: []Case{{ID: "a", Metrics: []Metric{{Name: "perf.e2e", Unit: "ms", Value: v, Median: v, N: 3,
 				Baseline: checks.Float(100), Limit: checks.Float(125)}}}}})
 	}
@@ -95,7 +97,7 @@ func TestProposeNeverTakesPullRequestsOrOtherSeriesAsEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Proposal{{Case: "a", Metric: "perf.e2e", Unit: "ms", Old: 100, New: 70, Margin: 20,
-		Spread: checks.Spread{N: 5, Min: 70, Median: 70, Max: 70}, Tolerance: 0.25}}
+		Spread: results.Spread{N: 5, Min: 70, Median: 70, Max: 70}, Tolerance: 0.25}}
 	if diff := cmp.Diff(want, out.Proposals, cmpopts.IgnoreFields(Proposal{}, "Runs"), cmpopts.EquateApprox(1e-9, 0)); diff != "" {
 		t.Errorf("proposals (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -12,7 +13,7 @@ import (
 type Confirmed struct {
 	// Requests are the case's requests with their failed perf and memory checks labelled
 	// (checks.LabelConfirmed) and their statuses recomputed.
-	Requests []checks.RequestResult
+	Requests []results.RequestResult
 	// Revisions are the requests whose checks the labels changed, and what changed.
 	Revisions []Revision
 	// Labelled counts the checks labelled; Flaky those that became flaky.
@@ -29,12 +30,12 @@ type Revision struct {
 // order sent; note says why they stopped short, if they did): every target check
 // (checks.ConfirmTargets) of the case's requests gets the label of what they said, and with
 // on_unconfirmed: flaky one that was not reproduced becomes flaky. reqs is not changed.
-func Confirmation(c *suite.Case, reqs []checks.RequestResult, targets map[string]bool, confirm []checks.RequestResult, note string) Confirmed {
+func Confirmation(c *suite.Case, reqs []results.RequestResult, targets map[string]bool, confirm []results.RequestResult, note string) Confirmed {
 	flaky := c.Noise.OnUnconfirmed == suite.OnUnconfirmedFlaky
 	out, labelled, flakies := checks.LabelConfirmed(reqs, targets, confirm, c.Noise.Confirm, note, flaky)
 	res := Confirmed{Requests: out, Labelled: labelled, Flaky: flakies}
 	for i := range out {
-		if out[i].Status != checks.Cancelled {
+		if out[i].Status != results.Cancelled {
 			out[i].Status = RequestStatus(out[i].Checks)
 		}
 		if what := changes(reqs[i], out[i]); what != "" {
@@ -47,7 +48,7 @@ func Confirmation(c *suite.Case, reqs []checks.RequestResult, targets map[string
 // changes says how a request's labelled checks and status differ from before: "confirmation:
 // perf.e2e reproduced in 2/2 confirmation requests; status fail → flaky". "" when nothing
 // changed.
-func changes(before, after checks.RequestResult) string {
+func changes(before, after results.RequestResult) string {
 	var what []string
 	for j, c := range after.Checks {
 		if c.Confirm == nil || j >= len(before.Checks) || before.Checks[j].Confirm != nil {

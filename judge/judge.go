@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -39,29 +40,29 @@ type Input struct {
 	Case *suite.Case
 	// Request holds the measurements (timings, peaks, output) and the checks made while
 	// measuring (server alive, output, consistency, perf record, memory sampler notes).
-	Request checks.RequestResult
+	Request results.RequestResult
 	// Answered reports that the server answered the request with an output, so that its
 	// timings are judged; a request that crashed, hung or errored has no timings to judge.
 	Answered bool
 	// Previous is the request before it in its case (its measurements are all growth
 	// needs), nil for the first: for request i, request i−1; for a confirmation request,
 	// the confirmation request before it or else the case's last request.
-	Previous *checks.RequestResult
+	Previous *results.RequestResult
 }
 
 // Verdict is the final judgement of one request.
 type Verdict struct {
 	// Request is the input's request with its final checks and status.
-	Request checks.RequestResult
+	Request results.RequestResult
 	// Grew are the checks of Request that fail because memory grew since the previous
 	// request, for the runner's progress log.
-	Grew []checks.Check
+	Grew []results.Check
 }
 
 // verdict is a request's judgement as it goes through the rules: the checks made while
 // measuring, the checks the rules make, and the sources whose memory grew.
 type verdict struct {
-	measured, judged []checks.Check
+	measured, judged []results.Check
 	grew             []string
 }
 
@@ -95,12 +96,12 @@ func (j *Config) Request(in Input) Verdict {
 	}
 	rr := in.Request
 	rr.Checks = append(slices.Clone(v.measured), v.judged...)
-	if rr.Status != checks.Cancelled {
+	if rr.Status != results.Cancelled {
 		rr.Status = RequestStatus(rr.Checks)
 	}
 	out := Verdict{Request: rr}
 	for _, c := range rr.Checks {
-		if c.Name == checks.MemoryRuntimePeak && c.Status == checks.Fail && slices.Contains(v.grew, c.Source) {
+		if c.Name == checks.MemoryRuntimePeak && c.Status == results.Fail && slices.Contains(v.grew, c.Source) {
 			out.Grew = append(out.Grew, c)
 		}
 	}
@@ -164,7 +165,7 @@ func perfRule(j *Config, in Input, v verdict) verdict {
 // (SGLang: "Testcase '…' not found in" the baseline file); SGLang's own realtime scenario
 // holds only the VRAM baselines (h100.json lingbot_world_realtime_plastic_beach), which the
 // case's memory checks then need (checks.MissingVRAMBaseline, Config.Case).
-func (j *Config) realtime(in Input) []checks.Check {
+func (j *Config) realtime(in Input) []results.Check {
 	c := in.Case
 	cs := checks.Realtime(in.Request.RealtimeChunks, c.Realtime.IgnoreInitialChunks, c.Realtime.Thresholds)
 	if j.Enforce && j.File != nil && !j.ROCm && suite.Enabled(c.Checks.Perf) {
@@ -203,7 +204,7 @@ func growthRule(j *Config, in Input, v verdict) verdict {
 	if !suite.Enabled(in.Case.Checks.Memory) || j.ROCm || in.Previous == nil {
 		return v
 	}
-	var grew []checks.Check
+	var grew []results.Check
 	v.judged, grew = checks.GrowthSince(v.judged, in.Previous.PeakVRAMMiB, in.Request.PeakVRAMMiB, name(*in.Previous), j.memoryBaseline(in.Case).RuntimeTol)
 	for _, c := range grew {
 		v.grew = append(v.grew, c.Source)
@@ -248,7 +249,7 @@ func knownRule(j *Config, in Input, v verdict) verdict {
 // MarkKnown is the known-failures step alone (checks.MarkKnown with the run's list and
 // date), for the checks of case caseID's request req (0: its case-level checks); for checks
 // no other rule judges, such as those of a server that failed to start.
-func (j *Config) MarkKnown(caseID string, req int, cs []checks.Check) []checks.Check {
+func (j *Config) MarkKnown(caseID string, req int, cs []results.Check) []results.Check {
 	if j == nil {
 		return cs
 	}
@@ -260,11 +261,11 @@ func (j *Config) MarkKnown(caseID string, req int, cs []checks.Check) []checks.C
 // start, perf.load, memory.load_peak and memory.warmup_peak; on CUDA, the failure of a
 // perf-checked scenario without VRAM baselines. The same enforcement and known failures as
 // for a request apply.
-func (j *Config) Case(c *suite.Case, cr checks.CaseResult) []checks.Check {
+func (j *Config) Case(c *suite.Case, cr results.CaseResult) []results.Check {
 	if j == nil {
 		return cr.Checks
 	}
-	var judged []checks.Check
+	var judged []results.Check
 	paid := cr.Load != nil && !cr.Load.Reused
 	// Load time is checked on every case, checks.perf: false included (SGLang PR #39206).
 	if paid && j.collecting() {
@@ -298,7 +299,7 @@ func (j *Config) Case(c *suite.Case, cr checks.CaseResult) []checks.Check {
 // under current_platform.is_cuda() (test_server_common.py @ a7ec6b97f786,
 // _validate_and_record), so on an AMD GPU every memory check is kept with its value and
 // limit, as a skip (checks.NoVRAMVerdict).
-func (j *Config) vram(cs []checks.Check) []checks.Check {
+func (j *Config) vram(cs []results.Check) []results.Check {
 	if !j.ROCm {
 		return cs
 	}
@@ -306,7 +307,7 @@ func (j *Config) vram(cs []checks.Check) []checks.Check {
 }
 
 // enforcement is baseline mode's rule: a perf or memory check is recorded, not enforced.
-func (j *Config) enforcement(cs []checks.Check) []checks.Check {
+func (j *Config) enforcement(cs []results.Check) []results.Check {
 	if j.Enforce {
 		return cs
 	}
@@ -325,13 +326,13 @@ func (j *Config) memoryBaseline(c *suite.Case) checks.MemoryBaseline {
 }
 
 // perfRecorded reports whether the request's performance.log record was joined.
-func perfRecorded(measured []checks.Check) bool {
-	return slices.ContainsFunc(measured, func(c checks.Check) bool { return c.Name == checks.PerfRecord && c.Status == checks.Pass })
+func perfRecorded(measured []results.Check) bool {
+	return slices.ContainsFunc(measured, func(c results.Check) bool { return c.Name == results.PerfRecord && c.Status == results.Pass })
 }
 
 // name is how a growth failure names the request it grew since: "request 2",
 // "confirmation request 1".
-func name(rr checks.RequestResult) string {
+func name(rr results.RequestResult) string {
 	if rr.Confirm {
 		return fmt.Sprintf("confirmation request %d", rr.Index)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -39,26 +40,26 @@ func config(t *testing.T, enforce, rocm bool, known ...checks.KnownEntry) *Confi
 
 // measuredRequest is request index of case c as the runner hands it over: answered, its perf
 // record joined (e2eMs), its reserved peak measured.
-func measuredRequest(index int, e2eMs, peakMiB float64) checks.RequestResult {
-	return checks.RequestResult{Case: "c", Index: index, Of: 3, ServerTotalMs: e2eMs,
-		Stages: checks.Stages{{Name: "DenoisingStage", Ms: 90}}, StepsMs: []float64{10, 10},
+func measuredRequest(index int, e2eMs, peakMiB float64) results.RequestResult {
+	return results.RequestResult{Case: "c", Index: index, Of: 3, ServerTotalMs: e2eMs,
+		Stages: results.Stages{{Name: "DenoisingStage", Ms: 90}}, StepsMs: []float64{10, 10},
 		PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: peakMiB},
-		Checks: []checks.Check{
-			checks.Passed(checks.ServerAlive, ""),
-			checks.Passed(checks.OutputPresent, ""),
-			{Name: checks.ConsistencySSIM, Status: checks.Fail, Detail: "ssim 0.5 < 0.9"},
+		Checks: []results.Check{
+			checks.Passed(results.ServerAlive, ""),
+			checks.Passed(results.OutputPresent, ""),
+			{Name: checks.ConsistencySSIM, Status: results.Fail, Detail: "ssim 0.5 < 0.9"},
 			checks.PerfRecordJoined(e2eMs, 1, 2, nil),
 		}}
 }
 
 // check is the check of a verdict with name (and source, for memory), or a zero one.
-func check(rr checks.RequestResult, name, source string) checks.Check {
+func check(rr results.RequestResult, name, source string) results.Check {
 	for _, c := range rr.Checks {
 		if c.Name == name && c.Source == source {
 			return c
 		}
 	}
-	return checks.Check{}
+	return results.Check{}
 }
 
 // TestRequestJudgesInTheDocumentedOrder is a table test over the whole pipeline: each row is
@@ -70,7 +71,7 @@ func TestRequestJudgesInTheDocumentedOrder(t *testing.T) {
 	ssimKnown := checks.KnownEntry{Case: "c", Check: checks.ConsistencySSIM, Reason: "drift", Source: "known.yaml:1"}
 	growthKnown := checks.KnownEntry{Case: "c", Check: checks.MemoryRuntimePeak, Reason: "leak", Source: "known.yaml:2"}
 	type want struct {
-		e2e, mem, ssim, request checks.Status
+		e2e, mem, ssim, request results.Status
 		grew                    int
 		detail                  string // a part of memory.runtime_peak's detail
 		warned                  bool   // perf.e2e passed over its limit with a warning
@@ -83,26 +84,26 @@ func TestRequestJudgesInTheDocumentedOrder(t *testing.T) {
 	}{
 		{"first request: perf and memory against the baseline, no growth", config(t, true, false),
 			Input{Case: c, Request: measuredRequest(1, 900, 3400), Answered: true},
-			want{checks.Pass, checks.Pass, checks.Fail, checks.Fail, 0, "3400 MiB ≤ limit 4128", false}},
+			want{results.Pass, results.Pass, results.Fail, results.Fail, 0, "3400 MiB ≤ limit 4128", false}},
 		{"growth is judged when the request finishes, under the baseline", config(t, true, false),
 			Input{Case: c, Request: measuredRequest(2, 900, 3800), Answered: true, Previous: &prev},
-			want{checks.Pass, checks.Fail, checks.Fail, checks.Fail, 1, "grew from 3400 to 3800 MiB since request 1", false}},
+			want{results.Pass, results.Fail, results.Fail, results.Fail, 1, "grew from 3400 to 3800 MiB since request 1", false}},
 		{"enforcement after growth: baseline mode records the growth too", config(t, false, false),
 			Input{Case: c, Request: measuredRequest(2, 900, 3800), Answered: true, Previous: &prev},
-			want{checks.Skip, checks.Skip, checks.Fail, checks.Fail, 0,
+			want{results.Skip, results.Skip, results.Fail, results.Fail, 0,
 				"baseline mode: recorded, not enforced (would be fail): server_reserved grew from 3400", false}},
 		{"AMD: perf over its limit warns, memory has no verdict, no growth", config(t, true, true),
 			Input{Case: c, Request: measuredRequest(2, 2100, 3800), Answered: true, Previous: &prev},
-			want{checks.Pass, checks.Skip, checks.Fail, checks.Fail, 0, checks.NoVRAMVerdict, true}},
+			want{results.Pass, results.Skip, results.Fail, results.Fail, 0, checks.NoVRAMVerdict, true}},
 		{"known after growth: a listed growth is known, and so is a measured check", config(t, true, false, ssimKnown, growthKnown),
 			Input{Case: c, Request: measuredRequest(2, 900, 3800), Answered: true, Previous: &prev},
-			want{checks.Pass, checks.Known, checks.Known, checks.Known, 0, "grew from 3400", false}},
+			want{results.Pass, results.Known, results.Known, results.Known, 0, "grew from 3400", false}},
 		{"a request the server did not answer has no timings to judge", config(t, true, false),
 			Input{Case: c, Request: measuredRequest(2, 900, 3800), Previous: &prev},
-			want{"", checks.Fail, checks.Fail, checks.Fail, 1, "grew from 3400", false}},
+			want{"", results.Fail, results.Fail, results.Fail, 1, "grew from 3400", false}},
 		{"no config: only the status", nil,
 			Input{Case: c, Request: measuredRequest(2, 900, 3800), Answered: true, Previous: &prev},
-			want{"", "", checks.Fail, checks.Fail, 0, "", false}},
+			want{"", "", results.Fail, results.Fail, 0, "", false}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			given := tt.in.Request.Checks
@@ -127,9 +128,9 @@ func TestRequestJudgesInTheDocumentedOrder(t *testing.T) {
 // TestRequestKeepsACancelledRequestCancelled: the status rule does not recompute a request
 // the run cut short.
 func TestRequestKeepsACancelledRequestCancelled(t *testing.T) {
-	rr := checks.RequestResult{Case: "c", Index: 1, Of: 1, Status: checks.Cancelled,
-		Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Cancelled}}}
-	if got := config(t, true, false).Request(Input{Case: &suite.Case{ID: "c"}, Request: rr}).Request.Status; got != checks.Cancelled {
+	rr := results.RequestResult{Case: "c", Index: 1, Of: 1, Status: results.Cancelled,
+		Checks: []results.Check{{Name: results.ServerAlive, Status: results.Cancelled}}}
+	if got := config(t, true, false).Request(Input{Case: &suite.Case{ID: "c"}, Request: rr}).Request.Status; got != results.Cancelled {
 		t.Errorf("status %s, want cancelled", got)
 	}
 }
@@ -174,26 +175,26 @@ func TestRequestRulesAreTheDocumentedOrder(t *testing.T) {
 // warns) and the same enforcement as a request's.
 func TestCase(t *testing.T) {
 	c := &suite.Case{ID: "c", Modality: suite.Image}
-	cr := checks.CaseResult{ID: "c", Load: &checks.Load{DurationMs: 2100, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 1900}},
-		Checks: []checks.Check{checks.Passed(checks.ServerAlive, "")}}
+	cr := results.CaseResult{ID: "c", Load: &results.Load{DurationMs: 2100, PeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 1900}},
+		Checks: []results.Check{checks.Passed(results.ServerAlive, "")}}
 	for _, tt := range []struct {
 		name       string
 		cfg        *Config
-		load, peak checks.Status
+		load, peak results.Status
 		warned     bool
 	}{
 		// 2100 ms against 1000 ms: over 1800 ms (tolerance 0.8), over 2000 ms on AMD (1.0).
-		{"CUDA", config(t, true, false), checks.Fail, checks.Pass, false},
-		{"AMD: tolerance 1.0, and a limit only warns", config(t, true, true), checks.Pass, checks.Skip, true},
-		{"baseline mode", config(t, false, false), checks.Skip, checks.Skip, false},
+		{"CUDA", config(t, true, false), results.Fail, results.Pass, false},
+		{"AMD: tolerance 1.0, and a limit only warns", config(t, true, true), results.Pass, results.Skip, true},
+		{"baseline mode", config(t, false, false), results.Skip, results.Skip, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.cfg.Case(c, cr)
-			byName := map[string]checks.Check{}
+			byName := map[string]results.Check{}
 			for _, ck := range got {
 				byName[ck.Name] = ck
 			}
-			if byName[checks.ServerAlive].Status != checks.Pass {
+			if byName[results.ServerAlive].Status != results.Pass {
 				t.Errorf("the measured case checks are not kept: %+v", got)
 			}
 			load := byName[checks.PerfLoad]
@@ -212,23 +213,23 @@ func TestCase(t *testing.T) {
 // new requests, with a revision for each one they changed (and none for the others), and the
 // requests given are not changed.
 func TestConfirmationSaysWhatChanged(t *testing.T) {
-	over := func(st checks.Status) checks.Check {
-		return checks.Check{Name: checks.PerfE2E, Status: st, Value: checks.Float(1300), Limit: checks.Float(1250)}
+	over := func(st results.Status) results.Check {
+		return results.Check{Name: checks.PerfE2E, Status: st, Value: checks.Float(1300), Limit: checks.Float(1250)}
 	}
-	reqs := []checks.RequestResult{
-		{Case: "c", Index: 1, Of: 2, Status: checks.Pass, Checks: []checks.Check{checks.Passed(checks.PerfE2E, "")}},
-		{Case: "c", Index: 2, Of: 2, Status: checks.Fail, Checks: []checks.Check{over(checks.Fail)}},
+	reqs := []results.RequestResult{
+		{Case: "c", Index: 1, Of: 2, Status: results.Pass, Checks: []results.Check{checks.Passed(checks.PerfE2E, "")}},
+		{Case: "c", Index: 2, Of: 2, Status: results.Fail, Checks: []results.Check{over(results.Fail)}},
 	}
-	confirm := []checks.RequestResult{{Case: "c", Index: 1, Of: 2, Confirm: true, Checks: []checks.Check{checks.Passed(checks.PerfE2E, "")}}}
+	confirm := []results.RequestResult{{Case: "c", Index: 1, Of: 2, Confirm: true, Checks: []results.Check{checks.Passed(checks.PerfE2E, "")}}}
 	targets := checks.ConfirmTargets(reqs)
 	for _, tt := range []struct {
 		onUnconfirmed string
 		want          Revision
-		status        checks.Status
+		status        results.Status
 	}{
 		{suite.OnUnconfirmedFlaky, Revision{At: 1,
-			What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests: fail → flaky; status fail → flaky"}, checks.Flaky},
-		{suite.OnUnconfirmedFail, Revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests"}, checks.Fail},
+			What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests: fail → flaky; status fail → flaky"}, results.Flaky},
+		{suite.OnUnconfirmedFail, Revision{At: 1, What: "confirmation: perf.e2e not reproduced in 0/1 confirmation requests"}, results.Fail},
 	} {
 		c := &suite.Case{ID: "c", Noise: suite.Noise{Confirm: 2, OnUnconfirmed: tt.onUnconfirmed}}
 		got := Confirmation(c, reqs, targets, confirm, "")
@@ -238,7 +239,7 @@ func TestConfirmationSaysWhatChanged(t *testing.T) {
 		if got.Requests[1].Status != tt.status || got.Labelled != 1 {
 			t.Errorf("on_unconfirmed %q: request 2 %s, labelled %d", tt.onUnconfirmed, got.Requests[1].Status, got.Labelled)
 		}
-		if reqs[1].Checks[0].Confirm != nil || reqs[1].Status != checks.Fail {
+		if reqs[1].Checks[0].Confirm != nil || reqs[1].Status != results.Fail {
 			t.Errorf("Confirmation changed the requests it was given: %+v", reqs[1])
 		}
 	}
@@ -253,8 +254,8 @@ func TestKnownLeavesConfirmationRequestsAlone(t *testing.T) {
 	confirm := measuredRequest(1, 900, 3400)
 	confirm.Confirm = true
 	conf := cfg.Request(Input{Case: c, Request: confirm, Answered: true}).Request
-	got := [2]checks.Status{check(own, checks.ConsistencySSIM, "").Status, check(conf, checks.ConsistencySSIM, "").Status}
-	if got != [2]checks.Status{checks.Known, checks.Fail} {
+	got := [2]results.Status{check(own, checks.ConsistencySSIM, "").Status, check(conf, checks.ConsistencySSIM, "").Status}
+	if got != [2]results.Status{results.Known, results.Fail} {
 		t.Errorf("request 1, confirmation request 1: ssim %v, want [known fail]", got)
 	}
 }
@@ -262,13 +263,13 @@ func TestKnownLeavesConfirmationRequestsAlone(t *testing.T) {
 // TestMarkKnownJudgesUnjudgedCaseChecks: the known-failures step alone, for the checks of a
 // server that failed to start (no other rule judges them).
 func TestMarkKnownJudgesUnjudgedCaseChecks(t *testing.T) {
-	cfg := config(t, true, false, checks.KnownEntry{Case: "c", Check: checks.ServerAlive, Reason: "flaky host", Source: "known.yaml:1"})
-	got := cfg.MarkKnown("c", 0, []checks.Check{checks.Failed(checks.ServerAlive, "server ref failed to start")})
-	if got[0].Status != checks.Known {
+	cfg := config(t, true, false, checks.KnownEntry{Case: "c", Check: results.ServerAlive, Reason: "flaky host", Source: "known.yaml:1"})
+	got := cfg.MarkKnown("c", 0, []results.Check{checks.Failed(results.ServerAlive, "server ref failed to start")})
+	if got[0].Status != results.Known {
 		t.Errorf("server.alive %s, want known", got[0].Status)
 	}
 	var none *Config
-	if got := none.MarkKnown("c", 0, []checks.Check{checks.Failed(checks.ServerAlive, "")}); got[0].Status != checks.Fail {
+	if got := none.MarkKnown("c", 0, []results.Check{checks.Failed(results.ServerAlive, "")}); got[0].Status != results.Fail {
 		t.Errorf("nil config: %s, want the check as it is", got[0].Status)
 	}
 }
@@ -278,8 +279,8 @@ func TestMarkKnownJudgesUnjudgedCaseChecks(t *testing.T) {
 func TestRealtimeCaseIsJudgedOnItsChunks(t *testing.T) {
 	c := &suite.Case{ID: "rt", Modality: suite.Video, Realtime: &suite.Realtime{NumChunks: 2,
 		Thresholds: map[string]float64{"max_chunk_total_ms": 35}}}
-	rr := checks.RequestResult{Case: "rt", Index: 1, Of: 1, E2EMs: 1e9,
-		RealtimeChunks: []checks.ChunkStats{{ChunkTotalMs: 30}, {ChunkTotalMs: 40}}}
+	rr := results.RequestResult{Case: "rt", Index: 1, Of: 1, E2EMs: 1e9,
+		RealtimeChunks: []results.ChunkStats{{ChunkTotalMs: 30}, {ChunkTotalMs: 40}}}
 	cfg := &Config{Enforce: true}
 	got := cfg.Request(Input{Case: c, Request: rr, Answered: true}).Request
 	var names []string

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // maxRetries is SGLang's max_retries: a failed case is run again at most six times
@@ -41,11 +42,11 @@ var infraMarkers = []string{"timeouterror", "safetensorerror", "filenotfounderro
 //   - any other failure (output.valid, an audio metric, a crash) is not retried.
 //
 // A case that did not fail is not retried.
-func retryOf(cr checks.CaseResult) retryVerdict {
-	if CaseStatus(cr) != checks.Fail {
+func retryOf(cr results.CaseResult) retryVerdict {
+	if CaseStatus(cr) != results.Fail {
 		return retryVerdict{Why: "did not fail"}
 	}
-	var failed []checks.Check
+	var failed []results.Check
 	for _, c := range cr.Checks {
 		if bad(c.Status) {
 			failed = append(failed, c)
@@ -64,7 +65,7 @@ func retryOf(cr checks.CaseResult) retryVerdict {
 			return retryVerdict{Why: fmt.Sprintf("%s failed: consistency failures are never retried", c.Name)}
 		}
 	}
-	perf := len(failed) > 0 && !slices.ContainsFunc(failed, func(c checks.Check) bool {
+	perf := len(failed) > 0 && !slices.ContainsFunc(failed, func(c results.Check) bool {
 		g := checks.KindOf(c.Name).Group
 		return g != checks.GroupPerf && g != checks.GroupMemory
 	})
@@ -100,9 +101,9 @@ func retryOf(cr checks.CaseResult) retryVerdict {
 // case of the attempt from being retried (run_pytest returns at the first non-retryable
 // attempt). It returns the first such case and why, or "" when every failed case of the
 // attempt may be retried.
-func RetryBlocked(attempt []checks.CaseResult) string {
+func RetryBlocked(attempt []results.CaseResult) string {
 	for _, cr := range attempt {
-		if CaseStatus(cr) != checks.Fail {
+		if CaseStatus(cr) != results.Fail {
 			continue
 		}
 		if v := retryOf(cr); !v.Retryable {
@@ -112,6 +113,6 @@ func RetryBlocked(attempt []checks.CaseResult) string {
 	return ""
 }
 
-func bad(s checks.Status) bool {
-	return s != checks.Pass && s != checks.Skip && s != checks.Known && s != checks.Flaky && s != checks.Cancelled
+func bad(s results.Status) bool {
+	return s != results.Pass && s != results.Skip && s != results.Known && s != results.Flaky && s != results.Cancelled
 }

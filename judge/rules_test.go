@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // SGLang's verdict rules on the retry and the statuses (docs/sglang-compat.md, "Verdict
@@ -20,37 +21,37 @@ import (
 // test_infrastructure_failure_policy_is_unchanged; run_pytest (max_retries = 6).
 func TestRetryRule(t *testing.T) {
 	const src = "PR #39206: pytest_runner.py _is_retryable_failure, run_pytest"
-	req := func(cs ...checks.Check) checks.CaseResult {
-		return checks.CaseResult{ID: "c", Requests: []checks.RequestResult{{Index: 1, Of: 1, Checks: append([]checks.Check{checks.Passed(checks.ServerAlive,
+	req := func(cs ...results.Check) results.CaseResult {
+		return results.CaseResult{ID: "c", Requests: []results.RequestResult{{Index: 1, Of: 1, Checks: append([]results.Check{checks.Passed(results.ServerAlive,
 			"")}, cs...)}}}
 	}
-	withTail := func(cr checks.CaseResult, tail ...string) checks.CaseResult { cr.LogTail = tail; return cr }
+	withTail := func(cr results.CaseResult, tail ...string) results.CaseResult { cr.LogTail = tail; return cr }
 	for _, tt := range []struct {
 		input string
-		cr    checks.CaseResult
+		cr    results.CaseResult
 		want  bool
 	}{
 		{"a passing case is not retried", req(checks.Passed(checks.PerfE2E, "")), false},
 		{"E2E latency failed ([performance] Validation failed for 'E2E Latency')", req(checks.Failed(checks.PerfE2E, "")), true},
-		{"load latency failed", checks.CaseResult{ID: "c", Checks: []checks.Check{checks.Failed(checks.PerfLoad, "")}, Requests: req().Requests}, true},
+		{"load latency failed", results.CaseResult{ID: "c", Checks: []results.Check{checks.Failed(checks.PerfLoad, "")}, Requests: req().Requests}, true},
 		{"denoise step and memory failed", req(checks.Failed(checks.PerfDenoiseAvg, ""), checks.Failed(checks.MemoryRuntimePeak, "")), true},
 		{"consistency failed", req(checks.Failed(checks.ConsistencySSIM, "")), false},
 		{"performance and consistency failed", req(checks.Failed(checks.PerfE2E, ""), checks.Failed(checks.ConsistencySSIM, "")), false},
 		{"GT not found", req(checks.Failed(checks.ConsistencyGroup, "GT not found for c: no ground truth")), false},
-		{"consistency failed beside a timeout", req(checks.Check{Name: checks.OutputPresent, Status: checks.Fail, Cause: "request hung: no output within 2s"},
+		{"consistency failed beside a timeout", req(results.Check{Name: results.OutputPresent, Status: results.Fail, Cause: "request hung: no output within 2s"},
 			checks.Failed(checks.ConsistencySSIM, "")), false},
-		{"a request timed out (TimeoutError)", req(checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+		{"a request timed out (TimeoutError)", req(results.Check{Name: results.OutputPresent, Status: results.Fail,
 			Cause: "request hung: no output within 2s"}), true},
 		{"the server start timed out (TimeoutError in _wait_for_ready)",
-			checks.CaseResult{ID: "c", Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Fail, Cause: checks.CauseStartTimeout}},
-				Requests: []checks.RequestResult{{Index: 1, Of: 1, Checks: []checks.Check{checks.Skipped(checks.ServerAlive, "not sent")}}}}, true},
+			results.CaseResult{ID: "c", Checks: []results.Check{{Name: results.ServerAlive, Status: results.Fail, Cause: checks.CauseStartTimeout}},
+				Requests: []results.RequestResult{{Index: 1, Of: 1, Checks: []results.Check{checks.Skipped(results.ServerAlive, "not sent")}}}}, true},
 		{"the server exited while starting (RuntimeError)",
-			checks.CaseResult{ID: "c", Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Fail, Cause: "server failed to start, exit 1"}},
-				Requests: []checks.RequestResult{{Index: 1, Of: 1, Checks: []checks.Check{checks.Skipped(checks.ServerAlive, "not sent")}}}}, false},
-		{"the server ran out of memory", withTail(req(checks.Failed(checks.ServerAlive, "server exited")), "torch.OutOfMemoryError: CUDA out of memory."),
+			results.CaseResult{ID: "c", Checks: []results.Check{{Name: results.ServerAlive, Status: results.Fail, Cause: "server failed to start, exit 1"}},
+				Requests: []results.RequestResult{{Index: 1, Of: 1, Checks: []results.Check{checks.Skipped(results.ServerAlive, "not sent")}}}}, false},
+		{"the server ran out of memory", withTail(req(checks.Failed(results.ServerAlive, "server exited")), "torch.OutOfMemoryError: CUDA out of memory."),
 			true},
-		{"SafetensorError in the log", withTail(req(checks.Failed(checks.OutputPresent, "500")), "safetensors_rust.SafetensorError: invalid header"), true},
-		{"an output assertion is not retried", req(checks.Failed(checks.OutputValid, "size 64x64, want 256x256")), false},
+		{"SafetensorError in the log", withTail(req(checks.Failed(results.OutputPresent, "500")), "safetensors_rust.SafetensorError: invalid header"), true},
+		{"an output assertion is not retried", req(checks.Failed(results.OutputValid, "size 64x64, want 256x256")), false},
 		{"an audio metric failure is not retried", req(checks.Failed(checks.AudioSpectralSimilarity, "")), false},
 		{"audio GT not found", req(checks.Failed(checks.AudioGroup, "Audio GT not found for c")), false},
 	} {
@@ -60,10 +61,10 @@ func TestRetryRule(t *testing.T) {
 	}
 	perf, cons := req(checks.Failed(checks.PerfE2E, "")), req(checks.Failed(checks.ConsistencySSIM, ""))
 	cons.ID = "other"
-	if why := RetryBlocked([]checks.CaseResult{perf, cons}); !strings.Contains(why, "case other") {
+	if why := RetryBlocked([]results.CaseResult{perf, cons}); !strings.Contains(why, "case other") {
 		t.Errorf("a consistency failure in the attempt (%s): blocked %q, want it named", src, why)
 	}
-	if why := RetryBlocked([]checks.CaseResult{perf, req(checks.Passed(checks.PerfE2E, ""))}); why != "" {
+	if why := RetryBlocked([]results.CaseResult{perf, req(checks.Passed(checks.PerfE2E, ""))}); why != "" {
 		t.Errorf("only retryable failures (%s): blocked %q", src, why)
 	}
 	if maxRetries != 6 {
@@ -76,28 +77,28 @@ func TestRetryRule(t *testing.T) {
 // test_server_utils.py @ a7ec6b97f786 (pytest.skip under current_platform.is_hip()).
 func TestAMDVideoTimeoutRule(t *testing.T) {
 	const src = "_create_and_download_video, test_server_utils.py @ a7ec6b97f786"
-	timedOut := checks.RequestResult{Index: 2, Of: 3, Checks: []checks.Check{checks.Passed(checks.ServerAlive, ""), checks.AMDVideoTimeout("wan",
+	timedOut := results.RequestResult{Index: 2, Of: 3, Checks: []results.Check{checks.Passed(results.ServerAlive, ""), checks.AMDVideoTimeout("wan",
 		40*time.Minute)}}
-	notSent := checks.RequestResult{Index: 3, Of: 3, Checks: []checks.Check{checks.Skipped(checks.ServerAlive, "not sent")}}
-	ok := checks.RequestResult{Index: 1, Of: 3, Checks: []checks.Check{checks.Passed(checks.ServerAlive, "")}}
-	failed := checks.RequestResult{Index: 1, Of: 3, Checks: []checks.Check{checks.Failed(checks.PerfE2E, "")}}
-	reqs := []checks.RequestResult{ok, timedOut, notSent}
-	cr := checks.CaseResult{ID: "wan", Requests: reqs, Skipped: checks.SkippedBy(reqs)}
+	notSent := results.RequestResult{Index: 3, Of: 3, Checks: []results.Check{checks.Skipped(results.ServerAlive, "not sent")}}
+	ok := results.RequestResult{Index: 1, Of: 3, Checks: []results.Check{checks.Passed(results.ServerAlive, "")}}
+	failed := results.RequestResult{Index: 1, Of: 3, Checks: []results.Check{checks.Failed(checks.PerfE2E, "")}}
+	reqs := []results.RequestResult{ok, timedOut, notSent}
+	cr := results.CaseResult{ID: "wan", Requests: reqs, Skipped: checks.SkippedBy(reqs)}
 	if cr.Skipped == "" || !strings.Contains(cr.Skipped, "video job timed out on AMD after 40m0s - skipping") {
 		t.Errorf("%s: skipped %q", src, cr.Skipped)
 	}
-	if got := CaseStatus(cr); got != checks.Skip {
+	if got := CaseStatus(cr); got != results.Skip {
 		t.Errorf("%s: case %s, want skip", src, got)
 	}
-	if got := RunStatus([]checks.CaseResult{cr}, nil); got != checks.Pass {
+	if got := RunStatus([]results.CaseResult{cr}, nil); got != results.Pass {
 		t.Errorf("%s: run %s, want pass (a skipped case fails nothing)", src, got)
 	}
 	cr.Requests[0] = failed
-	if got := CaseStatus(cr); got != checks.Fail {
+	if got := CaseStatus(cr); got != results.Fail {
 		t.Errorf("%s: a failure before the timeout: case %s, want fail", src, got)
 	}
-	plain := checks.CaseResult{ID: "wan", Requests: []checks.RequestResult{ok, notSent}}
-	if got := CaseStatus(plain); got != checks.Fail || checks.SkippedBy(plain.Requests) != "" {
+	plain := results.CaseResult{ID: "wan", Requests: []results.RequestResult{ok, notSent}}
+	if got := CaseStatus(plain); got != results.Fail || checks.SkippedBy(plain.Requests) != "" {
 		t.Errorf("a skipped request without the AMD timeout: case %s, want fail", got)
 	}
 }

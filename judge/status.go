@@ -1,6 +1,6 @@
 package judge
 
-import "github.com/diffusion-check/diffusion-check/checks"
+import "github.com/diffusion-check/diffusion-check/results"
 
 // The verdict rules turn the checks of a run into the statuses of its requests, cases and the
 // run itself. They are pure and order independent: each status is the worst thing seen, in
@@ -27,37 +27,37 @@ import "github.com/diffusion-check/diffusion-check/checks"
 //
 // It applies to finished requests only. A request the runner cut short keeps the Cancelled
 // status it set: Finalize does not recompute it.
-func RequestStatus(cs []checks.Check) checks.Status {
+func RequestStatus(cs []results.Check) results.Status {
 	if len(cs) == 0 {
-		return checks.Error
+		return results.Error
 	}
 	var cancelled, flaky, known, passed bool
 	for _, c := range cs {
 		switch c.Status {
-		case checks.Pass:
+		case results.Pass:
 			passed = true
-		case checks.Skip:
-		case checks.Flaky:
+		case results.Skip:
+		case results.Flaky:
 			flaky = true
-		case checks.Known:
+		case results.Known:
 			known = true
-		case checks.Cancelled:
+		case results.Cancelled:
 			cancelled = true
 		default: // Fail, Error, or a status that is not ours
-			return checks.Fail
+			return results.Fail
 		}
 	}
 	switch {
 	case cancelled:
-		return checks.Cancelled
+		return results.Cancelled
 	case flaky:
-		return checks.Flaky
+		return results.Flaky
 	case known:
-		return checks.Known
+		return results.Known
 	case passed:
-		return checks.Pass
+		return results.Pass
 	}
-	return checks.Skip
+	return results.Skip
 }
 
 // CaseStatus is the status of a case, from its case-level checks and every request:
@@ -75,43 +75,43 @@ func RequestStatus(cs []checks.Check) checks.Status {
 // marked Cancelled, so a stale stored status cannot change the verdict. A case with no
 // requests whose stored status is Cancelled (cancelled before its first request) is
 // cancelled instead of error, unless a case-level check failed or it has Errors.
-func CaseStatus(c checks.CaseResult) checks.Status {
+func CaseStatus(c results.CaseResult) results.Status {
 	var errored, cancelled, flaky, known bool
 	for _, ck := range c.Checks {
 		switch ck.Status {
-		case checks.Pass, checks.Skip:
-		case checks.Flaky:
+		case results.Pass, results.Skip:
+		case results.Flaky:
 			flaky = true
-		case checks.Known:
+		case results.Known:
 			known = true
-		case checks.Cancelled:
+		case results.Cancelled:
 			cancelled = true
 		default:
-			return checks.Fail
+			return results.Fail
 		}
 	}
 	for _, rr := range c.Requests {
 		switch requestStatus(rr) {
-		case checks.Pass:
-		case checks.Flaky:
+		case results.Pass:
+		case results.Flaky:
 			flaky = true
-		case checks.Known:
+		case results.Known:
 			known = true
-		case checks.Cancelled:
+		case results.Cancelled:
 			cancelled = true
-		case checks.Skip:
+		case results.Skip:
 			if c.Skipped == "" {
-				return checks.Fail // a required request did not pass
+				return results.Fail // a required request did not pass
 			}
 		default: // Fail, Error: a required request did not pass
-			return checks.Fail
+			return results.Fail
 		}
 	}
 	if c.Skipped != "" && !cancelled && len(c.Errors) == 0 && len(c.Requests) > 0 {
-		return checks.Skip
+		return results.Skip
 	}
 	if len(c.Requests) == 0 {
-		if c.Status == checks.Cancelled {
+		if c.Status == results.Cancelled {
 			cancelled = true
 		} else {
 			errored = true
@@ -122,18 +122,18 @@ func CaseStatus(c checks.CaseResult) checks.Status {
 
 // settle is the status of something that did not fail, by precedence: error, then cancelled,
 // then flaky, then known, else pass.
-func settle(errored, cancelled, flaky, known bool) checks.Status {
+func settle(errored, cancelled, flaky, known bool) results.Status {
 	switch {
 	case errored:
-		return checks.Error
+		return results.Error
 	case cancelled:
-		return checks.Cancelled
+		return results.Cancelled
 	case flaky:
-		return checks.Flaky
+		return results.Flaky
 	case known:
-		return checks.Known
+		return results.Known
 	}
-	return checks.Pass
+	return results.Pass
 }
 
 // RunStatus is the status of a run from its cases and its run-level errors: fail if any case
@@ -141,20 +141,20 @@ func settle(errored, cancelled, flaky, known bool) checks.Status {
 // case was cancelled; otherwise flaky if any case is flaky; otherwise known if any case is
 // known; otherwise pass. A run without cases
 // is an error: it checked nothing. Case statuses are recomputed with CaseStatus.
-func RunStatus(cases []checks.CaseResult, errs []string) checks.Status {
+func RunStatus(cases []results.CaseResult, errs []string) results.Status {
 	errored := len(errs) > 0 || len(cases) == 0
 	var cancelled, flaky, known bool
 	for _, c := range cases {
 		switch CaseStatus(c) {
-		case checks.Fail:
-			return checks.Fail
-		case checks.Error:
+		case results.Fail:
+			return results.Fail
+		case results.Error:
 			errored = true
-		case checks.Cancelled:
+		case results.Cancelled:
 			cancelled = true
-		case checks.Flaky:
+		case results.Flaky:
 			flaky = true
-		case checks.Known:
+		case results.Known:
 			known = true
 		}
 	}
@@ -164,7 +164,7 @@ func RunStatus(cases []checks.CaseResult, errs []string) checks.Status {
 // Finalize sets, in place, the status of every request (except those marked Cancelled), every
 // case and the run from their checks: the statuses a run stores (runner) and those of every
 // results file a command reads (cmd), which a pull request may have written.
-func Finalize(r *checks.Result) {
+func Finalize(r *results.Result) {
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		for j := range c.Requests {
@@ -179,17 +179,17 @@ func Finalize(r *checks.Result) {
 // errors (RunStatus). A partition its plan left empty (a plan file from before plans dropped
 // empty partitions, or a selection that left out every case) checked nothing because there
 // was nothing to check: it passes.
-func LaneStatus(r *checks.Result) checks.Status {
+func LaneStatus(r *results.Result) results.Status {
 	if r.EmptyPartition() || r.NothingSelected() {
-		return checks.Pass
+		return results.Pass
 	}
 	return RunStatus(r.Cases, r.Errors)
 }
 
 // requestStatus is a request's status recomputed from its checks, keeping Cancelled.
-func requestStatus(rr checks.RequestResult) checks.Status {
-	if rr.Status == checks.Cancelled {
-		return checks.Cancelled
+func requestStatus(rr results.RequestResult) results.Status {
+	if rr.Status == results.Cancelled {
+		return results.Cancelled
 	}
 	return RequestStatus(rr.Checks)
 }

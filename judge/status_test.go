@@ -5,54 +5,54 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
-func ck(name string, s checks.Status) checks.Check { return checks.Check{Name: name, Status: s} }
+func ck(name string, s results.Status) results.Check { return results.Check{Name: name, Status: s} }
 
-func req(s checks.Status, cs ...checks.Check) checks.RequestResult {
-	return checks.RequestResult{Status: s, Checks: cs}
+func req(s results.Status, cs ...results.Check) results.RequestResult {
+	return results.RequestResult{Status: s, Checks: cs}
 }
 
 func TestRequestStatus(t *testing.T) {
 	tests := []struct {
 		name string
-		cs   []checks.Check
-		want checks.Status
+		cs   []results.Check
+		want results.Status
 	}{
-		{"no checks", nil, checks.Error},
-		{"empty slice", []checks.Check{}, checks.Error},
-		{"one pass", []checks.Check{ck("a", checks.Pass)}, checks.Pass},
-		{"all pass", []checks.Check{ck("a", checks.Pass), ck("b", checks.Pass)}, checks.Pass},
-		{"one fail", []checks.Check{ck("a", checks.Fail)}, checks.Fail},
-		{"one error", []checks.Check{ck("a", checks.Error)}, checks.Fail},
-		{"fail then pass", []checks.Check{ck("a", checks.Fail), ck("b", checks.Pass)}, checks.Fail},
-		{"pass then fail", []checks.Check{ck("a", checks.Pass), ck("b", checks.Fail)}, checks.Fail},
-		{"skip after fail", []checks.Check{ck("a", checks.Fail), ck("b", checks.Skip)}, checks.Fail},
-		{"fail after skip", []checks.Check{ck("a", checks.Skip), ck("b", checks.Fail)}, checks.Fail},
-		{"error then pass", []checks.Check{ck("a", checks.Error), ck("b", checks.Pass)}, checks.Fail},
-		{"pass then error", []checks.Check{ck("a", checks.Pass), ck("b", checks.Error)}, checks.Fail},
-		{"known", []checks.Check{ck("a", checks.Known)}, checks.Known},
-		{"known and pass", []checks.Check{ck("a", checks.Pass), ck("b", checks.Known)}, checks.Known},
-		{"known then fail", []checks.Check{ck("a", checks.Known), ck("b", checks.Fail)}, checks.Fail},
-		{"fail then known", []checks.Check{ck("a", checks.Fail), ck("b", checks.Known)}, checks.Fail},
-		{"known and error", []checks.Check{ck("a", checks.Known), ck("b", checks.Error)}, checks.Fail},
-		{"known and skip", []checks.Check{ck("a", checks.Skip), ck("b", checks.Known)}, checks.Known},
-		{"pass and skip", []checks.Check{ck("a", checks.Pass), ck("b", checks.Skip)}, checks.Pass},
-		{"skip and pass", []checks.Check{ck("a", checks.Skip), ck("b", checks.Pass)}, checks.Pass},
-		{"one skip", []checks.Check{ck("a", checks.Skip)}, checks.Skip},
-		{"all skip", []checks.Check{ck("a", checks.Skip), ck("b", checks.Skip)}, checks.Skip},
-		{"cancelled check", []checks.Check{ck("a", checks.Pass), ck("b", checks.Cancelled)}, checks.Cancelled},
-		{"cancelled and known", []checks.Check{ck("a", checks.Known), ck("b", checks.Cancelled)}, checks.Cancelled},
-		{"cancelled and fail", []checks.Check{ck("a", checks.Cancelled), ck("b", checks.Fail)}, checks.Fail},
-		{"flaky", []checks.Check{ck("a", checks.Pass), ck("perf.e2e", checks.Flaky)}, checks.Flaky},
-		{"flaky never hides a fail", []checks.Check{ck("perf.e2e", checks.Flaky), ck("output.valid", checks.Fail)}, checks.Fail},
-		{"flaky never hides an error", []checks.Check{ck("perf.e2e", checks.Flaky), ck("perf.record", checks.Error)}, checks.Fail},
-		{"flaky over known", []checks.Check{ck("perf.e2e", checks.Known), ck("perf.stage.X", checks.Flaky)}, checks.Flaky},
-		{"cancelled over flaky", []checks.Check{ck("perf.e2e", checks.Flaky), ck("b", checks.Cancelled)}, checks.Cancelled},
-		{"flaky and skip", []checks.Check{ck("a", checks.Skip), ck("perf.e2e", checks.Flaky)}, checks.Flaky},
-		{"empty status", []checks.Check{ck("a", checks.Pass), ck("b", "")}, checks.Fail},
-		{"unknown status", []checks.Check{ck("a", "PASS")}, checks.Fail},
+		{"no checks", nil, results.Error},
+		{"empty slice", []results.Check{}, results.Error},
+		{"one pass", []results.Check{ck("a", results.Pass)}, results.Pass},
+		{"all pass", []results.Check{ck("a", results.Pass), ck("b", results.Pass)}, results.Pass},
+		{"one fail", []results.Check{ck("a", results.Fail)}, results.Fail},
+		{"one error", []results.Check{ck("a", results.Error)}, results.Fail},
+		{"fail then pass", []results.Check{ck("a", results.Fail), ck("b", results.Pass)}, results.Fail},
+		{"pass then fail", []results.Check{ck("a", results.Pass), ck("b", results.Fail)}, results.Fail},
+		{"skip after fail", []results.Check{ck("a", results.Fail), ck("b", results.Skip)}, results.Fail},
+		{"fail after skip", []results.Check{ck("a", results.Skip), ck("b", results.Fail)}, results.Fail},
+		{"error then pass", []results.Check{ck("a", results.Error), ck("b", results.Pass)}, results.Fail},
+		{"pass then error", []results.Check{ck("a", results.Pass), ck("b", results.Error)}, results.Fail},
+		{"known", []results.Check{ck("a", results.Known)}, results.Known},
+		{"known and pass", []results.Check{ck("a", results.Pass), ck("b", results.Known)}, results.Known},
+		{"known then fail", []results.Check{ck("a", results.Known), ck("b", results.Fail)}, results.Fail},
+		{"fail then known", []results.Check{ck("a", results.Fail), ck("b", results.Known)}, results.Fail},
+		{"known and error", []results.Check{ck("a", results.Known), ck("b", results.Error)}, results.Fail},
+		{"known and skip", []results.Check{ck("a", results.Skip), ck("b", results.Known)}, results.Known},
+		{"pass and skip", []results.Check{ck("a", results.Pass), ck("b", results.Skip)}, results.Pass},
+		{"skip and pass", []results.Check{ck("a", results.Skip), ck("b", results.Pass)}, results.Pass},
+		{"one skip", []results.Check{ck("a", results.Skip)}, results.Skip},
+		{"all skip", []results.Check{ck("a", results.Skip), ck("b", results.Skip)}, results.Skip},
+		{"cancelled check", []results.Check{ck("a", results.Pass), ck("b", results.Cancelled)}, results.Cancelled},
+		{"cancelled and known", []results.Check{ck("a", results.Known), ck("b", results.Cancelled)}, results.Cancelled},
+		{"cancelled and fail", []results.Check{ck("a", results.Cancelled), ck("b", results.Fail)}, results.Fail},
+		{"flaky", []results.Check{ck("a", results.Pass), ck("perf.e2e", results.Flaky)}, results.Flaky},
+		{"flaky never hides a fail", []results.Check{ck("perf.e2e", results.Flaky), ck("output.valid", results.Fail)}, results.Fail},
+		{"flaky never hides an error", []results.Check{ck("perf.e2e", results.Flaky), ck("perf.record", results.Error)}, results.Fail},
+		{"flaky over known", []results.Check{ck("perf.e2e", results.Known), ck("perf.stage.X", results.Flaky)}, results.Flaky},
+		{"cancelled over flaky", []results.Check{ck("perf.e2e", results.Flaky), ck("b", results.Cancelled)}, results.Cancelled},
+		{"flaky and skip", []results.Check{ck("a", results.Skip), ck("perf.e2e", results.Flaky)}, results.Flaky},
+		{"empty status", []results.Check{ck("a", results.Pass), ck("b", "")}, results.Fail},
+		{"unknown status", []results.Check{ck("a", "PASS")}, results.Fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,71 +64,71 @@ func TestRequestStatus(t *testing.T) {
 }
 
 func TestCaseStatus(t *testing.T) {
-	pass := req(checks.Pass, ck("server.alive", checks.Pass))
-	fail := req(checks.Pass, ck("server.alive", checks.Fail)) // stored status stale on purpose
-	errd := req(checks.Error, ck("output.valid", checks.Error))
-	known := req(checks.Known, ck("perf.e2e", checks.Known))
-	skip := req(checks.Skip, ck("server.alive", checks.Skip))
-	none := req(checks.Pass) // no checks: error, whatever it says
-	cancelled := req(checks.Cancelled)
-	cancelledWithFail := req(checks.Cancelled, ck("server.alive", checks.Fail))
-	stalePass := req(checks.Fail, ck("server.alive", checks.Pass))
-	flaky := req(checks.Fail, ck("perf.e2e", checks.Flaky)) // stored status stale on purpose
+	pass := req(results.Pass, ck("server.alive", results.Pass))
+	fail := req(results.Pass, ck("server.alive", results.Fail)) // stored status stale on purpose
+	errd := req(results.Error, ck("output.valid", results.Error))
+	known := req(results.Known, ck("perf.e2e", results.Known))
+	skip := req(results.Skip, ck("server.alive", results.Skip))
+	none := req(results.Pass) // no checks: error, whatever it says
+	cancelled := req(results.Cancelled)
+	cancelledWithFail := req(results.Cancelled, ck("server.alive", results.Fail))
+	stalePass := req(results.Fail, ck("server.alive", results.Pass))
+	flaky := req(results.Fail, ck("perf.e2e", results.Flaky)) // stored status stale on purpose
 
 	tests := []struct {
 		name string
-		c    checks.CaseResult
-		want checks.Status
+		c    results.CaseResult
+		want results.Status
 	}{
-		{"no requests", checks.CaseResult{}, checks.Error},
-		{"no requests, passing case check", checks.CaseResult{Checks: []checks.Check{ck(checks.ServerAlive, checks.Pass)}}, checks.Error},
-		{"startup failure", checks.CaseResult{Checks: []checks.Check{ck(checks.ServerAlive, checks.Fail)}}, checks.Fail},
-		{"startup error", checks.CaseResult{Checks: []checks.Check{ck(checks.ServerAlive, checks.Error)}}, checks.Fail},
-		{"cancelled before first request", checks.CaseResult{Status: checks.Cancelled}, checks.Cancelled},
-		{"cancelled before first request, errors", checks.CaseResult{Status: checks.Cancelled, Errors: []string{"x"}}, checks.Error},
-		{"cancelled before first request, startup failed", checks.CaseResult{Status: checks.Cancelled, Checks: []checks.Check{ck(checks.ServerAlive,
-			checks.Fail)}}, checks.Fail},
-		{"stored fail without requests is still error", checks.CaseResult{Status: checks.Fail}, checks.Error},
-		{"one pass", checks.CaseResult{Requests: []checks.RequestResult{pass}}, checks.Pass},
-		{"all pass", checks.CaseResult{Requests: []checks.RequestResult{pass, pass, pass}}, checks.Pass},
-		{"stored fail recomputed as pass", checks.CaseResult{Status: checks.Fail, Requests: []checks.RequestResult{stalePass}}, checks.Pass},
-		{"fail then pass", checks.CaseResult{Requests: []checks.RequestResult{fail, pass}}, checks.Fail},
-		{"pass then fail", checks.CaseResult{Requests: []checks.RequestResult{pass, fail}}, checks.Fail},
-		{"stale request status ignored", checks.CaseResult{Requests: []checks.RequestResult{fail}}, checks.Fail},
-		{"error request", checks.CaseResult{Requests: []checks.RequestResult{pass, errd}}, checks.Fail},
-		{"request without checks", checks.CaseResult{Requests: []checks.RequestResult{pass, none}}, checks.Fail},
-		{"skipped request", checks.CaseResult{Requests: []checks.RequestResult{pass, skip}}, checks.Fail},
-		{"skip after fail", checks.CaseResult{Requests: []checks.RequestResult{fail, skip}}, checks.Fail},
-		{"known", checks.CaseResult{Requests: []checks.RequestResult{pass, known}}, checks.Known},
-		{"known then fail", checks.CaseResult{Requests: []checks.RequestResult{known, fail}}, checks.Fail},
-		{"fail then known", checks.CaseResult{Requests: []checks.RequestResult{fail, known}}, checks.Fail},
-		{"cancelled", checks.CaseResult{Requests: []checks.RequestResult{pass, cancelled}}, checks.Cancelled},
-		{"cancelled keeps cancelled despite checks", checks.CaseResult{Requests: []checks.RequestResult{cancelledWithFail}}, checks.Cancelled},
-		{"cancelled and known", checks.CaseResult{Requests: []checks.RequestResult{known, cancelled}}, checks.Cancelled},
-		{"fail then cancelled", checks.CaseResult{Requests: []checks.RequestResult{fail, cancelled}}, checks.Fail},
-		{"cancelled then fail", checks.CaseResult{Requests: []checks.RequestResult{cancelled, fail}}, checks.Fail},
-		{"cancelled then skipped", checks.CaseResult{Requests: []checks.RequestResult{cancelled, skip}}, checks.Fail},
-		{"case check fails, requests pass", checks.CaseResult{Checks: []checks.Check{ck(checks.ServerAlive, checks.Fail)},
-			Requests: []checks.RequestResult{pass, pass}}, checks.Fail},
-		{"case check errors, requests pass", checks.CaseResult{Checks: []checks.Check{ck("memory.load_peak", checks.Error)},
-			Requests: []checks.RequestResult{pass}}, checks.Fail},
-		{"case check known", checks.CaseResult{Checks: []checks.Check{ck("perf.load", checks.Known)}, Requests: []checks.RequestResult{pass}}, checks.Known},
-		{"case check skipped", checks.CaseResult{Checks: []checks.Check{ck("perf.load", checks.Skip)}, Requests: []checks.RequestResult{pass}}, checks.Pass},
-		{"case check cancelled", checks.CaseResult{Checks: []checks.Check{ck("perf.load", checks.Cancelled)}, Requests: []checks.RequestResult{pass}},
-			checks.Cancelled},
-		{"case check unknown status", checks.CaseResult{Checks: []checks.Check{ck("perf.load", "ok")}, Requests: []checks.RequestResult{pass}}, checks.Fail},
-		{"case errors, requests pass", checks.CaseResult{Errors: []string{"artifact: disk full"}, Requests: []checks.RequestResult{pass}}, checks.Error},
-		{"case errors and failure", checks.CaseResult{Errors: []string{"x"}, Requests: []checks.RequestResult{fail}}, checks.Fail},
-		{"case errors and cancelled", checks.CaseResult{Errors: []string{"x"}, Requests: []checks.RequestResult{cancelled}}, checks.Error},
-		{"flaky", checks.CaseResult{Requests: []checks.RequestResult{pass, flaky}}, checks.Flaky},
-		{"flaky and fail", checks.CaseResult{Requests: []checks.RequestResult{flaky, fail}}, checks.Fail},
-		{"flaky and errored request", checks.CaseResult{Requests: []checks.RequestResult{flaky, errd}}, checks.Fail},
-		{"flaky and skipped request", checks.CaseResult{Requests: []checks.RequestResult{flaky, skip}}, checks.Fail},
-		{"flaky and known", checks.CaseResult{Requests: []checks.RequestResult{known, flaky}}, checks.Flaky},
-		{"flaky and cancelled", checks.CaseResult{Requests: []checks.RequestResult{flaky, cancelled}}, checks.Cancelled},
-		{"flaky and case errors", checks.CaseResult{Errors: []string{"x"}, Requests: []checks.RequestResult{flaky}}, checks.Error},
-		{"case check flaky", checks.CaseResult{Checks: []checks.Check{ck("perf.load", checks.Flaky)}, Requests: []checks.RequestResult{pass}}, checks.Flaky},
-		{"unknown request status is recomputed", checks.CaseResult{Requests: []checks.RequestResult{req("weird", ck("a", checks.Pass))}}, checks.Pass},
+		{"no requests", results.CaseResult{}, results.Error},
+		{"no requests, passing case check", results.CaseResult{Checks: []results.Check{ck(results.ServerAlive, results.Pass)}}, results.Error},
+		{"startup failure", results.CaseResult{Checks: []results.Check{ck(results.ServerAlive, results.Fail)}}, results.Fail},
+		{"startup error", results.CaseResult{Checks: []results.Check{ck(results.ServerAlive, results.Error)}}, results.Fail},
+		{"cancelled before first request", results.CaseResult{Status: results.Cancelled}, results.Cancelled},
+		{"cancelled before first request, errors", results.CaseResult{Status: results.Cancelled, Errors: []string{"x"}}, results.Error},
+		{"cancelled before first request, startup failed", results.CaseResult{Status: results.Cancelled, Checks: []results.Check{ck(results.ServerAlive,
+			results.Fail)}}, results.Fail},
+		{"stored fail without requests is still error", results.CaseResult{Status: results.Fail}, results.Error},
+		{"one pass", results.CaseResult{Requests: []results.RequestResult{pass}}, results.Pass},
+		{"all pass", results.CaseResult{Requests: []results.RequestResult{pass, pass, pass}}, results.Pass},
+		{"stored fail recomputed as pass", results.CaseResult{Status: results.Fail, Requests: []results.RequestResult{stalePass}}, results.Pass},
+		{"fail then pass", results.CaseResult{Requests: []results.RequestResult{fail, pass}}, results.Fail},
+		{"pass then fail", results.CaseResult{Requests: []results.RequestResult{pass, fail}}, results.Fail},
+		{"stale request status ignored", results.CaseResult{Requests: []results.RequestResult{fail}}, results.Fail},
+		{"error request", results.CaseResult{Requests: []results.RequestResult{pass, errd}}, results.Fail},
+		{"request without checks", results.CaseResult{Requests: []results.RequestResult{pass, none}}, results.Fail},
+		{"skipped request", results.CaseResult{Requests: []results.RequestResult{pass, skip}}, results.Fail},
+		{"skip after fail", results.CaseResult{Requests: []results.RequestResult{fail, skip}}, results.Fail},
+		{"known", results.CaseResult{Requests: []results.RequestResult{pass, known}}, results.Known},
+		{"known then fail", results.CaseResult{Requests: []results.RequestResult{known, fail}}, results.Fail},
+		{"fail then known", results.CaseResult{Requests: []results.RequestResult{fail, known}}, results.Fail},
+		{"cancelled", results.CaseResult{Requests: []results.RequestResult{pass, cancelled}}, results.Cancelled},
+		{"cancelled keeps cancelled despite checks", results.CaseResult{Requests: []results.RequestResult{cancelledWithFail}}, results.Cancelled},
+		{"cancelled and known", results.CaseResult{Requests: []results.RequestResult{known, cancelled}}, results.Cancelled},
+		{"fail then cancelled", results.CaseResult{Requests: []results.RequestResult{fail, cancelled}}, results.Fail},
+		{"cancelled then fail", results.CaseResult{Requests: []results.RequestResult{cancelled, fail}}, results.Fail},
+		{"cancelled then skipped", results.CaseResult{Requests: []results.RequestResult{cancelled, skip}}, results.Fail},
+		{"case check fails, requests pass", results.CaseResult{Checks: []results.Check{ck(results.ServerAlive, results.Fail)},
+			Requests: []results.RequestResult{pass, pass}}, results.Fail},
+		{"case check errors, requests pass", results.CaseResult{Checks: []results.Check{ck("memory.load_peak", results.Error)},
+			Requests: []results.RequestResult{pass}}, results.Fail},
+		{"case check known", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Known)}, Requests: []results.RequestResult{pass}}, results.Known},
+		{"case check skipped", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Skip)}, Requests: []results.RequestResult{pass}}, results.Pass},
+		{"case check cancelled", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Cancelled)}, Requests: []results.RequestResult{pass}},
+			results.Cancelled},
+		{"case check unknown status", results.CaseResult{Checks: []results.Check{ck("perf.load", "ok")}, Requests: []results.RequestResult{pass}}, results.Fail},
+		{"case errors, requests pass", results.CaseResult{Errors: []string{"artifact: disk full"}, Requests: []results.RequestResult{pass}}, results.Error},
+		{"case errors and failure", results.CaseResult{Errors: []string{"x"}, Requests: []results.RequestResult{fail}}, results.Fail},
+		{"case errors and cancelled", results.CaseResult{Errors: []string{"x"}, Requests: []results.RequestResult{cancelled}}, results.Error},
+		{"flaky", results.CaseResult{Requests: []results.RequestResult{pass, flaky}}, results.Flaky},
+		{"flaky and fail", results.CaseResult{Requests: []results.RequestResult{flaky, fail}}, results.Fail},
+		{"flaky and errored request", results.CaseResult{Requests: []results.RequestResult{flaky, errd}}, results.Fail},
+		{"flaky and skipped request", results.CaseResult{Requests: []results.RequestResult{flaky, skip}}, results.Fail},
+		{"flaky and known", results.CaseResult{Requests: []results.RequestResult{known, flaky}}, results.Flaky},
+		{"flaky and cancelled", results.CaseResult{Requests: []results.RequestResult{flaky, cancelled}}, results.Cancelled},
+		{"flaky and case errors", results.CaseResult{Errors: []string{"x"}, Requests: []results.RequestResult{flaky}}, results.Error},
+		{"case check flaky", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Flaky)}, Requests: []results.RequestResult{pass}}, results.Flaky},
+		{"unknown request status is recomputed", results.CaseResult{Requests: []results.RequestResult{req("weird", ck("a", results.Pass))}}, results.Pass},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,43 +158,43 @@ func reversed[T any](s []T) []T {
 }
 
 func TestRunStatus(t *testing.T) {
-	pass := checks.CaseResult{ID: "p", Requests: []checks.RequestResult{req(checks.Pass, ck("a", checks.Pass))}}
-	fail := checks.CaseResult{ID: "f", Requests: []checks.RequestResult{req(checks.Pass, ck("a", checks.Fail))}}
-	errd := checks.CaseResult{ID: "e"} // no requests
-	known := checks.CaseResult{ID: "k", Requests: []checks.RequestResult{req(checks.Known, ck("a", checks.Known))}}
-	cancelled := checks.CaseResult{ID: "c", Requests: []checks.RequestResult{req(checks.Cancelled)}}
-	staleFail := checks.CaseResult{ID: "s", Status: checks.Fail, Requests: []checks.RequestResult{req(checks.Fail, ck("a", checks.Pass))}}
-	flaky := checks.CaseResult{ID: "y", Requests: []checks.RequestResult{req(checks.Pass, ck("perf.e2e", checks.Flaky))}}
+	pass := results.CaseResult{ID: "p", Requests: []results.RequestResult{req(results.Pass, ck("a", results.Pass))}}
+	fail := results.CaseResult{ID: "f", Requests: []results.RequestResult{req(results.Pass, ck("a", results.Fail))}}
+	errd := results.CaseResult{ID: "e"} // no requests
+	known := results.CaseResult{ID: "k", Requests: []results.RequestResult{req(results.Known, ck("a", results.Known))}}
+	cancelled := results.CaseResult{ID: "c", Requests: []results.RequestResult{req(results.Cancelled)}}
+	staleFail := results.CaseResult{ID: "s", Status: results.Fail, Requests: []results.RequestResult{req(results.Fail, ck("a", results.Pass))}}
+	flaky := results.CaseResult{ID: "y", Requests: []results.RequestResult{req(results.Pass, ck("perf.e2e", results.Flaky))}}
 
 	tests := []struct {
 		name  string
-		cases []checks.CaseResult
+		cases []results.CaseResult
 		errs  []string
-		want  checks.Status
+		want  results.Status
 	}{
-		{"empty", nil, nil, checks.Error},
-		{"empty with errors", nil, []string{"suite: no cases"}, checks.Error},
-		{"one pass", []checks.CaseResult{pass}, nil, checks.Pass},
-		{"all pass", []checks.CaseResult{pass, pass}, nil, checks.Pass},
-		{"stale case status recomputed", []checks.CaseResult{staleFail}, nil, checks.Pass},
-		{"fail then pass", []checks.CaseResult{fail, pass}, nil, checks.Fail},
-		{"pass then fail", []checks.CaseResult{pass, fail}, nil, checks.Fail},
-		{"run errors", []checks.CaseResult{pass}, []string{"gpu: unavailable"}, checks.Error},
-		{"run errors and fail", []checks.CaseResult{fail}, []string{"x"}, checks.Fail},
-		{"case error", []checks.CaseResult{pass, errd}, nil, checks.Error},
-		{"case error and fail", []checks.CaseResult{errd, fail}, nil, checks.Fail},
-		{"cancelled", []checks.CaseResult{pass, cancelled}, nil, checks.Cancelled},
-		{"cancelled and error", []checks.CaseResult{cancelled, errd}, nil, checks.Error},
-		{"cancelled and fail", []checks.CaseResult{cancelled, fail}, nil, checks.Fail},
-		{"known", []checks.CaseResult{pass, known}, nil, checks.Known},
-		{"known and cancelled", []checks.CaseResult{known, cancelled}, nil, checks.Cancelled},
-		{"known and fail", []checks.CaseResult{known, fail}, nil, checks.Fail},
-		{"flaky", []checks.CaseResult{pass, flaky}, nil, checks.Flaky},
-		{"flaky and known", []checks.CaseResult{known, flaky}, nil, checks.Flaky},
-		{"flaky and fail", []checks.CaseResult{flaky, fail}, nil, checks.Fail},
-		{"flaky and case error", []checks.CaseResult{flaky, errd}, nil, checks.Error},
-		{"flaky and run errors", []checks.CaseResult{flaky}, []string{"x"}, checks.Error},
-		{"flaky and cancelled", []checks.CaseResult{flaky, cancelled}, nil, checks.Cancelled},
+		{"empty", nil, nil, results.Error},
+		{"empty with errors", nil, []string{"suite: no cases"}, results.Error},
+		{"one pass", []results.CaseResult{pass}, nil, results.Pass},
+		{"all pass", []results.CaseResult{pass, pass}, nil, results.Pass},
+		{"stale case status recomputed", []results.CaseResult{staleFail}, nil, results.Pass},
+		{"fail then pass", []results.CaseResult{fail, pass}, nil, results.Fail},
+		{"pass then fail", []results.CaseResult{pass, fail}, nil, results.Fail},
+		{"run errors", []results.CaseResult{pass}, []string{"gpu: unavailable"}, results.Error},
+		{"run errors and fail", []results.CaseResult{fail}, []string{"x"}, results.Fail},
+		{"case error", []results.CaseResult{pass, errd}, nil, results.Error},
+		{"case error and fail", []results.CaseResult{errd, fail}, nil, results.Fail},
+		{"cancelled", []results.CaseResult{pass, cancelled}, nil, results.Cancelled},
+		{"cancelled and error", []results.CaseResult{cancelled, errd}, nil, results.Error},
+		{"cancelled and fail", []results.CaseResult{cancelled, fail}, nil, results.Fail},
+		{"known", []results.CaseResult{pass, known}, nil, results.Known},
+		{"known and cancelled", []results.CaseResult{known, cancelled}, nil, results.Cancelled},
+		{"known and fail", []results.CaseResult{known, fail}, nil, results.Fail},
+		{"flaky", []results.CaseResult{pass, flaky}, nil, results.Flaky},
+		{"flaky and known", []results.CaseResult{known, flaky}, nil, results.Flaky},
+		{"flaky and fail", []results.CaseResult{flaky, fail}, nil, results.Fail},
+		{"flaky and case error", []results.CaseResult{flaky, errd}, nil, results.Error},
+		{"flaky and run errors", []results.CaseResult{flaky}, []string{"x"}, results.Error},
+		{"flaky and cancelled", []results.CaseResult{flaky, cancelled}, nil, results.Cancelled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,48 +209,48 @@ func TestRunStatus(t *testing.T) {
 }
 
 func TestFinalize(t *testing.T) {
-	r := &checks.Result{
-		Status: checks.Pass,
-		Cases: []checks.CaseResult{
+	r := &results.Result{
+		Status: results.Pass,
+		Cases: []results.CaseResult{
 			{
 				ID:     "t2i",
-				Status: checks.Pass,
-				Requests: []checks.RequestResult{
-					{Index: 1, Of: 3, Status: checks.Fail, Checks: []checks.Check{ck(checks.ServerAlive, checks.Pass), ck(checks.OutputValid, checks.Pass)}},
-					{Index: 2, Of: 3, Status: checks.Pass, Checks: []checks.Check{ck(checks.ServerAlive, checks.Pass), ck(checks.OutputValid, checks.Fail)}},
-					{Index: 3, Of: 3, Status: checks.Pass, Checks: []checks.Check{ck(checks.ServerAlive, checks.Skip)}},
+				Status: results.Pass,
+				Requests: []results.RequestResult{
+					{Index: 1, Of: 3, Status: results.Fail, Checks: []results.Check{ck(results.ServerAlive, results.Pass), ck(results.OutputValid, results.Pass)}},
+					{Index: 2, Of: 3, Status: results.Pass, Checks: []results.Check{ck(results.ServerAlive, results.Pass), ck(results.OutputValid, results.Fail)}},
+					{Index: 3, Of: 3, Status: results.Pass, Checks: []results.Check{ck(results.ServerAlive, results.Skip)}},
 				},
 			},
 			{
 				ID:     "t2v",
-				Status: checks.Fail,
-				Requests: []checks.RequestResult{
-					{Index: 1, Of: 2, Status: checks.Pass, Checks: []checks.Check{ck(checks.ServerAlive, checks.Pass), ck("perf.e2e", checks.Known)}},
-					{Index: 2, Of: 2, Status: checks.Cancelled, Checks: []checks.Check{ck(checks.ServerAlive, checks.Error)}},
+				Status: results.Fail,
+				Requests: []results.RequestResult{
+					{Index: 1, Of: 2, Status: results.Pass, Checks: []results.Check{ck(results.ServerAlive, results.Pass), ck("perf.e2e", results.Known)}},
+					{Index: 2, Of: 2, Status: results.Cancelled, Checks: []results.Check{ck(results.ServerAlive, results.Error)}},
 				},
 			},
-			{ID: "down", Status: checks.Pass, Checks: []checks.Check{ck(checks.ServerAlive, checks.Fail)}},
+			{ID: "down", Status: results.Pass, Checks: []results.Check{ck(results.ServerAlive, results.Fail)}},
 		},
 	}
 	Finalize(r)
 	type got struct {
-		Run      checks.Status
-		Cases    []checks.Status
-		Requests [][]checks.Status
+		Run      results.Status
+		Cases    []results.Status
+		Requests [][]results.Status
 	}
 	g := got{Run: r.Status}
 	for _, c := range r.Cases {
 		g.Cases = append(g.Cases, c.Status)
-		var rs []checks.Status
+		var rs []results.Status
 		for _, rr := range c.Requests {
 			rs = append(rs, rr.Status)
 		}
 		g.Requests = append(g.Requests, rs)
 	}
 	want := got{
-		Run:      checks.Fail,
-		Cases:    []checks.Status{checks.Fail, checks.Cancelled, checks.Fail},
-		Requests: [][]checks.Status{{checks.Pass, checks.Fail, checks.Skip}, {checks.Known, checks.Cancelled}, nil},
+		Run:      results.Fail,
+		Cases:    []results.Status{results.Fail, results.Cancelled, results.Fail},
+		Requests: [][]results.Status{{results.Pass, results.Fail, results.Skip}, {results.Known, results.Cancelled}, nil},
 	}
 	if diff := cmp.Diff(want, g); diff != "" {
 		t.Errorf("Finalize (-want +got):\n%s", diff)
@@ -258,18 +258,18 @@ func TestFinalize(t *testing.T) {
 }
 
 func TestNothingSelectedPasses(t *testing.T) {
-	left := []checks.Deselected{{Case: "a", Reason: "r"}}
+	left := []results.Deselected{{Case: "a", Reason: "r"}}
 	for _, tc := range []struct {
 		name string
-		r    checks.Result
-		want checks.Status
+		r    results.Result
+		want results.Status
 	}{
-		{"every case left out", checks.Result{Planned: [][]string{{}}, Deselected: left}, checks.Pass},
-		{"merged lane, every case left out", checks.Result{Deselected: left}, checks.Pass},
-		{"left out, but an error", checks.Result{Deselected: left, Errors: []string{"boom"}}, checks.Error},
-		{"nothing left out and nothing run", checks.Result{}, checks.Error},
-		{"a planned case did not run", checks.Result{Planned: [][]string{{}, {"b"}}, Partition: checks.Partition{Index: 1, Total: 2}, Deselected: left},
-			checks.Error},
+		{"every case left out", results.Result{Planned: [][]string{{}}, Deselected: left}, results.Pass},
+		{"merged lane, every case left out", results.Result{Deselected: left}, results.Pass},
+		{"left out, but an error", results.Result{Deselected: left, Errors: []string{"boom"}}, results.Error},
+		{"nothing left out and nothing run", results.Result{}, results.Error},
+		{"a planned case did not run", results.Result{Planned: [][]string{{}, {"b"}}, Partition: results.Partition{Index: 1, Total: 2}, Deselected: left},
+			results.Error},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.r

@@ -13,7 +13,7 @@ import (
 	"strconv"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/selection"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -73,9 +73,9 @@ type Plan struct {
 	// Selection, SelectedBy and Deselected are set when test-impact selection chose the
 	// cases (SetSelection): from which changes, why each planned case was kept, and every
 	// case left out with the reason.
-	Selection  *checks.Selection   `json:"selection,omitempty"`
-	SelectedBy []selection.Pick    `json:"selected_by,omitempty"`
-	Deselected []checks.Deselected `json:"deselected,omitempty"`
+	Selection  *results.Selection   `json:"selection,omitempty"`
+	SelectedBy []selection.Pick     `json:"selected_by,omitempty"`
+	Deselected []results.Deselected `json:"deselected,omitempty"`
 }
 
 // Partition is the cases of one job, in the order they run.
@@ -519,7 +519,7 @@ func planHash(p *Plan) string {
 		// Not the source: the same changes read from another file make the same plan.
 		b, _ = json.Marshal(struct {
 			All        string
-			Deselected []checks.Deselected
+			Deselected []results.Deselected
 		}{p.Selection.All, p.Deselected})
 		h.Write(b)
 	}

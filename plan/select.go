@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/selection"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -25,7 +25,7 @@ func KeepItems(items []Item, ids []string) []Item {
 // SetSelection records on a plan made from KeepItems what the selection kept and left out
 // (sel says from which changes; out is the selection itself), and hashes it into the plan's
 // hash: runs of the same split but another selection are runs of another plan.
-func (p *Plan) SetSelection(sel checks.Selection, out *selection.Outcome) {
+func (p *Plan) SetSelection(sel results.Selection, out *selection.Outcome) {
 	sel.Selected, sel.Of = len(out.Selected), len(out.Selected)+len(out.Deselected)
 	p.Selection = &sel
 	p.SelectedBy = out.Selected

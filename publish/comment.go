@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Mode is report's --comment (the action's comment_mode): when Publish posts or edits the
@@ -51,7 +51,7 @@ func (m Mode) wants(rep *report.Report, exists bool) (bool, string) {
 			return true, ""
 		}
 		for _, l := range rep.Lanes {
-			if l.Status != checks.Pass && l.Status != checks.Known && l.Status != checks.Flaky {
+			if l.Status != results.Pass && l.Status != results.Known && l.Status != results.Flaky {
 				return true, ""
 			}
 		}
@@ -176,7 +176,7 @@ func (p *publisher) others(ctx context.Context, rep *report.Report) []report.Sta
 	out := []report.Status{}
 	for _, st := range all {
 		lane, ok := report.LaneOfContext(st.Context)
-		if !ok || slices.ContainsFunc(rep.Lanes, func(l checks.Result) bool { return l.Lane == lane }) {
+		if !ok || slices.ContainsFunc(rep.Lanes, func(l results.Result) bool { return l.Lane == lane }) {
 			continue
 		}
 		out = append(out, report.Status{Lane: lane, State: st.State, Description: st.Description, TargetURL: st.TargetURL})

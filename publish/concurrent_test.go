@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
 	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // hook calls before on every request, then sends it.
@@ -34,11 +34,11 @@ func (h hook) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // laneReport is the report job of one lane: lane base fails, any other passes.
 func laneReport(name string) *report.Report {
-	st := checks.Pass
+	st := results.Pass
 	if name == "base" {
-		st = checks.Fail
+		st = results.Fail
 	}
-	return &report.Report{Key: "default", Lanes: []checks.Result{lane(name, st, head)}}
+	return &report.Report{Key: "default", Lanes: []results.Result{lane(name, st, head)}}
 }
 
 // converged checks what two reports of lanes base (failing) and extra (passing) must leave,

@@ -50,7 +50,7 @@ func findPictures(inputs []results.Input) []failurePicture {
 				}
 			}
 			for _, rr := range c.Requests {
-				if rr.Status != checks.Fail {
+				if rr.Status != results.Fail {
 					continue
 				}
 				for _, kind := range []struct {
@@ -83,7 +83,7 @@ type memoryPictureFile struct {
 // memoryPictureFiles lists the memory pictures of case c under dir (artifacts/): the load's
 // (artifacts/<case>/load/) when a case check of the memory group failed, and each failed
 // request's (artifacts/<case>/request-<i>/), the first of each by name.
-func memoryPictureFiles(dir string, c checks.CaseResult) []memoryPictureFile {
+func memoryPictureFiles(dir string, c results.CaseResult) []memoryPictureFile {
 	var out []memoryPictureFile
 	first := func(request int, folder string) {
 		found, _ := filepath.Glob(filepath.Join(dir, c.ID, folder, pictures.MemoryFilePrefix+"*.png"))
@@ -96,7 +96,7 @@ func memoryPictureFiles(dir string, c checks.CaseResult) []memoryPictureFile {
 		first(0, results.LoadFolder)
 	}
 	for _, rr := range c.Requests {
-		if rr.Status == checks.Fail && memoryFailed(rr.Checks) {
+		if rr.Status == results.Fail && memoryFailed(rr.Checks) {
 			first(rr.Index, fmt.Sprintf("request-%d", rr.Index))
 		}
 	}
@@ -104,9 +104,9 @@ func memoryPictureFiles(dir string, c checks.CaseResult) []memoryPictureFile {
 }
 
 // memoryFailed says whether a memory check among cs failed.
-func memoryFailed(cs []checks.Check) bool {
-	return slices.ContainsFunc(cs, func(ck checks.Check) bool {
-		return ck.Status == checks.Fail && checks.KindOf(ck.Name).Group == checks.GroupMemory
+func memoryFailed(cs []results.Check) bool {
+	return slices.ContainsFunc(cs, func(ck results.Check) bool {
+		return ck.Status == results.Fail && checks.KindOf(ck.Name).Group == checks.GroupMemory
 	})
 }
 

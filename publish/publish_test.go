@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
@@ -65,10 +64,10 @@ func client(t *testing.T, f *githubfake.Fake, base http.RoundTripper) *gh.Client
 }
 
 // lane is a merged lane of one case with one request of status st, tested on commit.
-func lane(name string, st checks.Status, commit string) checks.Result {
-	r := checks.Result{Schema: checks.Schema, Suite: "ci", Lane: name, Commit: commit, Partition: checks.Partition{Total: 1},
-		Cases: []checks.CaseResult{{ID: "t2i", Server: "ref", Modality: "image", Requests: []checks.RequestResult{
-			{Index: 1, Of: 1, Status: st, Checks: []checks.Check{{Name: checks.OutputPresent, Status: st}}}}}}}
+func lane(name string, st results.Status, commit string) results.Result {
+	r := results.Result{Schema: results.Schema, Suite: "ci", Lane: name, Commit: commit, Partition: results.Partition{Total: 1},
+		Cases: []results.CaseResult{{ID: "t2i", Server: "ref", Modality: "image", Requests: []results.RequestResult{
+			{Index: 1, Of: 1, Status: st, Checks: []results.Check{{Name: results.OutputPresent, Status: st}}}}}}}
 	judge.Finalize(&r)
 	return r
 }
@@ -109,7 +108,7 @@ func TestPublishOrder(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
 	f.AddPull(githubfake.Pull{Number: 7, HeadSHA: head})
 	run, log := &fakeRun{}, &bytes.Buffer{}
-	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head), lane("extra", checks.Pass, head)}}
+	rep := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Fail, head), lane("extra", results.Pass, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, log))
 	if err != nil {
 		t.Fatalf("Publish: %v\n%s", err, log)
@@ -144,7 +143,7 @@ func TestPublishOrder(t *testing.T) {
 // request.
 func TestPublishOtherCommitWritesNothing(t *testing.T) {
 	f := githubfake.NewT(t, githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
-	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, strings.Repeat("a", 40))}}
+	rep := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Pass, strings.Repeat("a", 40))}}
 	_, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(&fakeRun{}, &bytes.Buffer{}))
 	if err == nil || !strings.Contains(err.Error(), "nothing was published") {
 		t.Errorf("err = %v, want the other commit refused", err)
@@ -165,7 +164,7 @@ func TestPublishReadOnlyFallsBackToTheSummary(t *testing.T) {
 		run, log := &fakeRun{}, &bytes.Buffer{}
 		opts := options(run, log)
 		opts.Summarized = summarized
-		rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head)}}
+		rep := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Fail, head)}}
 		out, err := Publish(t.Context(), c, rep, nil, opts)
 		if err != nil || !out.ReadOnly {
 			t.Fatalf("Publish = %+v, %v; want read-only and no error", out, err)
@@ -191,7 +190,7 @@ func TestPublishRefusalIsAnError(t *testing.T) {
 	f.Inject(githubfake.Fault{Method: http.MethodPost, Path: "/repos/octo/diffusion/statuses/", Code: http.StatusForbidden,
 		Message: "Resource not accessible by integration"})
 	run := &fakeRun{}
-	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head)}}
+	rep := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Pass, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, options(run, &bytes.Buffer{}))
 	if err == nil || readOnly(err) || !errors.Is(err, gh.ErrForbidden) {
 		t.Fatalf("err = %v, want the refused status", err)
@@ -209,7 +208,7 @@ func TestPublishBudgetIsOneDeadline(t *testing.T) {
 		f.Inject(githubfake.Fault{Delay: 24 * time.Hour, Times: 1 << 20})
 		opts := options(&fakeRun{}, &bytes.Buffer{})
 		opts.Budget = 5 * time.Second
-		rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head), lane("extra", checks.Pass, head)}}
+		rep := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Pass, head), lane("extra", results.Pass, head)}}
 		start := time.Now()
 		_, err := Publish(t.Context(), client(t, f, f.Transport()), rep, nil, opts)
 		if took := time.Since(start); took > opts.Budget {
@@ -226,7 +225,7 @@ func TestPublishBudgetIsOneDeadline(t *testing.T) {
 // the check runs and the comment are still written within the budget.
 func TestPicturesGetAThirdOfTheBudget(t *testing.T) {
 	dir := t.TempDir()
-	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head)}}
+	rep := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Fail, head)}}
 	pic := filepath.Join(dir, results.ArtifactsDir, "t2i", "request-1", pictures.FilePrefix+"0.png")
 	if err := os.MkdirAll(filepath.Dir(pic), 0o755); err != nil {
 		t.Fatal(err)
@@ -271,13 +270,13 @@ func TestEarlierPushLeavesTheComment(t *testing.T) {
 	optsB := options(run, log)
 	optsB.Event.HeadSHA = newer
 	f.Push(7, newer)
-	repB := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, newer)}}
+	repB := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Pass, newer)}}
 	if _, err := Publish(t.Context(), client(t, f, nil), repB, nil, optsB); err != nil {
 		t.Fatalf("Publish B: %v\n%s", err, log)
 	}
 	before := f.Comments(7)
 	// Push A's late report: statuses on A, the comment untouched.
-	repA := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Fail, head)}}
+	repA := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Fail, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), repA, nil, options(run, log))
 	if err != nil || out.CommentURL != "" {
 		t.Fatalf("Publish A: %v, comment %q\n%s", err, out.CommentURL, log)
@@ -309,7 +308,7 @@ func TestStatusReadThatHangsStillComments(t *testing.T) {
 	run, log := &fakeRun{}, &bytes.Buffer{}
 	opts := options(run, log)
 	opts.Budget = 8 * time.Second
-	rep := &report.Report{Key: "default", Lanes: []checks.Result{lane("base", checks.Pass, head)}}
+	rep := &report.Report{Key: "default", Lanes: []results.Result{lane("base", results.Pass, head)}}
 	out, err := Publish(t.Context(), client(t, f, nil), rep, nil, opts)
 	if err != nil || out.CommentURL == "" {
 		t.Fatalf("Publish: %v, comment %q\n%s", err, out.CommentURL, log)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // metric is one row of the cross-request view: a check (with its source when a check is
@@ -30,14 +31,14 @@ func (m metric) label() string {
 	if m.e2e != "" {
 		return m.e2e
 	}
-	ck := checks.Check{Name: m.name, Source: m.source}
+	ck := results.Check{Name: m.name, Source: m.source}
 	return escape(title(&ck))
 }
 
 // crossRequest is, per case with ≥ 2 requests, one row per metric: its value on every
 // request and its limit, so drift between the cold and the warm request shows.
-func crossRequest(b *strings.Builder, l *checks.Result, multi bool, lv level) {
-	var cases []*checks.CaseResult
+func crossRequest(b *strings.Builder, l *results.Result, multi bool, lv level) {
+	var cases []*results.CaseResult
 	width := 0
 	for i := range l.Cases {
 		c := &l.Cases[i]
@@ -50,7 +51,7 @@ func crossRequest(b *strings.Builder, l *checks.Result, multi bool, lv level) {
 	if len(cases) == 0 {
 		return
 	}
-	slices.SortStableFunc(cases, func(a, b *checks.CaseResult) int { return cmp.Compare(severity(a.Status), severity(b.Status)) })
+	slices.SortStableFunc(cases, func(a, b *results.CaseResult) int { return cmp.Compare(severity(a.Status), severity(b.Status)) })
 	lane := ""
 	if multi {
 		lane = " of lane " + escape(l.Lane)
@@ -81,7 +82,7 @@ func crossRequest(b *strings.Builder, l *checks.Result, multi bool, lv level) {
 	b.WriteString("\n</details>\n")
 }
 
-func metricCell(rr *checks.RequestResult, m metric) string {
+func metricCell(rr *results.RequestResult, m metric) string {
 	if ck := metricCheck(rr, m); ck != nil && ck.Value != nil {
 		return mark(ck, unbroken(value(ck)))
 	}
@@ -96,7 +97,7 @@ func metricCell(rr *checks.RequestResult, m metric) string {
 
 // metricCheck is the check a metric row shows on a request: the server E2E row shows the
 // check of the E2E column when there is one.
-func metricCheck(rr *checks.RequestResult, m metric) *checks.Check {
+func metricCheck(rr *results.RequestResult, m metric) *results.Check {
 	switch m.e2e {
 	case e2eServer:
 		return findCheck(rr.Checks, inColumn(checks.ColumnE2E))
@@ -113,7 +114,7 @@ func metricCheck(rr *checks.RequestResult, m metric) *checks.Check {
 
 // caseMetrics: both E2E times, then every measured check in first-seen order, leaving out
 // the detailed ones (per stage, per step) unless one of them did not pass.
-func caseMetrics(c *checks.CaseResult) []metric {
+func caseMetrics(c *results.CaseResult) []metric {
 	out := []metric{{e2e: e2eClient}, {e2e: e2eServer}}
 	seen := map[metric]bool{}
 	failing := map[metric]bool{}

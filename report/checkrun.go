@@ -1,8 +1,6 @@
 package report
 
-import (
-	"github.com/diffusion-check/diffusion-check/checks"
-)
+import "github.com/diffusion-check/diffusion-check/results"
 
 // maxCheckSummary is GitHub's limit on a check run's output summary, in characters; the
 // summary is kept below it in bytes, which are never fewer than characters.
@@ -32,22 +30,22 @@ func checkRunName(lane string) string { return "diffusion-check / " + lane }
 // id): a request or case that did not pass is annotated on its case's line, a flaky one
 // with a warning; what maps to no case (a lane's error), or a case of no known line, gets
 // no annotation. Without a suite path there are none.
-func LaneCheckRun(r *Report, l checks.Result, suitePath string, lines map[string]int) CheckRun {
+func LaneCheckRun(r *Report, l results.Result, suitePath string, lines map[string]int) CheckRun {
 	st := LaneStatus(l, r.RunURL)
 	run := CheckRun{Name: checkRunName(l.Lane), Title: st.Description, Conclusion: "failure"}
 	switch {
 	case st.State == "success":
 		run.Conclusion = "success"
-	case l.Status == checks.Skip:
+	case l.Status == results.Skip:
 		run.Conclusion = "skipped"
 	}
 	one := *r
-	one.Lanes, one.Pending, one.Previous, one.Others = []checks.Result{l}, nil, nil, nil
+	one.Lanes, one.Pending, one.Previous, one.Others = []results.Result{l}, nil, nil, nil
 	run.Summary = markdown(&one, maxCheckSummary, fullInSummary(r.FullURL), checkRunCaseRequests)
 	if suitePath == "" {
 		return run
 	}
-	errs, warns := annotations([]checks.Result{l})
+	errs, warns := annotations([]results.Result{l})
 	for _, a := range append(errs, warns...) {
 		line := lines[a.Case]
 		if a.Case == "" || line < 1 {

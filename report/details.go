@@ -10,17 +10,18 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // details is a collapsed block per case that did not pass: every check that did not pass
 // with value, limit, baseline and tolerance and its whole detail; multi-line details; and
 // the server log tail.
-func details(b *strings.Builder, lanes []checks.Result, lv level) {
+func details(b *strings.Builder, lanes []results.Result, lv level) {
 	shown, more := 0, 0
 	for _, l := range lanes {
 		for i := range l.Cases {
 			c := &l.Cases[i]
-			if !bad(c.Status) && c.Status != checks.Flaky {
+			if !bad(c.Status) && c.Status != results.Flaky {
 				continue
 			}
 			if lv.maxDetails > 0 && shown >= lv.maxDetails {
@@ -38,13 +39,13 @@ func details(b *strings.Builder, lanes []checks.Result, lv level) {
 
 type located struct {
 	req string // "2/3", or "case"
-	ck  checks.Check
+	ck  results.Check
 }
 
-func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseResult, lv level) {
+func caseDetails(b *strings.Builder, lane string, showLane bool, c *results.CaseResult, lv level) {
 	nbad := 0
 	for _, rr := range c.Requests {
-		if bad(rr.Status) || rr.Status == checks.Flaky {
+		if bad(rr.Status) || rr.Status == results.Flaky {
 			nbad++
 		}
 	}
@@ -70,8 +71,8 @@ func caseDetails(b *strings.Builder, lane string, showLane bool, c *checks.CaseR
 				fails = append(fails, located{req, ck})
 			}
 		}
-		if rr.Status == checks.Skip || (rr.Status == checks.Cancelled && len(rr.Checks) == 0) {
-			fails = append(fails, located{req, checks.Check{Status: rr.Status, Detail: "not run: " + string(rr.Status) + because(rr.Checks)}})
+		if rr.Status == results.Skip || (rr.Status == results.Cancelled && len(rr.Checks) == 0) {
+			fails = append(fails, located{req, results.Check{Status: rr.Status, Detail: "not run: " + string(rr.Status) + because(rr.Checks)}})
 		}
 	}
 	fails, hidden := capRequests(fails, lv.caseRequests)
@@ -196,7 +197,7 @@ func failTable(b *strings.Builder, fails []located) {
 }
 
 // baseline is how a limit was derived: "60.0 s +10 %", "60.0 s +10 %, pad 20.0 ms", or "—".
-func baseline(ck *checks.Check) string {
+func baseline(ck *results.Check) string {
 	if ck.Baseline == nil {
 		return "—"
 	}
@@ -246,7 +247,7 @@ func codeBlock(b *strings.Builder, lang, s string, maxLines int) {
 // scenarios. A remark that several checks of a request share (the ground-truth file of every
 // consistency check) is one line naming them all, and requests of a case with the same line
 // share it: "`t2i` requests 1/2, 2/2 · `consistency.ssim`, `consistency.psnr`: ground truth: …".
-func notes(b *strings.Builder, lanes []checks.Result, lv level) {
+func notes(b *strings.Builder, lanes []results.Result, lv level) {
 	type line struct {
 		caseID, text string
 		reqs, names  []string
@@ -258,7 +259,7 @@ func notes(b *strings.Builder, lanes []checks.Result, lv level) {
 	for _, l := range lanes {
 		for _, c := range l.Cases {
 			failingCase := bad(c.Status)
-			collect := func(req string, cks []checks.Check) {
+			collect := func(req string, cks []results.Check) {
 				var mine []*line // this request's lines, one per remark, in the order first seen
 				for _, ck := range cks {
 					if ck.Note != "" {

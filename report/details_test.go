@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestFailureTablesFitTheCommentWidth: the failure blocks' tables may wrap at GitHub's
@@ -67,17 +68,17 @@ func TestFailureTablesFitTheCommentWidth(t *testing.T) {
 // share it; a request whose checks differ keeps its own line.
 func TestNotesShareALine(t *testing.T) {
 	gt := "ground truth: sglang_generated/h100/t2i_1gpu.png (made by SGLang)"
-	cons := func(names ...string) []checks.Check {
-		var cs []checks.Check
+	cons := func(names ...string) []results.Check {
+		var cs []results.Check
 		for _, n := range names {
-			cs = append(cs, checks.Check{Name: n, Status: checks.Pass, Note: gt})
+			cs = append(cs, results.Check{Name: n, Status: results.Pass, Note: gt})
 		}
 		return cs
 	}
-	lanes := []checks.Result{{Cases: []checks.CaseResult{{ID: "t2i", Status: checks.Pass, Requests: []checks.RequestResult{
+	lanes := []results.Result{{Cases: []results.CaseResult{{ID: "t2i", Status: results.Pass, Requests: []results.RequestResult{
 		{Index: 1, Of: 3, Checks: cons(checks.ConsistencySSIM, checks.ConsistencyPSNR)},
 		{Index: 2, Of: 3, Checks: append(cons(checks.ConsistencySSIM, checks.ConsistencyPSNR),
-			checks.Check{Name: checks.PerfE2E, Status: checks.Pass, Note: "possible improvement"})},
+			results.Check{Name: checks.PerfE2E, Status: results.Pass, Note: "possible improvement"})},
 		{Index: 3, Of: 3, Checks: cons(checks.ConsistencySSIM)},
 	}}}}}
 	var b strings.Builder

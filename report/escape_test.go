@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/untrusted"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // hostile is text a pull request can put into a results file: HTML, an image, a link, a
@@ -19,11 +20,11 @@ const hostile = "<img src=x onerror=alert(1)> ![i](https://evil.example/x.png) [
 // hostileReport is a failing report whose every untrusted field holds hostile text.
 func hostileReport() *Report {
 	c := caseOf("t2i", false, good, good)
-	c.Requests[1].Status = checks.Fail
-	c.Requests[1].Checks = append(c.Requests[1].Checks, checks.Check{
-		Name: "perf.e2e`|<b>", Status: checks.Fail, Value: checks.Float(2), Limit: checks.Float(1), Unit: "ms`|",
+	c.Requests[1].Status = results.Fail
+	c.Requests[1].Checks = append(c.Requests[1].Checks, results.Check{
+		Name: "perf.e2e`|<b>", Status: results.Fail, Value: checks.Float(2), Limit: checks.Float(1), Unit: "ms`|",
 		Source: hostile, Detail: hostile + "\n" + Marker("base") + "\n```\n# heading\n" + hostile,
-		Known: &checks.KnownFailure{Reason: hostile, Until: hostile, State: checks.KnownStateExpired, Entry: hostile,
+		Known: &results.KnownFailure{Reason: hostile, Until: hostile, State: results.KnownStateExpired, Entry: hostile,
 			Link: "https://x.example/a) ![i](https://evil.example/x.png"},
 	})
 	c.Errors = []string{hostile + "\n" + Marker("base")}
@@ -31,8 +32,8 @@ func hostileReport() *Report {
 	l := lane("base", c)
 	l.Errors = []string{hostile + "\n" + Marker("base")}
 	l.GPU = hostile
-	l.Deselected = []checks.Deselected{{Case: "x`y", Lane: hostile, Reason: hostile}}
-	return &Report{Key: "default", Lanes: []checks.Result{l, lane("other`<img>@team", caseOf("b`c|d", false, good))}}
+	l.Deselected = []results.Deselected{{Case: "x`y", Lane: hostile, Reason: hostile}}
+	return &Report{Key: "default", Lanes: []results.Result{l, lane("other`<img>@team", caseOf("b`c|d", false, good))}}
 }
 
 // TestUntrustedTextIsInert: hostile text in every field of a results file renders as text:
@@ -114,11 +115,11 @@ func around(s, sub string) string {
 func TestHiddenCharactersShownAsEscapes(t *testing.T) {
 	const msg = "deploy \u202eDEXIF\u202c ok \u2066iso\u2069 nul\x00 esc\x1b[31m ls\u2028x"
 	c := caseOf("t2i", false, good, good)
-	c.Requests[1].Status = checks.Fail
-	c.Requests[1].Checks = append(c.Requests[1].Checks, checks.Check{Name: "output.present", Status: checks.Fail, Detail: msg + "\n" + msg})
+	c.Requests[1].Status = results.Fail
+	c.Requests[1].Checks = append(c.Requests[1].Checks, results.Check{Name: "output.present", Status: results.Fail, Detail: msg + "\n" + msg})
 	c.Errors = []string{msg}
 	c.LogTail = []string{msg}
-	r := &Report{Key: "default", Lanes: []checks.Result{lane("base", c)}}
+	r := &Report{Key: "default", Lanes: []results.Result{lane("base", c)}}
 	texts := map[string]string{"comment": Comment(r), "summary": Summary(r)}
 	for i, a := range Annotations(r.Lanes, 10) {
 		texts[fmt.Sprintf("annotation %d", i)] = a.Title + "\n" + a.Message

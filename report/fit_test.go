@@ -6,13 +6,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // longIDCases are n failing cases whose ids are 100 characters long (the longest a name may
 // be), each of reqs requests that all fail (E2E over its limit, SSIM drifting).
-func longIDCases(prefix string, n, reqs int) []checks.CaseResult {
-	var cases []checks.CaseResult
+func longIDCases(prefix string, n, reqs int) []results.CaseResult {
+	var cases []results.CaseResult
 	for i := range n {
 		id := fmt.Sprintf("%s_%04d_", prefix, i)
 		id += strings.Repeat("x", 100-len(id))
@@ -38,7 +38,7 @@ func othersReport(n int) *Report {
 	return r
 }
 
-func runReport(lanes ...checks.Result) *Report {
+func runReport(lanes ...results.Result) *Report {
 	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/99", RunLabel: "run #99",
 		FullURL: "https://github.com/o/r/actions/runs/99", ArtifactsURL: "https://github.com/o/r/actions/runs/99#artifacts", Lanes: lanes}
 }
@@ -49,8 +49,8 @@ func runReport(lanes ...checks.Result) *Report {
 // alone when nothing else fits. (The audit: 300 failing cases with 100-character ids gave a
 // 605,373-character comment and a 65,881-character summary, both refused.)
 func TestCommentAndCheckRunAlwaysFit(t *testing.T) {
-	manyLanes := func(n int) []checks.Result {
-		var out []checks.Result
+	manyLanes := func(n int) []results.Result {
+		var out []results.Result
 		for i := range n {
 			name := fmt.Sprintf("lane%04d", i) + strings.Repeat("y", 92)
 			out = append(out, lane(name, longIDCases("c", 1, 1)...))
@@ -137,7 +137,7 @@ func TestOneNoisyCaseLeavesTheOthersDetails(t *testing.T) {
 	for i := range noisy.Requests {
 		noisy.Requests[i].Checks[6].Detail = "per-frame SSIM:\n" + strings.Repeat("frame 0.81 0.82 0.83 0.84 0.85 0.86 0.87 0.88\n", 40)
 	}
-	cases := []checks.CaseResult{noisy}
+	cases := []results.CaseResult{noisy}
 	for k := range 5 {
 		c := longIDCases(fmt.Sprintf("other%d", k), 1, 2)[0]
 		c.Requests[1].Checks[6].Detail = fmt.Sprintf("per-frame SSIM of other case %d:\n", k) + strings.Repeat("frame 0.81 0.82\n", 5)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/untrusted"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // fmtValue shows a measurement of a check kind in its unit: times over a second in seconds,
@@ -43,7 +44,7 @@ func fmtMs(v float64) string {
 
 // kindOf is the kind of a check as written: its registered kind, with the check's own unit
 // when the check has one the kind does not (a results file of another version).
-func kindOf(ck *checks.Check) checks.Kind {
+func kindOf(ck *results.Check) checks.Kind {
 	k := checks.KindOf(ck.Name)
 	if ck.Unit != "" && ck.Unit != k.Unit {
 		k.Unit, k.Decimals = normUnit(ck.Unit), 0
@@ -62,7 +63,7 @@ func normUnit(u string) string {
 }
 
 // value is a check's value in its unit, or "—".
-func value(ck *checks.Check) string {
+func value(ck *results.Check) string {
 	if ck.Value == nil {
 		return "—"
 	}
@@ -70,7 +71,7 @@ func value(ck *checks.Check) string {
 }
 
 // limitText is "≤ 66.0 s" or "≥ 0.9200"; "" without a limit.
-func limitText(ck *checks.Check) string {
+func limitText(ck *results.Check) string {
 	if ck.Limit == nil {
 		return ""
 	}
@@ -81,7 +82,7 @@ func limitText(ck *checks.Check) string {
 // ratio is value / limit as "1.23× the limit", the factor a reader compares with 1; "" when
 // there is no such factor. It names what it is against: a bare "1.23×" beside a baseline
 // reads as a factor of the baseline, which is what the cause ("+35 % vs baseline") tells.
-func ratio(ck *checks.Check) string {
+func ratio(ck *results.Check) string {
 	if ck.Value == nil || ck.Limit == nil || *ck.Limit == 0 {
 		return ""
 	}
@@ -97,7 +98,7 @@ const maxMADs = 100
 // median absolute deviations ("+4.1 MAD", ">100 MAD" past maxMADs), or in plain words where
 // that unit says nothing: a MAD of zero ("baseline had no spread") or below the resolution of
 // the measurement ("baseline spread under 1 ms"). "" without spread data or a value.
-func spreadText(ck *checks.Check) string {
+func spreadText(ck *results.Check) string {
 	sp := ck.Spread
 	if sp == nil || ck.Value == nil || sp.N <= 0 {
 		return ""
@@ -151,11 +152,11 @@ func fmtResolution(res float64, k checks.Kind) string {
 
 // mark is a value in a table cell: bold with its icon when it did not pass (the icon alone
 // for an empty value).
-func mark(ck *checks.Check, s string) string {
+func mark(ck *results.Check, s string) string {
 	switch ck.Status {
-	case checks.Pass, checks.Skip:
+	case results.Pass, results.Skip:
 		return s
-	case checks.Known, checks.Flaky:
+	case results.Known, results.Flaky:
 		return strings.TrimSpace(icon(ck.Status) + nbsp + s)
 	}
 	if s == "" {
@@ -166,8 +167,8 @@ func mark(ck *checks.Check, s string) string {
 
 // findCheck returns the most telling check among those that match: a failure over a pass,
 // then the one closest to (or furthest past) its limit.
-func findCheck(cs []checks.Check, match func(checks.Kind) bool) *checks.Check {
-	var best *checks.Check
+func findCheck(cs []results.Check, match func(checks.Kind) bool) *results.Check {
+	var best *results.Check
 	for i := range cs {
 		ck := &cs[i]
 		if !match(checks.KindOf(ck.Name)) {
@@ -181,7 +182,7 @@ func findCheck(cs []checks.Check, match func(checks.Kind) bool) *checks.Check {
 }
 
 // worse orders checks for a reader: by status, then by how far past its limit.
-func worse(a, b *checks.Check) bool {
+func worse(a, b *results.Check) bool {
 	if sa, sb := severity(a.Status), severity(b.Status); sa != sb {
 		return sa < sb
 	}
@@ -190,7 +191,7 @@ func worse(a, b *checks.Check) bool {
 
 // beyond is how far a check's value is past its limit (checks.Kind.Beyond); -1 without a
 // value.
-func beyond(ck *checks.Check) float64 {
+func beyond(ck *results.Check) float64 {
 	if ck.Value == nil {
 		return -1
 	}
@@ -201,7 +202,7 @@ func beyond(ck *checks.Check) float64 {
 }
 
 // title is what a reader calls a check, with its source when it has one.
-func title(ck *checks.Check) string {
+func title(ck *results.Check) string {
 	s := checks.KindOf(ck.Name).Title(ck.Name)
 	if ck.Source != "" {
 		s += " (" + ck.Source + ")"
@@ -209,21 +210,21 @@ func title(ck *checks.Check) string {
 	return s
 }
 
-func severity(s checks.Status) int {
+func severity(s results.Status) int {
 	switch s {
-	case checks.Fail:
+	case results.Fail:
 		return 0
-	case checks.Error:
+	case results.Error:
 		return 1
-	case checks.Cancelled:
+	case results.Cancelled:
 		return 2
-	case checks.Flaky:
+	case results.Flaky:
 		return 3
-	case checks.Known:
+	case results.Known:
 		return 4
-	case checks.Skip:
+	case results.Skip:
 		return 5
-	case checks.Pass:
+	case results.Pass:
 		return 6
 	}
 	return 0 // not ours: as bad as a failure

@@ -9,25 +9,24 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // icon is a status at a glance.
-func icon(s checks.Status) string {
+func icon(s results.Status) string {
 	switch s {
-	case checks.Pass:
+	case results.Pass:
 		return "✅"
-	case checks.Fail:
+	case results.Fail:
 		return "❌"
-	case checks.Known:
+	case results.Known:
 		return "🟡"
-	case checks.Flaky:
+	case results.Flaky:
 		return "🟨"
-	case checks.Skip:
+	case results.Skip:
 		return "⏭️"
-	case checks.Cancelled:
+	case results.Cancelled:
 		return "🚫"
 	case statusPending:
 		return "⏳"
@@ -40,7 +39,7 @@ func header(b *strings.Builder, r *Report) {
 	worst := worstStatus(r.Lanes)
 	n := count(r.Lanes)
 	head := headline(worst, n)
-	if worst == checks.Pass && n.requests == 0 && nothingSelected(r.Lanes) {
+	if worst == results.Pass && n.requests == 0 && nothingSelected(r.Lanes) {
 		head = "nothing to check: no case is selected by the changed paths"
 	}
 	shown := r.headerLanes()
@@ -65,18 +64,18 @@ func header(b *strings.Builder, r *Report) {
 		b.WriteString(strings.Join(lanes, " · ") + "\n\n")
 	}
 	var facts []string
-	if g := distinct(r.Lanes, func(l checks.Result) string { return l.GPU }); g != "" {
+	if g := distinct(r.Lanes, func(l results.Result) string { return l.GPU }); g != "" {
 		facts = append(facts, "GPU **"+escape(g)+"**")
 	}
 	// Which baseline file and runner pool the verdicts used (SGLang chooses both per runner).
-	if f := distinct(r.Lanes, func(l checks.Result) string { return baselineFact(l.Files) }); f != "" {
+	if f := distinct(r.Lanes, func(l results.Result) string { return baselineFact(l.Files) }); f != "" {
 		facts = append(facts, f)
 	}
 	// Which pinned ground-truth store the consistency checks read.
-	if g := distinct(r.Lanes, func(l checks.Result) string { return storeFact(l.Files) }); g != "" {
+	if g := distinct(r.Lanes, func(l results.Result) string { return storeFact(l.Files) }); g != "" {
 		facts = append(facts, g)
 	}
-	if c := distinct(r.Lanes, func(l checks.Result) string { return shortSHA(l.Commit) }); c != "" {
+	if c := distinct(r.Lanes, func(l results.Result) string { return shortSHA(l.Commit) }); c != "" {
 		facts = append(facts, "commit "+code(c))
 	}
 	facts = append(facts, words.Plural(n.cases, "case"), words.Plural(n.requests, "request"),
@@ -124,45 +123,45 @@ func links(b *strings.Builder, r *Report) {
 // is flaky (a failure its confirmation requests did not reproduce).
 type counts struct{ cases, requests, failed, known, skipped, cancelled, passed, flaky int }
 
-func count(lanes []checks.Result) counts {
+func count(lanes []results.Result) counts {
 	t := results.TallyRequests(lanes...)
-	n := counts{requests: t.Total(), failed: t.Failed(), skipped: t[checks.Skip],
-		cancelled: t[checks.Cancelled], passed: t[checks.Pass], flaky: t[checks.Flaky]}
+	n := counts{requests: t.Total(), failed: t.Failed(), skipped: t[results.Skip],
+		cancelled: t[results.Cancelled], passed: t[results.Pass], flaky: t[results.Flaky]}
 	for _, l := range lanes {
 		n.cases += len(l.Cases)
 	}
 	for _, o := range results.KnownOutcomes(lanes...) {
-		if o.State == checks.KnownStateKnown {
+		if o.State == results.KnownStateKnown {
 			n.known++
 		}
 	}
 	return n
 }
 
-func headline(worst checks.Status, n counts) string {
+func headline(worst results.Status, n counts) string {
 	switch worst {
-	case checks.Pass:
+	case results.Pass:
 		return fmt.Sprintf("all %s passed", words.Plural(n.requests, "request"))
-	case checks.Known:
+	case results.Known:
 		return fmt.Sprintf("passed, with %s", words.Plural(n.known, "known failure"))
-	case checks.Flaky:
+	case results.Flaky:
 		return fmt.Sprintf("passed, with %d flaky (not reproduced)", n.flaky)
-	case checks.Fail:
+	case results.Fail:
 		return fmt.Sprintf("%d of %s failed", n.failed, words.Plural(n.requests, "request"))
-	case checks.Cancelled:
+	case results.Cancelled:
 		return "cancelled"
-	case checks.Skip:
+	case results.Skip:
 		return "skipped"
 	}
 	return "could not check everything"
 }
 
 // worstStatus orders as the verdict rules do: fail > error > cancelled > flaky > known > pass.
-func worstStatus(lanes []checks.Result) checks.Status {
+func worstStatus(lanes []results.Result) results.Status {
 	if len(lanes) == 0 {
-		return checks.Error
+		return results.Error
 	}
-	var ss []checks.Status
+	var ss []results.Status
 	for _, l := range lanes {
 		ss = append(ss, l.Status)
 	}
@@ -171,23 +170,23 @@ func worstStatus(lanes []checks.Result) checks.Status {
 
 // statusRank orders the statuses from best to worst; a lane still running (pending) is
 // worse than any pass and better than any failure.
-var statusRank = map[checks.Status]int{
-	checks.Skip:      0,
-	checks.Pass:      1,
-	checks.Known:     2,
-	checks.Flaky:     3,
-	statusPending:    4,
-	checks.Cancelled: 5,
-	checks.Error:     6,
-	checks.Fail:      7,
+var statusRank = map[results.Status]int{
+	results.Skip:      0,
+	results.Pass:      1,
+	results.Known:     2,
+	results.Flaky:     3,
+	statusPending:     4,
+	results.Cancelled: 5,
+	results.Error:     6,
+	results.Fail:      7,
 }
 
 // worstOf is the worst of statuses (statusRank); a status that is not ours counts as fail.
-func worstOf(statuses []checks.Status) checks.Status {
-	w := checks.Pass
+func worstOf(statuses []results.Status) results.Status {
+	w := results.Pass
 	for _, s := range statuses {
 		if _, ok := statusRank[s]; !ok {
-			s = checks.Fail
+			s = results.Fail
 		}
 		if statusRank[s] > statusRank[w] {
 			w = s
@@ -199,20 +198,20 @@ func worstOf(statuses []checks.Status) checks.Status {
 // lanesHeadline is the headline of a comment that shows lanes of other runs too (or lanes
 // still running): the worst of every shown lane, and the lanes named by verdict, worst first
 // ("base failed · extra running · gpu2 passed").
-func lanesHeadline(shown []LaneState) (checks.Status, string) {
+func lanesHeadline(shown []LaneState) (results.Status, string) {
 	groups := []struct {
 		verb string
-		in   func(checks.Status) bool
+		in   func(results.Status) bool
 	}{
-		{"failed", func(s checks.Status) bool { return s == checks.Fail }},
-		{"could not be checked", func(s checks.Status) bool {
-			return s != checks.Fail && s != statusPending && s != checks.Skip && bad(s)
+		{"failed", func(s results.Status) bool { return s == results.Fail }},
+		{"could not be checked", func(s results.Status) bool {
+			return s != results.Fail && s != statusPending && s != results.Skip && bad(s)
 		}},
-		{"running", func(s checks.Status) bool { return s == statusPending }},
-		{"passed", func(s checks.Status) bool { return !bad(s) && s != checks.Skip }},
-		{"skipped", func(s checks.Status) bool { return s == checks.Skip }},
+		{"running", func(s results.Status) bool { return s == statusPending }},
+		{"passed", func(s results.Status) bool { return !bad(s) && s != results.Skip }},
+		{"skipped", func(s results.Status) bool { return s == results.Skip }},
 	}
-	var ss []checks.Status
+	var ss []results.Status
 	var parts []string
 	for _, g := range groups {
 		var names []string
@@ -290,7 +289,7 @@ func changes(b *strings.Builder, r *Report) {
 }
 
 // allKeys names every request (lane/case/index) and case (lane/case) of lanes.
-func allKeys(lanes []checks.Result) []string {
+func allKeys(lanes []results.Result) []string {
 	var out []string
 	for _, l := range lanes {
 		for _, c := range l.Cases {
@@ -322,7 +321,7 @@ func keyList(keys []string) string {
 	return strings.Join(out, ", ")
 }
 
-func distinct(lanes []checks.Result, f func(checks.Result) string) string {
+func distinct(lanes []results.Result, f func(results.Result) string) string {
 	var vs []string
 	for _, l := range lanes {
 		if v := f(l); v != "" && !slices.Contains(vs, v) {
@@ -342,7 +341,7 @@ func shortSHA(s string) string {
 // storeFact names the pinned git store a lane's ground truth came from, by its repository
 // (owner/name of an https URL, else the folder's name) and short commit:
 // "ground truth `sgl-project/ci-data-diffusion@15b30030ef98`".
-func storeFact(f *checks.Files) string {
+func storeFact(f *results.Files) string {
 	if f == nil || f.GroundTruth == nil {
 		return ""
 	}
@@ -357,7 +356,7 @@ func storeFact(f *checks.Files) string {
 
 // baselineFact names the baseline file of a lane and, on a runner of one of its
 // runner_overrides pools, that pool: "baselines `b200.json`, runner_overrides pool `b200-di`".
-func baselineFact(f *checks.Files) string {
+func baselineFact(f *results.Files) string {
 	if f == nil || f.Baselines == "" {
 		return ""
 	}

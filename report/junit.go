@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // JUnit writes the lanes as JUnit XML: a test suite per lane, a test case per request (named
@@ -18,7 +19,7 @@ import (
 // and are named in system-out; so do flaky ones (failures that confirmation requests did not
 // reproduce), which also get a "flaky" property, as rerun-aware tools count them. A case that
 // test-impact selection left out is one skipped test case, the reason in its message.
-func JUnit(w io.Writer, lanes []checks.Result) error {
+func JUnit(w io.Writer, lanes []results.Result) error {
 	doc := junitSuites{Name: "diffusion-check"}
 	for _, l := range lanes {
 		s := junitSuite{Name: l.Lane, Timestamp: timestamp(l)}
@@ -34,7 +35,7 @@ func JUnit(w io.Writer, lanes []checks.Result) error {
 				tc := junitCase{Name: fmt.Sprintf("%s request %d/%d", c.ID, rr.Index, rr.Of), Class: class, Time: seconds(rr.E2EMs)}
 				cs := rr.Checks
 				if rr.Index == 1 { // the case-level checks (server start) belong to its first request
-					cs = append(append([]checks.Check{}, c.Checks...), cs...)
+					cs = append(append([]results.Check{}, c.Checks...), cs...)
 				}
 				for _, ck := range cs {
 					tc.Props = append(tc.Props, junitProp{Name: propName(ck), Value: propValue(ck)})
@@ -128,15 +129,15 @@ type junitProblem struct {
 
 // outcome sets the failure, error or skipped element of a test case from its status and the
 // checks and errors that explain it.
-func outcome(tc *junitCase, st checks.Status, cs []checks.Check, errs []string) {
+func outcome(tc *junitCase, st results.Status, cs []results.Check, errs []string) {
 	var lines, known, flaky []string
 	for _, ck := range cs {
 		if s := checkLine(ck); s != "" {
 			switch ck.Status {
-			case checks.Known:
+			case results.Known:
 				known = append(known, s)
 				continue
-			case checks.Flaky:
+			case results.Flaky:
 				flaky = append(flaky, s)
 				continue
 			}
@@ -161,10 +162,10 @@ func outcome(tc *junitCase, st checks.Status, cs []checks.Check, errs []string) 
 	}
 	text := strings.Join(lines, "\n")
 	switch st {
-	case checks.Pass, checks.Known, checks.Flaky:
-	case checks.Skip:
+	case results.Pass, results.Known, results.Flaky:
+	case results.Skip:
 		tc.Skipped = &junitProblem{Message: string(st) + because(cs)}
-	case checks.Fail:
+	case results.Fail:
 		tc.Failure = &junitProblem{Message: msg(), Type: "fail", Text: text}
 	default: // error, cancelled, or a status that is not ours
 		if len(lines) == 0 && len(cs) == 0 {
@@ -175,7 +176,7 @@ func outcome(tc *junitCase, st checks.Status, cs []checks.Check, errs []string) 
 }
 
 // propName is a check's name, with its source when it has one (memory is measured from several).
-func propName(ck checks.Check) string {
+func propName(ck results.Check) string {
 	if ck.Source != "" {
 		return ck.Name + "[" + ck.Source + "]"
 	}
@@ -183,7 +184,7 @@ func propName(ck checks.Check) string {
 }
 
 // propValue reads like "pass 1874.2 ms (limit ≤ 2500 ms)" or "fail: no media".
-func propValue(ck checks.Check) string {
+func propValue(ck results.Check) string {
 	s := string(ck.Status)
 	if ck.Value != nil {
 		s += " " + number(*ck.Value, ck.Unit)
@@ -191,7 +192,7 @@ func propValue(ck checks.Check) string {
 			s += " (limit " + checks.KindOf(ck.Name).Op() + " " + number(*ck.Limit, ck.Unit) + ")"
 		}
 	}
-	if ck.Detail != "" && ck.Status != checks.Pass {
+	if ck.Detail != "" && ck.Status != results.Pass {
 		s += ": " + words.FirstLine(ck.Detail)
 	}
 	return s
@@ -199,7 +200,7 @@ func propValue(ck checks.Check) string {
 
 func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }
 
-func timestamp(l checks.Result) string {
+func timestamp(l results.Result) string {
 	if l.StartedAt.IsZero() {
 		return ""
 	}

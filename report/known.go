@@ -8,19 +8,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // knownFailures lists each known-failures entry once per case (results.KnownOutcomes), over
 // every request of every partition: still failing (with how many requests it hit), fixed
 // (it passed in every request: remove the entry) or expired (counts as a failure).
-func knownFailures(b *strings.Builder, lanes []checks.Result) {
+func knownFailures(b *strings.Builder, lanes []results.Result) {
 	outs := results.KnownOutcomes(lanes...)
 	if len(outs) == 0 {
 		return
 	}
-	rank := map[string]int{checks.KnownStateExpired: 0, checks.KnownStateFixed: 1, checks.KnownStateKnown: 2}
+	rank := map[string]int{results.KnownStateExpired: 0, results.KnownStateFixed: 1, results.KnownStateKnown: 2}
 	slices.SortStableFunc(outs, func(a, b results.KnownOutcome) int { return cmp.Compare(rank[a.State], rank[b.State]) })
 	b.WriteString("\n### Known failures\n\n| | Case | Checks | Hit | Reason | State |\n|---|---|---|---|---|---|\n")
 	for _, o := range outs {
@@ -30,14 +29,14 @@ func knownFailures(b *strings.Builder, lanes []checks.Result) {
 		}
 		var ic, state string
 		switch o.State {
-		case checks.KnownStateKnown:
-			ic, state = icon(checks.Known), "known"+until+": reported, not red"
-		case checks.KnownStateFixed:
-			ic, state = icon(checks.Pass), "**passes in every request: remove it from the list**"
-		case checks.KnownStateExpired:
-			ic, state = icon(checks.Fail), "**expired"+strings.Replace(until, "until", "on", 1)+": counts as a failure**"
+		case results.KnownStateKnown:
+			ic, state = icon(results.Known), "known"+until+": reported, not red"
+		case results.KnownStateFixed:
+			ic, state = icon(results.Pass), "**passes in every request: remove it from the list**"
+		case results.KnownStateExpired:
+			ic, state = icon(results.Fail), "**expired"+strings.Replace(until, "until", "on", 1)+": counts as a failure**"
 		default:
-			ic, state = icon(checks.Error), escape(o.State)
+			ic, state = icon(results.Error), escape(o.State)
 		}
 		reason := escape(o.Entry.Reason)
 		if l := o.Entry.Link; safeLink(l) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestKnownCounting: one entry `audio.*` on a case and a drift that hits only request 3 of 3.
@@ -14,7 +15,7 @@ import (
 // "remove it", since it did not pass everywhere.
 func TestKnownCounting(t *testing.T) {
 	c := caseOf("wan_t2v_audio", true, good, goodWarm, reqSpec{e2e: 65500, denoise: 51900, vram: 34560, ssim: 0.9809, psnr: 38.19, audioFail: true})
-	r := checks.Result{Schema: checks.Schema, Lane: "base", GPU: "h100", Partition: checks.Partition{Total: 1}, Cases: []checks.CaseResult{c}}
+	r := results.Result{Schema: results.Schema, Lane: "base", GPU: "h100", Partition: results.Partition{Total: 1}, Cases: []results.CaseResult{c}}
 	entries := []checks.KnownEntry{{Case: "wan_t2v_audio", Check: "audio.*", Reason: "AAC encoder change", Until: "2025-06-01", Source: "known.yaml:1"}}
 	today := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	for ci := range r.Cases { // as the judge marks each request during a run
@@ -24,7 +25,7 @@ func TestKnownCounting(t *testing.T) {
 		}
 	}
 	judge.Finalize(&r)
-	rep := &Report{Key: "base", Lanes: []checks.Result{r}}
+	rep := &Report{Key: "base", Lanes: []results.Result{r}}
 	md := Comment(rep)
 	wellFormed(t, md)
 	for _, want := range []string{

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // maxMachineRows bounds the table of machines in a comment; every results.json holds its own.
@@ -15,10 +15,10 @@ const maxMachineRows = 64
 // machines is the collapsed table of where each partition ran: runner, labels, host, GPUs (with
 // their UUIDs), driver and CUDA, CPU. Every field comes from a results file, so is escaped.
 // Nothing is written when no lane recorded a machine (results from before they were).
-func machines(b *strings.Builder, lanes []checks.Result) {
+func machines(b *strings.Builder, lanes []results.Result) {
 	type row struct {
 		lane string
-		m    checks.Machine
+		m    results.Machine
 	}
 	var rows []row
 	for _, l := range lanes {

@@ -6,14 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestMachines(t *testing.T) {
-	lanes := []checks.Result{{Lane: "base", Machines: []checks.Machine{
+	lanes := []results.Result{{Lane: "base", Machines: []results.Machine{
 		{Partition: 0, RunnerName: "b200-cirrascale3-0123", RunnerLabels: []string{"b200", "self-hosted"}, Hostname: "gpu-host-7",
 			CPU: "AMD EPYC 9654 96-Core Processor", Driver: "570.124.06", CUDA: "12.8",
-			GPUs: []checks.MachineGPU{{Index: 0, Name: "NVIDIA B200", UUID: "GPU-1a2b"}}},
+			GPUs: []results.MachineGPU{{Index: 0, Name: "NVIDIA B200", UUID: "GPU-1a2b"}}},
 		{Partition: 1, RunnerName: "evil|<!--x-->", Hostname: "@someone", NVMLNote: "nvml unavailable: no GPU"},
 	}}}
 	var b strings.Builder
@@ -32,7 +32,7 @@ func TestMachines(t *testing.T) {
 		t.Errorf("machines (-want +got):\n%s", d)
 	}
 	var none strings.Builder
-	machines(&none, []checks.Result{{Lane: "base"}})
+	machines(&none, []results.Result{{Lane: "base"}})
 	if none.Len() != 0 {
 		t.Errorf("without machines: %q, want nothing", none.String())
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/diffusion-check/diffusion-check/internal/golden"
+	"github.com/diffusion-check/diffusion-check/results"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -18,28 +19,28 @@ import (
 // flaky; in "extra" a slowdown the first confirmation request reproduced. Both perf checks
 // carry the baseline's spread.
 func noisyReport() *Report {
-	spread := &checks.Spread{N: 6, Min: 64900, Median: 65600, Max: 66100, MAD: 300}
+	spread := &results.Spread{N: 6, Min: 64900, Median: 65600, Max: 66100, MAD: 300}
 	slow := goodWarm
 	slow.e2e, slow.denoise = 67630, 52400
-	label := func(c checks.CaseResult, st checks.Status, cf checks.Confirmation) checks.CaseResult {
+	label := func(c results.CaseResult, st results.Status, cf results.Confirmation) results.CaseResult {
 		ck := &c.Requests[1].Checks[3] // perf.e2e
 		ck.Status, ck.Confirm, ck.Spread = st, &cf, spread
 		ck.Detail = "server total_duration_ms 67630 ms > limit 66000 ms (baseline 60000 ms, tolerance 10%, pad 20 ms; 12.7% over the baseline)"
-		c.Confirm = []checks.RequestResult{request(c.ID, 1, cf.Max, false, good)}
+		c.Confirm = []results.RequestResult{request(c.ID, 1, cf.Max, false, good)}
 		c.Confirm[0].Confirm = true
 		return c
 	}
-	flaky := label(caseOf("qwen_image_t2i", false, good, slow), checks.Flaky,
-		checks.Confirmation{State: checks.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2})
-	red := label(caseOf("flux_t2i", false, good, slow), checks.Fail,
-		checks.Confirmation{State: checks.ConfirmReproduced, Failed: 1, Of: 1, Max: 2, Note: "stopped after 1 of 2: every failed check failed again"})
+	flaky := label(caseOf("qwen_image_t2i", false, good, slow), results.Flaky,
+		results.Confirmation{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2})
+	red := label(caseOf("flux_t2i", false, good, slow), results.Fail,
+		results.Confirmation{State: results.ConfirmReproduced, Failed: 1, Of: 1, Max: 2, Note: "stopped after 1 of 2: every failed check failed again"})
 	return &Report{Key: "base", RunURL: "https://github.com/o/r/actions/runs/81", RunLabel: "run #81",
-		Lanes: []checks.Result{lane("base", flaky), lane("extra", red)}}
+		Lanes: []results.Result{lane("base", flaky), lane("extra", red)}}
 }
 
 func TestGoldenNoisy(t *testing.T) {
 	r := noisyReport()
-	if got := []checks.Status{r.Lanes[0].Status, r.Lanes[1].Status}; !cmp.Equal(got, []checks.Status{checks.Flaky, checks.Fail}) {
+	if got := []results.Status{r.Lanes[0].Status, r.Lanes[1].Status}; !cmp.Equal(got, []results.Status{results.Flaky, results.Fail}) {
 		t.Fatalf("fixture: lane statuses %v, want flaky and fail", got)
 	}
 	c := Comment(r)
@@ -73,7 +74,7 @@ func TestLaneStatusFlaky(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
-	if s := worstStatus(r.Lanes[:1]); s != checks.Flaky {
+	if s := worstStatus(r.Lanes[:1]); s != results.Flaky {
 		t.Errorf("worst of the flaky lane: %s", s)
 	}
 	if n := count(r.Lanes); n.flaky != 1 || n.failed != 1 {
@@ -86,15 +87,15 @@ func TestLaneStatusFlaky(t *testing.T) {
 // the last decimal of other kinds), and at most maxMADs either way; a zero spread and one
 // below the resolution are said in words.
 func TestSpreadText(t *testing.T) {
-	v := func(name string, x float64, sp *checks.Spread) *checks.Check {
-		return &checks.Check{Name: name, Value: checks.Float(x), Spread: sp}
+	v := func(name string, x float64, sp *results.Spread) *results.Check {
+		return &results.Check{Name: name, Value: checks.Float(x), Spread: sp}
 	}
-	ms := func(x, mad float64) *checks.Check {
-		return v(checks.PerfE2E, x, &checks.Spread{N: 5, Min: 1000 - 2*mad, Median: 1000, Max: 1000 + 2*mad, MAD: mad})
+	ms := func(x, mad float64) *results.Check {
+		return v(checks.PerfE2E, x, &results.Spread{N: 5, Min: 1000 - 2*mad, Median: 1000, Max: 1000 + 2*mad, MAD: mad})
 	}
 	tests := []struct {
 		name string
-		ck   *checks.Check
+		ck   *results.Check
 		want string
 	}{
 		{"over the resolution", ms(1230, 10), "+23.0 MAD"},
@@ -107,31 +108,31 @@ func TestSpreadText(t *testing.T) {
 		{"MAD of a few microseconds (H200 denoise step)", ms(193.8, 0.0076), "baseline spread under 1 ms"},
 		{
 			"memory: under 1 MiB",
-			v(checks.MemoryRuntimePeak, 4128, &checks.Spread{N: 3, Min: 3615.8, Median: 3616, Max: 3616.2, MAD: 0.2}),
+			v(checks.MemoryRuntimePeak, 4128, &results.Spread{N: 3, Min: 3615.8, Median: 3616, Max: 3616.2, MAD: 0.2}),
 			"baseline spread under 1 MiB",
 		},
-		{"memory: 1 MiB counts", v(checks.MemoryRuntimePeak, 3620, &checks.Spread{N: 3, Min: 3615, Median: 3616, Max: 3617, MAD: 1}), "+4.0 MAD"},
+		{"memory: 1 MiB counts", v(checks.MemoryRuntimePeak, 3620, &results.Spread{N: 3, Min: 3615, Median: 3616, Max: 3617, MAD: 1}), "+4.0 MAD"},
 		{
 			"decimals of the kind: under 0.01 dB",
-			v(checks.AudioRMSdBDiff, 0.9, &checks.Spread{N: 3, Min: 0.4, Median: 0.4, Max: 0.41, MAD: 0.005}),
+			v(checks.AudioRMSdBDiff, 0.9, &results.Spread{N: 3, Min: 0.4, Median: 0.4, Max: 0.41, MAD: 0.005}),
 			"baseline spread under 0.01 dB",
 		},
 		{
 			"decimals of the kind: 0.01 dB counts",
-			v(checks.AudioRMSdBDiff, 0.5, &checks.Spread{N: 3, Min: 0.39, Median: 0.4, Max: 0.41, MAD: 0.01}),
+			v(checks.AudioRMSdBDiff, 0.5, &results.Spread{N: 3, Min: 0.39, Median: 0.4, Max: 0.41, MAD: 0.01}),
 			"+10.0 MAD",
 		},
-		{"a plain number has no floor", v("custom.score", 3, &checks.Spread{N: 3, Min: 1, Median: 1, Max: 1, MAD: 0.01}), ">100 MAD"},
-		{"one request", v(checks.PerfE2E, 1230, &checks.Spread{N: 1, Min: 1000, Median: 1000, Max: 1000}), "baseline of 1 request: no spread"},
-		{"zero MAD, outside", v(checks.PerfE2E, 1230, &checks.Spread{N: 3, Min: 1000, Median: 1000, Max: 1000}), "baseline had no spread (3 requests)"},
+		{"a plain number has no floor", v("custom.score", 3, &results.Spread{N: 3, Min: 1, Median: 1, Max: 1, MAD: 0.01}), ">100 MAD"},
+		{"one request", v(checks.PerfE2E, 1230, &results.Spread{N: 1, Min: 1000, Median: 1000, Max: 1000}), "baseline of 1 request: no spread"},
+		{"zero MAD, outside", v(checks.PerfE2E, 1230, &results.Spread{N: 3, Min: 1000, Median: 1000, Max: 1000}), "baseline had no spread (3 requests)"},
 		{
 			"zero MAD, within",
-			v(checks.PerfE2E, 1000, &checks.Spread{N: 3, Min: 1000, Median: 1000, Max: 1000}),
+			v(checks.PerfE2E, 1000, &results.Spread{N: 3, Min: 1000, Median: 1000, Max: 1000}),
 			"within the baseline's values, no spread (3 requests)",
 		},
-		{"no requests", v(checks.PerfE2E, 1230, &checks.Spread{}), ""},
+		{"no requests", v(checks.PerfE2E, 1230, &results.Spread{}), ""},
 		{"no spread data", v(checks.PerfE2E, 1230, nil), ""},
-		{"no value", &checks.Check{Name: checks.PerfE2E, Spread: &checks.Spread{N: 2, MAD: 1}}, ""},
+		{"no value", &results.Check{Name: checks.PerfE2E, Spread: &results.Spread{N: 2, MAD: 1}}, ""},
 	}
 	for _, tt := range tests {
 		if got := spreadText(tt.ck); got != tt.want {

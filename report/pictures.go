@@ -6,6 +6,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // PictureKey names a failure picture of one request, as the runner draws it: the worst frame
@@ -96,7 +97,7 @@ const memoryAlt = "memory over time: "
 
 // memoryPictures adds the memory pictures of case c (its load, then each request that failed
 // a memory check) to cells, up to maxPictures, counting the rest in more.
-func memoryPictures(cells []string, more int, r *Report, l checks.Result, c checks.CaseResult) ([]string, int) {
+func memoryPictures(cells []string, more int, r *Report, l results.Result, c results.CaseResult) ([]string, int) {
 	add := func(index int, what string) {
 		url := r.Pictures[PictureKey{Lane: l.Lane, Case: c.ID, Request: index, Memory: true}]
 		if !safeURL(url) {
@@ -146,12 +147,12 @@ func pictureGroup(repeat bool) checks.Group {
 
 // groupFailed says whether a request failed a check of group g (not a known failure): what
 // its picture shows.
-func groupFailed(rr checks.RequestResult, g checks.Group) bool { return checksFailed(rr.Checks, g) }
+func groupFailed(rr results.RequestResult, g checks.Group) bool { return checksFailed(rr.Checks, g) }
 
 // checksFailed says whether a check of group g among cs failed (not a known failure).
-func checksFailed(cs []checks.Check, g checks.Group) bool {
+func checksFailed(cs []results.Check, g checks.Group) bool {
 	for _, ck := range cs {
-		if failed(ck.Status) && ck.Status != checks.Known && checks.KindOf(ck.Name).Group == g {
+		if failed(ck.Status) && ck.Status != results.Known && checks.KindOf(ck.Name).Group == g {
 			return true
 		}
 	}

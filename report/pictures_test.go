@@ -6,6 +6,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/golden"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestCommentShowsFailurePicturesInline: a consistency failure with a picture URL shows it
@@ -45,7 +46,7 @@ func TestCommentShowsRepeatPicturesInline(t *testing.T) {
 	if rr.Case != "qwen_image_t2i" || rr.Index != 2 {
 		t.Fatalf("fixture changed: %s request %d", rr.Case, rr.Index)
 	}
-	rr.Checks = append(rr.Checks, checks.Check{Name: checks.RepeatSSIM, Status: checks.Fail, Detail: "SSIM 0.61 against request 1"})
+	rr.Checks = append(rr.Checks, results.Check{Name: checks.RepeatSSIM, Status: results.Fail, Detail: "SSIM 0.61 against request 1"})
 	const gtURL, repURL = "https://github.com/o/r/raw/a/gt.png", "https://github.com/o/r/raw/a/repeat.png"
 	r.Pictures = map[PictureKey]string{
 		{Lane: "base", Case: "qwen_image_t2i", Request: 2}:               gtURL,

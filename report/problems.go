@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // problem is one line of the problems list: one cause on one case, however many requests
@@ -19,10 +20,10 @@ type problem struct {
 	lane, caseID string
 	of           int
 	reqs         []int // 0 for the case level
-	top          *checks.Check
-	others       []*checks.Check
-	notRun       string         // set for requests that did not run: why
-	result       *checks.Result // the lane's merged result, for Report.Trend
+	top          *results.Check
+	others       []*results.Check
+	notRun       string          // set for requests that did not run: why
+	result       *results.Result // the lane's merged result, for Report.Trend
 	// For a server that crashed or did not start: what it made impossible (checks without
 	// a value on that request and after, each with its request) and the requests it kept
 	// from being sent. They are told in its line, not as problems of their own.
@@ -33,7 +34,7 @@ type problem struct {
 // missing is a check that could not be made, and the request it belongs to (0: the case).
 type missing struct {
 	req int
-	ck  *checks.Check
+	ck  *results.Check
 }
 
 // problemList writes what a reviewer must see first: for each thing that failed, which
@@ -61,13 +62,13 @@ func problemList(b *strings.Builder, r *Report, lv level) {
 }
 
 // problems gathers the problems of the lanes in order: lane, case, then as first met.
-func problems(lanes []checks.Result) []*problem {
+func problems(lanes []results.Result) []*problem {
 	var out []*problem
 	for li := range lanes {
 		l := &lanes[li]
 		for ci := range l.Cases {
 			c := &l.Cases[ci]
-			if !bad(c.Status) && c.Status != checks.Flaky {
+			if !bad(c.Status) && c.Status != results.Flaky {
 				continue
 			}
 			out = append(out, caseProblems(l, c)...)
@@ -84,7 +85,7 @@ func problems(lanes []checks.Result) []*problem {
 // (hungAt), the requests the stopped server kept from being sent fold into its line the same
 // way. A check with a value is a measurement and keeps its own line; a cancelled request too
 // (a cancel is a cause of its own).
-func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
+func caseProblems(l *results.Result, c *results.CaseResult) []*problem {
 	g := caseGather{l: l, c: c, crashed: crashedAt(c), index: map[string]*problem{}}
 	g.halted = g.crashed
 	if g.halted < 0 {
@@ -99,7 +100,7 @@ func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
 		for i := range rr.Checks {
 			g.add(rr.Index, &rr.Checks[i])
 		}
-		if rr.Status == checks.Skip && g.halted >= 0 && rr.Index > g.halted {
+		if rr.Status == results.Skip && g.halted >= 0 && rr.Index > g.halted {
 			unsent = append(unsent, rr.Index)
 			continue
 		}
@@ -119,8 +120,8 @@ func caseProblems(l *checks.Result, c *checks.CaseResult) []*problem {
 
 // caseGather is caseProblems under way on case c of lane l.
 type caseGather struct {
-	l       *checks.Result
-	c       *checks.CaseResult
+	l       *results.Result
+	c       *results.CaseResult
 	crashed int // crashedAt
 	halted  int // where the case stopped: crashed, else hungAt
 	out     []*problem
@@ -132,8 +133,8 @@ type caseGather struct {
 
 // add counts check ck of request req (0: the case) into its problem, unless it passed, is
 // known, or is a consequence of the crash.
-func (g *caseGather) add(req int, ck *checks.Check) {
-	if !failed(ck.Status) || ck.Status == checks.Known {
+func (g *caseGather) add(req int, ck *results.Check) {
+	if !failed(ck.Status) || ck.Status == results.Known {
 		return
 	}
 	k := checks.KindOf(ck.Name)
@@ -166,8 +167,8 @@ func (g *caseGather) add(req int, ck *checks.Check) {
 
 // notRun counts a request that was skipped, or cancelled before any of its checks failed,
 // into the line of why it did not run.
-func (g *caseGather) notRun(rr *checks.RequestResult) {
-	if rr.Status != checks.Skip && (rr.Status != checks.Cancelled || slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool { return failed(ck.Status) })) {
+func (g *caseGather) notRun(rr *results.RequestResult) {
+	if rr.Status != results.Skip && (rr.Status != results.Cancelled || slices.ContainsFunc(rr.Checks, func(ck results.Check) bool { return failed(ck.Status) })) {
 		return
 	}
 	why := string(rr.Status) + because(rr.Checks)
@@ -182,16 +183,16 @@ func (g *caseGather) notRun(rr *checks.RequestResult) {
 
 // serverDown is a server check that failed without a value: a crash or a failed start (a
 // cancel is not one: the run stopped, not the server).
-func serverDown(ck *checks.Check) bool {
-	return (ck.Status == checks.Fail || ck.Status == checks.Error) && ck.Value == nil && checks.KindOf(ck.Name).Group == checks.GroupServer
+func serverDown(ck *results.Check) bool {
+	return (ck.Status == results.Fail || ck.Status == results.Error) && ck.Value == nil && checks.KindOf(ck.Name).Group == checks.GroupServer
 }
 
 // crashedAt is where the case's server went down: 0 when it did not start (a failed server
 // check of the case), the index of the first request with a failed server check without a
 // value, or -1 when it did neither.
-func crashedAt(c *checks.CaseResult) int {
-	down := func(cs []checks.Check) bool {
-		return slices.ContainsFunc(cs, func(ck checks.Check) bool { return serverDown(&ck) })
+func crashedAt(c *results.CaseResult) int {
+	down := func(cs []results.Check) bool {
+		return slices.ContainsFunc(cs, func(ck results.Check) bool { return serverDown(&ck) })
 	}
 	if down(c.Checks) {
 		return 0
@@ -211,18 +212,18 @@ func crashedAt(c *checks.CaseResult) int {
 // check). It is the last request sent before the first of those with a failed check without a
 // value (with concurrency, others may have finished after it), or -1 when no request was kept
 // from being sent, or a skipped or cancelled request comes first.
-func hungAt(c *checks.CaseResult) int {
+func hungAt(c *results.CaseResult) int {
 	first := slices.IndexFunc(c.Requests, notSentRequest)
 	if first < 0 {
 		return -1
 	}
 	for i := first - 1; i >= 0; i-- {
 		rr := &c.Requests[i]
-		if rr.Status == checks.Skip || rr.Status == checks.Cancelled {
+		if rr.Status == results.Skip || rr.Status == results.Cancelled {
 			return -1 // a skip (an AMD video timeout) or a cancel stopped it: not a failure's line
 		}
-		if slices.ContainsFunc(rr.Checks, func(ck checks.Check) bool {
-			return (ck.Status == checks.Fail || ck.Status == checks.Error) && ck.Value == nil
+		if slices.ContainsFunc(rr.Checks, func(ck results.Check) bool {
+			return (ck.Status == results.Fail || ck.Status == results.Error) && ck.Value == nil
 		}) {
 			return rr.Index
 		}
@@ -231,14 +232,14 @@ func hungAt(c *checks.CaseResult) int {
 }
 
 // notSentRequest is a request the runner never sent (runner/run.go notSent).
-func notSentRequest(rr checks.RequestResult) bool {
-	return rr.Status == checks.Skip && len(rr.Checks) == 1 &&
-		rr.Checks[0].Name == checks.ServerAlive && rr.Checks[0].Status == checks.Skip
+func notSentRequest(rr results.RequestResult) bool {
+	return rr.Status == results.Skip && len(rr.Checks) == 1 &&
+		rr.Checks[0].Name == results.ServerAlive && rr.Checks[0].Status == results.Skip
 }
 
 func (p *problem) severity() int {
 	if p.top == nil {
-		return severity(checks.Skip)
+		return severity(results.Skip)
 	}
 	return severity(p.top.Status)
 }
@@ -250,7 +251,7 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if p.top != nil {
 		ic = icon(p.top.Status)
 	} else if p.notRun != "" && len(p.reqs) > 0 {
-		ic = icon(checks.Skip)
+		ic = icon(results.Skip)
 	}
 	b.WriteString(ic + " " + code(p.caseID))
 	if multi {
@@ -288,7 +289,7 @@ func (p *problem) line(multi bool, artifacts string) string {
 	if cf := ck.Confirm; cf != nil {
 		b.WriteString(" · _" + escape(cf.Text()) + "_")
 	}
-	if k := ck.Known; k != nil && k.State == checks.KnownStateExpired {
+	if k := ck.Known; k != nil && k.State == results.KnownStateExpired {
 		b.WriteString(" (its known-failures entry expired on " + escape(k.Until) + ")")
 	}
 	if also := p.also(); also != "" {
@@ -358,7 +359,7 @@ const maxAlso = 3
 // tells orders the checks of one problem for the one its line is told by: by status, then
 // a check that is not derived from the denoising stage's steps before one that is (the
 // stage, or E2E, is the cause; its steps follow from it), then by how far past its limit.
-func tells(a, b *checks.Check) bool {
+func tells(a, b *results.Check) bool {
 	if sa, sb := severity(a.Status), severity(b.Status); sa != sb {
 		return sa < sb
 	}
@@ -368,13 +369,13 @@ func tells(a, b *checks.Check) bool {
 	return beyond(a) > beyond(b)
 }
 
-func derived(ck *checks.Check) bool { return checks.KindOf(ck.Name).Derived }
+func derived(ck *results.Check) bool { return checks.KindOf(ck.Name).Derived }
 
 // also names the other failing checks of a problem once each, with the ratio of the worst;
 // the derived ones are counted by folded instead.
 func (p *problem) also() string {
 	var order []string
-	worst := map[string]*checks.Check{}
+	worst := map[string]*results.Check{}
 	for _, ck := range p.others {
 		t := title(ck)
 		if t == title(p.top) || derived(ck) {
@@ -416,16 +417,16 @@ func (p *problem) folded() string {
 // stepFold is what the failing checks derived from the denoising stage's steps come to, beside
 // the check (top) that tells them: they are counted, not named.
 type stepFold struct {
-	top    *checks.Check
-	titles []string      // the derived checks, each title once, but top's
-	worst  *checks.Check // the one furthest past its limit
-	stage  *checks.Check // the denoising stage's own check among them, if it failed too
+	top    *results.Check
+	titles []string       // the derived checks, each title once, but top's
+	worst  *results.Check // the one furthest past its limit
+	stage  *results.Check // the denoising stage's own check among them, if it failed too
 }
 
 // foldDerived folds the derived checks of top and others (one cause's failing checks).
-func foldDerived(top *checks.Check, others []*checks.Check) stepFold {
+func foldDerived(top *results.Check, others []*results.Check) stepFold {
 	f := stepFold{top: top}
-	for _, ck := range append([]*checks.Check{top}, others...) {
+	for _, ck := range append([]*results.Check{top}, others...) {
 		if f.stage == nil && checks.DenoisingStageCheck(ck.Name) {
 			f.stage = ck
 		}
@@ -507,7 +508,7 @@ func ranges(v []int) string {
 // cause is why a check did not pass in a few words: its Cause, else how far its value is
 // from its baseline, else (without a value) the first line of its detail. "" when value and
 // limit say it all.
-func cause(ck *checks.Check) string {
+func cause(ck *results.Check) string {
 	if ck.Cause != "" {
 		return ck.Cause
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // across is what a lane's cases say across their requests: the cases whose outputs have a
@@ -27,7 +28,7 @@ type shapedCase struct {
 // truth when none of its requests was compared with one although its outputs were checked
 // (a consistency, audio or repeat check of any status): a case that never ran an output
 // check has nothing to say either way, nor has one whose run wrote its ground truth.
-func acrossOf(l *checks.Result) across {
+func acrossOf(l *results.Result) across {
 	var a across
 	for i := range l.Cases {
 		c := &l.Cases[i]
@@ -47,10 +48,10 @@ func acrossOf(l *checks.Result) across {
 
 // clipNotEnforced reports whether a case compared its output with a ground truth but skipped
 // CLIP for want of a scorer, where SGLang would have enforced it.
-func clipNotEnforced(c *checks.CaseResult) bool {
+func clipNotEnforced(c *results.CaseResult) bool {
 	for _, rr := range c.Requests {
 		for _, ck := range rr.Checks {
-			if ck.Name == checks.ConsistencyCLIP && ck.Status == checks.Skip && ck.Cause == checks.CLIPNotEnforced {
+			if ck.Name == checks.ConsistencyCLIP && ck.Status == results.Skip && ck.Cause == checks.CLIPNotEnforced {
 				return true
 			}
 		}
@@ -67,7 +68,7 @@ func clipNotice(ids []string) string {
 	)
 }
 
-func outputsChecked(c *checks.CaseResult) bool {
+func outputsChecked(c *results.CaseResult) bool {
 	checked := false
 	for _, rr := range c.Requests {
 		for _, ck := range rr.Checks {
@@ -99,7 +100,7 @@ func shapeTitle(s checks.RepeatShape) string {
 
 func shapeIcon(s checks.RepeatShape) string {
 	if s == checks.ShapeLeak || s == checks.ShapeLeakAndGTMismatch {
-		return icon(checks.Fail)
+		return icon(results.Fail)
 	}
 	return "⚠️"
 }
@@ -150,7 +151,7 @@ func acrossRequests(b *strings.Builder, r *Report) {
 }
 
 // acrossLines writes the same to the text table, after its problems.
-func acrossLines(b *bytes.Buffer, r *checks.Result) {
+func acrossLines(b *bytes.Buffer, r *results.Result) {
 	a := acrossOf(r)
 	if len(a.shaped) == 0 && len(a.noGT) == 0 && len(a.noCLIP) == 0 {
 		return

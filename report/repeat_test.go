@@ -7,20 +7,21 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // repeatCase is a case of two requests with the given ground-truth and repeat SSIMs of
 // request 2 (gt1 is request 1's; a negative value: not compared).
-func repeatCase(id string, gt1, gt2, rep float64) checks.CaseResult {
-	ssim := func(name string, v, limit float64) checks.Check {
-		st := checks.Pass
+func repeatCase(id string, gt1, gt2, rep float64) results.CaseResult {
+	ssim := func(name string, v, limit float64) results.Check {
+		st := results.Pass
 		if v < limit {
-			st = checks.Fail
+			st = results.Fail
 		}
-		return checks.Check{Name: name, Status: st, Value: checks.Float(v), Limit: checks.Float(limit)}
+		return results.Check{Name: name, Status: st, Value: checks.Float(v), Limit: checks.Float(limit)}
 	}
-	req := func(i int, gt float64) checks.RequestResult {
-		rr := checks.RequestResult{Index: i, Of: 2, Checks: []checks.Check{{Name: checks.OutputValid, Status: checks.Pass}}}
+	req := func(i int, gt float64) results.RequestResult {
+		rr := results.RequestResult{Index: i, Of: 2, Checks: []results.Check{{Name: results.OutputValid, Status: results.Pass}}}
 		if gt >= 0 {
 			rr.Checks = append(rr.Checks, ssim(checks.ConsistencySSIM, gt, 0.95))
 		} else {
@@ -28,7 +29,7 @@ func repeatCase(id string, gt1, gt2, rep float64) checks.CaseResult {
 		}
 		return rr
 	}
-	c := checks.CaseResult{ID: id, Requests: []checks.RequestResult{req(1, gt1), req(2, gt2)}}
+	c := results.CaseResult{ID: id, Requests: []results.RequestResult{req(1, gt1), req(2, gt2)}}
 	c.Requests[1].Checks = append(c.Requests[1].Checks, ssim(checks.RepeatSSIM, rep, 0.99))
 	for i := range c.Requests {
 		c.Requests[i].Status = judge.RequestStatus(c.Requests[i].Checks)
@@ -42,7 +43,7 @@ func repeatCase(id string, gt1, gt2, rep float64) checks.CaseResult {
 func TestAcrossRequestsNamesTheShape(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		c         checks.CaseResult
+		c         results.CaseResult
 		has, hasn []string
 		table     string // a line of the text table; "" for none across requests
 	}{
@@ -60,9 +61,9 @@ func TestAcrossRequestsNamesTheShape(t *testing.T) {
 		{"a run writing the ground truth is not without one", writingGT(repeatCase("gt", -1, -1, 1)), nil,
 			[]string{"Outputs across requests"}, ""},
 	} {
-		l := checks.Result{Suite: "s", Lane: "base", Cases: []checks.CaseResult{tc.c}}
+		l := results.Result{Suite: "s", Lane: "base", Cases: []results.CaseResult{tc.c}}
 		judge.Finalize(&l)
-		md := renderMarkdown(&Report{Lanes: []checks.Result{l}}, 0)
+		md := renderMarkdown(&Report{Lanes: []results.Result{l}}, 0)
 		var table bytes.Buffer
 		if err := Table(&table, &l); err != nil {
 			t.Fatal(err)
@@ -87,7 +88,7 @@ func TestAcrossRequestsNamesTheShape(t *testing.T) {
 }
 
 // writingGT marks request 1 of a case as written to the ground truth (run --mode gt).
-func writingGT(c checks.CaseResult) checks.CaseResult {
+func writingGT(c results.CaseResult) results.CaseResult {
 	c.Requests[0].Checks = append(c.Requests[0].Checks, checks.Passed(checks.GroundTruthWrite, "new gt/x_1gpu.png"))
 	return c
 }
@@ -96,7 +97,7 @@ func writingGT(c checks.CaseResult) checks.CaseResult {
 // enforces it), the report says so in one line per report, naming the cases of every lane,
 // however many requests skipped it.
 func TestCLIPNotEnforcedOnce(t *testing.T) {
-	noCLIP := func(id string) checks.CaseResult {
+	noCLIP := func(id string) results.CaseResult {
 		c := repeatCase(id, 0.99, 0.99, 1)
 		for i := range c.Requests {
 			ck := checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured")
@@ -105,11 +106,11 @@ func TestCLIPNotEnforcedOnce(t *testing.T) {
 		}
 		return c
 	}
-	a := checks.Result{Suite: "s", Lane: "base", Cases: []checks.CaseResult{noCLIP("fox"), repeatCase("ok", 0.99, 0.99, 1)}}
-	b := checks.Result{Suite: "s", Lane: "extra", Cases: []checks.CaseResult{noCLIP("wan")}}
+	a := results.Result{Suite: "s", Lane: "base", Cases: []results.CaseResult{noCLIP("fox"), repeatCase("ok", 0.99, 0.99, 1)}}
+	b := results.Result{Suite: "s", Lane: "extra", Cases: []results.CaseResult{noCLIP("wan")}}
 	judge.Finalize(&a)
 	judge.Finalize(&b)
-	md := renderMarkdown(&Report{Lanes: []checks.Result{a, b}}, 0)
+	md := renderMarkdown(&Report{Lanes: []results.Result{a, b}}, 0)
 	want := "CLIP was not enforced in 2 cases (no CLIP scorer configured): SGLang enforces it on every consistency check, with openai/clip-vit-large-patch14"
 	if n := strings.Count(md, "CLIP was not enforced"); n != 1 || !strings.Contains(md, want) || !strings.Contains(md, "`fox` (base), `wan` (extra)") {
 		t.Errorf("the CLIP notice appears %d times, want once with both cases:\n%s", n, md)

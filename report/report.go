@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // commentLimit is GitHub's limit on the body of an issue comment, in characters. A comment
@@ -20,7 +20,7 @@ type Report struct {
 	// Key tells apart the comments of several reports on one PR (a marker in the comment).
 	Key string
 	// Lanes holds the merged results, one per lane, statuses finalized.
-	Lanes []checks.Result
+	Lanes []results.Result
 	// Pending names lanes that are expected but have no results yet (shown as ⏳).
 	Pending []string
 	// RunURL and RunLabel (e.g. "run #123") link to the workflow run that made the results.
@@ -43,7 +43,7 @@ type Report struct {
 	// Trend, when set, is the history of a failing check on the base branch (its last runs,
 	// a sparkline, a link to the chart), appended to the check's line under Problems; ""
 	// where there is no history.
-	Trend func(lane *checks.Result, caseID string, c checks.Check) string
+	Trend func(lane *results.Result, caseID string, c results.Check) string
 	// Pictures are the URLs of the failure pictures (worst frame: ground truth | output |
 	// SSIM map) that readers of the comment can open, by request; shown inline under the
 	// problems (pictures.go). cmd fills it after uploading them; nil: none to show.
@@ -124,8 +124,8 @@ func verdictOnly(r *Report, limit int, where string) string {
 		worst, head = lanesHeadline(shown)
 	}
 	note := "\n> [!NOTE]\n> Too much to show within GitHub's size limit: only the verdict. " + where + "\n"
-	word := map[checks.Status]string{checks.Fail: "failed", checks.Error: "could not check everything", statusPending: "running",
-		checks.Cancelled: "cancelled", checks.Pass: "passed", checks.Known: "passed", checks.Flaky: "passed", checks.Skip: "skipped"}[worst]
+	word := map[results.Status]string{results.Fail: "failed", results.Error: "could not check everything", statusPending: "running",
+		results.Cancelled: "cancelled", results.Pass: "passed", results.Known: "passed", results.Flaky: "passed", results.Skip: "skipped"}[worst]
 	for _, h := range []string{head, cmp.Or(word, string(worst))} {
 		if out := fmt.Sprintf("## %s diffusion-check: %s\n", icon(worst), h) + note; len(out) < limit {
 			return out
@@ -230,7 +230,7 @@ func render(r *Report, lv level, where string) string {
 	return b.String()
 }
 
-func laneTitle(l checks.Result) string {
+func laneTitle(l results.Result) string {
 	s := "Lane " + escape(l.Lane)
 	var extra []string
 	if l.GPU != "" {
@@ -247,10 +247,10 @@ func laneTitle(l checks.Result) string {
 
 // bad is a status that makes a lane red (or unknown): everything but pass, known, flaky
 // and skip.
-func bad(s checks.Status) bool {
-	return s != checks.Pass && s != checks.Known && s != checks.Flaky && s != checks.Skip
+func bad(s results.Status) bool {
+	return s != results.Pass && s != results.Known && s != results.Flaky && s != results.Skip
 }
 
 // failed is a check (or request) status that needs a reader's eye: everything but pass and
 // skip (known failures included).
-func failed(s checks.Status) bool { return s != checks.Pass && s != checks.Skip }
+func failed(s results.Status) bool { return s != results.Pass && s != results.Skip }

@@ -9,22 +9,21 @@ import (
 	"unicode/utf8"
 
 	"github.com/diffusion-check/diffusion-check/internal/golden"
+	"github.com/diffusion-check/diffusion-check/results"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 var reports = []struct {
 	name string
 	r    func() *Report
-	want checks.Status
+	want results.Status
 }{
-	{"pass", passingReport, checks.Pass},
-	{"fail", failingReport, checks.Fail},
-	{"known", knownReport, checks.Fail},
-	{"mixed", mixedReport, checks.Fail},
-	{"selected", selectedReport, checks.Pass},
+	{"pass", passingReport, results.Pass},
+	{"fail", failingReport, results.Fail},
+	{"known", knownReport, results.Fail},
+	{"mixed", mixedReport, results.Fail},
+	{"selected", selectedReport, results.Pass},
 }
 
 func TestGolden(t *testing.T) {
@@ -164,9 +163,9 @@ func TestState(t *testing.T) {
 	want := &State{
 		V: stateVersion,
 		Lanes: []LaneState{
-			{Name: "base", Status: checks.Fail, RunURL: r.RunURL, RunLabel: r.RunLabel},
-			{Name: "extra", Status: checks.Pass, RunURL: r.RunURL, RunLabel: r.RunLabel},
-			{Name: "nightly", Status: checks.Fail, RunURL: "https://github.com/o/r/actions/runs/60", RunLabel: "run #60"},
+			{Name: "base", Status: results.Fail, RunURL: r.RunURL, RunLabel: r.RunLabel},
+			{Name: "extra", Status: results.Pass, RunURL: r.RunURL, RunLabel: r.RunLabel},
+			{Name: "nightly", Status: results.Fail, RunURL: "https://github.com/o/r/actions/runs/60", RunLabel: "run #60"},
 		},
 		Failing: slices.Sorted(
 			slices.Values(

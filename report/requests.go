@@ -8,15 +8,16 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // row is one line of the per-request table.
 type row struct {
-	c  *checks.CaseResult
-	rr *checks.RequestResult // nil for a case that ran no request
+	c  *results.CaseResult
+	rr *results.RequestResult // nil for a case that ran no request
 }
 
-func (x row) status() checks.Status {
+func (x row) status() results.Status {
 	if x.rr == nil {
 		return x.c.Status
 	}
@@ -47,14 +48,14 @@ var columns = []column{
 const nbsp = "\u00a0"
 
 // bare is a check's value without its unit (the column heading has it), unbreakable.
-func bare(ck *checks.Check) string {
+func bare(ck *results.Check) string {
 	k := kindOf(ck)
 	k.Unit = ""
 	return fmtValue(*ck.Value, k)
 }
 
 // requestTable is the per-request table of a lane, failing rows first.
-func requestTable(b *strings.Builder, l *checks.Result, lv level) {
+func requestTable(b *strings.Builder, l *results.Result, lv level) {
 	var rows []row
 	for i := range l.Cases {
 		c := &l.Cases[i]
@@ -71,7 +72,7 @@ func requestTable(b *strings.Builder, l *checks.Result, lv level) {
 	if !lv.passingRows {
 		kept := rows[:0:0]
 		for _, x := range rows {
-			if x.status() == checks.Pass {
+			if x.status() == results.Pass {
 				hidden++
 				continue
 			}
@@ -129,7 +130,7 @@ func requestTable(b *strings.Builder, l *checks.Result, lv level) {
 
 // rowChecks are the checks of a row: a request's, and for the first request (or a case
 // without requests) the case-level ones too, such as a failed server start.
-func rowChecks(x row) []checks.Check {
+func rowChecks(x row) []results.Check {
 	if x.rr == nil {
 		return x.c.Checks
 	}
@@ -139,7 +140,7 @@ func rowChecks(x row) []checks.Check {
 	return x.rr.Checks
 }
 
-func firstIndex(c *checks.CaseResult) int {
+func firstIndex(c *results.CaseResult) int {
 	if len(c.Requests) == 0 {
 		return 0
 	}
@@ -148,7 +149,7 @@ func firstIndex(c *checks.CaseResult) int {
 
 // columnOf is the column that shows a check: its kind's, except host memory, which is not
 // VRAM and goes among the others.
-func columnOf(ck *checks.Check) checks.Column {
+func columnOf(ck *results.Check) checks.Column {
 	k := checks.KindOf(ck.Name)
 	if k.Column == checks.ColumnVRAM && checks.HostMemory(ck.Source) {
 		return checks.ColumnNone
@@ -204,7 +205,7 @@ func cellVRAM(x row) string {
 	if x.rr == nil {
 		return ""
 	}
-	var top, worst *checks.Check
+	var top, worst *results.Check
 	limited := false
 	for i := range x.rr.Checks {
 		ck := &x.rr.Checks[i]
@@ -256,7 +257,7 @@ func cellAudio(x row) string {
 	if failed(ck.Status) {
 		return mark(ck, "")
 	}
-	return icon(checks.Pass)
+	return icon(results.Pass)
 }
 
 // maxOther is how many checks outside the columns a cell names before "+N more".
@@ -267,7 +268,7 @@ const maxOther = 2
 // after them ("+7 step metrics") unless nothing else failed, so that a slow stage does not
 // push its own steps into the cell.
 func cellOther(x row) string {
-	var named, steps []*checks.Check
+	var named, steps []*results.Check
 	cs := rowChecks(x)
 	for i := range cs {
 		ck := &cs[i]
@@ -307,9 +308,9 @@ func cellOther(x row) string {
 		switch {
 		case x.rr == nil:
 			return "no requests ran"
-		case x.rr.Status == checks.Skip:
+		case x.rr.Status == results.Skip:
 			return "not run"
-		case x.rr.Status == checks.Cancelled:
+		case x.rr.Status == results.Cancelled:
 			return "cancelled"
 		}
 	}

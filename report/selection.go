@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // maxDeselectedShown bounds the list of left-out cases in a comment; the plan and every
@@ -14,7 +14,7 @@ const maxDeselectedShown = 200
 
 // selected counts, over lanes, the cases that ran and the cases of the lanes' plans, when
 // test-impact selection made those plans; sel is the first lane's selection (nil: none did).
-func selected(lanes []checks.Result) (ran, of int, sel *checks.Selection, left []checks.Deselected) {
+func selected(lanes []results.Result) (ran, of int, sel *results.Selection, left []results.Deselected) {
 	for _, l := range lanes {
 		if l.Selection == nil {
 			continue
@@ -49,7 +49,7 @@ func selectionLine(b *strings.Builder, r *Report, lv level) {
 }
 
 // deselectedList is the collapsed list of the cases selection left out, with the reasons.
-func deselectedList(b *strings.Builder, left []checks.Deselected) {
+func deselectedList(b *strings.Builder, left []results.Deselected) {
 	fmt.Fprintf(b, "\n<details><summary>%s left out: no changed path can affect them</summary>\n\n", words.Plural(len(left), "case"))
 	for i, d := range left {
 		if i == maxDeselectedShown {
@@ -67,7 +67,7 @@ func deselectedList(b *strings.Builder, left []checks.Deselected) {
 
 // SelectionSummary is the job summary of a plan made by test-impact selection: how many
 // cases it kept, from which changes, and every case it left out with the reason.
-func SelectionSummary(sel *checks.Selection, left []checks.Deselected) string {
+func SelectionSummary(sel *results.Selection, left []results.Deselected) string {
 	var b strings.Builder
 	b.WriteString("### diffusion-check plan: test-impact selection\n")
 	if sel.All != "" {
@@ -87,7 +87,7 @@ func SelectionSummary(sel *checks.Selection, left []checks.Deselected) string {
 
 // nothingSelected reports whether selection left out every case of the lanes: they pass
 // having checked nothing, and the headline and statuses say why.
-func nothingSelected(lanes []checks.Result) bool {
+func nothingSelected(lanes []results.Result) bool {
 	ran, of, sel, _ := selected(lanes)
 	return sel != nil && sel.All == "" && ran == 0 && of > 0
 }

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // State is what a comment records about its run, hidden in the comment, so that the next
@@ -51,10 +51,10 @@ func stateKeys(keys []string) []string {
 
 // LaneState is one lane's verdict as a comment header shows it.
 type LaneState struct {
-	Name     string        `json:"name"`
-	Status   checks.Status `json:"status"`
-	RunURL   string        `json:"run_url,omitempty"`
-	RunLabel string        `json:"run_label,omitempty"`
+	Name     string         `json:"name"`
+	Status   results.Status `json:"status"`
+	RunURL   string         `json:"run_url,omitempty"`
+	RunLabel string         `json:"run_label,omitempty"`
 }
 
 // maxStateBytes is the hidden state's own budget in the comment (the encoded line): the
@@ -101,7 +101,7 @@ func (r *Report) State() State {
 			continue
 		}
 		s.Lanes = append(s.Lanes, l)
-		if r.Previous != nil && slices.Contains(r.Previous.Lanes, l) && !slices.ContainsFunc(r.Lanes, func(o checks.Result) bool { return o.Lane == l.Name }) {
+		if r.Previous != nil && slices.Contains(r.Previous.Lanes, l) && !slices.ContainsFunc(r.Lanes, func(o results.Result) bool { return o.Lane == l.Name }) {
 			carried[l.Name] = true
 		}
 	}
@@ -147,7 +147,7 @@ func (s State) encode() string {
 	return statePrefix + base64.StdEncoding.EncodeToString(data) + " -->"
 }
 
-const statusPending checks.Status = "pending"
+const statusPending results.Status = "pending"
 
 // headerLanes is the lanes the header shows: this report's, then every other lane GitHub
 // holds a status of on the head commit (Others; a lane that was only expected shows as
@@ -193,7 +193,7 @@ func (r *Report) headerLanes() []LaneState {
 
 // failingKeys names what did not pass: lane/case/index for requests, lane/case for cases
 // that failed without a failed request (a server that did not start).
-func failingKeys(lanes []checks.Result) []string {
+func failingKeys(lanes []results.Result) []string {
 	var out []string
 	for _, l := range lanes {
 		for _, c := range l.Cases {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // statusContextPrefix starts the commit status context of every lane.
@@ -17,19 +18,19 @@ const statusContextPrefix = "diffusion-check/"
 func StatusContext(lane string) string { return statusContextPrefix + lane }
 
 // LaneOfContext is the lane whose status context is context, and whether it is one: a
-// diffusion-check context whose lane is a name (checks.ValidName).
+// diffusion-check context whose lane is a name (results.ValidName).
 func LaneOfContext(context string) (string, bool) {
 	lane, ok := strings.CutPrefix(context, statusContextPrefix)
-	return lane, ok && checks.ValidName(lane) == nil
+	return lane, ok && results.ValidName(lane) == nil
 }
 
 // statusState is the commit status state a lane's status calls for: success for pass,
 // known and flaky, failure for fail, pending for a lane still running, error otherwise.
-func statusState(s checks.Status) string {
+func statusState(s results.Status) string {
 	switch s {
-	case checks.Pass, checks.Known, checks.Flaky:
+	case results.Pass, results.Known, results.Flaky:
 		return "success"
-	case checks.Fail:
+	case results.Fail:
 		return "failure"
 	case statusPending:
 		return "pending"
@@ -39,16 +40,16 @@ func statusState(s checks.Status) string {
 
 // laneOfState is the lane status a commit status state stands for, when nothing finer is
 // known (the previous comment's record of the same run).
-func laneOfState(state string) checks.Status {
+func laneOfState(state string) results.Status {
 	switch state {
 	case "success":
-		return checks.Pass
+		return results.Pass
 	case "failure":
-		return checks.Fail
+		return results.Fail
 	case "pending":
 		return statusPending
 	}
-	return checks.Error
+	return results.Error
 }
 
 // maxDescription is GitHub's limit on a commit status description, in characters.
@@ -65,25 +66,25 @@ type Status struct {
 // LaneStatus is the commit status a lane's result calls for: success for pass, known and
 // flaky (with a note naming the flaky check: "1 flaky: perf.e2e not reproduced in 0/2"),
 // failure for fail, error otherwise, with a description that names what failed first.
-func LaneStatus(l checks.Result, targetURL string) Status {
-	n := count([]checks.Result{l})
+func LaneStatus(l results.Result, targetURL string) Status {
+	n := count([]results.Result{l})
 	st := Status{Lane: l.Lane, State: statusState(l.Status), TargetURL: targetURL}
 	if st.State == "pending" { // a results file cannot say it is still running
 		st.State = "error"
 	}
 	switch l.Status {
-	case checks.Pass:
+	case results.Pass:
 		st.Description = fmt.Sprintf("all %s passed", words.Plural(n.requests, "request"))
-	case checks.Known:
+	case results.Known:
 		st.Description = fmt.Sprintf("%d of %s passed, %d known failures", n.passed, words.Plural(n.requests, "request"), n.known)
-	case checks.Flaky:
+	case results.Flaky:
 		st.Description = fmt.Sprintf("passed; %s", checks.FlakyNote(l))
 		if n.known > 0 {
 			st.Description += fmt.Sprintf("; %d known failures", n.known)
 		}
-	case checks.Fail:
+	case results.Fail:
 		st.Description = fmt.Sprintf("%d of %s failed", n.failed, words.Plural(n.requests, "request"))
-		if keys := failingKeys([]checks.Result{l}); len(keys) > 0 {
+		if keys := failingKeys([]results.Result{l}); len(keys) > 0 {
 			st.Description += ": " + strings.ReplaceAll(strings.Join(keys, ", "), l.Lane+"/", "")
 		}
 	default:
@@ -92,7 +93,7 @@ func LaneStatus(l checks.Result, targetURL string) Status {
 			st.Description += ": " + words.FirstLine(l.Errors[0])
 		}
 	}
-	if ran, of, sel, _ := selected([]checks.Result{l}); sel != nil && sel.All == "" && st.State == "success" {
+	if ran, of, sel, _ := selected([]results.Result{l}); sel != nil && sel.All == "" && st.State == "success" {
 		if ran == 0 {
 			st.Description = fmt.Sprintf("nothing to check: none of the %s is selected by the changed paths", words.Plural(of, "case"))
 		} else {

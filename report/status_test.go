@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestLaneStatus(t *testing.T) {
@@ -30,7 +30,7 @@ func TestLaneStatus(t *testing.T) {
 			t.Errorf("selection, lane %s: got %s %q, want success %q", sel.Lanes[i].Lane, st.State, st.Description, want)
 		}
 	}
-	l := checks.Result{Lane: "amd", Status: checks.Error, Errors: []string{"no GPU found\nmore"}}
+	l := results.Result{Lane: "amd", Status: results.Error, Errors: []string{"no GPU found\nmore"}}
 	if st := LaneStatus(l, ""); st.State != "error" || st.Description != "could not check everything (error): no GPU found" {
 		t.Errorf("got %+v", st)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestHeaderNamesTheGroundTruthStore: the comment's header names the pinned store a lane's
@@ -18,7 +18,7 @@ func TestHeaderNamesTheGroundTruthStore(t *testing.T) {
 		"file:///srv/a|b`<x>.git": "ground truth <code>a&#124;b&#96;&lt;x&gt;@" + zwsp + "15b30030ef98</code>",
 	} {
 		r := passingReport()
-		r.Lanes[0].Files = &checks.Files{GroundTruth: &checks.GroundTruthStore{
+		r.Lanes[0].Files = &results.Files{GroundTruth: &results.GroundTruthStore{
 			Repo: repo, Commit: "15b30030ef980756788ab40072f9223fe21a5526", Path: "diffusion-ci/consistency_gt",
 		}}
 		if c := Comment(r); !strings.Contains(c, " · "+want+" · ") {

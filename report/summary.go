@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/untrusted"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // summaryLimit is GitHub's limit on the job summary of one step, in bytes.
@@ -34,14 +34,14 @@ type Annotation struct {
 // first 10 errors and 10 warnings of a step, so when there are more, the last one of that
 // kind says how many were left out and where to read them all. Their text shows hidden
 // characters as escapes (untrusted.Visible): a server's message may hold any.
-func Annotations(lanes []checks.Result, limit int) []Annotation {
+func Annotations(lanes []results.Result, limit int) []Annotation {
 	errs, warns := annotations(lanes)
 	return append(capAnnotations(errs, limit, false), capAnnotations(warns, limit, true)...)
 }
 
 // annotations are the error and warning annotations of lanes, uncapped, for the log's and
 // the check runs'; their text shows hidden characters as escapes.
-func annotations(lanes []checks.Result) (all, warns []Annotation) {
+func annotations(lanes []results.Result) (all, warns []Annotation) {
 	defer func() {
 		for _, as := range [][]Annotation{all, warns} {
 			for i := range as {
@@ -58,7 +58,7 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 			}
 			// A flaky request of a case that failed otherwise is still worth its warning.
 			for _, rr := range c.Requests {
-				if rr.Status == checks.Flaky {
+				if rr.Status == results.Flaky {
 					warns = append(warns, flakyAnnotation(where, c.ID, rr))
 				}
 			}
@@ -75,7 +75,7 @@ func annotations(lanes []checks.Result) (all, warns []Annotation) {
 
 // caseAnnotations are the errors of a case that did not pass (where names it): one for its
 // case-level problems, if any, then one per request that did not pass.
-func caseAnnotations(where string, c checks.CaseResult) []Annotation {
+func caseAnnotations(where string, c results.CaseResult) []Annotation {
 	var all []Annotation
 	var caseProblems []string
 	for _, ck := range c.Checks {
@@ -100,7 +100,7 @@ func caseAnnotations(where string, c checks.CaseResult) []Annotation {
 		if !bad(rr.Status) {
 			continue
 		}
-		ps := requestProblems(rr, func(ck checks.Check) bool { return checkLine(ck) != "" && ck.Status != checks.Known })
+		ps := requestProblems(rr, func(ck results.Check) bool { return checkLine(ck) != "" && ck.Status != results.Known })
 		if len(ps) == 0 {
 			ps = append(ps, string(rr.Status)+because(rr.Checks))
 		}
@@ -118,9 +118,9 @@ func caseAnnotations(where string, c checks.CaseResult) []Annotation {
 // counted after the check that tells them, as in the comment's Problems (foldDerived):
 // "perf.stage.DenoisingStage = …; under perf.stage.DenoisingStage: 7 step metrics, up to
 // 2.29× the limit". A slow stage is one cause, and one line.
-func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []string {
-	var top *checks.Check
-	var failing []*checks.Check
+func requestProblems(rr results.RequestResult, tell func(results.Check) bool) []string {
+	var top *results.Check
+	var failing []*results.Check
 	for i := range rr.Checks {
 		ck := &rr.Checks[i]
 		if !tell(*ck) {
@@ -135,7 +135,7 @@ func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []st
 		return nil
 	}
 	var ps []string
-	var rest []*checks.Check
+	var rest []*results.Check
 	for _, ck := range failing {
 		if ck != top {
 			rest = append(rest, ck)
@@ -157,8 +157,8 @@ func requestProblems(rr checks.RequestResult, tell func(checks.Check) bool) []st
 
 // flakyAnnotation is the warning of a flaky request: its flaky checks (checkLine says what
 // the confirmation requests found), the derived step figures folded (requestProblems).
-func flakyAnnotation(where, caseID string, rr checks.RequestResult) Annotation {
-	ps := requestProblems(rr, func(ck checks.Check) bool { return ck.Status == checks.Flaky })
+func flakyAnnotation(where, caseID string, rr results.RequestResult) Annotation {
+	ps := requestProblems(rr, func(ck results.Check) bool { return ck.Status == results.Flaky })
 	return Annotation{
 		Title:   fmt.Sprintf("diffusion-check: %s request %d/%d flaky", where, rr.Index, rr.Of),
 		Message: strings.Join(ps, "; "),

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestAnnotationsFoldDerivedStepMetrics: an annotation names each check that did not pass but
@@ -14,12 +15,12 @@ import (
 // that tells them (under the stage when it failed too): one slow stage is one cause, in the
 // error of a failed request as in the warning of a flaky one.
 func TestAnnotationsFoldDerivedStepMetrics(t *testing.T) {
-	ck := func(name string, st checks.Status, v, limit float64) checks.Check {
+	ck := func(name string, st results.Status, v, limit float64) results.Check {
 		return val(name, st, v, limit, "ms")
 	}
-	slowStage := func(st checks.Status) []checks.Check {
-		return []checks.Check{
-			checks.Passed(checks.ServerAlive, ""),
+	slowStage := func(st results.Status) []results.Check {
+		return []results.Check{
+			checks.Passed(results.ServerAlive, ""),
 			ck(checks.PerfE2E, st, 3876, 1742),
 			ck(checks.PerfDenoiseAvg, st, 193.7, 89.6),
 			ck(checks.PerfDenoiseMedian, st, 193.7, 84.6),
@@ -31,13 +32,13 @@ func TestAnnotationsFoldDerivedStepMetrics(t *testing.T) {
 	stage := checks.PerfStagePrefix + checks.DenoisingStage
 	tests := []struct {
 		name string
-		st   checks.Status
-		cs   []checks.Check
+		st   results.Status
+		cs   []results.Check
 		want []string // the message, split at "; "
 	}{{
 		name: "a failed stage: E2E and the stage named, four step figures under the stage",
-		st:   checks.Fail,
-		cs:   slowStage(checks.Fail),
+		st:   results.Fail,
+		cs:   slowStage(results.Fail),
 		want: []string{
 			checks.PerfE2E + " = 3876 ms, limit 1742 ms: (no detail)",
 			stage + " = 3874 ms, limit 1739 ms: (no detail)",
@@ -45,8 +46,8 @@ func TestAnnotationsFoldDerivedStepMetrics(t *testing.T) {
 		},
 	}, {
 		name: "a flaky stage: the warning folds them the same way",
-		st:   checks.Flaky,
-		cs:   slowStage(checks.Flaky),
+		st:   results.Flaky,
+		cs:   slowStage(results.Flaky),
 		want: []string{
 			checks.PerfE2E + " (flaky) = 3876 ms, limit 1742 ms: (no detail)",
 			stage + " (flaky) = 3874 ms, limit 1739 ms: (no detail)",
@@ -54,11 +55,11 @@ func TestAnnotationsFoldDerivedStepMetrics(t *testing.T) {
 		},
 	}, {
 		name: "only step figures failed: the worst is named, the others counted",
-		st:   checks.Fail,
-		cs: []checks.Check{
-			ck(checks.PerfStepPrefix+"4", checks.Fail, 93, 84.6),
-			ck(checks.PerfStepPrefix+"8", checks.Fail, 101.5, 84.6),
-			ck(checks.PerfStagePrefix+checks.DenoisingStage, checks.Pass, 1700, 1739),
+		st:   results.Fail,
+		cs: []results.Check{
+			ck(checks.PerfStepPrefix+"4", results.Fail, 93, 84.6),
+			ck(checks.PerfStepPrefix+"8", results.Fail, 101.5, 84.6),
+			ck(checks.PerfStagePrefix+checks.DenoisingStage, results.Pass, 1700, 1739),
 		},
 		want: []string{
 			checks.PerfStepPrefix + "8 = 101.5 ms, limit 84.6 ms: (no detail)",
@@ -67,17 +68,17 @@ func TestAnnotationsFoldDerivedStepMetrics(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := checks.Result{Lane: "base", Cases: []checks.CaseResult{{ID: "wan", Status: tt.st, Requests: []checks.RequestResult{
-				{Index: 1, Of: 2, Status: checks.Pass}, {Index: 2, Of: 2, Status: tt.st, Checks: tt.cs},
+			l := results.Result{Lane: "base", Cases: []results.CaseResult{{ID: "wan", Status: tt.st, Requests: []results.RequestResult{
+				{Index: 1, Of: 2, Status: results.Pass}, {Index: 2, Of: 2, Status: tt.st, Checks: tt.cs},
 			}}}}
-			as := Annotations([]checks.Result{l}, 10)
+			as := Annotations([]results.Result{l}, 10)
 			var got [][]string
 			for _, a := range as {
 				if !strings.Contains(a.Title, "request 2/2") {
 					t.Errorf("annotation %q: want only request 2/2's", a.Title)
 				}
-				if a.Warning != (tt.st == checks.Flaky) {
-					t.Errorf("annotation %q: warning %v, want %v", a.Title, a.Warning, tt.st == checks.Flaky)
+				if a.Warning != (tt.st == results.Flaky) {
+					t.Errorf("annotation %q: warning %v, want %v", a.Title, a.Warning, tt.st == results.Flaky)
 				}
 				got = append(got, strings.Split(a.Message, "; "))
 			}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/results"
 )
@@ -25,15 +24,15 @@ const maxStages = 3
 // sending the request to having the output) and the server's (its perf record's
 // total_duration_ms, which the baselines limit). It prints the statuses stored in r; call
 // judge.Finalize first if they may be stale.
-func Table(w io.Writer, r *checks.Result) error {
+func Table(w io.Writer, r *results.Result) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	client := rightColumn(r, "E2E CLIENT ms", func(rr *checks.RequestResult) float64 { return rr.E2EMs })
-	server := rightColumn(r, "SERVER ms", func(rr *checks.RequestResult) float64 { return rr.ServerTotalMs })
+	client := rightColumn(r, "E2E CLIENT ms", func(rr *results.RequestResult) float64 { return rr.E2EMs })
+	server := rightColumn(r, "SERVER ms", func(rr *results.RequestResult) float64 { return rr.ServerTotalMs })
 	fmt.Fprintf(tw, "CASE\tREQ\tSTATUS\t%s\t%s\tSTAGES ms\tOUTPUT\n", client(nil), server(nil))
 	for _, c := range r.Cases {
 		if len(c.Requests) == 0 {
-			fmt.Fprintf(tw, "%s\t-\t%s\t%s\t%s\t-\t-\n", c.ID, c.Status, client(&checks.RequestResult{}), server(&checks.RequestResult{}))
+			fmt.Fprintf(tw, "%s\t-\t%s\t%s\t%s\t-\t-\n", c.ID, c.Status, client(&results.RequestResult{}), server(&results.RequestResult{}))
 			continue
 		}
 		for i := range c.Requests {
@@ -54,8 +53,8 @@ func Table(w io.Writer, r *checks.Result) error {
 // rightColumn returns a formatter that right-aligns one column of times in ms, which
 // tabwriter (left aligned for the other columns) cannot do for one column alone; nil gives
 // the header.
-func rightColumn(r *checks.Result, head string, ms func(*checks.RequestResult) float64) func(*checks.RequestResult) string {
-	text := func(rr *checks.RequestResult) string {
+func rightColumn(r *results.Result, head string, ms func(*results.RequestResult) float64) func(*results.RequestResult) string {
+	text := func(rr *results.RequestResult) string {
 		if v := ms(rr); v > 0 {
 			return strconv.FormatFloat(v, 'f', 1, 64)
 		}
@@ -67,7 +66,7 @@ func rightColumn(r *checks.Result, head string, ms func(*checks.RequestResult) f
 			width = max(width, len(text(&c.Requests[i])))
 		}
 	}
-	return func(rr *checks.RequestResult) string {
+	return func(rr *results.RequestResult) string {
 		if rr == nil {
 			return fmt.Sprintf("%*s", width, head)
 		}
@@ -77,7 +76,7 @@ func rightColumn(r *checks.Result, head string, ms func(*checks.RequestResult) f
 
 // stages shows the slowest maxStages stages in pipeline order, names without their "Stage"
 // suffix, and how many others there were.
-func stages(s checks.Stages) string {
+func stages(s results.Stages) string {
 	if len(s) == 0 {
 		return "-"
 	}
@@ -112,7 +111,7 @@ func stages(s checks.Stages) string {
 }
 
 // output reads like "png 256x256 12.3 KiB" or "mp4 256x256 16f 8fps +aac 45.1 KiB".
-func output(o *checks.Output) string {
+func output(o *results.Output) string {
 	if o == nil {
 		return "-"
 	}
@@ -150,7 +149,7 @@ func size(n int64) string {
 // tableProblems writes one line per check that did not pass (failed, errored or known), case-level
 // checks first, and a line for each other reason a request or case did not pass, so nothing
 // red in the table is left unexplained.
-func tableProblems(b *bytes.Buffer, r *checks.Result) {
+func tableProblems(b *bytes.Buffer, r *results.Result) {
 	var lines []string
 	add := func(where, what string) { lines = append(lines, where+": "+indent(what)) }
 	for _, e := range r.Errors {
@@ -170,7 +169,7 @@ func tableProblems(b *bytes.Buffer, r *checks.Result) {
 			caseExplained = true
 		}
 		if len(c.Requests) == 0 && !caseExplained {
-			if c.Status == checks.Cancelled {
+			if c.Status == results.Cancelled {
 				add(where, "cancelled before its first request")
 			} else {
 				add(where, "no requests ran")
@@ -189,11 +188,11 @@ func tableProblems(b *bytes.Buffer, r *checks.Result) {
 				continue
 			}
 			switch {
-			case rr.Status == checks.Cancelled:
+			case rr.Status == results.Cancelled:
 				add(where, "cancelled"+because(rr.Checks))
-			case len(rr.Checks) == 0 && rr.Status != checks.Pass:
+			case len(rr.Checks) == 0 && rr.Status != results.Pass:
 				add(where, "no checks ran")
-			case rr.Status == checks.Skip:
+			case rr.Status == results.Skip:
 				add(where, "skipped"+because(rr.Checks)+"; every request of a case is required")
 			}
 		}
@@ -208,7 +207,7 @@ func tableProblems(b *bytes.Buffer, r *checks.Result) {
 }
 
 // because is ": <detail>" of the first check that says why a request did not run, or "".
-func because(cs []checks.Check) string {
+func because(cs []results.Check) string {
 	for _, ck := range cs {
 		if ck.Detail != "" {
 			return ": " + ck.Detail
@@ -219,16 +218,16 @@ func because(cs []checks.Check) string {
 
 // checkLine is "name: detail" for a check that did not pass, with its value and limit when it
 // has them, or "" for a check that passed or was skipped.
-func checkLine(ck checks.Check) string {
+func checkLine(ck results.Check) string {
 	var s strings.Builder
 	s.WriteString(ck.Name)
 	switch ck.Status {
-	case checks.Pass, checks.Skip:
+	case results.Pass, results.Skip:
 		return ""
-	case checks.Fail:
-	case checks.Known:
+	case results.Fail:
+	case results.Known:
 		s.WriteString(" (known)")
-	case checks.Flaky:
+	case results.Flaky:
 		s.WriteString(" (flaky)")
 	default:
 		s.WriteString(" (" + cmp.Or(string(ck.Status), "no status") + ")")
@@ -259,21 +258,21 @@ func indent(s string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
-func summary(b *bytes.Buffer, r *checks.Result) {
+func summary(b *bytes.Buffer, r *results.Result) {
 	n := results.TallyRequests(*r)
 	total := n.Total()
 	fmt.Fprintf(b, "\n%s, %s: %d passed, %d failed, %d known, %d skipped",
-		words.Plural(len(r.Cases), "case"), words.Plural(total, "request"), n[checks.Pass], n[checks.Fail], n[checks.Known], n[checks.Skip])
-	if k := n[checks.Error]; k > 0 {
+		words.Plural(len(r.Cases), "case"), words.Plural(total, "request"), n[results.Pass], n[results.Fail], n[results.Known], n[results.Skip])
+	if k := n[results.Error]; k > 0 {
 		fmt.Fprintf(b, ", %d errored", k)
 	}
-	if k := n[checks.Cancelled]; k > 0 {
+	if k := n[results.Cancelled]; k > 0 {
 		fmt.Fprintf(b, ", %d cancelled", k)
 	}
-	if k := n[checks.Flaky]; k > 0 {
+	if k := n[results.Flaky]; k > 0 {
 		fmt.Fprintf(b, ", %d flaky", k)
 	}
-	if k := total - n[checks.Pass] - n[checks.Fail] - n[checks.Known] - n[checks.Skip] - n[checks.Error] - n[checks.Cancelled] - n[checks.Flaky]; k > 0 {
+	if k := total - n[results.Pass] - n[results.Fail] - n[results.Known] - n[results.Skip] - n[results.Error] - n[results.Cancelled] - n[results.Flaky]; k > 0 {
 		fmt.Fprintf(b, ", %d without a status", k)
 	}
 	if k := len(r.Deselected); k > 0 {

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // KnownOutcome is what one known-failures entry came to on one case of a lane, over every
@@ -14,7 +12,7 @@ import (
 type KnownOutcome struct {
 	Lane, Case string
 	// Entry is the matched entry (its State is the outcome's).
-	Entry checks.KnownFailure
+	Entry KnownFailure
 	// State is KnownStateExpired if a matched check failed past the entry's Until, else
 	// KnownStateKnown if a matched check failed (the entry still describes a failure), else
 	// KnownStateFixed: every matched check passed in every request, remove the entry.
@@ -33,7 +31,7 @@ type KnownOutcome struct {
 // (or expired); it is fixed only when every matched check passed in every request of every
 // case of the lane it matched (a case where it passed while it fails on another is left
 // out). Give it every partition of a lane (merged or not) to judge "fixed" for the lane.
-func KnownOutcomes(results ...checks.Result) []KnownOutcome {
+func KnownOutcomes(results ...Result) []KnownOutcome {
 	t := knownTally{index: map[knownKey]*tallied{}}
 	for _, r := range results {
 		for _, c := range r.Cases {
@@ -61,7 +59,7 @@ type tallied struct {
 
 // addCase counts the marked checks of case c of lane: its case-level checks (request 0),
 // then each request's.
-func (t *knownTally) addCase(lane string, c checks.CaseResult) {
+func (t *knownTally) addCase(lane string, c CaseResult) {
 	for _, ck := range c.Checks {
 		t.add(lane, c.ID, 0, ck)
 	}
@@ -73,13 +71,13 @@ func (t *knownTally) addCase(lane string, c checks.CaseResult) {
 }
 
 // add counts check ck of request req (0: case level) of case id, if an entry marked it.
-func (t *knownTally) add(lane, id string, req int, ck checks.Check) {
+func (t *knownTally) add(lane, id string, req int, ck Check) {
 	if ck.Known == nil {
 		return
 	}
 	o := t.outcome(knownKey{lane, id, entryKey(*ck.Known)}, *ck.Known)
 	o.reqs[req] = true
-	if ck.Known.State == checks.KnownStateFixed {
+	if ck.Known.State == KnownStateFixed {
 		o.passed(ck.Name)
 	} else {
 		o.failed(req, ck.Name, ck.Known.State)
@@ -88,12 +86,12 @@ func (t *knownTally) add(lane, id string, req int, ck checks.Check) {
 
 // outcome is the outcome named k, started as fixed (nothing failed yet) from entry kf when
 // it is the first check k is met for.
-func (t *knownTally) outcome(k knownKey, kf checks.KnownFailure) *tallied {
+func (t *knownTally) outcome(k knownKey, kf KnownFailure) *tallied {
 	if o := t.index[k]; o != nil {
 		return o
 	}
 	o := &tallied{
-		KnownOutcome: KnownOutcome{Lane: k.lane, Case: k.id, Entry: kf, State: checks.KnownStateFixed},
+		KnownOutcome: KnownOutcome{Lane: k.lane, Case: k.id, Entry: kf, State: KnownStateFixed},
 		reqs:         map[int]bool{},
 	}
 	t.index[k] = o
@@ -103,7 +101,7 @@ func (t *knownTally) outcome(k knownKey, kf checks.KnownFailure) *tallied {
 
 // passed counts a matched check that passed: named only while nothing has failed.
 func (o *tallied) passed(name string) {
-	if o.State == checks.KnownStateFixed {
+	if o.State == KnownStateFixed {
 		o.Checks = appendOnce(o.Checks, name)
 	}
 }
@@ -111,10 +109,10 @@ func (o *tallied) passed(name string) {
 // failed counts a matched check that failed in request req with the entry in state: the
 // first failure forgets the passing names, and an expired entry outranks a known one.
 func (o *tallied) failed(req int, name, state string) {
-	if o.State == checks.KnownStateFixed {
+	if o.State == KnownStateFixed {
 		o.Checks = nil
 		o.State = state
-	} else if state == checks.KnownStateExpired {
+	} else if state == KnownStateExpired {
 		o.State = state
 	}
 	o.Checks = appendOnce(o.Checks, name)
@@ -127,13 +125,13 @@ func (o *tallied) failed(req int, name, state string) {
 func (t *knownTally) outcomes() []KnownOutcome {
 	failing := map[knownKey]bool{}
 	for k, o := range t.index {
-		if o.State != checks.KnownStateFixed {
+		if o.State != KnownStateFixed {
 			failing[knownKey{k.lane, "", k.entry}] = true
 		}
 	}
 	var res []KnownOutcome
 	for _, o := range t.order {
-		if o.State == checks.KnownStateFixed && failing[knownKey{o.Lane, "", entryKey(o.Entry)}] {
+		if o.State == KnownStateFixed && failing[knownKey{o.Lane, "", entryKey(o.Entry)}] {
 			continue
 		}
 		res = append(res, o.finish())
@@ -166,7 +164,7 @@ func appendOnce[T comparable](s []T, v T) []T {
 
 // entryKey tells known-failures entries apart: by where they are written, else (results of
 // an older version) by what they say.
-func entryKey(kf checks.KnownFailure) string {
+func entryKey(kf KnownFailure) string {
 	return cmp.Or(kf.Entry, kf.Reason+"\x00"+kf.Link+"\x00"+kf.Until)
 }
 
@@ -178,9 +176,9 @@ func (o KnownOutcome) String() string {
 		src = " (" + o.Entry.Entry + ")"
 	}
 	switch o.State {
-	case checks.KnownStateFixed:
+	case KnownStateFixed:
 		return fmt.Sprintf("%s%s: %s passed in every request the entry covers (%d): fixed, remove it from the list", o.Case, src, joinNames(o.Checks), o.Of)
-	case checks.KnownStateExpired:
+	case KnownStateExpired:
 		return fmt.Sprintf("%s%s: the entry expired on %s; %s failed in %d of %d requests and counts", o.Case, src, o.Entry.Until,
 			joinNames(o.Checks), len(o.Hit), o.Of)
 	}

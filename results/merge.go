@@ -7,20 +7,18 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // Input is one results file to merge: where it came from (for error messages) and what it
 // holds.
 type Input struct {
 	File   string
-	Result *checks.Result
+	Result *Result
 }
 
 // Merge combines the results of any number of partitions (and files) into one Result per
 // lane, sorted by lane name. A case belongs to its own lane, else to the lane its run was
-// asked for, else to checks.DefaultLane. Each merged Result holds its cases in the order of the
+// asked for, else to DefaultLane. Each merged Result holds its cases in the order of the
 // partitions (by index, then by file), the run-level errors of every file (prefixed by the
 // file). It judges nothing: the lanes' statuses are judge.Finalize's, which its caller runs.
 //
@@ -29,7 +27,7 @@ type Input struct {
 // lane, or partitions of one lane that tested different commits or suites, are an error that
 // names both files. Cases of a plan that did not run (a partition whose results never arrived,
 // a case missing from its partition) become run-level errors of the lane: see PlanProblems.
-func Merge(inputs []Input) ([]checks.Result, error) {
+func Merge(inputs []Input) ([]Result, error) {
 	in := slices.Clone(inputs)
 	// Partition order, then file order: a merged lane reads in plan order.
 	slices.SortStableFunc(in, func(a, b Input) int {
@@ -56,7 +54,7 @@ type merger struct {
 
 // mergedLane is one lane of Merge under way.
 type mergedLane struct {
-	res   checks.Result
+	res   Result
 	first string // the file that set res.Commit and res.Suite
 	cases map[string]caseFrom
 	order []caseFrom
@@ -67,25 +65,25 @@ type mergedLane struct {
 // caseFrom is a case of a lane and the file it came from.
 type caseFrom struct {
 	file string
-	c    checks.CaseResult
+	c    CaseResult
 }
 
 // deselectedLane is the lane a case that r's selection left out belongs to.
-func deselectedLane(r *checks.Result, d checks.Deselected) string {
-	return cmp.Or(d.Lane, r.Lane, checks.DefaultLane)
+func deselectedLane(r *Result, d Deselected) string {
+	return cmp.Or(d.Lane, r.Lane, DefaultLane)
 }
 
 // lanesOf lists, each once, the lanes a run speaks for: those of its cases and of the cases
 // its selection left out (a lane whose every case was left out still has a verdict: nothing
 // to check), and its own lane when it checked nothing, unless its plan gave it nothing to
 // check (the lane's other partitions speak for the lane).
-func lanesOf(r *checks.Result) []string {
+func lanesOf(r *Result) []string {
 	var names []string
 	for _, c := range r.Cases {
 		names = append(names, r.LaneOf(c))
 	}
 	if len(r.Cases) == 0 && !r.EmptyPartition() {
-		names = append(names, cmp.Or(r.Lane, checks.DefaultLane))
+		names = append(names, cmp.Or(r.Lane, DefaultLane))
 	}
 	for _, d := range r.Deselected {
 		names = append(names, deselectedLane(r, d))
@@ -106,10 +104,10 @@ func (m *merger) lane(name string, x Input) *mergedLane {
 	}
 	r := x.Result
 	l := &mergedLane{first: x.File, cases: map[string]caseFrom{}}
-	l.res = checks.Result{
-		Schema: checks.Schema, Suite: r.Suite, Lane: name, Mode: r.Mode, Commit: r.Commit,
+	l.res = Result{
+		Schema: Schema, Suite: r.Suite, Lane: name, Mode: r.Mode, Commit: r.Commit,
 		PlanHash: r.PlanHash, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
-		Partition: checks.Partition{Index: 0, Total: 1},
+		Partition: Partition{Index: 0, Total: 1},
 	}
 	m.lanes[name] = l
 	return l
@@ -148,7 +146,7 @@ func (m *merger) addRun(l *mergedLane, x Input) {
 		l.res.Selection = r.Selection
 	}
 	for _, d := range r.Deselected {
-		if deselectedLane(r, d) == name && !slices.ContainsFunc(l.res.Deselected, func(o checks.Deselected) bool { return o.Case == d.Case }) {
+		if deselectedLane(r, d) == name && !slices.ContainsFunc(l.res.Deselected, func(o Deselected) bool { return o.Case == d.Case }) {
 			d.Lane = name
 			l.res.Deselected = append(l.res.Deselected, d)
 		}
@@ -174,8 +172,8 @@ func (m *merger) addCases(x Input) {
 
 // results finishes every lane, with the errors of the plans its partitions were cut from
 // (planned, by plan hash), sorted by lane name; their statuses are left to the judge.
-func (m *merger) results(planned map[string][]string) []checks.Result {
-	out := make([]checks.Result, 0, len(m.lanes))
+func (m *merger) results(planned map[string][]string) []Result {
+	out := make([]Result, 0, len(m.lanes))
 	for _, l := range m.lanes {
 		l.res.Errors = append(l.res.Errors, planned[l.res.PlanHash]...)
 		for _, cf := range l.order {
@@ -184,11 +182,11 @@ func (m *merger) results(planned map[string][]string) []checks.Result {
 			l.res.Cases = append(l.res.Cases, c)
 		}
 		l.res.GPU = strings.Join(l.gpus, ", ")
-		slices.SortFunc(l.res.Machines, func(a, b checks.Machine) int { return cmp.Compare(a.Partition, b.Partition) })
+		slices.SortFunc(l.res.Machines, func(a, b Machine) int { return cmp.Compare(a.Partition, b.Partition) })
 		l.res.Partition.Total = max(1, len(l.parts))
 		out = append(out, l.res)
 	}
-	slices.SortFunc(out, func(a, b checks.Result) int { return cmp.Compare(a.Lane, b.Lane) })
+	slices.SortFunc(out, func(a, b Result) int { return cmp.Compare(a.Lane, b.Lane) })
 	return out
 }
 
@@ -204,7 +202,7 @@ func earliest(a, b time.Time) time.Time {
 
 // sameCase reports whether two results of one case say the same thing, compared as they
 // would be written to a results file.
-func sameCase(a, b checks.CaseResult) bool {
+func sameCase(a, b CaseResult) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
@@ -213,7 +211,7 @@ func sameCase(a, b checks.CaseResult) bool {
 // mergeFiles keeps the first partition's data files of a lane; partitions that ran on runners
 // of other runner_overrides pools add their pool and runner to the lists, so that the report
 // names every pool whose references a lane's verdicts used.
-func mergeFiles(into, f *checks.Files) *checks.Files {
+func mergeFiles(into, f *Files) *Files {
 	if f == nil {
 		return into
 	}

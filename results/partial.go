@@ -9,8 +9,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-
-	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // readOut reads the results that one run wrote into its --out folder dir. results.json is
@@ -19,7 +17,7 @@ import (
 // requests.jsonl holds are put into it (complete), or make it up when there is no
 // results.json at all, and the result stays marked incomplete, with an error, so that it is
 // never a pass and its failures show. The warnings say what was rebuilt and what was skipped.
-func readOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
+func readOut(ctx context.Context, dir string) (*Result, []error, error) {
 	resPath, reqPath := filepath.Join(dir, ResultsFile), filepath.Join(dir, RequestsFile)
 	res, err := readResultsFile(ctx, resPath)
 	missing := errors.Is(err, fs.ErrNotExist)
@@ -41,7 +39,7 @@ func readOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 		return nil, nil, rerr
 	}
 	if missing {
-		res = &checks.Result{Schema: checks.Schema, Partition: checks.Partition{Index: 0, Total: 1}, Cases: []checks.CaseResult{}}
+		res = &Result{Schema: Schema, Partition: Partition{Index: 0, Total: 1}, Cases: []CaseResult{}}
 		res.Incomplete = fmt.Sprintf("rebuilt from %s: %s is missing", reqPath, resPath)
 		known := "its suite is not known"
 		if !placeRebuilt(res, lines) {
@@ -64,7 +62,7 @@ func readOut(ctx context.Context, dir string) (*checks.Result, []error, error) {
 // an older diffusion-check, or lines that disagree) nothing is guessed: the result claims no
 // partition of any plan, so the plan's merge names that partition as never reported, and
 // its lane is never a pass.
-func placeRebuilt(res *checks.Result, lines []requestLine) bool {
+func placeRebuilt(res *Result, lines []requestLine) bool {
 	if len(lines) == 0 || lines[0].Partition == nil || lines[0].PlanHash == "" {
 		return false
 	}
@@ -84,8 +82,8 @@ func placeRebuilt(res *checks.Result, lines []requestLine) bool {
 // and the lane its lines record, the indexes without a line marked as having no result. It
 // leaves the statuses to the judge (judge.Finalize, which cmd runs on what it reads). Lines that do not fit (an index outside the case's count) are
 // skipped, and returned as warnings; so is a case whose lines record two lanes, and a case
-// whose lines record none is said (it lands in the run's lane, else checks.DefaultLane).
-func complete(res *checks.Result, lines []requestLine) []error {
+// whose lines record none is said (it lands in the run's lane, else DefaultLane).
+func complete(res *Result, lines []requestLine) []error {
 	byCase, lanes, order, warnings := linesByCase(lines)
 	at := map[string]int{}
 	for i, c := range res.Cases {
@@ -110,11 +108,11 @@ func complete(res *checks.Result, lines []requestLine) []error {
 			order = slices.DeleteFunc(order, func(o string) bool { return o == id })
 			continue
 		}
-		c := checks.CaseResult{ID: id, Lane: lanes[id]}
+		c := CaseResult{ID: id, Lane: lanes[id]}
 		if c.Lane == "" && res.Lane == "" {
 			warnings = append(warnings, fmt.Errorf(
 				"case %s: its request lines record no lane (written by an older diffusion-check): it is reported in lane %s",
-				id, checks.DefaultLane))
+				id, DefaultLane))
 		}
 		for i := 1; i <= of; i++ {
 			c.Requests = append(c.Requests, noResult(id, i, of))
@@ -124,7 +122,7 @@ func complete(res *checks.Result, lines []requestLine) []error {
 	}
 	for _, id := range order {
 		c := &res.Cases[at[id]]
-		var confirms []checks.RequestResult
+		var confirms []RequestResult
 		keys := slices.SortedFunc(maps.Keys(byCase[id]), func(a, b key) int { return cmp.Compare(a.index, b.index) })
 		for _, k := range keys {
 			rr := byCase[id][k]
@@ -139,7 +137,7 @@ func complete(res *checks.Result, lines []requestLine) []error {
 			}
 		}
 		// Confirmation requests in the order sent, as far as they go without a gap.
-		slices.SortFunc(confirms, func(a, b checks.RequestResult) int { return cmp.Compare(a.Index, b.Index) })
+		slices.SortFunc(confirms, func(a, b RequestResult) int { return cmp.Compare(a.Index, b.Index) })
 		c.Confirm = nil
 		for i, rr := range confirms {
 			if rr.Index != i+1 || rr.Of != confirms[0].Of {
@@ -164,8 +162,8 @@ type key struct {
 // linesByCase gathers lines by case, the last line of each request kept (its verdict), with
 // the lane the lines of each case record and the cases in the order first met. A line whose
 // lane is not the one an earlier line of its case recorded is skipped, with a warning.
-func linesByCase(lines []requestLine) (byCase map[string]map[key]checks.RequestResult, lanes map[string]string, order []string, warnings []error) {
-	byCase, lanes = map[string]map[key]checks.RequestResult{}, map[string]string{}
+func linesByCase(lines []requestLine) (byCase map[string]map[key]RequestResult, lanes map[string]string, order []string, warnings []error) {
+	byCase, lanes = map[string]map[key]RequestResult{}, map[string]string{}
 	for _, l := range lines {
 		rr := l.RequestResult
 		if prev, ok := lanes[rr.Case]; ok && prev != l.Lane {
@@ -176,7 +174,7 @@ func linesByCase(lines []requestLine) (byCase map[string]map[key]checks.RequestR
 		lanes[rr.Case] = l.Lane
 		m := byCase[rr.Case]
 		if m == nil {
-			m = map[key]checks.RequestResult{}
+			m = map[key]RequestResult{}
 			byCase[rr.Case] = m
 			order = append(order, rr.Case)
 		}
@@ -191,10 +189,10 @@ const maxRebuiltRequests = 100_000
 
 // noResult is a request of a rebuilt result that no line of requests.jsonl holds: the run
 // ended before it finished. An error, never a pass.
-func noResult(caseID string, i, of int) checks.RequestResult {
-	return checks.RequestResult{
-		Case: caseID, Index: i, Of: of, Status: checks.Cancelled,
-		Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: "no result: the run ended before this request finished"}},
+func noResult(caseID string, i, of int) RequestResult {
+	return RequestResult{
+		Case: caseID, Index: i, Of: of, Status: Cancelled,
+		Checks: []Check{{Name: ServerAlive, Status: Cancelled, Detail: "no result: the run ended before this request finished"}},
 	}
 }
 
@@ -232,7 +230,7 @@ func fillRebuiltHeads(inputs []Input) {
 }
 
 // planOf is another input of the plan r's lines record, one that holds the plan's case lists.
-func planOf(r *checks.Result, inputs []Input) *checks.Result {
+func planOf(r *Result, inputs []Input) *Result {
 	if r.PlanHash == "" {
 		return nil
 	}

@@ -10,45 +10,41 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 // TestReadOutKeepsEveryMeasuredRequest: whatever the run left in --out (a final results.json,
 // the one written at its start and never replaced, or no results.json at all), readOut
 // returns every request that requests.jsonl holds, with its verdict (the last line of a
-// request wins), marks a result it completed or rebuilt incomplete and an error, and never
-// calls it a pass.
+// request wins), and marks a result it completed or rebuilt incomplete, with an error (so
+// that the judge never calls it a pass: TestReadAllJudgedNeverPassesARebuiltRun).
 func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 	failed := sampleRequest("c", 2, 3)
-	failed.Status = checks.Fail
-	failed.Checks = []checks.Check{{Name: checks.OutputValid, Status: checks.Fail, Detail: "not decodable"}}
+	failed.Status = Fail
+	failed.Checks = []Check{{Name: OutputValid, Status: Fail, Detail: "not decodable"}}
 	revised := sampleRequest("c", 1, 3)
 	revised.Revised = true
-	lines := []checks.RequestResult{sampleRequest("c", 1, 3), failed, revised}
-	early := func() *checks.Result {
-		res := &checks.Result{Suite: "s", Partition: checks.Partition{Index: 1, Total: 2}, PlanHash: "h",
+	lines := []RequestResult{sampleRequest("c", 1, 3), failed, revised}
+	early := func() *Result {
+		res := &Result{Suite: "s", Partition: Partition{Index: 1, Total: 2}, PlanHash: "h",
 			Planned: [][]string{{"x"}, {"c"}}, Incomplete: "written at the start of the run",
 			Errors: []string{"the run did not finish"}}
-		cr := checks.CaseResult{ID: "c", Server: "ref", Modality: "image"}
+		cr := CaseResult{ID: "c", Server: "ref", Modality: "image"}
 		for i := 1; i <= 3; i++ {
 			cr.Requests = append(cr.Requests, noResult("c", i, 3))
 		}
-		res.Cases = []checks.CaseResult{cr}
+		res.Cases = []CaseResult{cr}
 		return res
 	}
 	for _, tc := range []struct {
 		name       string
-		results    *checks.Result // nil: no results.json
-		wantStatus []checks.Status
-		wantRun    checks.Status
+		results    *Result // nil: no results.json
+		wantStatus []Status
 		incomplete bool
-		partition  checks.Partition
+		partition  Partition
 	}{
-		{"results.json from the start of the run", early(), []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true,
-			checks.Partition{Index: 1, Total: 2}},
-		{"no results.json", nil, []checks.Status{checks.Pass, checks.Fail, checks.Cancelled}, checks.Fail, true, checks.Partition{Index: 0, Total: 1}},
+		{"results.json from the start of the run", early(), []Status{Pass, Fail, Cancelled}, true,
+			Partition{Index: 1, Total: 2}},
+		{"no results.json", nil, []Status{Pass, Fail, Cancelled}, true, Partition{Index: 0, Total: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, dir := newTestWriter(t)
@@ -58,19 +54,15 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 				}
 			}
 			if tc.results != nil {
-				judge.Finalize(tc.results)
-				if err := rec.Results(tc.results); err != nil {
+				if err := rec.Results(settled(tc.results, Error)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			res, warnings, err := readOut(t.Context(), dir)
-			if res != nil {
-				judge.Finalize(res) // as cmd judges what it reads
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []checks.Status
+			var got []Status
 			for _, rr := range res.Cases[0].Requests {
 				got = append(got, rr.Status)
 				if rr.Revised {
@@ -80,8 +72,8 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 			if diff := cmp.Diff(tc.wantStatus, got); diff != "" {
 				t.Errorf("request statuses (-want +got):\n%s", diff)
 			}
-			if res.Status != tc.wantRun || (res.Incomplete != "") != tc.incomplete || len(res.Errors) == 0 || res.Partition != tc.partition {
-				t.Errorf("run: status %s, incomplete %q, errors %q, partition %+v", res.Status, res.Incomplete, res.Errors, res.Partition)
+			if (res.Incomplete != "") != tc.incomplete || len(res.Errors) == 0 || res.Partition != tc.partition {
+				t.Errorf("run: incomplete %q, errors %q, partition %+v", res.Incomplete, res.Errors, res.Partition)
 			}
 			if w := fmt.Sprint(warnings); !strings.Contains(w, "rebuilt with the 3 request lines") {
 				t.Errorf("warnings %s: want what was rebuilt", w)
@@ -94,7 +86,6 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			judge.Finalize(direct)
 			if diff := cmp.Diff(res, direct); diff != "" {
 				t.Errorf("Read differs from readOut (-readOut +Read):\n%s", diff)
 			}
@@ -106,20 +97,16 @@ func TestReadOutKeepsEveryMeasuredRequest(t *testing.T) {
 // is, whatever requests.jsonl holds.
 func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 	rec, dir := newTestWriter(t)
-	final := &checks.Result{Suite: "s", Partition: checks.Partition{Index: 0, Total: 1},
-		Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{sampleRequest("c", 1, 1)}}}}
-	judge.Finalize(final)
-	if err := rec.Results(final); err != nil {
+	final := &Result{Suite: "s", Partition: Partition{Index: 0, Total: 1},
+		Cases: []CaseResult{{ID: "c", Requests: []RequestResult{sampleRequest("c", 1, 1)}}}}
+	if err := rec.Results(settled(final, Pass)); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.Request(sampleRequest("other", 1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	res, warnings, err := readOut(t.Context(), dir)
-	if res != nil {
-		judge.Finalize(res) // as cmd judges what it reads
-	}
-	if err != nil || len(warnings) > 0 || len(res.Cases) != 1 || res.Status != checks.Pass {
+	if err != nil || len(warnings) > 0 || len(res.Cases) != 1 || res.Status != Pass {
 		t.Fatalf("readOut = %+v, %v, %v", res, warnings, err)
 	}
 	if err := os.Remove(filepath.Join(dir, ResultsFile)); err != nil {
@@ -137,7 +124,7 @@ func TestReadOutTakesAFinalResultsAsItIs(t *testing.T) {
 // billion requests for a case results.json lacks makes no billion placeholders; a line that
 // does not fit its case's count is skipped; both are warnings.
 func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
-	res := &checks.Result{Cases: []checks.CaseResult{{ID: "c", Requests: []checks.RequestResult{noResult("c", 1, 1)}}}}
+	res := &Result{Cases: []CaseResult{{ID: "c", Requests: []RequestResult{noResult("c", 1, 1)}}}}
 	warnings := complete(res, []requestLine{{RequestResult: sampleRequest("bomb", 1, 1_000_000_000)}, {RequestResult: sampleRequest("c", 2, 2)}})
 	if len(res.Cases) != 1 || len(res.Cases[0].Requests) != 1 || len(warnings) != 2 {
 		t.Fatalf("cases %d, requests %d, warnings %v", len(res.Cases), len(res.Cases[0].Requests), warnings)
@@ -154,7 +141,7 @@ func TestCompleteRefusesALineThatClaimsHugeCounts(t *testing.T) {
 // partition. fillRebuiltHeads then gives the placed one its plan's head, and the unplaced one
 // only the suite.
 func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
-	read := func(place *Placement) (*checks.Result, []error) {
+	read := func(place *Placement) (*Result, []error) {
 		rec, dir := newTestWriter(t)
 		if place != nil {
 			rec.Place(*place)
@@ -166,16 +153,13 @@ func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, warnings, err := readOut(t.Context(), dir)
-		if res != nil {
-			judge.Finalize(res) // as cmd judges what it reads
-		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res, warnings
 	}
-	placed, _ := read(&Placement{Partition: checks.Partition{Index: 3, Total: 5}, PlanHash: "h1", Lanes: map[string]string{"c": "extra"}})
-	if placed.Partition != (checks.Partition{Index: 3, Total: 5}) || placed.PlanHash != "h1" || placed.Cases[0].Lane != "extra" {
+	placed, _ := read(&Placement{Partition: Partition{Index: 3, Total: 5}, PlanHash: "h1", Lanes: map[string]string{"c": "extra"}})
+	if placed.Partition != (Partition{Index: 3, Total: 5}) || placed.PlanHash != "h1" || placed.Cases[0].Lane != "extra" {
 		t.Errorf("placed: partition %+v, plan %q, lane %q; want 3/5, h1, extra", placed.Partition, placed.PlanHash, placed.Cases[0].Lane)
 	}
 	unplaced, warnings := read(nil)
@@ -183,7 +167,7 @@ func TestRebuiltResultKeepsItsPlacement(t *testing.T) {
 		t.Errorf("unplaced: plan %q, lane %q, warnings %v; want no plan, no lane, and a warning", unplaced.PlanHash, unplaced.Cases[0].Lane, warnings)
 	}
 	planned := [][]string{{"a"}, {"b"}, {"d"}, {"c"}, {"e"}}
-	other := &checks.Result{Suite: "s", Commit: "abc", PlanHash: "h1", Planned: planned, Partition: checks.Partition{Index: 0, Total: 5}}
+	other := &Result{Suite: "s", Commit: "abc", PlanHash: "h1", Planned: planned, Partition: Partition{Index: 0, Total: 5}}
 	fillRebuiltHeads([]Input{{File: "p0", Result: other}, {File: "p3", Result: placed}, {File: "px", Result: unplaced}})
 	if placed.Suite != "s" || placed.Commit != "abc" || len(placed.Planned) != 5 || placed.Partition.Index != 3 {
 		t.Errorf("placed after fillRebuiltHeads: %+v", placed)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // PlanProblems proves from the results of one plan's partitions that every planned case ran
@@ -21,7 +19,7 @@ import (
 func PlanProblems(inputs []Input) map[string][]string {
 	type group struct {
 		planned    [][]string
-		deselected []checks.Deselected
+		deselected []Deselected
 		from       string
 		parts      map[int]string // partition index → file
 		ran        map[string]string
@@ -67,7 +65,7 @@ func PlanProblems(inputs []Input) map[string][]string {
 		planned := g.planned[r.Partition.Index]
 		for _, c := range r.Cases {
 			switch {
-			case slices.ContainsFunc(r.Deselected, func(d checks.Deselected) bool { return d.Case == c.ID }):
+			case slices.ContainsFunc(r.Deselected, func(d Deselected) bool { return d.Case == c.ID }):
 				add(r.PlanHash, "%s: case %s ran in partition %d/%d, but the plan deselected it", x.File, c.ID, r.Partition.Index, r.Partition.Total)
 			case !slices.Contains(planned, c.ID):
 				add(r.PlanHash, "%s: case %s ran in partition %d/%d, which the plan does not give it", x.File, c.ID, r.Partition.Index, r.Partition.Total)
@@ -78,7 +76,7 @@ func PlanProblems(inputs []Input) map[string][]string {
 			g.ran[c.ID] = x.File
 		}
 		for _, id := range planned {
-			if !slices.ContainsFunc(r.Cases, func(c checks.CaseResult) bool { return c.ID == id }) {
+			if !slices.ContainsFunc(r.Cases, func(c CaseResult) bool { return c.ID == id }) {
 				add(r.PlanHash, "%s: planned case %s of partition %d/%d has no result", x.File, id, r.Partition.Index, r.Partition.Total)
 			}
 		}

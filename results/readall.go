@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/diffusion-check/diffusion-check/checks"
 )
 
 // ReadAll reads the results a command line names: results.json files, or folders that hold
@@ -18,14 +16,14 @@ import (
 // its final write) or missing is read from its requests.jsonl too (readOut); what was rebuilt
 // comes back as warnings, which are returned with an error too. The results are the pull
 // request's to write: only regular files are read, each at most maxInputBytes, a lane or case
-// whose name is no name (checks.ValidName) is refused naming the file, and reading stops when
+// whose name is no name (ValidName) is refused naming the file, and reading stops when
 // ctx ends. The heads of results rebuilt from requests.jsonl alone are filled from the other
 // inputs of their plan (fillRebuiltHeads).
 func ReadAll(ctx context.Context, paths []string) (inputs []Input, warnings []error, err error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("name at least one results.json or folder holding one")
 	}
-	add := func(file string, res *checks.Result, ws []error) error {
+	add := func(file string, res *Result, ws []error) error {
 		if err := validNames(res); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -79,28 +77,28 @@ func ReadAll(ctx context.Context, paths []string) (inputs []Input, warnings []er
 	return inputs, warnings, nil
 }
 
-// validNames refuses a results file whose lane or case names are not names (checks.ValidName):
+// validNames refuses a results file whose lane or case names are not names (ValidName):
 // an uploaded results file is the pull request's to write, and its names reach headings,
 // status contexts and logs.
-func validNames(res *checks.Result) error {
+func validNames(res *Result) error {
 	var errs []error
 	if res.Lane != "" {
-		if err := checks.ValidName(res.Lane); err != nil {
+		if err := ValidName(res.Lane); err != nil {
 			errs = append(errs, fmt.Errorf("lane: %w", err))
 		}
 	}
 	for i, c := range res.Cases {
-		if err := checks.ValidName(c.ID); err != nil {
+		if err := ValidName(c.ID); err != nil {
 			errs = append(errs, fmt.Errorf("cases[%d].id: %w", i, err))
 		}
 		if c.Lane != "" {
-			if err := checks.ValidName(c.Lane); err != nil {
+			if err := ValidName(c.Lane); err != nil {
 				errs = append(errs, fmt.Errorf("case %s: lane: %w", c.ID, err))
 			}
 		}
 	}
 	for i, d := range res.Deselected {
-		if err := checks.ValidName(d.Case); err != nil {
+		if err := ValidName(d.Case); err != nil {
 			errs = append(errs, fmt.Errorf("deselected[%d].case: %w", i, err))
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 )
 
@@ -54,7 +53,7 @@ type Writer struct {
 // lane of its case, and the partition and plan of its run. A results.json that is lost is
 // rebuilt from the lines into that lane and partition, never a guessed one.
 type Placement struct {
-	Partition checks.Partition
+	Partition Partition
 	PlanHash  string
 	// Lanes is the lane of each case of the run, by case id.
 	Lanes map[string]string
@@ -62,10 +61,10 @@ type Placement struct {
 
 // requestLine is one line of requests.jsonl: a request and its placement.
 type requestLine struct {
-	checks.RequestResult
-	Lane      string            `json:"lane,omitempty"`
-	Partition *checks.Partition `json:"partition,omitempty"`
-	PlanHash  string            `json:"plan_hash,omitempty"`
+	RequestResult
+	Lane      string     `json:"lane,omitempty"`
+	Partition *Partition `json:"partition,omitempty"`
+	PlanHash  string     `json:"plan_hash,omitempty"`
 }
 
 // Place sets the placement every later request line records.
@@ -192,7 +191,7 @@ func (r *Writer) giveBackReserve() error {
 
 // Request appends rr, one JSON object on one line, to requests.jsonl, with the placement
 // (Place) of its case. rr.Case must name its case: the line is read back on its own.
-func (r *Writer) Request(rr checks.RequestResult) error {
+func (r *Writer) Request(rr RequestResult) error {
 	if rr.Case == "" {
 		return fmt.Errorf("record request %d/%d: no case id", rr.Index, rr.Of)
 	}
@@ -233,13 +232,13 @@ func (r *Writer) Request(rr checks.RequestResult) error {
 // Results writes res, judged (judge.Finalize: its statuses are set), with its schema to
 // results.json atomically: readers see the old file or the new one,
 // never a part. It may be called more than once (for example after each case, and at the end).
-func (r *Writer) Results(res *checks.Result) error {
+func (r *Writer) Results(res *Result) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := judged(res); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	res.Schema = checks.Schema
+	res.Schema = Schema
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write results: %w", err)
@@ -398,7 +397,7 @@ func (e *truncatedLineError) Unwrap() error { return e.Err }
 // last line without its newline that does not parse is what a crash mid-write leaves: it is
 // returned as a warning (a *truncatedLineError), not an error. Any other bad line is an error
 // naming the file and line, and stops when ctx ends.
-func ReadRequests(ctx context.Context, path string) (reqs []checks.RequestResult, warnings []error, err error) {
+func ReadRequests(ctx context.Context, path string) (reqs []RequestResult, warnings []error, err error) {
 	lines, warnings, err := readLines(ctx, path)
 	for _, l := range lines {
 		reqs = append(reqs, l.RequestResult)
@@ -439,7 +438,7 @@ func readLines(ctx context.Context, path string) (reqs []requestLine, warnings [
 // incomplete (the run ended before its final write) comes back completed with the requests of
 // the requests.jsonl beside it, as readOut does, so that no measured request is lost. Only a
 // regular file of at most maxInputBytes is read, and the read stops when ctx ends.
-func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
+func ReadContext(ctx context.Context, path string) (*Result, error) {
 	res, err := readResultsFile(ctx, path)
 	if err != nil || res.Incomplete == "" || filepath.Base(path) != ResultsFile {
 		return res, err
@@ -449,7 +448,7 @@ func ReadContext(ctx context.Context, path string) (*checks.Result, error) {
 }
 
 // readResultsFile reads one results.json as it is.
-func readResultsFile(ctx context.Context, path string) (*checks.Result, error) {
+func readResultsFile(ctx context.Context, path string) (*Result, error) {
 	data, err := inputfile.Read(ctx, path, maxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
@@ -462,11 +461,11 @@ func readResultsFile(ctx context.Context, path string) (*checks.Result, error) {
 	}
 	switch {
 	case head.Schema == nil:
-		return nil, fmt.Errorf("%s: no \"schema\" field: not a diffusion-check results file (want %q)", path, checks.Schema)
-	case *head.Schema != checks.Schema:
-		return nil, fmt.Errorf("%s: schema %q is not supported (want %q)", path, *head.Schema, checks.Schema)
+		return nil, fmt.Errorf("%s: no \"schema\" field: not a diffusion-check results file (want %q)", path, Schema)
+	case *head.Schema != Schema:
+		return nil, fmt.Errorf("%s: schema %q is not supported (want %q)", path, *head.Schema, Schema)
 	}
-	var res checks.Result
+	var res Result
 	if err := json.Unmarshal(data, &res); err != nil {
 		return nil, fmt.Errorf("%s: %w", posOf(path, data, err), err)
 	}
@@ -479,7 +478,7 @@ func readResultsFile(ctx context.Context, path string) (*checks.Result, error) {
 // requestIndexes checks that every case holds each of its requests exactly once: indexes 1
 // to "of", all with the same "of". A results file that misses one or repeats one would let a
 // failure go unreported, or count one twice.
-func requestIndexes(res *checks.Result) error {
+func requestIndexes(res *Result) error {
 	var errs []error
 	for _, c := range res.Cases {
 		if len(c.Requests) == 0 {
@@ -509,7 +508,7 @@ func requestIndexes(res *checks.Result) error {
 
 // confirmIndexes checks the confirmation requests of every case: each marked as one, in the
 // order sent (indexes 1, 2, … of one "of"), so that none is taken for a request of the case.
-func confirmIndexes(res *checks.Result) []error {
+func confirmIndexes(res *Result) []error {
 	var errs []error
 	for _, c := range res.Cases {
 		for i, rr := range c.Confirm {
@@ -545,10 +544,10 @@ func posOf(path string, data []byte, err error) string {
 // judged says which status of res is not one of the statuses a judged result has: the
 // writer stores the judge's statuses, never computes them, and a result that was not judged
 // (an empty status, a word that is not ours) is a bug to report, not a file to write.
-func judged(res *checks.Result) error {
-	valid := func(s checks.Status) bool {
+func judged(res *Result) error {
+	valid := func(s Status) bool {
 		switch s {
-		case checks.Pass, checks.Fail, checks.Skip, checks.Error, checks.Known, checks.Cancelled, checks.Flaky:
+		case Pass, Fail, Skip, Error, Known, Cancelled, Flaky:
 			return true
 		}
 		return false

@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/judge"
 )
 
 func newTestWriter(t *testing.T) (*Writer, string) {
@@ -29,26 +26,26 @@ func newTestWriter(t *testing.T) (*Writer, string) {
 	return rec, dir
 }
 
-func sampleRequest(caseID string, i, of int) checks.RequestResult {
-	return checks.RequestResult{
+func sampleRequest(caseID string, i, of int) RequestResult {
+	return RequestResult{
 		Case:      caseID,
 		Index:     i,
 		Of:        of,
 		RequestID: fmt.Sprintf("%s-%d", caseID, i),
-		Status:    checks.Pass,
+		Status:    Pass,
 		StartedAt: time.Date(2025, 3, 1, 12, 0, i, 0, time.UTC),
 		E2EMs:     70.5 + float64(i),
 		// Deliberately not in alphabetical order: the pipeline order must survive.
-		Stages: checks.Stages{
+		Stages: Stages{
 			{Name: "TextEncodingStage", Ms: 3.1},
 			{Name: "DenoisingStage", Ms: 20.4},
 			{Name: "DecodingStage", Ms: 41},
 		},
 		StepsMs: []float64{2.1, 2, 2},
-		Output:  &checks.Output{Kind: "image", Format: "png", Bytes: 12595, Width: 256, Height: 256},
-		Checks: []checks.Check{
-			checks.Passed(checks.ServerAlive, ""),
-			{Name: "perf.e2e", Status: checks.Pass, Value: checks.Float(70.5), Limit: checks.Float(100), Unit: "ms"},
+		Output:  &Output{Kind: "image", Format: "png", Bytes: 12595, Width: 256, Height: 256},
+		Checks: []Check{
+			{Name: ServerAlive, Status: Pass},
+			{Name: "perf.e2e", Status: Pass, Value: ptr(70.5), Limit: ptr(100.0), Unit: "ms"},
 		},
 	}
 }
@@ -97,7 +94,7 @@ func TestWriterConcurrentRequests(t *testing.T) {
 
 func TestWriterRequestErrors(t *testing.T) {
 	rec, _ := newTestWriter(t)
-	if err := rec.Request(checks.RequestResult{Index: 1, Of: 1}); err == nil {
+	if err := rec.Request(RequestResult{Index: 1, Of: 1}); err == nil {
 		t.Error("Request without a case id: want an error")
 	}
 	if err := rec.Close(); err != nil {
@@ -154,7 +151,7 @@ func TestReadRequestsTruncatedLastLine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadRequests: %v", err)
 	}
-	want := []checks.RequestResult{sampleRequest("t2i", 1, 3), sampleRequest("t2i", 2, 3)}
+	want := []RequestResult{sampleRequest("t2i", 1, 3), sampleRequest("t2i", 2, 3)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
@@ -223,21 +220,37 @@ func appendFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-func sampleResult() *checks.Result {
+// ptr is a pointer to v, for a check's value and limit.
+func ptr(v float64) *float64 { return &v }
+
+// settled gives every case of res and the run the status st, as the judge would have: the
+// writer stores statuses and the readers keep them, and these tests are about the files, not
+// the rules (package judge's tests are).
+func settled(res *Result, st Status) *Result {
+	for i := range res.Cases {
+		res.Cases[i].Status = st
+	}
+	res.Status = st
+	return res
+}
+
+// sampleResult is a judged result of two requests, the second failed.
+func sampleResult() *Result {
 	r1, r2 := sampleRequest("t2i", 1, 2), sampleRequest("t2i", 2, 2)
-	r2.Checks = append(r2.Checks, checks.Failed(checks.OutputValid, "png: unexpected EOF"))
-	return &checks.Result{
+	r2.Checks = append(r2.Checks, Check{Name: OutputValid, Status: Fail, Detail: "png: unexpected EOF"})
+	r2.Status = Fail
+	return &Result{
 		Suite:      "quickstart",
 		Lane:       "base",
 		GPU:        "h200",
-		Partition:  checks.Partition{Index: 0, Total: 1},
-		Status:     checks.Pass, // stale until judged
+		Partition:  Partition{Index: 0, Total: 1},
+		Status:     Fail,
 		StartedAt:  time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
 		FinishedAt: time.Date(2025, 3, 1, 12, 1, 0, 0, time.UTC),
-		Cases: []checks.CaseResult{{
-			ID: "t2i", Server: "ref", Modality: "image", Status: checks.Pass,
-			Load:     &checks.Load{DurationMs: 52},
-			Requests: []checks.RequestResult{r1, r2},
+		Cases: []CaseResult{{
+			ID: "t2i", Server: "ref", Modality: "image", Status: Fail,
+			Load:     &Load{DurationMs: 52},
+			Requests: []RequestResult{r1, r2},
 		}},
 	}
 }
@@ -246,11 +259,10 @@ func TestWriterResultsRoundTrip(t *testing.T) {
 	rec, dir := newTestWriter(t)
 	res := sampleResult()
 	// The writer stores the judge's statuses as they are: it computes none.
-	judge.Finalize(res)
 	if err := rec.Results(res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Schema != checks.Schema || res.Status != checks.Fail || res.Cases[0].Status != checks.Fail || res.Cases[0].Requests[1].Status != checks.Fail {
+	if res.Schema != Schema || res.Status != Fail || res.Cases[0].Status != Fail || res.Cases[0].Requests[1].Status != Fail {
 		t.Errorf("Results changed the judged statuses: schema %q, run %s, case %s, request 2 %s", res.Schema, res.Status, res.Cases[0].Status,
 			res.Cases[0].Requests[1].Status)
 	}
@@ -299,7 +311,7 @@ func TestWriterRefusesAnUnjudgedResult(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ResultsFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("results.json written for an unjudged result (%v)", err)
 	}
-	res.Cases[0].Requests[1].Status, res.Status = checks.Fail, "green"
+	res.Cases[0].Requests[1].Status, res.Status = Fail, "green"
 	if err := rec.Results(res); err == nil || !strings.Contains(err.Error(), `the run's status "green" is not a judged one`) {
 		t.Errorf("err %v, want the run's status refused", err)
 	}
@@ -310,9 +322,7 @@ func TestWriterRefusesAnUnjudgedResult(t *testing.T) {
 func TestWriterResultsAtomic(t *testing.T) {
 	rec, dir := newTestWriter(t)
 	path := filepath.Join(dir, ResultsFile)
-	first := sampleResult()
-	judge.Finalize(first)
-	if err := rec.Results(first); err != nil {
+	if err := rec.Results(sampleResult()); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
@@ -324,7 +334,6 @@ func TestWriterResultsAtomic(t *testing.T) {
 			for range i % 7 { // vary the size
 				res.Errors = append(res.Errors, strings.Repeat("x", 1000))
 			}
-			judge.Finalize(res)
 			if err := rec.Results(res); err != nil {
 				t.Error(err)
 				return

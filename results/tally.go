@@ -1,12 +1,10 @@
 package results
 
-import "github.com/diffusion-check/diffusion-check/checks"
-
 // Tally counts requests by status.
-type Tally map[checks.Status]int
+type Tally map[Status]int
 
 // TallyRequests counts every request of the results by its stored status.
-func TallyRequests(results ...checks.Result) Tally {
+func TallyRequests(results ...Result) Tally {
 	t := Tally{}
 	for _, r := range results {
 		for _, c := range r.Cases {
@@ -30,5 +28,5 @@ func (t Tally) Total() int {
 // Failed is the number of requests that neither passed, nor are known failures or flaky,
 // nor were skipped or cancelled: failed and errored ones (and any without a valid status).
 func (t Tally) Failed() int {
-	return t.Total() - t[checks.Pass] - t[checks.Known] - t[checks.Flaky] - t[checks.Skip] - t[checks.Cancelled]
+	return t.Total() - t[Pass] - t[Known] - t[Flaky] - t[Skip] - t[Cancelled]
 }

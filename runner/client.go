@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -53,7 +53,7 @@ type reply struct {
 	PeakMemoryMB *float64
 	InferenceS   *float64
 	// Chunks are a realtime session's chunk_stats, in arrival order (realtime.go).
-	Chunks []checks.ChunkStats
+	Chunks []results.ChunkStats
 }
 
 // mediaFile is one output file on disk.

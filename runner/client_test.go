@@ -12,11 +12,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/internal/perflog"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
-	"github.com/google/go-cmp/cmp"
 )
 
 // sglangJobID is a video job id as SGLang makes them (sampling_params.generate_request_id:
@@ -96,7 +96,7 @@ func requestRun(t *testing.T, spec *suite.Server, c *suite.Case, transport http.
 // of 100 s and a perf_record_timeout of an hour, and returns the result and how long it took
 // on the bubble's clock (which moves only while every goroutine waits, so no real time is
 // spent and the figure does not depend on the machine).
-func sendOne(t *testing.T, api *sglangAPI, modality suite.Modality) (rr checks.RequestResult, took time.Duration) {
+func sendOne(t *testing.T, api *sglangAPI, modality suite.Modality) (rr results.RequestResult, took time.Duration) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		spec := &suite.Server{Name: "sglang", RequestTimeout: 100 * time.Second, PerfRecordTimeout: time.Hour,
@@ -112,10 +112,10 @@ func sendOne(t *testing.T, api *sglangAPI, modality suite.Modality) (rr checks.R
 }
 
 // failures lists the failed checks of a result as "name: detail".
-func failures(cs []checks.Check) []string {
+func failures(cs []results.Check) []string {
 	var out []string
 	for _, c := range cs {
-		if c.Status == checks.Fail || c.Status == checks.Error {
+		if c.Status == results.Fail || c.Status == results.Error {
 			out = append(out, fmt.Sprintf("%s: %s", c.Name, c.Detail))
 		}
 	}
@@ -156,13 +156,13 @@ func TestServerReportedFailureIsNotJoinedToAPerfRecord(t *testing.T) {
 			if took >= time.Minute {
 				t.Errorf("the request took %s on the bubble's clock: it waited for a perf record", took)
 			}
-			var perf *checks.Check
+			var perf *results.Check
 			for i := range rr.Checks {
-				if rr.Checks[i].Name == checks.PerfRecord {
+				if rr.Checks[i].Name == results.PerfRecord {
 					perf = &rr.Checks[i]
 				}
 			}
-			if perf == nil || perf.Status != checks.Skip || !strings.Contains(perf.Detail, "SGLang writes no performance.log record for a failed request") {
+			if perf == nil || perf.Status != results.Skip || !strings.Contains(perf.Detail, "SGLang writes no performance.log record for a failed request") {
 				t.Errorf("perf.record check %+v, want a skip saying why", perf)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -20,7 +21,7 @@ import (
 //
 // Known failures are not confirmed: an entry of the known-failures file already explains
 // them, and they are known by now (an expired entry does not, and its failure is confirmed).
-func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *checks.CaseResult) {
+func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *results.CaseResult) {
 	k := c.Noise.Confirm
 	if k == 0 {
 		return
@@ -78,11 +79,11 @@ func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *check
 
 // lastRequest is the request a new confirmation request follows: the last confirmation
 // request, else the case's request with the highest index.
-func lastRequest(cr *checks.CaseResult) *checks.RequestResult {
+func lastRequest(cr *results.CaseResult) *results.RequestResult {
 	if n := len(cr.Confirm); n > 0 {
 		return &cr.Confirm[n-1]
 	}
-	var last *checks.RequestResult
+	var last *results.RequestResult
 	for i := range cr.Requests {
 		if last == nil || cr.Requests[i].Index > last.Index {
 			last = &cr.Requests[i]

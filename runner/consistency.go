@@ -102,20 +102,20 @@ func comparesWithGT(c *suite.Case) (visual, audio bool) {
 // consistency compares a request's output with the case's ground truth: the pictures
 // (consistency.*) and, for a video+audio case, the audio track (audio.*), independently of
 // each other. In gt mode it writes the ground truth instead.
-func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) []checks.Check {
+func (r *run) consistency(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) []results.Check {
 	if r.opts.Mode == ModeGT {
-		return []checks.Check{r.writeGroundTruth(ctx, c, rr, dir)}
+		return []results.Check{r.writeGroundTruth(ctx, c, rr, dir)}
 	}
 	withAudio := c.Modality == suite.VideoAudio
 	doVisual, doAudio := comparesWithGT(c)
-	var out []checks.Check
+	var out []results.Check
 	// notCompared marks the enabled groups with one status and detail each.
-	notCompared := func(st checks.Status, detail string) []checks.Check {
+	notCompared := func(st results.Status, detail string) []results.Check {
 		if doVisual {
-			out = append(out, checks.Check{Name: checks.ConsistencyGroup, Status: st, Detail: detail})
+			out = append(out, results.Check{Name: checks.ConsistencyGroup, Status: st, Detail: detail})
 		}
 		if doAudio {
-			out = append(out, checks.Check{Name: checks.AudioGroup, Status: st, Detail: detail})
+			out = append(out, results.Check{Name: checks.AudioGroup, Status: st, Detail: detail})
 		}
 		return out
 	}
@@ -129,14 +129,14 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 		return out
 	}
 	if r.opts.SkipConsistency {
-		return notCompared(checks.Skip, "not compared: SGLANG_SKIP_CONSISTENCY=1 (SGLang's harness skips consistency then, as its AMD workflows set it)")
+		return notCompared(results.Skip, "not compared: SGLANG_SKIP_CONSISTENCY=1 (SGLang's harness skips consistency then, as its AMD workflows set it)")
 	}
 	if !outputUsable(rr) {
 		// output.present or output.valid already failed the request and says why.
-		return notCompared(checks.Skip, "not compared: the request has no valid output (see output.present and output.valid)")
+		return notCompared(results.Skip, "not compared: the request has no valid output (see output.present and output.valid)")
 	}
 	if r.cons.gt.Dir == "" {
-		return notCompared(checks.Skip, "no ground truth: the suite names no ground_truth folder")
+		return notCompared(results.Skip, "no ground truth: the suite names no ground_truth folder")
 	}
 	if doVisual {
 		out = append(out, r.visualGT(ctx, c, rr, dir)...)
@@ -148,11 +148,11 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *checks.Request
 }
 
 // visualGT finds the pictures' ground truth of a case and compares the output with it.
-func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) []checks.Check {
+func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) []results.Check {
 	video := c.Modality != suite.Image
 	entry, err := r.cons.gt.Lookup(c.ID, c.NumGPUs, video, rr.Output.Format)
 	if err != nil {
-		return []checks.Check{r.lookupFailed(checks.ConsistencyGroup, c, err)}
+		return []results.Check{r.lookupFailed(checks.ConsistencyGroup, c, err)}
 	}
 	return noteGT(r.visual(ctx, c, rr, dir, entry), entry)
 }
@@ -160,9 +160,9 @@ func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *checks.RequestRes
 // noteGT adds to each check of a comparison a note naming the ground-truth file it used and
 // its source (GTEntry.Note), so that results.json and the comment say which picture or track
 // a verdict was made against. A skipped check (CLIP without a scorer) used none.
-func noteGT(cs []checks.Check, e baselines.GTEntry) []checks.Check {
+func noteGT(cs []results.Check, e baselines.GTEntry) []results.Check {
 	for i := range cs {
-		if cs[i].Status == checks.Skip {
+		if cs[i].Status == results.Skip {
 			continue
 		}
 		cs[i].Note = strings.TrimPrefix(cs[i].Note+"; ", "; ") + e.Note()
@@ -172,38 +172,38 @@ func noteGT(cs []checks.Check, e baselines.GTEntry) []checks.Check {
 
 // lookupFailed is the check of group when the case's ground truth could not be found (the
 // missing-GT verdict) or read (an error).
-func (r *run) lookupFailed(group string, c *suite.Case, err error) checks.Check {
+func (r *run) lookupFailed(group string, c *suite.Case, err error) results.Check {
 	var nf *baselines.NotFoundError
 	if !errors.As(err, &nf) {
 		return checks.Errored(group, err.Error())
 	}
 	st, detail := r.missingGT(c, nf)
-	return checks.Check{Name: group, Status: st, Detail: detail}
+	return results.Check{Name: group, Status: st, Detail: detail}
 }
 
 // missingGT is the verdict on a case without ground truth: SGLang fails it ("GT not found
 // for <case>", _validate_consistency in test_server_common.py @ a7ec6b97f786), unless the
 // case opts out with checks.ground_truth_required: false; a baseline run, which comes before the
 // ground truth, only notes it.
-func (r *run) missingGT(c *suite.Case, nf *baselines.NotFoundError) (checks.Status, string) {
+func (r *run) missingGT(c *suite.Case, nf *baselines.NotFoundError) (results.Status, string) {
 	if !r.opts.Mode.requiresGroundTruth() {
-		return checks.Skip, nf.Error() + ": not compared in a " + r.opts.Mode.String() + " run; write it with run --mode gt"
+		return results.Skip, nf.Error() + ": not compared in a " + r.opts.Mode.String() + " run; write it with run --mode gt"
 	}
 	if !suite.Enabled(c.Checks.GroundTruthRequired) {
-		return checks.Skip, nf.Error() + ": not compared (checks.ground_truth_required: false)"
+		return results.Skip, nf.Error() + ": not compared (checks.ground_truth_required: false)"
 	}
-	return checks.Fail, fmt.Sprintf(
+	return results.Fail, fmt.Sprintf(
 		"GT not found for %s: %v; write it with run --mode gt, or set checks.ground_truth_required: false to skip the comparison", c.ID, nf)
 }
 
 // outputUsable reports whether the request saved an output that the output checks did not
 // reject.
-func outputUsable(rr *checks.RequestResult) bool {
+func outputUsable(rr *results.RequestResult) bool {
 	if rr.Output == nil || rr.Output.Path == "" {
 		return false
 	}
 	for _, ck := range rr.Checks {
-		if (ck.Name == checks.OutputPresent || ck.Name == checks.OutputValid) && (ck.Status == checks.Fail || ck.Status == checks.Error) {
+		if (ck.Name == results.OutputPresent || ck.Name == results.OutputValid) && (ck.Status == results.Fail || ck.Status == results.Error) {
 			return false
 		}
 	}
@@ -212,25 +212,25 @@ func outputUsable(rr *checks.RequestResult) bool {
 
 // visual compares the pictures: SSIM, PSNR and mean absolute difference on every frame (or
 // SGLang's key frames), CLIP when a scorer is configured, and a failure picture.
-func (r *run) visual(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry) []checks.Check {
+func (r *run) visual(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string, e baselines.GTEntry) []results.Check {
 	gt := r.cons.cache(c.ID)
 	res, err := compareGT(ctx, gt, e, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
 		d := me.Error()
-		return []checks.Check{
+		return []results.Check{
 			checks.Failed(checks.ConsistencySSIM, d),
 			checks.Failed(checks.ConsistencyPSNR, d),
 			checks.Failed(checks.ConsistencyMeanAbsDiff, d),
 		}
 	case err != nil:
-		return []checks.Check{checks.Errored(checks.ConsistencyGroup, fmt.Sprintf("compare with ground truth: %v", err))}
+		return []results.Check{checks.Errored(checks.ConsistencyGroup, fmt.Sprintf("compare with ground truth: %v", err))}
 	}
 	lim := r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
 	cs := checks.Consistency(frameScores(res), res.Frames, lim)
 	cs = append(cs, r.clipCheck(ctx, gt, rr, dir, e, res, lim))
-	if judge.RequestStatus(cs) == checks.Fail {
+	if judge.RequestStatus(cs) == results.Fail {
 		if err := r.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {
 			r.logf("%s request %d/%d: warning: failure picture: %v", c.ID, rr.Index, rr.Of, err)
 		}
@@ -265,15 +265,15 @@ func compareGT(ctx context.Context, gt *compare.Cache, e baselines.GTEntry, out 
 
 // clipCheck scores the compared frames with the configured CLIP scorer: the image, or the key
 // frames 0, N//2 and N−1 of a video (extracted as PNGs beside the output).
-func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *checks.RequestResult, dir string, e baselines.GTEntry, res compare.Result,
-	lim checks.ConsistencyLimits) checks.Check {
+func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *results.RequestResult, dir string, e baselines.GTEntry, res compare.Result,
+	lim checks.ConsistencyLimits) results.Check {
 	if r.cons.clip == nil {
 		c := checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured (run --clip-scorer CMD or DIFFUSION_CHECK_CLIP_SCORER; see docs/consistency.md)")
 		c.Cause = checks.CLIPNotEnforced
 		return c
 	}
-	fail := func(err error) checks.Check {
-		return checks.Check{Name: checks.ConsistencyCLIP, Status: checks.Fail, Limit: checks.Float(lim.CLIP),
+	fail := func(err error) results.Check {
+		return results.Check{Name: checks.ConsistencyCLIP, Status: results.Fail, Limit: checks.Float(lim.CLIP),
 			Detail: fmt.Sprintf("threshold ≥ %g configured, but no score: %v", lim.CLIP, err)}
 	}
 	var pairs []clip.Pair
@@ -335,8 +335,8 @@ func rgbImage(rgb []byte, w, h int) *image.RGBA {
 
 // failurePicture draws the worst frame (lowest SSIM): ground truth | output | SSIM map, with
 // the metric values, into the request's artifact folder.
-func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *checks.RequestResult, dir string, e baselines.GTEntry,
-	res compare.Result, cs []checks.Check) error {
+func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *results.RequestResult, dir string, e baselines.GTEntry,
+	res compare.Result, cs []results.Check) error {
 	k := res.WorstFrame
 	gt, out, err := framesAt(ctx, cache, e, rr.Output.Path, res)
 	if err != nil {
@@ -349,7 +349,7 @@ func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite
 	}
 	f := pictures.Failure{Title: title, GT: gt, Out: out, SSIMMap: m, MapW: mw, MapH: mh}
 	for _, ck := range cs {
-		f.Lines = append(f.Lines, pictures.Line{Text: fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail), Bad: ck.Status == checks.Fail})
+		f.Lines = append(f.Lines, pictures.Line{Text: fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail), Bad: ck.Status == results.Fail})
 	}
 	src := e.Path
 	if e.Kind == baselines.GTKeyFrames {
@@ -392,25 +392,25 @@ func framesAt(ctx context.Context, cache *compare.Cache, e baselines.GTEntry, pa
 // audio compares the output's audio track with the case's audio ground truth, SGLang's
 // {stem}_audio.wav (_validate_audio_consistency in test_server_common.py), whatever holds the
 // pictures' ground truth: a whole video, key frames or nothing.
-func (r *run) audio(ctx context.Context, c *suite.Case, rr *checks.RequestResult) []checks.Check {
+func (r *run) audio(ctx context.Context, c *suite.Case, rr *results.RequestResult) []results.Check {
 	gt, err := r.cons.gt.LookupAudio(c.ID, c.NumGPUs)
 	if err != nil {
-		return []checks.Check{r.lookupFailed(checks.AudioGroup, c, err)}
+		return []results.Check{r.lookupFailed(checks.AudioGroup, c, err)}
 	}
 	return noteGT(r.compareAudio(ctx, c, rr, gt), gt)
 }
 
 // compareAudio compares the output's audio track with its ground truth gt.
-func (r *run) compareAudio(ctx context.Context, c *suite.Case, rr *checks.RequestResult, gt baselines.GTEntry) []checks.Check {
+func (r *run) compareAudio(ctx context.Context, c *suite.Case, rr *results.RequestResult, gt baselines.GTEntry) []results.Check {
 	res, err := r.cons.cache(c.ID).Audio(ctx, gt.Path, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
 		return checks.AudioFailed(me.Error())
 	case errors.Is(err, media.ErrGTWAV):
-		return []checks.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("%v: regenerate the case's ground truth (run --mode gt)", err))}
+		return []results.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("%v: regenerate the case's ground truth (run --mode gt)", err))}
 	case err != nil:
-		return []checks.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("compare audio with ground truth: %v", err))}
+		return []results.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("compare audio with ground truth: %v", err))}
 	}
 	return checks.AudioConsistency(res.Scores(), r.cons.thresholds.AudioFor(c.ID))
 }
@@ -420,7 +420,7 @@ func (r *run) compareAudio(ctx context.Context, c *suite.Case, rr *checks.Reques
 // ground truth {stem}_audio.wav (encode_audio_gt_wav of the decoded track, as
 // test_server_common.py saves it). It never overwrites silently: every file is reported as new,
 // unchanged, or changed with its SSIM (audio: spectral similarity) against the file it replaced.
-func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.RequestResult, dir string) checks.Check {
+func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) results.Check {
 	name := checks.GroundTruthWrite
 	switch {
 	case rr.Index != 1:
@@ -486,7 +486,7 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *checks.Re
 // writeAudioGT writes the audio ground truth of an output as SGLang does: its track decoded
 // by extract_audio_pcm (the output check's decode, when decoded kept it), encoded by
 // encode_audio_gt_wav.
-func writeAudioGT(ctx context.Context, decoded *compare.Cache, o *checks.Output, dst string) error {
+func writeAudioGT(ctx context.Context, decoded *compare.Cache, o *results.Output, dst string) error {
 	var pcm media.PCM
 	var err error
 	if o.Audio != nil {
@@ -531,7 +531,7 @@ func (r *run) changeVersusOld(ctx context.Context, old, src string) string {
 
 // failureIndex writes artifacts/index.html with the failure pictures of every request that
 // has some, beside what failed. Nothing is written when no request has pictures.
-func (r *run) failureIndex(res *checks.Result) {
+func (r *run) failureIndex(res *results.Result) {
 	root := filepath.Join(r.opts.Out, results.ArtifactsDir)
 	var entries []pictures.Entry
 	for _, cr := range res.Cases {
@@ -546,7 +546,7 @@ func (r *run) failureIndex(res *checks.Result) {
 				e.Pictures = append(e.Pictures, filepath.ToSlash(filepath.Join(rel, filepath.Base(p))))
 			}
 			for _, ck := range rr.Checks {
-				if ck.Status == checks.Fail || ck.Status == checks.Error {
+				if ck.Status == results.Fail || ck.Status == results.Error {
 					e.Lines = append(e.Lines, fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail))
 				}
 			}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -36,20 +36,20 @@ func TestOutputValidAudioIsSGLangs(t *testing.T) {
 		name     string
 		modality suite.Modality
 		path     string
-		want     checks.Status
+		want     results.Status
 		detail   string
 	}{
-		{"sounding video+audio", suite.VideoAudio, tone, checks.Pass, "audio aac"},
-		{"silent video+audio", suite.VideoAudio, silent, checks.Fail, "the decoded audio track is silent or near-silent: RMS 0.000e+00, want > 1e-05"},
-		{"silent track of a video case", suite.Video, silent, checks.Pass, "audio aac"},
+		{"sounding video+audio", suite.VideoAudio, tone, results.Pass, "audio aac"},
+		{"silent video+audio", suite.VideoAudio, silent, results.Fail, "the decoded audio track is silent or near-silent: RMS 0.000e+00, want > 1e-05"},
+		{"silent track of a video case", suite.Video, silent, results.Pass, "audio aac"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &suite.Case{ID: "av", Modality: tc.modality}
-			var rr checks.RequestResult
+			var rr results.RequestResult
 			cs := r.output(t.Context(), c, reply{ID: "x", Ext: "mp4", Files: []mediaFile{{Path: tc.path, Bytes: 1}}}, dir, &rr, nil)
-			var valid *checks.Check
+			var valid *results.Check
 			for i := range cs {
-				if cs[i].Name == checks.OutputValid {
+				if cs[i].Name == results.OutputValid {
 					valid = &cs[i]
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -26,13 +27,13 @@ const (
 // generation, unless the case turns them off (checks.models_api, checks.t2v_input_reference):
 // the /v1/models contract, and for a video case served by a T2V model, the refusal of an
 // input_reference. The answers are measured here, judged in package checks.
-func (r *run) contractChecks(ctx context.Context, c *suite.Case, spec *suite.Server, srv *server) []checks.Check {
+func (r *run) contractChecks(ctx context.Context, c *suite.Case, spec *suite.Server, srv *server) []results.Check {
 	models := suite.Enabled(c.Checks.ModelsAPI)
 	t2v := suite.Enabled(c.Checks.T2VInputReference) && c.Modality != suite.Image
 	if !models && !t2v {
 		return nil
 	}
-	var out []checks.Check
+	var out []results.Check
 	list := r.answer(ctx, srv, http.MethodGet, "/v1/models", nil)
 	if models {
 		a := checks.ModelsAnswers{List: list}

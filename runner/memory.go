@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // MemorySampler measures the peak memory of a server's process tree while it runs: GPU
@@ -44,7 +45,7 @@ func (r *run) startMemory(ctx context.Context, srv *server) {
 
 // endLoadMemory closes the load window of a server that became ready and records its peaks
 // on the case, beside whatever the server reports about itself.
-func endLoadMemory(srv *server, cr *checks.CaseResult) {
+func endLoadMemory(srv *server, cr *results.CaseResult) {
 	var p memory.Peaks
 	switch {
 	case srv.loadWin != nil:
@@ -119,7 +120,7 @@ func (m *requestMemory) end() {
 
 // record stores the window's peaks on the request beside the server-reported ones, and a
 // note for each source left out.
-func (m *requestMemory) record(rr *checks.RequestResult) {
+func (m *requestMemory) record(rr *results.RequestResult) {
 	if m == nil {
 		return
 	}
@@ -138,13 +139,13 @@ func (m *requestMemory) record(rr *checks.RequestResult) {
 }
 
 // samplerNote turns the notes of a window into one skipped check.
-func samplerNote(p memory.Peaks, phase string) (checks.Check, bool) {
+func samplerNote(p memory.Peaks, phase string) (results.Check, bool) {
 	if len(p.Notes) == 0 {
-		return checks.Check{}, false
+		return results.Check{}, false
 	}
 	notes := slices.Compact(slices.Clone(p.Notes))
-	return checks.Check{
-		Name: memorySamplerCheck, Status: checks.Skip, Source: strings.Join(slices.Sorted(maps.Keys(p.MiB)), ","),
+	return results.Check{
+		Name: memorySamplerCheck, Status: results.Skip, Source: strings.Join(slices.Sorted(maps.Keys(p.MiB)), ","),
 		Detail: phase + " memory: " + strings.Join(notes, "; "),
 	}, true
 }

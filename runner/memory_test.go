@@ -5,9 +5,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 type fakeWindow struct{ p memory.Peaks }
@@ -29,19 +29,19 @@ func TestRequestMemory(t *testing.T) {
 	srv := &server{mem: sess}
 	m := srv.openRequestMemory()
 	m.end()
-	rr := checks.RequestResult{
+	rr := results.RequestResult{
 		PeakVRAMMiB: map[string]float64{"server_reserved": 3618},
-		Checks:      []checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}},
+		Checks:      []results.Check{{Name: results.ServerAlive, Status: results.Pass}},
 	}
 	m.record(&rr)
 	if diff := cmp.Diff(map[string]float64{"server_reserved": 3618, "nvml_process": 4294, "host_anon": 385}, rr.PeakVRAMMiB); diff != "" {
 		t.Errorf("peaks (-want +got):\n%s", diff)
 	}
-	want := checks.Check{Name: memorySamplerCheck, Status: checks.Skip, Source: "host_anon,nvml_process", Detail: "request memory: x"}
-	if diff := cmp.Diff([]checks.Check{{Name: checks.ServerAlive, Status: checks.Pass}, want}, rr.Checks); diff != "" {
+	want := results.Check{Name: memorySamplerCheck, Status: results.Skip, Source: "host_anon,nvml_process", Detail: "request memory: x"}
+	if diff := cmp.Diff([]results.Check{{Name: results.ServerAlive, Status: results.Pass}, want}, rr.Checks); diff != "" {
 		t.Errorf("checks (-want +got):\n%s", diff)
 	}
-	if st := judge.RequestStatus(rr.Checks); st != checks.Pass {
+	if st := judge.RequestStatus(rr.Checks); st != results.Pass {
 		t.Errorf("status %s, want pass", st)
 	}
 
@@ -51,7 +51,7 @@ func TestRequestMemory(t *testing.T) {
 	none.record(&rr)
 	failed := (&server{memNote: "memory sampling did not start: boom"}).openRequestMemory()
 	failed.end()
-	rr2 := checks.RequestResult{}
+	rr2 := results.RequestResult{}
 	failed.record(&rr2)
 	if rr2.PeakVRAMMiB != nil || len(rr2.Checks) != 1 || rr2.Checks[0].Detail != "request memory: memory sampling did not start: boom" {
 		t.Errorf("failed sampler: %+v", rr2)
@@ -60,7 +60,7 @@ func TestRequestMemory(t *testing.T) {
 
 func TestLoadMemory(t *testing.T) {
 	srv := &server{loadWin: fakeWindow{memory.Peaks{MiB: map[string]float64{"nvml_process": 2658}}}}
-	cr := checks.CaseResult{Load: &checks.Load{DurationMs: 1}}
+	cr := results.CaseResult{Load: &results.Load{DurationMs: 1}}
 	endLoadMemory(srv, &cr)
 	// The server's own load peak arrives later with the first perf record; the first value
 	// per source wins.

@@ -83,7 +83,7 @@ func loadPerf(opts Options) (*judge.Config, error) {
 // request and case applied them when it was judged): an entry that matched nothing is a
 // warning (its case may be in another partition), and each entry's outcome is told once per
 // case, however many requests and checks it matched.
-func (r *run) reportKnown(res *checks.Result) {
+func (r *run) reportKnown(res *results.Result) {
 	p := r.judge
 	if p == nil || len(p.Known) == 0 {
 		return
@@ -98,8 +98,8 @@ func (r *run) reportKnown(res *checks.Result) {
 
 // runFiles says which data files the run read and why (nil when it read neither), for
 // results.json and the report.
-func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *checks.Files {
-	f := &checks.Files{Runner: opts.Perf.Runner}
+func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *results.Files {
+	f := &results.Files{Runner: opts.Perf.Runner}
 	if j.File != nil {
 		f.Baselines, f.Pool, f.InPool = j.File.Path, j.File.Pool, j.File.InPool
 		f.Warnings = j.File.Warnings
@@ -113,7 +113,7 @@ func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *checks.File
 		f.ThresholdsWhy = cmp.Or(opts.ConsistencyPlatform.Why, "the suite's thresholds")
 	}
 	if st := cc.store; st != nil {
-		f.GroundTruth = &checks.GroundTruthStore{Repo: st.Repo, Commit: st.Commit, Path: st.Path}
+		f.GroundTruth = &results.GroundTruthStore{Repo: st.Repo, Commit: st.Commit, Path: st.Path}
 	}
 	if f.Baselines == "" && f.Thresholds == "" && f.GroundTruth == nil {
 		return nil
@@ -122,7 +122,7 @@ func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *checks.File
 }
 
 // logFiles tells which data files apply, once at the start of the run.
-func (r *run) logFiles(f *checks.Files) {
+func (r *run) logFiles(f *results.Files) {
 	if f == nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -63,23 +64,23 @@ func TestPerfWiring(t *testing.T) {
 	}
 	c := &suite.Case{ID: "v", Modality: suite.Video, Request: suite.Request{NumFrames: 16}}
 	// 8000 ms / 16 frames = 500 ms a frame: over 100 × 1.25 (h100), over 100 × 2 (AMD).
-	rr := checks.RequestResult{ServerTotalMs: 8000, Stages: checks.Stages{{Name: "DenoisingStage", Ms: 900}}, StepsMs: []float64{10, 10}}
+	rr := results.RequestResult{ServerTotalMs: 8000, Stages: results.Stages{{Name: "DenoisingStage", Ms: 900}}, StepsMs: []float64{10, 10}}
 	// The warm-up peak is over its limit: a failure on CUDA, recorded without a verdict on
 	// AMD, where SGLang checks no VRAM (test_server_common.py @ a7ec6b97f786).
 	for _, tt := range []struct {
 		gpu        string
-		frame, e2e checks.Status
+		frame, e2e results.Status
 		warning    bool
-		warm       checks.Status
+		warm       results.Status
 	}{
-		{"h100", checks.Fail, checks.Fail, false, checks.Fail},
-		{"mi300x", checks.Pass, checks.Pass, true, checks.Skip},
+		{"h100", results.Fail, results.Fail, false, results.Fail},
+		{"mi300x", results.Pass, results.Pass, true, results.Skip},
 	} {
 		p, err := loadPerf(Options{Suite: &suite.Suite{Baselines: dir}, Mode: "check", GPU: tt.gpu})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]checks.Check{}
+		got := map[string]results.Check{}
 		for _, ck := range p.Request(judge.Input{Case: c, Request: rr, Answered: true}).Request.Checks {
 			got[ck.Name] = ck
 		}
@@ -90,9 +91,9 @@ func TestPerfWiring(t *testing.T) {
 		if frame.Value == nil || *frame.Value != 500 {
 			t.Errorf("%s: per-frame value %v, want 8000 / 16", tt.gpu, frame.Value)
 		}
-		cr := checks.CaseResult{ID: "v", Load: &checks.Load{DurationMs: 10, WarmupPeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 1129}}}
+		cr := results.CaseResult{ID: "v", Load: &results.Load{DurationMs: 10, WarmupPeakVRAMMiB: map[string]float64{checks.SourceServerReserved: 1129}}}
 		cr.Checks = p.Case(c, cr)
-		var warm *checks.Check
+		var warm *results.Check
 		for i, ck := range cr.Checks {
 			if ck.Name == checks.MemoryWarmupPeak {
 				warm = &cr.Checks[i]
@@ -106,7 +107,7 @@ func TestPerfWiring(t *testing.T) {
 		// no VRAM verdict at all.
 		var missing []string
 		for _, ck := range cr.Checks {
-			if ck.Status == checks.Fail && strings.Contains(ck.Detail, "is missing a load/runtime peak VRAM baseline") {
+			if ck.Status == results.Fail && strings.Contains(ck.Detail, "is missing a load/runtime peak VRAM baseline") {
 				missing = append(missing, ck.Name)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -37,7 +37,7 @@ const defaultValidateAhead = 2
 // case. On cancel, what was measured is kept: a request whose validation is still pending is
 // recorded cancelled with its measurements (validationCancelled), and until then the
 // results.json a cancel writes holds it so (r.hold).
-func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *checks.CaseResult) []checks.RequestResult {
+func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *results.CaseResult) []results.RequestResult {
 	p := newPipeline(c.Repeat, max(c.Concurrency, 1), r.validateAhead())
 	for i := 1; i <= c.Repeat; i++ {
 		admitted := p.admit(ctx)
@@ -71,7 +71,7 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *chec
 
 // requestPath is the path of request i of a case, once sent: measure, the hand-off, validate,
 // judge, record.
-func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *checks.CaseResult, p *pipeline, i int) {
+func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *results.CaseResult, p *pipeline, i int) {
 	m := r.measure(ctx, c, srv, slot{index: i, of: c.Repeat})
 	p.mu.Lock()
 	p.flights[i-1] = m.flight
@@ -91,7 +91,7 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *c
 	}
 	prev := p.previous(i)
 	held := m
-	if held.rr.Status != checks.Cancelled {
+	if held.rr.Status != results.Cancelled {
 		held = validationCancelled(m)
 	}
 	r.hold(r.verdict(c, held, prev).Request)
@@ -122,8 +122,8 @@ func (r *run) validateAhead() int {
 // pipeline is the state of one case's requests: their results, when each was in flight, and
 // what orders and bounds them.
 type pipeline struct {
-	out     []checks.RequestResult // by index−1: the measurement, then the verdict (guarded by mu)
-	flights []span                 // by index−1; zero for a request not sent (guarded by mu)
+	out     []results.RequestResult // by index−1: the measurement, then the verdict (guarded by mu)
+	flights []span                  // by index−1; zero for a request not sent (guarded by mu)
 	// measuredAt[i] is closed once request i+1 is measured (out[i] holds its measurement), so
 	// that request i+2 can be judged against it; validatedAt[i] once request i+1 is recorded.
 	measuredAt, validatedAt []chan struct{}
@@ -137,7 +137,7 @@ type pipeline struct {
 }
 
 func newPipeline(n, concurrency, ahead int) *pipeline {
-	p := &pipeline{out: make([]checks.RequestResult, n), flights: make([]span, n),
+	p := &pipeline{out: make([]results.RequestResult, n), flights: make([]span, n),
 		measuredAt: make([]chan struct{}, n), validatedAt: make([]chan struct{}, n),
 		slots: make(chan struct{}, concurrency), unvalidated: make(chan struct{}, concurrency+ahead)}
 	for i := range n {
@@ -165,7 +165,7 @@ func (p *pipeline) admit(ctx context.Context) bool {
 }
 
 // measured keeps request i's measurement and lets request i+1 be judged against it.
-func (p *pipeline) measured(i int, rr checks.RequestResult) {
+func (p *pipeline) measured(i int, rr results.RequestResult) {
 	p.mu.Lock()
 	p.out[i-1] = rr
 	p.mu.Unlock()
@@ -173,7 +173,7 @@ func (p *pipeline) measured(i int, rr checks.RequestResult) {
 }
 
 // previous is the request before request i as measured (nil for request 1), once it is.
-func (p *pipeline) previous(i int) *checks.RequestResult {
+func (p *pipeline) previous(i int) *results.RequestResult {
 	if i == 1 {
 		return nil
 	}

@@ -12,12 +12,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
-	"github.com/google/go-cmp/cmp"
 )
 
 // imageAPI answers every image request at once, each with a fresh id, and counts them.
@@ -59,7 +59,7 @@ func pipelineRun(t *testing.T, api http.RoundTripper, n, concurrency, ahead int,
 	r.opts.Probe = gatedProbe(gate)
 	r.opts.ValidateAhead = ahead
 	r.cons = &consistencyConfig{caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}
-	r.finished = map[requestKey]checks.RequestResult{}
+	r.finished = map[requestKey]results.RequestResult{}
 	return r, srv, c
 }
 
@@ -86,11 +86,11 @@ func TestPipelineBackPressure(t *testing.T) {
 		api := &imageAPI{}
 		gate := make(chan struct{})
 		r, srv, c := pipelineRun(t, api, 6, 1, 2, gate)
-		var out []checks.RequestResult
+		var out []results.RequestResult
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			out = r.requests(t.Context(), c, srv, &checks.CaseResult{ID: c.ID})
+			out = r.requests(t.Context(), c, srv, &results.CaseResult{ID: c.ID})
 		}()
 		synctest.Wait()
 		if got := api.sent.Load(); got != 3 {
@@ -112,7 +112,7 @@ func TestPipelineBackPressure(t *testing.T) {
 			t.Errorf("requests.jsonl (-want +got):\n%s", diff)
 		}
 		for _, rr := range out {
-			if rr.Status != checks.Pass {
+			if rr.Status != results.Pass {
 				t.Errorf("request %d: %s %v", rr.Index, rr.Status, rr.Checks)
 			}
 		}
@@ -129,7 +129,7 @@ func TestPipelineValidateFirst(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			r.requests(t.Context(), c, srv, &checks.CaseResult{ID: c.ID})
+			r.requests(t.Context(), c, srv, &results.CaseResult{ID: c.ID})
 		}()
 		synctest.Wait()
 		if got := api.sent.Load(); got != 1 {
@@ -154,17 +154,17 @@ func TestPipelineCancelKeepsMeasured(t *testing.T) {
 		api := &imageAPI{}
 		r, srv, c := pipelineRun(t, api, 5, 1, 2, make(chan struct{}))
 		ctx, cancel := context.WithCancel(t.Context())
-		var out []checks.RequestResult
+		var out []results.RequestResult
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			out = r.requests(ctx, c, srv, &checks.CaseResult{ID: c.ID})
+			out = r.requests(ctx, c, srv, &results.CaseResult{ID: c.ID})
 		}()
 		synctest.Wait()
-		held := r.snapshot(checks.Result{}, []*suite.Case{c}, "not finished")
+		held := r.snapshot(results.Result{}, []*suite.Case{c}, "not finished")
 		cancel()
 		<-done
-		status := func(rs []checks.RequestResult) []string {
+		status := func(rs []results.RequestResult) []string {
 			var s []string
 			for _, rr := range rs {
 				var names []string

@@ -12,9 +12,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
-	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
+	"github.com/diffusion-check/diffusion-check/suite"
 )
 
 // hangingServer answers the video API with a job whose progress grows by 10% a poll and that
@@ -47,9 +48,9 @@ func (h *hangingServer) RoundTrip(req *http.Request) (*http.Response, error) {
 // hungRequest sends request 2/3 of a case to a server that never finishes it, with a request
 // timeout of 100 s and a heartbeat every 30 s, in a bubble whose clock only moves when every
 // goroutine waits: no test time is spent. It returns the result and the progress lines.
-func hungRequest(t *testing.T, modality suite.Modality, poll time.Duration) (checks.RequestResult, []string) {
+func hungRequest(t *testing.T, modality suite.Modality, poll time.Duration) (results.RequestResult, []string) {
 	t.Helper()
-	var rr checks.RequestResult
+	var rr results.RequestResult
 	var progress bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
 		spec := &suite.Server{Name: "ref", RequestTimeout: 100 * time.Second, PollInterval: poll, StopGrace: time.Second}

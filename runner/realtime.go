@@ -22,6 +22,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/fetch"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -125,13 +126,13 @@ var firstFrameLimits = fetch.Limits{MaxBytes: maxInputBytes, Timeout: 30 * time.
 // harness fetches it first, so that a dead URL fails the request naming it, and the frame the
 // session used is recorded (its size, SHA-256 and sniffed type). A body that sniffs as no
 // image fails too, with its record. hc nil is http.DefaultClient.
-func fetchFirstFrame(ctx context.Context, hc *http.Client, raw string, lim fetch.Limits) (*checks.FirstFrame, error) {
+func fetchFirstFrame(ctx context.Context, hc *http.Client, raw string, lim fetch.Limits) (*results.FirstFrame, error) {
 	b, err := fetch.Get(ctx, hc, raw, lim)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b.Data)
-	ff := &checks.FirstFrame{URL: fetch.Redact(raw), Bytes: int64(len(b.Data)), SHA256: hex.EncodeToString(sum[:]), ContentType: http.DetectContentType(b.Data)}
+	ff := &results.FirstFrame{URL: fetch.Redact(raw), Bytes: int64(len(b.Data)), SHA256: hex.EncodeToString(sum[:]), ContentType: http.DetectContentType(b.Data)}
 	if !strings.HasPrefix(ff.ContentType, "image/") {
 		return ff, fmt.Errorf("GET %s: the body (%d bytes) is no image: it sniffs as %s", ff.URL, ff.Bytes, ff.ContentType)
 	}
@@ -142,7 +143,7 @@ func fetchFirstFrame(ctx context.Context, hc *http.Client, raw string, lim fetch
 // (fetchFirstFrame), recording what was fetched in rr. The error names the URL; the request's
 // line and the report name its case and request ("case rt request 1/2: output.present:
 // realtime first_frame: GET https://…: HTTP 404 Not Found").
-func (r *run) firstFrame(ctx context.Context, c *suite.Case, rr *checks.RequestResult) error {
+func (r *run) firstFrame(ctx context.Context, c *suite.Case, rr *results.RequestResult) error {
 	if c.Realtime == nil || !suite.IsURL(c.Request.InputReference) {
 		return nil
 	}
@@ -156,7 +157,7 @@ func (r *run) firstFrame(ctx context.Context, c *suite.Case, rr *checks.RequestR
 
 // realtimeSession holds what one session has received so far.
 type realtimeSession struct {
-	stats    []checks.ChunkStats
+	stats    []results.ChunkStats
 	received map[int]bool
 	frames   int // frames written to raw
 	w, h     int
@@ -246,7 +247,7 @@ func (s *realtimeSession) read(ctx context.Context, conn *websocket.Conn, want i
 			if m.ChunkIndex == nil {
 				return fmt.Errorf("realtime session: chunk_stats without chunk_index after %d chunks", len(s.received))
 			}
-			s.stats = append(s.stats, checks.ChunkStats{Index: *m.ChunkIndex, RequestID: m.RequestID, ContentType: m.ContentType,
+			s.stats = append(s.stats, results.ChunkStats{Index: *m.ChunkIndex, RequestID: m.RequestID, ContentType: m.ContentType,
 				NumFrames: m.NumFrames, RawBytes: m.RawBytes, WSPayloadBytes: m.WSPayloadBytes,
 				RequestPrepareMs: m.RequestPrepareMs, SchedulerForwardMs: m.SchedulerForwardMs, RawPayloadBuildMs: m.RawPayloadBuildMs,
 				RawWriteMs: m.RawWriteMs, WSWriteMs: m.WSWriteMs, ChunkTotalMs: m.ChunkTotalMs, SessionMs: ms(time.Since(s.sent))})

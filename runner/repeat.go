@@ -14,6 +14,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -65,7 +66,7 @@ func (cc *consistencyConfig) first(id string, srv *server) *firstOutput {
 // its checks are made (the output check kept it for them: compare.Cache.Output), except
 // request 1's when later requests are compared with it (repeat): that one is dropped with the
 // case's cache when the case ends (dropCache).
-func (r *run) forgetOutput(c *suite.Case, rr *checks.RequestResult) {
+func (r *run) forgetOutput(c *suite.Case, rr *results.RequestResult) {
 	if rr.Output == nil || (rr.Index == 1 && c.Repeat > 1 && suite.Enabled(c.Checks.Repeat)) {
 		return
 	}
@@ -80,7 +81,7 @@ func (r *run) forgetOutput(c *suite.Case, rr *checks.RequestResult) {
 // without ground truth. A request k that finishes before request 1 (concurrency) waits for
 // it. It returns the checks to add to request k: none for request 1, nor for a case of one
 // request; on a failure it draws the pictures into request k's artifact folder.
-func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *checks.RequestResult) []checks.Check {
+func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *results.RequestResult) []results.Check {
 	if c.Repeat < 2 {
 		return nil
 	}
@@ -88,42 +89,42 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *checks
 		if rr.Index == 1 {
 			return nil
 		}
-		return []checks.Check{checks.Skipped(checks.RepeatGroup, "disabled by the case's checks.repeat")}
+		return []results.Check{checks.Skipped(checks.RepeatGroup, "disabled by the case's checks.repeat")}
 	}
 	first := r.cons.first(c.ID, srv)
 	if rr.Index == 1 {
 		first.finish(rr)
 		return nil
 	}
-	if rr.Status == checks.Cancelled {
+	if rr.Status == results.Cancelled {
 		return nil
 	}
 	if !outputUsable(rr) {
-		return []checks.Check{
+		return []results.Check{
 			checks.Skipped(checks.RepeatGroup, "not compared with request 1: this request has no valid output (see output.present and output.valid)"),
 		}
 	}
 	select {
 	case <-first.done:
 	case <-ctx.Done():
-		return []checks.Check{checks.Skipped(checks.RepeatGroup, "not compared with request 1: the run was cancelled before request 1 finished")}
+		return []results.Check{checks.Skipped(checks.RepeatGroup, "not compared with request 1: the run was cancelled before request 1 finished")}
 	}
 	switch {
 	case first.srv != srv:
-		return []checks.Check{checks.Skipped(checks.RepeatGroup, "not compared with request 1: it ran on another server start")}
+		return []results.Check{checks.Skipped(checks.RepeatGroup, "not compared with request 1: it ran on another server start")}
 	case first.path == "":
-		return []checks.Check{checks.Skipped(checks.RepeatGroup, "not compared with request 1: "+first.why)}
+		return []results.Check{checks.Skipped(checks.RepeatGroup, "not compared with request 1: "+first.why)}
 	}
 	at := fmt.Sprintf("request %d/%d", rr.Index, rr.Of)
 	out := rr.Output.Path
 	res, err := first.cache.Files(ctx, first.path, out)
-	var cs []checks.Check
+	var cs []results.Check
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
 		cs = checks.RepeatFailed(fmt.Sprintf("%s does not match request 1 (%s): %s", at, first.path, me.What), false)
 	case err != nil:
-		cs = []checks.Check{checks.Errored(checks.RepeatGroup, fmt.Sprintf("compare %s with request 1: %v", at, err))}
+		cs = []results.Check{checks.Errored(checks.RepeatGroup, fmt.Sprintf("compare %s with request 1: %v", at, err))}
 	default:
 		cs = checks.Repeat(frameScores(res), res.Frames, c.RepeatLimits)
 	}
@@ -131,7 +132,7 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *checks
 	if c.Modality == suite.VideoAudio && suite.Enabled(c.Checks.Audio) {
 		cs = append(cs, r.repeatAudio(ctx, c, first, out, at)...)
 	}
-	ev := checks.RepeatEvidenceOf(checks.CaseResult{Requests: []checks.RequestResult{{Index: rr.Index,
+	ev := checks.RepeatEvidenceOf(results.CaseResult{Requests: []results.RequestResult{{Index: rr.Index,
 		Checks: append(rr.Checks[:len(rr.Checks):len(rr.Checks)], cs...)}}})[0]
 	// Pictures of the pictures only: an audio drift alone has nothing to show in them.
 	if err == nil && (failedIn(cs, checks.GroupRepeat, pictureRepeatChecks...) || failedIn(rr.Checks, checks.GroupConsistency)) {
@@ -143,16 +144,16 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *checks
 }
 
 // finish records request 1 as it finished and lets the later requests compare with it.
-func (f *firstOutput) finish(rr *checks.RequestResult) {
+func (f *firstOutput) finish(rr *results.RequestResult) {
 	f.finished.Do(func() { f.record(rr) })
 }
 
 // record keeps request 1's output, or why there is none to compare with, and closes done.
-func (f *firstOutput) record(rr *checks.RequestResult) {
+func (f *firstOutput) record(rr *results.RequestResult) {
 	defer close(f.done)
-	f.evidence = checks.RepeatEvidenceOf(checks.CaseResult{Requests: []checks.RequestResult{*rr}})[0]
+	f.evidence = checks.RepeatEvidenceOf(results.CaseResult{Requests: []results.RequestResult{*rr}})[0]
 	switch {
-	case rr.Status == checks.Cancelled:
+	case rr.Status == results.Cancelled:
 		f.why = "request 1 was cancelled"
 	case !outputUsable(rr):
 		f.why = "request 1 has no valid output (see its output.present and output.valid)"
@@ -162,14 +163,14 @@ func (f *firstOutput) record(rr *checks.RequestResult) {
 }
 
 // repeatAudio compares the audio track of request k's output with request 1's.
-func (r *run) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput, out, at string) []checks.Check {
+func (r *run) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput, out, at string) []results.Check {
 	a, err := first.cache.Audio(ctx, first.path, out)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
 		return checks.RepeatFailed(fmt.Sprintf("the audio of %s does not match request 1's (%s): %v", at, first.path, me.What), true)
 	case err != nil:
-		return []checks.Check{checks.Errored(checks.RepeatGroup, fmt.Sprintf("compare the audio of %s with request 1's: %v", at, err))}
+		return []results.Check{checks.Errored(checks.RepeatGroup, fmt.Sprintf("compare the audio of %s with request 1's: %v", at, err))}
 	}
 	return checks.RepeatAudio(a.Scores(), c.RepeatLimits)
 }
@@ -179,7 +180,7 @@ func (r *run) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput
 // failed), and the SSIM per frame of request k against request 1, and of request k and
 // request 1 against the ground truth (when the case has one), headed by the diagnosis of
 // the two requests (checks.DiagnoseRepeat).
-func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *checks.RequestResult, first *firstOutput, res compare.Result, cs []checks.Check,
+func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *results.RequestResult, first *firstOutput, res compare.Result, cs []results.Check,
 	ev checks.RepeatEvidence) error {
 	dir, err := r.rec.ArtifactDir(c.ID, rr.Index, false)
 	if err != nil {
@@ -188,7 +189,7 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *checks.Requ
 	k := strconv.Itoa(rr.Index)
 	var lines []pictures.Line
 	for _, ck := range cs {
-		lines = append(lines, pictures.Line{Text: fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail), Bad: ck.Status == checks.Fail})
+		lines = append(lines, pictures.Line{Text: fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail), Bad: ck.Status == results.Fail})
 	}
 	var errs []error
 	if failedIn(cs, checks.GroupRepeat, pictureRepeatChecks...) {
@@ -240,7 +241,7 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *checks.Requ
 
 // groundTruthOf is the pictures' ground truth of a case that compares with one (and its
 // SSIM limit), as visualGT found it for the request; ok is false where there is none.
-func (r *run) groundTruthOf(c *suite.Case, rr *checks.RequestResult) (e baselines.GTEntry, ssim float64, ok bool) {
+func (r *run) groundTruthOf(c *suite.Case, rr *results.RequestResult) (e baselines.GTEntry, ssim float64, ok bool) {
 	if r.cons.gt.Dir == "" || r.opts.SkipConsistency || r.opts.Mode == ModeGT || !suite.Enabled(c.Checks.Consistency) {
 		return e, 0, false
 	}
@@ -255,9 +256,9 @@ func (r *run) groundTruthOf(c *suite.Case, rr *checks.RequestResult) (e baseline
 var pictureRepeatChecks = []string{checks.RepeatSSIM, checks.RepeatPSNR, checks.RepeatMeanAbsDiff}
 
 // failedIn reports whether a check of group failed in cs, among names when given.
-func failedIn(cs []checks.Check, group checks.Group, names ...string) bool {
+func failedIn(cs []results.Check, group checks.Group, names ...string) bool {
 	for _, c := range cs {
-		if (c.Status == checks.Fail || c.Status == checks.Known) && checks.KindOf(c.Name).Group == group &&
+		if (c.Status == results.Fail || c.Status == results.Known) && checks.KindOf(c.Name).Group == group &&
 			(len(names) == 0 || slices.Contains(names, c.Name)) {
 			return true
 		}

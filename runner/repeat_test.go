@@ -9,12 +9,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
-	"github.com/google/go-cmp/cmp"
 )
 
 // repeatRun is a run with what the repeat hook needs: the consistency config (no ground
@@ -38,7 +39,7 @@ type nopWriter struct{}
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 // pngRequest is request index of a case whose output is a w×h PNG of the given shade.
-func pngRequest(t *testing.T, index, of, w, h int, shade uint8) *checks.RequestResult {
+func pngRequest(t *testing.T, index, of, w, h int, shade uint8) *results.RequestResult {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
@@ -54,12 +55,12 @@ func pngRequest(t *testing.T, index, of, w, h int, shade uint8) *checks.RequestR
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &checks.RequestResult{Index: index, Of: of, Output: &checks.Output{Kind: "image", Path: p, Format: "png"},
-		Checks: []checks.Check{{Name: checks.OutputPresent, Status: checks.Pass}, {Name: checks.OutputValid, Status: checks.Pass}}}
+	return &results.RequestResult{Index: index, Of: of, Output: &results.Output{Kind: "image", Path: p, Format: "png"},
+		Checks: []results.Check{{Name: results.OutputPresent, Status: results.Pass}, {Name: results.OutputValid, Status: results.Pass}}}
 }
 
-func names(cs []checks.Check) map[string]checks.Status {
-	out := map[string]checks.Status{}
+func names(cs []results.Check) map[string]results.Status {
+	out := map[string]results.Status{}
 	for _, c := range cs {
 		out[c.Name] = c.Status
 	}
@@ -74,7 +75,7 @@ func TestRepeatWaitsForRequest1(t *testing.T) {
 	c := &suite.Case{ID: "t2i", Modality: suite.Image, Repeat: 2, RepeatLimits: checks.DefaultRepeatLimits()}
 	srv := &server{}
 	one, two := pngRequest(t, 1, 2, 32, 24, 100), pngRequest(t, 2, 2, 32, 24, 100)
-	result := make(chan []checks.Check, 1)
+	result := make(chan []results.Check, 1)
 	var wg sync.WaitGroup
 	started := make(chan struct{})
 	wg.Go(func() {
@@ -93,7 +94,7 @@ func TestRepeatWaitsForRequest1(t *testing.T) {
 	}
 	wg.Wait()
 	got := <-result
-	want := map[string]checks.Status{checks.RepeatSSIM: checks.Pass, checks.RepeatPSNR: checks.Pass, checks.RepeatMeanAbsDiff: checks.Pass}
+	want := map[string]results.Status{checks.RepeatSSIM: results.Pass, checks.RepeatPSNR: results.Pass, checks.RepeatMeanAbsDiff: results.Pass}
 	if diff := cmp.Diff(want, names(got)); diff != "" {
 		t.Errorf("request 2 (-want +got):\n%s", diff)
 	}
@@ -108,28 +109,28 @@ func TestRepeatNotComparedSaysWhy(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		c      suite.Case
-		first  func(t *testing.T) *checks.RequestResult
-		second func(t *testing.T) *checks.RequestResult
-		want   map[string]checks.Status
+		first  func(t *testing.T) *results.RequestResult
+		second func(t *testing.T) *results.RequestResult
+		want   map[string]results.Status
 		detail string
 	}{
 		{"another size", suite.Case{Repeat: 2},
-			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 1, 2, 32, 24, 9) },
-			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 2, 2, 24, 24, 9) },
-			map[string]checks.Status{checks.RepeatSSIM: checks.Fail, checks.RepeatPSNR: checks.Fail, checks.RepeatMeanAbsDiff: checks.Fail}, ""},
+			func(t *testing.T) *results.RequestResult { return pngRequest(t, 1, 2, 32, 24, 9) },
+			func(t *testing.T) *results.RequestResult { return pngRequest(t, 2, 2, 24, 24, 9) },
+			map[string]results.Status{checks.RepeatSSIM: results.Fail, checks.RepeatPSNR: results.Fail, checks.RepeatMeanAbsDiff: results.Fail}, ""},
 		{"request 1 without valid output", suite.Case{Repeat: 2},
-			func(t *testing.T) *checks.RequestResult {
+			func(t *testing.T) *results.RequestResult {
 				rr := pngRequest(t, 1, 2, 32, 24, 9)
-				rr.Checks[1].Status = checks.Fail
+				rr.Checks[1].Status = results.Fail
 				return rr
 			},
-			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 2, 2, 32, 24, 9) },
-			map[string]checks.Status{checks.RepeatGroup: checks.Skip},
+			func(t *testing.T) *results.RequestResult { return pngRequest(t, 2, 2, 32, 24, 9) },
+			map[string]results.Status{checks.RepeatGroup: results.Skip},
 			"not compared with request 1: request 1 has no valid output (see its output.present and output.valid)"},
 		{"turned off", suite.Case{Repeat: 2, Checks: suite.Toggles{Repeat: &off}},
-			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 1, 2, 32, 24, 9) },
-			func(t *testing.T) *checks.RequestResult { return pngRequest(t, 2, 2, 32, 24, 200) },
-			map[string]checks.Status{checks.RepeatGroup: checks.Skip}, "disabled by the case's checks.repeat"},
+			func(t *testing.T) *results.RequestResult { return pngRequest(t, 1, 2, 32, 24, 9) },
+			func(t *testing.T) *results.RequestResult { return pngRequest(t, 2, 2, 32, 24, 200) },
+			map[string]results.Status{checks.RepeatGroup: results.Skip}, "disabled by the case's checks.repeat"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := repeatRun(t)

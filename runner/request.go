@@ -12,6 +12,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -52,7 +53,7 @@ func (s slot) String() string {
 // peaks of the server start the server reported with it, whether the server answered with an
 // output (its timings are then judged) and, when the server can no longer be used, why.
 type measured struct {
-	rr       checks.RequestResult
+	rr       results.RequestResult
 	rep      reply
 	dir      string
 	flight   span
@@ -78,11 +79,11 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 // perf record). It decodes nothing: the output is checked by validate, beside the next
 // request.
 func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) (m measured) {
-	m.rr = checks.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
+	m.rr = results.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
 	dir, err := r.rec.ArtifactDir(c.ID, at.index, at.confirm)
 	if err != nil {
 		r.noteDisk(err)
-		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Error, Detail: err.Error()})
+		m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.OutputPresent, Status: results.Error, Detail: err.Error()})
 		return m
 	}
 	m.dir = dir
@@ -138,8 +139,8 @@ func (r *run) send(
 func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slot, m *measured, err error, timedOut bool, timeout time.Duration) {
 	rr := &m.rr
 	if ctx.Err() != nil {
-		rr.Status = checks.Cancelled
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Cancelled,
+		rr.Status = results.Cancelled
+		rr.Checks = append(rr.Checks, results.Check{Name: results.ServerAlive, Status: results.Cancelled,
 			Detail: fmt.Sprintf("run cancelled after %.0f ms, before the output arrived", rr.E2EMs)})
 		m.halt = "run cancelled"
 		return
@@ -148,12 +149,12 @@ func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slo
 	if why := srv.dead(); why != "" {
 		detail := fmt.Sprintf("%s while the request was in flight (%v)", why, err)
 		rr.Checks = append(rr.Checks,
-			checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
+			results.Check{Name: results.ServerAlive, Status: results.Fail, Detail: withTail(detail, srv), Cause: srv.crashCause("server crashed")})
 		saveTail(m.dir, srv)
 		m.halt = fmt.Sprintf("not sent: the server died during %s", at)
 		return
 	}
-	rr.Checks = append(rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+	rr.Checks = append(rr.Checks, results.Check{Name: results.ServerAlive, Status: results.Pass})
 	if timedOut && c.Modality != suite.Image && baselines.ROCm(r.opts.GPU) {
 		rr.Checks = append(rr.Checks, checks.AMDVideoTimeout(c.ID, timeout))
 		saveTail(m.dir, srv)
@@ -161,7 +162,7 @@ func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slo
 		return
 	}
 	if timedOut {
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+		rr.Checks = append(rr.Checks, results.Check{Name: results.OutputPresent, Status: results.Fail,
 			Detail: fmt.Sprintf("no complete output within the request timeout of %s (server alive but not answering)", timeout),
 			Cause:  fmt.Sprintf("request hung: no output within %s", timeout)})
 		saveTail(m.dir, srv)
@@ -177,32 +178,32 @@ func (r *run) unanswered(ctx context.Context, c *suite.Case, srv *server, at slo
 // for: nothing ran.
 func (r *run) notSent(ctx context.Context, m *measured, err error) {
 	if ctx.Err() != nil {
-		m.rr.Status = checks.Cancelled
-		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Cancelled,
+		m.rr.Status = results.Cancelled
+		m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.OutputPresent, Status: results.Cancelled,
 			Detail: fmt.Sprintf("run cancelled before the request was sent (%v)", err)})
 		m.halt = "run cancelled"
 		return
 	}
-	m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: checks.Fail, Detail: err.Error(),
+	m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.OutputPresent, Status: results.Fail, Detail: err.Error(),
 		Cause: "first frame not fetched"})
 }
 
 // failedRequest makes the checks of a request that failed while the server stayed usable.
 func (r *run) failedRequest(ctx context.Context, c *suite.Case, srv *server, m *measured, err error) {
-	st := checks.Fail
+	st := results.Fail
 	var se *saveError
 	if errors.As(err, &se) {
-		st = checks.Error // the output arrived; this machine could not keep it
+		st = results.Error // the output arrived; this machine could not keep it
 		r.noteDisk(err)
 	}
-	m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.OutputPresent, Status: st, Detail: err.Error()})
+	m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.OutputPresent, Status: st, Detail: err.Error()})
 	saveTail(m.dir, srv)
 	switch {
 	case failedOnServer(err):
 		// SGLang writes no performance.log record for a request it reports failed
 		// (gpu_worker._execute_forward_common): waiting for one would only add
 		// perf_record_timeout and a second failure to the one above.
-		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip,
+		m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.PerfRecord, Status: results.Skip,
 			Detail: "not joined: the server reported this request failed, and SGLang writes no performance.log record for a failed request"})
 	case m.rep.ID != "":
 		// The generation may have run (a failed download, a full disk): its record may be there.
@@ -216,13 +217,13 @@ func (r *run) failedRequest(ctx context.Context, c *suite.Case, srv *server, m *
 func (r *run) answered(ctx context.Context, c *suite.Case, srv *server, at slot, m *measured) {
 	m.answered = true
 	if why := srv.dead(); why != "" {
-		m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail,
+		m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.ServerAlive, Status: results.Fail,
 			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv), Cause: srv.crashCause("server crashed after answering")})
 		m.halt = fmt.Sprintf("not sent: the server died after %s", at)
 		m.checksAt = len(m.rr.Checks)
 		return
 	}
-	m.rr.Checks = append(m.rr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Pass})
+	m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.ServerAlive, Status: results.Pass})
 	m.checksAt = len(m.rr.Checks)
 	m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
 }
@@ -231,21 +232,21 @@ func (r *run) answered(ctx context.Context, c *suite.Case, srv *server, at slot,
 type span struct{ from, to time.Time }
 
 // joinPerf waits for the request's performance.log record and copies its timings.
-func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr checks.RequestResult) (checks.RequestResult, startPeaks) {
+func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr results.RequestResult) (results.RequestResult, startPeaks) {
 	spec := r.opts.Suite.Servers[c.Server]
 	if !suite.Enabled(c.Checks.PerfRecord) {
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Skip, Detail: "disabled by the case's checks.perf_record"})
+		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: results.Skip, Detail: "disabled by the case's checks.perf_record"})
 		return rr, startPeaks{}
 	}
 	if rr.RequestID == "" {
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Fail,
+		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: results.Fail,
 			Detail: "the response carries no id to join performance.log on"})
 		return rr, startPeaks{}
 	}
 	// On a full disk the server cannot write its record either: neither wait for it (from
 	// the start, or once the disk fills up) nor call its absence the server's failure.
-	noRecord := func(derr error) (checks.RequestResult, startPeaks) {
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: checks.Error,
+	noRecord := func(derr error) (results.RequestResult, startPeaks) {
+		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: results.Error,
 			Detail: fmt.Sprintf("not waited for: the disk is full (%v), so the server cannot write its performance.log record", derr)})
 		return rr, startPeaks{}
 	}
@@ -256,14 +257,14 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr check
 	rec, err := srv.perf.Wait(wctx, rr.RequestID, spec.PerfRecordTimeout)
 	stop()
 	if err != nil {
-		st := checks.Fail
+		st := results.Fail
 		switch derr := r.diskFullErr(); {
 		case ctx.Err() != nil:
-			st = checks.Cancelled
+			st = results.Cancelled
 		case derr != nil:
 			return noRecord(derr)
 		}
-		rr.Checks = append(rr.Checks, checks.Check{Name: checks.PerfRecord, Status: st, Detail: err.Error()})
+		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: st, Detail: err.Error()})
 		return rr, startPeaks{}
 	}
 	rr.Stages = rec.StageTimes()

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -18,25 +18,25 @@ import (
 // stands and the earlier ones are kept in CaseResult.Attempts, except that a retry cut short
 // by a cancel leaves the failure it was to settle in place. results holds the cases in the
 // order of cases.
-func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*suite.Case) []checks.CaseResult {
+func (r *run) retry(ctx context.Context, runs []results.CaseResult, cases []*suite.Case) []results.CaseResult {
 	byID := map[string]*suite.Case{}
 	for _, c := range cases {
 		byID[c.ID] = c
 	}
-	last := results // the cases the previous attempt ran
+	last := runs // the cases the previous attempt ran
 	for attempt := 1; attempt <= suite.MaxRetry; attempt++ {
 		var again []*suite.Case
 		for _, cr := range last {
-			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && judge.CaseStatus(cr) == checks.Fail {
+			if c := byID[cr.ID]; c != nil && c.Noise.Retry >= attempt && judge.CaseStatus(cr) == results.Fail {
 				again = append(again, c)
 			}
 		}
 		if len(again) == 0 || ctx.Err() != nil {
-			return results
+			return runs
 		}
 		if why := judge.RetryBlocked(last); why != "" {
 			r.logf("retry: not retrying %d failed case(s): %s (SGLang retries only when every failure of an attempt may be retried)", len(again), why)
-			return results
+			return runs
 		}
 		r.logf("retry %d: running %d failed case(s) again from a fresh server start", attempt, len(again))
 		last = nil
@@ -44,12 +44,12 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 			last = append(last, r.unit(ctx, u)...)
 		}
 		for _, cr := range last {
-			for i := range results {
-				if results[i].ID != cr.ID {
+			for i := range runs {
+				if runs[i].ID != cr.ID {
 					continue
 				}
-				prev := results[i]
-				if judge.CaseStatus(cr) == checks.Cancelled {
+				prev := runs[i]
+				if judge.CaseStatus(cr) == results.Cancelled {
 					// A retry cut short says nothing new: the failure it was to settle stands.
 					r.logf("%s: retry %d cancelled; the failure of the attempt before it stands", cr.ID, attempt)
 					// requests.jsonl's last line of a request is its verdict: the one that stands.
@@ -62,10 +62,10 @@ func (r *run) retry(ctx context.Context, results []checks.CaseResult, cases []*s
 				prev.Attempts = nil
 				prev.Status = judge.CaseStatus(prev)
 				cr.Attempts = append(attempts, prev)
-				results[i] = cr
+				runs[i] = cr
 				r.logf("%s: retry %d of %d: %s", cr.ID, attempt, byID[cr.ID].Noise.Retry, judge.CaseStatus(cr))
 			}
 		}
 	}
-	return results
+	return runs
 }

@@ -26,7 +26,7 @@ import (
 type Options struct {
 	Suite     *suite.Suite
 	Lane      string // empty: every lane
-	Partition checks.Partition
+	Partition results.Partition
 	// Plan is the split the partition belongs to; nil means plan.ForSuite with GPU and
 	// Partition.Total.
 	Plan  *plan.Plan
@@ -43,7 +43,7 @@ type Options struct {
 	PerfPlatform, ConsistencyPlatform baselines.Platform
 	// Machine says where the run happens (runner, host, CPU, GPUs), for results.json; nil
 	// leaves it out.
-	Machine *checks.Machine
+	Machine *results.Machine
 	// Executable is the path of diffusion-check itself, which builtin servers run as `serve`.
 	Executable string
 	// Environ is the base environment of server processes.
@@ -107,7 +107,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // and results.json is still written. ctx may carry the ffmpeg found at start
 // (media.WithTools, as the run command probes it); without it, the media package probes the
 // ffmpeg on PATH itself.
-func Run(ctx context.Context, opts Options) (*checks.Result, error) {
+func Run(ctx context.Context, opts Options) (*results.Result, error) {
 	cases, verdicts, cons, err := configure(&opts)
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -195,7 +195,7 @@ func placement(opts Options, cases []*suite.Case) results.Placement {
 // newRun is the state of one run, with the defaults of the options it leaves unset.
 func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *judge.Config, cons *consistencyConfig) *run {
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts, cons: cons,
-		finished: map[requestKey]checks.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
+		finished: map[requestKey]results.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
 		diskFull: make(chan struct{}), swept: map[*server]bool{}, mediaTools: mediaToolsText(ctx)}
 	if opts.HTTPClient == nil {
 		r.opts.HTTPClient = &http.Client{}
@@ -208,9 +208,9 @@ func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *ju
 }
 
 // resultHead is the part of the run's result known before anything runs.
-func resultHead(opts Options, verdicts *judge.Config, cons *consistencyConfig) *checks.Result {
-	return &checks.Result{
-		Schema:    checks.Schema,
+func resultHead(opts Options, verdicts *judge.Config, cons *consistencyConfig) *results.Result {
+	return &results.Result{
+		Schema:    results.Schema,
 		Suite:     opts.Suite.DisplayName(),
 		Lane:      opts.Lane,
 		GPU:       opts.GPU,
@@ -233,7 +233,7 @@ func resultHead(opts Options, verdicts *judge.Config, cons *consistencyConfig) *
 // run before a server starts, and a run that dies before its final write leaves a file that
 // says so (Incomplete, and an error) instead of none; report completes it from
 // requests.jsonl.
-func (r *run) writeEarly(head checks.Result, cases []*suite.Case) error {
+func (r *run) writeEarly(head results.Result, cases []*suite.Case) error {
 	early := r.snapshot(head, cases, "no result: the run ended before this request finished")
 	early.Incomplete = "written at the start of the run, which ended before its final write; the requests in requests.jsonl are the ones that finished"
 	early.Errors = append(early.Errors, "the run did not finish: results.json holds only what was known at its start")
@@ -244,7 +244,7 @@ func (r *run) writeEarly(head checks.Result, cases []*suite.Case) error {
 }
 
 // execute runs the cases, and their retries.
-func (r *run) execute(ctx context.Context, head checks.Result, cases []*suite.Case) []checks.CaseResult {
+func (r *run) execute(ctx context.Context, head results.Result, cases []*suite.Case) []results.CaseResult {
 	// On cancel (SIGINT or SIGTERM: GitHub sends SIGKILL 10 s after SIGINT) results.json is
 	// written at once from what finished, before any server is stopped (a stop may take its
 	// whole grace period); finish replaces it once everything has stopped.
@@ -252,7 +252,7 @@ func (r *run) execute(ctx context.Context, head checks.Result, cases []*suite.Ca
 		defer close(r.snapshotDone)
 		r.writeSnapshot(head, cases)
 	})
-	var out []checks.CaseResult
+	var out []results.CaseResult
 	for _, u := range units(r.opts.Suite, cases) {
 		out = append(out, r.unit(ctx, u)...)
 	}
@@ -268,15 +268,15 @@ func (r *run) execute(ctx context.Context, head checks.Result, cases []*suite.Ca
 // save judges res (judge.Finalize: the statuses of its requests, its cases and the run, from
 // their checks) and writes it to results.json: every write of the run goes through here, so
 // no status is stored that the judge did not set.
-func (r *run) save(res *checks.Result) error {
+func (r *run) save(res *results.Result) error {
 	judge.Finalize(res)
 	return r.rec.Results(res)
 }
 
 // finish writes the final results.json and closes requests.jsonl.
-func (r *run) finish(res *checks.Result) (*checks.Result, error) {
+func (r *run) finish(res *results.Result) (*results.Result, error) {
 	if res.Cases == nil {
-		res.Cases = []checks.CaseResult{} // a partition with no cases: "cases": [], not null
+		res.Cases = []results.CaseResult{} // a partition with no cases: "cases": [], not null
 	}
 	res.FinishedAt = time.Now().UTC()
 	r.reportKnown(res)
@@ -296,7 +296,7 @@ func (r *run) finish(res *checks.Result) (*checks.Result, error) {
 }
 
 // machineOf is the run's machine, labelled with its partition.
-func machineOf(opts Options) *checks.Machine {
+func machineOf(opts Options) *results.Machine {
 	if opts.Machine == nil {
 		return nil
 	}
@@ -314,7 +314,7 @@ type requestKey struct {
 
 // writeSnapshot writes results.json as the run stands when it is cancelled: every request
 // that finished with its result, every other one cancelled.
-func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
+func (r *run) writeSnapshot(head results.Result, cases []*suite.Case) {
 	began := time.Now()
 	snap := r.snapshot(head, cases, "run cancelled before the request finished")
 	snap.Incomplete = "written when the run was cancelled, before its servers stopped; the final write did not replace it"
@@ -331,13 +331,13 @@ func (r *run) writeSnapshot(head checks.Result, cases []*suite.Case) {
 
 // snapshot is the run as it stands: every request that finished with its result, every
 // other one cancelled, saying why.
-func (r *run) snapshot(head checks.Result, cases []*suite.Case, why string) checks.Result {
+func (r *run) snapshot(head results.Result, cases []*suite.Case, why string) results.Result {
 	snap := head
-	snap.Cases = []checks.CaseResult{}
+	snap.Cases = []results.CaseResult{}
 	snap.FinishedAt = time.Now().UTC()
 	r.mu.Lock()
 	for _, c := range cases {
-		cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
+		cr := results.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
 		for i := 1; i <= c.Repeat; i++ {
 			rr, ok := r.finished[requestKey{c.ID, i, false}]
 			if !ok {
@@ -412,7 +412,7 @@ func units(s *suite.Suite, cases []*suite.Case) []unit {
 
 // selectCases returns the cases of a plan's partition, in suite order, restricted to ids when given.
 // Every id must belong to the partition.
-func selectCases(s *suite.Suite, plan *plan.Plan, p checks.Partition, ids []string) ([]*suite.Case, error) {
+func selectCases(s *suite.Suite, plan *plan.Plan, p results.Partition, ids []string) ([]*suite.Case, error) {
 	if p.Total != plan.Total || p.Index < 0 || p.Index >= p.Total {
 		return nil, fmt.Errorf(
 			"partition %d/%d: the plan has %d partition(s), not %d (plan makes no more than its cases fill): run --partition I/%d for I = 0 … %d, "+
@@ -469,7 +469,7 @@ type run struct {
 	// finished holds every recorded request (guarded by mu), for the results.json written
 	// the moment the run is cancelled; snapshotDone is closed once that write is over (or
 	// will not happen), and servers are stopped after a cancel only then.
-	finished     map[requestKey]checks.RequestResult
+	finished     map[requestKey]results.RequestResult
 	cancelled    <-chan struct{}
 	snapshotDone chan struct{}
 
@@ -525,24 +525,24 @@ func (r *run) untilDiskFull(ctx context.Context) (context.Context, context.Cance
 // no failed one) into an error of the machine: its own status says it was cut short, and its
 // case gets the error, so that the run is `error` (exit 3), not a failure of the pull
 // request. A request with a real failure keeps it.
-func (r *run) diskError(rr *checks.RequestResult, cr *checks.CaseResult) {
+func (r *run) diskError(rr *results.RequestResult, cr *results.CaseResult) {
 	derr := r.diskFullErr()
-	if derr == nil || rr.Status == checks.Cancelled {
+	if derr == nil || rr.Status == results.Cancelled {
 		return
 	}
 	errored := false
 	for _, ck := range rr.Checks {
 		switch ck.Status {
-		case checks.Fail:
+		case results.Fail:
 			return
-		case checks.Error:
+		case results.Error:
 			errored = true
 		}
 	}
 	if !errored {
 		return
 	}
-	rr.Status = checks.Cancelled
+	rr.Status = results.Cancelled
 	cr.Errors = append(cr.Errors,
 		fmt.Sprintf("request %d/%d could not be checked: the disk is full (%v); an error of this machine, not of the pull request", rr.Index, rr.Of, derr))
 }
@@ -588,14 +588,14 @@ func (r *run) logf(format string, args ...any) {
 }
 
 // unit runs the cases of one server start (or a fresh start per case after a server died).
-func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
+func (r *run) unit(ctx context.Context, u unit) []results.CaseResult {
 	var srv *server
 	defer func() {
 		if srv != nil {
 			r.stopServer(srv)
 		}
 	}()
-	var out []checks.CaseResult
+	var out []results.CaseResult
 	for _, c := range u.cases {
 		if ctx.Err() != nil {
 			out = append(out, r.cancelledCase(c, "run cancelled before the case started"))
@@ -614,10 +614,10 @@ func (r *run) unit(ctx context.Context, u unit) []checks.CaseResult {
 
 // runCase runs one case on warm (nil: start one). It returns the server to keep for the next
 // case, or nil when the server is gone or was stopped.
-func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, warm *server) (cr checks.CaseResult, keep *server) {
+func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, warm *server) (cr results.CaseResult, keep *server) {
 	began := time.Now()
 	defer r.cons.dropCache(c.ID)
-	cr = checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
+	cr = results.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
 	// Named results: the deferred assignment must reach the returned value.
 	defer func() { cr.WallMs = ms(time.Since(began)) }()
 	srv := warm
@@ -626,7 +626,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 		srv = nil
 	}
 	if srv != nil {
-		cr.Load = &checks.Load{Reused: true}
+		cr.Load = &results.Load{Reused: true}
 		r.logf("%s: reusing warm server %s", c.ID, spec.Name)
 	} else {
 		var load time.Duration
@@ -642,7 +642,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 				// Could not even launch it: infrastructure or configuration, not a verdict on
 				// the server. The case is an error and no request is recorded as run.
 				cr.Errors = append(cr.Errors, detail)
-				cr.Status = checks.Error
+				cr.Status = results.Error
 				r.logf("%s: ERROR %s", c.ID, detail)
 				return cr, nil
 			}
@@ -654,7 +654,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 					cause = checks.CauseStartTimeout
 				}
 			}
-			cr.Checks = r.judge.MarkKnown(c.ID, 0, append(cr.Checks, checks.Check{Name: checks.ServerAlive, Status: checks.Fail, Detail: detail, Cause: cause}))
+			cr.Checks = r.judge.MarkKnown(c.ID, 0, append(cr.Checks, results.Check{Name: results.ServerAlive, Status: results.Fail, Detail: detail, Cause: cause}))
 			for i := 1; i <= c.Repeat; i++ {
 				cr.Requests = append(cr.Requests, notSent(c, i, "not sent: the server failed to start"))
 				r.record(cr.Requests[i-1])
@@ -663,9 +663,9 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 			return cr, nil
 		}
 		split := srv.loadClock(ctx)
-		cr.Load = &checks.Load{DurationMs: ms(split.load), Clock: checks.LoadClockHealth, WarmupMs: ms(split.warmup), ReadyMs: ms(load)}
+		cr.Load = &results.Load{DurationMs: ms(split.load), Clock: results.LoadClockHealth, WarmupMs: ms(split.warmup), ReadyMs: ms(load)}
 		if split.launcher {
-			cr.Load.Clock = checks.LoadClockLauncher
+			cr.Load.Clock = results.LoadClockLauncher
 		}
 		endLoadMemory(srv, &cr)
 		r.logf("%s: server %s ready in %s (load %s, then warm-up %s; log %s)", c.ID, spec.Name,
@@ -782,7 +782,7 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 // judged is the final verdict of a measured and validated request (judge.Config.Request),
 // prev the request before it in its case (nil for the first); a memory growth it shows is
 // said in the log.
-func (r *run) judged(c *suite.Case, m measured, prev *checks.RequestResult) checks.RequestResult {
+func (r *run) judged(c *suite.Case, m measured, prev *results.RequestResult) results.RequestResult {
 	v := r.verdict(c, m, prev)
 	for _, g := range v.Grew {
 		d, _, _ := strings.Cut(g.Detail, "\n")
@@ -792,13 +792,13 @@ func (r *run) judged(c *suite.Case, m measured, prev *checks.RequestResult) chec
 }
 
 // verdict is judged without the log.
-func (r *run) verdict(c *suite.Case, m measured, prev *checks.RequestResult) judge.Verdict {
+func (r *run) verdict(c *suite.Case, m measured, prev *results.RequestResult) judge.Verdict {
 	return r.judge.Request(judge.Input{Case: c, Request: m.rr, Answered: m.answered, Previous: prev})
 }
 
 // record appends a finished request to requests.jsonl; a write failure is reported but does
 // not stop the run (results.json still gets everything).
-func (r *run) record(rr checks.RequestResult) {
+func (r *run) record(rr results.RequestResult) {
 	kept := rr
 	kept.Revised, kept.Revision = false, "" // marks of the line, not of the request
 	r.mu.Lock()
@@ -817,7 +817,7 @@ func (r *run) record(rr checks.RequestResult) {
 // hold keeps a measured request whose validation is pending (rr: as a cancel would leave
 // it) for the results.json that a cancel writes at once (snapshot); its line in
 // requests.jsonl is written when it is judged (record), and replaces it.
-func (r *run) hold(rr checks.RequestResult) {
+func (r *run) hold(rr results.RequestResult) {
 	r.mu.Lock()
 	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = rr
 	r.mu.Unlock()
@@ -826,14 +826,14 @@ func (r *run) hold(rr checks.RequestResult) {
 // revise records again a request whose verdict a later event changed (confirmation, a
 // cancelled retry), marked revised and saying what changed: the last line of a request in
 // requests.jsonl is its final verdict, and a snapshot written on cancel takes it too.
-func (r *run) revise(rr checks.RequestResult, what string) {
+func (r *run) revise(rr results.RequestResult, what string) {
 	rr.Revised, rr.Revision = true, what
 	r.record(rr)
 }
 
-func firstProblem(cs []checks.Check) string {
+func firstProblem(cs []results.Check) string {
 	for _, c := range cs {
-		if c.Status == checks.Fail || c.Status == checks.Error {
+		if c.Status == results.Fail || c.Status == results.Error {
 			d, _, _ := strings.Cut(c.Detail, "\n")
 			return fmt.Sprintf("  %s: %s", c.Name, d)
 		}
@@ -842,23 +842,23 @@ func firstProblem(cs []checks.Check) string {
 }
 
 // notSent is a request that was never sent; it is a required request, so it fails its case.
-func notSent(c *suite.Case, i int, why string) checks.RequestResult {
-	return checks.RequestResult{
-		Case: c.ID, Index: i, Of: c.Repeat, Status: checks.Skip,
-		Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Skip, Detail: why}},
+func notSent(c *suite.Case, i int, why string) results.RequestResult {
+	return results.RequestResult{
+		Case: c.ID, Index: i, Of: c.Repeat, Status: results.Skip,
+		Checks: []results.Check{{Name: results.ServerAlive, Status: results.Skip, Detail: why}},
 	}
 }
 
-func cancelledRequest(c *suite.Case, i int, why string) checks.RequestResult {
-	return checks.RequestResult{
-		Case: c.ID, Index: i, Of: c.Repeat, Status: checks.Cancelled,
-		Checks: []checks.Check{{Name: checks.ServerAlive, Status: checks.Cancelled, Detail: why}},
+func cancelledRequest(c *suite.Case, i int, why string) results.RequestResult {
+	return results.RequestResult{
+		Case: c.ID, Index: i, Of: c.Repeat, Status: results.Cancelled,
+		Checks: []results.Check{{Name: results.ServerAlive, Status: results.Cancelled, Detail: why}},
 	}
 }
 
 // cancelledCase records every request of a case that a cancel kept from running.
-func (r *run) cancelledCase(c *suite.Case, why string) checks.CaseResult {
-	cr := checks.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality), Status: checks.Cancelled}
+func (r *run) cancelledCase(c *suite.Case, why string) results.CaseResult {
+	cr := results.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality), Status: results.Cancelled}
 	for i := 1; i <= c.Repeat; i++ {
 		cr.Requests = append(cr.Requests, cancelledRequest(c, i, why))
 		r.record(cr.Requests[i-1])

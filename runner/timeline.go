@@ -16,6 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
 	"github.com/diffusion-check/diffusion-check/internal/pictures"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // timelineSchema tags a server start's memory timeline, artifacts/memory/<start>.json.
@@ -178,7 +179,7 @@ func msText(d time.Duration) string {
 
 // failedMemory is one memory check that failed, and the window it failed in.
 type failedMemory struct {
-	check   checks.Check
+	check   results.Check
 	index   int // 0: the load
 	confirm bool
 	of      int
@@ -188,7 +189,7 @@ type failedMemory struct {
 // peak, a request's runtime peak or its growth), the server start's memory over time with
 // the limit, the failing window shaded and the spike marked, into the window's artifact
 // folder. A picture that cannot be drawn is told, never fatal.
-func (r *run) memoryPictures(srv *server, cr *checks.CaseResult) {
+func (r *run) memoryPictures(srv *server, cr *results.CaseResult) {
 	if srv == nil {
 		return
 	}
@@ -198,7 +199,7 @@ func (r *run) memoryPictures(srv *server, cr *checks.CaseResult) {
 			failed = append(failed, failedMemory{check: ck})
 		}
 	}
-	for _, rrs := range [][]checks.RequestResult{cr.Requests, cr.Confirm} {
+	for _, rrs := range [][]results.RequestResult{cr.Requests, cr.Confirm} {
 		for _, rr := range rrs {
 			for _, ck := range rr.Checks {
 				if memoryFailure(ck) {
@@ -222,11 +223,11 @@ func (r *run) memoryPictures(srv *server, cr *checks.CaseResult) {
 	}
 }
 
-func memoryFailure(ck checks.Check) bool {
-	return ck.Status == checks.Fail && checks.KindOf(ck.Name).Group == checks.GroupMemory && ck.Value != nil
+func memoryFailure(ck results.Check) bool {
+	return ck.Status == results.Fail && checks.KindOf(ck.Name).Group == checks.GroupMemory && ck.Value != nil
 }
 
-func (r *run) memoryPicture(cr *checks.CaseResult, f failedMemory, tl memory.Timeline, marks []memoryMark) error {
+func (r *run) memoryPicture(cr *results.CaseResult, f failedMemory, tl memory.Timeline, marks []memoryMark) error {
 	i := slices.IndexFunc(marks, func(k memoryMark) bool {
 		return k.caseID == cr.ID && k.index == f.index && k.confirm == f.confirm
 	})
@@ -311,7 +312,7 @@ func memoryChart(caseID string, f failedMemory, tl memory.Timeline, marks []memo
 // spikeIn is the point to mark: the failing source's highest sample inside the window when
 // the timeline holds that source; for a server-reported source, its value at the window's
 // middle.
-func spikeIn(tl memory.Timeline, ck checks.Check, w pictures.Span) (*pictures.Sample, string) {
+func spikeIn(tl memory.Timeline, ck results.Check, w pictures.Span) (*pictures.Sample, string) {
 	s := slices.Index(timelineSources[:], ck.Source)
 	if s < 0 {
 		return &pictures.Sample{Ms: (w.StartMs + w.EndMs) / 2, MiB: *ck.Value}, ck.Source + " reported"

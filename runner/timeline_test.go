@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // minuteAt1ms is one minute of 1 ms samples in a timeline: every source moving by more than
@@ -83,7 +84,7 @@ func TestMemoryChart(t *testing.T) {
 		{caseID: "c", index: 1, start: at(90), end: at(100), reported: map[string]float64{checks.SourceServerReserved: 3000}},
 		{caseID: "c", index: 2, start: at(110), end: at(130)},
 	}
-	ck := checks.Check{Name: checks.MemoryRuntimePeak, Status: checks.Fail, Source: checks.SourceNVMLProcess, Value: checks.Float(6000),
+	ck := results.Check{Name: checks.MemoryRuntimePeak, Status: results.Fail, Source: checks.SourceNVMLProcess, Value: checks.Float(6000),
 		Limit: checks.Float(5000), Cause: "memory grows"}
 	m := memoryChart("c", failedMemory{check: ck, index: 2, of: 2}, tl, marks, 2)
 	if m.Title != "c request 2/2: memory.runtime_peak (nvml_process) 6000 MiB, limit 5000 MiB" || m.Limit != 5000 {

@@ -13,6 +13,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/proc"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -26,7 +27,7 @@ import (
 // A validation that the run's cancel keeps from finishing is recorded as cancelled
 // (validationCancelled), with everything measure measured.
 func (r *run) validate(ctx context.Context, c *suite.Case, srv *server, m measured) measured {
-	if m.rr.Status == checks.Cancelled {
+	if m.rr.Status == results.Cancelled {
 		return m
 	}
 	ctx = r.beside(ctx)
@@ -86,8 +87,8 @@ func (r *run) validationThreads() int {
 // validationCancelled is a measured request whose validation the run's cancel kept from
 // finishing: cancelled, with its measurements (timings, perf record, memory) kept.
 func validationCancelled(m measured) measured {
-	m.rr.Status = checks.Cancelled
-	m.rr.Checks = append(slices.Clone(m.rr.Checks), checks.Check{Name: checks.OutputValid, Status: checks.Cancelled,
+	m.rr.Status = results.Cancelled
+	m.rr.Checks = append(slices.Clone(m.rr.Checks), results.Check{Name: results.OutputValid, Status: results.Cancelled,
 		Detail: "run cancelled before the output was validated (output, consistency and repeat checks); what the request measured is kept"})
 	return m
 }
@@ -95,14 +96,14 @@ func validationCancelled(m measured) measured {
 // output saves the media and checks that it is there and has the declared shape. A video is
 // decoded once (compare.Cache.Output: its frames counted, no ffprobe -count_frames decode), its
 // frames and audio track kept in decoded for the comparisons that follow (nil: not kept).
-func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *checks.RequestResult, decoded *compare.Cache) []checks.Check {
-	var out []checks.Check
+func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *results.RequestResult, decoded *compare.Cache) []results.Check {
+	var out []results.Check
 	want := max(c.Request.N, 1)
 	if c.Modality != suite.Image {
 		want = 1
 	}
 	if len(rep.Files) == 0 {
-		return append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+		return append(out, results.Check{Name: results.OutputPresent, Status: results.Fail,
 			Detail: fmt.Sprintf("the server reported success but returned no media (0 bytes, request_id %s)", rep.ID)})
 	}
 	var paths []string
@@ -113,15 +114,15 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 	if c.Modality != suite.Image {
 		kind = "video"
 	}
-	rr.Output = &checks.Output{Kind: kind, Path: paths[0], Format: rep.Ext, Bytes: rep.Files[0].Bytes}
+	rr.Output = &results.Output{Kind: kind, Path: paths[0], Format: rep.Ext, Bytes: rep.Files[0].Bytes}
 	if len(rep.Files) != want {
-		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Fail,
+		out = append(out, results.Check{Name: results.OutputPresent, Status: results.Fail,
 			Detail: fmt.Sprintf("asked for %d images, got %d", want, len(rep.Files))})
 	} else {
-		out = append(out, checks.Check{Name: checks.OutputPresent, Status: checks.Pass, Value: checks.Float(float64(rep.Files[0].Bytes)), Unit: "bytes"})
+		out = append(out, results.Check{Name: results.OutputPresent, Status: results.Pass, Value: checks.Float(float64(rep.Files[0].Bytes)), Unit: "bytes"})
 	}
 	if !suite.Enabled(c.Checks.Output) {
-		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Skip, Detail: "disabled by the case's checks.output"})
+		return append(out, results.Check{Name: results.OutputValid, Status: results.Skip, Detail: "disabled by the case's checks.output"})
 	}
 	var problems []string
 	for k, p := range paths {
@@ -142,11 +143,11 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 			info, err = decoded.Output(ctx, p)
 		}
 		if err != nil {
-			st := checks.Fail
+			st := results.Fail
 			if errors.Is(err, exec.ErrNotFound) {
-				st = checks.Error // no ffprobe: we could not check, the output is not known bad
+				st = results.Error // no ffprobe: we could not check, the output is not known bad
 			}
-			return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("output is not decodable: %v", err)})
+			return append(out, results.Check{Name: results.OutputValid, Status: st, Detail: fmt.Sprintf("output is not decodable: %v", err)})
 		}
 		if k == 0 {
 			fillOutput(rr.Output, info)
@@ -155,11 +156,11 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 		if c.Modality == suite.VideoAudio && info.Audio != nil {
 			track, err := decoded.OutputAudioTrack(ctx, p, info.Audio)
 			if err != nil {
-				st := checks.Fail // SGLang's extract_audio_pcm fails the request too
+				st := results.Fail // SGLang's extract_audio_pcm fails the request too
 				if errors.Is(err, exec.ErrNotFound) {
-					st = checks.Error
+					st = results.Error
 				}
-				return append(out, checks.Check{Name: checks.OutputValid, Status: st, Detail: fmt.Sprintf("the audio track does not decode: %v", err)})
+				return append(out, results.Check{Name: results.OutputValid, Status: st, Detail: fmt.Sprintf("the audio track does not decode: %v", err)})
 			}
 			if problem := checks.AudioOutputProblem(track); problem != "" {
 				problems = append(problems, problem)
@@ -167,19 +168,19 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 		}
 	}
 	if len(problems) > 0 {
-		return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Fail,
+		return append(out, results.Check{Name: results.OutputValid, Status: results.Fail,
 			Detail: strings.Join(problems, "; ")})
 	}
-	return append(out, checks.Check{Name: checks.OutputValid, Status: checks.Pass, Detail: describe(rr.Output)})
+	return append(out, results.Check{Name: results.OutputValid, Status: results.Pass, Detail: describe(rr.Output)})
 }
 
-func fillOutput(o *checks.Output, info media.Info) {
+func fillOutput(o *results.Output, info media.Info) {
 	o.Width, o.Height = info.Width, info.Height
 	if o.Kind == "video" {
 		o.Frames, o.FPS, o.DurationS = info.Frames, info.FPS, info.DurationS
 	}
 	if a := info.Audio; a != nil {
-		o.Audio = &checks.Audio{Codec: a.Codec, SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS}
+		o.Audio = &results.Audio{Codec: a.Codec, SampleRate: a.SampleRate, Channels: a.Channels, DurationS: a.DurationS}
 	}
 }
 
@@ -222,7 +223,7 @@ func imageCodec(format string) string {
 	return ""
 }
 
-func describe(o *checks.Output) string {
+func describe(o *results.Output) string {
 	s := fmt.Sprintf("%s %dx%d", o.Format, o.Width, o.Height)
 	if o.Kind == "video" {
 		s += fmt.Sprintf(", %d frames at %g fps", o.Frames, o.FPS)

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -19,13 +19,13 @@ import (
 // them is checked. The case-level check server.warmup says that they were answered, or names
 // the first that was not (the measured requests are sent all the same: a server the warm-up
 // broke fails them as itself). nil when the case has none.
-func (r *run) warmup(ctx context.Context, c *suite.Case, srv *server) *checks.Check {
+func (r *run) warmup(ctx context.Context, c *suite.Case, srv *server) *results.Check {
 	if c.Warmup == 0 {
 		return nil
 	}
 	dir, err := os.MkdirTemp(filepath.Dir(srv.logPath), "warmup-")
 	if err != nil {
-		return &checks.Check{Name: checks.ServerWarmup, Status: checks.Error, Detail: fmt.Sprintf("warm-up requests: %v", err)}
+		return &results.Check{Name: results.ServerWarmup, Status: results.Error, Detail: fmt.Sprintf("warm-up requests: %v", err)}
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	timeout := r.opts.Suite.Servers[c.Server].RequestTimeout
@@ -42,11 +42,11 @@ func (r *run) warmup(ctx context.Context, c *suite.Case, srv *server) *checks.Ch
 				why = fmt.Sprintf("no answer within %s: %v", timeout, err)
 			}
 			r.logf("%s %s: FAIL %s", c.ID, at, why)
-			return &checks.Check{Name: checks.ServerWarmup, Status: checks.Fail, Detail: fmt.Sprintf("%s: %s", at, why), Cause: "warm-up request failed"}
+			return &results.Check{Name: results.ServerWarmup, Status: results.Fail, Detail: fmt.Sprintf("%s: %s", at, why), Cause: "warm-up request failed"}
 		}
 	}
 	took := time.Since(start).Round(time.Millisecond)
 	r.logf("%s: %s answered in %s, not measured", c.ID, words.Plural(c.Warmup, "warm-up request"), took)
-	return &checks.Check{Name: checks.ServerWarmup, Status: checks.Pass,
+	return &results.Check{Name: results.ServerWarmup, Status: results.Pass,
 		Detail: fmt.Sprintf("%s answered in %s before the measured ones; not measured, not checked", words.Plural(c.Warmup, "warm-up request"), took)}
 }

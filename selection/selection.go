@@ -12,7 +12,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
@@ -44,7 +44,7 @@ type Pick struct {
 // suite order.
 type Outcome struct {
 	Selected   []Pick
-	Deselected []checks.Deselected
+	Deselected []results.Deselected
 }
 
 // IDs are the ids of the selected cases.
@@ -203,7 +203,7 @@ func (p *picks) outcome(in Input, r resolver) *Outcome {
 		if ig != nil {
 			miss = ig.miss(globs, m)
 		}
-		out.Deselected = append(out.Deselected, checks.Deselected{Case: c.ID, Lane: c.Lane, Reason: miss})
+		out.Deselected = append(out.Deselected, results.Deselected{Case: c.ID, Lane: c.Lane, Reason: miss})
 	}
 	return out
 }

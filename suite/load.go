@@ -10,12 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
-	"gopkg.in/yaml.v3"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // The defaults that suite.go documents, in one place.
@@ -158,11 +160,11 @@ func (d *decoder) suite(data []byte) *Suite {
 	return s
 }
 
-// validName reports whether s can be a case id, server name or lane name (checks.ValidName):
+// validName reports whether s can be a case id, server name or lane name (results.ValidName):
 // they become folder names and status contexts, and are shown in PR comments.
-func validName(s string) bool { return checks.ValidName(s) == nil }
+func validName(s string) bool { return results.ValidName(s) == nil }
 
-const namePattern = checks.NamePattern
+const namePattern = results.NamePattern
 
 func (d *decoder) server(e strictdecode.Entry, noise Noise) *Server {
 	field := "servers." + e.Name

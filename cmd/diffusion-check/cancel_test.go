@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
@@ -61,22 +60,22 @@ cases:
 	if err != nil {
 		t.Fatalf("results.json after SIGTERM: %v", err)
 	}
-	got := map[string][]checks.Status{}
+	got := map[string][]results.Status{}
 	for _, c := range res.Cases {
 		for _, r := range c.Requests {
 			got[c.ID] = append(got[c.ID], r.Status)
 		}
 	}
-	want := map[string][]checks.Status{
-		"slow":  {checks.Pass, checks.Cancelled, checks.Cancelled},
-		"never": {checks.Cancelled, checks.Cancelled},
+	want := map[string][]results.Status{
+		"slow":  {results.Pass, results.Cancelled, results.Cancelled},
+		"never": {results.Cancelled, results.Cancelled},
 	}
 	for id, w := range want {
 		if strings.Join(statusStrings(got[id]), " ") != strings.Join(statusStrings(w), " ") {
 			t.Errorf("case %s: requests %v, want %v", id, got[id], w)
 		}
 	}
-	if res.Status != checks.Cancelled {
+	if res.Status != results.Cancelled {
 		t.Errorf("run status %s, want cancelled", res.Status)
 	}
 	if left := serversOf(bin); len(left) > 0 {
@@ -84,7 +83,7 @@ cases:
 	}
 }
 
-func statusStrings(ss []checks.Status) []string {
+func statusStrings(ss []results.Status) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, string(s))

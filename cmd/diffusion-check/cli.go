@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
@@ -35,11 +34,11 @@ const (
 // flaky), exitFailed for fail, exitInfra for error and cancelled (could not run) and for
 // anything else, which a judged run never has. exitUsage (a usage or configuration error) is
 // decided before a run.
-func verdictExit(s checks.Status) int {
+func verdictExit(s results.Status) int {
 	switch s {
-	case checks.Pass, checks.Known, checks.Flaky:
+	case results.Pass, results.Known, results.Flaky:
 		return exitOK
-	case checks.Fail:
+	case results.Fail:
 		return exitFailed
 	}
 	return exitInfra
@@ -400,7 +399,7 @@ func readInputs(ctx context.Context, e env, args []string) ([]results.Input, err
 
 // mergeLanes merges the judged inputs into one result per lane (results.Merge); a lane's
 // status is the worst of its cases' and its errors' (judge.RunStatus), as a run's is.
-func mergeLanes(inputs []results.Input) ([]checks.Result, error) {
+func mergeLanes(inputs []results.Input) ([]results.Result, error) {
 	lanes, err := results.Merge(inputs)
 	if err != nil {
 		return nil, usageError{err}

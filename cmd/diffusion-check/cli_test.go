@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestReorderIntersperses(t *testing.T) {
@@ -175,9 +175,9 @@ func TestExitCodes(t *testing.T) {
 
 // TestVerdictExit: a run's status gives the documented exit code (docs/results.md).
 func TestVerdictExit(t *testing.T) {
-	for s, want := range map[checks.Status]int{
-		checks.Pass: 0, checks.Known: 0, checks.Flaky: 0, checks.Fail: 1,
-		checks.Error: 3, checks.Cancelled: 3, checks.Skip: 3, "": 3,
+	for s, want := range map[results.Status]int{
+		results.Pass: 0, results.Known: 0, results.Flaky: 0, results.Fail: 1,
+		results.Error: 3, results.Cancelled: 3, results.Skip: 3, "": 3,
 	} {
 		if got := verdictExit(s); got != want {
 			t.Errorf("verdictExit(%q) = %d, want %d", s, got, want)

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
@@ -68,11 +67,11 @@ func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	results, err := o.results(ctx, e, fs.Args())
+	runs, err := o.results(ctx, e, fs.Args())
 	if err != nil {
 		return 0, err
 	}
-	reg, err := baselines.Regenerate(base, results, baselines.RegenerateOptions{AllFields: o.allFields})
+	reg, err := baselines.Regenerate(base, runs, baselines.RegenerateOptions{AllFields: o.allFields})
 	if err != nil {
 		return 0, err
 	}
@@ -89,7 +88,7 @@ func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := os.WriteFile(o.out, reg.File.Marshal(), 0o644); err != nil {
 		return 0, fmt.Errorf("write baseline: %w", err)
 	}
-	spreadPath, spreadMetrics, err := writeSpread(o.out, baseSpread, results)
+	spreadPath, spreadMetrics, err := writeSpread(o.out, baseSpread, runs)
 	if err != nil {
 		return 0, err
 	}
@@ -97,13 +96,13 @@ func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := baselines.WriteChanges(&table, reg.Changes); err != nil {
 		return 0, err
 	}
-	writeSources(&table, reg.Changes, baselines.Sources(results))
+	writeSources(&table, reg.Changes, baselines.Sources(runs))
 	if _, err := e.stdout.Write(table.Bytes()); err != nil {
 		return 0, err
 	}
 	if o.markdown != "" {
 		md := fmt.Sprintf("Perf baseline `%s`: the worst value of every metric over %d results files, old → new.\n\n```text\n%s```\n",
-			o.out, len(results), table.String())
+			o.out, len(runs), table.String())
 		if err := os.WriteFile(o.markdown, []byte(md), 0o644); err != nil {
 			return 0, fmt.Errorf("write markdown table: %w", err)
 		}
@@ -111,7 +110,7 @@ func baselineCmd(ctx context.Context, e env, args []string) (int, error) {
 			return 0, err
 		}
 	}
-	fmt.Fprintf(e.stderr, "wrote %s (%d metrics from %d results files)\n", o.out, len(reg.Changes), len(results))
+	fmt.Fprintf(e.stderr, "wrote %s (%d metrics from %d results files)\n", o.out, len(reg.Changes), len(runs))
 	if spreadPath != "" {
 		fmt.Fprintf(e.stderr, "wrote %s (the spread of %d metrics)\n", spreadPath, spreadMetrics)
 	}
@@ -136,12 +135,12 @@ func (o *baselineOptions) baseSpread() (*baselines.SpreadFile, error) {
 // writeSpread writes the spread sidecar of the baseline file out and returns its path and
 // how many metrics it holds for the scenarios the results measured; "" when there was
 // nothing to write.
-func writeSpread(out string, base *baselines.SpreadFile, results []*checks.Result) (string, int, error) {
+func writeSpread(out string, base *baselines.SpreadFile, runs []*results.Result) (string, int, error) {
 	gpu := ""
-	for _, r := range results {
+	for _, r := range runs {
 		gpu = cmp.Or(gpu, r.GPU)
 	}
-	sf := baselines.RegenerateSpread(base, gpu, results)
+	sf := baselines.RegenerateSpread(base, gpu, runs)
 	if sf == nil {
 		return "", 0, nil
 	}
@@ -154,7 +153,7 @@ func writeSpread(out string, base *baselines.SpreadFile, results []*checks.Resul
 		return "", 0, fmt.Errorf("write spread file: %w", err)
 	}
 	n := 0
-	for id := range baselines.Sources(results) {
+	for id := range baselines.Sources(runs) {
 		n += len(sf.Scenarios[id])
 	}
 	return path, n, nil
@@ -182,7 +181,7 @@ func (o *baselineOptions) base() (*baselines.File, error) {
 // rules as report (conflicting duplicates are an error, and so is a plan whose partitions
 // did not all arrive), and every case passed with all its requests measured, unless
 // --allow-failed.
-func (o *baselineOptions) results(ctx context.Context, e env, paths []string) ([]*checks.Result, error) {
+func (o *baselineOptions) results(ctx context.Context, e env, paths []string) ([]*results.Result, error) {
 	inputs, err := readInputs(ctx, e, paths)
 	if err != nil {
 		return nil, err
@@ -198,11 +197,11 @@ func (o *baselineOptions) results(ctx context.Context, e env, paths []string) ([
 		slices.Sort(missing)
 		return nil, usagef("the results do not cover their plan:\n%s", strings.Join(missing, "\n"))
 	}
-	var results []*checks.Result
+	var runs []*results.Result
 	for _, in := range inputs {
-		results = append(results, in.Result)
+		runs = append(runs, in.Result)
 	}
-	if unfit := baselines.Unfit(results); len(unfit) > 0 {
+	if unfit := baselines.Unfit(runs); len(unfit) > 0 {
 		if !o.allowFailed {
 			return nil, usagef("refusing to write a baseline from failed or incomplete runs (--allow-failed to write it anyway):\n%s", strings.Join(unfit, "\n"))
 		}
@@ -210,7 +209,7 @@ func (o *baselineOptions) results(ctx context.Context, e env, paths []string) ([
 			fmt.Fprintln(e.stderr, "warning (--allow-failed):", u)
 		}
 	}
-	return results, nil
+	return runs, nil
 }
 
 // writeSources prints, under the table, how many requests × partitions the values of each

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/history"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // historyCmd keeps the history store of a suite's runs (docs/history.md): append a report's
@@ -89,7 +89,7 @@ func historyAppend(ctx context.Context, e env, args []string) (int, error) {
 	}
 	// One entry per suite, lane and GPU class: the partitions of a lane together.
 	type key struct{ suite, lane, gpu string }
-	groups := map[key][]*checks.Result{}
+	groups := map[key][]*results.Result{}
 	var order []key
 	for _, in := range inputs {
 		k := key{in.Result.Suite, in.Result.Lane, in.Result.GPU}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/history"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
 	"github.com/diffusion-check/diffusion-check/internal/words"
@@ -42,7 +41,7 @@ func (o *reportOptions) validate() ([]string, error) {
 	}
 	expected := splitList(o.lanes)
 	for _, l := range expected {
-		if err := checks.ValidName(l); err != nil {
+		if err := results.ValidName(l); err != nil {
 			return nil, usagef("--lane %q: %v", l, err)
 		}
 	}
@@ -50,7 +49,7 @@ func (o *reportOptions) validate() ([]string, error) {
 }
 
 // trend is the comment's trend of a failing check from the --history store, nil without one.
-func (o *reportOptions) trend(ctx context.Context, e env) (func(*checks.Result, string, checks.Check) string, error) {
+func (o *reportOptions) trend(ctx context.Context, e env) (func(*results.Result, string, results.Check) string, error) {
 	if o.history == "" {
 		return nil, nil
 	}
@@ -65,7 +64,7 @@ func (o *reportOptions) trend(ctx context.Context, e env) (func(*checks.Result, 
 }
 
 // annotate writes the failing checks as workflow annotations, at most maxAnnotations.
-func annotate(e env, merged []checks.Result) {
+func annotate(e env, merged []results.Result) {
 	a := e.action()
 	for _, an := range report.Annotations(merged, maxAnnotations) {
 		with := a.WithFieldsMap(map[string]string{"title": an.Title})
@@ -211,7 +210,7 @@ func splitList(s string) []string {
 
 // printLanes prints each lane's table (and, in Actions, a group per case) and returns the
 // worst exit code of the lanes.
-func (o *reportOptions) printLanes(e env, merged []checks.Result) (int, error) {
+func (o *reportOptions) printLanes(e env, merged []results.Result) (int, error) {
 	worst := exitOK
 	for i := range merged {
 		l := &merged[i]
@@ -231,7 +230,7 @@ func (o *reportOptions) printLanes(e env, merged []checks.Result) (int, error) {
 }
 
 // missingLanes are the expected lanes without results: they are still running.
-func missingLanes(expected []string, merged []checks.Result) []string {
+func missingLanes(expected []string, merged []results.Result) []string {
 	var running []string
 	for _, l := range expected {
 		found := false
@@ -458,7 +457,7 @@ func appendSummary(e env, md string) (err error) {
 // caseGroups prints each case's problems in a collapsible ::group:: of the log; what the
 // results file says (check names, statuses, details) is printed with workflow commands
 // stopped.
-func caseGroups(e env, group func(string), end func(), l *checks.Result) {
+func caseGroups(e env, group func(string), end func(), l *results.Result) {
 	for _, c := range l.Cases {
 		group(fmt.Sprintf("%s %s: %s", l.Lane, c.ID, c.Status))
 		_ = e.untrusted(e.stdout, func() error {
@@ -477,8 +476,8 @@ func caseGroups(e env, group func(string), end func(), l *checks.Result) {
 	}
 }
 
-func worstOf(lanes []checks.Result) checks.Status {
-	var cases []checks.CaseResult
+func worstOf(lanes []results.Result) results.Status {
+	var cases []results.CaseResult
 	var errs []string
 	for _, l := range lanes {
 		cases = append(cases, l.Cases...)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/gpumem"
@@ -283,14 +282,14 @@ func (o *runOptions) plan(ctx context.Context, e env, s *suite.Suite, gpu string
 }
 
 // parsePartition reads "I/N" with 0 ≤ I < N.
-func parsePartition(s string) (checks.Partition, error) {
+func parsePartition(s string) (results.Partition, error) {
 	is, ns, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(is)
 	n, err2 := strconv.Atoi(ns)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return checks.Partition{}, usagef("--partition %q: want I/N with 0 ≤ I < N, e.g. 0/3", s)
+		return results.Partition{}, usagef("--partition %q: want I/N with 0 ≤ I < N, e.g. 0/3", s)
 	}
-	return checks.Partition{Index: i, Total: n}, nil
+	return results.Partition{Index: i, Total: n}, nil
 }
 
 // clipScorerOf is the CLIP scorer of a --clip-scorer command line, nil when it is empty.
@@ -329,8 +328,8 @@ const runnerLabelsEnv = "DIFFUSION_CHECK_RUNNER_LABELS"
 // RUNNER_ARCH, RUNNER_ENVIRONMENT: GitHub's default variables), the labels the workflow
 // passes, the host name, and what the memory sampler knows (CPU model, NVML's GPUs, driver
 // and CUDA versions). Whatever is missing is left out; nothing here fails the run.
-func machine(e env, mem *gpumem.Sampler) *checks.Machine {
-	m := &checks.Machine{
+func machine(e env, mem *gpumem.Sampler) *results.Machine {
+	m := &results.Machine{
 		RunnerName:        e.getenv("RUNNER_NAME"),
 		RunnerOS:          e.getenv("RUNNER_OS"),
 		RunnerArch:        e.getenv("RUNNER_ARCH"),

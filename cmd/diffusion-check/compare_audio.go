@@ -10,6 +10,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // kindAudio is the Kind of a comparison with an audio ground truth (SGLang's
@@ -66,7 +67,7 @@ func withAudio(v any, a *compare.AudioResult) any {
 // compare_audio_with_gt limits) and the explicit audio limits, which win; only the checks of
 // limits given. Explicit limits with no audio compared (the ground truth has none) fail: a
 // limit asked for is never passed without a value.
-func (l *compareLimits) audioVerdict(r compare.Result, a *compare.AudioResult) ([]checks.Check, error) {
+func (l *compareLimits) audioVerdict(r compare.Result, a *compare.AudioResult) ([]results.Check, error) {
 	var lim checks.AudioLimits
 	var enforced [4]bool
 	if l.caseID != "" {
@@ -84,7 +85,7 @@ func (l *compareLimits) audioVerdict(r compare.Result, a *compare.AudioResult) (
 	if lim.Origin == "" {
 		lim.Origin = "the command line"
 	}
-	var all []checks.Check
+	var all []results.Check
 	switch {
 	case a != nil:
 		all = checks.AudioConsistency(a.Scores(), lim)
@@ -93,7 +94,7 @@ func (l *compareLimits) audioVerdict(r compare.Result, a *compare.AudioResult) (
 	default:
 		return nil, nil // --case alone judges the audio only where the ground truth has some
 	}
-	var out []checks.Check
+	var out []results.Check
 	for i, c := range all {
 		if enforced[i] && (a != nil || !math.IsNaN(l.audio[i])) {
 			out = append(out, c)

@@ -13,6 +13,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/baselines"
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/compare"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // compareLimits are compare's thresholds: explicit limits, or a case's limits read from a
@@ -117,7 +118,7 @@ func (l *compareLimits) limits(video bool) (checks.ConsistencyLimits, []string, 
 
 // verdict judges a comparison with the same rules as a run's consistency checks (every
 // compared frame must pass) and returns the checks of the limits given.
-func (l *compareLimits) verdict(r compare.Result) ([]checks.Check, error) {
+func (l *compareLimits) verdict(r compare.Result) ([]results.Check, error) {
 	lim, names, err := l.limits(r.Kind == "video")
 	if err != nil {
 		return nil, err
@@ -126,7 +127,7 @@ func (l *compareLimits) verdict(r compare.Result) ([]checks.Check, error) {
 	for i, f := range r.PerFrame {
 		frames[i] = checks.FrameScore{Index: f.Index, SSIM: f.SSIM, PSNR: f.PSNR, MeanAbsDiff: f.MeanAbsDiff}
 	}
-	var out []checks.Check
+	var out []results.Check
 	for _, c := range checks.Consistency(frames, r.Frames, lim) {
 		if slices.Contains(names, c.Name) {
 			out = append(out, c)
@@ -140,9 +141,9 @@ func (l *compareLimits) verdict(r compare.Result) ([]checks.Check, error) {
 // always, whatever limits were given), and with limits, the pictures (not against an audio
 // ground truth) and the audio.
 func (l *compareLimits) judge(w io.Writer, out string, r compare.Result, audio *compare.AudioResult) error {
-	var cs []checks.Check
+	var cs []results.Check
 	if audio != nil && audio.OutputProblem != "" {
-		cs = append(cs, checks.Failed(checks.OutputValid, audio.OutputProblem))
+		cs = append(cs, checks.Failed(results.OutputValid, audio.OutputProblem))
 	}
 	if l.active() {
 		if r.Kind != kindAudio {
@@ -162,15 +163,15 @@ func (l *compareLimits) judge(w io.Writer, out string, r compare.Result, audio *
 	for _, c := range cs {
 		fmt.Fprintf(w, "%s: %s  %s\n", c.Name, c.Status, c.Detail)
 		switch {
-		case c.Name == checks.OutputValid:
+		case c.Name == results.OutputValid:
 			problems = append(problems, c.Detail)
-		case c.Status == checks.Fail || c.Status == checks.Error:
+		case c.Status == results.Fail || c.Status == results.Error:
 			failed = append(failed, c.Name)
 		}
 	}
 	var errs []error
 	if len(problems) > 0 {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", out, checks.OutputValid, strings.Join(problems, "; ")))
+		errs = append(errs, fmt.Errorf("%s: %s: %s", out, results.OutputValid, strings.Join(problems, "; ")))
 	}
 	if len(failed) > 0 {
 		errs = append(errs, fmt.Errorf("%s: below its thresholds: %s", out, strings.Join(failed, ", ")))

@@ -10,7 +10,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/diffusion-check/diffusion-check/results"
@@ -105,9 +104,9 @@ func requireAllPass(t *testing.T, cli func(args ...string) (string, int), suiteP
 			t.Errorf("case %s ran no request\n%s", c.ID, log)
 		}
 		for _, rr := range c.Requests {
-			for _, name := range []string{checks.OutputPresent, checks.OutputValid, checks.PerfRecord} {
-				i := slices.IndexFunc(rr.Checks, func(ch checks.Check) bool { return ch.Name == name })
-				if i < 0 || rr.Checks[i].Status != checks.Pass {
+			for _, name := range []string{results.OutputPresent, results.OutputValid, results.PerfRecord} {
+				i := slices.IndexFunc(rr.Checks, func(ch results.Check) bool { return ch.Name == name })
+				if i < 0 || rr.Checks[i].Status != results.Pass {
 					t.Errorf("case %s request %d/%d: %s is not pass: %+v\n%s", c.ID, rr.Index, rr.Of, name, rr.Checks, log)
 				}
 			}

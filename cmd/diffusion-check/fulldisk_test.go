@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
@@ -122,16 +121,16 @@ func TestFullDiskMidRunIsAnErrorWithEveryVerdictSaved(t *testing.T) {
 	if err != nil {
 		t.Fatalf("results.json after a full disk: %v\n%s", err, log)
 	}
-	if res.Incomplete != "" || res.Status != checks.Error || len(res.Cases) != 1 || len(res.Cases[0].Requests) != n {
+	if res.Incomplete != "" || res.Status != results.Error || len(res.Cases) != 1 || len(res.Cases[0].Requests) != n {
 		t.Fatalf("results.json: status %s, incomplete %q, %d cases; want error, complete, every request", res.Status, res.Incomplete, len(res.Cases))
 	}
 	c := res.Cases[0]
 	measured := 0
 	for _, rr := range c.Requests {
 		switch rr.Status {
-		case checks.Pass:
+		case results.Pass:
 			measured++
-		case checks.Cancelled:
+		case results.Cancelled:
 		default:
 			t.Errorf("request %d/%d: %s, want pass, or cut short by the full disk; checks %+v", rr.Index, rr.Of, rr.Status, rr.Checks)
 		}
@@ -164,10 +163,10 @@ func TestResultsNotSavedIsSaidAndReportRebuildsFromRequests(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	results, requests := size(filepath.Join(roomy, results.ResultsFile)), size(filepath.Join(roomy, results.RequestsFile))
-	limit := (results + requests) / 2
-	if requests*11/10 >= limit || limit*11/10 >= results || limit < 80<<10 {
-		t.Skipf("results.json %d bytes, requests.jsonl %d: no file size limit between them with a margin", results, requests)
+	runs, requests := size(filepath.Join(roomy, results.ResultsFile)), size(filepath.Join(roomy, results.RequestsFile))
+	limit := (runs + requests) / 2
+	if requests*11/10 >= limit || limit*11/10 >= runs || limit < 80<<10 {
+		t.Skipf("results.json %d bytes, requests.jsonl %d: no file size limit between them with a margin", runs, requests)
 	}
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/runner"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -64,14 +64,14 @@ func BenchmarkRequestGap(b *testing.B) {
 		b.Fatal(err)
 	}
 	exe := filepath.Join(binDir, "diffusion-check")
-	run := func(out string, mode runner.Mode, ahead int) *checks.Result {
+	run := func(out string, mode runner.Mode, ahead int) *results.Result {
 		res, err := runner.Run(b.Context(), runner.Options{Suite: s, Out: filepath.Join(dir, out), Force: true, Mode: mode,
 			Executable: exe, Environ: os.Environ(), ValidateAhead: ahead})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, cr := range res.Cases {
-			if cr.Status != checks.Pass {
+			if cr.Status != results.Pass {
 				b.Fatalf("%s run: case %s is %s: %v; failing checks: %v", out, cr.ID, cr.Status, cr.Errors, failing(cr))
 			}
 		}
@@ -128,11 +128,11 @@ func BenchmarkRequestGap(b *testing.B) {
 }
 
 // failing names each check of cr that did not pass, with its request and detail.
-func failing(cr checks.CaseResult) []string {
+func failing(cr results.CaseResult) []string {
 	var out []string
 	for _, rr := range cr.Requests {
 		for _, c := range rr.Checks {
-			if c.Status != checks.Pass && c.Status != checks.Skip {
+			if c.Status != results.Pass && c.Status != results.Skip {
 				out = append(out, fmt.Sprintf("request %d %s %s: %s", rr.Index, c.Name, c.Status, c.Detail))
 			}
 		}
@@ -141,7 +141,7 @@ func failing(cr checks.CaseResult) []string {
 }
 
 // requestGaps is the time from each request's answer to the next request's send, in ms.
-func requestGaps(rs []checks.RequestResult) []float64 {
+func requestGaps(rs []results.RequestResult) []float64 {
 	var out []float64
 	for k := 1; k < len(rs); k++ {
 		answered := rs[k-1].StartedAt.Add(time.Duration(rs[k-1].E2EMs * float64(time.Millisecond)))

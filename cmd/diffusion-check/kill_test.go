@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
@@ -132,7 +131,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	// results.json exists from the start of the run (marked incomplete); the one written on
 	// cancel is the first that says it finished after the signal.
 	var took time.Duration
-	var res *checks.Result
+	var res *results.Result
 	written := waitFor(10*time.Second, func() bool {
 		r, err := results.ReadContext(t.Context(), resultsPath)
 		if err != nil || r.FinishedAt.Before(sent) {
@@ -164,7 +163,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := requestStatuses(final, "slow"); got != "pass cancelled cancelled" || final.Status != checks.Cancelled {
+	if got := requestStatuses(final, "slow"); got != "pass cancelled cancelled" || final.Status != results.Cancelled {
 		t.Errorf("final results.json: requests %s, run %s", got, final.Status)
 	}
 	if !strings.Contains(stderr.String(), "cancelled: results.json written in") {
@@ -172,7 +171,7 @@ func TestSIGINTWritesResultsBeforeStoppingServers(t *testing.T) {
 	}
 }
 
-func requestStatuses(res *checks.Result, id string) string {
+func requestStatuses(res *results.Result, id string) string {
 	var out []string
 	for _, c := range res.Cases {
 		if c.ID == id {

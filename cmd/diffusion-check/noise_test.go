@@ -94,7 +94,7 @@ func TestNoiseSimulation(t *testing.T) {
 
 	// 2. The noisy runs, one lane each.
 	lanes := map[string]int{"flaky": 0, "persistent": 1, "strict": 1}
-	res := map[string]*checks.Result{}
+	res := map[string]*results.Result{}
 	for lane, want := range lanes {
 		out, code := cli("run", "--suite", "noisy.yaml", "--lane", lane, "--out", lane)
 		if code != want {
@@ -108,11 +108,11 @@ func TestNoiseSimulation(t *testing.T) {
 	}
 
 	type outcome struct {
-		Run      checks.Status
-		Requests []checks.Status
-		Confirm  []checks.Status // statuses of the confirmation requests
-		E2E      checks.Status   // perf.e2e of request 2
-		Label    checks.Confirmation
+		Run      results.Status
+		Requests []results.Status
+		Confirm  []results.Status // statuses of the confirmation requests
+		E2E      results.Status   // perf.e2e of request 2
+		Label    results.Confirmation
 		Spread   bool // request 2's perf.e2e carries the baseline spread
 		Lines    int  // confirmation request lines in requests.jsonl
 	}
@@ -149,14 +149,14 @@ func TestNoiseSimulation(t *testing.T) {
 		got[lane] = o
 	}
 	want := map[string]outcome{
-		"flaky": {Run: checks.Flaky, Requests: []checks.Status{checks.Pass, checks.Flaky}, Confirm: []checks.Status{checks.Pass, checks.Pass},
-			E2E: checks.Flaky, Label: checks.Confirmation{State: checks.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, Spread: true, Lines: 2},
+		"flaky": {Run: results.Flaky, Requests: []results.Status{results.Pass, results.Flaky}, Confirm: []results.Status{results.Pass, results.Pass},
+			E2E: results.Flaky, Label: results.Confirmation{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, Spread: true, Lines: 2},
 		// Request 3 (the first confirmation request) fails again: nothing more to learn.
-		"persistent": {Run: checks.Fail, Requests: []checks.Status{checks.Pass, checks.Fail}, Confirm: []checks.Status{checks.Fail},
-			E2E: checks.Fail, Label: checks.Confirmation{State: checks.ConfirmReproduced, Failed: 1, Of: 1, Max: 2,
+		"persistent": {Run: results.Fail, Requests: []results.Status{results.Pass, results.Fail}, Confirm: []results.Status{results.Fail},
+			E2E: results.Fail, Label: results.Confirmation{State: results.ConfirmReproduced, Failed: 1, Of: 1, Max: 2,
 				Note: "stopped after 1 of 2: every failed check failed again"}, Spread: true, Lines: 1},
-		"strict": {Run: checks.Fail, Requests: []checks.Status{checks.Pass, checks.Fail}, Confirm: []checks.Status{checks.Pass, checks.Pass},
-			E2E: checks.Fail, Label: checks.Confirmation{State: checks.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, Spread: true, Lines: 2},
+		"strict": {Run: results.Fail, Requests: []results.Status{results.Pass, results.Fail}, Confirm: []results.Status{results.Pass, results.Pass},
+			E2E: results.Fail, Label: results.Confirmation{State: results.ConfirmNotReproduced, Passed: 2, Of: 2, Max: 2}, Spread: true, Lines: 2},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/gh"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/selection"
 )
 
@@ -19,7 +19,7 @@ const pullFilesBudget = 2 * time.Minute
 // API (--changed-in-pr). The pull request comes from the workflow's own event only. An event
 // that is not about a pull request, or a pull request that changes more files than GitHub
 // lists, selects every case (sel.All says why).
-func pullChanges(ctx context.Context, e env) (sel checks.Selection, changed []string, err error) {
+func pullChanges(ctx context.Context, e env) (sel results.Selection, changed []string, err error) {
 	ge := e.github()
 	if missing := ge.Missing("GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH"); len(missing) > 0 {
 		return sel, nil, usagef("--changed-in-pr needs %s (in a workflow step: the action's github_token input, and pull-requests: read)",

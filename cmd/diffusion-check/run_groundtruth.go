@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // groundTruthFile is the Markdown table `run --mode gt` writes beside results.json: which
@@ -18,7 +19,7 @@ const groundTruthFile = "ground-truth.md"
 
 // writeGroundTruthTable writes the table of a gt run's ground_truth.write checks into dir
 // and returns its path.
-func writeGroundTruthTable(dir string, res *checks.Result) (string, error) {
+func writeGroundTruthTable(dir string, res *results.Result) (string, error) {
 	// The runner names files by absolute path; the table is read in the repository.
 	wd, _ := os.Getwd()
 	var b strings.Builder
@@ -33,7 +34,7 @@ func writeGroundTruthTable(dir string, res *checks.Result) (string, error) {
 		wrote := false
 		for _, rr := range c.Requests {
 			for _, ck := range rr.Checks {
-				if ck.Name != checks.GroundTruthWrite || ck.Status == checks.Skip {
+				if ck.Name != checks.GroundTruthWrite || ck.Status == results.Skip {
 					continue
 				}
 				wrote = true

@@ -16,7 +16,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/diffusion-check/diffusion-check/baselines"
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/schema"
 	"github.com/diffusion-check/diffusion-check/plan"
 	"github.com/diffusion-check/diffusion-check/results"
@@ -43,8 +42,8 @@ type planOutput struct {
 // generatedSchemas is every schema under docs/schemas/, by file name, made from the code.
 func generatedSchemas() (map[string]*schema.Schema, error) {
 	opts := schema.Options{Types: map[reflect.Type]func() *schema.Schema{
-		// checks.Stages writes itself as one object of stage name → milliseconds.
-		reflect.TypeFor[checks.Stages](): func() *schema.Schema {
+		// results.Stages writes itself as one object of stage name → milliseconds.
+		reflect.TypeFor[results.Stages](): func() *schema.Schema {
 			return &schema.Schema{Type: "object", AdditionalProperties: &schema.Schema{Type: "number"}}
 		},
 	}}
@@ -53,7 +52,7 @@ func generatedSchemas() (map[string]*schema.Schema, error) {
 		file, title string
 		t           reflect.Type
 	}{
-		{"results.schema.json", "diffusion-check results.json (" + checks.Schema + ")", reflect.TypeFor[checks.Result]()},
+		{"results.schema.json", "diffusion-check results.json (" + results.Schema + ")", reflect.TypeFor[results.Result]()},
 		{"plan.schema.json", "diffusion-check plan (" + plan.Schema + ")", reflect.TypeFor[planOutput]()},
 		{"spread.schema.json", "diffusion-check spread file (" + baselines.SpreadSchema + ")", reflect.TypeFor[baselines.SpreadFile]()},
 	} {

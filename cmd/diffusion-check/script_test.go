@@ -143,7 +143,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	res, err := results.ReadContext(context.Background(), ts.MkAbs(args[0]))
 	ts.Check(err)
-	var cr *checks.CaseResult
+	var cr *results.CaseResult
 	for i := range res.Cases {
 		if res.Cases[i].ID == args[1] {
 			cr = &res.Cases[i]
@@ -167,7 +167,7 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	for _, rr := range cr.Requests {
 		// The last line of a request is its final verdict (an earlier one may be revised once
 		// the case is known): it must say what results.json says.
-		var last *checks.RequestResult
+		var last *results.RequestResult
 		for i, l := range lines {
 			if l.Case == cr.ID && l.Index == rr.Index && !l.Confirm {
 				last = &lines[i]
@@ -229,7 +229,7 @@ func cmdRequestLines(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	lines, _, err := results.ReadRequests(context.Background(), filepath.Join(filepath.Dir(ts.MkAbs(args[0])), results.RequestsFile))
 	ts.Check(err)
-	last := map[int]checks.RequestResult{}
+	last := map[int]results.RequestResult{}
 	n := 0
 	for _, l := range lines {
 		if l.Case != args[1] || l.Confirm {
@@ -322,27 +322,27 @@ func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: fixture longids N FILE | fixture noisy FILE")
 	}
-	failing := func(id string, n int, detail string) checks.CaseResult {
-		c := checks.CaseResult{ID: id, Server: "ref", Modality: "image", WallMs: 3000}
+	failing := func(id string, n int, detail string) results.CaseResult {
+		c := results.CaseResult{ID: id, Server: "ref", Modality: "image", WallMs: 3000}
 		for k := 1; k <= 30; k++ {
 			c.LogTail = append(c.LogTail, fmt.Sprintf("[worker %d] step %d/50 latency %.1f ms", k%4, k, 1020.5+float64(k)))
 		}
 		for i := 1; i <= n; i++ {
-			e2e := checks.Check{
+			e2e := results.Check{
 				Name:      "perf.e2e",
-				Status:    checks.Fail,
+				Status:    results.Fail,
 				Value:     checks.Float(3100),
 				Limit:     checks.Float(2500),
 				Unit:      "ms",
 				Baseline:  checks.Float(2000),
 				Tolerance: checks.Float(0.25),
 			}
-			valid := checks.Failed(checks.OutputValid, fmt.Sprintf("output is not decodable (request %d/%d):\n%s", i, n, detail))
-			c.Requests = append(c.Requests, checks.RequestResult{Index: i, Of: n, Status: checks.Fail, E2EMs: 3100, Checks: []checks.Check{e2e, valid}})
+			valid := checks.Failed(results.OutputValid, fmt.Sprintf("output is not decodable (request %d/%d):\n%s", i, n, detail))
+			c.Requests = append(c.Requests, results.RequestResult{Index: i, Of: n, Status: results.Fail, E2EMs: 3100, Checks: []results.Check{e2e, valid}})
 		}
 		return c
 	}
-	res := checks.Result{Schema: checks.Schema, Suite: "ci", Lane: "base", Commit: scriptHead, Partition: checks.Partition{Index: 0, Total: 1}}
+	res := results.Result{Schema: results.Schema, Suite: "ci", Lane: "base", Commit: scriptHead, Partition: results.Partition{Index: 0, Total: 1}}
 	var file string
 	switch args[0] {
 	case "longids":

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/words"
 	"github.com/diffusion-check/diffusion-check/plan"
 	"github.com/diffusion-check/diffusion-check/report"
+	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/selection"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -132,7 +132,7 @@ func tellSelection(e env, p *plan.Plan) {
 
 // changes reads the changed paths from the source the flags name, and the repository root
 // they are relative to. sel.All is set instead of paths when everything must run.
-func (o *selectOptions) changes(ctx context.Context, e env, s *suite.Suite) (sel checks.Selection, changed []string, root string, err error) {
+func (o *selectOptions) changes(ctx context.Context, e env, s *suite.Suite) (sel results.Selection, changed []string, root string, err error) {
 	if o.fromPR {
 		sel, changed, err = pullChanges(ctx, e)
 		if err != nil || sel.All != "" {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
@@ -86,7 +85,7 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 	if diff := cmp.Diff(verdicts(single), verdicts(&merged[0])); diff != "" {
 		t.Errorf("merged partitions differ from the single run (-single +merged):\n%s", diff)
 	}
-	if merged[0].Status != checks.Fail || single.Status != checks.Fail {
+	if merged[0].Status != results.Fail || single.Status != results.Fail {
 		t.Errorf("statuses: merged %s, single %s; want fail (boom crashes on request 2/2)", merged[0].Status, single.Status)
 	}
 	if len(merged[0].Errors) > 0 {
@@ -114,7 +113,7 @@ func TestPartitionedRunEqualsSingleRun(t *testing.T) {
 }
 
 // verdicts is a run's outcome without timings: case → request statuses and check verdicts.
-func verdicts(r *checks.Result) map[string][]string {
+func verdicts(r *results.Result) map[string][]string {
 	out := map[string][]string{}
 	for _, c := range r.Cases {
 		var v []string
@@ -123,7 +122,7 @@ func verdicts(r *checks.Result) map[string][]string {
 			// Load-time checks belong to the case that paid the server start, which depends on
 			// the split (a reuse server starts once per partition): not part of the verdict
 			// that must agree.
-			if ck.Name == checks.ServerAlive {
+			if ck.Name == results.ServerAlive {
 				v = append(v, "case check "+ck.Name+" "+string(ck.Status))
 			}
 		}

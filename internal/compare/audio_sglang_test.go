@@ -16,6 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/media/mediatest"
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // audioData is the folder of the audio pairs (testdata/audio/make.sh) and of SGLang's numbers
@@ -123,7 +124,7 @@ func checkAgainstSGLang(t *testing.T, got AudioResult, want sglangAudio, tol tol
 			t.Errorf("%s %.6f, SGLang %.6f (tolerance %g)", m.name, m.got, m.want, m.tol)
 		}
 	}
-	pass := judge.RequestStatus(checks.AudioConsistency(got.Scores(), sglangLimits)) == checks.Pass
+	pass := judge.RequestStatus(checks.AudioConsistency(got.Scores(), sglangLimits)) == results.Pass
 	if pass != want.Passed {
 		t.Errorf("passes SGLang's default limits: %v, SGLang says %v", pass, want.Passed)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/judge"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // ffmpegFile makes a test file with ffmpeg from lavfi sources.
@@ -55,7 +56,7 @@ func TestAudio(t *testing.T) {
 			}
 			t.Logf("%+v", r)
 			cs := checks.AudioConsistency(r.Scores(), lim)
-			pass := judge.RequestStatus(cs) == checks.Pass
+			pass := judge.RequestStatus(cs) == results.Pass
 			if pass != tc.pass {
 				t.Errorf("passed %v, want %v: %+v", pass, tc.pass, cs)
 			}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/githubfake"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestUpsertEditsOnlyCommentsTheTokenWroteWithTheMarkerFirst: of the comments that carry the
@@ -174,11 +174,11 @@ func TestRefusalsSayWhatIsWrong(t *testing.T) {
 // TestCheckCommitRefusesOtherCommits: results of another commit, or of none, are refused.
 func TestCheckCommitRefusesOtherCommits(t *testing.T) {
 	const other = "0000000000000000000000000000000000000abc"
-	ok := []checks.Result{{Lane: "base", Commit: head}, {Lane: "extra", Commit: head}}
+	ok := []results.Result{{Lane: "base", Commit: head}, {Lane: "extra", Commit: head}}
 	if err := CheckCommit(ok, head); err != nil {
 		t.Errorf("same commit: %v", err)
 	}
-	bad := []checks.Result{{Lane: "base", Commit: other}, {Lane: "extra"}, {Lane: "third", Commit: "main\n::error::x"}}
+	bad := []results.Result{{Lane: "base", Commit: other}, {Lane: "extra"}, {Lane: "third", Commit: "main\n::error::x"}}
 	err := CheckCommit(bad, head)
 	if !errors.Is(err, ErrOtherCommit) || !strings.Contains(err.Error(), "lane base tested commit "+other) ||
 		!strings.Contains(err.Error(), "lane extra records no commit") ||

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // ErrForgedTarget marks an uploaded event that names another pull request, commit or
@@ -219,7 +219,7 @@ var ErrOtherCommit = errors.New("the results are not of the commit being publish
 // CheckCommit refuses lanes whose results tested another commit than head (the pull
 // request's head from the trusted event), or do not say which commit they tested: the
 // runner records it (results.json "commit"), and an uploaded results file can name any.
-func CheckCommit(lanes []checks.Result, head string) error {
+func CheckCommit(lanes []results.Result, head string) error {
 	var bad []string
 	for _, l := range lanes {
 		switch {

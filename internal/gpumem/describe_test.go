@@ -13,8 +13,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 func TestDescribe(t *testing.T) {
@@ -32,24 +32,24 @@ func TestDescribe(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		lib  *mock.Interface
-		want checks.Machine
+		want results.Machine
 	}{
 		{
 			name: "two GPUs",
 			lib:  withVersions(library(dev("NVIDIA H200", "GPU-0a", nvml.SUCCESS), dev("NVIDIA H200", "GPU-1b", nvml.SUCCESS)), 12080, nvml.SUCCESS),
-			want: checks.Machine{Driver: "570.124.06", CUDA: "12.8",
-				GPUs: []checks.MachineGPU{{Index: 0, Name: "NVIDIA H200", UUID: "GPU-0a"}, {Index: 1, Name: "NVIDIA H200", UUID: "GPU-1b"}}},
+			want: results.Machine{Driver: "570.124.06", CUDA: "12.8",
+				GPUs: []results.MachineGPU{{Index: 0, Name: "NVIDIA H200", UUID: "GPU-0a"}, {Index: 1, Name: "NVIDIA H200", UUID: "GPU-1b"}}},
 		},
 		{
 			name: "failed calls are named, the rest kept",
 			lib:  withVersions(library(dev("NVIDIA B200", "", nvml.ERROR_UNKNOWN)), 0, nvml.ERROR_NOT_SUPPORTED),
-			want: checks.Machine{Driver: "570.124.06", GPUs: []checks.MachineGPU{{Index: 0, Name: "NVIDIA B200"}},
+			want: results.Machine{Driver: "570.124.06", GPUs: []results.MachineGPU{{Index: 0, Name: "NVIDIA B200"}},
 				NVMLNote: "nvml: CUDA version: " + nvml.ERROR_NOT_SUPPORTED.Error() + "; GPU 0 UUID: " + nvml.ERROR_UNKNOWN.Error()},
 		},
 		{
 			name: "no driver",
 			lib:  &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }},
-			want: checks.Machine{NVMLNote: "nvml unavailable: init: " + nvml.ERROR_LIBRARY_NOT_FOUND.Error()},
+			want: results.Machine{NVMLNote: "nvml unavailable: init: " + nvml.ERROR_LIBRARY_NOT_FOUND.Error()},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestDescribe(t *testing.T) {
 			tc.want.CPU = "Test CPU 9000"
 			s := New(Options{Library: tc.lib, Proc: proc, Timer: TimerRuntime})
 			defer s.Close()
-			var m checks.Machine
+			var m results.Machine
 			s.Describe(&m)
 			if d := cmp.Diff(tc.want, m); d != "" {
 				t.Errorf("Describe (-want +got):\n%s", d)

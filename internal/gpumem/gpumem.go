@@ -16,6 +16,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/gpumem/nvml"
 	"github.com/diffusion-check/diffusion-check/internal/hostmem"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // Options configures a Sampler. The zero value samples every millisecond.
@@ -802,7 +803,7 @@ func (r runtimeSleeper) sleepUntil(t int64) {
 // supports, and every sampled GPU's name and UUID. Without NVML it leaves the GPU fields out
 // and sets NVMLNote to why; a call that fails leaves its field out and is named in NVMLNote.
 // It never fails the run.
-func (s *Sampler) Describe(m *checks.Machine) {
+func (s *Sampler) Describe(m *results.Machine) {
 	m.CPU = hostmem.CPUModel(s.opts.Proc)
 	if s.unavailable != "" {
 		m.NVMLNote = s.unavailable
@@ -828,7 +829,7 @@ func (s *Sampler) Describe(m *checks.Machine) {
 		failed = append(failed, "CUDA version: "+ret.Error())
 	}
 	for i, d := range s.devices {
-		g := checks.MachineGPU{Index: i}
+		g := results.MachineGPU{Index: i}
 		if n, ret := d.GetName(); ret == nvml.SUCCESS {
 			g.Name = n
 		} else {

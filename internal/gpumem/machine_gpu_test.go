@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/memory"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestGPUMachine: on a real GPU, Describe names the driver, the CUDA version and every GPU's
@@ -25,7 +25,7 @@ func TestGPUMachine(t *testing.T) {
 	if why := s.Unavailable(); why != "" {
 		t.Fatalf("NVML unavailable: %s", why)
 	}
-	var m checks.Machine
+	var m results.Machine
 	s.Describe(&m)
 	out, _ := json.MarshalIndent(m, "", "  ")
 	t.Logf("machine: %s", out)

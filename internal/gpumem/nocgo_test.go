@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffusion-check/diffusion-check/checks"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // TestWithoutCgo: a binary built with CGO_ENABLED=0 cannot load NVML; it says so, as it does
@@ -24,7 +24,7 @@ func TestWithoutCgo(t *testing.T) {
 func TestDescribeWithoutCgo(t *testing.T) {
 	s := New(Options{Proc: fakeProc(t), Timer: TimerRuntime})
 	defer s.Close()
-	var m checks.Machine
+	var m results.Machine
 	s.Describe(&m)
 	if m.Driver != "" || m.CUDA != "" || len(m.GPUs) != 0 || !strings.Contains(m.NVMLNote, "without cgo") {
 		t.Errorf("Describe without cgo = %+v, want no GPU fields and a note naming cgo", m)

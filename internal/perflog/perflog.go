@@ -20,6 +20,7 @@ import (
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clock"
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // requestIDPattern finds a plain request id in a line that does not decode.
@@ -290,8 +291,8 @@ func requestIDIn(line []byte) string {
 
 // StageTimes converts the record's stage list, keeping the pipeline order. A stage reported
 // twice (a pipeline that loops) is summed.
-func (r Record) StageTimes() checks.Stages {
-	var out checks.Stages
+func (r Record) StageTimes() results.Stages {
+	var out results.Stages
 	idx := map[string]int{}
 	for _, s := range r.Stages {
 		if i, ok := idx[s.Name]; ok {
@@ -299,7 +300,7 @@ func (r Record) StageTimes() checks.Stages {
 			continue
 		}
 		idx[s.Name] = len(out)
-		out = append(out, checks.Stage{Name: s.Name, Ms: s.ExecutionTimeMs})
+		out = append(out, results.Stage{Name: s.Name, Ms: s.ExecutionTimeMs})
 	}
 	return out
 }

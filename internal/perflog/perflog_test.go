@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/diffusion-check/diffusion-check/results"
 )
 
 // specRecord is the record of docs/sglang-compat.md §3, plus a field newer servers add.
@@ -28,7 +29,7 @@ func TestParseLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(checks.Stages{{Name: "TextEncodingStage", Ms: 232}, {Name: "DenoisingStage", Ms: 12404.2}}, rec.StageTimes()); diff != "" {
+	if diff := cmp.Diff(results.Stages{{Name: "TextEncodingStage", Ms: 232}, {Name: "DenoisingStage", Ms: 12404.2}}, rec.StageTimes()); diff != "" {
 		t.Errorf("stages (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]float64{"server_reserved": 24838, "server_allocated": 24001}, rec.Peaks("runtime_peak")); diff != "" {

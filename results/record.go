@@ -1,7 +1,9 @@
-package checks
+package results
 
 import (
 	"cmp"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -294,7 +296,122 @@ const DefaultLane = "default"
 // asked for, else DefaultLane.
 func (r Result) LaneOf(c CaseResult) string { return cmp.Or(c.Lane, r.Lane, DefaultLane) }
 
-// CauseStartTimeout is the Cause of a server.alive failure of a server still starting when
-// its start_timeout ran out: SGLang's _wait_for_ready raises TimeoutError then, which its
-// runner retries.
-const CauseStartTimeout = "server start timed out"
+// Spread summarises one metric over the requests a baseline was made from: how many values
+// (N), the smallest, the median, the largest, and the median absolute deviation (MAD: the
+// median of |value − median|), a measure of noise that one outlier cannot inflate. The
+// baseline itself keeps the worst value; the spread says how much the values moved.
+type Spread struct {
+	N      int     `json:"n"`
+	Min    float64 `json:"min"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+	MAD    float64 `json:"mad"`
+}
+
+// ChunkStats is one chunk_stats message of a realtime session, as SGLang's harness parses it
+// (realtime_consistency.py RealtimeChunkStats / parse_realtime_chunk_stats, triple-mu/sglang
+// 2026-06-02): the server's timings of one generated chunk, in ms (sent rounded to whole ms,
+// realtime_video_api.py _transport_ms), and its sizes.
+type ChunkStats struct {
+	Index              int     `json:"chunk_index"`
+	RequestID          string  `json:"request_id,omitempty"`
+	ContentType        string  `json:"content_type,omitempty"`
+	NumFrames          int     `json:"num_frames"`
+	RawBytes           int64   `json:"raw_bytes"`
+	WSPayloadBytes     int64   `json:"ws_payload_bytes"`
+	RequestPrepareMs   float64 `json:"request_prepare_ms"`
+	SchedulerForwardMs float64 `json:"scheduler_forward_ms"`
+	RawPayloadBuildMs  float64 `json:"raw_payload_build_ms"`
+	RawWriteMs         float64 `json:"raw_write_ms"`
+	WSWriteMs          float64 `json:"ws_write_ms"`
+	ChunkTotalMs       float64 `json:"chunk_total_ms"`
+	// SessionMs is the client's time from sending the session's init message until these
+	// stats arrived; the last chunk's is the session's E2E (RealtimeE2E).
+	SessionMs float64 `json:"session_ms,omitempty"`
+}
+
+// FirstFrame is the first frame a realtime session named by URL, as the harness fetched it
+// before the session (the server fetches it again, as SGLang's does): the URL, the body's
+// size, SHA-256 (hex) and sniffed type (net/http's DetectContentType).
+type FirstFrame struct {
+	URL         string `json:"url"`
+	Bytes       int64  `json:"bytes"`
+	SHA256      string `json:"sha256"`
+	ContentType string `json:"content_type"`
+}
+
+// The states of KnownFailure.State.
+const (
+	KnownStateKnown   = "known"
+	KnownStateFixed   = "fixed"
+	KnownStateExpired = "expired"
+)
+
+// EmptyPartition reports whether r is the run of a partition its plan gave no cases, that
+// ran none and had no problem: it passes, and a merge does not count it as speaking for its
+// lane.
+func (r *Result) EmptyPartition() bool {
+	return len(r.Cases) == 0 && len(r.Errors) == 0 && r.Partition.Index >= 0 &&
+		r.Partition.Index < len(r.Planned) && len(r.Planned[r.Partition.Index]) == 0
+}
+
+// Confirmation is what a case's confirmation requests said about one failed check: in how
+// many of them the same check (same name and source) failed again, passed, or gave no
+// verdict.
+type Confirmation struct {
+	State  string `json:"state"`
+	Failed int    `json:"failed"`
+	Passed int    `json:"passed"`
+	// Unmeasured counts the confirmation requests that gave no verdict on the check.
+	Unmeasured int `json:"unmeasured,omitempty"`
+	// Of is how many confirmation requests were sent; Max is the case's confirm (K).
+	// Of < Max when confirmation stopped early (every failed check reproduced, the server
+	// died, the run was cancelled).
+	Of  int `json:"of"`
+	Max int `json:"max"`
+	// Note says why confirmation was cut short or gave no verdict, when it did.
+	Note string `json:"note,omitempty"`
+}
+
+// Text is the label in a few words: "reproduced in 2/2 confirmation requests", "not
+// reproduced in 0/2", "inconclusive: …".
+func (c *Confirmation) Text() string {
+	switch c.State {
+	case ConfirmReproduced:
+		return fmt.Sprintf("reproduced in %d/%d confirmation requests", c.Failed, c.Of)
+	case ConfirmNotReproduced:
+		return fmt.Sprintf("not reproduced in %d/%d confirmation requests", c.Failed, c.Of)
+	}
+	s := fmt.Sprintf("not confirmed: failed in %d/%d confirmation requests, %d without a verdict", c.Failed, c.Of, c.Unmeasured)
+	if c.Note != "" {
+		s += " (" + c.Note + ")"
+	}
+	return s
+}
+
+// MADs is how far v lies from the median in MADs, signed: (v − median) / MAD, +4.1 for a
+// value 4.1 MADs above it. ok is false when the MAD is zero (one value, or values all
+// alike), where no such distance exists; Outside then says whether v differs from them.
+func (s Spread) MADs(v float64) (d float64, ok bool) {
+	if s.MAD <= 0 || math.IsNaN(s.MAD) || s.N == 0 {
+		return 0, false
+	}
+	return (v - s.Median) / s.MAD, true
+}
+
+// Outside reports whether v lies outside every value the spread saw (below Min or above
+// Max).
+func (s Spread) Outside(v float64) bool { return s.N > 0 && (v < s.Min || v > s.Max) }
+
+// The states of Confirmation.State.
+const (
+	// ConfirmReproduced: the check failed again in at least one confirmation request.
+	ConfirmReproduced = "reproduced"
+	// ConfirmNotReproduced: every confirmation request sent measured the check, and it
+	// passed in each.
+	ConfirmNotReproduced = "not_reproduced"
+	// ConfirmInconclusive: it never failed again, but some confirmation request gave no
+	// verdict on it (the server crashed, the request errored or was cancelled, no perf
+	// record), or none could be sent. Not a pass: the failure stands as it is.
+	ConfirmInconclusive = "inconclusive"
+)

@@ -1,4 +1,4 @@
-package checks
+package results
 
 // Machine says where a partition ran: the Actions runner, the host, its CPU and its GPUs.
 // Every field is optional: a results file written before they were recorded, or by a run
