@@ -161,16 +161,27 @@ func RunStatus(cases []results.CaseResult, errs []string) results.Status {
 	return settle(errored, cancelled, flaky, known)
 }
 
-// Finalize sets, in place, the status of every request (except those marked Cancelled), every
-// case and the run from their checks: the statuses a run stores (runner) and those of every
-// results file a command reads (cmd), which a pull request may have written.
+// Finalize judges a run's record before the run writes it (runner: every write of
+// results.json): the status of every request from its checks (except those marked
+// Cancelled), then of every case and the run (Settle). It is the one place a record's
+// statuses are set from its checks; the writer and the readers check them.
 func Finalize(r *results.Result) {
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		for j := range c.Requests {
 			c.Requests[j].Status = requestStatus(c.Requests[j])
 		}
-		c.Status = CaseStatus(*c)
+	}
+	Settle(r)
+}
+
+// Settle sets the status of every case of r and of the run (CaseStatus, LaneStatus) from
+// their checks and requests. A record a reader rebuilt or completed from requests.jsonl, whose
+// request lines the run judged as it wrote them, has no case or run status of its own: cmd
+// settles it when it reads it.
+func Settle(r *results.Result) {
+	for i := range r.Cases {
+		r.Cases[i].Status = CaseStatus(r.Cases[i])
 	}
 	r.Status = LaneStatus(r)
 }

@@ -112,11 +112,14 @@ func TestCaseStatus(t *testing.T) {
 			Requests: []results.RequestResult{pass, pass}}, results.Fail},
 		{"case check errors, requests pass", results.CaseResult{Checks: []results.Check{ck("memory.load_peak", results.Error)},
 			Requests: []results.RequestResult{pass}}, results.Fail},
-		{"case check known", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Known)}, Requests: []results.RequestResult{pass}}, results.Known},
-		{"case check skipped", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Skip)}, Requests: []results.RequestResult{pass}}, results.Pass},
+		{"case check known", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Known)}, Requests: []results.RequestResult{pass}},
+			results.Known},
+		{"case check skipped", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Skip)}, Requests: []results.RequestResult{pass}},
+			results.Pass},
 		{"case check cancelled", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Cancelled)}, Requests: []results.RequestResult{pass}},
 			results.Cancelled},
-		{"case check unknown status", results.CaseResult{Checks: []results.Check{ck("perf.load", "ok")}, Requests: []results.RequestResult{pass}}, results.Fail},
+		{"case check unknown status", results.CaseResult{Checks: []results.Check{ck("perf.load", "ok")}, Requests: []results.RequestResult{pass}},
+			results.Fail},
 		{"case errors, requests pass", results.CaseResult{Errors: []string{"artifact: disk full"}, Requests: []results.RequestResult{pass}}, results.Error},
 		{"case errors and failure", results.CaseResult{Errors: []string{"x"}, Requests: []results.RequestResult{fail}}, results.Fail},
 		{"case errors and cancelled", results.CaseResult{Errors: []string{"x"}, Requests: []results.RequestResult{cancelled}}, results.Error},
@@ -127,7 +130,8 @@ func TestCaseStatus(t *testing.T) {
 		{"flaky and known", results.CaseResult{Requests: []results.RequestResult{known, flaky}}, results.Flaky},
 		{"flaky and cancelled", results.CaseResult{Requests: []results.RequestResult{flaky, cancelled}}, results.Cancelled},
 		{"flaky and case errors", results.CaseResult{Errors: []string{"x"}, Requests: []results.RequestResult{flaky}}, results.Error},
-		{"case check flaky", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Flaky)}, Requests: []results.RequestResult{pass}}, results.Flaky},
+		{"case check flaky", results.CaseResult{Checks: []results.Check{ck("perf.load", results.Flaky)}, Requests: []results.RequestResult{pass}},
+			results.Flaky},
 		{"unknown request status is recomputed", results.CaseResult{Requests: []results.RequestResult{req("weird", ck("a", results.Pass))}}, results.Pass},
 	}
 	for _, tt := range tests {
@@ -216,8 +220,10 @@ func TestFinalize(t *testing.T) {
 				ID:     "t2i",
 				Status: results.Pass,
 				Requests: []results.RequestResult{
-					{Index: 1, Of: 3, Status: results.Fail, Checks: []results.Check{ck(results.ServerAlive, results.Pass), ck(results.OutputValid, results.Pass)}},
-					{Index: 2, Of: 3, Status: results.Pass, Checks: []results.Check{ck(results.ServerAlive, results.Pass), ck(results.OutputValid, results.Fail)}},
+					{Index: 1, Of: 3, Status: results.Fail, Checks: []results.Check{ck(results.ServerAlive, results.Pass), ck(results.OutputValid,
+						results.Pass)}},
+					{Index: 2, Of: 3, Status: results.Pass, Checks: []results.Check{ck(results.ServerAlive, results.Pass), ck(results.OutputValid,
+						results.Fail)}},
 					{Index: 3, Of: 3, Status: results.Pass, Checks: []results.Check{ck(results.ServerAlive, results.Skip)}},
 				},
 			},
@@ -278,5 +284,23 @@ func TestNothingSelectedPasses(t *testing.T) {
 				t.Errorf("status %s, want %s", r.Status, tc.want)
 			}
 		})
+	}
+}
+
+// TestSettle: a record rebuilt from requests.jsonl, whose request lines carry the statuses
+// the run judged and whose cases and run have none, gets its case and run statuses, and its
+// request statuses are left as the lines say.
+func TestSettle(t *testing.T) {
+	r := &results.Result{Incomplete: "rebuilt", Errors: []string{"results.json is missing"}, Cases: []results.CaseResult{{ID: "c",
+		Requests: []results.RequestResult{
+			{Index: 1, Of: 2, Status: results.Pass, Checks: []results.Check{ck(results.OutputPresent, results.Pass)}},
+			{Index: 2, Of: 2, Status: results.Cancelled, Checks: []results.Check{ck(results.ServerAlive, results.Cancelled)}},
+		}}}}
+	Settle(r)
+	if r.Cases[0].Status != results.Cancelled || r.Status != results.Error {
+		t.Errorf("case %s, run %s; want cancelled, and error (the run's own error)", r.Cases[0].Status, r.Status)
+	}
+	if r.Cases[0].Requests[0].Status != results.Pass || r.Cases[0].Requests[1].Status != results.Cancelled {
+		t.Errorf("request statuses changed: %s, %s", r.Cases[0].Requests[0].Status, r.Cases[0].Requests[1].Status)
 	}
 }

@@ -23,7 +23,7 @@ const maxStages = 3
 // did not pass, then a summary line. Both E2E times are shown and named: the client's (from
 // sending the request to having the output) and the server's (its perf record's
 // total_duration_ms, which the baselines limit). It prints the statuses stored in r; call
-// judge.Finalize first if they may be stale.
+// judge.Settle first for a result rebuilt without statuses.
 func Table(w io.Writer, r *results.Result) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

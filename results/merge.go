@@ -20,7 +20,7 @@ type Input struct {
 // lane, sorted by lane name. A case belongs to its own lane, else to the lane its run was
 // asked for, else to DefaultLane. Each merged Result holds its cases in the order of the
 // partitions (by index, then by file), the run-level errors of every file (prefixed by the
-// file). It judges nothing: the lanes' statuses are judge.Finalize's, which its caller runs.
+// file). It judges nothing: a lane's status is the judge's (judge.LaneStatus), which its caller sets.
 //
 // The same case may appear in several inputs only with identical content (the same file
 // given twice, or as a file and as its folder); two different results for one case of one

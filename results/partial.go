@@ -80,7 +80,7 @@ func placeRebuilt(res *Result, lines []requestLine) bool {
 // holds (lines, in file order; the last line of a request is its verdict): each replaces the
 // request of its case and index that res has, and a case res lacks is added with its requests
 // and the lane its lines record, the indexes without a line marked as having no result. It
-// leaves the statuses to the judge (judge.Finalize, which cmd runs on what it reads). Lines that do not fit (an index outside the case's count) are
+// leaves the statuses to the judge (judge.Settle, which cmd runs on what it reads). Lines that do not fit (an index outside the case's count) are
 // skipped, and returned as warnings; so is a case whose lines record two lanes, and a case
 // whose lines record none is said (it lands in the run's lane, else DefaultLane).
 func complete(res *Result, lines []requestLine) []error {

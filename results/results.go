@@ -472,6 +472,10 @@ func readResultsFile(ctx context.Context, path string) (*Result, error) {
 	if err := requestIndexes(&res); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// The statuses are the run's judge's, written with the file: checked, never computed.
+	if err := judged(&res); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &res, nil
 }
 

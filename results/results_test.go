@@ -382,11 +382,18 @@ func TestReadErrors(t *testing.T) {
 		{"confirm out of order",
 			`{"schema":"diffusion-check/results/v1","cases":[{"id":"t2i","requests":[{"index":1,"of":1}],"confirm":[{"index":2,"of":2,"confirm":true}]}]}`,
 			`order.json: case t2i: confirm[0] is confirmation request 2/2, want 1 of at least 1, in the order sent`},
+		// The statuses are the run's judge's: checked when read, never computed.
+		{"request without status",
+			`{"schema":"diffusion-check/results/v1","status":"pass","cases":[{"id":"t2i","status":"pass","requests":[{"index":1,"of":1}]}]}`,
+			`nostatus.json: case t2i request 1/1: status "" is not a judged one`},
+		{"run status not ours", `{"schema":"diffusion-check/results/v1","status":"green","cases":[]}`,
+			`green.json: the run's status "green" is not a judged one`},
 	}
 	names := map[string]string{"no schema": "no.json", "other schema": "other.json", "not json": "bad.json", "wrong type": "type.json",
 		"not an object":   "array.json",
 		"missing request": "missing.json", "duplicated request": "dup.json", "index out of range": "range.json",
-		"confirm not marked": "unmarked.json", "confirm out of order": "order.json"}
+		"confirm not marked": "unmarked.json", "confirm out of order": "order.json", "request without status": "nostatus.json",
+		"run status not ours": "green.json"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, names[tt.name])

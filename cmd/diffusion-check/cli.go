@@ -380,9 +380,9 @@ func executable() (string, error) { return os.Executable() }
 
 // readInputs reads the results named on a command line (results.ReadAll), telling its
 // warnings on stderr, an error among them; every error is the command line's (exit 2).
-// Nothing read is taken at its word: a results file is the pull request's to write, and a
-// rebuilt one has no statuses. Each is judged (judge.Finalize) from its checks before any
-// command reads a status.
+// A results.json holds the statuses its run judged (the reader refuses one that is not a
+// status); one that was rebuilt or completed from requests.jsonl gets its case and run
+// statuses here (judge.Settle), from its request lines, which the run judged as it wrote them.
 func readInputs(ctx context.Context, e env, args []string) ([]results.Input, error) {
 	inputs, warnings, err := results.ReadAll(ctx, args)
 	for _, w := range warnings {
@@ -392,7 +392,9 @@ func readInputs(ctx context.Context, e env, args []string) ([]results.Input, err
 		return nil, usageError{err}
 	}
 	for _, in := range inputs {
-		judge.Finalize(in.Result)
+		if in.Result.Incomplete != "" {
+			judge.Settle(in.Result)
+		}
 	}
 	return inputs, nil
 }
