@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 
@@ -32,20 +33,38 @@ type failurePicture struct {
 	file string
 }
 
-// findPictures lists the failure pictures of every request of inputs that failed a
-// consistency check against its ground truth (ground truth | output | SSIM map) or against
-// request 1 (consistency.repeat: request 1 | request k | SSIM map) and has one in its results
-// folder (artifacts/<case>/request-<i>/), in the order of the results, at most
-// maxPushedPictures.
-func findPictures(inputs []results.Input) []failurePicture {
+// findPictures lists the failure pictures of inputs that a comment shows, as their records
+// name them (results.Picture), never by looking in the folders: for each failed request the
+// first consistency picture (ground truth | output | SSIM map) and the first repeat picture
+// (request 1 | request k | SSIM map), and the first memory picture of each window whose
+// memory check failed (the load's, then each request's), at most maxPushedPictures. A path
+// that is not one of its output folder's artifacts (the record is the pull request's to
+// write) is left out, and said in log.
+func findPictures(inputs []results.Input, log io.Writer) []failurePicture {
 	var out []failurePicture
+	add := func(in results.Input, key report.PictureKey, pics []results.Picture, kind string) bool {
+		p, ok := results.PictureOf(pics, kind)
+		if !ok {
+			return false
+		}
+		file, err := results.ArtifactFile(filepath.Dir(in.File), p.Path)
+		if err != nil {
+			fmt.Fprintf(log, "pictures: %s: case %s: %v\n", in.File, key.Case, err)
+			return false
+		}
+		out = append(out, failurePicture{key: key, file: file})
+		return len(out) == maxPushedPictures
+	}
 	for _, in := range inputs {
-		dir := filepath.Join(filepath.Dir(in.File), results.ArtifactsDir)
 		for _, c := range in.Result.Cases {
+			lane := in.Result.LaneOf(c)
 			// A memory failure's timeline: of the load (request 0), then of each request.
-			for _, f := range memoryPictureFiles(dir, c) {
-				out = append(out, failurePicture{key: report.PictureKey{Lane: in.Result.LaneOf(c), Case: c.ID, Request: f.request, Memory: true}, file: f.file})
-				if len(out) == maxPushedPictures {
+			if c.Load != nil && memoryFailed(c.Checks) && add(in, report.PictureKey{Lane: lane, Case: c.ID, Memory: true}, c.Load.Pictures, results.PictureMemory) {
+				return out
+			}
+			for _, rr := range c.Requests {
+				if rr.Status == results.Fail && memoryFailed(rr.Checks) &&
+					add(in, report.PictureKey{Lane: lane, Case: c.ID, Request: rr.Index, Memory: true}, rr.Pictures, results.PictureMemory) {
 					return out
 				}
 			}
@@ -53,51 +72,11 @@ func findPictures(inputs []results.Input) []failurePicture {
 				if rr.Status != results.Fail {
 					continue
 				}
-				for _, kind := range []struct {
-					repeat bool
-					prefix string
-				}{{false, pictures.FilePrefix}, {true, pictures.RepeatFilePrefix}} {
-					// Case ids are checked names (validNames): a folder name, never a path.
-					found, _ := filepath.Glob(filepath.Join(dir, c.ID, fmt.Sprintf("request-%d", rr.Index), kind.prefix+"*.png"))
-					if len(found) == 0 {
-						continue
-					}
-					slices.Sort(found)
-					out = append(out, failurePicture{key: report.PictureKey{Lane: in.Result.LaneOf(c), Case: c.ID, Request: rr.Index, Repeat: kind.repeat}, file: found[0]})
-					if len(out) == maxPushedPictures {
-						return out
-					}
+				if add(in, report.PictureKey{Lane: lane, Case: c.ID, Request: rr.Index}, rr.Pictures, results.PictureConsistency) ||
+					add(in, report.PictureKey{Lane: lane, Case: c.ID, Request: rr.Index, Repeat: true}, rr.Pictures, results.PictureRepeat) {
+					return out
 				}
 			}
-		}
-	}
-	return out
-}
-
-// memoryPictureFile is the first memory picture of a window of a case.
-type memoryPictureFile struct {
-	request int // 0: the load
-	file    string
-}
-
-// memoryPictureFiles lists the memory pictures of case c under dir (artifacts/): the load's
-// (artifacts/<case>/load/) when a case check of the memory group failed, and each failed
-// request's (artifacts/<case>/request-<i>/), the first of each by name.
-func memoryPictureFiles(dir string, c results.CaseResult) []memoryPictureFile {
-	var out []memoryPictureFile
-	first := func(request int, folder string) {
-		found, _ := filepath.Glob(filepath.Join(dir, c.ID, folder, pictures.MemoryFilePrefix+"*.png"))
-		if len(found) > 0 {
-			slices.Sort(found)
-			out = append(out, memoryPictureFile{request, found[0]})
-		}
-	}
-	if memoryFailed(c.Checks) {
-		first(0, results.LoadFolder)
-	}
-	for _, rr := range c.Requests {
-		if rr.Status == results.Fail && memoryFailed(rr.Checks) {
-			first(rr.Index, fmt.Sprintf("request-%d", rr.Index))
 		}
 	}
 	return out
@@ -115,7 +94,7 @@ func memoryFailed(cs []results.Check) bool {
 // come from code the pull request controls, and its token is read-only) or without a
 // branch; a refusal or a failure is a notice, and the comment links to the artifacts.
 func (p *publisher) pushPictures(ctx context.Context, inputs []results.Input) map[report.PictureKey]string {
-	found := findPictures(inputs)
+	found := findPictures(inputs, p.opts.Log)
 	branch, t, log := p.opts.PicturesBranch, p.opts.Event, p.opts.Log
 	if len(found) == 0 || branch == "" {
 		return nil
@@ -136,14 +115,16 @@ func (p *publisher) pushPictures(ctx context.Context, inputs []results.Input) ma
 			fmt.Fprintf(log, "pictures: %s: %v\n", f.file, err)
 			continue
 		}
-		name := fmt.Sprintf("%s/%s/request-%d.png", f.key.Lane, f.key.Case, f.key.Request)
+		// Named on the branch after the request's artifact folder.
+		base := f.key.Lane + "/" + f.key.Case + "/" + results.RequestFolder(f.key.Request)
+		name := base + ".png"
 		switch {
 		case f.key.Repeat:
-			name = fmt.Sprintf("%s/%s/request-%d-vs-request-1.png", f.key.Lane, f.key.Case, f.key.Request)
+			name = base + "-vs-" + results.RequestFolder(1) + ".png"
 		case f.key.Memory && f.key.Request == 0:
-			name = fmt.Sprintf("%s/%s/load-memory.png", f.key.Lane, f.key.Case)
+			name = f.key.Lane + "/" + f.key.Case + "/" + results.LoadFolder + "-memory.png"
 		case f.key.Memory:
-			name = fmt.Sprintf("%s/%s/request-%d-memory.png", f.key.Lane, f.key.Case, f.key.Request)
+			name = base + "-memory.png"
 		}
 		files = append(files, gh.Asset{Path: name, Data: data})
 		keys = append(keys, f.key)

@@ -237,6 +237,9 @@ func TestPicturesGetAThirdOfTheBudget(t *testing.T) {
 	if err := os.WriteFile(pic, png.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The failed request's record names its picture, as the run writes it.
+	rr := &rep.Lanes[0].Cases[0].Requests[0]
+	rr.Pictures = []results.Picture{{Kind: results.PictureConsistency, Path: results.ArtifactsDir + "/t2i/request-1/" + pictures.FilePrefix + "0.png"}}
 	inputs := []results.Input{{File: filepath.Join(dir, results.ResultsFile), Result: &rep.Lanes[0]}}
 	synctest.Test(t, func(t *testing.T) {
 		f := githubfake.NewLocal(githubfake.Config{Owner: "octo", Repo: "diffusion", Token: token})
@@ -315,5 +318,43 @@ func TestStatusReadThatHangsStillComments(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "other lanes are shown as the previous comment recorded them") {
 		t.Errorf("log does not say the read was given up:\n%s", log)
+	}
+}
+
+// TestFindPicturesReadsTheRecord: the pictures come from the records (results.Picture), in
+// order (memory first, then each failed request's consistency and repeat pictures); a path the
+// record names that is absolute, leaves the output folder or is not an artifact (a results
+// file is the pull request's to write) is left out and said, never read.
+func TestFindPicturesReadsTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	r := lane("base", results.Fail, head)
+	r.Cases[0].Requests[0].Pictures = []results.Picture{
+		{Kind: results.PictureRepeat, Path: "artifacts/t2i/request-1/consistency-repeat-frame-0.png"},
+		{Kind: results.PictureConsistency, Path: "artifacts/t2i/request-1/consistency-frame-0.png"},
+	}
+	hostile := lane("extra", results.Fail, head)
+	hostile.Cases[0].ID = "evil"
+	hostile.Cases[0].Requests[0].Pictures = []results.Picture{{Kind: results.PictureConsistency, Path: "../../../etc/passwd"}}
+	absolute := lane("abs", results.Fail, head)
+	absolute.Cases[0].Requests[0].Pictures = []results.Picture{{Kind: results.PictureConsistency, Path: "/etc/passwd"}}
+	outside := lane("logs", results.Fail, head)
+	outside.Cases[0].Requests[0].Pictures = []results.Picture{{Kind: results.PictureConsistency, Path: "servers/01-ref/server.log"}}
+	file := filepath.Join(dir, results.ResultsFile)
+	var log bytes.Buffer
+	got := findPictures([]results.Input{{File: file, Result: &r}, {File: file, Result: &hostile}, {File: file, Result: &absolute}, {File: file,
+		Result: &outside}}, &log)
+	want := []failurePicture{
+		{key: report.PictureKey{Lane: "base", Case: "t2i", Request: 1}, file: filepath.Join(dir, "artifacts/t2i/request-1/consistency-frame-0.png")},
+		{key: report.PictureKey{Lane: "base", Case: "t2i", Request: 1, Repeat: true}, file: filepath.Join(dir,
+			"artifacts/t2i/request-1/consistency-repeat-frame-0.png")},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(failurePicture{})); diff != "" {
+		t.Errorf("pictures (-want +got):\n%s", diff)
+	}
+	for _, p := range []string{`"../../../etc/passwd" is not a file under artifacts/`, `"/etc/passwd" is not a file under artifacts/`,
+		`"servers/01-ref/server.log" is not a file under artifacts/`} {
+		if !strings.Contains(log.String(), p) {
+			t.Errorf("log lacks %q:\n%s", p, log.String())
+		}
 	}
 }

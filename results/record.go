@@ -220,6 +220,13 @@ type Load struct {
 	// WarmupPeakVRAMMiB is the server's warm-up peak (the perf record's warmup_peak
 	// snapshot), by source, when the server reports one.
 	WarmupPeakVRAMMiB map[string]float64 `json:"warmup_peak_vram_mb,omitempty"`
+	// MemoryTimeline is the server start's memory over time (artifacts/memory/<start>.json,
+	// relative to --out), which the run writes when the server stops; "" when its sampler
+	// keeps none.
+	MemoryTimeline string `json:"memory_timeline,omitempty"`
+	// Pictures are the pictures of the server start's failures (a memory.load_peak over its
+	// limit).
+	Pictures []Picture `json:"pictures,omitempty"`
 }
 
 // RequestResult is one request of a case, with its 1-based index among Of repetitions; a
@@ -245,6 +252,9 @@ type RequestResult struct {
 	// RealtimeFirstFrame is a realtime case's first frame named by URL, as fetched before
 	// the session (also when it was no image); nil for a file or no first frame.
 	RealtimeFirstFrame *FirstFrame `json:"realtime_first_frame,omitempty"`
+	// Pictures are the pictures the run drew of this request's failures, in the order drawn;
+	// none for a request that did not fail one of the checks they show.
+	Pictures []Picture `json:"pictures,omitempty"`
 	// Confirm marks a confirmation request (CaseResult.Confirm), which requests.jsonl
 	// holds beside the case's own requests.
 	Confirm bool `json:"confirm,omitempty"`
@@ -415,3 +425,39 @@ const (
 	// record), or none could be sent. Not a pass: the failure stands as it is.
 	ConfirmInconclusive = "inconclusive"
 )
+
+// Picture is a picture the run drew of a failure, a file of the output folder.
+type Picture struct {
+	// Kind is what it shows: PictureConsistency, PictureRepeat, PictureRepeatCurves or
+	// PictureMemory.
+	Kind string `json:"kind"`
+	// Path is the file, relative to --out, with "/": artifacts/<case>/request-<i>/….png.
+	Path string `json:"path"`
+	// Check and Source name the failed check a memory picture shows.
+	Check  string `json:"check,omitempty"`
+	Source string `json:"source,omitempty"`
+}
+
+// The kinds of Picture.
+const (
+	// PictureConsistency: the worst frame against the ground truth (ground truth | output |
+	// SSIM map).
+	PictureConsistency = "consistency"
+	// PictureRepeat: the worst frame against request 1 of the server start (request 1 |
+	// request k | SSIM map).
+	PictureRepeat = "repeat"
+	// PictureRepeatCurves: SSIM per frame against request 1 (and the ground truth).
+	PictureRepeatCurves = "repeat_curves"
+	// PictureMemory: the server start's memory over time, the failing window shaded.
+	PictureMemory = "memory"
+)
+
+// PictureOf is the first picture of kind among pics, and whether there is one.
+func PictureOf(pics []Picture, kind string) (Picture, bool) {
+	for _, p := range pics {
+		if p.Kind == kind {
+			return p, true
+		}
+	}
+	return Picture{}, false
+}

@@ -303,11 +303,10 @@ func (r *Writer) ArtifactDir(caseID string, index int, confirm bool) (string, er
 	if index < 1 {
 		return "", fmt.Errorf("artifact folder: case %s: request index %d, want ≥ 1", caseID, index)
 	}
-	folder := "request-"
 	if confirm {
-		folder = "confirm-"
+		return r.artifactDir(caseID, "confirm-"+strconv.Itoa(index))
 	}
-	return r.artifactDir(caseID, folder+strconv.Itoa(index))
+	return r.artifactDir(caseID, RequestFolder(index))
 }
 
 // LoadArtifactDir creates and returns the folder for the artifacts of a case's server start
@@ -346,6 +345,32 @@ func (r *Writer) artifactDir(caseID, folder string) (string, error) {
 	}
 	return d, nil
 }
+
+// Rel is path, a file the run writes under its output folder, as a record names it: relative
+// to the folder, with "/".
+func (r *Writer) Rel(path string) (string, error) {
+	rel, err := filepath.Rel(r.dir, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%s is not in the output folder %s", path, r.dir)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// ArtifactFile is the file a record names (rel: a Picture's Path, relative to the output
+// folder out) when it is one of the output folder's artifacts; a record is the pull request's
+// to write, so a path that is absolute, leaves the folder or lies outside artifacts/ is
+// refused, naming it.
+func ArtifactFile(out, rel string) (string, error) {
+	local := filepath.FromSlash(rel)
+	if !filepath.IsLocal(local) || !strings.HasPrefix(filepath.ToSlash(filepath.Clean(local)), ArtifactsDir+"/") {
+		return "", fmt.Errorf("%q is not a file under %s/ of %s", rel, ArtifactsDir, out)
+	}
+	return filepath.Join(out, local), nil
+}
+
+// RequestFolder is the name of request i's artifact folder under its case's,
+// "request-<i>" (ArtifactDir); publish names its pictures on the pictures branch after it.
+func RequestFolder(i int) string { return "request-" + strconv.Itoa(i) }
 
 // plainName says whether s is a single, local path element.
 func plainName(s string) bool {

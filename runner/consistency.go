@@ -9,6 +9,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,12 +87,9 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 }
 
 // Pictures of a consistency failure are saved in the request's artifact folder under this
-// prefix; the run's index.html lists them, and those of the repeat checks (repeatPrefix):
-// every file picturesGlob matches.
-const (
-	picturePrefix = pictures.FilePrefix
-	picturesGlob  = "consistency-*.png"
-)
+// prefix and named in its record (results.Picture); the run's index.html lists them, and
+// those of the repeat checks (repeatPrefix).
+const picturePrefix = pictures.FilePrefix
 
 // comparesWithGT says which of case c's groups are compared with ground truth: its pictures
 // (checks.consistency) and, for a video+audio case, its audio track (checks.audio).
@@ -356,7 +354,24 @@ func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite
 		src = strings.Join(e.KeyFrames[:], ", ")
 	}
 	f.Lines = append(f.Lines, pictures.Line{Text: "ground truth: " + src})
-	return pictures.Write(filepath.Join(dir, picturePrefix+strconv.Itoa(k)+".png"), f)
+	path := filepath.Join(dir, picturePrefix+strconv.Itoa(k)+".png")
+	if err := pictures.Write(path, f); err != nil {
+		return err
+	}
+	return r.recordPicture(&rr.Pictures, results.Picture{Kind: results.PictureConsistency}, path)
+}
+
+// recordPicture adds p, drawn into path under the output folder, to pics: the record names
+// every picture the run drew (results.Picture), so that publish, report and the failure index
+// read it there.
+func (r *run) recordPicture(pics *[]results.Picture, p results.Picture, path string) error {
+	rel, err := r.rec.Rel(path)
+	if err != nil {
+		return err
+	}
+	p.Path = rel
+	*pics = append(*pics, p)
+	return nil
 }
 
 // framesAt decodes the worst frame of a comparison (res.WorstFrame) on both sides: the
@@ -536,15 +551,19 @@ func (r *run) failureIndex(res *results.Result) {
 	var entries []pictures.Entry
 	for _, cr := range res.Cases {
 		for _, rr := range cr.Requests {
-			rel := filepath.Join(cr.ID, "request-"+strconv.Itoa(rr.Index))
-			pics, _ := filepath.Glob(filepath.Join(root, rel, picturesGlob))
+			// The request's consistency pictures, as its record names them, relative to
+			// artifacts/ where the index lies, in the order of their names.
+			var pics []string
+			for _, p := range rr.Pictures {
+				if p.Kind != results.PictureMemory {
+					pics = append(pics, strings.TrimPrefix(p.Path, results.ArtifactsDir+"/"))
+				}
+			}
 			if len(pics) == 0 {
 				continue
 			}
-			e := pictures.Entry{Case: cr.ID, Index: rr.Index, Of: rr.Of}
-			for _, p := range pics {
-				e.Pictures = append(e.Pictures, filepath.ToSlash(filepath.Join(rel, filepath.Base(p))))
-			}
+			slices.Sort(pics)
+			e := pictures.Entry{Case: cr.ID, Index: rr.Index, Of: rr.Of, Pictures: pics}
 			for _, ck := range rr.Checks {
 				if ck.Status == results.Fail || ck.Status == results.Error {
 					e.Lines = append(e.Lines, fmt.Sprintf("%s %s: %s", ck.Name, ck.Status, ck.Detail))

@@ -21,7 +21,7 @@ import (
 // repeatPrefix names the pictures of a repeat failure in request k's artifact folder:
 // consistency-repeat-frame-<f>.png (request 1 | request k | SSIM map of the worst frame f)
 // and consistency-repeat-ssim.png (SSIM per frame against request 1 and against the ground
-// truth). failureIndex lists them with the other consistency pictures (picturesGlob).
+// truth). failureIndex lists them with the other consistency pictures (the record names them).
 const repeatPrefix = "consistency-repeat-"
 
 // firstOutput is request 1 of a case: the output every later request of the same server start
@@ -206,7 +206,10 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *results.Req
 			}
 			f := pictures.Failure{Title: title, Lines: append(lines, pictures.Line{Text: "request 1: " + first.path}),
 				GT: ref, Out: out, SSIMMap: m, MapW: mw, MapH: mh, GTLabel: "request 1", OutLabel: "request " + k}
-			err = pictures.Write(filepath.Join(dir, pictures.RepeatFilePrefix+strconv.Itoa(res.WorstFrame)+".png"), f)
+			path := filepath.Join(dir, pictures.RepeatFilePrefix+strconv.Itoa(res.WorstFrame)+".png")
+			if err = pictures.Write(path, f); err == nil {
+				err = r.recordPicture(&rr.Pictures, results.Picture{Kind: results.PictureRepeat}, path)
+			}
 		}
 		errs = append(errs, err)
 	}
@@ -235,8 +238,12 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *results.Req
 	} else {
 		curves.Lines = append(curves.Lines, pictures.Line{Text: "no ground-truth comparison for this case: request 1 is the only reference"})
 	}
-	errs = append(errs, pictures.WriteCurves(filepath.Join(dir, repeatPrefix+"ssim.png"), curves))
-	return errors.Join(errs...)
+	path := filepath.Join(dir, repeatPrefix+"ssim.png")
+	err = pictures.WriteCurves(path, curves)
+	if err == nil {
+		err = r.recordPicture(&rr.Pictures, results.Picture{Kind: results.PictureRepeatCurves}, path)
+	}
+	return errors.Join(append(errs, err)...)
 }
 
 // groundTruthOf is the pictures' ground truth of a case that compares with one (and its

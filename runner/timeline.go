@@ -105,6 +105,9 @@ func timelineOf(srv *server) (memory.Timeline, bool) {
 	return rec.Timeline(), true
 }
 
+// startName is the name of a server start: its folder under servers/ ("01-sglang").
+func startName(srv *server) string { return filepath.Base(filepath.Dir(srv.logPath)) }
+
 // writeTimeline writes a stopped server's memory timeline to artifacts/memory/<start>.json;
 // a failure is told, never fatal (the verdicts do not depend on it).
 func (r *run) writeTimeline(srv *server) {
@@ -112,7 +115,7 @@ func (r *run) writeTimeline(srv *server) {
 	if !ok {
 		return
 	}
-	start := filepath.Base(filepath.Dir(srv.logPath))
+	start := startName(srv)
 	path, err := r.rec.TimelinePath(start)
 	if err == nil {
 		marks, dropped := srv.memMarks.sorted()
@@ -185,13 +188,20 @@ type failedMemory struct {
 	of      int
 }
 
-// memoryPictures draws, for every memory check of a finished case that failed (the load
-// peak, a request's runtime peak or its growth), the server start's memory over time with
-// the limit, the failing window shaded and the spike marked, into the window's artifact
-// folder. A picture that cannot be drawn is told, never fatal.
+// memoryPictures names the server start's memory timeline in the case's record, and draws,
+// for every memory check of a finished case that failed (the load peak, a request's runtime
+// peak or its growth), the server start's memory over time with the limit, the failing
+// window shaded and the spike marked, into the window's artifact folder, named in the
+// window's record. A picture that cannot be drawn is told, never fatal.
 func (r *run) memoryPictures(srv *server, cr *results.CaseResult) {
 	if srv == nil {
 		return
+	}
+	// The record names the timeline its server start writes when it stops (writeTimeline).
+	if _, ok := timelineOf(srv); ok && cr.Load != nil {
+		if path, err := r.rec.TimelinePath(startName(srv)); err == nil {
+			cr.Load.MemoryTimeline, _ = r.rec.Rel(path)
+		}
 	}
 	var failed []failedMemory
 	for _, ck := range cr.Checks {
@@ -234,19 +244,39 @@ func (r *run) memoryPicture(cr *results.CaseResult, f failedMemory, tl memory.Ti
 	if i < 0 {
 		return fmt.Errorf("%s: no window of the timeline for it", f.check.Name)
 	}
+	// The record the picture goes into: the load's, or the failing request's.
+	var pics *[]results.Picture
 	var dir string
 	var err error
 	if f.index == 0 {
+		if cr.Load == nil {
+			return fmt.Errorf("%s: the case has no server start", f.check.Name)
+		}
+		pics = &cr.Load.Pictures
 		dir, err = r.rec.LoadArtifactDir(cr.ID)
 	} else {
+		reqs := cr.Requests
+		if f.confirm {
+			reqs = cr.Confirm
+		}
+		j := slices.IndexFunc(reqs, func(rr results.RequestResult) bool { return rr.Index == f.index })
+		if j < 0 {
+			return fmt.Errorf("%s: no request %d in the case", f.check.Name, f.index)
+		}
+		pics = &reqs[j].Pictures
 		dir, err = r.rec.ArtifactDir(cr.ID, f.index, f.confirm)
 	}
 	if err != nil {
 		return err
 	}
 	m := memoryChart(cr.ID, f, tl, marks, i)
-	name := pictures.MemoryFilePrefix + f.check.Name + "-" + cmp.Or(f.check.Source, "all") + ".png"
-	return pictures.WriteMemory(filepath.Join(dir, name), m)
+	path := filepath.Join(dir, pictures.MemoryFilePrefix+f.check.Name+"-"+cmp.Or(f.check.Source, "all")+".png")
+	if err := pictures.WriteMemory(path, m); err != nil {
+		return err
+	}
+	// Drawn when the case ends, after the request's line: results.json names it, requests.jsonl
+	// does not.
+	return r.recordPicture(pics, results.Picture{Kind: results.PictureMemory, Check: f.check.Name, Source: f.check.Source}, path)
 }
 
 // memoryChart is the picture of failure f in window i of marks.
