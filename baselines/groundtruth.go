@@ -48,11 +48,11 @@ func gtAlias(caseID string) string {
 	return caseID
 }
 
-// ConsistencyPlatform is SGLang's consistency platform of a GPU class
+// consistencyPlatform is SGLang's consistency platform of a GPU class
 // (get_consistency_platform, test_utils.py @ a7ec6b97f786): 5090 for an sm120 GPU, b200 for a
 // Blackwell one, and h100 for every other GPU, AMD included. A platform name or alias
 // (cudaAliases) is itself; a CUDA class is its compute capability's platform.
-func ConsistencyPlatform(gpuClass string) string {
+func consistencyPlatform(gpuClass string) string {
 	if p, ok := PlatformConsistency.normalizePlatform(gpuClass); ok {
 		return p
 	}

@@ -185,8 +185,8 @@ func TestConsistencyPlatformRule(t *testing.T) {
 		"b200": "b200", "B-200": "b200", "gb200": "b200", "b300": "b200", "sm100": "b200", "blackwell": "b200",
 		"5090": "5090", "rtx_5090": "5090", "rtx_pro_6000": "5090", "sm120": "5090",
 	} {
-		if got := ConsistencyPlatform(gpu); got != want {
-			t.Errorf("ConsistencyPlatform(%q) = %q, want %q (get_consistency_platform, test_utils.py @ a7ec6b97f786)", gpu, got, want)
+		if got := consistencyPlatform(gpu); got != want {
+			t.Errorf("consistencyPlatform(%q) = %q, want %q (get_consistency_platform, test_utils.py @ a7ec6b97f786)", gpu, got, want)
 		}
 	}
 }

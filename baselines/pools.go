@@ -10,9 +10,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/strictdecode"
 )
 
-// RunnerEnv is the variable that names the runner a run is on: GitHub Actions sets it on
+// runnerEnv is the variable that names the runner a run is on: GitHub Actions sets it on
 // every runner, and SGLang's harness matches it against runner_overrides.
-const RunnerEnv = "RUNNER_NAME"
+const runnerEnv = "RUNNER_NAME"
 
 // Pool is one entry of a baseline file's runner_overrides: the scenario values measured on
 // one pool of runners, keyed by a prefix of their RUNNER_NAME (SGLang's b200.json keeps the

@@ -597,13 +597,11 @@ func ForSuite(s *suite.Suite, lane, gpu string, n int) (*Plan, error) {
 func SuiteItems(s *suite.Suite, lane, gpu string) ([]Item, error) {
 	var est estimates
 	if s.Baselines != "" {
-		// The file of the class's platform, as a run without a GPU chooses it
-		// (baselines.ChoosePlatform: an h200 class plans from h100.json).
-		class := cmp.Or(gpu, s.GPU)
-		if p, err := baselines.ChoosePlatform(baselines.PlatformInput{Kind: baselines.PlatformPerf, Class: class, Explicit: true}); err == nil && p.Name != "" {
-			class = p.Name
-		}
-		path, err := baselines.Find(s.Baselines, class)
+		// The file of the class's platform, as a run without a GPU chooses it (baselines.Resolve:
+		// an h200 class plans from h100.json). The plan job has no GPU and reads no override
+		// variable: every partition of a plan is cut from the same estimates.
+		files, _ := baselines.Resolve(baselines.ResolveInput{Class: cmp.Or(gpu, s.GPU), Explicit: true})
+		path, err := files.BaselinesFile(s.Baselines)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 		case errors.Is(err, baselines.ErrNoGPUClass):

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,7 +72,7 @@ func (cc *consistencyConfig) dropCache(id string) {
 // loadConsistency reads the suite's thresholds (a file, or a folder with one file per GPU
 // class). A broken thresholds file stops the run before anything starts.
 func loadConsistency(opts Options) (*consistencyConfig, error) {
-	th, err := baselines.ThresholdsFor(opts.Suite.Thresholds, cmp.Or(opts.ConsistencyPlatform.Name, opts.GPU))
+	th, err := opts.resolved().Thresholds(opts.Suite.Thresholds)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +80,7 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 	if mem == 0 {
 		mem = compare.DefaultCacheBytes
 	}
-	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: baselines.ConsistencyPlatform(cmp.Or(opts.ConsistencyPlatform.Name, opts.GPU))}
+	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: opts.resolved().GroundTruthPlatform()}
 	return &consistencyConfig{thresholds: th, gt: gt, clip: opts.CLIPScorer,
 		gtMemory: mem, caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}, nil
 }

@@ -21,9 +21,6 @@ type PerfOptions struct {
 	Overrides baselines.Overrides
 	// Today dates the known-failure entries' until; zero means the current date.
 	Today time.Time
-	// Runner is the runner's RUNNER_NAME, which picks a pool of the baseline file's
-	// runner_overrides (baselines.File.ForRunner); empty: the default pool.
-	Runner string
 }
 
 // loadPerf reads the suite's baseline file for the run's GPU class and its known-failures
@@ -37,12 +34,12 @@ func loadPerf(opts Options) (*judge.Config, error) {
 	s := opts.Suite
 	var errs []error
 	if s.Baselines != "" {
-		path, err := baselines.Find(s.Baselines, cmp.Or(opts.PerfPlatform.Name, opts.GPU))
+		path, err := opts.resolved().BaselinesFile(s.Baselines)
 		if err == nil {
 			p.File, err = baselines.Load(path)
 		}
 		if err == nil {
-			p.File, err = p.File.ForRunner(opts.Perf.Runner)
+			p.File, err = p.File.ForRunner(opts.Resolved.Runner)
 		}
 		if err == nil {
 			p.File, err = p.File.MergeVendors()
@@ -99,18 +96,18 @@ func (r *run) reportKnown(res *results.Result) {
 // runFiles says which data files the run read and why (nil when it read neither), for
 // results.json and the report.
 func runFiles(opts Options, j *judge.Config, cc *consistencyConfig) *results.Files {
-	f := &results.Files{Runner: opts.Perf.Runner}
+	f := &results.Files{Runner: opts.Resolved.Runner}
 	if j.File != nil {
 		f.Baselines, f.Pool, f.InPool = j.File.Path, j.File.Pool, j.File.InPool
 		f.Warnings = j.File.Warnings
 		for _, m := range j.File.Merged {
 			f.BaselinesMerged = append(f.BaselinesMerged, m.Path)
 		}
-		f.BaselinesWhy = cmp.Or(opts.PerfPlatform.Why, "the suite's baselines")
+		f.BaselinesWhy = cmp.Or(opts.Resolved.Perf.Why, "the suite's baselines")
 	}
 	if cc.thresholds != nil && cc.thresholds.Path != "" {
 		f.Thresholds = cc.thresholds.Path
-		f.ThresholdsWhy = cmp.Or(opts.ConsistencyPlatform.Why, "the suite's thresholds")
+		f.ThresholdsWhy = cmp.Or(opts.Resolved.Consistency.Why, "the suite's thresholds")
 	}
 	if st := cc.store; st != nil {
 		f.GroundTruth = &results.GroundTruthStore{Repo: st.Repo, Commit: st.Commit, Path: st.Path}
@@ -146,4 +143,12 @@ func (r *run) logFiles(f *results.Files) {
 	if f.Thresholds != "" {
 		r.logf("thresholds: %s (%s)", f.Thresholds, f.ThresholdsWhy)
 	}
+}
+
+// resolved are the run's data files (Options.Resolved), the GPU class filled in from
+// Options.GPU when the caller resolved none (a library caller that names only its GPU).
+func (o Options) resolved() baselines.Resolved {
+	r := o.Resolved
+	r.Class = cmp.Or(r.Class, o.GPU)
+	return r
 }

@@ -38,9 +38,10 @@ type Options struct {
 	Mode   Mode
 	Commit string
 	GPU    string
-	// PerfPlatform and ConsistencyPlatform choose <platform>.json in a folder of baseline and
-	// threshold files (baselines.ChoosePlatform, in cmd); an empty name means GPU.
-	PerfPlatform, ConsistencyPlatform baselines.Platform
+	// Resolved are the data files that apply, as baselines.Resolve chose them (in cmd): the
+	// platforms of the baseline and thresholds files and of the ground truth, and the runner
+	// whose runner_overrides pool applies. Its Class is GPU when it names none.
+	Resolved baselines.Resolved
 	// Machine says where the run happens (runner, host, CPU, GPUs), for results.json; nil
 	// leaves it out.
 	Machine *results.Machine

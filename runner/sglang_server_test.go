@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/diffusion-check/diffusion-check/internal/sglangenv"
 
 	"github.com/diffusion-check/diffusion-check/suite"
 	"github.com/google/go-cmp/cmp"

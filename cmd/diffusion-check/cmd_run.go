@@ -214,7 +214,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	if g == "" {
 		g = detectGPU(e, mem.DeviceNames())
 	}
-	perfPlatform, consPlatform, err := platforms(e, mem, g, explicit)
+	resolved, err := resolveFiles(e, mem, g, explicit)
 	if err != nil {
 		_ = mem.Close()
 		return runner.Options{}, none, usageError{err}
@@ -227,16 +227,16 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 	}
 	return runner.Options{
 		Suite: s, Lane: lane, Partition: p, Plan: plan, Cases: ids, Out: o.out, Force: o.force, Mode: o.mode,
-		Commit:       headCommit(ctx, e),
-		GPU:          g,
-		Machine:      machine(e, mem),
-		PerfPlatform: perfPlatform, ConsistencyPlatform: consPlatform,
+		Commit:            headCommit(ctx, e),
+		GPU:               g,
+		Machine:           machine(e, mem, resolved.Runner),
+		Resolved:          resolved,
 		Executable:        exe,
 		Environ:           e.environ(),
 		Progress:          e.stderr,
 		Heartbeat:         o.heartbeat,
 		Memory:            mem,
-		Perf:              runner.PerfOptions{Profile: o.profile, Overrides: overrides, Runner: e.getenv(baselines.RunnerEnv)},
+		Perf:              runner.PerfOptions{Profile: o.profile, Overrides: overrides},
 		CLIPScorer:        clipScorerOf(o.clipScorer, o.clipTimeout),
 		GTMemory:          gtMemory(o.gtMiB),
 		GTCache:           gtCacheDir(e),
@@ -300,23 +300,17 @@ func clipScorerOf(command string, timeout time.Duration) *clip.Scorer {
 	return nil
 }
 
-// platforms chooses the platform of the baseline and of the thresholds files as SGLang does
-// (baselines.ChoosePlatform): its override variables, the class the suite or --gpu names,
-// the first GPU's compute capability (NVML), else the class's.
-func platforms(e env, mem *gpumem.Sampler, class string, explicit bool) (perf, cons baselines.Platform, err error) {
-	names := mem.DeviceNames()
-	in := baselines.PlatformInput{Class: class, Explicit: explicit}
+// resolveFiles chooses the data files of the run (baselines.Resolve): the platform of the
+// baseline and of the thresholds files as SGLang does (its override variables, the class the
+// suite or --gpu names, the first GPU's compute capability from NVML, else the class's), and
+// the runner (RUNNER_NAME) whose runner_overrides pool applies.
+func resolveFiles(e env, mem *gpumem.Sampler, class string, explicit bool) (baselines.Resolved, error) {
+	in := baselines.ResolveInput{Class: class, Explicit: explicit, Getenv: e.getenv}
 	in.Major, in.Minor = mem.Capability()
-	if len(names) > 0 {
+	if names := mem.DeviceNames(); len(names) > 0 {
 		in.Device = names[0]
 	}
-	in.Kind, in.Env = baselines.PlatformPerf, e.getenv(baselines.PlatformPerf.Env())
-	if perf, err = baselines.ChoosePlatform(in); err != nil {
-		return perf, cons, err
-	}
-	in.Kind, in.Env = baselines.PlatformConsistency, e.getenv(baselines.PlatformConsistency.Env())
-	cons, err = baselines.ChoosePlatform(in)
-	return perf, cons, err
+	return baselines.Resolve(in)
 }
 
 // runnerLabelsEnv names the runner's labels for results.json, comma-separated: the job's
@@ -324,13 +318,14 @@ func platforms(e env, mem *gpumem.Sampler, class string, explicit bool) (perf, c
 // a workflow that wants them passes its runs-on list, e.g. ${{ join(matrix.runs_on, ',') }}.
 const runnerLabelsEnv = "DIFFUSION_CHECK_RUNNER_LABELS"
 
-// machine says where this partition runs: the Actions runner (RUNNER_NAME, RUNNER_OS,
-// RUNNER_ARCH, RUNNER_ENVIRONMENT: GitHub's default variables), the labels the workflow
-// passes, the host name, and what the memory sampler knows (CPU model, NVML's GPUs, driver
-// and CUDA versions). Whatever is missing is left out; nothing here fails the run.
-func machine(e env, mem *gpumem.Sampler) *results.Machine {
+// machine says where this partition runs: the Actions runner (runnerName, RUNNER_NAME as
+// baselines.Resolve read it; RUNNER_OS, RUNNER_ARCH, RUNNER_ENVIRONMENT: GitHub's default
+// variables), the labels the workflow passes, the host name, and what the memory sampler
+// knows (CPU model, NVML's GPUs, driver and CUDA versions). Whatever is missing is left out;
+// nothing here fails the run.
+func machine(e env, mem *gpumem.Sampler, runnerName string) *results.Machine {
 	m := &results.Machine{
-		RunnerName:        e.getenv("RUNNER_NAME"),
+		RunnerName:        runnerName,
 		RunnerOS:          e.getenv("RUNNER_OS"),
 		RunnerArch:        e.getenv("RUNNER_ARCH"),
 		RunnerEnvironment: e.getenv("RUNNER_ENVIRONMENT"),
