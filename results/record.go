@@ -27,6 +27,15 @@ const (
 	Flaky Status = "flaky"
 )
 
+// Valid says whether s is one of the statuses above: what a judged record holds.
+func (s Status) Valid() bool {
+	switch s {
+	case Pass, Fail, Skip, Error, Known, Cancelled, Flaky:
+		return true
+	}
+	return false
+}
+
 // Check names are stable strings: reports, known-failure files and tools match on them.
 const (
 	ServerAlive   = "server.alive"
@@ -83,6 +92,13 @@ type KnownFailure struct {
 	// remove the entry) or "expired" (the entry is past Until: the failure counts).
 	State string `json:"state"`
 }
+
+// The states of KnownFailure.State.
+const (
+	KnownStateKnown   = "known"
+	KnownStateFixed   = "fixed"
+	KnownStateExpired = "expired"
+)
 
 // Result is what one `run` (one partition of one lane) produced.
 type Result struct {
@@ -349,13 +365,6 @@ type FirstFrame struct {
 	SHA256      string `json:"sha256"`
 	ContentType string `json:"content_type"`
 }
-
-// The states of KnownFailure.State.
-const (
-	KnownStateKnown   = "known"
-	KnownStateFixed   = "fixed"
-	KnownStateExpired = "expired"
-)
 
 // EmptyPartition reports whether r is the run of a partition its plan gave no cases, that
 // ran none and had no problem: it passes, and a merge does not count it as speaking for its

@@ -325,14 +325,24 @@ const memoryDir = "memory"
 // TimelinePath creates DIR/artifacts/memory/ and returns the path of the memory timeline of
 // the server start named start (its folder under servers/, e.g. "01-sglang").
 func (r *Writer) TimelinePath(start string) (string, error) {
+	rel, err := TimelineFile(start)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(r.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("memory timeline of %s: %w", start, err)
+	}
+	return path, nil
+}
+
+// TimelineFile is the memory timeline of the server start named start as a record names it,
+// relative to the output folder: artifacts/memory/<start>.json.
+func TimelineFile(start string) (string, error) {
 	if !plainName(start) {
 		return "", fmt.Errorf("memory timeline: server start %q is not a plain file name", start)
 	}
-	d := filepath.Join(r.dir, ArtifactsDir, memoryDir)
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", fmt.Errorf("memory timeline of %s: %w", start, err)
-	}
-	return filepath.Join(d, start+".json"), nil
+	return ArtifactsDir + "/" + memoryDir + "/" + start + ".json", nil
 }
 
 func (r *Writer) artifactDir(caseID, folder string) (string, error) {
@@ -574,22 +584,15 @@ func posOf(path string, data []byte, err error) string {
 // writer stores the judge's statuses, never computes them, and a result that was not judged
 // (an empty status, a word that is not ours) is a bug to report, not a file to write.
 func judged(res *Result) error {
-	valid := func(s Status) bool {
-		switch s {
-		case Pass, Fail, Skip, Error, Known, Cancelled, Flaky:
-			return true
-		}
-		return false
-	}
-	if !valid(res.Status) {
+	if !res.Status.Valid() {
 		return fmt.Errorf("the run's status %q is not a judged one", res.Status)
 	}
 	for _, c := range res.Cases {
-		if !valid(c.Status) {
+		if !c.Status.Valid() {
 			return fmt.Errorf("case %s: status %q is not a judged one", c.ID, c.Status)
 		}
 		for _, rr := range c.Requests {
-			if !valid(rr.Status) {
+			if !rr.Status.Valid() {
 				return fmt.Errorf("case %s request %d/%d: status %q is not a judged one", c.ID, rr.Index, rr.Of, rr.Status)
 			}
 		}

@@ -98,11 +98,16 @@ func reportedOf(peaks map[string]float64) map[string]float64 {
 
 // timelineOf is the server's timeline so far, when its sampler keeps one.
 func timelineOf(srv *server) (memory.Timeline, bool) {
-	rec, ok := srv.mem.(memory.Recorder)
-	if !ok || srv.mem == nil {
+	if !keepsTimeline(srv) {
 		return memory.Timeline{}, false
 	}
-	return rec.Timeline(), true
+	return srv.mem.(memory.Recorder).Timeline(), true
+}
+
+// keepsTimeline says whether the server's sampler keeps a timeline, without copying it.
+func keepsTimeline(srv *server) bool {
+	_, ok := srv.mem.(memory.Recorder)
+	return ok && srv.mem != nil
 }
 
 // startName is the name of a server start: its folder under servers/ ("01-sglang").
@@ -198,10 +203,8 @@ func (r *run) memoryPictures(srv *server, cr *results.CaseResult) {
 		return
 	}
 	// The record names the timeline its server start writes when it stops (writeTimeline).
-	if _, ok := timelineOf(srv); ok && cr.Load != nil {
-		if path, err := r.rec.TimelinePath(startName(srv)); err == nil {
-			cr.Load.MemoryTimeline, _ = r.rec.Rel(path)
-		}
+	if keepsTimeline(srv) && cr.Load != nil {
+		cr.Load.MemoryTimeline, _ = results.TimelineFile(startName(srv))
 	}
 	var failed []failedMemory
 	for _, ck := range cr.Checks {

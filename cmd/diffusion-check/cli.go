@@ -400,7 +400,7 @@ func readInputs(ctx context.Context, e env, args []string) ([]results.Input, err
 }
 
 // mergeLanes merges the judged inputs into one result per lane (results.Merge); a lane's
-// status is the worst of its cases' and its errors' (judge.RunStatus), as a run's is.
+// status is the worst of its cases' and its errors' (judge.LaneStatus), as a run's is.
 func mergeLanes(inputs []results.Input) ([]results.Result, error) {
 	lanes, err := results.Merge(inputs)
 	if err != nil {
