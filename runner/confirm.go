@@ -42,15 +42,14 @@ func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *resul
 			break
 		}
 		at := slot{index: i, of: k, confirm: true}
-		m := r.request(ctx, c, srv, at)
-		halt := m.halt
-		rr := r.judged(c, m, lastRequest(cr))
+		m := r.measure(ctx, c, srv, at)
+		rr := r.judged(c, r.val.validate(ctx, c, m), m.answered, lastRequest(cr))
 		cr.Confirm = append(cr.Confirm, rr)
 		r.record(rr)
 		r.logf("%s %s: %s  e2e %.0f ms%s", c.ID, at, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
-		if halt != "" {
+		if m.halt != "" {
 			r.stopServer(srv)
-			note = strings.TrimPrefix(halt, "not sent: ")
+			note = strings.TrimPrefix(m.halt, "not sent: ")
 			if i < k {
 				note = fmt.Sprintf("stopped after %d of %d: %s", i, k, note)
 			}

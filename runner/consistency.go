@@ -99,9 +99,9 @@ func comparesWithGT(c *suite.Case) (visual, audio bool) {
 // consistency compares a request's output with the case's ground truth: the pictures
 // (consistency.*) and, for a video+audio case, the audio track (audio.*), independently of
 // each other. In gt mode it writes the ground truth instead.
-func (r *run) consistency(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) []results.Check {
-	if r.opts.Mode == ModeGT {
-		return []results.Check{r.writeGroundTruth(ctx, c, rr, dir)}
+func (v *validator) consistency(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) []results.Check {
+	if v.mode == ModeGT {
+		return []results.Check{v.writeGroundTruth(ctx, c, rr, dir)}
 	}
 	withAudio := c.Modality == suite.VideoAudio
 	doVisual, doAudio := comparesWithGT(c)
@@ -125,33 +125,33 @@ func (r *run) consistency(ctx context.Context, c *suite.Case, rr *results.Reques
 	if !doVisual && !doAudio {
 		return out
 	}
-	if r.opts.SkipConsistency {
+	if v.skipConsistency {
 		return notCompared(results.Skip, "not compared: SGLANG_SKIP_CONSISTENCY=1 (SGLang's harness skips consistency then, as its AMD workflows set it)")
 	}
 	if !outputUsable(rr) {
 		// output.present or output.valid already failed the request and says why.
 		return notCompared(results.Skip, "not compared: the request has no valid output (see output.present and output.valid)")
 	}
-	if r.cons.gt.Dir == "" {
+	if v.cons.gt.Dir == "" {
 		return notCompared(results.Skip, "no ground truth: the suite names no ground_truth folder")
 	}
 	if doVisual {
-		out = append(out, r.visualGT(ctx, c, rr, dir)...)
+		out = append(out, v.visualGT(ctx, c, rr, dir)...)
 	}
 	if doAudio {
-		out = append(out, r.audio(ctx, c, rr)...)
+		out = append(out, v.audio(ctx, c, rr)...)
 	}
 	return out
 }
 
 // visualGT finds the pictures' ground truth of a case and compares the output with it.
-func (r *run) visualGT(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) []results.Check {
+func (v *validator) visualGT(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) []results.Check {
 	video := c.Modality != suite.Image
-	entry, err := r.cons.gt.Lookup(c.ID, c.NumGPUs, video, rr.Output.Format)
+	entry, err := v.cons.gt.Lookup(c.ID, c.NumGPUs, video, rr.Output.Format)
 	if err != nil {
-		return []results.Check{r.lookupFailed(checks.ConsistencyGroup, c, err)}
+		return []results.Check{v.lookupFailed(checks.ConsistencyGroup, c, err)}
 	}
-	return noteGT(r.visual(ctx, c, rr, dir, entry), entry)
+	return noteGT(v.visual(ctx, c, rr, dir, entry), entry)
 }
 
 // noteGT adds to each check of a comparison a note naming the ground-truth file it used and
@@ -169,12 +169,12 @@ func noteGT(cs []results.Check, e baselines.GTEntry) []results.Check {
 
 // lookupFailed is the check of group when the case's ground truth could not be found (the
 // missing-GT verdict) or read (an error).
-func (r *run) lookupFailed(group string, c *suite.Case, err error) results.Check {
+func (v *validator) lookupFailed(group string, c *suite.Case, err error) results.Check {
 	var nf *baselines.NotFoundError
 	if !errors.As(err, &nf) {
 		return checks.Errored(group, err.Error())
 	}
-	st, detail := r.missingGT(c, nf)
+	st, detail := v.missingGT(c, nf)
 	return results.Check{Name: group, Status: st, Detail: detail}
 }
 
@@ -182,9 +182,9 @@ func (r *run) lookupFailed(group string, c *suite.Case, err error) results.Check
 // for <case>", _validate_consistency in test_server_common.py @ a7ec6b97f786), unless the
 // case opts out with checks.ground_truth_required: false; a baseline run, which comes before the
 // ground truth, only notes it.
-func (r *run) missingGT(c *suite.Case, nf *baselines.NotFoundError) (results.Status, string) {
-	if !r.opts.Mode.requiresGroundTruth() {
-		return results.Skip, nf.Error() + ": not compared in a " + r.opts.Mode.String() + " run; write it with run --mode gt"
+func (v *validator) missingGT(c *suite.Case, nf *baselines.NotFoundError) (results.Status, string) {
+	if !v.mode.requiresGroundTruth() {
+		return results.Skip, nf.Error() + ": not compared in a " + v.mode.String() + " run; write it with run --mode gt"
 	}
 	if !suite.Enabled(c.Checks.GroundTruthRequired) {
 		return results.Skip, nf.Error() + ": not compared (checks.ground_truth_required: false)"
@@ -209,8 +209,8 @@ func outputUsable(rr *results.RequestResult) bool {
 
 // visual compares the pictures: SSIM, PSNR and mean absolute difference on every frame (or
 // SGLang's key frames), CLIP when a scorer is configured, and a failure picture.
-func (r *run) visual(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string, e baselines.GTEntry) []results.Check {
-	gt := r.cons.cache(c.ID)
+func (v *validator) visual(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string, e baselines.GTEntry) []results.Check {
+	gt := v.cons.cache(c.ID)
 	res, err := compareGT(ctx, gt, e, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
@@ -224,12 +224,12 @@ func (r *run) visual(ctx context.Context, c *suite.Case, rr *results.RequestResu
 	case err != nil:
 		return []results.Check{checks.Errored(checks.ConsistencyGroup, fmt.Sprintf("compare with ground truth: %v", err))}
 	}
-	lim := r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
+	lim := v.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage)
 	cs := checks.Consistency(frameScores(res), res.Frames, lim)
-	cs = append(cs, r.clipCheck(ctx, gt, rr, dir, e, res, lim))
+	cs = append(cs, v.clipCheck(ctx, gt, rr, dir, e, res, lim))
 	if judge.RequestStatus(cs) == results.Fail {
-		if err := r.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {
-			r.logf("%s request %d/%d: warning: failure picture: %v", c.ID, rr.Index, rr.Of, err)
+		if err := v.failurePicture(ctx, gt, c, rr, dir, e, res, cs); err != nil {
+			v.logf("%s request %d/%d: warning: failure picture: %v", c.ID, rr.Index, rr.Of, err)
 		}
 	}
 	return cs
@@ -262,9 +262,9 @@ func compareGT(ctx context.Context, gt *compare.Cache, e baselines.GTEntry, out 
 
 // clipCheck scores the compared frames with the configured CLIP scorer: the image, or the key
 // frames 0, N//2 and N−1 of a video (extracted as PNGs beside the output).
-func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *results.RequestResult, dir string, e baselines.GTEntry, res compare.Result,
+func (v *validator) clipCheck(ctx context.Context, gt *compare.Cache, rr *results.RequestResult, dir string, e baselines.GTEntry, res compare.Result,
 	lim checks.ConsistencyLimits) results.Check {
-	if r.cons.clip == nil {
+	if v.cons.clip == nil {
 		c := checks.Skipped(checks.ConsistencyCLIP, "no CLIP scorer configured (run --clip-scorer CMD or DIFFUSION_CHECK_CLIP_SCORER; see docs/consistency.md)")
 		c.Cause = checks.CLIPNotEnforced
 		return c
@@ -280,13 +280,13 @@ func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *results.Requ
 		pairs, idx = []clip.Pair{{Output: abs(rr.Output.Path), GroundTruth: abs(e.Path)}}, []int{0}
 	default:
 		for k, i := range baselines.KeyFrameIndices(res.Frames) {
-			o, err := r.savedFrame(ctx, gt, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
+			o, err := v.savedFrame(ctx, gt, rr.Output.Path, i, filepath.Join(dir, fmt.Sprintf("clip-output-frame-%d.png", i)))
 			if err != nil {
 				return fail(err)
 			}
 			g := e.KeyFrames[k]
 			if e.Kind == baselines.GTVideo {
-				if g, err = r.savedFrame(ctx, gt, e.Path, i, filepath.Join(dir, fmt.Sprintf("clip-ground-truth-frame-%d.png", i))); err != nil {
+				if g, err = v.savedFrame(ctx, gt, e.Path, i, filepath.Join(dir, fmt.Sprintf("clip-ground-truth-frame-%d.png", i))); err != nil {
 					return fail(err)
 				}
 			}
@@ -294,7 +294,7 @@ func (r *run) clipCheck(ctx context.Context, gt *compare.Cache, rr *results.Requ
 			idx = append(idx, i)
 		}
 	}
-	scores, err := r.cons.clip.Score(ctx, pairs)
+	scores, err := v.cons.clip.Score(ctx, pairs)
 	if err != nil {
 		return fail(err)
 	}
@@ -310,7 +310,7 @@ func abs(p string) string {
 
 // savedFrame writes frame i of a video as a PNG at dst and returns dst; from the cache when
 // it holds the video decoded (a nil cache decodes it).
-func (r *run) savedFrame(ctx context.Context, cache *compare.Cache, video string, i int, dst string) (string, error) {
+func (v *validator) savedFrame(ctx context.Context, cache *compare.Cache, video string, i int, dst string) (string, error) {
 	rgb, w, h, err := cache.FrameAt(ctx, video, i)
 	if err != nil {
 		return "", err
@@ -332,7 +332,7 @@ func rgbImage(rgb []byte, w, h int) *image.RGBA {
 
 // failurePicture draws the worst frame (lowest SSIM): ground truth | output | SSIM map, with
 // the metric values, into the request's artifact folder.
-func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *results.RequestResult, dir string, e baselines.GTEntry,
+func (v *validator) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *results.RequestResult, dir string, e baselines.GTEntry,
 	res compare.Result, cs []results.Check) error {
 	k := res.WorstFrame
 	gt, out, err := framesAt(ctx, cache, e, rr.Output.Path, res)
@@ -357,14 +357,14 @@ func (r *run) failurePicture(ctx context.Context, cache *compare.Cache, c *suite
 	if err := pictures.Write(path, f); err != nil {
 		return err
 	}
-	return r.recordPicture(&rr.Pictures, results.Picture{Kind: results.PictureConsistency}, path)
+	return recordPicture(v.rec, &rr.Pictures, results.Picture{Kind: results.PictureConsistency}, path)
 }
 
 // recordPicture adds p, drawn into path under the output folder, to pics: the record names
 // every picture the run drew (results.Picture), so that publish, report and the failure index
 // read it there.
-func (r *run) recordPicture(pics *[]results.Picture, p results.Picture, path string) error {
-	rel, err := r.rec.Rel(path)
+func recordPicture(rec *results.Writer, pics *[]results.Picture, p results.Picture, path string) error {
+	rel, err := rec.Rel(path)
 	if err != nil {
 		return err
 	}
@@ -406,17 +406,17 @@ func framesAt(ctx context.Context, cache *compare.Cache, e baselines.GTEntry, pa
 // audio compares the output's audio track with the case's audio ground truth, SGLang's
 // {stem}_audio.wav (_validate_audio_consistency in test_server_common.py), whatever holds the
 // pictures' ground truth: a whole video, key frames or nothing.
-func (r *run) audio(ctx context.Context, c *suite.Case, rr *results.RequestResult) []results.Check {
-	gt, err := r.cons.gt.LookupAudio(c.ID, c.NumGPUs)
+func (v *validator) audio(ctx context.Context, c *suite.Case, rr *results.RequestResult) []results.Check {
+	gt, err := v.cons.gt.LookupAudio(c.ID, c.NumGPUs)
 	if err != nil {
-		return []results.Check{r.lookupFailed(checks.AudioGroup, c, err)}
+		return []results.Check{v.lookupFailed(checks.AudioGroup, c, err)}
 	}
-	return noteGT(r.compareAudio(ctx, c, rr, gt), gt)
+	return noteGT(v.compareAudio(ctx, c, rr, gt), gt)
 }
 
 // compareAudio compares the output's audio track with its ground truth gt.
-func (r *run) compareAudio(ctx context.Context, c *suite.Case, rr *results.RequestResult, gt baselines.GTEntry) []results.Check {
-	res, err := r.cons.cache(c.ID).Audio(ctx, gt.Path, rr.Output.Path)
+func (v *validator) compareAudio(ctx context.Context, c *suite.Case, rr *results.RequestResult, gt baselines.GTEntry) []results.Check {
+	res, err := v.cons.cache(c.ID).Audio(ctx, gt.Path, rr.Output.Path)
 	var me *compare.MismatchError
 	switch {
 	case errors.As(err, &me):
@@ -426,7 +426,7 @@ func (r *run) compareAudio(ctx context.Context, c *suite.Case, rr *results.Reque
 	case err != nil:
 		return []results.Check{checks.Errored(checks.AudioGroup, fmt.Sprintf("compare audio with ground truth: %v", err))}
 	}
-	return checks.AudioConsistency(res.Scores(), r.cons.thresholds.AudioFor(c.ID))
+	return checks.AudioConsistency(res.Scores(), v.cons.thresholds.AudioFor(c.ID))
 }
 
 // writeGroundTruth stores request 1's output as the case's ground truth: the image, or the
@@ -434,12 +434,12 @@ func (r *run) compareAudio(ctx context.Context, c *suite.Case, rr *results.Reque
 // ground truth {stem}_audio.wav (encode_audio_gt_wav of the decoded track, as
 // test_server_common.py saves it). It never overwrites silently: every file is reported as new,
 // unchanged, or changed with its SSIM (audio: spectral similarity) against the file it replaced.
-func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) results.Check {
+func (v *validator) writeGroundTruth(ctx context.Context, c *suite.Case, rr *results.RequestResult, dir string) results.Check {
 	name := checks.GroundTruthWrite
 	switch {
 	case rr.Index != 1:
 		return checks.Skipped(name, "the ground truth is written from request 1")
-	case r.cons.gt.Dir == "":
+	case v.cons.gt.Dir == "":
 		return checks.Errored(name, "--mode gt: the suite names no ground_truth folder to write to")
 	case !outputUsable(rr):
 		return checks.Failed(name, "request 1 has no valid output to write as ground truth")
@@ -457,7 +457,7 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *results.R
 		}
 		names := baselines.KeyFrameNames(c.ID, c.NumGPUs)
 		for k, i := range baselines.KeyFrameIndices(rr.Output.Frames) {
-			src, err := r.savedFrame(ctx, r.cons.cache(c.ID), rr.Output.Path, i,
+			src, err := v.savedFrame(ctx, v.cons.cache(c.ID), rr.Output.Path, i,
 				filepath.Join(dir, "ground-truth-"+strings.TrimPrefix(names[k], baselines.Stem(c.ID, c.NumGPUs)+"_")))
 			if err != nil {
 				return checks.Errored(name, fmt.Sprintf("extract key frame %d: %v", i, err))
@@ -467,7 +467,7 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *results.R
 	}
 	if c.Modality == suite.VideoAudio {
 		src := filepath.Join(dir, "ground-truth-audio.wav")
-		if err := writeAudioGT(ctx, r.cons.cache(c.ID), rr.Output, src); err != nil {
+		if err := writeAudioGT(ctx, v.cons.cache(c.ID), rr.Output, src); err != nil {
 			return checks.Errored(name, err.Error())
 		}
 		files = append(files, file{baselines.AudioName(c.ID, c.NumGPUs), src})
@@ -478,20 +478,20 @@ func (r *run) writeGroundTruth(ctx context.Context, c *suite.Case, rr *results.R
 		if err != nil {
 			return checks.Errored(name, err.Error())
 		}
-		old := r.cons.gt.Path(f.name)
+		old := v.cons.gt.Path(f.name)
 		change := ""
 		if prev, err := os.ReadFile(old); err == nil && !bytes.Equal(prev, data) {
-			change = r.changeVersusOld(ctx, old, f.src)
+			change = v.changeVersusOld(ctx, old, f.src)
 		}
-		state, err := r.cons.gt.Put(f.name, data)
+		state, err := v.cons.gt.Put(f.name, data)
 		if err != nil {
 			return checks.Errored(name, err.Error())
 		}
-		line := fmt.Sprintf("%s %s", state, r.cons.gt.Path(f.name))
+		line := fmt.Sprintf("%s %s", state, v.cons.gt.Path(f.name))
 		if state == baselines.PutChanged {
 			line += " (" + change + ")"
 		}
-		r.logf("%s: ground truth: %s", c.ID, line)
+		v.logf("%s: ground truth: %s", c.ID, line)
 		report = append(report, line)
 	}
 	return checks.Passed(name, strings.Join(report, "; "))
@@ -519,7 +519,7 @@ func writeAudioGT(ctx context.Context, decoded *compare.Cache, o *results.Output
 }
 
 // changeVersusOld describes how a new ground-truth file differs from the one it replaces.
-func (r *run) changeVersusOld(ctx context.Context, old, src string) string {
+func (v *validator) changeVersusOld(ctx context.Context, old, src string) string {
 	if compare.IsGTWAV(old) {
 		a, err := compare.Audio(ctx, old, src)
 		if err != nil {
@@ -543,10 +543,10 @@ func (r *run) changeVersusOld(ctx context.Context, old, src string) string {
 	return fmt.Sprintf("SSIM vs the old file %.4f", res.MinSSIM)
 }
 
-// failureIndex writes artifacts/index.html with the failure pictures of every request that
-// has some, beside what failed. Nothing is written when no request has pictures.
-func (r *run) failureIndex(res *results.Result) {
-	root := filepath.Join(r.opts.Out, results.ArtifactsDir)
+// failureIndex writes artifacts/index.html under out with the failure pictures of every
+// request that has some, beside what failed. Nothing is written when no request has pictures.
+func failureIndex(out string, res *results.Result, logf func(format string, args ...any)) {
+	root := filepath.Join(out, results.ArtifactsDir)
 	var entries []pictures.Entry
 	for _, cr := range res.Cases {
 		for _, rr := range cr.Requests {
@@ -576,8 +576,8 @@ func (r *run) failureIndex(res *results.Result) {
 	}
 	path := filepath.Join(root, "index.html")
 	if err := pictures.WriteIndex(path, "Consistency failures: "+res.Suite, entries); err != nil {
-		r.logf("warning: %v", err)
+		logf("warning: %v", err)
 		return
 	}
-	r.logf("consistency failure pictures: %s", path)
+	logf("consistency failure pictures: %s", path)
 }

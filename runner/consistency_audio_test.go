@@ -31,7 +31,7 @@ func TestOutputValidAudioIsSGLangs(t *testing.T) {
 	}
 	tone := video("tone.mp4", "sine=frequency=440:duration=1")
 	silent := video("silent.mp4", "anullsrc=channel_layout=mono:sample_rate=48000")
-	r := &run{opts: Options{Probe: media.Probe}}
+	v := &validator{probe: media.Probe}
 	for _, tc := range []struct {
 		name     string
 		modality suite.Modality
@@ -46,7 +46,7 @@ func TestOutputValidAudioIsSGLangs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &suite.Case{ID: "av", Modality: tc.modality}
 			var rr results.RequestResult
-			cs := r.output(t.Context(), c, reply{ID: "x", Ext: "mp4", Files: []mediaFile{{Path: tc.path, Bytes: 1}}}, dir, &rr, nil)
+			cs := v.output(t.Context(), c, reply{ID: "x", Ext: "mp4", Files: []mediaFile{{Path: tc.path, Bytes: 1}}}, dir, &rr, nil)
 			var valid *results.Check
 			for i := range cs {
 				if cs[i].Name == results.OutputValid {

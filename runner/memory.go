@@ -118,11 +118,12 @@ func (m *requestMemory) end() {
 	}
 }
 
-// record stores the window's peaks on the request beside the server-reported ones, and a
-// note for each source left out.
-func (m *requestMemory) record(rr *results.RequestResult) {
+// record stores the window's peaks on the request beside the server-reported ones, and
+// returns a note for the sources left out (a skipped memory.sampler check; none when every
+// source sampled).
+func (m *requestMemory) record(rr *results.RequestResult) []results.Check {
 	if m == nil {
-		return
+		return nil
 	}
 	if m.srv != nil && !m.stop.IsZero() {
 		m.srv.memMarks.add(memoryMark{caseID: rr.Case, index: rr.Index, confirm: rr.Confirm, start: m.start, end: m.stop, reported: reportedOf(rr.PeakVRAMMiB)})
@@ -134,8 +135,9 @@ func (m *requestMemory) record(rr *results.RequestResult) {
 		maps.Copy(rr.PeakVRAMMiB, m.p.MiB)
 	}
 	if c, ok := samplerNote(m.p, "request"); ok {
-		rr.Checks = append(rr.Checks, c)
+		return []results.Check{c}
 	}
+	return nil
 }
 
 // samplerNote turns the notes of a window into one skipped check.

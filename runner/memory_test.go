@@ -33,7 +33,7 @@ func TestRequestMemory(t *testing.T) {
 		PeakVRAMMiB: map[string]float64{"server_reserved": 3618},
 		Checks:      []results.Check{{Name: results.ServerAlive, Status: results.Pass}},
 	}
-	m.record(&rr)
+	rr.Checks = append(rr.Checks, m.record(&rr)...)
 	if diff := cmp.Diff(map[string]float64{"server_reserved": 3618, "nvml_process": 4294, "host_anon": 385}, rr.PeakVRAMMiB); diff != "" {
 		t.Errorf("peaks (-want +got):\n%s", diff)
 	}
@@ -48,11 +48,13 @@ func TestRequestMemory(t *testing.T) {
 	// No sampler: nothing is added; a sampler that failed to start leaves a note only.
 	var none *requestMemory
 	none.end()
-	none.record(&rr)
+	if cs := none.record(&rr); cs != nil {
+		t.Errorf("no sampler: %v", cs)
+	}
 	failed := (&server{memNote: "memory sampling did not start: boom"}).openRequestMemory()
 	failed.end()
 	rr2 := results.RequestResult{}
-	failed.record(&rr2)
+	rr2.Checks = failed.record(&rr2)
 	if rr2.PeakVRAMMiB != nil || len(rr2.Checks) != 1 || rr2.Checks[0].Detail != "request memory: memory sampling did not start: boom" {
 		t.Errorf("failed sampler: %+v", rr2)
 	}

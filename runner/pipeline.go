@@ -36,9 +36,9 @@ const defaultValidateAhead = 2
 // stopped at once and the rest are not sent: they are recorded as skipped, which fails the
 // case. On cancel, what was measured is kept: a request whose validation is still pending is
 // recorded cancelled with its measurements (validationCancelled), and until then the
-// results.json a cancel writes holds it so (r.hold).
+// results.json a cancel writes holds it so (r.hold: judged when that is written).
 func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *results.CaseResult) []results.RequestResult {
-	p := newPipeline(c.Repeat, max(c.Concurrency, 1), r.validateAhead())
+	p := newPipeline(c.Repeat, max(c.Concurrency, 1), validateAhead(r.opts))
 	for i := 1; i <= c.Repeat; i++ {
 		admitted := p.admit(ctx)
 		p.mu.Lock()
@@ -90,15 +90,11 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 		r.stopServer(srv)
 	}
 	prev := p.previous(i)
-	held := m
-	if held.rr.Status != results.Cancelled {
-		held = validationCancelled(m)
-	}
-	r.hold(r.verdict(c, held, prev).Request)
+	r.hold(c, m, prev)
 	p.inTurn(i, func() {
-		rr := r.judged(c, r.validate(ctx, c, srv, m), prev)
+		rr := r.judged(c, r.val.validate(ctx, c, m), m.answered, prev)
 		p.mu.Lock()
-		r.diskError(&rr, cr)
+		r.disk.blame(&rr, cr)
 		p.out[i-1] = rr
 		p.mu.Unlock()
 		r.record(rr)
@@ -108,8 +104,8 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 }
 
 // validateAhead is Options.ValidateAhead with its default.
-func (r *run) validateAhead() int {
-	switch n := r.opts.ValidateAhead; {
+func validateAhead(opts Options) int {
+	switch n := opts.ValidateAhead; {
 	case n == 0:
 		return defaultValidateAhead
 	case n < 0:

@@ -58,8 +58,9 @@ func pipelineRun(t *testing.T, api http.RoundTripper, n, concurrency, ahead int,
 	r, srv := requestRun(t, spec, c, api, time.Hour, io.Discard)
 	r.opts.Probe = gatedProbe(gate)
 	r.opts.ValidateAhead = ahead
-	r.cons = &consistencyConfig{caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}
-	r.finished = map[requestKey]results.RequestResult{}
+	cons := &consistencyConfig{caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}
+	r.val = newValidator(r.opts, cons, r.rec, r.logf)
+	r.finished, r.held = map[requestKey]results.RequestResult{}, map[requestKey]heldRequest{}
 	return r, srv, c
 }
 

@@ -66,11 +66,11 @@ func (cc *consistencyConfig) first(id string, srv *server) *firstOutput {
 // its checks are made (the output check kept it for them: compare.Cache.Output), except
 // request 1's when later requests are compared with it (repeat): that one is dropped with the
 // case's cache when the case ends (dropCache).
-func (r *run) forgetOutput(c *suite.Case, rr *results.RequestResult) {
+func (v *validator) forgetOutput(c *suite.Case, rr *results.RequestResult) {
 	if rr.Output == nil || (rr.Index == 1 && c.Repeat > 1 && suite.Enabled(c.Checks.Repeat)) {
 		return
 	}
-	r.cons.cache(c.ID).Forget(rr.Output.Path)
+	v.cons.cache(c.ID).Forget(rr.Output.Path)
 }
 
 // repeat runs the repeat checks of one request of case c as it finishes on srv (every one of
@@ -81,7 +81,7 @@ func (r *run) forgetOutput(c *suite.Case, rr *results.RequestResult) {
 // without ground truth. A request k that finishes before request 1 (concurrency) waits for
 // it. It returns the checks to add to request k: none for request 1, nor for a case of one
 // request; on a failure it draws the pictures into request k's artifact folder.
-func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *results.RequestResult) []results.Check {
+func (v *validator) repeat(ctx context.Context, c *suite.Case, srv *server, rr *results.RequestResult) []results.Check {
 	if c.Repeat < 2 {
 		return nil
 	}
@@ -91,7 +91,7 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *result
 		}
 		return []results.Check{checks.Skipped(checks.RepeatGroup, "disabled by the case's checks.repeat")}
 	}
-	first := r.cons.first(c.ID, srv)
+	first := v.cons.first(c.ID, srv)
 	if rr.Index == 1 {
 		first.finish(rr)
 		return nil
@@ -130,14 +130,14 @@ func (r *run) repeat(ctx context.Context, c *suite.Case, srv *server, rr *result
 	}
 	// checks.audio: false turns off every audio check of the case, this one too.
 	if c.Modality == suite.VideoAudio && suite.Enabled(c.Checks.Audio) {
-		cs = append(cs, r.repeatAudio(ctx, c, first, out, at)...)
+		cs = append(cs, v.repeatAudio(ctx, c, first, out, at)...)
 	}
 	ev := checks.RepeatEvidenceOf(results.CaseResult{Requests: []results.RequestResult{{Index: rr.Index,
 		Checks: append(rr.Checks[:len(rr.Checks):len(rr.Checks)], cs...)}}})[0]
 	// Pictures of the pictures only: an audio drift alone has nothing to show in them.
 	if err == nil && (failedIn(cs, checks.GroupRepeat, pictureRepeatChecks...) || failedIn(rr.Checks, checks.GroupConsistency)) {
-		if perr := r.repeatPictures(ctx, c, rr, first, res, cs, ev); perr != nil {
-			r.logf("%s %s: warning: cross-request picture: %v", c.ID, at, perr)
+		if perr := v.repeatPictures(ctx, c, rr, first, res, cs, ev); perr != nil {
+			v.logf("%s %s: warning: cross-request picture: %v", c.ID, at, perr)
 		}
 	}
 	return cs
@@ -163,7 +163,7 @@ func (f *firstOutput) record(rr *results.RequestResult) {
 }
 
 // repeatAudio compares the audio track of request k's output with request 1's.
-func (r *run) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput, out, at string) []results.Check {
+func (v *validator) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput, out, at string) []results.Check {
 	a, err := first.cache.Audio(ctx, first.path, out)
 	var me *compare.MismatchError
 	switch {
@@ -180,9 +180,9 @@ func (r *run) repeatAudio(ctx context.Context, c *suite.Case, first *firstOutput
 // failed), and the SSIM per frame of request k against request 1, and of request k and
 // request 1 against the ground truth (when the case has one), headed by the diagnosis of
 // the two requests (checks.DiagnoseRepeat).
-func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *results.RequestResult, first *firstOutput, res compare.Result, cs []results.Check,
+func (v *validator) repeatPictures(ctx context.Context, c *suite.Case, rr *results.RequestResult, first *firstOutput, res compare.Result, cs []results.Check,
 	ev checks.RepeatEvidence) error {
-	dir, err := r.rec.ArtifactDir(c.ID, rr.Index, false)
+	dir, err := v.rec.ArtifactDir(c.ID, rr.Index, false)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *results.Req
 				GT: ref, Out: out, SSIMMap: m, MapW: mw, MapH: mh, GTLabel: "request 1", OutLabel: "request " + k}
 			path := filepath.Join(dir, pictures.RepeatFilePrefix+strconv.Itoa(res.WorstFrame)+".png")
 			if err = pictures.Write(path, f); err == nil {
-				err = r.recordPicture(&rr.Pictures, results.Picture{Kind: results.PictureRepeat}, path)
+				err = recordPicture(v.rec, &rr.Pictures, results.Picture{Kind: results.PictureRepeat}, path)
 			}
 		}
 		errs = append(errs, err)
@@ -219,8 +219,8 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *results.Req
 	if d := checks.DiagnoseRepeat([]checks.RepeatEvidence{first.evidence, ev}); d.Text() != "" {
 		curves.Lines = append(curves.Lines, pictures.Line{Text: d.Text(), Bad: true})
 	}
-	if e, lim, ok := r.groundTruthOf(c, rr); ok {
-		gt := r.cons.cache(c.ID)
+	if e, lim, ok := v.groundTruthOf(c, rr); ok {
+		gt := v.cons.cache(c.ID)
 		mine, err := compareGT(ctx, gt, e, rr.Output.Path)
 		first.gtOnce.Do(func() {
 			if g, err := compareGT(ctx, gt, e, first.path); err == nil {
@@ -241,22 +241,22 @@ func (r *run) repeatPictures(ctx context.Context, c *suite.Case, rr *results.Req
 	path := filepath.Join(dir, repeatPrefix+"ssim.png")
 	err = pictures.WriteCurves(path, curves)
 	if err == nil {
-		err = r.recordPicture(&rr.Pictures, results.Picture{Kind: results.PictureRepeatCurves}, path)
+		err = recordPicture(v.rec, &rr.Pictures, results.Picture{Kind: results.PictureRepeatCurves}, path)
 	}
 	return errors.Join(append(errs, err)...)
 }
 
 // groundTruthOf is the pictures' ground truth of a case that compares with one (and its
 // SSIM limit), as visualGT found it for the request; ok is false where there is none.
-func (r *run) groundTruthOf(c *suite.Case, rr *results.RequestResult) (e baselines.GTEntry, ssim float64, ok bool) {
-	if r.cons.gt.Dir == "" || r.opts.SkipConsistency || r.opts.Mode == ModeGT || !suite.Enabled(c.Checks.Consistency) {
+func (v *validator) groundTruthOf(c *suite.Case, rr *results.RequestResult) (e baselines.GTEntry, ssim float64, ok bool) {
+	if v.cons.gt.Dir == "" || v.skipConsistency || v.mode == ModeGT || !suite.Enabled(c.Checks.Consistency) {
 		return e, 0, false
 	}
-	e, err := r.cons.gt.Lookup(c.ID, c.NumGPUs, c.Modality != suite.Image, rr.Output.Format)
+	e, err := v.cons.gt.Lookup(c.ID, c.NumGPUs, c.Modality != suite.Image, rr.Output.Format)
 	if err != nil {
 		return e, 0, false
 	}
-	return e, r.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage).SSIM, true
+	return e, v.cons.thresholds.For(c.ID, e.Kind != baselines.GTImage).SSIM, true
 }
 
 // pictureRepeatChecks are the repeat checks of the pictures (not of the audio track).

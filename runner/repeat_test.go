@@ -18,9 +18,9 @@ import (
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
-// repeatRun is a run with what the repeat hook needs: the consistency config (no ground
+// repeatRun is a validator with what the repeat hook needs: the consistency config (no ground
 // truth) and a recorder for the pictures.
-func repeatRun(t *testing.T) *run {
+func repeatRun(t *testing.T) *validator {
 	t.Helper()
 	cons, err := loadConsistency(Options{Suite: &suite.Suite{}})
 	if err != nil {
@@ -31,12 +31,8 @@ func repeatRun(t *testing.T) *run {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rec.Close() })
-	return &run{rec: rec, cons: cons, progress: nopWriter{}}
+	return &validator{rec: rec, cons: cons, logf: func(string, ...any) {}}
 }
-
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 // pngRequest is request index of a case whose output is a w×h PNG of the given shade.
 func pngRequest(t *testing.T, index, of, w, h int, shade uint8) *results.RequestResult {

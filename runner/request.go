@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,29 +49,31 @@ func (s slot) String() string {
 }
 
 // measured is one request as its measure phase left it, before its validation (validate.go)
-// and its judgement (judge.Input): the result with the checks made while measuring, the
-// reply whose output files (in dir) validation checks, when the request was in flight, the
-// peaks of the server start the server reported with it, whether the server answered with an
-// output (its timings are then judged) and, when the server can no longer be used, why.
+// and its judgement (judge.Input): the result with the checks of its sending (the server
+// alive, a hang, a failed request), the checks of what the server reported of it (its perf
+// record, the memory sampler's note: requests.jsonl lists them after validation's), the reply
+// whose output files (in dir) validation checks, the server start it ran on, when it was in
+// flight, the peaks of the server start the server reported with it, whether the server
+// answered with an output (its timings are then judged) and, when the server can no longer be
+// used, why.
 type measured struct {
 	rr       results.RequestResult
+	reported []results.Check
 	rep      reply
 	dir      string
+	srv      *server
 	flight   span
 	starts   startPeaks
 	answered bool
 	halt     string
-	// checksAt is where validation's checks go among rr.Checks of a request the server
-	// answered: before the perf record's, the order in which requests.jsonl has always
-	// listed them.
-	checksAt int
 }
 
-// request is one request's whole path, its validation done before it returns: for a
-// confirmation request, whose verdict decides whether the next one is sent (confirm.go).
-// The case's own requests take the pipelined path of requests (pipeline.go).
-func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) measured {
-	return r.validate(ctx, c, srv, r.measure(ctx, c, srv, at))
+// unvalidated is the request as measured, with no validation: its sending's checks, then
+// what the server reported.
+func (m measured) unvalidated() results.RequestResult {
+	rr := m.rr
+	rr.Checks = slices.Concat(m.rr.Checks, m.reported)
+	return rr
 }
 
 // measure is the first phase of a request, everything that needs the server: it sends the
@@ -80,9 +83,10 @@ func (r *run) request(ctx context.Context, c *suite.Case, srv *server, at slot) 
 // request.
 func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) (m measured) {
 	m.rr = results.RequestResult{Case: c.ID, Index: at.index, Of: at.of, Confirm: at.confirm, StartedAt: time.Now().UTC()}
+	m.srv = srv
 	dir, err := r.rec.ArtifactDir(c.ID, at.index, at.confirm)
 	if err != nil {
-		r.noteDisk(err)
+		r.disk.note(err)
 		m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.OutputPresent, Status: results.Error, Detail: err.Error()})
 		return m
 	}
@@ -100,7 +104,7 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	m.flight = flight
 	m.rr.E2EMs = ms(flight.to.Sub(flight.from))
 	mem.end()
-	defer func() { mem.record(&m.rr) }() // after joinPerf, beside the server's own numbers
+	defer func() { m.reported = append(m.reported, mem.record(&m.rr)...) }() // after joinPerf, beside the server's own numbers
 	m.rep = rep
 	m.rr.RequestID = rep.ID
 	m.rr.RealtimeChunks = rep.Chunks
@@ -194,7 +198,7 @@ func (r *run) failedRequest(ctx context.Context, c *suite.Case, srv *server, m *
 	var se *saveError
 	if errors.As(err, &se) {
 		st = results.Error // the output arrived; this machine could not keep it
-		r.noteDisk(err)
+		r.disk.note(err)
 	}
 	m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.OutputPresent, Status: st, Detail: err.Error()})
 	saveTail(m.dir, srv)
@@ -207,72 +211,72 @@ func (r *run) failedRequest(ctx context.Context, c *suite.Case, srv *server, m *
 			Detail: "not joined: the server reported this request failed, and SGLang writes no performance.log record for a failed request"})
 	case m.rep.ID != "":
 		// The generation may have run (a failed download, a full disk): its record may be there.
-		m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
+		r.joinPerf(ctx, c, srv, m)
 	}
 }
 
 // answered makes the checks of a request the server answered with an output: the server
-// alive after it and its perf record joined; checksAt puts validation's checks between the
-// two.
+// alive after it and its perf record joined.
 func (r *run) answered(ctx context.Context, c *suite.Case, srv *server, at slot, m *measured) {
 	m.answered = true
 	if why := srv.dead(); why != "" {
 		m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.ServerAlive, Status: results.Fail,
 			Detail: withTail(fmt.Sprintf("answered, but then %s", why), srv), Cause: srv.crashCause("server crashed after answering")})
 		m.halt = fmt.Sprintf("not sent: the server died after %s", at)
-		m.checksAt = len(m.rr.Checks)
 		return
 	}
 	m.rr.Checks = append(m.rr.Checks, results.Check{Name: results.ServerAlive, Status: results.Pass})
-	m.checksAt = len(m.rr.Checks)
-	m.rr, m.starts = r.joinPerf(ctx, c, srv, m.rr)
+	r.joinPerf(ctx, c, srv, m)
 }
 
 // span is when a request was in flight: from its send to its complete output (or failure).
 type span struct{ from, to time.Time }
 
-// joinPerf waits for the request's performance.log record and copies its timings.
-func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, rr results.RequestResult) (results.RequestResult, startPeaks) {
+// joinPerf waits for the request's performance.log record, copies its timings and peaks into
+// m and makes its check (m.reported).
+func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, m *measured) {
 	spec := r.opts.Suite.Servers[c.Server]
+	rr := &m.rr
+	check := func(ck results.Check) { m.reported = append(m.reported, ck) }
 	if !suite.Enabled(c.Checks.PerfRecord) {
-		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: results.Skip, Detail: "disabled by the case's checks.perf_record"})
-		return rr, startPeaks{}
+		check(results.Check{Name: results.PerfRecord, Status: results.Skip, Detail: "disabled by the case's checks.perf_record"})
+		return
 	}
 	if rr.RequestID == "" {
-		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: results.Fail,
-			Detail: "the response carries no id to join performance.log on"})
-		return rr, startPeaks{}
+		check(results.Check{Name: results.PerfRecord, Status: results.Fail, Detail: "the response carries no id to join performance.log on"})
+		return
 	}
 	// On a full disk the server cannot write its record either: neither wait for it (from
 	// the start, or once the disk fills up) nor call its absence the server's failure.
-	noRecord := func(derr error) (results.RequestResult, startPeaks) {
-		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: results.Error,
+	noRecord := func(derr error) {
+		check(results.Check{Name: results.PerfRecord, Status: results.Error,
 			Detail: fmt.Sprintf("not waited for: the disk is full (%v), so the server cannot write its performance.log record", derr)})
-		return rr, startPeaks{}
 	}
-	if derr := r.diskFullErr(); derr != nil {
-		return noRecord(derr)
+	if derr := r.disk.err(); derr != nil {
+		noRecord(derr)
+		return
 	}
-	wctx, stop := r.untilDiskFull(ctx)
+	wctx, stop := r.disk.until(ctx)
 	rec, err := srv.perf.Wait(wctx, rr.RequestID, spec.PerfRecordTimeout)
 	stop()
 	if err != nil {
 		st := results.Fail
-		switch derr := r.diskFullErr(); {
+		switch derr := r.disk.err(); {
 		case ctx.Err() != nil:
 			st = results.Cancelled
 		case derr != nil:
-			return noRecord(derr)
+			noRecord(derr)
+			return
 		}
-		rr.Checks = append(rr.Checks, results.Check{Name: results.PerfRecord, Status: st, Detail: err.Error()})
-		return rr, startPeaks{}
+		check(results.Check{Name: results.PerfRecord, Status: st, Detail: err.Error()})
+		return
 	}
 	rr.Stages = rec.StageTimes()
 	rr.StepsMs = rec.Steps
 	rr.ServerTotalMs = rec.TotalDurationMs
 	rr.PeakVRAMMiB = rec.Peaks("runtime_peak")
-	rr.Checks = append(rr.Checks, checks.PerfRecordJoined(rec.TotalDurationMs, len(rec.Stages), len(rec.Steps), rec.Impossible()))
-	return rr, startPeaks{load: rec.Peaks("load_peak"), warmup: rec.Peaks("warmup_peak")}
+	check(checks.PerfRecordJoined(rec.TotalDurationMs, len(rec.Stages), len(rec.Steps), rec.Impossible()))
+	m.starts = startPeaks{load: rec.Peaks("load_peak"), warmup: rec.Peaks("warmup_peak")}
 }
 
 // withTail appends the server's last log lines to a failure detail.

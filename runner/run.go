@@ -195,9 +195,9 @@ func placement(opts Options, cases []*suite.Case) results.Placement {
 
 // newRun is the state of one run, with the defaults of the options it leaves unset.
 func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *judge.Config, cons *consistencyConfig) *run {
-	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts, cons: cons,
-		finished: map[requestKey]results.RequestResult{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
-		diskFull: make(chan struct{}), swept: map[*server]bool{}, mediaTools: mediaToolsText(ctx)}
+	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts,
+		finished: map[requestKey]results.RequestResult{}, held: map[requestKey]heldRequest{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
+		swept: map[*server]bool{}, mediaTools: mediaToolsText(ctx)}
 	if opts.HTTPClient == nil {
 		r.opts.HTTPClient = &http.Client{}
 	}
@@ -205,6 +205,8 @@ func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *ju
 	if opts.Probe == nil {
 		r.opts.Probe = media.Probe
 	}
+	r.disk = newDisk(r.logf)
+	r.val = newValidator(r.opts, cons, rec, r.logf)
 	return r
 }
 
@@ -281,7 +283,7 @@ func (r *run) finish(res *results.Result) (*results.Result, error) {
 	}
 	res.FinishedAt = time.Now().UTC()
 	r.reportKnown(res)
-	r.failureIndex(res)
+	failureIndex(r.opts.Out, res, r.logf)
 	werr := r.save(res)
 	// requests.jsonl is closed even when results.json failed, and its own failure (the last
 	// records lost) is reported when results.json is safe.
@@ -320,7 +322,7 @@ func (r *run) writeSnapshot(head results.Result, cases []*suite.Case) {
 	snap := r.snapshot(head, cases, "run cancelled before the request finished")
 	snap.Incomplete = "written when the run was cancelled, before its servers stopped; the final write did not replace it"
 	r.mu.Lock()
-	kept := len(r.finished)
+	kept := len(r.finished) + len(r.held)
 	r.mu.Unlock()
 	if err := r.save(&snap); err != nil {
 		r.logf("cancelled: could not write results.json before stopping the servers: %v", err)
@@ -337,10 +339,20 @@ func (r *run) snapshot(head results.Result, cases []*suite.Case, why string) res
 	snap.Cases = []results.CaseResult{}
 	snap.FinishedAt = time.Now().UTC()
 	r.mu.Lock()
+	// kept is a request as it stands: recorded, or measured and held, judged now.
+	kept := func(k requestKey) (results.RequestResult, bool) {
+		if rr, ok := r.finished[k]; ok {
+			return rr, true
+		}
+		if h, ok := r.held[k]; ok {
+			return h.judgedAsCancelled(r.judge), true
+		}
+		return results.RequestResult{}, false
+	}
 	for _, c := range cases {
 		cr := results.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
 		for i := 1; i <= c.Repeat; i++ {
-			rr, ok := r.finished[requestKey{c.ID, i, false}]
+			rr, ok := kept(requestKey{c.ID, i, false})
 			if !ok {
 				rr = cancelledRequest(c, i, why)
 			}
@@ -348,7 +360,7 @@ func (r *run) snapshot(head results.Result, cases []*suite.Case, why string) res
 		}
 		// The confirmation requests that finished (their labels come with the final write).
 		for i := 1; i <= c.Noise.Confirm; i++ {
-			if rr, ok := r.finished[requestKey{c.ID, i, true}]; ok {
+			if rr, ok := kept(requestKey{c.ID, i, true}); ok {
 				cr.Confirm = append(cr.Confirm, rr)
 			}
 		}
@@ -461,16 +473,18 @@ type run struct {
 	// inputs are the files and URLs the run's requests send (URLs fetched once).
 	inputs  *inputs
 	judge   *judge.Config // every verdict's rules and data (nil: only statuses)
-	cons    *consistencyConfig
+	val     *validator
 	servers []*server // every server started, to report output their logs could not keep
 	// mediaTools is the run's ffmpeg probe as builtin servers take it (mediaToolsText).
 	mediaTools string
 	swept      map[*server]bool // servers whose stop has been reported (guarded by mu)
 
-	// finished holds every recorded request (guarded by mu), for the results.json written
-	// the moment the run is cancelled; snapshotDone is closed once that write is over (or
+	// finished holds every recorded request and held every measured one whose validation is
+	// pending (both guarded by mu), for the results.json written the moment the run is
+	// cancelled; snapshotDone is closed once that write is over (or
 	// will not happen), and servers are stopped after a cancel only then.
 	finished     map[requestKey]results.RequestResult
+	held         map[requestKey]heldRequest
 	cancelled    <-chan struct{}
 	snapshotDone chan struct{}
 
@@ -478,74 +492,7 @@ type run struct {
 	unsaved []string   // what could not be written to disk (a full disk), said at the end
 	lost    int        // request lines missing from requests.jsonl
 
-	// diskFull is closed at the first write that failed for want of space (diskErr): from
-	// then on a request the run could not check is an error of the machine, and no request
-	// waits for a performance.log record the server cannot write.
-	diskFull chan struct{}
-	diskOnce sync.Once
-	diskErr  error
-}
-
-// noteDisk records err when it is a write that failed for want of space, and says so.
-func (r *run) noteDisk(err error) bool {
-	if !results.IsDiskFull(err) {
-		return false
-	}
-	r.diskOnce.Do(func() {
-		r.diskErr = err
-		close(r.diskFull)
-		r.logf("warning: the disk is full (%v): requests that cannot be checked are errors of this machine, not failures", err)
-	})
-	return true
-}
-
-// diskFullErr is the first write that failed for want of space, or nil.
-func (r *run) diskFullErr() error {
-	select {
-	case <-r.diskFull:
-		return r.diskErr
-	default:
-		return nil
-	}
-}
-
-// untilDiskFull is ctx, cancelled too when the disk fills up.
-func (r *run) untilDiskFull(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-r.diskFull:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
-}
-
-// diskError turns a request that the full disk kept from being checked (an errored check,
-// no failed one) into an error of the machine: its own status says it was cut short, and its
-// case gets the error, so that the run is `error` (exit 3), not a failure of the pull
-// request. A request with a real failure keeps it.
-func (r *run) diskError(rr *results.RequestResult, cr *results.CaseResult) {
-	derr := r.diskFullErr()
-	if derr == nil || rr.Status == results.Cancelled {
-		return
-	}
-	errored := false
-	for _, ck := range rr.Checks {
-		switch ck.Status {
-		case results.Fail:
-			return
-		case results.Error:
-			errored = true
-		}
-	}
-	if !errored {
-		return
-	}
-	rr.Status = results.Cancelled
-	cr.Errors = append(cr.Errors,
-		fmt.Sprintf("request %d/%d could not be checked: the disk is full (%v); an error of this machine, not of the pull request", rr.Index, rr.Of, derr))
+	disk *disk // whether a write failed for want of space
 }
 
 // reportUnsaved says, in one block at the end of the run, everything that could not be
@@ -617,7 +564,7 @@ func (r *run) unit(ctx context.Context, u unit) []results.CaseResult {
 // case, or nil when the server is gone or was stopped.
 func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, warm *server) (cr results.CaseResult, keep *server) {
 	began := time.Now()
-	defer r.cons.dropCache(c.ID)
+	defer r.val.cons.dropCache(c.ID)
 	cr = results.CaseResult{ID: c.ID, Server: c.Server, Lane: c.Lane, Modality: string(c.Modality)}
 	// Named results: the deferred assignment must reach the returned value.
 	defer func() { cr.WallMs = ms(time.Since(began)) }()
@@ -780,21 +727,16 @@ func (r *run) start(ctx context.Context, c *suite.Case, spec *suite.Server) (*se
 	return srv, time.Since(srv.started), nil
 }
 
-// judged is the final verdict of a measured and validated request (judge.Config.Request),
-// prev the request before it in its case (nil for the first); a memory growth it shows is
-// said in the log.
-func (r *run) judged(c *suite.Case, m measured, prev *results.RequestResult) results.RequestResult {
-	v := r.verdict(c, m, prev)
+// judged is the final verdict of a measured and validated request rr (judge.Config.Request;
+// answered: the server answered it with an output), prev the request before it in its case
+// (nil for the first); a memory growth it shows is said in the log.
+func (r *run) judged(c *suite.Case, rr results.RequestResult, answered bool, prev *results.RequestResult) results.RequestResult {
+	v := r.judge.Request(judge.Input{Case: c, Request: rr, Answered: answered, Previous: prev})
 	for _, g := range v.Grew {
 		d, _, _ := strings.Cut(g.Detail, "\n")
-		r.logf("%s %s: %s: %s", c.ID, slot{index: m.rr.Index, of: m.rr.Of, confirm: m.rr.Confirm}, g.Name, d)
+		r.logf("%s %s: %s: %s", c.ID, slot{index: rr.Index, of: rr.Of, confirm: rr.Confirm}, g.Name, d)
 	}
 	return v.Request
-}
-
-// verdict is judged without the log.
-func (r *run) verdict(c *suite.Case, m measured, prev *results.RequestResult) judge.Verdict {
-	return r.judge.Request(judge.Input{Case: c, Request: m.rr, Answered: m.answered, Previous: prev})
 }
 
 // record appends a finished request to requests.jsonl; a write failure is reported but does
@@ -802,12 +744,14 @@ func (r *run) verdict(c *suite.Case, m measured, prev *results.RequestResult) ju
 func (r *run) record(rr results.RequestResult) {
 	kept := rr
 	kept.Revised, kept.Revision = false, "" // marks of the line, not of the request
+	key := requestKey{rr.Case, rr.Index, rr.Confirm}
 	r.mu.Lock()
-	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = kept
+	r.finished[key] = kept
+	delete(r.held, key)
 	r.mu.Unlock()
 	if err := r.rec.Request(rr); err != nil {
 		r.logf("warning: %v", err)
-		r.noteDisk(err)
+		r.disk.note(err)
 		r.mu.Lock()
 		r.unsaved = append(r.unsaved, err.Error())
 		r.lost++
@@ -815,13 +759,26 @@ func (r *run) record(rr results.RequestResult) {
 	}
 }
 
-// hold keeps a measured request whose validation is pending (rr: as a cancel would leave
-// it) for the results.json that a cancel writes at once (snapshot); its line in
-// requests.jsonl is written when it is judged (record), and replaces it.
-func (r *run) hold(rr results.RequestResult) {
+// hold keeps a measured request of case c whose validation is pending, prev the request
+// before it, for the results.json that a cancel writes at once (snapshot), which judges it
+// then as the cancel leaves it (validationCancelled); its line in requests.jsonl is written
+// when it is judged (record), and replaces it.
+func (r *run) hold(c *suite.Case, m measured, prev *results.RequestResult) {
 	r.mu.Lock()
-	r.finished[requestKey{rr.Case, rr.Index, rr.Confirm}] = rr
+	r.held[requestKey{m.rr.Case, m.rr.Index, m.rr.Confirm}] = heldRequest{c, m, prev}
 	r.mu.Unlock()
+}
+
+// heldRequest is a request held for the snapshot (hold).
+type heldRequest struct {
+	c    *suite.Case
+	m    measured
+	prev *results.RequestResult
+}
+
+// judgedAsCancelled is the verdict on the held request had the run been cancelled now.
+func (h heldRequest) judgedAsCancelled(j *judge.Config) results.RequestResult {
+	return j.Request(judge.Input{Case: h.c, Request: validationCancelled(h.m), Answered: h.m.answered, Previous: h.prev}).Request
 }
 
 // revise records again a request whose verdict a later event changed (confirmation, a

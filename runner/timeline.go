@@ -279,7 +279,7 @@ func (r *run) memoryPicture(cr *results.CaseResult, f failedMemory, tl memory.Ti
 	}
 	// Drawn when the case ends, after the request's line: results.json names it, requests.jsonl
 	// does not.
-	return r.recordPicture(pics, results.Picture{Kind: results.PictureMemory, Check: f.check.Name, Source: f.check.Source}, path)
+	return recordPicture(r.rec, pics, results.Picture{Kind: results.PictureMemory, Check: f.check.Name, Source: f.check.Source}, path)
 }
 
 // memoryChart is the picture of failure f in window i of marks.

@@ -17,48 +17,70 @@ import (
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
-// validate is the second phase of a request, which needs only its output files, not the
-// server: the output check (present, decodable, of the declared shape), the comparison with
-// the ground truth (consistency.go; in gt mode, writing it) and, for the case's own requests,
-// the comparison with request 1 (consistency.repeat, repeat.go); then the output's decoded
-// frames leave the case's cache. A confirmation request gets the output check alone: it is
-// sent to re-measure perf and memory, and its output was compared N times already.
+// validator is the second phase of a request (validate), which needs only its output files,
+// not the server. It holds what that takes: the run's consistency data and decode caches,
+// how an image is probed, the run's mode, the writer that places the pictures it draws, and
+// how many threads and what priority its helpers get.
+type validator struct {
+	cons *consistencyConfig
+	mode Mode
+	// skipConsistency: SGLANG_SKIP_CONSISTENCY=1, the ground-truth comparison is skipped.
+	skipConsistency bool
+	probe           Prober
+	threads         int // validationThreads
+	rec             *results.Writer
+	logf            func(format string, args ...any)
+}
+
+// newValidator is the validator of a run with opts (its Probe set), drawing into rec.
+func newValidator(opts Options, cons *consistencyConfig, rec *results.Writer, logf func(format string, args ...any)) *validator {
+	return &validator{cons: cons, mode: opts.Mode, skipConsistency: opts.SkipConsistency, probe: opts.Probe,
+		threads: validationThreads(opts), rec: rec, logf: logf}
+}
+
+// validate is the second phase of request m of case c: the output check (present,
+// decodable, of the declared shape), the comparison with the ground truth (consistency.go;
+// in gt mode, writing it) and, for the case's own requests, the comparison with request 1
+// (consistency.repeat, repeat.go); then the output's decoded frames leave the case's cache.
+// A confirmation request gets the output check alone: it is sent to re-measure perf and
+// memory, and its output was compared N times already. It returns the request with its
+// output described, its pictures named and every check: its sending's, validation's, what
+// the server reported, the repeat checks.
 //
 // A validation that the run's cancel keeps from finishing is recorded as cancelled
 // (validationCancelled), with everything measure measured.
-func (r *run) validate(ctx context.Context, c *suite.Case, srv *server, m measured) measured {
+func (v *validator) validate(ctx context.Context, c *suite.Case, m measured) results.RequestResult {
 	if m.rr.Status == results.Cancelled {
-		return m
+		return m.unvalidated()
 	}
-	ctx = r.beside(ctx)
+	ctx = v.beside(ctx)
 	if ctx.Err() != nil {
 		return validationCancelled(m)
 	}
-	v := m
-	rr := &v.rr
-	rr.Checks = slices.Clone(m.rr.Checks) // m stays as measured, for a cancel
+	rr := m.rr
+	var found []results.Check
 	if m.answered {
 		// The output check decodes a video once, for everything: its frame count and shape,
 		// and (kept in the case's cache until forgetOutput) the frames and audio track the
 		// consistency and repeat checks compare. A confirmation request keeps nothing.
 		var decoded *compare.Cache
 		if !rr.Confirm {
-			decoded = r.cons.cache(c.ID)
+			decoded = v.cons.cache(c.ID)
 		}
-		cs := r.output(ctx, c, m.rep, m.dir, rr, decoded)
-		rr.Checks = slices.Insert(rr.Checks, m.checksAt, cs...)
+		found = v.output(ctx, c, m.rep, m.dir, &rr, decoded)
 		if !rr.Confirm {
-			rr.Checks = slices.Insert(rr.Checks, m.checksAt+len(cs), r.consistency(ctx, c, rr, m.dir)...)
+			found = append(found, v.consistency(ctx, c, &rr, m.dir)...)
 		}
 	}
+	rr.Checks = slices.Concat(m.rr.Checks, found, m.reported)
 	if !rr.Confirm {
-		rr.Checks = append(rr.Checks, r.repeat(ctx, c, srv, rr)...)
-		r.forgetOutput(c, rr)
+		rr.Checks = append(rr.Checks, v.repeat(ctx, c, m.srv, &rr)...)
+		v.forgetOutput(c, &rr)
 	}
 	if ctx.Err() != nil {
 		return validationCancelled(m) // what it found may rest on decodes the cancel cut short
 	}
-	return v
+	return rr
 }
 
 // validationNice is how much lower than the run's (and so its servers') scheduling priority
@@ -67,36 +89,41 @@ const validationNice = 10
 
 // beside is ctx for work that runs beside a request in flight: its helper processes at a
 // lower priority than the server (validationNice), its metric and each decoder on at most
-// validationThreads threads.
-func (r *run) beside(ctx context.Context) context.Context {
-	return compare.WithThreads(proc.WithNice(ctx, validationNice), r.validationThreads())
+// v.threads threads.
+func (v *validator) beside(ctx context.Context) context.Context {
+	return compare.WithThreads(proc.WithNice(ctx, validationNice), v.threads)
 }
 
 // validationThreads is Options.ValidationThreads, else the suite's validation_threads, else
 // half the cores (at least one): the other half stays with the server.
-func (r *run) validationThreads() int {
+func validationThreads(opts Options) int {
 	switch {
-	case r.opts.ValidationThreads > 0:
-		return r.opts.ValidationThreads
-	case r.opts.Suite.ValidationThreads > 0:
-		return r.opts.Suite.ValidationThreads
+	case opts.ValidationThreads > 0:
+		return opts.ValidationThreads
+	case opts.Suite != nil && opts.Suite.ValidationThreads > 0:
+		return opts.Suite.ValidationThreads
 	}
 	return max(1, runtime.GOMAXPROCS(0)/2)
 }
 
 // validationCancelled is a measured request whose validation the run's cancel kept from
-// finishing: cancelled, with its measurements (timings, perf record, memory) kept.
-func validationCancelled(m measured) measured {
-	m.rr.Status = results.Cancelled
-	m.rr.Checks = append(slices.Clone(m.rr.Checks), results.Check{Name: results.OutputValid, Status: results.Cancelled,
+// finishing: cancelled, with its measurements (timings, perf record, memory) kept. A request
+// the cancel cut short while it was measured is as measured: its checks say so.
+func validationCancelled(m measured) results.RequestResult {
+	rr := m.unvalidated()
+	if rr.Status == results.Cancelled {
+		return rr
+	}
+	rr.Status = results.Cancelled
+	rr.Checks = append(rr.Checks, results.Check{Name: results.OutputValid, Status: results.Cancelled,
 		Detail: "run cancelled before the output was validated (output, consistency and repeat checks); what the request measured is kept"})
-	return m
+	return rr
 }
 
 // output saves the media and checks that it is there and has the declared shape. A video is
 // decoded once (compare.Cache.Output: its frames counted, no ffprobe -count_frames decode), its
 // frames and audio track kept in decoded for the comparisons that follow (nil: not kept).
-func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *results.RequestResult, decoded *compare.Cache) []results.Check {
+func (v *validator) output(ctx context.Context, c *suite.Case, rep reply, dir string, rr *results.RequestResult, decoded *compare.Cache) []results.Check {
 	var out []results.Check
 	want := max(c.Request.N, 1)
 	if c.Modality != suite.Image {
@@ -138,7 +165,7 @@ func (r *run) output(ctx context.Context, c *suite.Case, rep reply, dir string, 
 				}
 				continue
 			}
-			info, err = r.opts.Probe(ctx, p)
+			info, err = v.probe(ctx, p)
 		} else {
 			info, err = decoded.Output(ctx, p)
 		}
