@@ -36,9 +36,8 @@ func (h *portHold) release() {
 	}
 }
 
-// freePort asks the kernel for a free TCP port on the loopback interface (a variable so that
-// tests can make it repeat itself).
-var freePort = func() (int, error) {
+// freePort asks the kernel for a free TCP port on the loopback interface.
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
@@ -48,8 +47,9 @@ var freePort = func() (int, error) {
 }
 
 // reservePort returns a free loopback port that no other diffusion-check run holds, and its
-// hold (nil when it could not be reserved; the port is then the kernel's choice alone).
-func reservePort() (int, *portHold, error) {
+// hold (nil when it could not be reserved; the port is then the kernel's choice alone). offer
+// gives the free ports to try (freePort; a test offers the same one again).
+func reservePort(offer func() (int, error)) (int, *portHold, error) {
 	dir := filepath.Join(os.TempDir(), portLockDir)
 	canLock := lockedWhileOpen
 	if canLock {
@@ -61,7 +61,7 @@ func reservePort() (int, *portHold, error) {
 		}
 	}
 	for range maxPortTries {
-		port, err := freePort()
+		port, err := offer()
 		if err != nil || !canLock {
 			return port, nil, err
 		}

@@ -14,7 +14,7 @@ import (
 // port is held until it is released.
 func TestReservedPortIsNotChosenAgain(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	first, hold, err := reservePort()
+	first, hold, err := reservePort(freePort)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,15 +31,13 @@ func TestReservedPortIsNotChosenAgain(t *testing.T) {
 	if other == first {
 		t.Skip("the kernel offered the same port twice in a row")
 	}
-	saved := freePort
-	defer func() { freePort = saved }()
 	offers := []int{first, first, other}
-	freePort = func() (int, error) {
+	offer := func() (int, error) {
 		p := offers[0]
 		offers = offers[1:]
 		return p, nil
 	}
-	got, hold2, err := reservePort()
+	got, hold2, err := reservePort(offer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +48,7 @@ func TestReservedPortIsNotChosenAgain(t *testing.T) {
 	// Released, the port can be reserved again.
 	hold.release()
 	offers = []int{first}
-	again, hold3, err := reservePort()
+	again, hold3, err := reservePort(offer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +62,12 @@ func TestReservedPortIsNotChosenAgain(t *testing.T) {
 // says so instead of returning one of them.
 func TestEveryPortReserved(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	p, hold, err := reservePort()
+	p, hold, err := reservePort(freePort)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hold.release()
-	saved := freePort
-	defer func() { freePort = saved }()
-	freePort = func() (int, error) { return p, nil }
-	if got, _, err := reservePort(); err == nil {
+	if got, _, err := reservePort(func() (int, error) { return p, nil }); err == nil {
 		t.Errorf("got port %d, held by another reservation, and no error", got)
 	}
 }

@@ -208,7 +208,7 @@ func startServer(spec *suite.Server, env serverEnv) (_ *server, err error) {
 	if len(args) == 0 {
 		return nil, errors.New("empty command")
 	}
-	port, hold, err := reservePort()
+	port, hold, err := reservePort(freePort)
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,8 @@ type DecodeOptions struct {
 	// fails ends with ErrYUVDiffers instead of io.EOF (read it again: the next reader takes
 	// ffmpeg's rgb24). A reader that may stop early leaves Whole false.
 	Whole bool
+	// noYUV turns the yuv420p path off: ffmpeg's rgb24 only (tests compare both paths).
+	noYUV bool
 }
 
 // ErrYUVDiffers is returned (wrapped) by a Whole FrameReader, at the end of the stream, when
@@ -144,7 +146,7 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 		return nil, err
 	}
 	r := &FrameReader{parent: ctx, path: path, threads: max(opts.Threads, 0)}
-	vector := yuvVector() && !noYUV
+	vector := yuvVector() && !opts.noYUV
 	// A whole read starts decoding at once, in yuv420p with the proof beside it, so that
 	// ffmpeg's start (about 80 ms of dynamic linking) overlaps ffprobe's: most videos are
 	// yuv420p, and this decoder is kept unless the probe says otherwise (or a proof already
@@ -203,9 +205,6 @@ func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 	}
 	return hdr, nil
 }
-
-// noYUV turns the yuv420p path off (tests compare both paths).
-var noYUV = false
 
 // launch starts ffmpeg sending rgb24 frames on stdout; with yuv, yuv420p frames instead, and
 // with withProof (only with yuv) also ffmpeg's own rgb24 of frame 0 on pipe:3.

@@ -143,8 +143,8 @@ func TestFrameReader(t *testing.T) {
 func TestFrameReaderRaw(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	path := testVideo(t, "v.mp4", 64, 48, 7)
-	frames := func(raw bool) (out [][]byte, size int) {
-		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
+	frames := func(raw, rgbPath bool) (out [][]byte, size int) {
+		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: rgbPath})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,11 +173,8 @@ func TestFrameReaderRaw(t *testing.T) {
 		}
 	}
 	for _, rgbPath := range []bool{false, true} {
-		saved := noYUV
-		noYUV = rgbPath
-		want, _ := frames(false)
-		got, size := frames(true)
-		noYUV = saved
+		want, _ := frames(false, rgbPath)
+		got, size := frames(true, rgbPath)
 		wantSize := 3 * 64 * 48
 		if yuvVector() && !rgbPath {
 			wantSize = 64 * 48 * 3 / 2

@@ -159,8 +159,6 @@ func BenchmarkYUVToRGB720p(b *testing.B) {
 // both matrices' constants to convert differently from ffmpeg (the reader must then take rgb24).
 func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, usedYUV bool) {
 	t.Helper()
-	noYUV = !yuv
-	defer func() { noYUV = false }()
 	if spoil {
 		for _, space := range []string{"", "bt709"} {
 			c, _ := yuvEligible("yuv420p", space, "", 16, 2)
@@ -173,7 +171,7 @@ func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, use
 			}()
 		}
 	}
-	r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
+	r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: !yuv})
 	if err != nil {
 		t.Fatal(err)
 	}

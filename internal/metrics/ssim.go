@@ -55,16 +55,15 @@ type SSIMScratch struct {
 	vw   int
 	vcol [3][]int32 // Σx + Σy·2¹⁶, Σ(x²+y²), Σxy
 	zero []byte     // a row of zeros: the "row 7 above" of the first 7 rows
+	// noVBMI makes the AVX-512 kernel build its words without VPERMI2B on a CPU that has it,
+	// so that tests cover both paths there.
+	noVBMI bool
 }
 
 // runFunc is a kernel without a map: run(s, a, b, w, h, nil), or a vector version of it that
 // returns the same SSE and SAD and sums of the local SSIM within vectorTolerance a window.
 // vectorRun(level) (ssim_simd_amd64.go, ssim_novec.go) gives the vector ones, nil for Portable.
 type runFunc = func(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64)
-
-// noVBMI, set by tests only, makes the AVX-512 kernel build its words without VPERMI2B on a
-// CPU that has it, so that both paths are tested there.
-var noVBMI bool
 
 // kernelRun is the kernel of level l: its vector kernel, else the portable one.
 func kernelRun(l kernel.Level) runFunc {

@@ -34,7 +34,6 @@ func TestVectorKernelsMatchPortable(t *testing.T) {
 	}
 	r := rng(7)
 	var sv, sp SSIMScratch
-	defer func() { noVBMI = false }()
 	sizes := [][2]int{{7, 7}, {8, 7}, {11, 9}, {13, 7}, {14, 7}, {16, 8}, {21, 7}, {22, 10}, {23, 30}, {63, 12}, {64, 9}, {1280, 20}, {301, 17}}
 	for range 60 {
 		sizes = append(sizes, [2]int{7 + int(r.next()%120), 7 + int(r.next()%40)})
@@ -55,7 +54,7 @@ func TestVectorKernelsMatchPortable(t *testing.T) {
 			}
 			ws, we2, we1 := sp.run(a, b, w, h, nil)
 			for _, vbmi := range vbmiCases(l) {
-				noVBMI = !vbmi
+				sv.noVBMI = !vbmi
 				name := fmt.Sprintf("%dx%d, %s kernel (VBMI %v)", w, h, l, vbmi)
 				gs, ge2, ge1 := vectorRun(l)(&sv, a, b, w, h)
 				if ge2 != we2 || ge1 != we1 {

@@ -99,7 +99,7 @@ func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad
 	}
 	// VPERMI2B (AVX512-VBMI: Ice Lake and later, Zen 4) builds the words in one instruction;
 	// without it (Skylake-SP, Cascade Lake) vAddRow takes a few more.
-	vbmi := archsimd.X86.AVX512VBMI() && !noVBMI
+	vbmi := archsimd.X86.AVX512VBMI() && !s.noVBMI
 	var acc [6]archsimd.Float64x8
 	for r := range h {
 		pa := a[r*stride : r*stride+stride]
