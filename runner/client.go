@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -40,6 +41,8 @@ type client struct {
 	job atomic.Pointer[videoJob]
 	// inputs reads the files and URLs a request sends (nil: read each time).
 	inputs *inputs
+	// tools encode a realtime session's frames (the run's ffmpeg).
+	tools media.Tools
 }
 
 // reply is what one generation request returned.

@@ -28,6 +28,7 @@ import (
 
 // consistencyConfig is what the consistency and audio checks need, loaded once per run.
 type consistencyConfig struct {
+	helpers    compare.Helpers // how its comparisons run (validationHelpers)
 	thresholds *baselines.Thresholds
 	gt         baselines.GroundTruth
 	store      *gitstore.Store // the pinned git store gt.Dir lies in (fetchStore); nil for a folder
@@ -54,7 +55,7 @@ func (cc *consistencyConfig) cache(id string) *compare.Cache {
 func (cc *consistencyConfig) cacheLocked(id string) *compare.Cache {
 	c := cc.caches[id]
 	if c == nil {
-		c = compare.NewCache(cc.gtMemory)
+		c = compare.NewCache(cc.gtMemory, cc.helpers)
 		cc.caches[id] = c
 	}
 	return c
@@ -81,7 +82,13 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 		mem = compare.DefaultCacheBytes
 	}
 	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: opts.resolved().GroundTruthPlatform()}
-	return &consistencyConfig{thresholds: th, gt: gt, clip: opts.CLIPScorer,
+	scorer := opts.CLIPScorer
+	if scorer != nil {
+		niced := *scorer
+		niced.Nice = validationNice
+		scorer = &niced
+	}
+	return &consistencyConfig{helpers: validationHelpers(opts), thresholds: th, gt: gt, clip: scorer,
 		gtMemory: mem, caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}, nil
 }
 
@@ -335,7 +342,7 @@ func rgbImage(rgb []byte, w, h int) *image.RGBA {
 func (v *validator) failurePicture(ctx context.Context, cache *compare.Cache, c *suite.Case, rr *results.RequestResult, dir string, e baselines.GTEntry,
 	res compare.Result, cs []results.Check) error {
 	k := res.WorstFrame
-	gt, out, err := framesAt(ctx, cache, e, rr.Output.Path, res)
+	gt, out, err := framesAt(ctx, v.cons.helpers.Tools, cache, e, rr.Output.Path, res)
 	if err != nil {
 		return err
 	}
@@ -374,14 +381,15 @@ func recordPicture(rec *results.Writer, pics *[]results.Picture, p results.Pictu
 }
 
 // framesAt decodes the worst frame of a comparison (res.WorstFrame) on both sides: the
-// reference e (through cache when it holds it) and the output at path.
-func framesAt(ctx context.Context, cache *compare.Cache, e baselines.GTEntry, path string, res compare.Result) (gt, out pictures.Frame, err error) {
+// reference e (through cache when it holds it) and the output at path, images with tools.
+func framesAt(ctx context.Context, tools media.Tools, cache *compare.Cache, e baselines.GTEntry, path string,
+	res compare.Result) (gt, out pictures.Frame, err error) {
 	k := res.WorstFrame
 	switch e.Kind {
 	case baselines.GTImage:
-		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.Path)
+		gt.RGB, gt.W, gt.H, err = tools.DecodeImage(ctx, e.Path)
 		if err == nil {
-			out.RGB, out.W, out.H, err = media.DecodeImage(ctx, path)
+			out.RGB, out.W, out.H, err = tools.DecodeImage(ctx, path)
 		}
 	case baselines.GTVideo:
 		gt.RGB, gt.W, gt.H, err = cache.FrameAt(ctx, e.Path, k)
@@ -395,7 +403,7 @@ func framesAt(ctx context.Context, cache *compare.Cache, e baselines.GTEntry, pa
 				slot = s
 			}
 		}
-		gt.RGB, gt.W, gt.H, err = media.DecodeImage(ctx, e.KeyFrames[slot])
+		gt.RGB, gt.W, gt.H, err = tools.DecodeImage(ctx, e.KeyFrames[slot])
 		if err == nil {
 			out.RGB, out.W, out.H, err = cache.FrameAt(ctx, path, k)
 		}
@@ -467,7 +475,7 @@ func (v *validator) writeGroundTruth(ctx context.Context, c *suite.Case, rr *res
 	}
 	if c.Modality == suite.VideoAudio {
 		src := filepath.Join(dir, "ground-truth-audio.wav")
-		if err := writeAudioGT(ctx, v.cons.cache(c.ID), rr.Output, src); err != nil {
+		if err := writeAudioGT(ctx, v.cons.helpers.Tools, v.cons.cache(c.ID), rr.Output, src); err != nil {
 			return checks.Errored(name, err.Error())
 		}
 		files = append(files, file{baselines.AudioName(c.ID, c.NumGPUs), src})
@@ -500,13 +508,13 @@ func (v *validator) writeGroundTruth(ctx context.Context, c *suite.Case, rr *res
 // writeAudioGT writes the audio ground truth of an output as SGLang does: its track decoded
 // by extract_audio_pcm (the output check's decode, when decoded kept it), encoded by
 // encode_audio_gt_wav.
-func writeAudioGT(ctx context.Context, decoded *compare.Cache, o *results.Output, dst string) error {
+func writeAudioGT(ctx context.Context, tools media.Tools, decoded *compare.Cache, o *results.Output, dst string) error {
 	var pcm media.PCM
 	var err error
 	if o.Audio != nil {
 		pcm, err = decoded.OutputAudio(ctx, o.Path, o.Audio.Channels)
 	} else {
-		pcm, err = media.DecodeAudio(ctx, o.Path) // says there is none, naming the file
+		pcm, err = tools.DecodeAudio(ctx, o.Path) // says there is none, naming the file
 	}
 	if err != nil {
 		return fmt.Errorf("audio ground truth: %w", err)

@@ -31,7 +31,7 @@ func TestOutputValidAudioIsSGLangs(t *testing.T) {
 	}
 	tone := video("tone.mp4", "sine=frequency=440:duration=1")
 	silent := video("silent.mp4", "anullsrc=channel_layout=mono:sample_rate=48000")
-	v := &validator{probe: media.Probe}
+	v := &validator{probe: media.OnPath().Probe}
 	for _, tc := range []struct {
 		name     string
 		modality suite.Modality

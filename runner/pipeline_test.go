@@ -35,7 +35,7 @@ func (a *imageAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // gatedProbe is a validation that waits for the test: each output check takes one value from
 // gate (or ends with ctx).
-func gatedProbe(gate <-chan struct{}) Prober {
+func gatedProbe(gate <-chan struct{}) prober {
 	return func(ctx context.Context, path string) (media.Info, error) {
 		select {
 		case <-gate:
@@ -56,10 +56,10 @@ func pipelineRun(t *testing.T, api http.RoundTripper, n, concurrency, ahead int,
 		Request: suite.Request{Prompt: "a fox", Width: 8, Height: 8, N: 1, OutputFormat: "png"},
 		Checks:  suite.Toggles{PerfRecord: &off, Consistency: &off, Repeat: &off}}
 	r, srv := requestRun(t, spec, c, api, time.Hour, io.Discard)
-	r.opts.Probe = gatedProbe(gate)
 	r.opts.ValidateAhead = ahead
 	cons := &consistencyConfig{caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}
 	r.val = newValidator(r.opts, cons, r.rec, r.logf)
+	r.val.probe = gatedProbe(gate)
 	r.finished, r.held = map[requestKey]results.RequestResult{}, map[requestKey]heldRequest{}
 	return r, srv, c
 }

@@ -222,7 +222,7 @@ func (c *client) realtime(ctx context.Context, cs *suite.Case) (rep reply, err e
 	if fps <= 0 {
 		fps = realtimeFPS
 	}
-	f, err := s.keep(ctx, filepath.Join(c.dir, mediaName(0, "mkv")), fps)
+	f, err := s.keep(ctx, c.tools, filepath.Join(c.dir, mediaName(0, "mkv")), fps)
 	if err != nil {
 		return rep, err
 	}
@@ -279,7 +279,7 @@ func (s *realtimeSession) read(ctx context.Context, conn *websocket.Conn, want i
 }
 
 // keep encodes the session's frames losslessly at path.
-func (s *realtimeSession) keep(ctx context.Context, path string, fps int) (mediaFile, error) {
+func (s *realtimeSession) keep(ctx context.Context, tools media.Tools, path string, fps int) (mediaFile, error) {
 	if s.frames == 0 {
 		return mediaFile{}, fmt.Errorf("realtime session: %d chunks arrived with no frames", len(s.received))
 	}
@@ -287,7 +287,7 @@ func (s *realtimeSession) keep(ctx context.Context, path string, fps int) (media
 		return mediaFile{}, &saveError{err}
 	}
 	var rerr error
-	err := media.EncodeLosslessVideo(ctx, path, s.w, s.h, s.frames, fps, func(_ int, rgb []byte) {
+	err := tools.EncodeLosslessVideo(ctx, path, s.w, s.h, s.frames, fps, func(_ int, rgb []byte) {
 		if rerr == nil {
 			_, rerr = io.ReadFull(s.raw, rgb)
 		}

@@ -197,7 +197,7 @@ func (v *validator) repeatPictures(ctx context.Context, c *suite.Case, rr *resul
 		if res.Kind == "video" {
 			kind = baselines.GTVideo
 		}
-		ref, out, err := framesAt(ctx, first.cache, baselines.GTEntry{Kind: kind, Path: first.path}, rr.Output.Path, res)
+		ref, out, err := framesAt(ctx, v.cons.helpers.Tools, first.cache, baselines.GTEntry{Kind: kind, Path: first.path}, rr.Output.Path, res)
 		if err == nil {
 			m, mw, mh := metrics.SSIMMap(out.RGB, ref.RGB, out.W, out.H)
 			title := fmt.Sprintf("%s request %d/%d against request 1", c.ID, rr.Index, rr.Of)

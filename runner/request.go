@@ -17,8 +17,8 @@ import (
 	"github.com/diffusion-check/diffusion-check/suite"
 )
 
-// Prober reads what a media file holds.
-type Prober func(ctx context.Context, path string) (media.Info, error)
+// prober reads what a media file holds.
+type prober func(ctx context.Context, path string) (media.Info, error)
 
 // settleTime is how long a failed request waits for a dying server to finish exiting, so that
 // the failure is attributed to the crash rather than to a reset connection.
@@ -128,7 +128,7 @@ func (r *run) send(
 ) (rep reply, flight span, timedOut bool, err error) {
 	spec := r.opts.Suite.Servers[c.Server]
 	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval,
-		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20, inputs: r.inputs}
+		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20, inputs: r.inputs, tools: r.opts.Tools}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopBeat := r.beat(fmt.Sprintf("%s %s: waiting", c.ID, at), timeout, func() string { return requestStatus(cl, srv) })

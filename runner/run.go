@@ -61,8 +61,10 @@ type Options struct {
 	// returns where to copy each line the server writes, as it writes it (cmd streams it
 	// into a collapsible group of the Actions log). nil: the log goes only to its file.
 	ServerLog func(title string) io.Writer
-	// Probe decodes an output file's header; nil means media.Probe (ffprobe).
-	Probe Prober
+	// Tools are the ffmpeg and ffprobe the run decodes, probes and encodes with, as the
+	// command probed them at its start (media.ProbeTools), and hands to its builtin servers;
+	// the zero value is those on PATH, probed at their first use (media.OnPath).
+	Tools media.Tools
 	// Memory samples each server's GPU and host memory during load and every request; nil
 	// means none (only server-reported memory is recorded).
 	Memory MemorySampler
@@ -78,8 +80,8 @@ type Options struct {
 	// defaultValidateAhead, negative none: each request is validated before the next is sent,
 	// as SGLang's harness does.
 	ValidateAhead int
-	// ValidationThreads bounds the threads of a request's validation (compare.WithThreads);
-	// 0 means the suite's validation_threads, else half the cores.
+	// ValidationThreads bounds the threads of a request's validation (compare.Helpers); 0
+	// means the suite's validation_threads, else half the cores.
 	ValidationThreads int
 	// GTMemory bounds the decoded ground truth a case keeps in memory, in bytes, so that its
 	// requests do not each decode it again (see compare.Cache); 0 means
@@ -105,9 +107,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // could not happen at all: a *ConfigError for bad options or suite files, another error for
 // an unwritable output folder; everything that went wrong with a server or a request is data
 // in the result. On cancellation the result holds what finished, the rest marked cancelled,
-// and results.json is still written. ctx may carry the ffmpeg found at start
-// (media.WithTools, as the run command probes it); without it, the media package probes the
-// ffmpeg on PATH itself.
+// and results.json is still written.
 func Run(ctx context.Context, opts Options) (*results.Result, error) {
 	cases, verdicts, cons, err := configure(&opts)
 	if err != nil {
@@ -197,14 +197,11 @@ func placement(opts Options, cases []*suite.Case) results.Placement {
 func newRun(ctx context.Context, opts Options, rec *results.Writer, verdicts *judge.Config, cons *consistencyConfig) *run {
 	r := &run{opts: opts, rec: rec, progress: opts.Progress, judge: verdicts,
 		finished: map[requestKey]results.RequestResult{}, held: map[requestKey]heldRequest{}, cancelled: ctx.Done(), snapshotDone: make(chan struct{}),
-		swept: map[*server]bool{}, mediaTools: mediaToolsText(ctx)}
+		swept: map[*server]bool{}, mediaTools: mediaToolsText(opts.Tools)}
 	if opts.HTTPClient == nil {
 		r.opts.HTTPClient = &http.Client{}
 	}
 	r.inputs = &inputs{hc: r.opts.HTTPClient, logf: r.logf}
-	if opts.Probe == nil {
-		r.opts.Probe = media.Probe
-	}
 	r.disk = newDisk(r.logf)
 	r.val = newValidator(r.opts, cons, rec, r.logf)
 	return r
@@ -664,11 +661,11 @@ type startError struct {
 func (e *startError) Error() string { return e.err.Error() }
 func (e *startError) Unwrap() error { return e.err }
 
-// mediaToolsText is the ffmpeg probe ctx carries (media.WithTools), in the form a builtin
-// server takes it from media.ToolsEnv; "" when ctx carries none (the server then probes).
-func mediaToolsText(ctx context.Context) string {
-	t, ok := media.ToolsOf(ctx)
-	if !ok {
+// mediaToolsText is the run's ffmpeg probe (Options.Tools) in the form a builtin server takes
+// it from media.ToolsEnv; "" when the run probed none (a zero Tools names no program: the
+// server then probes).
+func mediaToolsText(t media.Tools) string {
+	if t.FFmpeg.Path == "" {
 		return ""
 	}
 	text, err := t.MarshalText()

@@ -19,23 +19,24 @@ import (
 
 // validator is the second phase of a request (validate), which needs only its output files,
 // not the server. It holds what that takes: the run's consistency data and decode caches,
-// how an image is probed, the run's mode, the writer that places the pictures it draws, and
-// how many threads and what priority its helpers get.
+// whose helpers (cons.helpers: ffmpeg, ffprobe, the metric) run below the server's priority
+// on a bounded number of threads, how an image is probed, the run's mode, and the writer that
+// places the pictures it draws.
 type validator struct {
 	cons *consistencyConfig
 	mode Mode
 	// skipConsistency: SGLANG_SKIP_CONSISTENCY=1, the ground-truth comparison is skipped.
 	skipConsistency bool
-	probe           Prober
-	threads         int // validationThreads
+	probe           prober // cons.helpers.Tools.Probe; a test's may wait
 	rec             *results.Writer
 	logf            func(format string, args ...any)
 }
 
-// newValidator is the validator of a run with opts (its Probe set), drawing into rec.
+// newValidator is the validator of a run with opts, its data and caches in cons, drawing into
+// rec.
 func newValidator(opts Options, cons *consistencyConfig, rec *results.Writer, logf func(format string, args ...any)) *validator {
-	return &validator{cons: cons, mode: opts.Mode, skipConsistency: opts.SkipConsistency, probe: opts.Probe,
-		threads: validationThreads(opts), rec: rec, logf: logf}
+	return &validator{cons: cons, mode: opts.Mode, skipConsistency: opts.SkipConsistency, probe: cons.helpers.Tools.Probe,
+		rec: rec, logf: logf}
 }
 
 // validate is the second phase of request m of case c: the output check (present,
@@ -53,7 +54,6 @@ func (v *validator) validate(ctx context.Context, c *suite.Case, m measured) res
 	if m.rr.Status == results.Cancelled {
 		return m.unvalidated()
 	}
-	ctx = v.beside(ctx)
 	if ctx.Err() != nil {
 		return validationCancelled(m)
 	}
@@ -84,14 +84,14 @@ func (v *validator) validate(ctx context.Context, c *suite.Case, m measured) res
 }
 
 // validationNice is how much lower than the run's (and so its servers') scheduling priority
-// the helpers of a validation run: ffmpeg, ffprobe, the CLIP scorer.
-const validationNice = 10
+// the helpers of a validation run (ffmpeg, ffprobe, the CLIP scorer) and its metric's
+// threads: work beside a request in flight (validationHelpers).
+const validationNice proc.Nice = 10
 
-// beside is ctx for work that runs beside a request in flight: its helper processes at a
-// lower priority than the server (validationNice), its metric and each decoder on at most
-// v.threads threads.
-func (v *validator) beside(ctx context.Context) context.Context {
-	return compare.WithThreads(proc.WithNice(ctx, validationNice), v.threads)
+// validationHelpers is how a validation runs its decoders and metric: the run's ffmpeg at
+// validationNice, its metric and each decoder on at most validationThreads threads.
+func validationHelpers(opts Options) compare.Helpers {
+	return compare.Helpers{Tools: opts.Tools.Niced(validationNice), Threads: validationThreads(opts)}
 }
 
 // validationThreads is Options.ValidationThreads, else the suite's validation_threads, else

@@ -44,15 +44,17 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	if *gtMiB < 0 {
 		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)
 	}
-	ctx, err := withMediaTools(ctx)
+	tools, err := probeMediaTools(ctx)
 	if err != nil {
 		return 0, err
 	}
 	gt, outs := fs.Arg(0), fs.Args()[1:]
 	if len(outs) == 1 {
-		return compareSingle(ctx, e, &limits, *asJSON, gt, outs[0])
+		// No frames to reuse: a cache of 0 bytes keeps none, only what the video's probe
+		// said of the ground truth's audio (so that it is not probed again).
+		return compareSingle(ctx, e, &limits, *asJSON, compare.NewCache(0, compare.Helpers{Tools: tools}), gt, outs[0])
 	}
-	return compareMany(ctx, e, &limits, *asJSON, compare.NewCache(*gtMiB<<20), gt, outs)
+	return compareMany(ctx, e, &limits, *asJSON, compare.NewCache(*gtMiB<<20, compare.Helpers{Tools: tools}), gt, outs)
 }
 
 // verdictsTo is where compare writes its verdicts: stdout, or stderr when stdout is one JSON
@@ -64,11 +66,9 @@ func verdictsTo(e env, asJSON bool) io.Writer {
 	return e.stdout
 }
 
-// compareSingle compares one output with gt and judges it against limits.
-func compareSingle(ctx context.Context, e env, limits *compareLimits, asJSON bool, gt, out string) (int, error) {
-	// No frames to reuse: a cache of 0 bytes keeps none, only what the video's probe said of
-	// the ground truth's audio (so that it is not probed again).
-	res, audio, err := compareOne(ctx, compare.NewCache(0), gt, out)
+// compareSingle compares one output with gt through cache and judges it against limits.
+func compareSingle(ctx context.Context, e env, limits *compareLimits, asJSON bool, cache *compare.Cache, gt, out string) (int, error) {
+	res, audio, err := compareOne(ctx, cache, gt, out)
 	if err != nil {
 		return 0, err // exitCode: a shape mismatch is a verdict (1), a decode failure 3
 	}

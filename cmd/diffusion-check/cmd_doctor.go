@@ -12,37 +12,38 @@ import (
 // with AAC audio (media.EncodeVideo).
 var serveEncoders = []string{"libx264", "aac"}
 
-// withMediaTools probes ffmpeg and ffprobe once, at the start of a command that decodes or
-// encodes media (run, compare, serve), and returns the context its media path reads them from
-// (media.WithTools): the options it passes then are the ones this ffmpeg understands. An ffmpeg
-// that is missing, older than media.MinRelease or without what the command needs (the named
+// probeMediaTools probes ffmpeg and ffprobe once, at the start of a command that decodes or
+// encodes media (run, compare, serve), and returns them for the command to pass down (the
+// runner's Options.Tools, the compare cache's Helpers, the reference server's Config.Tools):
+// the options the media path passes then are the ones this ffmpeg understands. An ffmpeg that
+// is missing, older than media.MinRelease or without what the command needs (the named
 // encoders) stops the command here, naming the version found and the minimum (exit 3), rather
 // than making every request's output look undecodable.
-func withMediaTools(ctx context.Context, encoders ...string) (context.Context, error) {
+func probeMediaTools(ctx context.Context, encoders ...string) (media.Tools, error) {
 	t, err := media.ProbeTools(ctx)
 	if err == nil {
 		err = t.Need(encoders...)
 	}
-	return mediaContext(ctx, t, err)
+	return toolsOrError(t, err)
 }
 
-// inheritMediaTools is withMediaTools for a process that a diffusion-check run started (a
+// inheritMediaTools is probeMediaTools for a process that a diffusion-check run started (a
 // builtin server): it takes the run's probe from media.ToolsEnv when that names the programs
 // on this process's PATH, and probes itself otherwise.
-func inheritMediaTools(ctx context.Context, e env, encoders ...string) (context.Context, error) {
+func inheritMediaTools(ctx context.Context, e env, encoders ...string) (media.Tools, error) {
 	t, ok := media.Inherit(e.getenv(media.ToolsEnv))
 	if !ok {
-		return withMediaTools(ctx, encoders...)
+		return probeMediaTools(ctx, encoders...)
 	}
-	return mediaContext(ctx, t, t.Need(encoders...))
+	return toolsOrError(t, t.Need(encoders...))
 }
 
-// mediaContext is ctx with the probed t, or the error that stops the command.
-func mediaContext(ctx context.Context, t media.Tools, err error) (context.Context, error) {
+// toolsOrError is the probed t, or the error that stops the command.
+func toolsOrError(t media.Tools, err error) (media.Tools, error) {
 	if err != nil {
-		return ctx, fmt.Errorf("checking ffmpeg and ffprobe: %w", err)
+		return media.Tools{}, fmt.Errorf("checking ffmpeg and ffprobe: %w", err)
 	}
-	return media.WithTools(ctx, t), nil
+	return t, nil
 }
 
 // doctorCmd says whether this machine can run diffusion-check's media path: ffmpeg and ffprobe

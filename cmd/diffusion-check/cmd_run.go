@@ -110,7 +110,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	defer closeMem()
-	if ctx, err = withMediaTools(ctx); err != nil {
+	if opts.Tools, err = probeMediaTools(ctx); err != nil {
 		return 0, err
 	}
 	if e.github().Actions {

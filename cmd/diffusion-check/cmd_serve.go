@@ -40,8 +40,8 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	if err := checkAddr(cfg.Addr); err != nil {
 		return 0, err
 	}
-	ctx, err := inheritMediaTools(ctx, e, serveEncoders...)
-	if err != nil {
+	var err error
+	if cfg.Tools, err = inheritMediaTools(ctx, e, serveEncoders...); err != nil {
 		return 0, err
 	}
 	if err := refserver.Serve(ctx, cfg); err != nil {

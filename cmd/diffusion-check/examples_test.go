@@ -132,7 +132,7 @@ func TestSGLangExamplesPassOnReferenceServer(t *testing.T) {
 			}
 			// A 4 s video with a soundtrack, in place of ref2va's https reference.
 			ref := filepath.Join(dir, "ref2va_reference.mp4")
-			if err := media.EncodeVideo(t.Context(), ref, 64, 48, 96, 24, func(int, []byte) {},
+			if err := media.OnPath().EncodeVideo(t.Context(), ref, 64, 48, 96, 24, func(int, []byte) {},
 				&media.ToneSpec{Tones: []media.Tone{{FreqHz: 440, Amplitude: 0.5}}}); err != nil {
 				t.Fatal(err)
 			}

@@ -38,6 +38,9 @@ type Scorer struct {
 	// Command is the argv of the scorer; Command[0] is looked up in PATH.
 	Command []string
 	Timeout time.Duration
+	// Nice is how many steps of niceness below this process the scorer runs (proc.Nice): a
+	// validation's scorer must not slow the server it measures.
+	Nice proc.Nice
 }
 
 // maxScorerOutput bounds what is read of a scorer's stdout and kept of its stderr.
@@ -61,7 +64,7 @@ func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
 	}
-	cmd := proc.Command(ctx, 5*time.Second, s.Command[0], s.Command[1:]...)
+	cmd := s.Nice.Command(ctx, 5*time.Second, s.Command[0], s.Command[1:]...)
 	cmd.Stdin = bytes.NewReader(in)
 	stdout := &proc.Head{N: maxScorerOutput}
 	stderr := &proc.Tail{N: 4 << 10}

@@ -88,7 +88,7 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 			if IsGTWAV(gt) {
 				p, gerr = media.ReadGTWAV(ctx, gt)
 			} else {
-				p, gerr = media.DecodeAudio(ctx, gt)
+				p, gerr = c.helpersOf().Tools.DecodeAudio(ctx, gt)
 			}
 			if gerr == nil {
 				g = &p
@@ -98,7 +98,7 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 	if kept := c.keptAudio(out); kept != nil {
 		o = *kept // OutputAudio decoded it
 	} else {
-		o, oerr = media.DecodeAudio(ctx, out)
+		o, oerr = c.helpersOf().Tools.DecodeAudio(ctx, out)
 	}
 	wg.Wait()
 	if errors.Is(gerr, media.ErrNoAudio) {
@@ -150,7 +150,7 @@ func (c *Cache) Audio(ctx context.Context, gt, out string) (AudioResult, error) 
 // every output whose ground truth has audio.
 func (c *Cache) OutputAudioTrack(ctx context.Context, out string, a *media.AudioInfo) (checks.AudioOutput, error) {
 	if a == nil {
-		probed, err := media.ProbeAudio(ctx, out)
+		probed, err := c.helpersOf().Tools.ProbeAudio(ctx, out)
 		if err != nil {
 			return checks.AudioOutput{}, err
 		}

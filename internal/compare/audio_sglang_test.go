@@ -214,7 +214,7 @@ func audioPairsDecoded(t *testing.T, pairs []audioPair, ref map[string]sglangAud
 				t.Fatal(err)
 			}
 			checkAgainstSGLang(t, got, want, throughFiles)
-			o, err := media.DecodeAudio(t.Context(), filepath.Join(audioData, p.Output))
+			o, err := media.OnPath().DecodeAudio(t.Context(), filepath.Join(audioData, p.Output))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func audioPairsDecoded(t *testing.T, pairs []audioPair, ref map[string]sglangAud
 					t.Errorf("DecodeAudio(%s) differs from extract_audio_pcm's output %s (same ffmpeg)", p.Output, p.OutputRaw)
 				}
 			}
-			rate, channels, err := media.AudioStream(t.Context(), filepath.Join(audioData, p.Output))
+			rate, channels, err := media.OnPath().AudioStream(t.Context(), filepath.Join(audioData, p.Output))
 			if err != nil {
 				t.Fatal(err)
 			}

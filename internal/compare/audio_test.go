@@ -106,7 +106,7 @@ func TestCacheAudio(t *testing.T) {
 		want = append(want, r)
 	}
 	for _, capBytes := range []int64{DefaultCacheBytes, 0} {
-		c := NewCache(capBytes)
+		c := NewCache(capBytes, Helpers{})
 		if _, err := c.Videos(t.Context(), gt, same); err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestCacheAudio(t *testing.T) {
 	}
 
 	silent := ffmpegFile(t, "silent.mp4", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=8:duration=1", "-c:v", "libx264", "-pix_fmt", "yuv420p")
-	c := NewCache(0)
+	c := NewCache(0, Helpers{})
 	if _, err := c.Videos(t.Context(), silent, silent); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestOutputAudioTrack(t *testing.T) {
 	loud := tone(t, "tone.m4a", "440", "-c:a", "aac")
 	silent := ffmpegFile(t, "silent.m4a", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "1", "-c:a", "aac")
 	mute := ffmpegFile(t, "mute.mp4", "-f", "lavfi", "-i", "color=c=gray:s=32x32:r=4", "-t", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p")
-	c := NewCache(1 << 20)
+	c := NewCache(1<<20, Helpers{})
 	got, err := c.OutputAudioTrack(t.Context(), loud, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 					return nil
 				}))
 				one = append(one, timed(b, func() error {
-					c := NewCache(0) // what compare does with one output
+					c := NewCache(0, Helpers{}) // what compare does with one output
 					if _, err := c.Files(b.Context(), gt, outs[0]); err != nil {
 						return err
 					}
@@ -88,7 +88,7 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 					return nil
 				}))
 				three = append(three, timed(b, func() error {
-					c := NewCache(DefaultCacheBytes)
+					c := NewCache(DefaultCacheBytes, Helpers{})
 					_, errs := c.FilesEach(b.Context(), gt, outs)
 					if err := errors.Join(errs...); err != nil {
 						return err

@@ -27,6 +27,7 @@ const DefaultCacheBytes = 1 << 30
 // keeps nothing. Drop the cache when its ground truth is no longer needed (the end of a case).
 type Cache struct {
 	maxBytes int64
+	helpers  Helpers
 
 	mu    sync.Mutex // guards used, files and every entry's kept state
 	used  int64
@@ -87,10 +88,18 @@ type keptImage struct {
 	w, h int
 }
 
-// NewCache returns a cache that keeps at most maxBytes of decoded ground truth; 0 or less keeps
-// nothing.
-func NewCache(maxBytes int64) *Cache {
-	return &Cache{maxBytes: maxBytes, files: map[string]*entry{}}
+// NewCache returns a cache that keeps at most maxBytes of decoded ground truth (0 or less
+// keeps nothing) and runs its decoders and metric with h.
+func NewCache(maxBytes int64, h Helpers) *Cache {
+	return &Cache{maxBytes: maxBytes, helpers: h, files: map[string]*entry{}}
+}
+
+// helpersOf is how c runs its decoders and metric; a nil cache's are the zero Helpers.
+func (c *Cache) helpersOf() Helpers {
+	if c == nil {
+		return Helpers{}
+	}
+	return c.helpers
 }
 
 // Bytes returns the memory the cache holds.
@@ -165,7 +174,7 @@ func (c *Cache) set(e *entry, v *keptVideo, img *keptImage, stream bool) {
 // image returns a still image decoded, from the cache when it was decoded before.
 func (c *Cache) image(ctx context.Context, path string) (rgb []byte, w, h int, err error) {
 	if c == nil {
-		return media.DecodeImage(ctx, path)
+		return c.helpersOf().Tools.DecodeImage(ctx, path)
 	}
 	e, err := c.acquire(ctx, path)
 	if err != nil {
@@ -175,7 +184,7 @@ func (c *Cache) image(ctx context.Context, path string) (rgb []byte, w, h int, e
 	if _, img, _ := c.state(e); img != nil {
 		return img.rgb, img.w, img.h, nil
 	}
-	rgb, w, h, err = media.DecodeImage(ctx, path)
+	rgb, w, h, err = c.helpersOf().Tools.DecodeImage(ctx, path)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -274,7 +283,7 @@ func (c *Cache) Output(ctx context.Context, out string) (media.Info, error) {
 
 // outputOnce is one try of Output.
 func (c *Cache) outputOnce(ctx context.Context, out string) (media.Info, error) {
-	r, err := media.OpenFramesWith(ctx, out, decodeOptions(ctx))
+	r, err := c.helpersOf().Tools.OpenFramesWith(ctx, out, c.helpersOf().decodeOptions())
 	if err != nil {
 		return media.Info{}, err
 	}
@@ -320,7 +329,7 @@ func (c *Cache) OutputAudio(ctx context.Context, out string, channels int) (medi
 	if kept := c.keptAudio(out); kept != nil {
 		return *kept, nil
 	}
-	pcm, err := media.DecodeAudioTrack(ctx, out, channels)
+	pcm, err := c.helpersOf().Tools.DecodeAudioTrack(ctx, out, channels)
 	if err != nil || c == nil {
 		return pcm, err
 	}

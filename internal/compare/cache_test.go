@@ -23,7 +23,7 @@ import (
 // Cache keeps per frame (yuv420p where this build and CPU convert it in Go, else rgb24).
 func rawFrameBytes(t *testing.T, path string) int64 {
 	t.Helper()
-	r, err := media.OpenFramesWith(t.Context(), path, media.DecodeOptions{Whole: true})
+	r, err := media.OnPath().OpenFramesWith(t.Context(), path, media.DecodeOptions{Whole: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestCacheVideos(t *testing.T) {
 		{"no cache", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewCache(tc.cap)
+			c := NewCache(tc.cap, Helpers{})
 			for round := range 2 {
 				for i, out := range outs {
 					got, err := c.Files(t.Context(), gt, out)
@@ -136,7 +136,7 @@ func TestCacheFirstComparisonFails(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	gt := video(t, "gt.mp4", 64, 48, 24, nil)
 	cut := truncated(t, gt, "cut.mp4")
-	c := NewCache(DefaultCacheBytes)
+	c := NewCache(DefaultCacheBytes, Helpers{})
 	var mm *MismatchError
 	if _, err := c.Videos(t.Context(), gt, video(t, "wide.mp4", 80, 48, 24, nil)); !errors.As(err, &mm) {
 		t.Errorf("other size: %v, want a mismatch", err)
@@ -163,7 +163,7 @@ func TestCacheBrokenGroundTruth(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	good := video(t, "good.mp4", 64, 48, 24, nil)
 	gt := truncated(t, good, "cut-gt.mp4")
-	c := NewCache(DefaultCacheBytes)
+	c := NewCache(DefaultCacheBytes, Helpers{})
 	for range 2 {
 		if _, err := c.Videos(t.Context(), gt, good); err == nil || !strings.Contains(err.Error(), "cut-gt.mp4") {
 			t.Errorf("broken ground truth: %v, want an error naming it", err)
@@ -186,7 +186,7 @@ func TestCacheConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewCache(DefaultCacheBytes)
+	c := NewCache(DefaultCacheBytes, Helpers{})
 	var wg sync.WaitGroup
 	results := make([]Result, 4)
 	errs := make([]error, 4)
@@ -221,7 +221,7 @@ func TestCacheImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewCache(DefaultCacheBytes)
+	c := NewCache(DefaultCacheBytes, Helpers{})
 	for range 2 {
 		got, err := c.Files(t.Context(), gt, other)
 		if err != nil {
@@ -234,7 +234,7 @@ func TestCacheImages(t *testing.T) {
 	if got := c.Bytes(); got != int64(3*w*h) {
 		t.Errorf("the cache holds %d bytes, want %d", got, 3*w*h)
 	}
-	tiny := NewCache(int64(3*w*h) - 1)
+	tiny := NewCache(int64(3*w*h)-1, Helpers{})
 	got, err := tiny.Images(t.Context(), gt, other)
 	if err != nil || cmp.Diff(want, got) != "" || tiny.Bytes() != 0 {
 		t.Errorf("over the cap: %v, %d bytes kept, diff %s", err, tiny.Bytes(), cmp.Diff(want, got))
@@ -254,7 +254,7 @@ func TestCacheImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := NewCache(DefaultCacheBytes)
+	kc := NewCache(DefaultCacheBytes, Helpers{})
 	for range 2 {
 		got, err := kc.KeyFrames(t.Context(), keys, out)
 		if err != nil {
@@ -317,7 +317,7 @@ func BenchmarkTwoRequests(b *testing.B) {
 		cache func() *Cache
 	}{
 		{"decode-each", func() *Cache { return nil }},
-		{"gt-once", func() *Cache { return NewCache(DefaultCacheBytes) }},
+		{"gt-once", func() *Cache { return NewCache(DefaultCacheBytes, Helpers{}) }},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			s0, c0 := cpuNanos()

@@ -54,30 +54,29 @@ func (e *MismatchError) Error() string {
 	return fmt.Sprintf("%s does not match ground truth %s: %s", e.Out, e.GT, e.What)
 }
 
-// threadsKey is the context key of WithThreads.
-type threadsKey struct{}
-
-// WithThreads returns ctx under which a comparison uses at most n threads for its metrics
-// and n for each ffmpeg decoder it runs, instead of one per core: so that a validation
-// leaves the cores to the server it measures. n ≤ 0 means one per core.
-func WithThreads(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, threadsKey{}, n)
+// Helpers is how a comparison runs its decoders and its metric: the ffmpeg tools, whose
+// niceness (media.Tools.Niced) the metric's threads in this process take too (proc.Nice.Run),
+// and the thread budget, Threads, for its metric and for each ffmpeg decoder it runs instead
+// of one per core: so that a validation leaves the cores to the server it measures. The zero
+// value is the ffmpeg on PATH (media.OnPath), one thread per core, this process's priority.
+type Helpers struct {
+	Tools   media.Tools
+	Threads int
 }
 
-// threads is the thread budget of ctx (WithThreads), and whether one was set.
-func threads(ctx context.Context) (int, bool) {
-	n, _ := ctx.Value(threadsKey{}).(int)
-	if n <= 0 {
+// threads is the thread budget of h, and whether one was set.
+func (h Helpers) threads() (int, bool) {
+	if h.Threads <= 0 {
 		return max(1, runtime.GOMAXPROCS(0)), false
 	}
-	return n, true
+	return h.Threads, true
 }
 
-// decodeOptions are the options of a whole decode under ctx's thread budget: ffmpeg's own
+// decodeOptions are the options of a whole decode under h's thread budget: ffmpeg's own
 // choice of threads without one.
-func decodeOptions(ctx context.Context) media.DecodeOptions {
+func (h Helpers) decodeOptions() media.DecodeOptions {
 	opts := media.DecodeOptions{Whole: true}
-	if n, set := threads(ctx); set {
+	if n, set := h.threads(); set {
 		opts.Threads = n
 	}
 	return opts
@@ -111,7 +110,7 @@ func (c *Cache) Images(ctx context.Context, gt, out string) (Result, error) {
 	var g, o decoded
 	var wg sync.WaitGroup
 	wg.Go(func() { g.rgb, g.w, g.h, g.err = c.image(ctx, gt) })
-	o.rgb, o.w, o.h, o.err = media.DecodeImage(ctx, out)
+	o.rgb, o.w, o.h, o.err = c.helpersOf().Tools.DecodeImage(ctx, out)
 	wg.Wait()
 	if err := errors.Join(g.err, o.err); err != nil {
 		return Result{}, err
@@ -120,7 +119,7 @@ func (c *Cache) Images(ctx context.Context, gt, out string) (Result, error) {
 		return Result{}, err
 	}
 	var m metrics.FrameMetrics
-	proc.Niced(ctx, func() {
+	c.helpersOf().Tools.Nice().Run(func() {
 		var s metrics.SSIMScratch
 		m = s.Metrics(o.rgb, g.rgb, o.w, o.h)
 	})
@@ -165,7 +164,7 @@ func Videos(ctx context.Context, gt, out string) (Result, error) {
 // decode only their output.
 func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	if c == nil {
-		return videos(ctx, gt, out, nil, nil, nil)
+		return videos(ctx, c.helpersOf(), gt, out, nil, nil, nil)
 	}
 	// The output's frames, when Output kept them.
 	ko := c.keptVideo(out)
@@ -176,11 +175,11 @@ func (c *Cache) Videos(ctx context.Context, gt, out string) (Result, error) {
 	v, _, stream := c.state(e)
 	if v != nil || stream {
 		e.release()
-		return videos(ctx, gt, out, v, nil, ko)
+		return videos(ctx, c.helpersOf(), gt, out, v, nil, ko)
 	}
 	defer e.release()
 	k := &keeper{c: c}
-	res, err := videos(ctx, gt, out, nil, k, ko)
+	res, err := videos(ctx, c.helpersOf(), gt, out, nil, k, ko)
 	if k.audioKnown && !c.audioState(e).known {
 		c.setAudio(e, gtAudio{known: true, rate: k.audioRate})
 	}
@@ -209,7 +208,7 @@ func (c *Cache) VideosEach(ctx context.Context, gt string, outs []string) ([]Res
 		keptOuts[k] = c.keptVideo(out)
 	}
 	if c == nil {
-		return videosEach(ctx, gt, outs, nil, nil, keptOuts)
+		return videosEach(ctx, c.helpersOf(), gt, outs, nil, nil, keptOuts)
 	}
 	e, err := c.acquire(ctx, gt)
 	if err != nil {
@@ -221,10 +220,10 @@ func (c *Cache) VideosEach(ctx context.Context, gt string, outs []string) ([]Res
 	}
 	defer e.release()
 	if v, _, _ := c.state(e); v != nil {
-		return videosEach(ctx, gt, outs, v, nil, keptOuts)
+		return videosEach(ctx, c.helpersOf(), gt, outs, v, nil, keptOuts)
 	}
 	k := &keeper{c: c, over: true} // keeps nothing: learns about the audio
-	res, errs := videosEach(ctx, gt, outs, nil, k, keptOuts)
+	res, errs := videosEach(ctx, c.helpersOf(), gt, outs, nil, k, keptOuts)
 	if k.audioKnown && !c.audioState(e).known {
 		c.setAudio(e, gtAudio{known: true, rate: k.audioRate})
 	}
@@ -234,8 +233,8 @@ func (c *Cache) VideosEach(ctx context.Context, gt string, outs []string) ([]Res
 // videos compares out with gt: gt's kept frames when kept is not nil, else gt decoded (and its
 // frames handed to keep, when not nil); out's kept frames when keptOut is not nil, else out
 // decoded.
-func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper, keptOut *keptVideo) (Result, error) {
-	res, errs := videosEach(ctx, gt, []string{out}, kept, keep, []*keptVideo{keptOut})
+func videos(ctx context.Context, h Helpers, gt, out string, kept *keptVideo, keep *keeper, keptOut *keptVideo) (Result, error) {
+	res, errs := videosEach(ctx, h, gt, []string{out}, kept, keep, []*keptVideo{keptOut})
 	return res[0], errs[0]
 }
 
@@ -245,12 +244,12 @@ func videos(ctx context.Context, gt, out string, kept *keptVideo, keep *keeper, 
 // and each ground-truth frame converted to rgb24 once for all the outputs. Result k and error
 // k are those of comparing outs[k] alone: an output that fails or differs in shape does not
 // stop the others.
-func videosEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
+func videosEach(ctx context.Context, h Helpers, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	var fresh keeper
 	if keep != nil {
 		fresh = *keep
 	}
-	res, errs := videosOnce(ctx, gt, outs, kept, keep, keptOuts)
+	res, errs := videosOnce(ctx, h, gt, outs, kept, keep, keptOuts)
 	if !slices.ContainsFunc(errs, unproven) {
 		return res, errs
 	}
@@ -260,7 +259,7 @@ func videosEach(ctx context.Context, gt string, outs []string, kept *keptVideo, 
 		keep.giveUp()
 		*keep = fresh
 	}
-	return videosOnce(ctx, gt, outs, kept, keep, keptOuts)
+	return videosOnce(ctx, h, gt, outs, kept, keep, keptOuts)
 }
 
 // unproven says whether err is a decode's failed proof of its yuv420p conversion
@@ -279,11 +278,11 @@ func retryUnproven[T any](try func() (T, error)) (T, error) {
 }
 
 // videosOnce is one try of videosEach.
-func videosOnce(ctx context.Context, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
+func videosOnce(ctx context.Context, h Helpers, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers, _ := threads(ctx)
-	p, g := openEach(ctx, gt, outs, kept, keptOuts, workers+2)
+	workers, _ := h.threads()
+	p, g := openEach(ctx, h, gt, outs, kept, keptOuts, workers+2)
 	defer p.close()
 	if p.alive == 0 {
 		return make([]Result, len(outs)), p.errs
@@ -307,6 +306,7 @@ func videosOnce(ctx context.Context, gt string, outs []string, kept *keptVideo, 
 // pass is one comparison of several outputs with a ground truth: the ground truth's stream
 // and the outputs' (nil for one not compared: errs says why).
 type pass struct {
+	nice    proc.Nice // of the metric's workers
 	gt      string
 	outs    []string
 	gs      *stream
@@ -320,8 +320,8 @@ type pass struct {
 // openEach opens every file at once (each open waits for an ffprobe run, about 80 ms, before
 // its ffmpeg starts) and checks the outputs' sizes; it returns the ground truth's reader too
 // (nil when kept).
-func openEach(ctx context.Context, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo, nbuf int) (*pass, *media.FrameReader) {
-	p := &pass{gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
+func openEach(ctx context.Context, h Helpers, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo, nbuf int) (*pass, *media.FrameReader) {
+	p := &pass{nice: h.Tools.Nice(), gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
 	var g *media.FrameReader
 	var gerr error
 	readers, oerrs := make([]*media.FrameReader, len(outs)), make([]error, len(outs))
@@ -336,15 +336,15 @@ func openEach(ctx context.Context, gt string, outs []string, kept *keptVideo, ke
 			decoders++
 		}
 	}
-	budget, _ := threads(ctx)
+	budget, _ := h.threads()
 	opts := media.DecodeOptions{Threads: max(1, budget/max(decoders, 1)), Whole: true}
 	var open sync.WaitGroup
 	if kept == nil {
-		open.Go(func() { g, gerr = media.OpenFramesWith(ctx, gt, opts) })
+		open.Go(func() { g, gerr = h.Tools.OpenFramesWith(ctx, gt, opts) })
 	}
 	for k, out := range outs {
 		if keptOuts[k] == nil {
-			open.Go(func() { readers[k], oerrs[k] = media.OpenFramesWith(ctx, out, opts) })
+			open.Go(func() { readers[k], oerrs[k] = h.Tools.OpenFramesWith(ctx, out, opts) })
 		}
 	}
 	open.Wait()
@@ -424,7 +424,7 @@ func (p *pass) run(ctx context.Context, workers int) [][]Frame {
 	}
 	for range workers {
 		// A validation's metric leaves the cores to the server it measures, as its decoders do.
-		wg.Go(func() { proc.Niced(ctx, worker) })
+		wg.Go(func() { p.nice.Run(worker) })
 	}
 	live, alive := slices.Clone(p.sides), p.alive
 	for i := 0; alive > 0; i++ {
@@ -655,7 +655,7 @@ func (c *Cache) keyFramesOnce(ctx context.Context, gtFrames map[int]string, out 
 			return Result{}, err
 		}
 		var m metrics.FrameMetrics
-		proc.Niced(ctx, func() { m = s.Metrics(buf, gt, w, h) })
+		c.helpersOf().Tools.Nice().Run(func() { m = s.Metrics(buf, gt, w, h) })
 		res.PerFrame = append(res.PerFrame, Frame{Index: i, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
 	}
 	// To the end: the frames that decode must be as many as the container lists, and the
@@ -695,8 +695,8 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 			return nil
 		}}, nil
 	}
-	whole := decodeOptions(ctx)
-	r, err := media.OpenFramesWith(ctx, out, whole)
+	whole := c.helpersOf().decodeOptions()
+	r, err := c.helpersOf().Tools.OpenFramesWith(ctx, out, whole)
 	if err != nil {
 		return frameSource{}, err
 	}
@@ -709,7 +709,7 @@ func (c *Cache) outputFrames(ctx context.Context, out string) (frameSource, erro
 		if err != nil {
 			return frameSource{}, err
 		}
-		if r, err = media.OpenFramesWith(ctx, out, whole); err != nil {
+		if r, err = c.helpersOf().Tools.OpenFramesWith(ctx, out, whole); err != nil {
 			return frameSource{}, err
 		}
 	}
@@ -736,7 +736,7 @@ func FrameAt(ctx context.Context, video string, index int) (rgb []byte, w, h int
 	if index < 0 {
 		return nil, 0, 0, fmt.Errorf("frame %d of %s: negative index", index, video)
 	}
-	r, err := media.OpenFrames(ctx, video)
+	r, err := media.OnPath().OpenFrames(ctx, video)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -776,7 +776,7 @@ func (c *Cache) Files(ctx context.Context, gt, out string) (Result, error) {
 		if gtStill {
 			notStill = out
 		}
-		if _, err := media.Probe(ctx, notStill); err != nil {
+		if _, err := c.helpersOf().Tools.Probe(ctx, notStill); err != nil {
 			return Result{}, fmt.Errorf("cannot decode %s as an image (PNG, JPEG, WebP) or a video: %w", notStill, err)
 		}
 		return Result{}, &MismatchError{GT: gt, Out: out, What: fmt.Sprintf("kind: ground truth is %s, output %s", kind[gtStill], kind[outStill])}

@@ -31,7 +31,7 @@ func scene(w, h int, bad map[int]bool) func(int, []byte) {
 func video(t *testing.T, name string, w, h, n int, bad map[int]bool) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := media.EncodeVideo(t.Context(), p, w, h, n, 8, scene(w, h, bad), nil); err != nil {
+	if err := media.OnPath().EncodeVideo(t.Context(), p, w, h, n, 8, scene(w, h, bad), nil); err != nil {
 		t.Fatal(err)
 	}
 	return p

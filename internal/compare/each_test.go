@@ -62,14 +62,14 @@ func TestVideosEachIsVideos(t *testing.T) {
 	}{
 		{"no cache", func(*testing.T) *Cache { return nil }},
 		{"ground truth kept", func(t *testing.T) *Cache {
-			c := NewCache(DefaultCacheBytes)
+			c := NewCache(DefaultCacheBytes, Helpers{})
 			if _, err := c.Videos(t.Context(), gt, outs[0]); err != nil {
 				t.Fatal(err)
 			}
 			return c
 		}},
 		{"outputs kept", func(t *testing.T) *Cache {
-			c := NewCache(DefaultCacheBytes)
+			c := NewCache(DefaultCacheBytes, Helpers{})
 			for _, out := range []string{outs[0], outs[1], outs[5]} {
 				if _, err := c.Output(t.Context(), out); err != nil {
 					t.Fatal(err)

@@ -58,7 +58,7 @@ func TestCacheOutputDecodesOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := av("out.mp4", "660", "6")
-			wantInfo, err := media.Probe(t.Context(), out)
+			wantInfo, err := media.OnPath().Probe(t.Context(), out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func TestCacheOutputDecodesOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			c := NewCache(tc.cap)
+			c := NewCache(tc.cap, Helpers{})
 			info, err := c.Output(t.Context(), out)
 			if err != nil {
 				t.Fatal(err)
@@ -150,10 +150,10 @@ func TestCacheOutputDecodesOnce(t *testing.T) {
 	}
 	// A cut output is an error naming it, as Probe's is.
 	cut := truncated(t, gt, "cut.mp4")
-	if _, err := media.Probe(t.Context(), cut); err == nil {
+	if _, err := media.OnPath().Probe(t.Context(), cut); err == nil {
 		t.Fatal("Probe accepts the cut file")
 	}
-	if _, err := NewCache(DefaultCacheBytes).Output(t.Context(), cut); err == nil || !strings.Contains(err.Error(), filepath.Base(cut)) {
+	if _, err := NewCache(DefaultCacheBytes, Helpers{}).Output(t.Context(), cut); err == nil || !strings.Contains(err.Error(), filepath.Base(cut)) {
 		t.Errorf("cut output: %v, want an error naming it", err)
 	}
 }

@@ -125,7 +125,7 @@ func proofRun(t *testing.T, gt string, outs []string) proofResults {
 	if res.Videos, err = Videos(t.Context(), gt, outs[0]); err != nil {
 		t.Fatal(err)
 	}
-	c := NewCache(DefaultCacheBytes)
+	c := NewCache(DefaultCacheBytes, Helpers{})
 	info, err := c.Output(t.Context(), outs[0])
 	if err != nil {
 		t.Fatal(err)

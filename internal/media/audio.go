@@ -44,8 +44,8 @@ func (p PCM) DurationS() float64 {
 
 // AudioStream returns the sample rate and channel count of path's first audio stream, or an
 // error wrapping ErrNoAudio when it has none. It reads only the headers (ProbeAudio).
-func AudioStream(ctx context.Context, path string) (rate, channels int, err error) {
-	a, err := ProbeAudio(ctx, path)
+func (t Tools) AudioStream(ctx context.Context, path string) (rate, channels int, err error) {
+	a, err := t.ProbeAudio(ctx, path)
 	return a.SampleRate, a.Channels, err
 }
 
@@ -54,11 +54,12 @@ func AudioStream(ctx context.Context, path string) (rate, channels int, err erro
 // probe_audio_stream reads it), or an error wrapping ErrNoAudio when it has none. A stream
 // without a valid rate or channel count is an error wrapping ErrTruncated. It reads only the
 // headers.
-func ProbeAudio(ctx context.Context, path string) (AudioInfo, error) {
+func (t Tools) ProbeAudio(ctx context.Context, path string) (AudioInfo, error) {
 	if err := checkFile("audio of", path); err != nil {
 		return AudioInfo{}, err
 	}
-	stdout, _, err := ffprobe(ctx, "audio of", path, "-select_streams", "a:0", "-show_entries", "stream=codec_name,sample_rate,channels,duration:format=duration")
+	stdout, _, err := t.ffprobe(ctx, "audio of", path,
+		"-select_streams", "a:0", "-show_entries", "stream=codec_name,sample_rate,channels,duration:format=duration")
 	if err != nil {
 		return AudioInfo{}, err
 	}
@@ -94,20 +95,20 @@ func parseAudioStream(b []byte) (AudioInfo, error) {
 // error. A file without audio gives an error wrapping ErrNoAudio; one ffmpeg cannot decode gives
 // an error that names it and quotes ffmpeg. A stream that decodes to no samples is no error:
 // an empty PCM, which SGLang's checks reject (see checks.AudioOutput).
-func DecodeAudio(ctx context.Context, path string) (PCM, error) {
-	_, channels, err := AudioStream(ctx, path)
+func (t Tools) DecodeAudio(ctx context.Context, path string) (PCM, error) {
+	_, channels, err := t.AudioStream(ctx, path)
 	if err != nil {
 		return PCM{}, err
 	}
-	return DecodeAudioTrack(ctx, path, channels)
+	return t.DecodeAudioTrack(ctx, path, channels)
 }
 
 // DecodeAudioTrack is DecodeAudio for a file already known to have an audio stream of that
 // many channels (FrameReader.Audio, Info.Audio): it does not ask ffprobe again.
-func DecodeAudioTrack(ctx context.Context, path string, channels int) (PCM, error) {
+func (t Tools) DecodeAudioTrack(ctx context.Context, path string, channels int) (PCM, error) {
 	stderr := &proc.Tail{N: 4 << 10}
 	// extract_audio_pcm's arguments, in its order; -nostdin and -hide_banner change no sample.
-	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-v", "error",
+	cmd := t.command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-v", "error",
 		"-i", fileArg(path), "-map", "0:a:0", "-vn", "-ac", "1", "-ar", strconv.Itoa(AudioRate), "-f", "f32le", "pipe:1")
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

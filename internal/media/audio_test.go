@@ -16,10 +16,10 @@ func TestDecodeAudio(t *testing.T) {
 	// A 2-frame video with a stereo 48 kHz AAC track of two tones.
 	withAudio := filepath.Join(dir, "a.mp4")
 	spec := &ToneSpec{Tones: []Tone{{FreqHz: 440, Amplitude: 0.3}, {FreqHz: 660, Amplitude: 0.2, Pan: 0.5}}}
-	if err := EncodeVideo(t.Context(), withAudio, 32, 32, 8, 8, func(int, []byte) {}, spec); err != nil {
+	if err := OnPath().EncodeVideo(t.Context(), withAudio, 32, 32, 8, 8, func(int, []byte) {}, spec); err != nil {
 		t.Fatal(err)
 	}
-	pcm, err := DecodeAudio(t.Context(), withAudio)
+	pcm, err := OnPath().DecodeAudio(t.Context(), withAudio)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,24 +39,24 @@ func TestDecodeAudio(t *testing.T) {
 	}
 
 	silent := filepath.Join(dir, "silent.mp4")
-	if err := EncodeVideo(t.Context(), silent, 32, 32, 2, 8, func(int, []byte) {}, nil); err != nil {
+	if err := OnPath().EncodeVideo(t.Context(), silent, 32, 32, 2, 8, func(int, []byte) {}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DecodeAudio(t.Context(), silent); !errors.Is(err, ErrNoAudio) {
+	if _, err := OnPath().DecodeAudio(t.Context(), silent); !errors.Is(err, ErrNoAudio) {
 		t.Errorf("video without audio: %v, want ErrNoAudio", err)
 	}
 	empty := filepath.Join(dir, "empty.mp4")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DecodeAudio(t.Context(), empty); err == nil || errors.Is(err, ErrNoAudio) {
+	if _, err := OnPath().DecodeAudio(t.Context(), empty); err == nil || errors.Is(err, ErrNoAudio) {
 		t.Errorf("empty file: %v, want an error other than ErrNoAudio", err)
 	}
 	garbage := filepath.Join(dir, "garbage.mp4")
 	if err := os.WriteFile(garbage, []byte("this is not a video at all, just some text that ffprobe will reject"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DecodeAudio(t.Context(), garbage); err == nil {
+	if _, err := OnPath().DecodeAudio(t.Context(), garbage); err == nil {
 		t.Error("garbage: no error")
 	}
 }

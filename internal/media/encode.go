@@ -13,7 +13,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/diffusion-check/diffusion-check/internal/proc"
@@ -44,7 +43,7 @@ func EncodeJPEG(img image.Image, quality int) ([]byte, error) {
 
 // EncodeWebP encodes img as a lossy WebP at quality 1–100 (0 means 90) with ffmpeg's libwebp
 // encoder (the standard library has none). HasEncoder(ctx, "libwebp") says whether it can work.
-func EncodeWebP(ctx context.Context, img image.Image, quality int) ([]byte, error) {
+func (t Tools) EncodeWebP(ctx context.Context, img image.Image, quality int) ([]byte, error) {
 	if quality == 0 {
 		quality = 90
 	}
@@ -52,7 +51,7 @@ func EncodeWebP(ctx context.Context, img image.Image, quality int) ([]byte, erro
 	rgb := RGB24(img)
 	var out bytes.Buffer
 	stderr := &proc.Tail{N: 4 << 10}
-	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
+	cmd := t.command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
 		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", r.Dx(), r.Dy()), "-i", "pipe:0",
 		"-frames:v", "1", "-c:v", "libwebp", "-quality", strconv.Itoa(quality),
 		"-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-f", "webp", "pipe:1")
@@ -85,21 +84,6 @@ func RGB24(img image.Image) []byte {
 		}
 	}
 	return out
-}
-
-// HasEncoder reports whether the installed ffmpeg has the named encoder (e.g. "libwebp"): as
-// the Tools of ctx say (probed at start), else as ffmpeg -encoders says now.
-func HasEncoder(ctx context.Context, name string) (bool, error) {
-	if t, ok := ctx.Value(toolsKey{}).(Tools); ok {
-		return t.HasEncoder(name), nil
-	}
-	var out bytes.Buffer
-	cmd := command(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-encoders")
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return false, fmt.Errorf("list ffmpeg encoders: %w", err)
-	}
-	return slices.Contains(listed(out.Bytes()), name), nil
 }
 
 // ToneSpec describes a deterministic audio track: a sum of sine tones, the same for the same
@@ -183,7 +167,7 @@ func (t ToneSpec) writePCM(w *bufio.Writer, n int) error {
 // thread count, which would otherwise follow the machine's core count; the muxer runs in
 // bitexact mode (no version string) without metadata (no creation time).
 // w and h must be even (4:2:0 chroma). On failure dst is removed and the error quotes ffmpeg.
-func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte), audio *ToneSpec) error {
+func (t Tools) EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte), audio *ToneSpec) error {
 	switch {
 	case w <= 0 || h <= 0 || w%2 != 0 || h%2 != 0:
 		return fmt.Errorf("encode %s: size %dx%d: width and height must be even and positive (yuv420p)", dst, w, h)
@@ -216,7 +200,7 @@ func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, fra
 	}
 	args = append(args, "-c:v", "libx264", "-preset", "ultrafast", "-crf", "16", "-pix_fmt", "yuv420p", "-threads", "1",
 		"-movflags", "+faststart", "-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-f", "mp4", fileArg(dst))
-	return encodeFrames(ctx, dst, w, h, frames, frame, args)
+	return t.encodeFrames(ctx, dst, w, h, frames, frame, args)
 }
 
 // EncodeLosslessVideo writes frames w×h frames at fps to dst as FFV1 (bgr0) in Matroska: the
@@ -226,7 +210,7 @@ func EncodeVideo(ctx context.Context, dst string, w, h, frames int, fps int, fra
 // frames, not its lossy MP4 (test_server_common.py, "realtime consistency uses websocket raw
 // frames to avoid lossy mp4 drift"). frame(i, rgb) fills rgb as for EncodeVideo; any positive
 // size works. On failure dst is removed and the error quotes ffmpeg.
-func EncodeLosslessVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte)) error {
+func (t Tools) EncodeLosslessVideo(ctx context.Context, dst string, w, h, frames int, fps int, frame func(i int, rgb []byte)) error {
 	switch {
 	case w <= 0 || h <= 0:
 		return fmt.Errorf("encode %s: size %dx%d: width and height must be positive", dst, w, h)
@@ -238,7 +222,7 @@ func EncodeLosslessVideo(ctx context.Context, dst string, w, h, frames int, fps 
 	args := append(rawFramesInput(w, h, fps),
 		"-c:v", "ffv1", "-pix_fmt", "bgr0", "-threads", "1",
 		"-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-f", "matroska", fileArg(dst))
-	return encodeFrames(ctx, dst, w, h, frames, frame, args)
+	return t.encodeFrames(ctx, dst, w, h, frames, frame, args)
 }
 
 // rawFramesInput are ffmpeg's arguments up to its first input: packed RGB frames of w×h at fps
@@ -250,9 +234,9 @@ func rawFramesInput(w, h, fps int) []string {
 
 // encodeFrames runs ffmpeg with args, which read packed RGB frames of w×h from stdin, and
 // feeds it frames frames from frame. On failure dst is removed.
-func encodeFrames(ctx context.Context, dst string, w, h, frames int, frame func(i int, rgb []byte), args []string) (err error) {
+func (t Tools) encodeFrames(ctx context.Context, dst string, w, h, frames int, frame func(i int, rgb []byte), args []string) (err error) {
 	stderr := &proc.Tail{N: 4 << 10}
-	cmd := command(ctx, "ffmpeg", args...)
+	cmd := t.command(ctx, "ffmpeg", args...)
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -35,6 +35,7 @@ type FrameReader struct {
 	listed int // frames the container lists; 0 when it does not say
 	d      *decoder
 	parent context.Context
+	tools  Tools // resolved: the options and niceness of its ffmpeg
 	n      int   // frames read so far
 	err    error // sticky: io.EOF after the last frame, or what went wrong
 	warn   []string
@@ -87,8 +88,8 @@ func (p *proof) expect(n int) {
 // OpenFrames starts decoding path. It asks ffprobe for the frame size (and the frame count the
 // container lists), then starts ffmpeg; read the frames with Next and always Close the reader.
 // A missing, empty or unreadable file, or one without a picture, is an error naming it.
-func OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
-	return OpenFramesWith(ctx, path, DecodeOptions{})
+func (t Tools) OpenFrames(ctx context.Context, path string) (*FrameReader, error) {
+	return t.OpenFramesWith(ctx, path, DecodeOptions{})
 }
 
 // DecodeOptions tunes how a FrameReader's ffmpeg decodes; the zero value is ffmpeg's default.
@@ -141,11 +142,11 @@ func disproven() bool {
 }
 
 // OpenFramesWith is OpenFrames with decode options.
-func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*FrameReader, error) {
+func (t Tools) OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*FrameReader, error) {
 	if err := checkFile("decode", path); err != nil {
 		return nil, err
 	}
-	r := &FrameReader{parent: ctx, path: path, threads: max(opts.Threads, 0)}
+	r := &FrameReader{parent: ctx, tools: t.resolved(), path: path, threads: max(opts.Threads, 0)}
 	vector := yuvVector() && !opts.noYUV
 	// A whole read starts decoding at once, in yuv420p with the proof beside it, so that
 	// ffmpeg's start (about 80 ms of dynamic linking) overlaps ffprobe's: most videos are
@@ -156,7 +157,7 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 	if opts.Whole && vector && !disproven() {
 		early, _ = r.launch(true, true)
 	}
-	hdr, err := probeHeader(ctx, path)
+	hdr, err := t.probeHeader(ctx, path)
 	if err != nil {
 		early.stop()
 		return nil, err
@@ -182,13 +183,13 @@ func OpenFramesWith(ctx context.Context, path string, opts DecodeOptions) (*Fram
 }
 
 // probeHeader runs ffprobe for what OpenFrames needs to know before the first frame.
-func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
+func (t Tools) probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 	// Every stream, not just the picture: the audio stream's header comes with it, so that a
 	// caller need not run ffprobe again to learn whether there is audio.
 	// The rate, duration and container too: with them the reader says all that Probe would
 	// (Info), the frames being counted as they decode, so a file is never decoded only to be
 	// counted.
-	stdout, stderr, err := ffprobe(
+	stdout, stderr, err := t.ffprobe(
 		ctx,
 		"decode",
 		path,
@@ -211,7 +212,7 @@ func probeHeader(ctx context.Context, path string) (FrameHeader, error) {
 func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	ctx, cancel := context.WithCancel(r.parent)
 	d := &decoder{yuv: yuv, cancel: cancel, stderr: &proc.Tail{N: 8 << 10}}
-	passthrough := toolsOf(r.parent).passthrough
+	passthrough := r.tools.passthrough
 	out := func(pixFmt, to string, extra ...string) []string {
 		return append(append(append([]string{"-map", "0:V:0"}, passthrough...), extra...), "-f", "rawvideo", "-pix_fmt", pixFmt, to)
 	}
@@ -246,7 +247,7 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 			_, _ = io.Copy(io.Discard, pr)
 		}()
 	}
-	d.cmd = command(ctx, "ffmpeg", args...)
+	d.cmd = r.tools.command(ctx, "ffmpeg", args...)
 	d.cmd.Stderr = d.stderr
 	if pw != nil {
 		d.cmd.ExtraFiles = []*os.File{pw}
@@ -522,7 +523,7 @@ var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 // their high byte, as PIL's convert("RGB") does; every other format (JPEG, WebP, ...) goes through
 // ffmpeg to rgb24, because Go's WebP decoder gets the colour range wrong. For a video it returns
 // the first frame.
-func DecodeImage(ctx context.Context, path string) (rgb []byte, w, h int, err error) {
+func (t Tools) DecodeImage(ctx context.Context, path string) (rgb []byte, w, h int, err error) {
 	f, err := inputfile.Open(ctx, path)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("decode %s: %w", path, err)
@@ -558,7 +559,7 @@ func DecodeImage(ctx context.Context, path string) (rgb []byte, w, h int, err er
 		return rgbOf(img), b.Dx(), b.Dy(), nil
 	}
 	_ = f.Close() // read-only; ffmpeg opens the file again itself
-	r, err := OpenFrames(ctx, path)
+	r, err := t.OpenFrames(ctx, path)
 	if err != nil {
 		return nil, 0, 0, err
 	}

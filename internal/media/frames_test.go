@@ -21,7 +21,7 @@ import (
 func testVideo(t *testing.T, name string, w, h, n int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	err := EncodeVideo(t.Context(), path, w, h, n, 8, func(i int, rgb []byte) {
+	err := OnPath().EncodeVideo(t.Context(), path, w, h, n, 8, func(i int, rgb []byte) {
 		for p := range w * h {
 			x, y := p%w, p/w
 			rgb[3*p], rgb[3*p+1], rgb[3*p+2] = byte(4*x+8*i), byte(4*y), byte(100+i)
@@ -42,7 +42,7 @@ func readAll(t *testing.T, path string) (Info, error) {
 // readAllWith is readAll with decode options.
 func readAllWith(t *testing.T, path string, opts DecodeOptions) (Info, error) {
 	t.Helper()
-	r, err := OpenFramesWith(t.Context(), path, opts)
+	r, err := OnPath().OpenFramesWith(t.Context(), path, opts)
 	if err != nil {
 		return Info{}, err
 	}
@@ -66,7 +66,7 @@ func TestFrameReaderInfoIsProbe(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	withAudio := filepath.Join(t.TempDir(), "va.mp4")
 	tone := &ToneSpec{Tones: []Tone{{FreqHz: 440, Amplitude: 0.3}}}
-	if err := EncodeVideo(t.Context(), withAudio, 64, 48, 12, 24, func(int, []byte) {}, tone); err != nil {
+	if err := OnPath().EncodeVideo(t.Context(), withAudio, 64, 48, 12, 24, func(int, []byte) {}, tone); err != nil {
 		t.Fatal(err)
 	}
 	png := filepath.Join(t.TempDir(), "x.png")
@@ -84,7 +84,7 @@ func TestFrameReaderInfoIsProbe(t *testing.T) {
 		{"image", png},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want, err := Probe(t.Context(), tc.path)
+			want, err := OnPath().Probe(t.Context(), tc.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestFrameReaderInfoIsProbe(t *testing.T) {
 func TestFrameReader(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	path := testVideo(t, "v.mp4", 64, 48, 13)
-	r, err := OpenFrames(t.Context(), path)
+	r, err := OnPath().OpenFrames(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestFrameReaderRaw(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	path := testVideo(t, "v.mp4", 64, 48, 7)
 	frames := func(raw, rgbPath bool) (out [][]byte, size int) {
-		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: rgbPath})
+		r, err := OnPath().OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: rgbPath})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestFrameReaderRaw(t *testing.T) {
 
 func TestFrameReaderCloseEarly(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
-	r, err := OpenFrames(t.Context(), testVideo(t, "v.mp4", 64, 48, 40))
+	r, err := OnPath().OpenFrames(t.Context(), testVideo(t, "v.mp4", 64, 48, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestDecodeImage(t *testing.T) {
 	if err := os.WriteFile(p, pngData, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rgb, w, h, err := DecodeImage(t.Context(), p)
+	rgb, w, h, err := OnPath().DecodeImage(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestDecodeImage(t *testing.T) {
 	if err := os.WriteFile(gp, gd, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rgb, _, _, err = DecodeImage(t.Context(), gp)
+	rgb, _, _, err = OnPath().DecodeImage(t.Context(), gp)
 	if err != nil || rgb[3*10] != 30 || rgb[3*10+1] != 30 || rgb[3*10+2] != 30 {
 		t.Errorf("gray: %v, pixel 10 = %v", err, rgb[30:33])
 	}
@@ -305,7 +305,7 @@ func TestDecodeImage(t *testing.T) {
 		if err := os.WriteFile(p, []byte(tc.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := DecodeImage(t.Context(), p); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, _, err := OnPath().DecodeImage(t.Context(), p); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
 	}
@@ -328,7 +328,7 @@ func TestDecodeImageJPEG(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rgb, w, h, err := DecodeImage(t.Context(), p)
+	rgb, w, h, err := OnPath().DecodeImage(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

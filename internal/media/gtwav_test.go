@@ -40,7 +40,7 @@ func TestDecodeAudioIsExtractAudioPCM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pcm, err := DecodeAudio(t.Context(), p)
+			pcm, err := OnPath().DecodeAudio(t.Context(), p)
 			if err != nil {
 				t.Fatal(err)
 			}

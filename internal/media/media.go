@@ -7,18 +7,16 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/diffusion-check/diffusion-check/internal/proc"
 )
 
 // waitDelay is how long a cancelled ffmpeg/ffprobe gets between SIGTERM and SIGKILL, and how long
 // Wait waits for its output pipes to close.
 const waitDelay = 5 * time.Second
 
-// command returns an ffmpeg/ffprobe command that is terminated (SIGTERM to its process group)
-// when ctx is done and killed waitDelay later.
-func command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	return proc.Command(ctx, waitDelay, name, args...)
+// command returns an ffmpeg/ffprobe command, at t's niceness, that is terminated (SIGTERM to
+// its process group) when ctx is done and killed waitDelay later.
+func (t Tools) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return t.nice.Command(ctx, waitDelay, name, args...)
 }
 
 // ffmpegPrefix matches the "[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d0c1a2b3c0] " context that ffmpeg

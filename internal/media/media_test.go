@@ -35,7 +35,7 @@ var tones = &media.ToneSpec{Tones: []media.Tone{{FreqHz: 440, Amplitude: 0.3}, {
 func encode(t *testing.T, name string, w, h, frames, fps int, audio *media.ToneSpec) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), name)
-	if err := media.EncodeVideo(t.Context(), dst, w, h, frames, fps, gradient(w, h), audio); err != nil {
+	if err := media.OnPath().EncodeVideo(t.Context(), dst, w, h, frames, fps, gradient(w, h), audio); err != nil {
 		t.Fatal(err)
 	}
 	return dst
@@ -56,7 +56,7 @@ func TestEncodeVideoProbe(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := encode(t, "out.mp4", tc.w, tc.h, tc.n, tc.fps, tc.audio)
-			info, err := media.Probe(t.Context(), dst)
+			info, err := media.OnPath().Probe(t.Context(), dst)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestEncodeVideoErrors(t *testing.T) {
 		{"bad dir", filepath.Join(dir, "missing", "d.mp4"), 64, 48, 4, 8, "ffmpeg:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := media.EncodeVideo(t.Context(), tc.dst, tc.w, tc.h, tc.n, tc.fps, noop, nil)
+			err := media.OnPath().EncodeVideo(t.Context(), tc.dst, tc.w, tc.h, tc.n, tc.fps, noop, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
@@ -132,7 +132,7 @@ func TestEncodeVideoCancel(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	dst := filepath.Join(t.TempDir(), "x.mp4")
-	err := media.EncodeVideo(ctx, dst, 64, 64, 1000, 8, func(i int, rgb []byte) {
+	err := media.OnPath().EncodeVideo(ctx, dst, 64, 64, 1000, 8, func(i int, rgb []byte) {
 		if i == 3 {
 			cancel()
 		}
@@ -180,14 +180,12 @@ func TestImagesProbe(t *testing.T) {
 		{"x.png", pngData, "png"},
 		{"x.jpg", jpegData, "mjpeg"},
 	}
-	if ok, err := media.HasEncoder(t.Context(), "libwebp"); err != nil {
-		t.Fatal(err)
-	} else if ok {
-		webp, err := media.EncodeWebP(t.Context(), img, 0)
+	if media.OnPath().HasEncoder("libwebp") {
+		webp, err := media.OnPath().EncodeWebP(t.Context(), img, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := media.EncodeWebP(t.Context(), img, 0)
+		again, _ := media.OnPath().EncodeWebP(t.Context(), img, 0)
 		if !bytes.Equal(webp, again) {
 			t.Error("two webp encodes of one image differ")
 		}
@@ -199,7 +197,7 @@ func TestImagesProbe(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			info, err := media.Probe(t.Context(), writeFile(t, tc.name, tc.data))
+			info, err := media.OnPath().Probe(t.Context(), writeFile(t, tc.name, tc.data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,7 +239,7 @@ func TestProbeBroken(t *testing.T) {
 		{"audio only", audioOnly, "no video or image stream", media.ErrNoVideo},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			info, err := media.Probe(t.Context(), tc.path)
+			info, err := media.OnPath().Probe(t.Context(), tc.path)
 			if err == nil {
 				t.Fatalf("got %+v, want an error", info)
 			}
@@ -272,7 +270,7 @@ func BenchmarkEncodeVideo(b *testing.B) {
 			dst := filepath.Join(b.TempDir(), "out.mp4")
 			frame := gradient(bc.w, bc.h)
 			for b.Loop() {
-				if err := media.EncodeVideo(b.Context(), dst, bc.w, bc.h, bc.n, bc.fps, frame, bc.audio); err != nil {
+				if err := media.OnPath().EncodeVideo(b.Context(), dst, bc.w, bc.h, bc.n, bc.fps, frame, bc.audio); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -293,10 +291,10 @@ func TestEncodeLosslessVideoDecodesToTheSameBytes(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "out.mkv")
-	if err := media.EncodeLosslessVideo(t.Context(), path, w, h, n, 8, func(i int, rgb []byte) { copy(rgb, want[i]) }); err != nil {
+	if err := media.OnPath().EncodeLosslessVideo(t.Context(), path, w, h, n, 8, func(i int, rgb []byte) { copy(rgb, want[i]) }); err != nil {
 		t.Fatal(err)
 	}
-	r, err := media.OpenFrames(t.Context(), path)
+	r, err := media.OnPath().OpenFrames(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +308,7 @@ func TestEncodeLosslessVideoDecodesToTheSameBytes(t *testing.T) {
 			t.Errorf("frame %d decodes to other bytes than were encoded", i)
 		}
 	}
-	if err := media.EncodeLosslessVideo(t.Context(), path, 0, 5, 1, 8, func(int, []byte) {}); err == nil {
+	if err := media.OnPath().EncodeLosslessVideo(t.Context(), path, 0, 5, 1, 8, func(int, []byte) {}); err == nil {
 		t.Error("a 0-wide video was encoded")
 	}
 }

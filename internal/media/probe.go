@@ -54,11 +54,11 @@ func isImageFormat(format string) bool {
 // them. A file ffprobe cannot read, one without a video or image stream, one whose frames do
 // not decode, or one with fewer decodable frames than its container lists (a truncated MP4) is
 // an error that names the file and quotes ffprobe.
-func Probe(ctx context.Context, path string) (Info, error) {
+func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 	if err := checkFile("probe", path); err != nil {
 		return Info{}, err
 	}
-	stdout, stderr, err := ffprobe(ctx, "probe", path, "-count_frames", "-show_streams", "-show_format")
+	stdout, stderr, err := t.ffprobe(ctx, "probe", path, "-count_frames", "-show_streams", "-show_format")
 	if err != nil {
 		return Info{}, err
 	}
@@ -86,10 +86,10 @@ func checkFile(what, path string) error {
 // ffprobe is the one place that runs ffprobe: `ffprobe -v error ARGS -of json PATH`. It returns
 // the JSON and the tail of ffprobe's messages; a failed run is an error naming the work (what),
 // the file and quoting ffprobe.
-func ffprobe(ctx context.Context, what, path string, args ...string) (stdout, stderr []byte, err error) {
+func (t Tools) ffprobe(ctx context.Context, what, path string, args ...string) (stdout, stderr []byte, err error) {
 	var out bytes.Buffer
 	msgs := &proc.Tail{N: 8 << 10}
-	cmd := command(ctx, "ffprobe", append(append([]string{"-v", "error"}, args...), "-of", "json", fileArg(path))...)
+	cmd := t.command(ctx, "ffprobe", append(append([]string{"-v", "error"}, args...), "-of", "json", fileArg(path))...)
 	cmd.Stdout = &out
 	cmd.Stderr = msgs
 	if err := cmd.Run(); err != nil {

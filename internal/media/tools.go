@@ -18,9 +18,10 @@ import (
 )
 
 // Tools is what the installed ffmpeg and ffprobe are and understand, probed once at start
-// (ProbeTools) and carried to the media path in the context (WithTools): the options the
-// decoders pass depend on it, so that no request's output is called undecodable for an option
-// this ffmpeg lacks.
+// (ProbeTools) and passed down as a value: every decode, probe and encode is a method of it,
+// so that the options it passes are the ones this ffmpeg understands (no request's output is
+// called undecodable for an option this ffmpeg lacks), at the niceness it carries (Niced). A
+// zero Tools (OnPath) is the ffmpeg on PATH, probed once at its first use.
 type Tools struct {
 	FFmpeg, FFprobe Version
 	// Encoders are the names ffmpeg's -encoders lists (libx264, aac, ffv1, libwebp, ...).
@@ -29,6 +30,8 @@ type Tools struct {
 	// duplicated nor dropped to fit a rate: -fps_mode from ffmpeg 5.1, -vsync before it (5.1
 	// deprecated -vsync in its favour).
 	passthrough []string
+	// nice is how far below this process its programs run (Niced).
+	nice proc.Nice
 }
 
 // Version is one program's version as its -version banner says it.
@@ -201,7 +204,7 @@ func ProbeTools(ctx context.Context) (Tools, error) {
 		wg.Go(func() {
 			var stdout bytes.Buffer
 			stderr := &proc.Tail{N: 4 << 10}
-			cmd := command(ctx, argv[0], argv[1:]...)
+			cmd := proc.Command(ctx, waitDelay, argv[0], argv[1:]...)
 			cmd.Stdout, cmd.Stderr = &stdout, stderr
 			err := cmd.Run()
 			if err != nil {
@@ -281,10 +284,10 @@ func (t Tools) withCapabilities(help, filters, encoders []byte) (Tools, error) {
 
 // Passthrough returns the output option that passes decoded frames on as they are
 // ("-fps_mode passthrough", or "-vsync passthrough" before FFmpeg 5.1).
-func (t Tools) Passthrough() []string { return slices.Clone(toolsOfValue(t).passthrough) }
+func (t Tools) Passthrough() []string { return slices.Clone(t.resolved().passthrough) }
 
 // HasEncoder reports whether the probed ffmpeg has the named encoder (e.g. "libwebp").
-func (t Tools) HasEncoder(name string) bool { return slices.Contains(t.Encoders, name) }
+func (t Tools) HasEncoder(name string) bool { return slices.Contains(t.resolved().Encoders, name) }
 
 // Need returns an *UnsupportedError when the probed ffmpeg lacks one of the named encoders
 // (what a command that encodes, such as the reference server, cannot do without).
@@ -306,21 +309,6 @@ var ErrUnsupported = errors.New("ffmpeg or ffprobe not supported")
 
 // Is makes errors.Is(err, ErrUnsupported) true for an *UnsupportedError.
 func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
-
-type toolsKey struct{}
-
-// WithTools returns a context whose media calls use t's options. A command probes once at
-// start (ProbeTools) and passes the context down; a context without Tools (a library caller,
-// a test) gets those of the ffmpeg on PATH when the process first needed them (unprobed).
-func WithTools(ctx context.Context, t Tools) context.Context {
-	return context.WithValue(ctx, toolsKey{}, t)
-}
-
-// ToolsOf returns the Tools ctx carries (WithTools); ok is false when it carries none.
-func ToolsOf(ctx context.Context) (t Tools, ok bool) {
-	t, ok = ctx.Value(toolsKey{}).(Tools)
-	return t, ok
-}
 
 // ToolsEnv is the environment variable by which a command hands the Tools it probed to a
 // child it starts (run to a builtin server's `serve`), in MarshalText's form: the child takes
@@ -371,8 +359,8 @@ var modern = Tools{passthrough: passthroughOptions[0]}
 // unprobeTimeout bounds the probe of a context without Tools.
 const unprobeTimeout = 30 * time.Second
 
-// unprobed is the Tools of every context without any: the ffmpeg on PATH, probed once, at the
-// first decode that needs its options; modern where it cannot be probed (the decode then
+// unprobed is the Tools of a zero Tools value (a library caller's): the ffmpeg on PATH,
+// probed once, at the first call that needs its options; modern where it cannot be probed (the decode then
 // fails with ffmpeg's own error, as it would have).
 var unprobed = sync.OnceValue(func() Tools {
 	ctx, cancel := context.WithTimeout(context.Background(), unprobeTimeout)
@@ -384,19 +372,29 @@ var unprobed = sync.OnceValue(func() Tools {
 	return t
 })
 
-// toolsOf returns the Tools of ctx, or unprobed's.
-func toolsOf(ctx context.Context) Tools {
-	t, ok := ToolsOf(ctx)
-	if !ok {
-		return unprobed()
+// OnPath is the Tools of a library caller that probed nothing (a zero Tools): the ffmpeg and
+// ffprobe on PATH, probed once, at the first call that needs their options. A command probes
+// at its start instead (ProbeTools), and stops there when they will not do.
+func OnPath() Tools { return Tools{} }
+
+// resolved is t, or when t was not probed (a library caller's zero Tools) the ffmpeg on PATH
+// as the process probed it once (unprobed), at t's niceness.
+func (t Tools) resolved() Tools {
+	if t.passthrough != nil {
+		return t
 	}
-	return toolsOfValue(t)
+	u := unprobed()
+	u.nice = t.nice
+	return u
 }
 
-// toolsOfValue returns t, or modern when t was not probed.
-func toolsOfValue(t Tools) Tools {
-	if t.passthrough == nil {
-		return modern
-	}
+// Niced is t whose programs run n steps of scheduling niceness below this process
+// (proc.Nice): the helpers of work that must not slow the server it measures.
+func (t Tools) Niced(n proc.Nice) Tools {
+	t.nice = n
 	return t
 }
+
+// Nice is the niceness t's programs run at (Niced); work in this process beside them (a
+// metric) runs at it too (proc.Nice.Run).
+func (t Tools) Nice() proc.Nice { return t.nice }

@@ -2,11 +2,12 @@ package media
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,12 +168,12 @@ func TestProbeToolsInstalled(t *testing.T) {
 
 // TestStatic4: with the static FFmpeg 4.x builds first on PATH, the probe picks -vsync, and a
 // video decodes to every frame, the same frames as the installed ffmpeg gives; without the
-// probe's options (a context without Tools) it would not decode at all, which is the failure
+// probe's options (the Tools of the ffmpeg this process probed first) it would not decode at all, which is the failure
 // the probe exists for.
 func TestStatic4(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	path := testVideo(t, "v.mp4", 64, 48, 13)
-	want := decodeAll(t.Context(), t, path)
+	want := decodeAll(OnPath(), t, path)
 	t.Setenv("PATH", mediatest.FFmpeg4(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	tools, err := ProbeTools(t.Context())
 	if err != nil {
@@ -181,12 +182,11 @@ func TestStatic4(t *testing.T) {
 	if r := tools.FFmpeg.Release(); r != "4.1+" || tools.passthrough[0] != "-vsync" {
 		t.Fatalf("ffmpeg %s: release %q, passthrough %q; want 4.1+ and -vsync", tools.FFmpeg, r, tools.passthrough)
 	}
-	ctx := WithTools(t.Context(), tools)
-	got := decodeAll(ctx, t, path)
+	got := decodeAll(tools, t, path)
 	if len(got) != 13 || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil)) {
 		t.Errorf("FFmpeg 4.x decoded %d frames, want the installed ffmpeg's %d, byte for byte", len(got), len(want))
 	}
-	info, err := Probe(ctx, path)
+	info, err := tools.Probe(t.Context(), path)
 	if err != nil || info.Frames != 13 {
 		t.Errorf("Probe with FFmpeg 4.x: %+v, %v", info, err)
 	}
@@ -197,9 +197,9 @@ func TestStatic4(t *testing.T) {
 }
 
 // decodeAll returns every frame of path, as rgb24.
-func decodeAll(ctx context.Context, t *testing.T, path string) [][]byte {
+func decodeAll(tools Tools, t *testing.T, path string) [][]byte {
 	t.Helper()
-	r, err := OpenFramesWith(ctx, path, DecodeOptions{Whole: true})
+	r, err := tools.OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,5 +262,38 @@ func TestInherit(t *testing.T) {
 	t.Setenv("PATH", mediatest.FFmpeg4(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if _, ok := Inherit(string(text)); ok {
 		t.Error("taken with another ffmpeg first on PATH, want a probe")
+	}
+}
+
+// TestNicedToolsRunNiced: the programs of Tools.Niced(n) run n steps of niceness below this
+// process, whoever calls them, and a zero Tools's at this process's own; Niced keeps the rest
+// of the Tools (nice(1) without arguments prints its own niceness).
+func TestNicedToolsRunNiced(t *testing.T) {
+	niceness := func(tools Tools) int {
+		t.Helper()
+		out, err := tools.command(t.Context(), "nice").Output()
+		if err != nil {
+			t.Skipf("nice: %v", err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	base := niceness(OnPath())
+	if base > 12 {
+		t.Skipf("this process already runs at niceness %d", base)
+	}
+	probed := Tools{Encoders: []string{"libx264"}, passthrough: passthroughOptions[0]}
+	niced := probed.Niced(7)
+	if got := niceness(niced); got != base+7 {
+		t.Errorf("Niced(7): niceness %d, want %d", got, base+7)
+	}
+	if niced.Nice() != 7 || !niced.HasEncoder("libx264") || !slices.Equal(niced.Passthrough(), passthroughOptions[0]) {
+		t.Errorf("Niced(7) = %+v: want the same tools, nice 7", niced)
+	}
+	if got := niceness(probed); got != base {
+		t.Errorf("Niced changed the Tools it was called on: niceness %d, want %d", got, base)
 	}
 }

@@ -171,7 +171,7 @@ func frameHashes(t *testing.T, path string, yuv, spoil bool) (sums []string, use
 			}()
 		}
 	}
-	r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: !yuv})
+	r, err := OnPath().OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: !yuv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestYUVPathBitIdentical(t *testing.T) {
 		}
 		// The proof at the end of the stream catches constants that convert differently
 		// from ffmpeg: the stream ends with ErrYUVDiffers, and the verdict is remembered.
-		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
+		r, err := OnPath().OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func TestOnlyProvenConstantsSkipTheProof(t *testing.T) {
 	}()
 	open := func(whole bool) *FrameReader {
 		t.Helper()
-		r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: whole})
+		r, err := OnPath().OpenFramesWith(t.Context(), path, DecodeOptions{Whole: whole})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,7 +355,7 @@ func TestProofHoldsOneFrame(t *testing.T) {
 	}()
 	bin := mediatest.ProofWrapper(t, "", "-s", "256x192")
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	r, err := OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
+	r, err := OnPath().OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true})
 	if err != nil {
 		t.Fatal(err)
 	}

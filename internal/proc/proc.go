@@ -7,24 +7,17 @@ import (
 	"time"
 )
 
-// niceKey is the context key of WithNice.
-type niceKey struct{}
+// Nice is how many steps of scheduling niceness below this process (nice(1)) helper commands
+// (Nice.Command) and work in this process (Nice.Run) run: for work that must not slow the
+// process it measures, such as the decodes and the metric that validate a server's output
+// while the server serves the next request. Zero or less leaves them at this process's
+// priority.
+type Nice int
 
-// WithNice returns ctx whose helper commands (Command) run n steps of scheduling niceness
-// below this process (nice(1)), and whose work in this process run through Niced runs as
-// much below it: work that must not slow the process it measures, such as the decodes and
-// the metric that validate a server's output while the server serves the next request.
-// n ≤ 0 leaves them at this process's priority.
-func WithNice(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, niceKey{}, n)
-}
-
-// niced is the command line that runs name at the niceness of ctx (WithNice): through
-// nice -n N with name's full path, found here, so that a missing program is
-// exec.ErrNotFound as without nice. Where nice or name cannot be found, or no niceness is
-// asked for, it is name and args unchanged.
-func niced(ctx context.Context, name string, args []string) (string, []string) {
-	n, _ := ctx.Value(niceKey{}).(int)
+// niced is the command line that runs name at niceness n: through nice -n N with name's full
+// path, found here, so that a missing program is exec.ErrNotFound as without nice. Where nice
+// or name cannot be found, or no niceness is asked for, it is name and args unchanged.
+func (n Nice) niced(name string, args []string) (string, []string) {
 	if n <= 0 {
 		return name, args
 	}
@@ -36,16 +29,19 @@ func niced(ctx context.Context, name string, args []string) (string, []string) {
 	if err != nil {
 		return name, args
 	}
-	return nice, append([]string{"-n", strconv.Itoa(n), path}, args...)
+	return nice, append([]string{"-n", strconv.Itoa(int(n)), path}, args...)
 }
 
 // Command is exec.CommandContext whose cancellation sends SIGTERM to the command's whole
 // process group (a wrapper script's children too), and SIGKILL waitDelay later; Wait also stops
-// waiting for output pipes after waitDelay.
-//
-// Under WithNice the command runs at a lower scheduling priority.
+// waiting for output pipes after waitDelay. The command runs at this process's priority.
 func Command(ctx context.Context, waitDelay time.Duration, name string, args ...string) *exec.Cmd {
-	name, args = niced(ctx, name, args)
+	return Nice(0).Command(ctx, waitDelay, name, args...)
+}
+
+// Command is Command run n steps of niceness below this process.
+func (n Nice) Command(ctx context.Context, waitDelay time.Duration, name string, args ...string) *exec.Cmd {
+	name, args = n.niced(name, args)
 	cmd := exec.CommandContext(ctx, name, args...)
 	setProcessGroup(cmd)
 	cmd.Cancel = func() error { return Terminate(cmd) }

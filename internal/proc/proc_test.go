@@ -46,34 +46,34 @@ func TestCancelEndsTheGroup(t *testing.T) {
 	}
 }
 
-// TestWithNice: a helper started under WithNice runs that much nicer than one started
-// without (nice(1) without arguments prints its own niceness), and a missing program is
-// exec.ErrNotFound with or without it.
-func TestWithNice(t *testing.T) {
-	niceness := func(ctx context.Context) int {
+// TestNiceCommand: a helper started by Nice(n).Command runs n steps nicer than one started by
+// Command (nice(1) without arguments prints its own niceness), and a missing program is
+// exec.ErrNotFound with or without a niceness.
+func TestNiceCommand(t *testing.T) {
+	niceness := func(n Nice) int {
 		t.Helper()
-		out, err := Command(ctx, time.Second, "nice").Output()
+		out, err := n.Command(t.Context(), time.Second, "nice").Output()
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		got, err := strconv.Atoi(strings.TrimSpace(string(out)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return got
 	}
-	base := niceness(t.Context())
+	base := niceness(0)
 	if base > 12 {
 		t.Skipf("this process already runs at niceness %d", base)
 	}
-	if got := niceness(WithNice(t.Context(), 7)); got != base+7 {
-		t.Errorf("niceness under WithNice(7) = %d, want %d", got, base+7)
+	if got := niceness(7); got != base+7 {
+		t.Errorf("niceness of Nice(7).Command = %d, want %d", got, base+7)
 	}
-	if got := niceness(WithNice(t.Context(), 0)); got != base {
-		t.Errorf("niceness under WithNice(0) = %d, want %d", got, base)
+	if err := Command(t.Context(), time.Second, "diffusion-check-no-such-program").Run(); !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("missing program: %v, want exec.ErrNotFound", err)
 	}
-	for _, ctx := range []context.Context{t.Context(), WithNice(t.Context(), 7)} {
-		if err := Command(ctx, time.Second, "diffusion-check-no-such-program").Run(); !errors.Is(err, exec.ErrNotFound) {
+	for _, n := range []Nice{0, 7} {
+		if err := n.Command(t.Context(), time.Second, "diffusion-check-no-such-program").Run(); !errors.Is(err, exec.ErrNotFound) {
 			t.Errorf("missing program: %v, want exec.ErrNotFound", err)
 		}
 	}

@@ -1,14 +1,13 @@
 package proc
 
 import (
-	"context"
 	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-// Niced runs f on an OS thread niced by the niceness of ctx (WithNice) and returns when f
+// Run runs f on an OS thread n steps of niceness below this process and returns when f
 // does: for work done in this process, such as a validation's SSIM workers, that must not
 // slow the server it measures. On Linux a niceness belongs to a thread, so the threads are
 // this process's own: each is locked to a goroutine that never ends, niced once, and reused
@@ -17,15 +16,14 @@ import (
 // run other goroutines at the lower priority, and a thread left to end with its goroutine
 // could be the one that had started a server, which the kernel would then kill. New threads
 // the runtime makes while a locked one runs come from its template thread, not from a niced
-// one (runtime.newm). f must start no process. Without a niceness in ctx f runs here; where
+// one (runtime.newm). f must start no process. With no niceness (n ≤ 0) f runs here; where
 // the kernel refuses the niceness, f runs on the thread unchanged.
-func Niced(ctx context.Context, f func()) {
-	n, _ := ctx.Value(niceKey{}).(int)
+func (n Nice) Run(f func()) {
 	if n <= 0 {
 		f()
 		return
 	}
-	nicedPool(min(n, 39)).run(f)
+	nicedPool(min(int(n), 39)).run(f)
 }
 
 // threadPool is the niced threads of one niceness, and the inboxes of those now idle.
@@ -35,7 +33,7 @@ type threadPool struct {
 	idle []chan task
 }
 
-// task is one call of Niced: done is closed once f has returned and its thread is idle.
+// task is one call of Run: done is closed once f has returned and its thread is idle.
 type task struct {
 	f    func()
 	done chan struct{}

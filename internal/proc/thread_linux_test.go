@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,7 +20,7 @@ func niceness(t *testing.T) int {
 	return 20 - raw
 }
 
-// TestNiced: under WithNice(ctx, 10) f runs on a thread 10 nicer than the process, and the
+// TestNiced: Nice(10).Run(f) runs f on a thread 10 nicer than the process, and the
 // thread lives on after f (it is reused, and it is still one of the process's threads), so
 // that no child a thread started loses it to Pdeathsig; without a niceness f runs on the
 // caller's thread; the caller's thread is never touched.
@@ -30,10 +29,9 @@ func TestNiced(t *testing.T) {
 	if base > 9 {
 		t.Skipf("the test runs at niceness %d: 10 more would not show", base)
 	}
-	ctx := WithNice(context.Background(), 10)
 	var tids []int
 	for range 3 {
-		Niced(ctx, func() {
+		Nice(10).Run(func() {
 			if n, want := niceness(t), base+10; n != want {
 				t.Errorf("niced thread: niceness %d, want %d", n, want)
 			}
@@ -49,7 +47,7 @@ func TestNiced(t *testing.T) {
 	if n := niceness(t); n != base {
 		t.Errorf("the caller's thread: niceness %d, want %d", n, base)
 	}
-	Niced(context.Background(), func() {
+	Nice(0).Run(func() {
 		if n := niceness(t); n != base {
 			t.Errorf("without a niceness: %d, want the process's %d", n, base)
 		}
@@ -60,7 +58,6 @@ func TestNiced(t *testing.T) {
 // once, on whichever threads they take (the revert of 65b5e55: a niced thread that ended
 // could be the one that had started a server, and the kernel killed the server).
 func TestNicedKeepsChildren(t *testing.T) {
-	ctx := WithNice(context.Background(), 5)
 	var children []*exec.Cmd
 	for range 4 {
 		cmd := exec.Command("sleep", "60")
@@ -78,7 +75,7 @@ func TestNicedKeepsChildren(t *testing.T) {
 	)
 	for range 32 {
 		wg.Go(func() {
-			Niced(ctx, func() {
+			Nice(5).Run(func() {
 				mu.Lock()
 				tids[unix.Gettid()] = true
 				mu.Unlock()

@@ -22,7 +22,7 @@ func TestFaultDriftSplit(t *testing.T) {
 		if err := os.WriteFile(p, mp4, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		a, err := media.DecodeAudio(t.Context(), p)
+		a, err := media.OnPath().DecodeAudio(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

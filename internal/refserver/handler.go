@@ -17,8 +17,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
 // Handler is the reference server's HTTP API (docs/sglang-compat.md §2). warmHandler makes one; Serve wraps it in
@@ -260,11 +258,7 @@ func (h *Handler) images(parse func(*http.Request, *model) (*genRequest, error))
 
 func (h *Handler) webpAvailable() error {
 	h.webpOnce.Do(func() {
-		ok, err := media.HasEncoder(h.ctx, "libwebp")
-		switch {
-		case err != nil:
-			h.webpErr = fmt.Errorf("not available: %w", err)
-		case !ok:
+		if !h.cfg.Tools.HasEncoder("libwebp") {
 			h.webpErr = errors.New("not available: this ffmpeg has no libwebp encoder; ask for png or jpeg")
 		}
 	})
@@ -310,7 +304,7 @@ const (
 
 func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 	number := h.next()
-	g, err := parseVideo(r, h.model)
+	g, err := parseVideo(r, h.model, h.cfg.Tools)
 	if err == nil {
 		err = h.acceptsInputs(g)
 	}

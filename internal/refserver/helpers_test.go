@@ -281,7 +281,7 @@ func probeBytes(t testing.TB, name string, data []byte) (media.Info, error) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return media.Probe(t.Context(), p)
+	return media.OnPath().Probe(t.Context(), p)
 }
 
 func decodePNG(t testing.TB, data []byte) image.Image {

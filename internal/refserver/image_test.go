@@ -47,7 +47,7 @@ func TestImageGeneration(t *testing.T) {
 		"seed": 42, "num_inference_steps": 4, "guidance_scale": 4.5, "negative_prompt": "blurry",
 		"enable_teacache": true, "some_extra": map[string]any{"nested": []int{1}}}
 	formats := map[string]string{"": "png", "png": "png", "jpeg": "mjpeg", "jpg": "mjpeg"}
-	if ok, _ := media.HasEncoder(t.Context(), "libwebp"); ok {
+	if media.OnPath().HasEncoder("libwebp") {
 		formats["webp"] = "webp"
 	}
 	for format, codec := range formats {

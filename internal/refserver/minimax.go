@@ -99,7 +99,7 @@ func (e *errMaterialUnreadable) Error() string { return e.msg }
 // Every message is SGLang's own, from video_adapter.py (lower_video_request_kwargs,
 // validate_transport_options), request_validation.py (minimax_h3_validate_canonical_request)
 // and material_io.py (minimax_h3_localize_material_uri).
-func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
+func minimaxShape(ctx context.Context, tools media.Tools, f *fields, g *genRequest) error {
 	bad := func(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
 	extra := f.extra
 	task, err := minimaxTaskGate(f)
@@ -132,7 +132,7 @@ func minimaxShape(ctx context.Context, f *fields, g *genRequest) error {
 	if g.seed < 0 {
 		return bad("seed must be non-negative, got %d", g.seed)
 	}
-	sum, duration, err := minimaxLocalize(ctx, conds, g, duration)
+	sum, duration, err := minimaxLocalize(ctx, tools, conds, g, duration)
 	if err != nil {
 		return err
 	}
@@ -211,14 +211,14 @@ func minimaxTaskGate(f *fields) (string, error) {
 // before queueing. It returns the hash of the conditions' bytes and the duration, taken from
 // an audio-bearing condition when the target sets none; the first image condition becomes
 // the request's input picture.
-func minimaxLocalize(ctx context.Context, conds []minimaxCondition, g *genRequest, duration float64) ([]byte, float64, error) {
+func minimaxLocalize(ctx context.Context, tools media.Tools, conds []minimaxCondition, g *genRequest, duration float64) ([]byte, float64, error) {
 	hash := sha256.New()
 	for i, c := range conds {
 		data, err := readMaterial(ctx, c.uri)
 		if err != nil {
 			return nil, 0, err
 		}
-		probed, err := probeMaterial(ctx, data, c.typ)
+		probed, err := probeMaterial(ctx, tools, data, c.typ)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -585,7 +585,7 @@ func readMaterial(ctx context.Context, uri string) ([]byte, error) {
 // probeMaterial is material_io.py's _validate_localized_media: an image must decode; a video,
 // video_audio or audio reference must hold the streams its type names. It returns the media's
 // duration in seconds (0 for an image), which a ref2va request without a duration takes.
-func probeMaterial(ctx context.Context, data []byte, typ string) (float64, error) {
+func probeMaterial(ctx context.Context, tools media.Tools, data []byte, typ string) (float64, error) {
 	if typ == "image" {
 		if _, _, err := image.DecodeConfig(bytes.NewReader(data)); err != nil {
 			return 0, badRequest{"MiniMax H3 image material is invalid"}
@@ -604,7 +604,7 @@ func probeMaterial(ctx context.Context, data []byte, typ string) (float64, error
 	if werr != nil {
 		return 0, werr
 	}
-	info, err := media.Probe(ctx, f.Name())
+	info, err := tools.Probe(ctx, f.Name())
 	if err != nil {
 		return 0, badRequest{"MiniMax H3 media material is invalid"}
 	}

@@ -300,7 +300,7 @@ func (h *Handler) encodeImages(ctx context.Context, g *genRequest, scenes []*sce
 		case "jpeg":
 			b, err = media.EncodeJPEG(img, 92)
 		case "webp":
-			b, err = media.EncodeWebP(ctx, img, 92)
+			b, err = h.cfg.Tools.EncodeWebP(ctx, img, 92)
 		default:
 			b, err = media.EncodePNG(img)
 		}
@@ -333,7 +333,7 @@ func (h *Handler) encodeVideo(ctx context.Context, g *genRequest, s *scene, base
 		c.frame(float64(i)/float64(g.frames), rgb, 3)
 		brighten(rgb, 3, h.cfg.Faults.Offset)
 	}
-	if err := media.EncodeVideo(ctx, path, g.w, g.h, g.frames, g.fps, frame, audio); err != nil {
+	if err := h.cfg.Tools.EncodeVideo(ctx, path, g.w, g.h, g.frames, g.fps, frame, audio); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(path)

@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
 // Request limits: generous for a test server, small enough that a typo cannot eat the machine.
@@ -464,7 +466,7 @@ func parseEdit(r *http.Request, _ *model) (*genRequest, error) {
 // an Optional[int] as in SGLang's VideoGenerationsRequest. The frame count is num_frames, else
 // seconds × fps, else 16; fps defaults to 8. A MiniMax-H3 model takes its shape from
 // extra.target instead (minimax.go).
-func parseVideo(r *http.Request, m *model) (*genRequest, error) {
+func parseVideo(r *http.Request, m *model, tools media.Tools) (*genRequest, error) {
 	f, files, err := readFields(r)
 	if err != nil {
 		return nil, err
@@ -500,7 +502,7 @@ func parseVideo(r *http.Request, m *model) (*genRequest, error) {
 		return nil, f.err(videoModel)
 	}
 	if m.minimax {
-		if err := minimaxShape(r.Context(), f, g); err != nil {
+		if err := minimaxShape(r.Context(), tools, f, g); err != nil {
 			return nil, err
 		}
 		return g, nil

@@ -15,10 +15,15 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/clock"
 	"github.com/diffusion-check/diffusion-check/internal/fault"
 	"github.com/diffusion-check/diffusion-check/internal/loadclock"
+	"github.com/diffusion-check/diffusion-check/internal/media"
 )
 
 // Config configures the reference server. Zero fields take the documented defaults.
 type Config struct {
+	// Tools are the ffmpeg and ffprobe it encodes and probes media with, as the serve command
+	// probed them at its start; the zero value is those on PATH, probed at their first use
+	// (media.OnPath).
+	Tools media.Tools
 	// Addr is the host:port to listen on; default "127.0.0.1:30000" (SGLang's default port).
 	Addr string
 	// PerfLogDir is where performance.log is appended; empty means no perf log.
