@@ -58,7 +58,7 @@ func TestDescribe(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.want.CPU = "Test CPU 9000"
-			s := New(Options{Library: tc.lib, Proc: proc, Timer: TimerRuntime})
+			s := New(Options{library: tc.lib, procDir: proc, timer: timerRuntime})
 			defer s.Close()
 			var m results.Machine
 			s.Describe(&m)
@@ -83,7 +83,7 @@ func TestTimelineHoldsTheSpike(t *testing.T) {
 	proc := fakeProc(t)
 	synctest.Test(t, func(t *testing.T) {
 		g := &gpu{start: time.Now(), base: 4 * gib, spike: 20 * gib, spikeFrom: 10 * time.Millisecond, spikeTo: 12 * time.Millisecond}
-		s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+		s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime})
 		defer s.Close()
 		sess, err := s.start(t.Context(), 100)
 		if err != nil {

@@ -282,7 +282,7 @@ func TestGPUSpikes(t *testing.T) {
 		if sess != nil {
 			sess.Stop()
 		}
-		o.Library, o.maxDevices = s.lib, 1
+		o.library, o.maxDevices = s.lib, 1
 		var err error
 		if sess, err = New(o).start(t.Context(), pid); err != nil {
 			t.Fatal(err)
@@ -325,7 +325,7 @@ func TestGPUSpikes(t *testing.T) {
 				{"1ms-every-tick", Options{procEveryTick: true}},
 				{"2ms", Options{Interval: 2 * time.Millisecond}},
 				{"5ms", Options{Interval: 5 * time.Millisecond}},
-				{"1ms-runtime-timer", Options{Timer: TimerRuntime}},
+				{"1ms-runtime-timer", Options{timer: timerRuntime}},
 			} {
 				d := *idleFor / 2
 				if v.name == "1ms" {

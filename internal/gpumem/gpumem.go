@@ -24,28 +24,6 @@ type Options struct {
 	// Interval between GPU samples; default 1ms. Ticks follow an absolute schedule, so a slow
 	// sample never shifts the later ones; ticks missed meanwhile are dropped.
 	Interval time.Duration
-	// HostInterval between host-memory samples (RssAnon moves slowly and costs a read per
-	// process); default 10ms.
-	HostInterval time.Duration
-	// RescanInterval between re-reads of the process tree (servers spawn workers); default
-	// 1s. A rescan reads /proc/*/stat of every process on the host: about 2 ms for a
-	// hundred processes (docs/gpu.md).
-	RescanInterval time.Duration
-	// ProcessInterval is the longest time between two per-process queries
-	// (nvmlDeviceGetComputeRunningProcesses) while a window is open; default 50ms. Every tick
-	// reads only the device's used memory, which is cheaper; the per-process list is queried
-	// when that counter rises above its value at the last per-process query (a new
-	// per-process peak is possible only then, while the other processes on the GPU hold
-	// still), when the process tree changed, at every window open and end, and at least once
-	// per ProcessInterval (docs/gpu.md says what this can miss).
-	ProcessInterval time.Duration
-	// Proc is the /proc mount to read; default "/proc".
-	Proc string
-	// Library is the NVML library; nil means the driver's (nvml.Open). Tests pass a mock.
-	Library nvml.Interface
-	// Timer chooses how the sampler waits for its next tick; the default is TimerThread
-	// where the platform has it.
-	Timer Timer
 	// Visible is the runner's CUDA_VISIBLE_DEVICES (cmd reads it): the GPUs the servers it
 	// starts can use, as CUDA indices ("2,3") or UUIDs ("GPU-5f0c…", a prefix is enough). Only
 	// those are sampled, so that on a host shared by several runners nvml_device and the growth
@@ -54,6 +32,25 @@ type Options struct {
 	// CUDA_DEVICE_ORDER=PCI_BUS_ID (docs/github-actions.md); parsing stops at the first entry
 	// that names no GPU, as CUDA's does; a MIG instance ("MIG-…") samples every GPU.
 	Visible string
+
+	// What the tests set (the package's defaults otherwise): hostInterval between
+	// host-memory samples (RssAnon moves slowly and costs a read per process), default 10ms;
+	// rescanInterval between re-reads of the process tree (servers spawn workers), default 1s
+	// (a rescan reads /proc/*/stat of every process on the host: about 2 ms for a hundred
+	// processes, docs/gpu.md); processInterval, the longest time between two per-process
+	// queries (nvmlDeviceGetComputeRunningProcesses) while a window is open, default 50ms:
+	// every tick reads only the device's used memory, which is cheaper, and the per-process
+	// list is queried when that counter rises above its value at the last per-process query (a
+	// new per-process peak is possible only then, while the other processes on the GPU hold
+	// still), when the process tree changed, at every window open and end, and at least once
+	// per processInterval (docs/gpu.md says what this can miss); procDir, the /proc mount to
+	// read, default "/proc"; library, the NVML library, nil for the driver's (nvml.Open), a
+	// mock in tests; timer, how the sampler waits for its next tick, default timerThread where
+	// the platform has it.
+	hostInterval, rescanInterval, processInterval time.Duration
+	procDir                                       string
+	library                                       nvml.Interface
+	timer                                         timerKind
 
 	// Variants measured by the GPU validation (gpu_test.go), never set otherwise:
 	// procEveryTick queries the per-process list on every tick (the first design); memV2
@@ -64,39 +61,39 @@ type Options struct {
 	maxDevices                      int
 }
 
-// Timer is how the sampling loop waits between ticks. Both keep an absolute schedule
+// timerKind is how the sampling loop waits between ticks. Both keep an absolute schedule
 // (tick k at start + k·Interval) and drop ticks that a slow sample overran.
-type Timer int
+type timerKind int
 
 const (
-	// TimerDefault is TimerThread on Linux and TimerRuntime elsewhere.
-	TimerDefault Timer = iota
-	// TimerRuntime waits on Go runtime timers: what testing/synctest can fake, but every
+	// timerDefault is timerThread on Linux and timerRuntime elsewhere.
+	timerDefault timerKind = iota
+	// timerRuntime waits on Go runtime timers: what testing/synctest can fake, but every
 	// tick wakes the scheduler, which costs several times the NVML calls (docs/gpu.md).
-	TimerRuntime
-	// TimerThread locks the sampling goroutine to its own OS thread, which sleeps in
+	timerRuntime
+	// timerThread locks the sampling goroutine to its own OS thread, which sleeps in
 	// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until each tick (Linux).
-	TimerThread
+	timerThread
 )
 
 func (o *Options) defaults() {
 	if o.Interval <= 0 {
 		o.Interval = time.Millisecond
 	}
-	if o.HostInterval <= 0 {
-		o.HostInterval = 10 * time.Millisecond
+	if o.hostInterval <= 0 {
+		o.hostInterval = 10 * time.Millisecond
 	}
-	if o.RescanInterval <= 0 {
-		o.RescanInterval = time.Second
+	if o.rescanInterval <= 0 {
+		o.rescanInterval = time.Second
 	}
-	if o.ProcessInterval <= 0 {
-		o.ProcessInterval = 50 * time.Millisecond
+	if o.processInterval <= 0 {
+		o.processInterval = 50 * time.Millisecond
 	}
-	if o.Proc == "" {
-		o.Proc = "/proc"
+	if o.procDir == "" {
+		o.procDir = "/proc"
 	}
-	if o.Timer == TimerDefault {
-		o.Timer = defaultTimer
+	if o.timer == timerDefault {
+		o.timer = defaultTimer
 	}
 }
 
@@ -113,7 +110,7 @@ type Sampler struct {
 // sampler still samples host memory and Unavailable says why NVML is not used.
 func New(opts Options) *Sampler {
 	opts.defaults()
-	s := &Sampler{opts: opts, lib: opts.Library}
+	s := &Sampler{opts: opts, lib: opts.library}
 	if s.lib == nil {
 		lib, err := nvml.Open()
 		if err != nil {
@@ -276,7 +273,7 @@ func (s *Sampler) start(ctx context.Context, pid int) (*Session, error) {
 	nd := len(s.devices)
 	x := &Session{
 		s: s, pid: pid,
-		tree:       hostmem.NewTree(s.opts.Proc),
+		tree:       hostmem.NewTree(s.opts.procDir),
 		inTree:     map[uint32]bool{},
 		devUsed:    make([]uint64, nd),
 		devAtQuery: make([]uint64, nd),
@@ -351,7 +348,7 @@ type Stats struct {
 	Samples, Ticks, IdleTicks, Missed, TreeSize, Rescans int
 	ProcQueries, RiseQueries                             int
 	// SampleTime and RescanTime are the wall time spent taking tick samples and re-reading
-	// the process tree; ThreadCPU the CPU time of the sampling thread (Linux, TimerThread;
+	// the process tree; ThreadCPU the CPU time of the sampling thread (Linux, timerThread;
 	// updated every 256 ticks and when the session stops).
 	SampleTime, RescanTime, ThreadCPU time.Duration
 }
@@ -387,7 +384,7 @@ func (x *Session) Stop() {
 func (x *Session) loop(ctx context.Context) {
 	defer x.wg.Done()
 	var sl sleeper = runtimeSleeper{epoch: time.Now()}
-	locked := x.s.opts.Timer == TimerThread
+	locked := x.s.opts.timer == timerThread
 	var cpu0 time.Duration
 	if locked {
 		runtime.LockOSThread()
@@ -444,7 +441,7 @@ func (x *Session) loop(ctx context.Context) {
 
 func (x *Session) rescanLoop(ctx context.Context) {
 	defer x.wg.Done()
-	t := time.NewTicker(x.s.opts.RescanInterval)
+	t := time.NewTicker(x.s.opts.rescanInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -466,7 +463,7 @@ func (x *Session) rescanLoop(ctx context.Context) {
 // and a changed set makes the next sample query every GPU's process list.
 func (x *Session) rescan() error {
 	t0 := time.Now()
-	pids, err := hostmem.Descendants(x.s.opts.Proc, x.pid)
+	pids, err := hostmem.Descendants(x.s.opts.procDir, x.pid)
 	if err != nil {
 		return err
 	}
@@ -520,8 +517,8 @@ func (x *Session) deviceUsed(i int, d nvml.Device) (uint64, bool) {
 // memory read, so that every window holds a complete sample. Otherwise the device counters
 // are read, and a GPU's process list only when its counter rose above its value at that
 // GPU's last per-process query (then also every GPU whose counter moved, so that the sum
-// over GPUs stays current), when the tree changed, or when ProcessInterval has passed. Host
-// memory is read every HostInterval.
+// over GPUs stays current), when the tree changed, or when processInterval has passed. Host
+// memory is read every hostInterval.
 func (x *Session) sampleLocked(now time.Time, full bool) {
 	if x.stopped {
 		return
@@ -547,7 +544,7 @@ func (x *Session) sampleLocked(now time.Time, full bool) {
 	queried := false
 	if !x.procOff && (all || rise) {
 		if all {
-			x.procNext = now.Add(x.s.opts.ProcessInterval)
+			x.procNext = now.Add(x.s.opts.processInterval)
 			x.procStale = false
 		}
 		for i, d := range x.s.devices {
@@ -575,7 +572,7 @@ func (x *Session) sampleLocked(now time.Time, full bool) {
 	var host uint64
 	hostOK := false
 	if !x.hostOff && (full || !now.Before(x.hostNext)) {
-		x.hostNext = now.Add(x.s.opts.HostInterval)
+		x.hostNext = now.Add(x.s.opts.hostInterval)
 		var read int
 		host, read = x.tree.RssAnon()
 		hostOK = read > 0
@@ -799,12 +796,12 @@ func (r runtimeSleeper) sleepUntil(t int64) {
 }
 
 // Describe fills in what the sampler's sources say about the machine: the CPU model (cpuinfo
-// of the Proc mount), and from NVML the driver version, the CUDA version the driver
+// of the procDir mount), and from NVML the driver version, the CUDA version the driver
 // supports, and every sampled GPU's name and UUID. Without NVML it leaves the GPU fields out
 // and sets NVMLNote to why; a call that fails leaves its field out and is named in NVMLNote.
 // It never fails the run.
 func (s *Sampler) Describe(m *results.Machine) {
-	m.CPU = hostmem.CPUModel(s.opts.Proc)
+	m.CPU = hostmem.CPUModel(s.opts.procDir)
 	if s.unavailable != "" {
 		m.NVMLNote = s.unavailable
 		return

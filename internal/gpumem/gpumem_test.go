@@ -102,12 +102,12 @@ func TestDeviceNames(t *testing.T) {
 	named := func(name string, ret nvml.Return) *mock.Device {
 		return &mock.Device{GetNameFunc: func() (string, nvml.Return) { return name, ret }}
 	}
-	s := New(Options{Library: library(named("NVIDIA H200", nvml.SUCCESS), named("", nvml.ERROR_UNKNOWN)), Proc: fakeProc(t), Timer: TimerRuntime})
+	s := New(Options{library: library(named("NVIDIA H200", nvml.SUCCESS), named("", nvml.ERROR_UNKNOWN)), procDir: fakeProc(t), timer: timerRuntime})
 	defer s.Close()
 	if got := s.DeviceNames(); len(got) != 2 || got[0] != "NVIDIA H200" || got[1] != "" {
 		t.Errorf("DeviceNames() = %q, want [NVIDIA H200, \"\"]", got)
 	}
-	none := New(Options{Library: &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, Proc: fakeProc(t), Timer: TimerRuntime})
+	none := New(Options{library: &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}, procDir: fakeProc(t), timer: timerRuntime})
 	if got := none.DeviceNames(); len(got) != 0 {
 		t.Errorf("without NVML: DeviceNames() = %q, want none", got)
 	}
@@ -117,7 +117,7 @@ func TestPeaksPerWindow(t *testing.T) {
 	proc := fakeProc(t)
 	synctest.Test(t, func(t *testing.T) {
 		g := &gpu{start: time.Now(), base: 4 * gib, spike: 20 * gib, spikeFrom: 10 * time.Millisecond, spikeTo: 12 * time.Millisecond}
-		s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+		s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime})
 		defer s.Close()
 		if s.Unavailable() != "" {
 			t.Fatal(s.Unavailable())
@@ -164,7 +164,7 @@ func TestDriftFree(t *testing.T) {
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			g := &gpu{start: time.Now(), base: gib}
-			s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour})
+			s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime, hostInterval: time.Hour})
 			sess, err := s.start(t.Context(), 100)
 			if err != nil {
 				t.Fatal(err)
@@ -202,7 +202,7 @@ func TestProcessQueryTrigger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := time.Millisecond
 		g := &gpu{start: time.Now(), base: 4 * gib, spike: 20 * gib, spikeFrom: 120*ms + 500*time.Microsecond, spikeTo: 122*ms + 500*time.Microsecond}
-		s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour, ProcessInterval: 50 * ms})
+		s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime, hostInterval: time.Hour, processInterval: 50 * ms})
 		sess, err := s.start(t.Context(), 100)
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +253,7 @@ func TestProcessSwapMissed(t *testing.T) {
 				}
 				return 5 * gib
 			}
-			s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour, ProcessInterval: 50 * time.Millisecond})
+			s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime, hostInterval: time.Hour, processInterval: 50 * time.Millisecond})
 			sess, err := s.start(t.Context(), 100)
 			if err != nil {
 				t.Fatal(err)
@@ -278,7 +278,7 @@ func TestMultiGPURise(t *testing.T) {
 		ms := time.Millisecond
 		g0 := &gpu{start: time.Now(), base: 2 * gib, spike: 4 * gib, spikeFrom: 10*ms + 500*time.Microsecond, spikeTo: 12*ms + 500*time.Microsecond}
 		g1 := &gpu{start: time.Now(), base: 2 * gib, spike: 1 * gib, spikeTo: 5*ms + 500*time.Microsecond} // frees 1 GiB at 5.5 ms
-		s := New(Options{Library: library(g0.device(), g1.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Hour, ProcessInterval: 50 * ms})
+		s := New(Options{library: library(g0.device(), g1.device()), procDir: proc, timer: timerRuntime, hostInterval: time.Hour, processInterval: 50 * ms})
 		sess, err := s.start(t.Context(), 100)
 		if err != nil {
 			t.Fatal(err)
@@ -305,7 +305,7 @@ func TestMultiGPURise(t *testing.T) {
 
 func TestUnavailable(t *testing.T) {
 	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}
-	s := New(Options{Library: lib, Proc: fakeProc(t), Timer: TimerRuntime})
+	s := New(Options{library: lib, procDir: fakeProc(t), timer: timerRuntime})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestDegraded(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			g.start = time.Now()
-			s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+			s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime})
 			sess, err := s.Start(t.Context(), 100)
 			if err != nil {
 				t.Fatal(err)
@@ -343,7 +343,7 @@ func TestMultiGPU(t *testing.T) {
 	proc := fakeProc(t)
 	g0 := &gpu{start: time.Now(), base: 2 * gib}
 	g1 := &gpu{start: time.Now(), base: 3 * gib}
-	s := New(Options{Library: library(g0.device(), g1.device()), Proc: proc, Timer: TimerRuntime})
+	s := New(Options{library: library(g0.device(), g1.device()), procDir: proc, timer: timerRuntime})
 	sess, err := s.Start(t.Context(), 100)
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +364,7 @@ func TestMultiGPU(t *testing.T) {
 func TestNoTreeProcessOnGPU(t *testing.T) {
 	proc := fakeProc(t)
 	g := &gpu{start: time.Now(), base: gib}
-	s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime})
+	s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime})
 	sess, err := s.Start(t.Context(), 300) // holds no GPU memory
 	if err != nil {
 		t.Fatal(err)
@@ -387,7 +387,7 @@ func TestNoTreeProcessOnGPU(t *testing.T) {
 func TestSampleAllocs(t *testing.T) {
 	proc := fakeProc(t)
 	g := &gpu{start: time.Now(), base: gib}
-	s := New(Options{Library: library(g.device()), Proc: proc, Timer: TimerRuntime, HostInterval: time.Nanosecond})
+	s := New(Options{library: library(g.device()), procDir: proc, timer: timerRuntime, hostInterval: time.Nanosecond})
 	sess, err := s.start(t.Context(), 100)
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +441,7 @@ func TestVisibleDevices(t *testing.T) {
 		{"GPU-", nil, "CUDA_VISIBLE_DEVICES=GPU- names none of the 4 GPUs"},
 		{"-1", nil, "CUDA_VISIBLE_DEVICES=-1 names none of the 4 GPUs"},
 	} {
-		s := New(Options{Library: library(devs...), Proc: fakeProc(t), Timer: TimerRuntime, Visible: tc.visible})
+		s := New(Options{library: library(devs...), procDir: fakeProc(t), timer: timerRuntime, Visible: tc.visible})
 		if got := s.DeviceNames(); !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) || !strings.Contains(s.Unavailable(), tc.why) {
 			t.Errorf("Visible %q: sampled %q (unavailable %q), want %q (%q)", tc.visible, got, s.Unavailable(), tc.want, tc.why)
 		}

@@ -12,7 +12,7 @@ import (
 // TestWithoutCgo: a binary built with CGO_ENABLED=0 cannot load NVML; it says so, as it does
 // without a driver, and still samples host memory.
 func TestWithoutCgo(t *testing.T) {
-	s := New(Options{Proc: fakeProc(t), Timer: TimerRuntime})
+	s := New(Options{procDir: fakeProc(t), timer: timerRuntime})
 	defer s.Close()
 	if n := len(s.DeviceNames()); n != 0 {
 		t.Errorf("%d device names, want none", n)
@@ -22,7 +22,7 @@ func TestWithoutCgo(t *testing.T) {
 
 // TestDescribeWithoutCgo: the machine's GPU fields are left out, and the note says why.
 func TestDescribeWithoutCgo(t *testing.T) {
-	s := New(Options{Proc: fakeProc(t), Timer: TimerRuntime})
+	s := New(Options{procDir: fakeProc(t), timer: timerRuntime})
 	defer s.Close()
 	var m results.Machine
 	s.Describe(&m)

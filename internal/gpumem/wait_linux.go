@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-const defaultTimer = TimerThread
+const defaultTimer = timerThread
 
 // threadSleeper sleeps the calling OS thread in clock_nanosleep on CLOCK_MONOTONIC with an
 // absolute deadline: the kernel keeps the schedule, and no Go timer or scheduler wake-up is

@@ -4,7 +4,7 @@ package gpumem
 
 import "time"
 
-const defaultTimer = TimerRuntime
+const defaultTimer = timerRuntime
 
 func newThreadSleeper() sleeper { return runtimeSleeper{epoch: time.Now()} }
 
