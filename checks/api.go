@@ -14,6 +14,7 @@ import (
 // _test_t2v_rejects_input_reference, pandalee99/sglang @ cce0a1244, 2026-08-23).
 const (
 	APIModels            = "api.models"
+	APIModelID           = "api.model_id"
 	APIT2VInputReference = "api.t2v_input_reference"
 )
 
@@ -31,11 +32,17 @@ type ModelsAnswers struct {
 	List, One, Unknown Answer
 }
 
-// ModelsWant is what the served model must report: its id (SGLang's model_path; empty when
-// the server's command does not say it) and its GPU count.
+// ModelsWant is what the served model must report: its GPU count. Its id is the check of
+// its own, ModelID.
 type ModelsWant struct {
-	ID      string
 	NumGPUs int
+}
+
+// ExpectedModel is the id /v1/models must name, and where that expectation comes from
+// ("expected_model_id", "--served-model-name", "--model-id", "--model-path"); an empty ID
+// expects nothing.
+type ExpectedModel struct {
+	ID, From string
 }
 
 // modelCard is the part of SGLang's DiffusionModelCard the check reads; a missing field is
@@ -50,8 +57,9 @@ type modelCard struct {
 }
 
 // ModelsAPI is SGLang's _test_v1_models_endpoint: /v1/models answers 200 with object "list"
-// and at least one model card of object "model", whose id is the model path, whose num_gpus
-// is the server's, and which has task_type, dit_precision and vae_precision;
+// and at least one model card of object "model" with an id, whose num_gpus is the server's,
+// and which has task_type, dit_precision and vae_precision (whether the id is the expected
+// one is api.model_id, ModelID, so that a wrong id hides none of these);
 // /v1/models/{id} answers 200 with the same id, object and task_type; an unknown id answers
 // 404 with error.code "model_not_found". The first assertion that fails is the check's
 // detail, as SGLang stops there. SGLang also compares task_type with the task type of the
@@ -101,8 +109,6 @@ func listedCard(a Answer, want ModelsWant) (modelCard, string) {
 		return m, "Model missing 'id' field"
 	case m.Object == nil || *m.Object != "model":
 		return m, fmt.Sprintf("Expected object='model', got %s", strOrMissing(m.Object))
-	case want.ID != "" && *m.ID != want.ID:
-		return m, fmt.Sprintf("Model ID mismatch: expected %s, got %s", want.ID, *m.ID)
 	case m.NumGPUs == nil:
 		return m, "Model missing 'num_gpus' field"
 	case m.TaskType == nil:
@@ -115,6 +121,33 @@ func listedCard(a Answer, want ModelsWant) (modelCard, string) {
 		return m, fmt.Sprintf("num_gpus mismatch: expected %d, got %d", want.NumGPUs, *m.NumGPUs)
 	}
 	return m, ""
+}
+
+// ModelID is the id half of SGLang's _test_v1_models_endpoint: the first model card of GET
+// /v1/models (list) names the expected model, the case's expected_model_id (web4hub/Sgl @
+// 4e66c7cc testcase_configs.py) or else the served model name the server's command implies
+// (SGLang's served_model_name defaults to --model-id, else --model-path: server_args.py). It
+// is skipped when nothing is expected or the list has no card id (api.models says why).
+func ModelID(list Answer, want ExpectedModel) results.Check {
+	c := results.Check{Name: APIModelID}
+	if want.ID == "" {
+		c.Status, c.Detail = results.Skip, "nothing to compare with: the case sets no expected_model_id and the server's command names no model"
+		return c
+	}
+	id := ""
+	if list.Err == nil && list.Status == 200 {
+		id = ModelIDOf(list.Body)
+	}
+	switch {
+	case id == "":
+		c.Status, c.Detail = results.Skip, fmt.Sprintf("not compared with %s (%s): GET /v1/models gave no model id (see api.models)", want.ID, want.From)
+	case id != want.ID:
+		c.Status, c.Cause = results.Fail, "/v1/models names another model"
+		c.Detail = fmt.Sprintf("Model ID mismatch: GET /v1/models names %q, expected %q (%s)", id, want.ID, want.From)
+	default:
+		c.Status, c.Detail = results.Pass, fmt.Sprintf("GET /v1/models names %q (%s)", id, want.From)
+	}
+	return c
 }
 
 // retrievedCard checks GET /v1/models/{id} against the listed card m; "" when it passes.

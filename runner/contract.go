@@ -44,7 +44,7 @@ func (r *run) contractChecks(ctx context.Context, c *suite.Case, spec *suite.Ser
 			a.One = checks.Answer{Err: fmt.Errorf("no model id in /v1/models")}
 		}
 		a.Unknown = r.answer(ctx, srv, http.MethodGet, "/v1/models/non_existent_model", nil)
-		out = append(out, checks.ModelsAPI(a, checks.ModelsWant{ID: modelPath(spec), NumGPUs: numGPUs(spec)}))
+		out = append(out, checks.ModelsAPI(a, checks.ModelsWant{NumGPUs: numGPUs(spec)}), checks.ModelID(list, expectedModel(c, spec)))
 	}
 	if t2v && list.Err == nil && list.Status == http.StatusOK && checks.TaskTypeOf(list.Body) == "T2V" {
 		// SGLang's payload: the prompt, the dummy reference, and the size when the case has one
@@ -91,40 +91,34 @@ func pathEscapeModel(id string) string {
 	return path.Join(parts...)
 }
 
-// modelPath is the model the server serves: the builtin server's model, or the value of
-// --model-path (or --served-model-name, which SGLang reports instead) in the server's
-// command; "" when the command does not say.
-func modelPath(spec *suite.Server) string {
-	if spec.Builtin != nil {
-		return spec.Builtin.Model
+// expectedModel is the model id /v1/models must name: the case's expected_model_id, else the
+// server's served model name as SGLang derives it (server_args.py: --served-model-name, else
+// --model-id, else --model-path; a builtin server's model_id, else its model). Its ID is ""
+// when neither the case nor the command says.
+func expectedModel(c *suite.Case, spec *suite.Server) checks.ExpectedModel {
+	if c.ExpectedModelID != "" {
+		return checks.ExpectedModel{ID: c.ExpectedModelID, From: "the case's expected_model_id"}
 	}
-	model := flagValue(spec.Command, "--model-path")
-	if served := flagValue(spec.Command, "--served-model-name"); served != "" {
-		model = served
+	if b := spec.Builtin; b != nil {
+		if b.ModelID != "" {
+			return checks.ExpectedModel{ID: b.ModelID, From: "the builtin server's model_id"}
+		}
+		return checks.ExpectedModel{ID: b.Model, From: "the builtin server's model"}
 	}
-	return model
+	for _, flag := range []string{"--served-model-name", "--model-id", "--model-path"} {
+		if v := suite.FlagValue(spec.Command, flag); v != "" {
+			return checks.ExpectedModel{ID: v, From: "the server's " + flag}
+		}
+	}
+	return checks.ExpectedModel{}
 }
 
 // numGPUs is the server's --num-gpus (SGLang's default 1).
 func numGPUs(spec *suite.Server) int {
-	if n, err := strconv.Atoi(flagValue(spec.Command, "--num-gpus")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(suite.FlagValue(spec.Command, "--num-gpus")); err == nil && n > 0 {
 		return n
 	}
 	return 1
-}
-
-// flagValue is the value of a flag in argv, as "--flag value" or "--flag=value"; "" when
-// absent.
-func flagValue(argv []string, flag string) string {
-	for i, a := range argv {
-		if v, ok := strings.CutPrefix(a, flag+"="); ok {
-			return v
-		}
-		if a == flag && i+1 < len(argv) {
-			return argv[i+1]
-		}
-	}
-	return ""
 }
 
 func cmpPrompt(c *suite.Case) string {

@@ -110,9 +110,10 @@ func (r *run) measure(ctx context.Context, c *suite.Case, srv *server, at slot) 
 	m.rr.RealtimeChunks = rep.Chunks
 	if err != nil {
 		r.unanswered(ctx, c, srv, at, &m, err, timedOut, timeout)
-		return m
+	} else {
+		r.answered(ctx, c, srv, at, &m)
 	}
-	r.answered(ctx, c, srv, at, &m)
+	r.loraChecks(ctx, c, srv, at, &m)
 	return m
 }
 

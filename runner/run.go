@@ -620,6 +620,9 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	if ch := r.warmup(ctx, c, srv); ch != nil {
 		cr.Checks = append(cr.Checks, *ch)
 	}
+	if ch := r.dynamicLoRA(ctx, c, srv); ch != nil {
+		cr.Checks = append(cr.Checks, *ch)
+	}
 	cr.Requests = r.requests(ctx, c, srv, &cr)
 	cr.Load.SetLoadInclusive(cr.Requests)
 	if srv.dead() == "" && ctx.Err() == nil {
@@ -629,12 +632,24 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)
 	r.memoryPictures(srv, &cr)
+	return cr, r.keepOrStop(c, spec, srv, &cr)
+}
+
+// keepOrStop is the server to keep for the next case after case c ran on srv: none when it died
+// (its log tail joins the case) or when the case's LoRA checks changed its adapters, which a
+// later case must not inherit; either is stopped.
+func (r *run) keepOrStop(c *suite.Case, spec *suite.Server, srv *server, cr *results.CaseResult) *server {
 	if why := srv.dead(); why != "" {
 		cr.LogTail = srv.log.lastLines(tailLines)
 		r.stopServer(srv)
-		return cr, nil
+		return nil
 	}
-	return cr, srv
+	if c.LoRA.ChangesAdapters() {
+		r.logf("%s: stopping server %s: the case's LoRA checks changed its adapters, which a later case must not inherit", c.ID, spec.Name)
+		r.stopServer(srv)
+		return nil
+	}
+	return srv
 }
 
 // noteLoadClock says, once per run, that a server's load was not measured by SGLang's launcher

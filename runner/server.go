@@ -127,6 +127,12 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 	if b.TaskType != "" {
 		args = append(args, "--task-type", b.TaskType)
 	}
+	if b.ModelID != "" {
+		args = append(args, "--model-id", b.ModelID)
+	}
+	if b.LoraPath != "" {
+		args = append(args, "--lora-path", b.LoraPath)
+	}
 	if b.HTTPStartMs > 0 {
 		args = append(args, "--http-start-ms", strconv.FormatFloat(b.HTTPStartMs, 'f', -1, 64))
 	}

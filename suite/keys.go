@@ -60,6 +60,8 @@ const (
 	realtimeObject = "realtime"
 	// groundTruthObject is `ground_truth:` as a pinned git store: suite/groundtruth.go.
 	groundTruthObject = "ground_truth"
+	// loraObject is a case's LoRA adapters and checks: suite/lora.go.
+	loraObject = "lora"
 )
 
 // durationPattern is the form time.ParseDuration reads, without a sign: every suite
@@ -204,7 +206,9 @@ func keyTable() map[string][]key {
 				least: zero,
 				doc:   "server warm-up after the port is live, while /health answers 503; default one warm-up step",
 			},
-			{name: "model", kind: scalarValue, doc: "model id it reports; default diffusion-check/reference"},
+			{name: "model", kind: scalarValue, doc: "model it loads and, without model_id, names; default diffusion-check/reference"},
+			{name: "lora_path", kind: scalarValue, doc: "the LoRA adapter it starts with, loaded as \"default\" and merged, as SGLang's --lora-path"},
+			{name: "model_id", kind: scalarValue, doc: "the id /v1/models names instead of model, as SGLang's --model-id"},
 			{
 				name: "task_type",
 				kind: scalarValue,
@@ -251,6 +255,12 @@ func keyTable() map[string][]key {
 			{name: "estimate", kind: durationValue, doc: "expected wall time of the case, for planning"},
 			{name: "timeout", kind: durationValue, doc: "overrides the server's request_timeout"},
 			{name: "num_gpus", kind: intValue, least: one, doc: "names the ground-truth file ({id}_{n}gpu...); default 1"},
+			{
+				name: "expected_model_id",
+				kind: scalarValue,
+				doc: "the model id /v1/models must name (SGLang's expected_model_id, check api.model_id); default the server's --served-model-name, " +
+					"else its --model-id, else its --model-path",
+			},
 			{name: "request", kind: objectValue, object: requestObject, required: true, doc: "the request sent"},
 			{name: "checks", kind: objectValue, object: checksObject, doc: "turn groups of checks off (all are on by default)"},
 			{
@@ -258,6 +268,13 @@ func keyTable() map[string][]key {
 				kind:   objectValue,
 				object: repeatObject,
 				doc:    "limits of the consistency.repeat checks for this case, key by key over the suite's",
+			},
+			{
+				name:   loraObject,
+				kind:   objectValue,
+				object: loraObject,
+				doc: "the case's LoRA adapters and which of SGLang's LoRA checks run (all off by default; docs/suite.md): " +
+					"basic_api, dynamic_switch and multi_lora after every request, dynamic_load once before them",
 			},
 			{
 				name:   "realtime",
@@ -287,6 +304,27 @@ func keyTable() map[string][]key {
 				kind: numberMap,
 				enum: checks.RealtimeMetrics(),
 				doc:  "metric → limit; a metric above its limit fails (SGLang's realtime_perf_thresholds, e.g. p95_chunk_total_ms: 5000)",
+			},
+		},
+		loraObject: {
+			{name: "path", kind: scalarValue, doc: "the adapter the server starts with (SGLang's lora_path); default the server's --lora-path"},
+			{name: "dynamic_path", kind: scalarValue, doc: "the adapter set_lora loads after the start, before the requests (SGLang's dynamic_lora_path)"},
+			{name: "second_path", kind: scalarValue, doc: "the second adapter of dynamic_switch and multi_lora (SGLang's second_lora_path)"},
+			{
+				name: "basic_api",
+				kind: boolValue,
+				doc:  "unmerge, merge, set_lora and list_loras, each followed by a generation, after every request (run_lora_basic_api_check)",
+			},
+			{name: "dynamic_load", kind: boolValue, doc: "set_lora of dynamic_path once, before the requests (run_lora_dynamic_load_check)"},
+			{
+				name: "dynamic_switch",
+				kind: boolValue,
+				doc:  "switch to second_path and back, generating after each, after every request (run_lora_dynamic_switch_check)",
+			},
+			{
+				name: "multi_lora",
+				kind: boolValue,
+				doc:  "both adapters at once at several strengths and targets, then path alone, after every request (run_multi_lora_api_check)",
 			},
 		},
 		requestObject: {

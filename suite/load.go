@@ -316,6 +316,8 @@ func (d *decoder) builtin(server *object) *Builtin {
 		d.Addf(o.lineOf("warmup_ms"), strictdecode.Join(field, "warmup_ms"), "must not be negative, got %v", b.WarmupMs)
 	}
 	o.str("model", &b.Model)
+	o.str("model_id", &b.ModelID)
+	o.str("lora_path", &b.LoraPath)
 	if o.str("task_type", &b.TaskType) && !slices.Contains(builtinTaskTypes(), b.TaskType) {
 		d.Addf(o.lineOf("task_type"), strictdecode.Join(field, "task_type"), "want one of %s, got %q", strings.Join(builtinTaskTypes(), ", "), b.TaskType)
 	}
@@ -415,6 +417,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	o.duration("estimate", &c.Estimate, 0)
 	o.duration("timeout", &c.Timeout, 0)
 	c.Paths = d.paths(o)
+	o.str("expected_model_id", &c.ExpectedModelID)
 	if o.integer("num_gpus", &c.NumGPUs) {
 		o.atLeast("num_gpus", c.NumGPUs, 1)
 	}
@@ -432,6 +435,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 		d.toggles(v, f, &c.Checks)
 	}
 	d.caseRealtime(o, field, c)
+	d.caseLoRA(o, field, c, servers[c.Server])
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine

@@ -145,7 +145,7 @@ func validSuite() map[string]any {
 			"imports": map[string]any{"modules": []any{"app.serve"}, "dynamic": []any{map[string]any{"module": "app.registry", "loads": "outside"}}}}},
 		"cases": []any{map[string]any{
 			"id": "a", "server": "ref", "modality": "image",
-			"request": map[string]any{"size": "8x8"}, "checks": map[string]any{}, repeatObject: map[string]any{},
+			"request": map[string]any{"size": "8x8"}, "checks": map[string]any{}, repeatObject: map[string]any{}, loraObject: map[string]any{},
 		}, map[string]any{
 			"id": "b", "server": "ref", "modality": "video", "request": map[string]any{"size": "8x8"},
 			"realtime": map[string]any{"num_chunks": 2, "thresholds": map[string]any{"p95_chunk_total_ms": 5000}},
@@ -182,6 +182,8 @@ func objectIn(s map[string]any, object string) map[string]any {
 		return server["imports"].(map[string]any)["dynamic"].([]any)[0].(map[string]any)
 	case groundTruthObject:
 		return s["ground_truth"].(map[string]any)
+	case loraObject:
+		return c[loraObject].(map[string]any)
 	}
 	return nil
 }

@@ -122,8 +122,14 @@ type Builtin struct {
 	// WarmupMs is the server warm-up after the port is live (/health answers 503
 	// meanwhile); 0: one warm-up step (`serve --warmup-ms`).
 	WarmupMs float64
-	Model    string        // model id it reports; default "diffusion-check/reference"
-	Lag      time.Duration // delay before the perf record is written
+	Model    string // model it loads (`serve --model`); default "diffusion-check/reference"
+	// LoraPath is the LoRA adapter it starts with, as SGLang's --lora-path (`serve
+	// --lora-path`): loaded as "default" and merged; empty: none.
+	LoraPath string
+	// ModelID is the id it names instead of Model, as SGLang's --model-id (`serve
+	// --model-id`); empty: Model.
+	ModelID string
+	Lag     time.Duration // delay before the perf record is written
 	// Timing is where the perf record's durations come from: "measured" (the default) or
 	// "computed" (the planned durations, the same under any load; `serve --timing`).
 	Timing string
@@ -170,9 +176,14 @@ type Case struct {
 	Timeout time.Duration
 	// NumGPUs names the ground-truth file ({id}_{n}gpu...); default 1.
 	NumGPUs int
+	// ExpectedModelID is the model id /v1/models must name (SGLang's expected_model_id);
+	// empty: the one the server's command says (runner's expectedModel).
+	ExpectedModelID string
 	// Realtime, when set, makes each request one websocket session of the realtime video
 	// API instead of a POST (realtime.go).
 	Realtime *Realtime
+	// LoRA is the case's LoRA adapters and checks (suite/lora.go); nil: none.
+	LoRA *LoRA
 	// Noise is the confirm and on_unconfirmed in force for the case: its own, else its
 	// server's, else the suite's.
 	Noise Noise

@@ -24,6 +24,8 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs.Float64Var(&cfg.HTTPStartMs, "http-start-ms", 0, "time from all workers ready (the [server-load] line) to the HTTP server's start, in ms")
 	fs.Float64Var(&cfg.WarmupMs, "warmup-ms", 0, "server warm-up after the port is live, in ms, while /health answers 503 (0: one warm-up step)")
 	fs.StringVar(&cfg.Model, "model", "diffusion-check/reference", "model id to report; MiniMaxAI/MiniMax-H3 validates video requests as SGLang's MiniMax-H3 does")
+	fs.StringVar(&cfg.LoraPath, "lora-path", "", "the LoRA adapter to start with, loaded as \"default\" and merged, as SGLang's --lora-path")
+	fs.StringVar(&cfg.ModelID, "model-id", "", "the model id /v1/models and the responses name, as SGLang's --model-id (empty: --model)")
 	fs.StringVar(&cfg.TaskType, "task-type", "",
 		"task type /v1/models reports (T2I, T2V, TI2V, …); a T2V or T2I model refuses an input_reference with 400 as SGLang does (empty: T2I, every input taken)")
 	fs.DurationVar(&cfg.PerfLag, "perf-lag", 0, "delay before a request's performance.log record is written")

@@ -24,6 +24,7 @@ import (
 type Handler struct {
 	cfg    Config
 	model  *model
+	loras  *loras // the LoRA adapters loaded and applied (lora.go)
 	mux    *http.ServeMux
 	commit string
 	// warm is closed when the warm-up generation has ended; until then /health answers 503
@@ -68,7 +69,7 @@ func newHandler(cfg Config) *Handler {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Handler{
-		cfg: cfg, model: modelFor(cfg.Model), commit: commitHash(), ctx: ctx, cancel: cancel,
+		cfg: cfg, model: modelFor(cfg.Model), loras: newLoras(cfg.LoraPath), commit: commitHash(), ctx: ctx, cancel: cancel,
 		warm: make(chan struct{}), stopping: make(chan struct{}), crashed: make(chan struct{}),
 		jobs: map[string]*videoJob{},
 	}
@@ -86,6 +87,10 @@ func newHandler(cfg Config) *Handler {
 	mux.HandleFunc("DELETE /v1/videos/{id}", h.deleteVideo)
 	mux.HandleFunc("GET /v1/videos/{id}/content", h.videoContent)
 	mux.HandleFunc("GET "+RealtimePath, h.realtime)
+	mux.HandleFunc("POST /v1/set_lora", h.setLoRA)
+	mux.HandleFunc("POST /v1/merge_lora_weights", h.mergeLoRA(true))
+	mux.HandleFunc("POST /v1/unmerge_lora_weights", h.mergeLoRA(false))
+	mux.HandleFunc("GET /v1/list_loras", h.listLoRAs)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found") // Starlette's answer for no route
 	})
@@ -320,7 +325,7 @@ func (h *Handler) createVideo(w http.ResponseWriter, r *http.Request) {
 		seconds = formatSeconds(float64(g.frames) / float64(g.fps))
 	}
 	j := &videoJob{
-		ID: rn.id, Object: "video", Model: h.cfg.Model, Status: jobQueued, CreatedAt: time.Now().Unix(),
+		ID: rn.id, Object: "video", Model: h.served(), Status: jobQueued, CreatedAt: time.Now().Unix(),
 		Size: g.size(), Seconds: seconds, Quality: "standard",
 	}
 	h.mu.Lock()

@@ -21,6 +21,16 @@ const defaultTaskType = "T2I"
 // cce0a1244): every other one refuses an input_reference.
 var taskTakesImage = []string{"I2V", "I2I", "TI2I", "TI2V", "I2M", "VLA_ACTION"}
 
+// served is the model id the server names: SGLang's served_model_name, which defaults to
+// --model-id, else the model path (server_args.py __post_init__); the model-id-ignored fault
+// names the path whatever --model-id says.
+func (h *Handler) served() string {
+	if h.cfg.ModelID != "" && !h.cfg.Faults.ModelIDIgnored {
+		return h.cfg.ModelID
+	}
+	return h.cfg.Model
+}
+
 // modelCard is SGLang's DiffusionModelCard (entrypoints/openai/common_api.py
 // _build_model_card): the OpenAI model card with the served model's num_gpus, task_type and
 // precisions.
@@ -30,8 +40,8 @@ func (h *Handler) modelCard() map[string]any {
 		task = defaultTaskType
 	}
 	return map[string]any{
-		"id": h.cfg.Model, "object": "model", "created": 0, "owned_by": "sglang",
-		"root": h.cfg.Model, "parent": nil, "max_model_len": nil,
+		"id": h.served(), "object": "model", "created": 0, "owned_by": "sglang",
+		"root": h.served(), "parent": nil, "max_model_len": nil,
 		"num_gpus": 1, "task_type": task, "dit_precision": ditPrecision, "vae_precision": vaePrecision,
 		"pipeline_name": nil, "pipeline_class": nil,
 	}
@@ -47,7 +57,7 @@ func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
 // models-any-id fault answers every id with the card.
 func (h *Handler) retrieveModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("model")
-	if id != h.cfg.Model && !h.cfg.Faults.ModelsAnyID {
+	if id != h.served() && !h.cfg.Faults.ModelsAnyID {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
 			"message": fmt.Sprintf("The model '%s' does not exist", id),
 			"type":    "invalid_request_error", "param": "model", "code": "model_not_found",

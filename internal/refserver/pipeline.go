@@ -290,10 +290,12 @@ func hold(mib float64) []byte {
 
 func (h *Handler) encodeImages(ctx context.Context, g *genRequest, scenes []*scene, base []byte) ([][]byte, error) {
 	var out [][]byte
+	mark := h.loras.mark()
 	for _, s := range scenes {
 		img := image.NewRGBA(image.Rect(0, 0, g.w, g.h))
 		newCanvas(s, g.w, g.h, base).frame(0, img.Pix, 4)
 		brighten(img.Pix, 4, h.cfg.Faults.Offset)
+		markPixels(img.Pix, 4, mark)
 		var b []byte
 		var err error
 		switch g.format {
@@ -329,9 +331,11 @@ func (h *Handler) encodeVideo(ctx context.Context, g *genRequest, s *scene, base
 	if g.audio {
 		audio = &media.ToneSpec{Tones: s.tones}
 	}
+	mark := h.loras.mark()
 	frame := func(i int, rgb []byte) {
 		c.frame(float64(i)/float64(g.frames), rgb, 3)
 		brighten(rgb, 3, h.cfg.Faults.Offset)
+		markPixels(rgb, 3, mark)
 	}
 	if err := h.cfg.Tools.EncodeVideo(ctx, path, g.w, g.h, g.frames, g.fps, frame, audio); err != nil {
 		return nil, err

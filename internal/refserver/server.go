@@ -44,8 +44,16 @@ type Config struct {
 	// (SGLang's default warmup_mode "server": /health answers 503 meanwhile); 0 means one
 	// warm-up step.
 	WarmupMs float64
-	// Model is the model id the server reports; default "diffusion-check/reference".
+	// Model is the model the server loads (SGLang's --model-path); default
+	// "diffusion-check/reference".
 	Model string
+	// LoraPath is SGLang's --lora-path: the LoRA adapter the server starts with, loaded as
+	// "default" and merged (lora.go); empty: none.
+	LoraPath string
+	// ModelID is SGLang's --model-id: the id it resolves the model's config by, which
+	// /v1/models and the responses name (served_model_name defaults to model_id, else
+	// model_path: server_args.py); empty names Model.
+	ModelID string
 	// TaskType is the task type /v1/models reports (SGLang's ModelTaskType name: T2I, T2V,
 	// TI2V, …); empty reports T2I and takes every input, as the reference model always has.
 	// A task type that takes no image input (T2V, T2I) refuses an input_reference as SGLang

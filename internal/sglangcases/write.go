@@ -39,14 +39,13 @@ type Summary struct {
 // The kinds of case a suite cannot drive yet (Summary.Commented), each written out commented
 // with its reason.
 const (
-	kindMesh        = "3d (mesh) case"
-	kindAction      = "action case"
-	kindNoPrompt    = "no prompt (SGLang skips it)"
-	kindURLEdit     = "image edit by URL (direct_url_test)"
-	kindRealtime    = "realtime events or output format"
-	kindEPSize      = "ep_size"
-	kindDynamicLora = "LoRA loaded after start-up"
-	kindBadValue    = "value the suite cannot hold"
+	kindMesh     = "3d (mesh) case"
+	kindAction   = "action case"
+	kindNoPrompt = "no prompt (SGLang skips it)"
+	kindURLEdit  = "image edit by URL (direct_url_test)"
+	kindRealtime = "realtime events or output format"
+	kindEPSize   = "ep_size"
+	kindBadValue = "value the suite cannot hold"
 )
 
 // entry is one case as written: its node, or why it is commented out.
@@ -416,8 +415,6 @@ func (w *writer) entry(c Case, list string) entry {
 	case c.ServerArgs.EPSize != nil:
 		return skip(kindEPSize, fmt.Sprintf("ep_size=%d: the newest readable harness (test_server_common.py, 2026-08-23) does not show how SGLang passes it",
 			*c.ServerArgs.EPSize))
-	case c.RunLoraDynamicLoadCheck || c.ServerArgs.DynamicLoraPath != nil && *c.ServerArgs.DynamicLoraPath != "":
-		return skip(kindDynamicLora, "SGLang loads its LoRA with set_lora after start-up, before it generates; diffusion-check does not")
 	case c.ServerArgs.CustomValidator != nil && *c.ServerArgs.CustomValidator != c.ServerArgs.Modality:
 		return skip(kindBadValue, fmt.Sprintf("custom_validator %q on a case of modality %s: diffusion-check picks its checks by modality",
 			*c.ServerArgs.CustomValidator, c.ServerArgs.Modality))
@@ -426,26 +423,8 @@ func (w *writer) entry(c Case, list string) entry {
 	case c.ServerArgs.Modality == "image" && p.OutputFormat != nil && !slices.Contains([]string{"png", "jpeg", "webp"}, *p.OutputFormat):
 		return skip(kindBadValue, fmt.Sprintf("output_format %q is none of png, jpeg, webp", *p.OutputFormat))
 	}
-	var lora []string
-	for _, f := range []struct {
-		on   bool
-		name string
-	}{{c.RunLoraBasicAPICheck, "run_lora_basic_api_check"}, {c.RunLoraDynamicSwitchCheck, "run_lora_dynamic_switch_check"},
-		{c.RunMultiLoraAPICheck, "run_multi_lora_api_check"}} {
-		if f.on {
-			lora = append(lora, f.name)
-		}
-	}
-	if len(lora) > 0 {
-		e.notes = append(e.notes, fmt.Sprintf("%s: SGLang also checks its LoRA API (%s), which diffusion-check does not", c.ID, strings.Join(lora, ", ")))
-	}
 	s := w.serverOf(c)
 	e.node = w.caseNode(c, list, fn, s)
-	if c.ExpectedModelID != nil && *c.ExpectedModelID != "" && *c.ExpectedModelID != c.ServerArgs.ModelPath && c.RunModelsAPICheck &&
-		!slices.Contains(s.command, *c.ExpectedModelID) {
-		e.notes = append(e.notes, fmt.Sprintf("%s: SGLang expects /v1/models to name %s; diffusion-check's models_api check expects the "+
-			"model path or --served-model-name, so it is off here", c.ID, *c.ExpectedModelID))
-	}
 	return e
 }
 
@@ -468,10 +447,16 @@ func (w *writer) caseNode(c Case, list, fn string, s *server) *yaml.Node {
 	if c.ServerArgs.NumGPUs > 1 {
 		addPair(m, "num_gpus", integer(c.ServerArgs.NumGPUs))
 	}
+	if c.ExpectedModelID != nil && *c.ExpectedModelID != "" {
+		addPair(m, "expected_model_id", str(*c.ExpectedModelID))
+	}
 	if est, ok := w.estimates[c.ID]; ok {
 		addPair(m, "estimate", str(strconv.FormatFloat(est, 'f', -1, 64)+"s"))
 	}
 	addPair(m, "request", w.request(c, fn))
+	if l := loraNode(c); l != nil {
+		addPair(m, "lora", l)
+	}
 	if fn == "realtime" && p.RealtimeNumChunks != nil {
 		rt := mapping("num_chunks", integer(*p.RealtimeNumChunks))
 		if p.RealtimeIgnoreInitial > 0 {
@@ -498,12 +483,7 @@ func (w *writer) caseNode(c Case, list, fn string, s *server) *yaml.Node {
 	if modality == "video+audio" {
 		off("audio", c.RunConsistencyCheck)
 	}
-	models := c.RunModelsAPICheck
-	if c.ExpectedModelID != nil && *c.ExpectedModelID != "" && *c.ExpectedModelID != c.ServerArgs.ModelPath &&
-		!slices.Contains(s.command, *c.ExpectedModelID) {
-		models = false
-	}
-	off("models_api", models)
+	off("models_api", c.RunModelsAPICheck)
 	if modality != "image" {
 		off("t2v_input_reference", c.RunT2VInputReferenceCheck)
 	}
@@ -512,6 +492,36 @@ func (w *writer) caseNode(c Case, list, fn string, s *server) *yaml.Node {
 		addPair(m, "checks", checks)
 	}
 	return m
+}
+
+// loraNode is the case's lora block: its dynamic and second adapters and the LoRA checks it
+// runs (its startup adapter is the server's --lora-path, which the case reads); nil for a
+// case with none of them.
+func loraNode(c Case) *yaml.Node {
+	a := c.ServerArgs
+	l := mapping()
+	for _, p := range []struct {
+		key  string
+		path *string
+	}{{"dynamic_path", a.DynamicLoraPath}, {"second_path", a.SecondLoraPath}} {
+		if p.path != nil && *p.path != "" {
+			addPair(l, p.key, str(*p.path))
+		}
+	}
+	for _, f := range []struct {
+		key string
+		on  bool
+	}{{"basic_api", c.RunLoraBasicAPICheck}, {"dynamic_load", c.RunLoraDynamicLoadCheck}, {"dynamic_switch", c.RunLoraDynamicSwitchCheck},
+		{"multi_lora", c.RunMultiLoraAPICheck}} {
+		if f.on {
+			addPair(l, f.key, boolean(true))
+		}
+	}
+	if len(l.Content) == 0 {
+		return nil
+	}
+	l.Style = yaml.FlowStyle
+	return l
 }
 
 // request is the request SGLang's harness sends for the case (get_generate_fn's functions):

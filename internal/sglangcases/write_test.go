@@ -164,30 +164,31 @@ func TestCasesNotDrivenAreWrittenCommented(t *testing.T) {
 		`{"id": "edit_url", "sampling_params": {"prompt": "e", "image_path": "https://x.org/a.jpg", "direct_url_test": true, "seconds": 1,
 			"num_outputs_per_prompt": 1, "extras": {}}}`,
 		`{"id": "ep", "server_args": {"model_path": "M/m", "modality": "image", "num_gpus": 1, "ep_size": 2, "extras": [], "env_vars": {}}}`,
-		`{"id": "dyn", "server_args": {"model_path": "M/m", "modality": "image", "num_gpus": 1, "dynamic_lora_path": "c/l", "extras": [],
-			"env_vars": {}}, "run_lora_dynamic_load_check": true}`,
 		`{"id": "rt_events", "server_args": {"model_path": "r/t", "modality": "video", "num_gpus": 1, "extras": [], "env_vars": {}},
 			"sampling_params": {"prompt": "p", "seconds": 1, "num_outputs_per_prompt": 1, "realtime_num_chunks": 4,
 				"realtime_events": [{"t": 1}], "extras": {}}}`,
 		`{"id": "cv", "server_args": {"model_path": "M/m", "modality": "image", "custom_validator": "video", "num_gpus": 1, "extras": [], "env_vars": {}}}`,
 		`{"id": "lora", "server_args": {"model_path": "M/m", "modality": "image", "num_gpus": 1, "lora_path": "a/b", "second_lora_path": "c/d",
 			"extras": [], "env_vars": {}}, "run_lora_basic_api_check": true, "run_multi_lora_api_check": true, "expected_model_id": "served"}`,
+		`{"id": "dyn", "server_args": {"model_path": "M/m", "modality": "image", "num_gpus": 1, "dynamic_lora_path": "c/l", "extras": [],
+			"env_vars": {}}, "run_lora_dynamic_load_check": true}`,
 	)
 	out, sum, err := Write(r, WriteOptions{SuiteDir: "/ci/work", Root: "/ci/sglang"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKinds := map[string]int{kindMesh: 1, kindAction: 1, kindNoPrompt: 1, kindURLEdit: 1, kindEPSize: 1, kindDynamicLora: 1, kindRealtime: 1,
+	wantKinds := map[string]int{kindMesh: 1, kindAction: 1, kindNoPrompt: 1, kindURLEdit: 1, kindEPSize: 1, kindRealtime: 1,
 		kindBadValue: 1}
-	if diff := cmp.Diff(wantKinds, sum.Commented); diff != "" || sum.Cases != 1 {
-		t.Errorf("commented kinds (-want +got):\n%s\ncases %d, want 1", diff, sum.Cases)
+	if diff := cmp.Diff(wantKinds, sum.Commented); diff != "" || sum.Cases != 2 {
+		t.Errorf("commented kinds (-want +got):\n%s\ncases %d, want 2", diff, sum.Cases)
 	}
 	text := string(out)
 	for _, want := range []string{
 		"  # - id: mesh\n", "  # not driven by diffusion-check yet: modality 3d",
 		"  # not driven by diffusion-check yet: it has no prompt, and SGLang's harness skips such a case (pytest.skip)",
-		"  # lora: SGLang also checks its LoRA API (run_lora_basic_api_check, run_multi_lora_api_check), which diffusion-check does not\n",
-		"  # lora: SGLang expects /v1/models to name served;",
+		"    lora: {second_path: c/d, basic_api: true, multi_lora: true}\n",
+		"  - id: dyn\n", "    lora: {dynamic_path: c/l, dynamic_load: true}\n",
+		"    expected_model_id: served\n",
 		"  - id: lora\n", "--lora-path, a/b",
 		"  # not driven by diffusion-check yet: custom_validator \"video\" on a case of modality image",
 	} {
@@ -196,8 +197,17 @@ func TestCasesNotDrivenAreWrittenCommented(t *testing.T) {
 		}
 	}
 	s, err := suite.Parse(filepath.Join(t.TempDir(), "suite.yaml"), out)
-	if err != nil || len(s.Cases) != 1 || *s.Cases[0].Checks.ModelsAPI {
-		t.Errorf("the suite reads as one case, models_api off: %v", err)
+	if err != nil || len(s.Cases) != 2 || !suite.Enabled(s.Cases[0].Checks.ModelsAPI) || s.Cases[0].ExpectedModelID != "served" {
+		t.Fatalf("the suite reads as two cases, the first with models_api on, expecting the model id served: %v", err)
+	}
+	want := []*suite.LoRA{
+		{Path: "a/b", SecondPath: "c/d", BasicAPI: true, Multi: true},
+		{DynamicPath: "c/l", DynamicLoad: true},
+	}
+	for i, w := range want {
+		if diff := cmp.Diff(w, s.Cases[i].LoRA); diff != "" {
+			t.Errorf("case %s's lora (-want +got):\n%s", s.Cases[i].ID, diff)
+		}
 	}
 }
 
