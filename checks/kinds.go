@@ -131,6 +131,9 @@ var kinds = []Kind{
 	{Name: MemorySampler, Label: "memory sampler", Group: GroupMemory},
 
 	{Name: ConsistencyGroup, Label: "consistency", Group: GroupConsistency},
+	{Name: QualityClipScore, Label: "CLIP score (prompt)", Direction: HigherIsBetter, Group: GroupConsistency, Decimals: 4},
+	{Name: QualityClipIQA, Label: "CLIP-IQA", Direction: HigherIsBetter, Group: GroupConsistency, Decimals: 4},
+	{Name: QualityImageReward, Label: "ImageReward", Direction: HigherIsBetter, Group: GroupConsistency, Decimals: 4},
 	{Name: ConsistencySSIM, Label: "SSIM", Direction: HigherIsBetter, Group: GroupConsistency, Column: ColumnSSIM, Decimals: 4},
 	{Name: ConsistencyPSNR, Label: "PSNR", Unit: "dB", Direction: HigherIsBetter, Group: GroupConsistency, Column: ColumnPSNR, Decimals: 2},
 	{Name: ConsistencyMeanAbsDiff, Label: "mean abs diff", Group: GroupConsistency, Decimals: 3},

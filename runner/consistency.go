@@ -30,6 +30,8 @@ import (
 type consistencyConfig struct {
 	helpers    compare.Helpers // how its comparisons run (validationHelpers)
 	thresholds *baselines.Thresholds
+	quality    *baselines.QualityThresholds // the suite's quality floors; nil: none
+	qualityBy  *clip.Scorer                 // scores them; nil: none configured
 	gt         baselines.GroundTruth
 	store      *gitstore.Store // the pinned git store gt.Dir lies in (fetchStore); nil for a folder
 	clip       *clip.Scorer
@@ -82,14 +84,25 @@ func loadConsistency(opts Options) (*consistencyConfig, error) {
 		mem = compare.DefaultCacheBytes
 	}
 	gt := baselines.GroundTruth{Dir: opts.Suite.GroundTruth, Platform: opts.resolved().GroundTruthPlatform()}
-	scorer := opts.CLIPScorer
-	if scorer != nil {
-		niced := *scorer
-		niced.Nice = validationNice
-		scorer = &niced
+	var quality *baselines.QualityThresholds
+	if p := opts.Suite.QualityThresholds; p != "" {
+		if quality, err = baselines.LoadQualityThresholds(p); err != nil {
+			return nil, err
+		}
 	}
-	return &consistencyConfig{helpers: validationHelpers(opts), thresholds: th, gt: gt, clip: scorer,
-		gtMemory: mem, caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}, nil
+	return &consistencyConfig{helpers: validationHelpers(opts), thresholds: th, gt: gt, clip: nicedScorer(opts.CLIPScorer),
+		quality: quality, qualityBy: nicedScorer(opts.QualityScorer), gtMemory: mem, caches: map[string]*compare.Cache{}, firsts: map[string]*firstOutput{}}, nil
+}
+
+// nicedScorer is a copy of scorer that runs at validationNice, as every helper of a
+// validation; nil for none.
+func nicedScorer(scorer *clip.Scorer) *clip.Scorer {
+	if scorer == nil {
+		return nil
+	}
+	niced := *scorer
+	niced.Nice = validationNice
+	return &niced
 }
 
 // Pictures of a consistency failure are saved in the request's artifact folder under this

@@ -75,6 +75,10 @@ type Options struct {
 	SkipConsistency bool
 	// CLIPScorer scores output/ground-truth image pairs for consistency.clip; nil skips it.
 	CLIPScorer *clip.Scorer
+	// QualityScorer scores the output images of the cases the suite's quality_thresholds
+	// gives floors (quality.*, clip.Scorer.Quality); nil fails every floor set, naming the
+	// flag.
+	QualityScorer *clip.Scorer
 	// ValidateAhead is how many of a case's requests may wait for their validation beside
 	// the requests in flight before the next send waits (pipeline.go); 0 means
 	// defaultValidateAhead, negative none: each request is validated before the next is sent,

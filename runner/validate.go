@@ -70,6 +70,7 @@ func (v *validator) validate(ctx context.Context, c *suite.Case, m measured) res
 		found = v.output(ctx, c, m.rep, m.dir, &rr, decoded)
 		if !rr.Confirm {
 			found = append(found, v.consistency(ctx, c, &rr, m.dir)...)
+			found = append(found, v.quality(ctx, c, m.rep, &rr)...)
 		}
 	}
 	rr.Checks = slices.Concat(m.rr.Checks, found, m.reported)

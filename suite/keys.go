@@ -122,6 +122,12 @@ func keyTable() map[string][]key {
 			},
 			{name: "known_failures", kind: scalarValue, doc: "known-failures YAML file (docs/known-failures.md), relative to the suite"},
 			{
+				name: "quality_thresholds",
+				kind: scalarValue,
+				doc: "floors of the no-reference quality metrics per case (SGLang's quality_thresholds.json: min_clip_score, min_clip_iqa, " +
+					"min_image_reward), relative to the suite; scored by run --quality-scorer",
+			},
+			{
 				name:   repeatObject,
 				kind:   objectValue,
 				object: repeatObject,

@@ -109,7 +109,7 @@ func (d *decoder) suite(data []byte) *Suite {
 		o.atLeast("validation_threads", s.ValidationThreads, 1)
 	}
 	for key, dst := range map[string]*string{
-		"baselines": &s.Baselines, "thresholds": &s.Thresholds, "known_failures": &s.KnownFailures,
+		"baselines": &s.Baselines, "thresholds": &s.Thresholds, "known_failures": &s.KnownFailures, "quality_thresholds": &s.QualityThresholds,
 	} {
 		o.str(key, dst)
 		*dst = d.path(*dst)

@@ -27,13 +27,16 @@ type Suite struct {
 	Name string
 	// GPU is the GPU class whose baselines and thresholds apply (h100, h200, 5090, b200, ...);
 	// empty means "detect".
-	GPU           string
-	Servers       map[string]*Server
-	Cases         []*Case
-	Baselines     string // perf_baselines/<gpu>.json or a folder of them
-	Thresholds    string // consistency_thresholds/<gpu>.json or a folder of them
-	GroundTruth   string // folder of ground-truth media
-	KnownFailures string // known-failures YAML
+	GPU        string
+	Servers    map[string]*Server
+	Cases      []*Case
+	Baselines  string // perf_baselines/<gpu>.json or a folder of them
+	Thresholds string // consistency_thresholds/<gpu>.json or a folder of them
+	// QualityThresholds is SGLang's quality_thresholds.json: floors of the no-reference
+	// quality metrics per case (baselines.QualityThresholds); empty: none.
+	QualityThresholds string
+	GroundTruth       string // folder of ground-truth media
+	KnownFailures     string // known-failures YAML
 	// GroundTruthStore is `ground_truth: {repo, commit, path}`: the ground truth is that folder
 	// of a git repository at a pinned commit, fetched by the runner (GroundTruth is then
 	// empty). A local repository's path is absolute here.

@@ -314,7 +314,7 @@ servers:
 cases:
   - {id: a, server: ref, modality: image, request: {size: 8x8, sizes: 9x9}}
 `, []string{
-			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, ` +
+			`suite.yaml:2: unknown key "nmae" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, quality_thresholds, repeat_thresholds, ` +
 				`validation_threads, servers, cases, confirm, on_unconfirmed, retry)`,
 			"suite.yaml:3: name: duplicate key, first at line 1",
 			"suite.yaml:5: servers.ref.reuse: duplicate key, first at line 5",
@@ -564,7 +564,7 @@ func TestLoadManyMistakes(t *testing.T) {
 	f := "testdata/mistakes.yaml"
 	want := []string{
 		f + `:1: name: want a string, got a list`,
-		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, repeat_thresholds, validation_threads, ` +
+		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, quality_thresholds, repeat_thresholds, validation_threads, ` +
 			`servers, cases, confirm, on_unconfirmed, retry)`,
 		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: ` + knownFaults + `)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,

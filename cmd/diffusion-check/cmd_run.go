@@ -34,13 +34,16 @@ type runOptions struct {
 	mode        runner.Mode
 	clipScorer  string
 	clipTimeout time.Duration
-	profile     string
-	gpu         string
-	memInterval time.Duration
-	heartbeat   time.Duration
-	gtMiB       int64
-	threads     int
-	force       bool
+	// qualityScorer and qualityTimeout are the scorer of the quality floors (--quality-scorer).
+	qualityScorer  string
+	qualityTimeout time.Duration
+	profile        string
+	gpu            string
+	memInterval    time.Duration
+	heartbeat      time.Duration
+	gtMiB          int64
+	threads        int
+	force          bool
 	// allowUntrusted lets run start server commands under events where they may be a pull
 	// request's code (trustedEvent).
 	allowUntrusted bool
@@ -61,6 +64,10 @@ func (o *runOptions) register(fs *flag.FlagSet, e env) {
 	fs.StringVar(&o.clipScorer, "clip-scorer", e.getenv("DIFFUSION_CHECK_CLIP_SCORER"),
 		"CLIP scorer `COMMAND` (split on spaces) for consistency.clip; default $DIFFUSION_CHECK_CLIP_SCORER; empty skips the check")
 	fs.DurationVar(&o.clipTimeout, "clip-timeout", clip.DefaultTimeout, "time limit of one CLIP scorer run")
+	fs.StringVar(&o.qualityScorer, "quality-scorer", e.getenv("DIFFUSION_CHECK_QUALITY_SCORER"),
+		"quality scorer `COMMAND` (split on spaces) for the suite's quality_thresholds floors (quality.*); default $DIFFUSION_CHECK_QUALITY_SCORER; "+
+			"empty fails every floor set")
+	fs.DurationVar(&o.qualityTimeout, "quality-timeout", clip.DefaultTimeout, "time limit of one quality scorer run")
 	fs.StringVar(&o.profile, "profile", baselines.DefaultProfile, "tolerance `PROFILE` of the perf baseline file (pr_test, long_term)")
 	fs.StringVar(&o.gpu, "gpu", "", "GPU `CLASS` whose baselines apply (default: the suite's, else detected)")
 	fs.DurationVar(&o.memInterval, "memory-interval", time.Millisecond, "GPU memory sampling interval (NVML); host memory is read every 10ms")
@@ -238,6 +245,7 @@ func (o *runOptions) runnerOptions(ctx context.Context, e env) (runner.Options, 
 		Memory:            mem,
 		Perf:              runner.PerfOptions{Profile: o.profile, Overrides: overrides},
 		CLIPScorer:        clipScorerOf(o.clipScorer, o.clipTimeout),
+		QualityScorer:     clipScorerOf(o.qualityScorer, o.qualityTimeout),
 		GTMemory:          gtMemory(o.gtMiB),
 		GTCache:           gtCacheDir(e),
 		GTMaxBytes:        gtMax,
@@ -292,7 +300,8 @@ func parsePartition(s string) (results.Partition, error) {
 	return results.Partition{Index: i, Total: n}, nil
 }
 
-// clipScorerOf is the CLIP scorer of a --clip-scorer command line, nil when it is empty.
+// clipScorerOf is the scorer of a --clip-scorer or --quality-scorer command line, nil when it
+// is empty.
 func clipScorerOf(command string, timeout time.Duration) *clip.Scorer {
 	if argv := strings.Fields(command); len(argv) > 0 {
 		return &clip.Scorer{Command: argv, Timeout: timeout}

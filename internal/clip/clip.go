@@ -48,8 +48,37 @@ const maxScorerOutput = 1 << 20
 
 // Score sends pairs to the scorer and returns its scores, one per pair; a null score is NaN.
 func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
+	return s.run(ctx, "clip scorer", struct {
+		Pairs []Pair `json:"pairs"`
+	}{pairs}, len(pairs))
+}
+
+// QualityPair is one image sent to a quality scorer, with the prompt that made it; the path
+// is absolute.
+type QualityPair struct {
+	Prompt string `json:"prompt"`
+	Image  string `json:"image"`
+}
+
+// Quality asks the scorer for one no-reference quality metric of each image (SGLang's
+// quality_metrics.py: "clip_score", CLIP prompt adherence, 100 × cosine; "clip_iqa", in
+// [0, 1]; "image_reward", ImageReward-v1.0), by the quality protocol:
+//
+//	stdin:  {"metric": "clip_score", "pairs": [{"prompt": "a fox", "image": "/abs/out.png"}, ...]}
+//	stdout: {"scores": [31.2, ...]}
+//
+// one score per pair, in order (null when the scorer could not score one); errors as Score's.
+func (s *Scorer) Quality(ctx context.Context, metric string, pairs []QualityPair) ([]float64, error) {
+	return s.run(ctx, "quality scorer", struct {
+		Metric string        `json:"metric"`
+		Pairs  []QualityPair `json:"pairs"`
+	}{metric, pairs}, len(pairs))
+}
+
+// run sends payload to the scorer (what names it in errors) and reads its n scores.
+func (s *Scorer) run(ctx context.Context, what string, payload any, n int) ([]float64, error) {
 	if len(s.Command) == 0 {
-		return nil, errors.New("clip scorer: no command")
+		return nil, fmt.Errorf("%s: no command", what)
 	}
 	name := strings.Join(s.Command, " ")
 	timeout := s.Timeout
@@ -58,11 +87,9 @@ func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	in, err := json.Marshal(struct {
-		Pairs []Pair `json:"pairs"`
-	}{pairs})
+	in, err := json.Marshal(payload)
 	if err != nil {
-		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
+		return nil, fmt.Errorf("%s %q: %w", what, name, err)
 	}
 	cmd := s.Nice.Command(ctx, 5*time.Second, s.Command[0], s.Command[1:]...)
 	cmd.Stdin = bytes.NewReader(in)
@@ -71,25 +98,25 @@ func (s *Scorer) Score(ctx context.Context, pairs []Pair) ([]float64, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("clip scorer %q: no answer within %s", name, timeout)
+			return nil, fmt.Errorf("%s %q: no answer within %s", what, name, timeout)
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("clip scorer %q: %w", name, ctx.Err())
+			return nil, fmt.Errorf("%s %q: %w", what, name, ctx.Err())
 		}
 		if msg := strings.TrimSpace(string(stderr.Bytes())); msg != "" {
-			return nil, fmt.Errorf("clip scorer %q: %w: %s", name, err, lastLines(msg, 3))
+			return nil, fmt.Errorf("%s %q: %w: %s", what, name, err, lastLines(msg, 3))
 		}
-		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
+		return nil, fmt.Errorf("%s %q: %w", what, name, err)
 	}
 	if stdout.Over() {
-		return nil, fmt.Errorf("clip scorer %q: more than %d bytes on stdout", name, maxScorerOutput)
+		return nil, fmt.Errorf("%s %q: more than %d bytes on stdout", what, name, maxScorerOutput)
 	}
 	scores, err := ParseScores(stdout.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("clip scorer %q: %w", name, err)
+		return nil, fmt.Errorf("%s %q: %w", what, name, err)
 	}
-	if len(scores) != len(pairs) {
-		return scores, fmt.Errorf("clip scorer %q: %d scores for %d pairs", name, len(scores), len(pairs))
+	if len(scores) != n {
+		return scores, fmt.Errorf("%s %q: %d scores for %d pairs", what, name, len(scores), n)
 	}
 	return scores, nil
 }
