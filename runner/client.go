@@ -57,6 +57,8 @@ type reply struct {
 	InferenceS   *float64
 	// Chunks are a realtime session's chunk_stats, in arrival order (realtime.go).
 	Chunks []results.ChunkStats
+	// RevisedPrompts are the images' revised_prompt, in order (nil for one without).
+	RevisedPrompts []*string
 }
 
 // mediaFile is one output file on disk.
@@ -176,7 +178,8 @@ func (c *client) image(ctx context.Context, cs *suite.Case) (reply, error) {
 	var resp struct {
 		ID   string `json:"id"`
 		Data []struct {
-			B64JSON string `json:"b64_json"`
+			B64JSON       string  `json:"b64_json"`
+			RevisedPrompt *string `json:"revised_prompt"`
 		} `json:"data"`
 		PeakMemoryMB   *float64 `json:"peak_memory_mb"`
 		InferenceTimeS *float64 `json:"inference_time_s"`
@@ -199,6 +202,7 @@ func (c *client) image(ctx context.Context, cs *suite.Case) (reply, error) {
 	}
 	out := reply{ID: resp.ID, Ext: r.OutputFormat, PeakMemoryMB: resp.PeakMemoryMB, InferenceS: resp.InferenceTimeS}
 	for i, d := range resp.Data {
+		out.RevisedPrompts = append(out.RevisedPrompts, d.RevisedPrompt)
 		b, err := base64.StdEncoding.DecodeString(d.B64JSON)
 		if err != nil {
 			return out, fmt.Errorf("response %s: data[%d].b64_json: %w", resp.ID, i, err)

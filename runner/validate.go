@@ -67,7 +67,10 @@ func (v *validator) validate(ctx context.Context, c *suite.Case, m measured) res
 		if !rr.Confirm {
 			decoded = v.cons.cache(c.ID)
 		}
-		found = v.output(ctx, c, m.rep, m.dir, &rr, decoded)
+		if c.RevisedPrompt {
+			found = append(found, checks.RevisedPrompt(c.Request.Prompt, m.rep.RevisedPrompts))
+		}
+		found = append(found, v.output(ctx, c, m.rep, m.dir, &rr, decoded)...)
 		if !rr.Confirm {
 			found = append(found, v.consistency(ctx, c, &rr, m.dir)...)
 			found = append(found, v.quality(ctx, c, m.rep, &rr)...)

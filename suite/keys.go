@@ -262,6 +262,12 @@ func keyTable() map[string][]key {
 			{name: "timeout", kind: durationValue, doc: "overrides the server's request_timeout"},
 			{name: "num_gpus", kind: intValue, least: one, doc: "names the ground-truth file ({id}_{n}gpu...); default 1"},
 			{
+				name: "revised_prompt",
+				kind: boolValue,
+				doc: "image cases of a thinking model (BAGEL): each image's revised_prompt must be the prompt, a newline and a plan " +
+					"(SGLang's run_revised_prompt_check, check output.revised_prompt); default false",
+			},
+			{
 				name: "expected_model_id",
 				kind: scalarValue,
 				doc: "the model id /v1/models must name (SGLang's expected_model_id, check api.model_id); default the server's --served-model-name, " +

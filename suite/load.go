@@ -418,6 +418,14 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	o.duration("timeout", &c.Timeout, 0)
 	c.Paths = d.paths(o)
 	o.str("expected_model_id", &c.ExpectedModelID)
+	var revised *bool
+	if o.boolean("revised_prompt", &revised) {
+		c.RevisedPrompt = *revised
+		if c.RevisedPrompt && c.Modality != "" && c.Modality != Image {
+			d.Addf(o.lineOf("revised_prompt"), strictdecode.Join(field, "revised_prompt"),
+				"revised_prompt is checked on images (SGLang's image API answers it), got modality %s", c.Modality)
+		}
+	}
 	if o.integer("num_gpus", &c.NumGPUs) {
 		o.atLeast("num_gpus", c.NumGPUs, 1)
 	}

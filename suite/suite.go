@@ -179,6 +179,9 @@ type Case struct {
 	Timeout time.Duration
 	// NumGPUs names the ground-truth file ({id}_{n}gpu...); default 1.
 	NumGPUs int
+	// RevisedPrompt checks each image's revised_prompt as SGLang's run_revised_prompt_check
+	// (checks.RevisedPrompt); image cases only.
+	RevisedPrompt bool
 	// ExpectedModelID is the model id /v1/models must name (SGLang's expected_model_id);
 	// empty: the one the server's command says (runner's expectedModel).
 	ExpectedModelID string

@@ -564,8 +564,8 @@ func TestLoadManyMistakes(t *testing.T) {
 	f := "testdata/mistakes.yaml"
 	want := []string{
 		f + `:1: name: want a string, got a list`,
-		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, quality_thresholds, repeat_thresholds, validation_threads, ` +
-			`servers, cases, confirm, on_unconfirmed, retry)`,
+		f + `:3: unknown key "colour" (allowed: name, gpu, baselines, thresholds, ground_truth, known_failures, quality_thresholds, ` +
+			`repeat_thresholds, validation_threads, servers, cases, confirm, on_unconfirmed, retry)`,
 		f + `:7: servers.ref.builtin.faults[1]: unknown fault "explode" (known: ` + knownFaults + `)`,
 		f + `:7: servers.ref.builtin.faults[2]: fault "crash-at=0": want crash-at=K with a request number K ≥ 1`,
 		f + `:8: servers.ref.builtin.step_ms: must not be negative, got -1`,

@@ -11,38 +11,39 @@ import (
 // every generation request the server process receives, from 1, across cases. The zero value
 // is a healthy server.
 type Set struct {
-	DriftAfter       int     // outputs of requests > K drift from the deterministic output
-	VideoDriftAfter  int     // only the pictures of requests > K drift
-	AudioDriftAfter  int     // only the audio track of requests > K drifts
-	DriftAt          int     // only the output of request K drifts (a one-off leak)
-	Offset           int     // every output's pixel values are this many levels higher (another GPU class)
-	SlowAfter        int     // requests > K are slower ...
-	SlowFactor       float64 // ... by this factor
-	SlowAt           int     // only request K is slower (a one-off, as noise on a shared runner) ...
-	SlowAtFactor     float64 // ... by this factor
-	SlowChunk        int     // chunk K of every realtime session (1-based) is slower ...
-	SlowChunkFactor  float64 // ... by this factor
-	CloseChunk       int     // the server closes every realtime session before sending chunk K
-	MemGrowMiB       float64 // each request's runtime peak is this much higher than the previous one's
-	MemSpikeAt       int     // request K really holds MemSpikeMiB more host memory while it denoises ...
-	MemSpikeMiB      float64 // ... and reports a runtime peak that much higher
-	CrashAt          int     // the process dies during request K
-	HangAt           int     // request K never completes
-	CorruptAt        int     // request K returns truncated media
-	EmptyAt          int     // request K returns empty media
-	NoPerfRecord     bool    // no performance.log records are written
-	FailStartup      bool    // the server exits with an error before it is ready
-	NoLoadLine       bool    // the server logs no [server-load] line (SGLang before PR #39206)
-	ModelsAnyID      bool    // GET /v1/models/{id} answers every id with the model card, never 404
-	T2VTakesRef      bool    // a T2V model takes an input_reference instead of refusing it with 400
-	ModelIDIgnored   bool    // /v1/models names the model path, not the --model-id the server was started with
-	LoRASetFails     bool    // POST /v1/set_lora answers 500
-	LoRAMergeFails   bool    // POST /v1/merge_lora_weights answers 500
-	LoRAUnmergeFails bool    // POST /v1/unmerge_lora_weights answers 500
-	LoRAListEmpty    bool    // GET /v1/list_loras lists no adapter
-	LoRASwitchSticks bool    // set_lora of adapters already loaded leaves the applied ones as they were
-	LogFloodMiB      float64 // the server logs this much (1 KiB lines) while it loads
-	LogLineMiB       float64 // the server logs one line this long while it loads
+	DriftAfter        int     // outputs of requests > K drift from the deterministic output
+	VideoDriftAfter   int     // only the pictures of requests > K drift
+	AudioDriftAfter   int     // only the audio track of requests > K drifts
+	DriftAt           int     // only the output of request K drifts (a one-off leak)
+	Offset            int     // every output's pixel values are this many levels higher (another GPU class)
+	SlowAfter         int     // requests > K are slower ...
+	SlowFactor        float64 // ... by this factor
+	SlowAt            int     // only request K is slower (a one-off, as noise on a shared runner) ...
+	SlowAtFactor      float64 // ... by this factor
+	SlowChunk         int     // chunk K of every realtime session (1-based) is slower ...
+	SlowChunkFactor   float64 // ... by this factor
+	CloseChunk        int     // the server closes every realtime session before sending chunk K
+	MemGrowMiB        float64 // each request's runtime peak is this much higher than the previous one's
+	MemSpikeAt        int     // request K really holds MemSpikeMiB more host memory while it denoises ...
+	MemSpikeMiB       float64 // ... and reports a runtime peak that much higher
+	CrashAt           int     // the process dies during request K
+	HangAt            int     // request K never completes
+	CorruptAt         int     // request K returns truncated media
+	EmptyAt           int     // request K returns empty media
+	NoPerfRecord      bool    // no performance.log records are written
+	FailStartup       bool    // the server exits with an error before it is ready
+	NoLoadLine        bool    // the server logs no [server-load] line (SGLang before PR #39206)
+	ModelsAnyID       bool    // GET /v1/models/{id} answers every id with the model card, never 404
+	T2VTakesRef       bool    // a T2V model takes an input_reference instead of refusing it with 400
+	ModelIDIgnored    bool    // /v1/models names the model path, not the --model-id the server was started with
+	LoRASetFails      bool    // POST /v1/set_lora answers 500
+	LoRAMergeFails    bool    // POST /v1/merge_lora_weights answers 500
+	LoRAUnmergeFails  bool    // POST /v1/unmerge_lora_weights answers 500
+	LoRAListEmpty     bool    // GET /v1/list_loras lists no adapter
+	LoRASwitchSticks  bool    // set_lora of adapters already loaded leaves the applied ones as they were
+	RevisedPromptEcho bool    // a thinking request's revised_prompt echoes the prompt, without the model's plan
+	LogFloodMiB       float64 // the server logs this much (1 KiB lines) while it loads
+	LogLineMiB        float64 // the server logs one line this long while it loads
 
 	specs []string
 }
@@ -108,6 +109,7 @@ var kinds = []kind{
 	{"lora-unmerge-fails", flagOnly, func(f *Set, _ value) { f.LoRAUnmergeFails = true }},
 	{"lora-list-empty", flagOnly, func(f *Set, _ value) { f.LoRAListEmpty = true }},
 	{"lora-switch-sticks", flagOnly, func(f *Set, _ value) { f.LoRASwitchSticks = true }},
+	{"revised-prompt-echo", flagOnly, func(f *Set, _ value) { f.RevisedPromptEcho = true }},
 	{"log-flood", mebibytes, func(f *Set, v value) { f.LogFloodMiB = v.x }},
 	{"log-line", mebibytes, func(f *Set, v value) { f.LogLineMiB = v.x }},
 }

@@ -200,8 +200,11 @@ func (h *Handler) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, statusOK)
 }
 
+// imageData is SGLang's ImageResponseData (entrypoints/openai/protocol.py) as a b64_json
+// answer fills it (image_api.py): the image and the revised prompt (revisedPrompt).
 type imageData struct {
-	B64JSON string `json:"b64_json"`
+	B64JSON       string `json:"b64_json"`
+	RevisedPrompt string `json:"revised_prompt"`
 }
 
 type imageResponse struct {
@@ -255,7 +258,7 @@ func (h *Handler) images(parse func(*http.Request, *model) (*genRequest, error))
 		resp := imageResponse{ID: rn.id, Created: time.Now().Unix(), PeakMemoryMB: out.mem.RuntimePeak.PeakReservedMB,
 			InferenceTimeS: round(out.total.Seconds(), 4)}
 		for _, m := range out.media {
-			resp.Data = append(resp.Data, imageData{B64JSON: base64.StdEncoding.EncodeToString(m)})
+			resp.Data = append(resp.Data, imageData{B64JSON: base64.StdEncoding.EncodeToString(m), RevisedPrompt: h.revisedPrompt(rn.req)})
 		}
 		writeJSON(w, http.StatusOK, resp)
 	}

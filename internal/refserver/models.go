@@ -80,3 +80,16 @@ func (h *Handler) acceptsInputs(g *genRequest) error {
 	}
 	return badRequest{fmt.Sprintf("input_reference is not supported for %s models.", task)}
 }
+
+// revisedPrompt is an image's revised_prompt: SGLang's image API echoes the request's prompt
+// (image_api.py, ImageResponseData(revised_prompt=prompt)); a thinking model (BAGEL with
+// max_think_tokens > 0) answers the prompt, a newline and its plan, which SGLang's
+// run_revised_prompt_check requires (test_server_utils.py get_generate_fn, as its unit tests
+// state the rules). The revised-prompt-echo fault echoes the prompt even then: the fallback
+// that check exists to catch.
+func (h *Handler) revisedPrompt(g *genRequest) string {
+	if !g.thinks || h.cfg.Faults.RevisedPromptEcho {
+		return g.prompt
+	}
+	return g.prompt + "\n<think>Place the subject in the centre, plainly lit.</think>"
+}

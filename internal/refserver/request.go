@@ -61,6 +61,7 @@ type genRequest struct {
 	audio            bool
 	inputs           []image.Image // edit images or the video's input_reference
 	inputHash        []byte        // what the output depends on besides the fields above
+	thinks           bool          // images: max_think_tokens > 0, a thinking model plans first (revisedPrompt)
 }
 
 func (g *genRequest) size() string { return fmt.Sprintf("%dx%d", g.w, g.h) }
@@ -375,6 +376,7 @@ func parseCommon(f *fields, k kind, defSize string) *genRequest {
 }
 
 func parseImageOptions(f *fields, g *genRequest) {
+	g.thinks = f.integer("max_think_tokens", 0, 0, 1<<20) > 0
 	g.n = int(f.integer("n", 1, 0, maxImages))
 	if g.n == 0 {
 		g.n = 1

@@ -58,6 +58,7 @@ type Case struct {
 	RunLoraDynamicLoadCheck   bool         `json:"run_lora_dynamic_load_check"`
 	RunLoraDynamicSwitchCheck bool         `json:"run_lora_dynamic_switch_check"`
 	RunMultiLoraAPICheck      bool         `json:"run_multi_lora_api_check"`
+	RunRevisedPromptCheck     bool         `json:"run_revised_prompt_check"`
 }
 
 // CaseServer is SGLang's DiffusionServerArgs.

@@ -450,6 +450,9 @@ func (w *writer) caseNode(c Case, list, fn string, s *server) *yaml.Node {
 	if c.ExpectedModelID != nil && *c.ExpectedModelID != "" {
 		addPair(m, "expected_model_id", str(*c.ExpectedModelID))
 	}
+	if c.RunRevisedPromptCheck {
+		addPair(m, "revised_prompt", boolean(true))
+	}
 	if est, ok := w.estimates[c.ID]; ok {
 		addPair(m, "estimate", str(strconv.FormatFloat(est, 'f', -1, 64)+"s"))
 	}
