@@ -166,10 +166,15 @@ func loraBody(body map[string]any) []byte {
 	return b
 }
 
-// step records one step, and ends the check at a failed one or on cancel.
+// step records one step, and ends the check at a failed one. A step the run's cancel cut
+// short is not recorded, and ends the check: checks.LoRA calls it cancelled, not failed.
 func (lr *loraRun) step(ctx context.Context, s checks.LoRAStep) {
+	if ctx.Err() != nil {
+		lr.ended = true
+		return
+	}
 	lr.steps = append(lr.steps, s)
-	if s.Problem() != "" || ctx.Err() != nil {
+	if s.Problem() != "" {
 		lr.ended = true
 	}
 }
@@ -222,7 +227,7 @@ func (lr *loraRun) generate(ctx context.Context, after string, compare bool) {
 	rep, _, timedOut, err := r.send(ctx, c, lr.srv, lr.at, dir, timeout)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		s.Failed = "the run was cancelled"
+		s.Failed = "the run was cancelled" // not recorded (step)
 	case err != nil:
 		lr.srv.settle(settleTime)
 		s.Failed = err.Error()
