@@ -87,8 +87,11 @@ func (s LoRAStep) Problem() string {
 
 // what names the step in a summary: the call, or the generation with its comparison.
 func (s LoRAStep) what() string {
-	if s.Generation == "" {
+	switch {
+	case s.Generation == "":
 		return s.Call
+	case s.Consistency == nil:
+		return "generation " + s.Generation
 	}
 	compared := "not compared with the ground truth"
 	for _, c := range s.Consistency {
@@ -100,9 +103,6 @@ func (s LoRAStep) what() string {
 			d, _, _ := strings.Cut(c.Detail, "\n")
 			compared = "not compared: " + d
 		}
-	}
-	if s.Consistency == nil {
-		return "generation " + s.Generation
 	}
 	return fmt.Sprintf("generation %s (%s)", s.Generation, compared)
 }

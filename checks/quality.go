@@ -31,18 +31,18 @@ func QualityCheck(metric string) string { return "quality." + metric }
 // image the scorer could not score.
 func Quality(metric string, scores []float64, floor float64, notComputed string) results.Check {
 	c := results.Check{Name: QualityCheck(metric), Status: results.Pass, Limit: Float(floor)}
-	fail := func(detail string) results.Check {
-		c.Status, c.Detail, c.Cause = results.Fail, detail, metric+" below its floor"
+	fail := func(cause, detail string) results.Check {
+		c.Status, c.Detail, c.Cause = results.Fail, detail, metric+" "+cause
 		return c
 	}
 	if notComputed != "" || len(scores) == 0 {
-		c.Cause = metric + " not computed"
-		return fail(fmt.Sprintf("%s: not computed, but threshold %g is enforced: %s", metric, floor, notComputed))
+		return fail("not computed", fmt.Sprintf("%s: not computed, but threshold %g is enforced: %s", metric, floor, notComputed))
 	}
 	worst, at := math.Inf(1), 0
 	for i, s := range scores {
 		if math.IsNaN(s) {
-			return fail(fmt.Sprintf("%s: not computed for image %d of %d, but threshold %g is enforced: the scorer gave no score", metric, i+1, len(scores), floor))
+			return fail("not computed",
+				fmt.Sprintf("%s: not computed for image %d of %d, but threshold %g is enforced: the scorer gave no score", metric, i+1, len(scores), floor))
 		}
 		if s < worst {
 			worst, at = s, i
@@ -54,7 +54,7 @@ func Quality(metric string, scores []float64, floor float64, notComputed string)
 		if len(scores) > 1 {
 			detail += fmt.Sprintf(" (image %d of %d)", at+1, len(scores))
 		}
-		return fail(detail)
+		return fail("below its floor", detail)
 	}
 	c.Detail = fmt.Sprintf("%s %.4f ≥ %g", metric, worst, floor)
 	return c

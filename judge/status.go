@@ -31,33 +31,16 @@ func RequestStatus(cs []results.Check) results.Status {
 	if len(cs) == 0 {
 		return results.Error
 	}
-	var cancelled, flaky, known, passed bool
+	var t tally
 	for _, c := range cs {
-		switch c.Status {
-		case results.Pass:
-			passed = true
-		case results.Skip:
-		case results.Flaky:
-			flaky = true
-		case results.Known:
-			known = true
-		case results.Cancelled:
-			cancelled = true
-		default: // Fail, Error, or a status that is not ours
+		if !t.note(c.Status) { // Fail, Error, or a status that is not ours
 			return results.Fail
 		}
 	}
-	switch {
-	case cancelled:
-		return results.Cancelled
-	case flaky:
-		return results.Flaky
-	case known:
-		return results.Known
-	case passed:
-		return results.Pass
+	if !t.cancelled && !t.flaky && !t.known && !t.passed {
+		return results.Skip
 	}
-	return results.Skip
+	return t.status()
 }
 
 // CaseStatus is the status of a case, from its case-level checks and every request:
@@ -76,61 +59,69 @@ func RequestStatus(cs []results.Check) results.Status {
 // requests whose stored status is Cancelled (cancelled before its first request) is
 // cancelled instead of error, unless a case-level check failed or it has Errors.
 func CaseStatus(c results.CaseResult) results.Status {
-	var errored, cancelled, flaky, known bool
+	var t tally
 	for _, ck := range c.Checks {
-		switch ck.Status {
-		case results.Pass, results.Skip:
-		case results.Flaky:
-			flaky = true
-		case results.Known:
-			known = true
-		case results.Cancelled:
-			cancelled = true
-		default:
+		if !t.note(ck.Status) {
 			return results.Fail
 		}
 	}
 	for _, rr := range c.Requests {
-		switch requestStatus(rr) {
-		case results.Pass:
-		case results.Flaky:
-			flaky = true
-		case results.Known:
-			known = true
-		case results.Cancelled:
-			cancelled = true
-		case results.Skip:
-			if c.Skipped == "" {
-				return results.Fail // a required request did not pass
-			}
-		default: // Fail, Error: a required request did not pass
+		st := requestStatus(rr)
+		if st == results.Skip && c.Skipped == "" {
+			return results.Fail // a required request did not pass
+		}
+		if !t.note(st) { // Fail, Error: a required request did not pass
 			return results.Fail
 		}
 	}
-	if c.Skipped != "" && !cancelled && len(c.Errors) == 0 && len(c.Requests) > 0 {
+	if c.Skipped != "" && !t.cancelled && len(c.Errors) == 0 && len(c.Requests) > 0 {
 		return results.Skip
 	}
 	if len(c.Requests) == 0 {
 		if c.Status == results.Cancelled {
-			cancelled = true
+			t.cancelled = true
 		} else {
-			errored = true
+			t.errored = true
 		}
 	}
-	return settle(errored || len(c.Errors) > 0, cancelled, flaky, known)
+	t.errored = t.errored || len(c.Errors) > 0
+	return t.status()
 }
 
-// settle is the status of something that did not fail, by precedence: error, then cancelled,
-// then flaky, then known, else pass.
-func settle(errored, cancelled, flaky, known bool) results.Status {
+// tally is what a verdict has seen short of a failure, for the precedence of the statuses
+// that rank above a pass.
+type tally struct{ errored, cancelled, flaky, known, passed bool }
+
+// note records st and reports whether it is one that does not fail: pass, skip, flaky,
+// known or cancelled. Fail, Error and any status that is not ours it leaves to the caller.
+func (t *tally) note(st results.Status) bool {
+	switch st {
+	case results.Pass:
+		t.passed = true
+	case results.Skip:
+	case results.Flaky:
+		t.flaky = true
+	case results.Known:
+		t.known = true
+	case results.Cancelled:
+		t.cancelled = true
+	default:
+		return false
+	}
+	return true
+}
+
+// status is the status of something that did not fail, by precedence: error, then
+// cancelled, then flaky, then known, else pass.
+func (t tally) status() results.Status {
 	switch {
-	case errored:
+	case t.errored:
 		return results.Error
-	case cancelled:
+	case t.cancelled:
 		return results.Cancelled
-	case flaky:
+	case t.flaky:
 		return results.Flaky
-	case known:
+	case t.known:
 		return results.Known
 	}
 	return results.Pass
@@ -142,23 +133,18 @@ func settle(errored, cancelled, flaky, known bool) results.Status {
 // known; otherwise pass. A run without cases
 // is an error: it checked nothing. Case statuses are recomputed with CaseStatus.
 func RunStatus(cases []results.CaseResult, errs []string) results.Status {
-	errored := len(errs) > 0 || len(cases) == 0
-	var cancelled, flaky, known bool
+	t := tally{errored: len(errs) > 0 || len(cases) == 0}
 	for _, c := range cases {
-		switch CaseStatus(c) {
+		switch st := CaseStatus(c); st {
 		case results.Fail:
 			return results.Fail
 		case results.Error:
-			errored = true
-		case results.Cancelled:
-			cancelled = true
-		case results.Flaky:
-			flaky = true
-		case results.Known:
-			known = true
+			t.errored = true
+		default:
+			t.note(st)
 		}
 	}
-	return settle(errored, cancelled, flaky, known)
+	return t.status()
 }
 
 // Finalize judges a run's record before the run writes it (runner: every write of

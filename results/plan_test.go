@@ -9,15 +9,18 @@ import (
 	"github.com/diffusion-check/diffusion-check/results"
 )
 
+// planPart is partition i of plan h1 of planned, which left out desel, holding cases.
+func planPart(planned [][]string, i int, desel []results.Deselected, cases ...string) *results.Result {
+	r := &results.Result{PlanHash: "h1", Planned: planned, Deselected: desel, Partition: results.Partition{Index: i, Total: len(planned)}}
+	for _, c := range cases {
+		r.Cases = append(r.Cases, results.CaseResult{ID: c})
+	}
+	return r
+}
+
 func TestPlanProblems(t *testing.T) {
 	planned := [][]string{{"a", "b"}, {"c"}, {"d"}}
-	part := func(i int, cases ...string) *results.Result {
-		r := &results.Result{PlanHash: "h1", Planned: planned, Partition: results.Partition{Index: i, Total: 3}}
-		for _, c := range cases {
-			r.Cases = append(r.Cases, results.CaseResult{ID: c})
-		}
-		return r
-	}
+	part := func(i int, cases ...string) *results.Result { return planPart(planned, i, nil, cases...) }
 	for _, tc := range []struct {
 		name   string
 		inputs []results.Input
@@ -71,11 +74,7 @@ func TestPlanProblemsDeselected(t *testing.T) {
 	planned := [][]string{{"a"}, {"b"}}
 	left := []results.Deselected{{Case: "x", Lane: "base", Reason: "no changed path matches paths: models/x/**"}}
 	part := func(i int, desel []results.Deselected, cases ...string) *results.Result {
-		r := &results.Result{PlanHash: "h1", Planned: planned, Deselected: desel, Partition: results.Partition{Index: i, Total: 2}}
-		for _, c := range cases {
-			r.Cases = append(r.Cases, results.CaseResult{ID: c})
-		}
-		return r
+		return planPart(planned, i, desel, cases...)
 	}
 	for _, tc := range []struct {
 		name   string

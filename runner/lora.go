@@ -146,24 +146,12 @@ func (lr *loraRun) multi(ctx context.Context) {
 	lr.call(ctx, http.MethodPost, "/v1/set_lora", both("all", []float64{0.6, 0.35}))
 	lr.generate(ctx, "with both adapters at other strengths", false)
 	if !lr.ended {
-		lr.r.answer(ctx, lr.srv, http.MethodPost, "/v1/set_lora", bytes.NewReader(loraBody(map[string]any{"lora_nickname": loraNickname})))
+		lr.r.answer(ctx, lr.srv, http.MethodPost, "/v1/set_lora", strings.NewReader(`{"lora_nickname": "`+loraNickname+`"}`))
 	}
 	lr.call(ctx, http.MethodPost, "/v1/set_lora", both([]string{"transformer", "transformer_2"}, []float64{0.6, 0.35}))
 	lr.generate(ctx, "with both adapters on separate targets", false)
 	lr.call(ctx, http.MethodPost, "/v1/set_lora", map[string]any{"lora_nickname": loraNickname})
 	lr.generate(ctx, "with the first adapter alone", true)
-}
-
-// loraBody is a call's JSON body; nil for none.
-func loraBody(body map[string]any) []byte {
-	if body == nil {
-		return nil
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		panic(fmt.Sprintf("LoRA call body %v: %v", body, err)) // maps of strings, lists and numbers: cannot fail
-	}
-	return b
 }
 
 // step records one step, and ends the check at a failed one. A step the run's cancel cut
@@ -184,13 +172,18 @@ func (lr *loraRun) call(ctx context.Context, method, path string, body map[strin
 	if lr.ended {
 		return
 	}
-	b := loraBody(body)
 	s := checks.LoRAStep{Call: method + " " + path}
-	if b != nil {
+	if body == nil {
+		s.Answer = lr.r.answer(ctx, lr.srv, method, path, nil)
+		lr.step(ctx, s)
+		return
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		s.Answer = checks.Answer{Err: fmt.Errorf("encode the body: %w", err)}
+	} else {
 		s.Call += " " + string(b)
 		s.Answer = lr.r.answer(ctx, lr.srv, method, path, bytes.NewReader(b))
-	} else {
-		s.Answer = lr.r.answer(ctx, lr.srv, method, path, nil)
 	}
 	lr.step(ctx, s)
 }

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/clip"
@@ -45,7 +44,7 @@ func (v *validator) quality(ctx context.Context, c *suite.Case, rep reply, rr *r
 	}
 	var pairs []clip.QualityPair
 	for _, f := range rep.Files {
-		pairs = append(pairs, clip.QualityPair{Prompt: c.Request.Prompt, Image: abs(filepath.Clean(f.Path))})
+		pairs = append(pairs, clip.QualityPair{Prompt: c.Request.Prompt, Image: abs(f.Path)})
 	}
 	for _, m := range checks.QualityMetrics() {
 		floor, ok := floors[m]
