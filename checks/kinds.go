@@ -107,6 +107,7 @@ var kinds = []Kind{
 	{Name: LoRADynamicSwitch, Label: "LoRA dynamic switch", Group: GroupServer},
 	{Name: LoRAMulti, Label: "multi-LoRA API", Group: GroupServer},
 	{Name: APIT2VInputReference, Label: "T2V input_reference", Group: GroupServer},
+	{Name: BatchingDynamic, Label: "dynamic batching", Group: GroupServer},
 	{Name: results.OutputPresent, Label: "output", Unit: "bytes", Group: GroupOutput},
 	{Name: results.OutputValid, Label: "output decodable", Group: GroupOutput},
 	{Name: OutputRevisedPrompt, Label: "revised prompt", Group: GroupOutput},

@@ -318,6 +318,12 @@ func (r *Writer) LoadArtifactDir(caseID string) (string, error) {
 // LoadFolder is the folder of a case's server-start artifacts, beside its request-<i>/.
 const LoadFolder = "load"
 
+// BatchingArtifactDir creates and returns the folder of the outputs of a case's
+// dynamic-batching smoke: DIR/artifacts/<caseID>/batching/.
+func (r *Writer) BatchingArtifactDir(caseID string) (string, error) {
+	return r.artifactDir(caseID, "batching")
+}
+
 // memoryDir is the folder of the memory timelines of a run's server starts, inside
 // DIR/artifacts/ (one <server start>.json each).
 const memoryDir = "memory"

@@ -631,6 +631,10 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	cr.Load.SetLoadInclusive(cr.Requests)
 	if srv.dead() == "" && ctx.Err() == nil {
 		cr.Checks = append(cr.Checks, r.contractChecks(ctx, c, spec, srv)...)
+		// Last, as in SGLang's harness: it sends requests at once.
+		if ck := r.dynamicBatching(ctx, c, srv); ck != nil {
+			cr.Checks = append(cr.Checks, *ck)
+		}
 	}
 	cr.Skipped = checks.SkippedBy(cr.Requests)
 	cr.Checks = r.judge.Case(c, cr)

@@ -133,6 +133,10 @@ func argv(spec *suite.Server, executable string) ([]string, error) {
 	if b.LoraPath != "" {
 		args = append(args, "--lora-path", b.LoraPath)
 	}
+	if b.BatchingMaxSize > 1 {
+		args = append(args, "--batching-max-size", strconv.Itoa(b.BatchingMaxSize),
+			"--batching-delay-ms", strconv.FormatFloat(b.BatchingDelayMs, 'f', -1, 64))
+	}
 	if b.HTTPStartMs > 0 {
 		args = append(args, "--http-start-ms", strconv.FormatFloat(b.HTTPStartMs, 'f', -1, 64))
 	}
@@ -586,6 +590,8 @@ type logWatch struct {
 	ringFull       bool
 	cutLines       int
 	cutLineBytes   int64
+	// seeks are the watches for markers in the lines to come (seek).
+	seeks []*logSeek
 }
 
 func newLogWatch(f io.WriteCloser, marker string) *logWatch {
@@ -709,6 +715,9 @@ func (l *logWatch) line(s string) {
 		if m := portMoved.FindStringSubmatch(s); m != nil && m[1] == strconv.Itoa(l.port) {
 			l.moved = strings.TrimSpace(s)
 		}
+	}
+	for _, k := range l.seeks {
+		k.see(s)
 	}
 	if l.fatal == "" {
 		for _, p := range fatalPatterns {

@@ -62,6 +62,8 @@ const (
 	groundTruthObject = "ground_truth"
 	// loraObject is a case's LoRA adapters and checks: suite/lora.go.
 	loraObject = "lora"
+	// batchingObject is a case's dynamic-batching smoke: suite/batching.go.
+	batchingObject = "dynamic_batching"
 )
 
 // durationPattern is the form time.ParseDuration reads, without a sign: every suite
@@ -221,6 +223,18 @@ func keyTable() map[string][]key {
 				enum: builtinTaskTypes(),
 				doc:  "task type /v1/models reports (SGLang's ModelTaskType name); T2V and T2I refuse an input_reference; default T2I, every input taken",
 			},
+			{
+				name:  "batching_max_size",
+				kind:  intValue,
+				least: one,
+				doc:   "requests it merges into one batch, as SGLang's --batching-max-size; default 1 (no batching)",
+			},
+			{
+				name:  "batching_delay_ms",
+				kind:  numberValue,
+				least: zero,
+				doc:   "how long it waits for a fuller batch before it runs a smaller one, as SGLang's --batching-delay-ms; default 0",
+			},
 			{name: "perf_lag", kind: durationValue, doc: "delay before the performance.log record is written"},
 			{
 				name: "timing",
@@ -289,6 +303,13 @@ func keyTable() map[string][]key {
 					"basic_api, dynamic_switch and multi_lora after every request, dynamic_load once before them",
 			},
 			{
+				name:   batchingObject,
+				kind:   objectValue,
+				object: batchingObject,
+				doc: "SGLang's dynamic-batching smoke, after the case's requests (check batching.dynamic; docs/suite.md): two requests " +
+					"sent alone, then at once, on a server started with --batching-max-size 2",
+			},
+			{
 				name:   "realtime",
 				kind:   objectValue,
 				object: realtimeObject,
@@ -296,6 +317,16 @@ func keyTable() map[string][]key {
 					"(SGLang's realtime_num_chunks; docs/suite.md)",
 			},
 		}, append(noise, paths)...),
+		batchingObject: {
+			{name: "requests", kind: objectList, object: requestObject, required: true, minItems: 2, doc: "the two image requests, each with a prompt and a size"},
+			{name: "timeout", kind: durationValue, positive: true, doc: "bounds each of its requests; default 120s (SGLang's)"},
+			{
+				name:     "log_timeout",
+				kind:     durationValue,
+				positive: true,
+				doc:      "how long to wait, after the batched answers, for the scheduler's log lines; default 10s (SGLang's)",
+			},
+		},
 		realtimeObject: {
 			{
 				name:     "num_chunks",

@@ -321,6 +321,12 @@ func (d *decoder) builtin(server *object) *Builtin {
 	if o.str("task_type", &b.TaskType) && !slices.Contains(builtinTaskTypes(), b.TaskType) {
 		d.Addf(o.lineOf("task_type"), strictdecode.Join(field, "task_type"), "want one of %s, got %q", strings.Join(builtinTaskTypes(), ", "), b.TaskType)
 	}
+	if o.integer("batching_max_size", &b.BatchingMaxSize) {
+		o.atLeast("batching_max_size", b.BatchingMaxSize, 1)
+	}
+	if o.number("batching_delay_ms", &b.BatchingDelayMs) && b.BatchingDelayMs < 0 {
+		d.Addf(o.lineOf("batching_delay_ms"), strictdecode.Join(field, "batching_delay_ms"), "must not be negative, got %v", b.BatchingDelayMs)
+	}
 	o.duration("perf_lag", &b.Lag, 0)
 	if o.str("timing", &b.Timing) && !slices.Contains(BuiltinTimings(), b.Timing) {
 		d.Addf(o.lineOf("timing"), strictdecode.Join(field, "timing"), "want %s, got %q", strings.Join(BuiltinTimings(), " or "), b.Timing)
@@ -444,6 +450,7 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	}
 	d.caseRealtime(o, field, c)
 	d.caseLoRA(o, field, c, servers[c.Server])
+	d.caseBatching(o, field, c, servers[c.Server])
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine

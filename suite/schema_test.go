@@ -142,13 +142,17 @@ func validSuite() map[string]any {
 			"path": "diffusion-ci/consistency_gt",
 		},
 		"servers": map[string]any{"ref": map[string]any{"builtin": map[string]any{}, "ready": map[string]any{},
-			"imports": map[string]any{"modules": []any{"app.serve"}, "dynamic": []any{map[string]any{"module": "app.registry", "loads": "outside"}}}}},
+			"imports": map[string]any{"modules": []any{"app.serve"}, "dynamic": []any{map[string]any{"module": "app.registry", "loads": "outside"}}}},
+			"batch": map[string]any{"builtin": map[string]any{"batching_max_size": 2}}},
 		"cases": []any{map[string]any{
 			"id": "a", "server": "ref", "modality": "image",
 			"request": map[string]any{"size": "8x8"}, "checks": map[string]any{}, repeatObject: map[string]any{}, loraObject: map[string]any{},
 		}, map[string]any{
 			"id": "b", "server": "ref", "modality": "video", "request": map[string]any{"size": "8x8"},
 			"realtime": map[string]any{"num_chunks": 2, "thresholds": map[string]any{"p95_chunk_total_ms": 5000}},
+		}, map[string]any{
+			"id": "c", "server": "batch", "modality": "image", "request": map[string]any{"size": "8x8"},
+			batchingObject: map[string]any{"requests": []any{map[string]any{"prompt": "a", "size": "8x8"}, map[string]any{"prompt": "b", "size": "8x8"}}},
 		}},
 	}
 }
@@ -184,6 +188,8 @@ func objectIn(s map[string]any, object string) map[string]any {
 		return s["ground_truth"].(map[string]any)
 	case loraObject:
 		return c[loraObject].(map[string]any)
+	case batchingObject:
+		return s["cases"].([]any)[2].(map[string]any)[batchingObject].(map[string]any)
 	}
 	return nil
 }

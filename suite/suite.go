@@ -132,7 +132,12 @@ type Builtin struct {
 	// ModelID is the id it names instead of Model, as SGLang's --model-id (`serve
 	// --model-id`); empty: Model.
 	ModelID string
-	Lag     time.Duration // delay before the perf record is written
+	// BatchingMaxSize and BatchingDelayMs are SGLang's --batching-max-size (requests merged
+	// into one batch; 0 or 1 merges none) and --batching-delay-ms (the wait for a
+	// fuller batch; `serve --batching-max-size`, `--batching-delay-ms`).
+	BatchingMaxSize int
+	BatchingDelayMs float64
+	Lag             time.Duration // delay before the perf record is written
 	// Timing is where the perf record's durations come from: "measured" (the default) or
 	// "computed" (the planned durations, the same under any load; `serve --timing`).
 	Timing string
@@ -190,6 +195,8 @@ type Case struct {
 	Realtime *Realtime
 	// LoRA is the case's LoRA adapters and checks (suite/lora.go); nil: none.
 	LoRA *LoRA
+	// Batching is the case's dynamic-batching smoke (suite/batching.go); nil: none.
+	Batching *DynamicBatching
 	// Noise is the confirm and on_unconfirmed in force for the case: its own, else its
 	// server's, else the suite's.
 	Noise Noise

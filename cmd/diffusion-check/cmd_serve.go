@@ -28,6 +28,10 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	fs.StringVar(&cfg.ModelID, "model-id", "", "the model id /v1/models and the responses name, as SGLang's --model-id (empty: --model)")
 	fs.StringVar(&cfg.TaskType, "task-type", "",
 		"task type /v1/models reports (T2I, T2V, TI2V, …); a T2V or T2I model refuses an input_reference with 400 as SGLang does (empty: T2I, every input taken)")
+	fs.IntVar(&cfg.BatchingMaxSize, "batching-max-size", 1,
+		"compatible image requests merged into one batch, as SGLang's --batching-max-size (1: none merged)")
+	fs.Float64Var(&cfg.BatchingDelayMs, "batching-delay-ms", 0,
+		"how long a batch waits for more requests before it runs smaller, in ms, as SGLang's --batching-delay-ms")
 	fs.DurationVar(&cfg.PerfLag, "perf-lag", 0, "delay before a request's performance.log record is written")
 	cfg.Timing = refserver.DefaultTiming
 	fs.Var(&cfg.Timing, "timing",
@@ -41,6 +45,13 @@ func serveCmd(ctx context.Context, e env, args []string) (int, error) {
 	}
 	if err := checkAddr(cfg.Addr); err != nil {
 		return 0, err
+	}
+	// SGLang's ServerArgs._validate_batching refuses the same.
+	if cfg.BatchingMaxSize < 1 {
+		return 0, usagef("--batching-max-size %d: must be >= 1", cfg.BatchingMaxSize)
+	}
+	if cfg.BatchingDelayMs < 0 {
+		return 0, usagef("--batching-delay-ms %v: must be >= 0", cfg.BatchingDelayMs)
 	}
 	var err error
 	if cfg.Tools, err = inheritMediaTools(ctx, e, serveEncoders...); err != nil {

@@ -42,6 +42,9 @@ type Set struct {
 	LoRAListEmpty     bool    // GET /v1/list_loras lists no adapter
 	LoRASwitchSticks  bool    // set_lora of adapters already loaded leaves the applied ones as they were
 	RevisedPromptEcho bool    // a thinking request's revised_prompt echoes the prompt, without the model's plan
+	BatchUnmerged     bool    // with dynamic batching on, every request runs alone: none is merged
+	BatchSwapped      bool    // the two requests of a merged batch get each other's output
+	BatchSplitFails   bool    // a merged batch fails: its requests answer 500, "Dynamic batching failed"
 	LogFloodMiB       float64 // the server logs this much (1 KiB lines) while it loads
 	LogLineMiB        float64 // the server logs one line this long while it loads
 
@@ -110,6 +113,9 @@ var kinds = []kind{
 	{"lora-list-empty", flagOnly, func(f *Set, _ value) { f.LoRAListEmpty = true }},
 	{"lora-switch-sticks", flagOnly, func(f *Set, _ value) { f.LoRASwitchSticks = true }},
 	{"revised-prompt-echo", flagOnly, func(f *Set, _ value) { f.RevisedPromptEcho = true }},
+	{"batch-unmerged", flagOnly, func(f *Set, _ value) { f.BatchUnmerged = true }},
+	{"batch-swapped", flagOnly, func(f *Set, _ value) { f.BatchSwapped = true }},
+	{"batch-split-fails", flagOnly, func(f *Set, _ value) { f.BatchSplitFails = true }},
 	{"log-flood", mebibytes, func(f *Set, v value) { f.LogFloodMiB = v.x }},
 	{"log-line", mebibytes, func(f *Set, v value) { f.LogLineMiB = v.x }},
 }

@@ -22,9 +22,11 @@ import (
 // Handler is the reference server's HTTP API (docs/sglang-compat.md §2). warmHandler makes one; Serve wraps it in
 // a listening server. Close stops its background work.
 type Handler struct {
-	cfg    Config
-	model  *model
-	loras  *loras // the LoRA adapters loaded and applied (lora.go)
+	cfg   Config
+	model *model
+	loras *loras // the LoRA adapters loaded and applied (lora.go)
+	// batch is the scheduler of dynamic batching (batching.go); nil when it merges nothing.
+	batch  *batcher
 	mux    *http.ServeMux
 	commit string
 	// warm is closed when the warm-up generation has ended; until then /health answers 503
@@ -73,6 +75,7 @@ func newHandler(cfg Config) *Handler {
 		warm: make(chan struct{}), stopping: make(chan struct{}), crashed: make(chan struct{}),
 		jobs: map[string]*videoJob{},
 	}
+	h.batch = newBatcher(h)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.health)
 	mux.HandleFunc("GET /health_generate", h.health)
@@ -237,7 +240,11 @@ func (h *Handler) images(parse func(*http.Request, *model) (*genRequest, error))
 
 		rn := run{id: newID(), number: number, req: g}
 		h.logStart(rn)
-		out, err := h.generate(ctx, rn)
+		generate := h.generate
+		if h.batch != nil {
+			generate = h.batch.generate
+		}
+		out, err := generate(ctx, rn)
 		switch {
 		case errors.Is(err, errCrashed):
 			panic(http.ErrAbortHandler) // the connection dies with the "process"

@@ -59,6 +59,11 @@ type Config struct {
 	// A task type that takes no image input (T2V, T2I) refuses an input_reference as SGLang
 	// does (models.go).
 	TaskType string
+	// BatchingMaxSize is SGLang's --batching-max-size: up to this many compatible image
+	// requests run as one batch (batching.go); 0 or 1 merges none. BatchingDelayMs is
+	// --batching-delay-ms, how long a smaller batch waits for more.
+	BatchingMaxSize int
+	BatchingDelayMs float64
 	// PerfLag delays each perf record until after its response (a test of the runner's wait);
 	// zero writes it before the response, as SGLang does.
 	PerfLag time.Duration

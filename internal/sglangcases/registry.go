@@ -59,6 +59,10 @@ type Case struct {
 	RunLoraDynamicSwitchCheck bool         `json:"run_lora_dynamic_switch_check"`
 	RunMultiLoraAPICheck      bool         `json:"run_multi_lora_api_check"`
 	RunRevisedPromptCheck     bool         `json:"run_revised_prompt_check"`
+	// DynamicBatchingRequests are the two requests of the dynamic-batching smoke (newer than
+	// 4e66c7cc: test_server_common.py _test_dynamic_batching_smoke, read through the search
+	// index), none for a case without it.
+	DynamicBatchingRequests []CaseSampling `json:"dynamic_batching_requests"`
 }
 
 // CaseServer is SGLang's DiffusionServerArgs.

@@ -460,6 +460,15 @@ func (w *writer) caseNode(c Case, list, fn string, s *server) *yaml.Node {
 	if l := loraNode(c); l != nil {
 		addPair(m, "lora", l)
 	}
+	if len(c.DynamicBatchingRequests) > 0 {
+		// Each is a whole Images API request (generate_image_response); the suite refuses a
+		// list that is not two, as SGLang's smoke asserts.
+		reqs := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, p := range c.DynamicBatchingRequests {
+			reqs.Content = append(reqs.Content, w.request(Case{ID: c.ID, SamplingParams: p}, "t2i"))
+		}
+		addPair(m, "dynamic_batching", mapping("requests", reqs))
+	}
 	if fn == "realtime" && p.RealtimeNumChunks != nil {
 		rt := mapping("num_chunks", integer(*p.RealtimeNumChunks))
 		if p.RealtimeIgnoreInitial > 0 {

@@ -243,3 +243,29 @@ func TestPathsOfTheCheckout(t *testing.T) {
 		t.Errorf("inTree: %q", got)
 	}
 }
+
+// Rule: a case's dynamic_batching_requests become its dynamic_batching block, each request as
+// the smoke sends it (generate_image_response: prompt, size, output format, the extras in the
+// body), on the server whose extras start it with --batching-max-size 2.
+func TestDynamicBatchingRequests(t *testing.T) {
+	s, _ := written(t, reg(t,
+		`{"id": "bagel_t2i", "server_args": {"model_path": "B/b", "modality": "image", "num_gpus": 1, "extras": ["--batching-max-size 2"], "env_vars": {}},
+			"sampling_params": {"prompt": "main", "output_size": "64x64", "num_outputs_per_prompt": 1, "extras": {}},
+			"dynamic_batching_requests": [
+				{"prompt": "prompt-a", "output_size": "64x64", "output_format": "png", "num_outputs_per_prompt": 1, "extras": {"seed": 11}},
+				{"prompt": "a longer prompt-b", "output_size": "64x64", "output_format": "png", "num_outputs_per_prompt": 1, "extras": {"seed": 22}}]}`))
+	b := s.Cases[0].Batching
+	if b == nil {
+		t.Fatal("no dynamic_batching block")
+	}
+	for i, want := range []suite.Request{
+		{Prompt: "prompt-a", Size: "64x64", Width: 64, Height: 64, OutputFormat: "png", Extra: map[string]any{"seed": 11}},
+		{Prompt: "a longer prompt-b", Size: "64x64", Width: 64, Height: 64, OutputFormat: "png", Extra: map[string]any{"seed": 22}},
+	} {
+		got := b.Requests[i]
+		got.N = 0
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("request %d (-want +got):\n%s", i+1, diff)
+		}
+	}
+}
