@@ -111,6 +111,7 @@ var kinds = []Kind{
 	{Name: results.OutputPresent, Label: "output", Unit: "bytes", Group: GroupOutput},
 	{Name: results.OutputValid, Label: "output decodable", Group: GroupOutput},
 	{Name: OutputRevisedPrompt, Label: "revised prompt", Group: GroupOutput},
+	{Name: OutputChatCompletion, Label: "chat completion", Group: GroupOutput},
 
 	// The value of perf.record is the server's total_duration_ms: the E2E column shows it
 	// where perf.e2e (the same figure against a limit) is not checked.

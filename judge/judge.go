@@ -120,8 +120,8 @@ func perfRule(j *Config, in Input, v verdict) verdict {
 		v.judged = append(v.judged, j.realtime(in)...) // SGLang judges a realtime case on its chunks alone
 		return v
 	}
-	if !j.collecting() || !in.Answered {
-		return v
+	if !j.collecting() || !in.Answered || c.Modality == suite.Text {
+		return v // a text case has no diffusion perf record, as in SGLang
 	}
 	if !suite.Enabled(c.Checks.PerfRecord) {
 		v.judged = append(v.judged, checks.Skipped(checks.PerfE2E,

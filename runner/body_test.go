@@ -107,9 +107,9 @@ func TestRequestTimeoutCoversTheBody(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	c := &client{http: srv.Client(), base: srv.URL, dir: dir}
+	began := time.Now() // before the deadline is set: the deadline is 500 ms after its context's start
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
-	began := time.Now()
 	_, err := c.download(ctx, "/v1/videos/x/content", filepath.Join(dir, "output.mp4"))
 	took, sent := time.Since(began), written.Load()
 	if !errors.Is(err, context.DeadlineExceeded) {

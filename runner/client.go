@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/internal/media"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
@@ -59,6 +60,8 @@ type reply struct {
 	Chunks []results.ChunkStats
 	// RevisedPrompts are the images' revised_prompt, in order (nil for one without).
 	RevisedPrompts []*string
+	// Chat is a text case's chat completion (chat.go); nil for media.
+	Chat *checks.ChatAnswer
 }
 
 // mediaFile is one output file on disk.
@@ -129,6 +132,9 @@ func failedOnServer(err error) bool {
 func (c *client) generate(ctx context.Context, cs *suite.Case) (reply, error) {
 	if cs.Realtime != nil {
 		return c.realtime(ctx, cs)
+	}
+	if cs.Modality == suite.Text {
+		return c.chat(ctx, cs)
 	}
 	if cs.Modality == suite.Image {
 		return c.image(ctx, cs)

@@ -128,7 +128,11 @@ func (r *run) send(
 	timeout time.Duration,
 ) (rep reply, flight span, timedOut bool, err error) {
 	spec := r.opts.Suite.Servers[c.Server]
-	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: spec.Model, poll: spec.PollInterval,
+	model := spec.Model
+	if model == "" && c.Modality == suite.Text {
+		model = expectedModel(c, spec).ID // SGLang's chat smoke names the model path
+	}
+	cl := &client{http: r.opts.HTTPClient, base: srv.baseURL, model: model, poll: spec.PollInterval,
 		dir: dir, maxBytes: int64(spec.MaxOutputMB) << 20, inputs: r.inputs, tools: r.opts.Tools}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -239,6 +243,9 @@ func (r *run) joinPerf(ctx context.Context, c *suite.Case, srv *server, m *measu
 	spec := r.opts.Suite.Servers[c.Server]
 	rr := &m.rr
 	check := func(ck results.Check) { m.reported = append(m.reported, ck) }
+	if c.Modality == suite.Text {
+		return // a text generation has no diffusion perf record (SGLang's chat smoke reads none)
+	}
 	if !suite.Enabled(c.Checks.PerfRecord) {
 		check(results.Check{Name: results.PerfRecord, Status: results.Skip, Detail: "disabled by the case's checks.perf_record"})
 		return

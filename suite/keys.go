@@ -261,8 +261,8 @@ func keyTable() map[string][]key {
 				name:     "modality",
 				kind:     scalarValue,
 				required: true,
-				enum:     []string{string(Image), string(Video), string(VideoAudio)},
-				doc:      "what the requests produce",
+				enum:     []string{string(Image), string(Video), string(VideoAudio), string(Text)},
+				doc:      "what the requests produce; text: SGLang's chat-completion smoke of a text-generating model",
 			},
 			{name: "repeat", kind: intValue, least: one, doc: "how many times the request is sent; default 1"},
 			{

@@ -448,12 +448,19 @@ func (d *decoder) testCase(field string, raw *yaml.Node, servers map[string]*Ser
 	if v, f, ok := o.get("checks"); ok {
 		d.toggles(v, f, &c.Checks)
 	}
-	d.caseRealtime(o, field, c)
-	d.caseLoRA(o, field, c, servers[c.Server])
-	d.caseBatching(o, field, c, servers[c.Server])
+	d.caseBlocks(o, field, c, servers[c.Server])
 	c.Noise = d.noise(o, c.Noise)
 	c.RepeatLimits = d.repeatLimits(o, repeat).limits
 	return c, idLine
+}
+
+// caseBlocks reads what makes a case other than one request repeated: a realtime session, its
+// LoRA checks, its dynamic-batching smoke, and the rules of a text case.
+func (d *decoder) caseBlocks(o *object, field string, c *Case, srv *Server) {
+	d.caseRealtime(o, field, c)
+	d.caseLoRA(o, field, c, srv)
+	d.caseBatching(o, field, c, srv)
+	d.caseText(o, field, c)
 }
 
 // caseRealtime reads a case's realtime block and what it forbids: requests at once, which SGLang
@@ -485,13 +492,13 @@ func (d *decoder) modality(o *object) Modality {
 		return ""
 	}
 	switch Modality(m) {
-	case Image, Video, VideoAudio:
+	case Image, Video, VideoAudio, Text:
 		return Modality(m)
 	}
 	if why := unsupportedModality(m); why != "" {
 		d.Addf(v.Line, f, "%s", why)
 	} else {
-		d.Addf(v.Line, f, "unknown modality %q (known: image, video, video+audio)", m)
+		d.Addf(v.Line, f, "unknown modality %q (known: image, video, video+audio, text)", m)
 	}
 	return ""
 }
@@ -508,13 +515,13 @@ func unsupportedModality(m string) string {
 	case "3d", "mesh":
 		return fmt.Sprintf(
 			"modality %q: 3-D mesh cases are not supported (SGLang checks them by Chamfer distance against a reference .glb, "+
-				"which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
+				"which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio, text)",
 			m,
 		)
 	case "action":
 		return fmt.Sprintf(
 			"modality %q: action cases are not supported (SGLang checks their action JSON against a ground-truth .json, "+
-				"which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio)",
+				"which diffusion-check does not implement); leave the case out of the suite (known: image, video, video+audio, text)",
 			m,
 		)
 	}

@@ -54,7 +54,7 @@ func TestUnsupportedModalityRule(t *testing.T) {
 		{"3d", `suite.yaml:3: cases[0].modality: modality "3d": 3-D mesh cases are not supported (SGLang checks them by Chamfer distance`},
 		{"mesh", `modality "mesh": 3-D mesh cases are not supported`},
 		{"action", `suite.yaml:3: cases[0].modality: modality "action": action cases are not supported (SGLang checks their action JSON`},
-		{"audio", `unknown modality "audio" (known: image, video, video+audio)`},
+		{"audio", `unknown modality "audio" (known: image, video, video+audio, text)`},
 	} {
 		_, err := Parse("suite.yaml",
 			[]byte("servers: {ref: {builtin: {}}}\ncases:\n  - {id: a, server: ref, modality: "+tt.modality+", request: {size: 8x8}}\n"))

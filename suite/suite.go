@@ -17,6 +17,9 @@ const (
 	Image      Modality = "image"
 	Video      Modality = "video"
 	VideoAudio Modality = "video+audio"
+	// Text is a text-generating model's case: each request is SGLang's chat-completion smoke
+	// (suite/text.go).
+	Text Modality = "text"
 )
 
 // Suite is a validated suite file. Paths are absolute, resolved against the suite file's folder.

@@ -414,7 +414,7 @@ cases:
 			`suite.yaml:6: cases[3].request.size: want WIDTHxHEIGHT with positive integers, such as "1280x720", got " 8x8"`,
 			"suite.yaml:8: cases[5].request: missing",
 			`suite.yaml:9: cases[6].request.output_format: unknown output format "jpg" (known: png, jpeg, webp)`,
-			`suite.yaml:10: cases[7].modality: unknown modality "audio" (known: image, video, video+audio)`,
+			`suite.yaml:10: cases[7].modality: unknown modality "audio" (known: image, video, video+audio, text)`,
 			"suite.yaml:11: cases[8].modality: missing",
 		}},
 		{"modality fields", `servers: {ref: {builtin: {}}}
@@ -581,7 +581,7 @@ func TestLoadManyMistakes(t *testing.T) {
 		f + `:23: cases[0].request.output_format: unknown output format "gif" (known: png, jpeg, webp)`,
 		f + `:23: cases[0].request.fps: applies to video cases only; this case's modality is image`,
 		f + `:24: cases[1].id: duplicate id "t2i", first at line 18`,
-		f + `:26: cases[1].modality: unknown modality "audio" (known: image, video, video+audio)`,
+		f + `:26: cases[1].modality: unknown modality "audio" (known: image, video, video+audio, text)`,
 		f + `:27: cases[1].repeat: want an integer, got "two"`,
 		f + `:29: cases[1].request.size: want WIDTHxHEIGHT with positive integers, such as "1280x720", got "256x"`,
 		f + `:30: cases[1].request.steps: must not be negative, got -3`,

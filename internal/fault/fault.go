@@ -45,6 +45,8 @@ type Set struct {
 	BatchUnmerged     bool    // with dynamic batching on, every request runs alone: none is merged
 	BatchSwapped      bool    // the two requests of a merged batch get each other's output
 	BatchSplitFails   bool    // a merged batch fails: its requests answer 500, "Dynamic batching failed"
+	ChatEmpty         bool    // a chat completion's content is empty
+	ChatUsageOff      bool    // a chat completion's total_tokens is one more than its prompt and completion tokens
 	LogFloodMiB       float64 // the server logs this much (1 KiB lines) while it loads
 	LogLineMiB        float64 // the server logs one line this long while it loads
 
@@ -116,6 +118,8 @@ var kinds = []kind{
 	{"batch-unmerged", flagOnly, func(f *Set, _ value) { f.BatchUnmerged = true }},
 	{"batch-swapped", flagOnly, func(f *Set, _ value) { f.BatchSwapped = true }},
 	{"batch-split-fails", flagOnly, func(f *Set, _ value) { f.BatchSplitFails = true }},
+	{"chat-empty", flagOnly, func(f *Set, _ value) { f.ChatEmpty = true }},
+	{"chat-usage-off", flagOnly, func(f *Set, _ value) { f.ChatUsageOff = true }},
 	{"log-flood", mebibytes, func(f *Set, v value) { f.LogFloodMiB = v.x }},
 	{"log-line", mebibytes, func(f *Set, v value) { f.LogLineMiB = v.x }},
 }

@@ -84,6 +84,7 @@ func newHandler(cfg Config) *Handler {
 	mux.HandleFunc("GET /v1/models/{model...}", h.retrieveModel)
 	mux.HandleFunc("POST /v1/images/generations", h.images(parseGeneration))
 	mux.HandleFunc("POST /v1/images/edits", h.images(parseEdit))
+	mux.HandleFunc("POST /v1/chat/completions", h.chat)
 	mux.HandleFunc("POST /v1/videos", h.createVideo)
 	mux.HandleFunc("GET /v1/videos", h.listVideos)
 	mux.HandleFunc("GET /v1/videos/{id}", h.getVideo)
