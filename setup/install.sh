@@ -11,6 +11,11 @@
 #   INPUT_VERSION       release tag, vX.Y.Z[-pre]
 #   INPUT_BASE_URL      assets are at $INPUT_BASE_URL/$INPUT_VERSION/<asset>; default DEFAULT_BASE_URL
 #   INPUT_CHECK_FFMPEG  "true": run `diffusion-check doctor` and fail when ffmpeg is unsupported
+#   INPUT_VERIFY        auto (default), attestation or checksum: how the archive is verified
+#                       beyond its SHA-256 (below)
+#   INPUT_TOKEN         the token `gh attestation verify` reads the attestations with (GH_TOKEN)
+#   ATTESTATION_REPO    owner/name whose release workflow attested the archive; default
+#                       diffusion-check/diffusion-check
 # and the runner's RUNNER_OS, RUNNER_ARCH, RUNNER_TOOL_CACHE, RUNNER_TEMP, GITHUB_PATH and
 # GITHUB_OUTPUT (https://docs.github.com/en/actions/reference/workflows-and-actions/variables).
 #
@@ -21,6 +26,13 @@
 # they do not match.
 # The release assets are .goreleaser.yaml's: diffusion-check_<version without v>_<os>_<arch>.tar.gz
 # and checksums.txt (SHA-256).
+#
+# The SHA-256 an archive must have comes from the action's own folder when its checksums.txt
+# lists the asset ($GITHUB_ACTION_PATH/checksums.txt, which the release workflow commits into
+# the tagged release commit: a SHA pin of the action then pins the binary's bits), else from the
+# release's checksums.txt. Then, with verify auto, `gh attestation verify` checks the archive
+# against the release workflow's signed provenance when gh and a token are there (else the
+# SHA-256 alone, and the log says so); attestation requires it; checksum skips it.
 set -euo pipefail
 
 fail() { echo "::error title=diffusion-check setup::$*" >&2; exit 1; }
@@ -32,6 +44,12 @@ base=${INPUT_BASE_URL:-${DEFAULT_BASE_URL:-}}
 [ -n "$base" ] || fail "no base_url, and no DEFAULT_BASE_URL: where are the releases?"
 base=${base%/}
 [ -n "${RUNNER_TOOL_CACHE:-}" ] || fail "RUNNER_TOOL_CACHE is not set: run this on a GitHub Actions runner (or set it)"
+verify=${INPUT_VERIFY:-auto}
+case "$verify" in
+  auto | attestation | checksum) ;;
+  *) fail "verify '$verify': want auto, attestation or checksum" ;;
+esac
+repo=${ATTESTATION_REPO:-diffusion-check/diffusion-check}
 
 case "${RUNNER_OS:-$(uname -s)}" in
   Linux | linux) os=linux ;;
@@ -59,6 +77,7 @@ member_cap=${SETUP_MEMBER_CAP:-$((512 << 20))}
 max_time=${SETUP_MAX_TIME:-600}
 speed_time=${SETUP_SPEED_TIME:-60}
 retries=${SETUP_RETRIES:-3}
+# SETUP_GH: the GitHub CLI to verify attestations with (a test's fake); default gh on PATH.
 
 tmp=$(mktemp -d "${RUNNER_TEMP:-/tmp}/diffusion-check-setup.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -93,21 +112,30 @@ sha256() {
   fi
 }
 
-# The release's own word on the asset, fetched on every run, cached entry or not: a record in
-# the tool cache proves nothing (any job of the runner's user can write there).
-status=0
-fetch "$base/$version/checksums.txt" "$tmp/checksums.txt" "$sums_cap" || status=$?
-[ "$status" != 2 ] || fail "release $version: checksums.txt from $base/$version/ is larger than $((sums_cap >> 20)) MiB; refused"
-[ "$status" = 0 ] || fail "release $version: could not download checksums.txt from $base/$version/ (no such release?)"
+# The sum the archive must have: from the action's own checksums.txt when it lists the asset
+# (pinned by the action's commit), else the release's, fetched on every run, cached entry or
+# not: a record in the tool cache proves nothing (any job of the runner's user can write there).
+pinned=${GITHUB_ACTION_PATH:+$GITHUB_ACTION_PATH/checksums.txt}
+if [ -n "$pinned" ] && [ -f "$pinned" ] && awk -v f="$asset" '$2 == f || $2 == "*" f { found = 1 } END { exit !found }' "$pinned"; then
+  sums=$pinned
+  source_of_sums="the checksums.txt this action's commit carries ($pinned)"
+else
+  status=0
+  fetch "$base/$version/checksums.txt" "$tmp/checksums.txt" "$sums_cap" || status=$?
+  [ "$status" != 2 ] || fail "release $version: checksums.txt from $base/$version/ is larger than $((sums_cap >> 20)) MiB; refused"
+  [ "$status" = 0 ] || fail "release $version: could not download checksums.txt from $base/$version/ (no such release?)"
+  sums=$tmp/checksums.txt
+  source_of_sums="the release's checksums.txt"
+fi
 # Each line is "<sha256>  <name>" or "<sha256> *<name>", as sha256sum -c reads it: the asset must
 # be listed exactly once, with 64 hex digits (of either case).
-listed=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1 }' "$tmp/checksums.txt")
+listed=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1 }' "$sums")
 case "$(printf '%s' "$listed" | grep -c '')" in
-  0) fail "release $version: checksums.txt lists no $asset; refusing an unverified binary" ;;
+  0) fail "release $version: $source_of_sums lists no $asset; refusing an unverified binary" ;;
   1) ;;
-  *) fail "release $version: checksums.txt lists $asset more than once; refusing an ambiguous sum" ;;
+  *) fail "release $version: $source_of_sums lists $asset more than once; refusing an ambiguous sum" ;;
 esac
-[[ $listed =~ ^[0-9A-Fa-f]{64}$ ]] || fail "release $version: checksums.txt gives $asset the sum '$listed', not 64 hex digits"
+[[ $listed =~ ^[0-9A-Fa-f]{64}$ ]] || fail "release $version: $source_of_sums gives $asset the sum '$listed', not 64 hex digits"
 want=$(printf '%s' "$listed" | tr 'A-F' 'a-f')
 
 # member ARCHIVE DEST: the binary of a verified archive, as a regular file of at most
@@ -147,7 +175,7 @@ else
     why="its binary is not the release archive's"
   else
     cache_hit=true
-    echo "diffusion-check $version: found in the tool cache ($dir), archive SHA-256 $want verified against the release's checksums.txt"
+    echo "diffusion-check $version: found in the tool cache ($dir), archive SHA-256 $want verified against $source_of_sums"
   fi
 fi
 if [ "$cache_hit" = false ]; then
@@ -159,7 +187,7 @@ if [ "$cache_hit" = false ]; then
     fail "release $version has no asset $asset at $base/$version/ (no binary for $os/$arch in this release?), or it did not download within ${max_time}s"
   got=$(sha256 "$tmp/$asset")
   [ "$got" = "$want" ] ||
-    fail "checksum mismatch for $asset of $version: SHA-256 $got, checksums.txt says $want; the download is refused"
+    fail "checksum mismatch for $asset of $version: SHA-256 $got, $source_of_sums says $want; the download is refused"
   member "$tmp/$asset" "$tmp/x"
   # A complete cache entry appears at once: the folder is renamed into place, then marked.
   rm -rf "$dir" "$marker"
@@ -170,8 +198,30 @@ if [ "$cache_hit" = false ]; then
   chmod 755 "$tmp/entry/diffusion-check"
   mv "$tmp/entry" "$dir"
   touch "$marker"
-  echo "diffusion-check $version: installed $asset (SHA-256 $got verified) into $dir"
+  echo "diffusion-check $version: installed $asset (SHA-256 $got verified against $source_of_sums) into $dir"
 fi
+
+# The attestation: the release workflow's signed build provenance of the archive (docs/security.md).
+gh=${SETUP_GH:-gh}
+have_gh=false
+command -v "$gh" >/dev/null && have_gh=true
+case "$verify/$have_gh/${INPUT_TOKEN:+token}" in
+  checksum/*)
+    echo "diffusion-check $version: verified by checksum (verify: checksum); no attestation checked" ;;
+  */true/token)
+    if ! out=$(GH_TOKEN=$INPUT_TOKEN "$gh" attestation verify "$dir/$asset" --repo "$repo" 2>&1); then
+      fail "$asset of $version: gh attestation verify --repo $repo failed; the binary is refused: $out"
+    fi
+    echo "diffusion-check $version: verified by attestation (gh attestation verify $asset --repo $repo) and checksum" ;;
+  attestation/false/*)
+    fail "verify: attestation needs the GitHub CLI (gh) on PATH to run gh attestation verify; install it, or set verify: checksum" ;;
+  attestation/true/)
+    fail "verify: attestation needs a token for gh attestation verify (the token input); none is set" ;;
+  *)
+    why="gh is not on PATH"
+    [ "$have_gh" = false ] || why="no token was given"
+    echo "diffusion-check $version: verified by checksum only ($why, so gh attestation verify did not run; verify: attestation requires it)" ;;
+esac
 
 echo "$dir" >>"${GITHUB_PATH:-/dev/null}"
 {

@@ -97,7 +97,9 @@ func TestActionLint(t *testing.T) {
 
 // TestVersionIsTheImages: the release the setup action installs by default is the one whose
 // image action.yml names, so that `@vX.Y.Z` of either action is the same release; the release
-// workflow checks both against the version it publishes (docs/releasing.md).
+// workflow checks both against the version it publishes (docs/releasing.md). At a release
+// commit, where action.yml names the image by digest, setup/checksums.txt pins that release's
+// archives.
 func TestVersionIsTheImages(t *testing.T) {
 	var a action
 	raw, err := os.ReadFile("action.yml")
@@ -111,10 +113,20 @@ func TestVersionIsTheImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, image, _ := strings.Cut(string(top), "  image: docker://ghcr.io/diffusion-check/diffusion-check:")
-	image, _, _ = strings.Cut(image, "\n")
-	if v := a.Inputs["version"].Default; v == "" || v != image {
-		t.Errorf("setup/action.yml installs %q by default, action.yml's image is %q: one release for both", v, image)
+	v := a.Inputs["version"].Default
+	if strings.Contains(string(top), "  image: docker://ghcr.io/diffusion-check/diffusion-check@sha256:") {
+		// A release commit (release.yml's tag job): the image by digest, the binaries by the
+		// SHA-256s of the default version's archives, beside install.sh.
+		sums, err := os.ReadFile("checksums.txt")
+		if err != nil || !strings.Contains(string(sums), "  diffusion-check_"+strings.TrimPrefix(v, "v")+"_linux_amd64.tar.gz") {
+			t.Errorf("a release commit pins the image by digest, but setup/checksums.txt does not pin %s's archives (%v)", v, err)
+		}
+	} else {
+		_, image, _ := strings.Cut(string(top), "  image: docker://ghcr.io/diffusion-check/diffusion-check:")
+		image, _, _ = strings.Cut(image, "\n")
+		if v == "" || v != image {
+			t.Errorf("setup/action.yml installs %q by default, action.yml's image is %q: one release for both", v, image)
+		}
 	}
 	pinned, err := exec.Command("awk", `/^  version:/ { v = 1 } v && /^    default:/ { print $2; exit }`, "action.yml").Output()
 	if err != nil || strings.TrimSpace(string(pinned)) != a.Inputs["version"].Default {

@@ -140,7 +140,9 @@ func (in installer) run(version string, extra ...string) outcome {
 	cmd.Env = append(os.Environ(),
 		"INPUT_VERSION="+version, "INPUT_BASE_URL="+in.base, "INPUT_CHECK_FFMPEG=true",
 		"RUNNER_OS=Linux", "RUNNER_ARCH="+runnerArch(), "RUNNER_TOOL_CACHE="+in.cache, "RUNNER_TEMP="+tmp,
-		"GITHUB_PATH="+gp, "GITHUB_OUTPUT="+gout, "PATH="+in.path)
+		"GITHUB_PATH="+gp, "GITHUB_OUTPUT="+gout, "PATH="+in.path,
+		// What a runner may have set must not decide the outcome: each test says its own.
+		"GITHUB_ACTION_PATH=", "INPUT_TOKEN=", "INPUT_VERIFY=", "ATTESTATION_REPO=", "SETUP_GH=")
 	cmd.Env = append(cmd.Env, extra...)
 	out, err := cmd.CombinedOutput()
 	code := 0
@@ -207,7 +209,8 @@ func TestInstall(t *testing.T) {
 	if first.code != 0 {
 		t.Fatalf("first install: exit %d\n%s", first.code, first.output)
 	}
-	for _, want := range []string{"installed " + asset("v1.2.3") + " (SHA-256 " + sum + " verified)", "ok: FFmpeg 4.1 or newer"} {
+	for _, want := range []string{"installed " + asset("v1.2.3") + " (SHA-256 " + sum + " verified against the release's checksums.txt)",
+		"ok: FFmpeg 4.1 or newer"} {
 		if !strings.Contains(first.output, want) {
 			t.Errorf("first install: output lacks %q:\n%s", want, first.output)
 		}
@@ -240,11 +243,11 @@ func TestInstall(t *testing.T) {
 		name, version, want string
 		extra               []string
 	}{
-		{"checksum mismatch", "v1.2.4", "checksum mismatch for " + asset("v1.2.4") + " of v1.2.4: SHA-256 " + sum + ", checksums.txt says " +
+		{"checksum mismatch", "v1.2.4", "checksum mismatch for " + asset("v1.2.4") + " of v1.2.4: SHA-256 " + sum + ", the release's checksums.txt says " +
 			fmt.Sprintf("%064x", 7), nil},
 		{"missing asset", "v1.2.3", "release v1.2.3 has no asset diffusion-check_1.2.3_linux_" + other + ".tar.gz",
 			[]string{"RUNNER_ARCH=" + map[string]string{"arm64": "ARM64", "amd64": "X64"}[other]}},
-		{"not in checksums", "v1.2.5", "release v1.2.5: checksums.txt lists no " + asset("v1.2.5") + "; refusing an unverified binary", nil},
+		{"not in checksums", "v1.2.5", "release v1.2.5: the release's checksums.txt lists no " + asset("v1.2.5") + "; refusing an unverified binary", nil},
 		{"no such release", "v9.9.9", "release v9.9.9: could not download checksums.txt", nil},
 		{"not a version", "v1", "version 'v1': want a release tag vX.Y.Z", nil},
 		{"windows", "v1.2.3", "runner OS Windows", []string{"RUNNER_OS=Windows"}},

@@ -34,14 +34,23 @@ func TestExampleWorkflowsLint(t *testing.T) {
 	actionlint(t, append([]string{"-config-file", filepath.Join(dir, "actionlint.yaml")}, files...)...)
 }
 
-// TestReleaseWorkflowLint runs actionlint over the release workflow (GitHub-hosted runners
-// only, so no custom labels).
-func TestReleaseWorkflowLint(t *testing.T) {
-	actionlint(t, filepath.Join("..", "..", ".github", "workflows", "release.yml"))
+// repoWorkflows are the repository's own workflows (GitHub-hosted runners only, so no custom
+// labels): the release, and the CI of every pull request.
+var repoWorkflows = []string{"release.yml", "ci.yml"}
+
+// TestRepositoryWorkflowsLint runs actionlint over the repository's own workflows, which holds
+// the inputs they give `uses: ./setup` and `uses: ./` to those actions' files.
+func TestRepositoryWorkflowsLint(t *testing.T) {
+	var files []string
+	for _, f := range repoWorkflows {
+		files = append(files, filepath.Join("..", "..", ".github", "workflows", f))
+	}
+	actionlint(t, files...)
 }
 
 // TestActionUsesReleasedImage: action.yml names a released image by its exact version, never
-// a Dockerfile (every job would build it) nor a moving tag (docs/releasing.md).
+// a Dockerfile (every job would build it) nor a moving tag (docs/releasing.md); at a release
+// commit, by its digest.
 func TestActionUsesReleasedImage(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
 	if err != nil {
@@ -51,8 +60,143 @@ func TestActionUsesReleasedImage(t *testing.T) {
 	if image == nil {
 		t.Fatal("action.yml: no runs.image")
 	}
-	if !regexp.MustCompile(`^docker://ghcr\.io/diffusion-check/diffusion-check:v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`).Match(image[1]) {
-		t.Errorf("action.yml: image %q, want docker://ghcr.io/diffusion-check/diffusion-check:vX.Y.Z", image[1])
+	if !regexp.MustCompile(`^docker://ghcr\.io/diffusion-check/diffusion-check(:v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?|@sha256:[0-9a-f]{64})$`).Match(image[1]) {
+		t.Errorf("action.yml: image %q, want docker://ghcr.io/diffusion-check/diffusion-check:vX.Y.Z (or @sha256:… at a release commit)", image[1])
+	}
+}
+
+// TestCIWorkflow: every pull request and push to main runs the suite with the command .ci/run
+// runs, the setup action (`uses: ./setup`) on GitHub's Linux x64 and arm64 and macOS runners
+// and in an ubuntu:22.04 container, each against a release the job serves itself, and the
+// container action (`uses: ./`) built from the commit, planning the quickstart suite; no job
+// holds a write permission.
+func TestCIWorkflow(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", ".github", "workflows", "ci.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWorkflowTrust(t, "ci.yml", raw)
+	var wf struct {
+		On          map[string]any `yaml:"on"`
+		Permissions map[string]string
+		Jobs        map[string]struct {
+			RunsOn      any    `yaml:"runs-on"`
+			Container   string `yaml:"container"`
+			Permissions any    `yaml:"permissions"`
+			Strategy    struct {
+				Matrix any `yaml:"matrix"`
+			} `yaml:"strategy"`
+			Steps []wfStep `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(raw, &wf); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := wf.On["pull_request"]; !ok || !strings.Contains(fmt.Sprint(wf.On["push"]), "main") {
+		t.Errorf("ci.yml runs on %v, want every pull request and pushes to main", wf.On)
+	}
+	if fmt.Sprint(wf.Permissions) != "map[contents:read]" {
+		t.Errorf("ci.yml: permissions %v, want contents: read alone", wf.Permissions)
+	}
+	ciRun, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := func(job, what string) bool {
+		for _, st := range wf.Jobs[job].Steps {
+			if strings.Contains(st.Run, what) || st.Uses == what {
+				return true
+			}
+		}
+		return false
+	}
+	if !strings.Contains(string(ciRun), "./scripts/test") || !runs("test", "./scripts/test") {
+		t.Error("ci.yml: the test job does not run ./scripts/test, the command .ci/run runs")
+	}
+	if got := fmt.Sprint(runsOnLabels("${{ matrix.runner }}", wf.Jobs["setup"].Strategy.Matrix)); got != "[ubuntu-24.04 ubuntu-24.04-arm macos-latest]" {
+		t.Errorf("ci.yml: the setup job runs on %v", got)
+	}
+	if wf.Jobs["setup-container"].Container != "ubuntu:22.04" {
+		t.Errorf("ci.yml: setup-container runs in %q, want ubuntu:22.04", wf.Jobs["setup-container"].Container)
+	}
+	for _, job := range []string{"setup", "setup-container"} {
+		if !runs(job, "./scripts/local-release") || !runs(job, "./setup") {
+			t.Errorf("ci.yml: job %s does not install a release it serves with uses: ./setup", job)
+		}
+	}
+	plan := false
+	for _, st := range wf.Jobs["action"].Steps {
+		plan = plan || st.Uses == "./" && st.With["command"] == "plan" && st.With["suite"] == "examples/quickstart/suite.yaml"
+	}
+	if !plan || !runs("action", "image: Dockerfile") {
+		t.Error("ci.yml: the action job does not run `uses: ./` (built from the commit) planning the quickstart suite")
+	}
+	for name, job := range wf.Jobs {
+		if job.Permissions != nil || selfHosted(runsOnLabels(job.RunsOn, job.Strategy.Matrix)) {
+			t.Errorf("ci.yml: job %s sets permissions %v or runs on a self-hosted runner (%v): a fork's PR runs it", name, job.Permissions, job.RunsOn)
+		}
+	}
+}
+
+// TestReleaseAttests: the release attests the binaries (their build provenance and SBOM, over
+// every archive checksums.txt lists) and the image (pushed to the registry, by the digest the
+// build pushed), in jobs that hold id-token and attestations: write; the tagged commit pins the
+// image by digest and the binaries by their SHA-256s; the release publishes the SBOM.
+func TestReleaseAttests(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Permissions map[string]string `yaml:"permissions"`
+			Steps       []wfStep          `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(raw, &wf); err != nil {
+		t.Fatal(err)
+	}
+	attests := func(job string, with map[string]string) bool {
+		for _, st := range wf.Jobs[job].Steps {
+			if !strings.HasPrefix(st.Uses, "actions/attest@") {
+				continue
+			}
+			match := true
+			for k, v := range with {
+				match = match && (v == "*" && st.With[k] != "" || st.With[k] == v)
+			}
+			if match {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		job  string
+		with map[string]string
+	}{
+		{"binaries", map[string]string{"subject-checksums": "dist/checksums.txt"}},
+		{"binaries", map[string]string{"subject-checksums": "dist/checksums.txt", "sbom-path": "dist/diffusion-check.spdx.json"}},
+		{"image", map[string]string{"subject-digest": "${{ steps.build.outputs.digest }}", "push-to-registry": "true"}},
+		{"image", map[string]string{"subject-digest": "${{ steps.build.outputs.digest }}", "push-to-registry": "true", "sbom-path": "*"}},
+	} {
+		if !attests(tc.job, tc.with) {
+			t.Errorf("release.yml: job %s has no actions/attest step with %v", tc.job, tc.with)
+		}
+		if p := wf.Jobs[tc.job].Permissions; p["id-token"] != "write" || p["attestations"] != "write" {
+			t.Errorf("release.yml: job %s attests without id-token and attestations: write (%v)", tc.job, p)
+		}
+	}
+	var pins, publishes bool
+	for _, st := range wf.Jobs["tag"].Steps {
+		pins = pins || strings.Contains(st.Run, "cp dist/checksums.txt setup/checksums.txt") && strings.Contains(st.Run, "image: $IMAGE") &&
+			strings.Contains(st.Run, `git tag "$VERSION"`)
+	}
+	for _, st := range wf.Jobs["publish"].Steps {
+		publishes = publishes || strings.Contains(st.Run, "gh release create") && strings.Contains(st.Run, "dist/diffusion-check.spdx.json")
+	}
+	if !pins || !publishes {
+		t.Errorf("release.yml: the tagged commit pins image and binaries: %t; the release publishes the SBOM: %t", pins, publishes)
 	}
 }
 
@@ -63,13 +207,34 @@ type workflow struct {
 		Group string `yaml:"group"`
 	} `yaml:"concurrency"`
 	Jobs map[string]struct {
-		If          string   `yaml:"if"`
-		Needs       any      `yaml:"needs"`
-		RunsOn      any      `yaml:"runs-on"`
-		Environment string   `yaml:"environment"`
-		Permissions any      `yaml:"permissions"`
-		Steps       []wfStep `yaml:"steps"`
+		If          string `yaml:"if"`
+		Needs       any    `yaml:"needs"`
+		RunsOn      any    `yaml:"runs-on"`
+		Environment string `yaml:"environment"`
+		Permissions any    `yaml:"permissions"`
+		Strategy    struct {
+			Matrix any `yaml:"matrix"` // a mapping, or an expression (fromJSON of a plan)
+		} `yaml:"strategy"`
+		Steps []wfStep `yaml:"steps"`
 	} `yaml:"jobs"`
+}
+
+// runsOnLabels is a job's runs-on with `${{ matrix.K }}` replaced by the list of the matrix's
+// values of K, as GitHub expands it; any other expression is left as it is.
+func runsOnLabels(runsOn, matrix any) any {
+	s, ok := runsOn.(string)
+	mm, isMap := matrix.(map[string]any)
+	if !ok || !isMap {
+		return runsOn
+	}
+	m := regexp.MustCompile(`^\$\{\{\s*matrix\.(\w+)\s*\}\}$`).FindStringSubmatch(s)
+	if m == nil {
+		return runsOn
+	}
+	if vals, ok := mm[m[1]].([]any); ok {
+		return vals
+	}
+	return runsOn
 }
 
 type wfStep struct {
@@ -135,7 +300,7 @@ func readmeWorkflow(t *testing.T) []byte {
 // checkWorkflowTrust holds one workflow file to the rules of TestExampleWorkflowsTrust.
 func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 	t.Helper()
-	usesLine := regexp.MustCompile(`^\s*(?:- )?uses: `)
+	usesLine := regexp.MustCompile(`^\s*(?:- )?uses: [^.]`) // local actions (./, ./setup) are this commit's
 	pinned := regexp.MustCompile(`^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
 	for i, line := range strings.Split(string(raw), "\n") {
 		if !usesLine.MatchString(line) || strings.Contains(line, "uses: diffusion-check/diffusion-check@") ||
@@ -172,10 +337,11 @@ func checkWorkflowTrust(t *testing.T, name string, raw []byte) {
 				t.Errorf("%s: job %s: check-gate needs permissions: actions: read, got %v", name, jobName, job.Permissions)
 			}
 		}
-		if selfHosted(job.RunsOn) {
+		runsOn := runsOnLabels(job.RunsOn, job.Strategy.Matrix)
+		if selfHosted(runsOn) {
 			onSelfHosted = true
 		}
-		if onPR && selfHosted(job.RunsOn) &&
+		if onPR && selfHosted(runsOn) &&
 			(!strings.Contains(fmt.Sprint(job.Needs), "gate") || !strings.Contains(job.If, "needs.gate.result == 'success'")) {
 			t.Errorf("%s: job %s runs on a self-hosted runner without the fork gate", name, jobName)
 		}
@@ -325,13 +491,18 @@ var node24Majors = map[string]int{
 	"docker/setup-qemu-action":   4,
 	"docker/setup-buildx-action": 4,
 	"docker/build-push-action":   7,
+	"actions/attest":             3,
+	// anchore/sbom-action is still at v0: v0.24.0 is its first release on Node.js 24 (read).
+	"anchore/sbom-action": 0,
 }
 
 // TestWorkflowActionsCurrent: every third-party action of the example workflows, the README's
-// workflow and the release workflow is pinned by commit SHA at a major that runs on Node.js 24.
+// workflow and the repository's own workflows is pinned by commit SHA at a major that runs on Node.js 24.
 func TestWorkflowActionsCurrent(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "workflows", "*.yml"))
-	files = append(files, filepath.Join("..", "..", ".github", "workflows", "release.yml"))
+	for _, f := range repoWorkflows {
+		files = append(files, filepath.Join("..", "..", ".github", "workflows", f))
+	}
 	sources := map[string][]byte{"README.md (workflow block)": readmeWorkflow(t)}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
