@@ -20,19 +20,23 @@ const (
 	CommentAlways   Mode = "always"
 	CommentFailures Mode = "failures"
 	CommentChanges  Mode = "changes"
+	// CommentRecreate posts the report as a new comment and deletes the one before it, so
+	// that it sits at the end of the conversation (marocchino/sticky-pull-request-comment's
+	// recreate); whenever always would write.
+	CommentRecreate Mode = "recreate"
 	CommentOff      Mode = "off"
 )
 
 func (m Mode) String() string { return string(m) }
 
-// Set accepts always, failures, changes or off.
+// Set accepts always, failures, changes, recreate or off.
 func (m *Mode) Set(s string) error {
 	switch Mode(s) {
-	case CommentAlways, CommentFailures, CommentChanges, CommentOff:
+	case CommentAlways, CommentFailures, CommentChanges, CommentRecreate, CommentOff:
 		*m = Mode(s)
 		return nil
 	}
-	return fmt.Errorf("want always, failures, changes or off, got %q", s)
+	return fmt.Errorf("want always, failures, changes, recreate or off, got %q", s)
 }
 
 // wants decides whether the report's comment is posted (or edited), and says why not.
@@ -143,7 +147,11 @@ func (p *publisher) converge(ctx context.Context, rep *report.Report) (string, e
 		if p.headMoved(ctx) {
 			return "", nil
 		}
-		c, err := p.c.UpsertComment(ctx, p.opts.Event.Number, report.Marker(rep.Key), report.Comment(rep))
+		write := p.c.UpsertComment
+		if round == 1 && p.opts.Comment == CommentRecreate {
+			write = p.c.RecreateComment // later rounds edit the new comment
+		}
+		c, err := write(ctx, p.opts.Event.Number, report.Marker(rep.Key), report.Comment(rep))
 		if err != nil {
 			return "", err
 		}

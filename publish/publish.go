@@ -64,6 +64,8 @@ type Options struct {
 type Outputs struct {
 	// CommentURL is the PR comment's address, "" when none was written.
 	CommentURL string
+	// CheckRuns are the check runs created, one per lane, in the report's lane order.
+	CheckRuns []LaneCheckRun
 	// ReadOnly says the token was a fork's read-only one: nothing was written, the report is
 	// in the job summary, and readOnlyNotice was told.
 	ReadOnly bool
@@ -105,7 +107,7 @@ func Publish(ctx context.Context, client *gh.Client, rep *report.Report, inputs 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	out.CommentURL, out.MovedOn = url, p.movedOn
+	out.CommentURL, out.MovedOn, out.CheckRuns = url, p.movedOn, p.runs
 	return p.readOnlyFallback(rep, out, errors.Join(errs...))
 }
 
@@ -134,6 +136,8 @@ type publisher struct {
 	opts Options
 	// movedOn is the pull request's head when the comment was left to a newer push.
 	movedOn string
+	// runs are the check runs created (checkRuns).
+	runs []LaneCheckRun
 }
 
 // readOnlyFallback ends Publish: with nothing refused it returns out; when every refusal was

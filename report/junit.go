@@ -19,20 +19,30 @@ import (
 // and are named in system-out; so do flaky ones (failures that confirmation requests did not
 // reproduce), which also get a "flaky" property, as rerun-aware tools count them. A case that
 // test-impact selection left out is one skipped test case, the reason in its message.
-func JUnit(w io.Writer, lanes []results.Result) error {
+//
+// With the suite's file (its path in the repository, as annotations name files) and each
+// case's line in it, every test case carries file and line, which test-report actions
+// (mikepenz/action-junit-report, dorny/test-reporter, EnricoMi's) annotate from.
+func JUnit(w io.Writer, lanes []results.Result, suiteFile string, lines map[string]int) error {
 	doc := junitSuites{Name: "diffusion-check"}
+	at := func(tc junitCase, id string) junitCase {
+		if suiteFile != "" {
+			tc.File, tc.Line = suiteFile, lines[id]
+		}
+		return tc
+	}
 	for _, l := range lanes {
 		s := junitSuite{Name: l.Lane, Timestamp: timestamp(l)}
 		for _, c := range l.Cases {
 			class := l.Lane + "." + c.ID
 			if len(c.Requests) == 0 {
-				tc := junitCase{Name: c.ID, Class: class, Time: seconds(c.WallMs)}
+				tc := at(junitCase{Name: c.ID, Class: class, Time: seconds(c.WallMs)}, c.ID)
 				outcome(&tc, c.Status, c.Checks, c.Errors)
 				s.add(tc)
 				continue
 			}
 			for _, rr := range c.Requests {
-				tc := junitCase{Name: fmt.Sprintf("%s request %d/%d", c.ID, rr.Index, rr.Of), Class: class, Time: seconds(rr.E2EMs)}
+				tc := at(junitCase{Name: fmt.Sprintf("%s request %d/%d", c.ID, rr.Index, rr.Of), Class: class, Time: seconds(rr.E2EMs)}, c.ID)
 				cs := rr.Checks
 				if rr.Index == 1 { // the case-level checks (server start) belong to its first request
 					cs = append(append([]results.Check{}, c.Checks...), cs...)
@@ -51,8 +61,8 @@ func JUnit(w io.Writer, lanes []results.Result) error {
 		// Cases that test-impact selection left out are skipped test cases, with the reason,
 		// so that test-report tools list them instead of losing them.
 		for _, d := range l.Deselected {
-			s.add(junitCase{Name: d.Case, Class: l.Lane + "." + d.Case, Time: seconds(0),
-				Skipped: &junitProblem{Message: "deselected: " + d.Reason, Type: "deselected"}})
+			s.add(at(junitCase{Name: d.Case, Class: l.Lane + "." + d.Case, Time: seconds(0),
+				Skipped: &junitProblem{Message: "deselected: " + d.Reason, Type: "deselected"}}, d.Case))
 		}
 		doc.Suites = append(doc.Suites, s)
 		doc.Tests += s.Tests
@@ -109,6 +119,8 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Class     string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Line      int           `xml:"line,attr,omitempty"`
 	Props     []junitProp   `xml:"properties>property,omitempty"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`

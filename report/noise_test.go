@@ -47,7 +47,7 @@ func TestGoldenNoisy(t *testing.T) {
 	wellFormed(t, c)
 	golden.Check(t, "comment-noisy.md", []byte(c))
 	var b bytes.Buffer
-	if err := JUnit(&b, r.Lanes); err != nil {
+	if err := JUnit(&b, r.Lanes, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "junit-noisy.xml", b.Bytes())

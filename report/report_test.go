@@ -40,7 +40,7 @@ func TestGolden(t *testing.T) {
 			wellFormed(t, s)
 			golden.Check(t, "summary-"+tt.name+".md", []byte(s))
 			var b bytes.Buffer
-			if err := JUnit(&b, r.Lanes); err != nil {
+			if err := JUnit(&b, r.Lanes, "", nil); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, "junit-"+tt.name+".xml", b.Bytes())
@@ -211,7 +211,7 @@ func FuzzParseState(f *testing.F) {
 func TestJUnitParses(t *testing.T) {
 	var b bytes.Buffer
 	r := failingReport()
-	if err := JUnit(&b, r.Lanes); err != nil {
+	if err := JUnit(&b, r.Lanes, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	var doc junitSuites

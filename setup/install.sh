@@ -9,13 +9,14 @@
 #
 # Inputs (environment; the action maps its inputs onto them):
 #   INPUT_VERSION       release tag, vX.Y.Z[-pre]
-#   INPUT_BASE_URL      assets are at $INPUT_BASE_URL/$INPUT_VERSION/<asset>; default DEFAULT_BASE_URL
+#   INPUT_BASE_URL      assets are at $INPUT_BASE_URL/$INPUT_VERSION/<asset>; default the releases
+#                       of the action's own repository on $GITHUB_SERVER_URL
 #   INPUT_CHECK_FFMPEG  "true": run `diffusion-check doctor` and fail when ffmpeg is unsupported
 #   INPUT_VERIFY        auto (default), attestation or checksum: how the archive is verified
 #                       beyond its SHA-256 (below)
 #   INPUT_TOKEN         the token `gh attestation verify` reads the attestations with (GH_TOKEN)
-#   ATTESTATION_REPO    owner/name whose release workflow attested the archive; default
-#                       diffusion-check/diffusion-check
+#   ATTESTATION_REPO    owner/name whose release workflow attested the archive; default the
+#                       action's own repository (below)
 # and the runner's RUNNER_OS, RUNNER_ARCH, RUNNER_TOOL_CACHE, RUNNER_TEMP, GITHUB_PATH and
 # GITHUB_OUTPUT (https://docs.github.com/en/actions/reference/workflows-and-actions/variables).
 #
@@ -40,8 +41,20 @@ fail() { echo "::error title=diffusion-check setup::$*" >&2; exit 1; }
 version=${INPUT_VERSION:-}
 [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
   fail "version '$version': want a release tag vX.Y.Z (diffusion-check's releases: docs/releasing.md)"
-base=${INPUT_BASE_URL:-${DEFAULT_BASE_URL:-}}
-[ -n "$base" ] || fail "no base_url, and no DEFAULT_BASE_URL: where are the releases?"
+# The action's own repository, from the folder the runner checked it out into
+# (.../_actions/<owner>/<repo>/<ref>/setup): github.action_repository is not reliable inside a
+# composite action (actions/runner#2473 for its sibling action_ref). A fork's users get the
+# fork's releases and attestations; a local `uses: ./setup` has none, so diffusion-check's.
+repo_of_action=diffusion-check/diffusion-check
+if [[ ${GITHUB_ACTION_PATH:-} =~ /_actions/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/[^/]+/setup/?$ ]]; then
+  repo_of_action=${BASH_REMATCH[1]}/${BASH_REMATCH[2]}
+fi
+base=${INPUT_BASE_URL:-}
+if [ -z "$base" ] && [ -n "${GITHUB_SERVER_URL:-}" ]; then
+  base=$GITHUB_SERVER_URL/$repo_of_action/releases/download
+fi
+base=${base:-${DEFAULT_BASE_URL:-}}
+[ -n "$base" ] || fail "no base_url and no GITHUB_SERVER_URL: where are the releases? Set the base_url input"
 base=${base%/}
 [ -n "${RUNNER_TOOL_CACHE:-}" ] || fail "RUNNER_TOOL_CACHE is not set: run this on a GitHub Actions runner (or set it)"
 verify=${INPUT_VERIFY:-auto}
@@ -49,7 +62,7 @@ case "$verify" in
   auto | attestation | checksum) ;;
   *) fail "verify '$verify': want auto, attestation or checksum" ;;
 esac
-repo=${ATTESTATION_REPO:-diffusion-check/diffusion-check}
+repo=${ATTESTATION_REPO:-$repo_of_action}
 
 case "${RUNNER_OS:-$(uname -s)}" in
   Linux | linux) os=linux ;;
@@ -62,6 +75,31 @@ case "${RUNNER_ARCH:-$(uname -m)}" in
   *) fail "runner architecture ${RUNNER_ARCH:-$(uname -m)}: diffusion-check releases amd64 and arm64 binaries" ;;
 esac
 [ "$os/$arch" != darwin/amd64 ] || fail "macOS on amd64: diffusion-check releases a macOS binary for arm64 only"
+
+# The Linux binaries are linked against glibc 2.34 or newer (cgo, for NVML; built on Ubuntu
+# 22.04): on musl or an older glibc they would die with a loader error, so say so first.
+# SETUP_LIBC ("musl", "glibc 2.31") stands in for the detection in the installer's tests.
+if [ "$os" = linux ]; then
+  libc=${SETUP_LIBC:-}
+  if [ -z "$libc" ]; then
+    if compgen -G '/lib/ld-musl-*' >/dev/null; then
+      libc=musl
+    else
+      libc=$(getconf GNU_LIBC_VERSION 2>/dev/null || true)
+    fi
+  fi
+  case "$libc" in
+    musl*)
+      fail "this runner's C library is musl (Alpine?), and diffusion-check's Linux binaries need glibc 2.34 or newer: run the job in a glibc image (Debian 12, Ubuntu 22.04, RHEL 9 or SGLang's own), or use the container action (uses: diffusion-check/diffusion-check@…)" ;;
+    "glibc "*)
+      v=${libc#glibc }
+      major=${v%%.*} minor=${v#*.}
+      minor=${minor%%[!0-9]*} # 2.35, 2.35.1, 2.28-custom: the digits after the first dot
+      if [[ $major =~ ^[0-9]+$ && $minor =~ ^[0-9]+$ ]] && { [ "$major" -lt 2 ] || { [ "$major" = 2 ] && [ "$minor" -lt 34 ]; }; }; then
+        fail "this runner has glibc $v, and diffusion-check's Linux binaries need glibc 2.34 or newer (Debian 12, Ubuntu 22.04, RHEL 9): use a newer image, or the container action"
+      fi ;;
+  esac
+fi
 
 asset="diffusion-check_${version#v}_${os}_${arch}.tar.gz"
 dir="$RUNNER_TOOL_CACHE/diffusion-check/${version#v}/$arch"

@@ -142,7 +142,7 @@ func (in installer) run(version string, extra ...string) outcome {
 		"RUNNER_OS=Linux", "RUNNER_ARCH="+runnerArch(), "RUNNER_TOOL_CACHE="+in.cache, "RUNNER_TEMP="+tmp,
 		"GITHUB_PATH="+gp, "GITHUB_OUTPUT="+gout, "PATH="+in.path,
 		// What a runner may have set must not decide the outcome: each test says its own.
-		"GITHUB_ACTION_PATH=", "INPUT_TOKEN=", "INPUT_VERIFY=", "ATTESTATION_REPO=", "SETUP_GH=")
+		"GITHUB_ACTION_PATH=", "INPUT_TOKEN=", "INPUT_VERIFY=", "ATTESTATION_REPO=", "SETUP_GH=", "GITHUB_SERVER_URL=", "SETUP_LIBC=")
 	cmd.Env = append(cmd.Env, extra...)
 	out, err := cmd.CombinedOutput()
 	code := 0

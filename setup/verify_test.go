@@ -118,3 +118,68 @@ func TestInstallVerify(t *testing.T) {
 		t.Errorf("another version: exit %d:\n%s", got.code, got.output)
 	}
 }
+
+// TestInstallRefusesOtherLibcs: on musl, or a glibc older than 2.34, the installer says what it
+// found and what the binaries need before it downloads anything, instead of a loader error.
+func TestInstallRefusesOtherLibcs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the installer is tested on linux")
+	}
+	rel := &release{hits: map[string]int{}, files: map[string][]byte{}}
+	srv := httptest.NewServer(rel)
+	defer srv.Close()
+	in := installer{t: t, base: srv.URL, path: os.Getenv("PATH"), cache: t.TempDir()}
+	for libc, want := range map[string]string{
+		"musl":        "this runner's C library is musl (Alpine?), and diffusion-check's Linux binaries need glibc 2.34 or newer",
+		"glibc 2.31":  "this runner has glibc 2.31, and diffusion-check's Linux binaries need glibc 2.34 or newer",
+		"glibc 1.99":  "this runner has glibc 1.99",
+		"glibc 2.33b": "this runner has glibc 2.33b",
+	} {
+		got := in.run("v1.3.0", "SETUP_LIBC="+libc)
+		if got.code == 0 || !strings.Contains(got.output, want) {
+			t.Errorf("%s: exit %d, want a refusal saying %q:\n%s", libc, got.code, want, got.output)
+		}
+	}
+	if n := rel.requests(); n != 0 {
+		t.Errorf("%d requests before the refusals, want none", n)
+	}
+	// glibc 2.34 and newer go on to the download (here: no such release).
+	for _, libc := range []string{"glibc 2.34", "glibc 2.39", "glibc 3.0"} {
+		got := in.run("v1.3.0", "SETUP_LIBC="+libc)
+		if strings.Contains(got.output, "need glibc 2.34") || !strings.Contains(got.output, "could not download checksums.txt") {
+			t.Errorf("%s: refused, or not tried:\n%s", libc, got.output)
+		}
+	}
+}
+
+// TestInstallFromTheActionsRepository: without base_url, a fork's setup action installs the
+// fork's releases from the runner's GitHub, and verifies the fork's attestations: the
+// repository is read from the folder the runner checked the action out into.
+func TestInstallFromTheActionsRepository(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the installer is tested on linux")
+	}
+	asset := fmt.Sprintf("diffusion-check_1.3.0_linux_%s.tar.gz", runtime.GOARCH)
+	tgz := archive(t, buildBinary(t))
+	sum := fmt.Sprintf("%x", sha256.Sum256(tgz))
+	rel := &release{hits: map[string]int{}, files: map[string][]byte{
+		"/acme/dc-fork/releases/download/v1.3.0/" + asset:      tgz,
+		"/acme/dc-fork/releases/download/v1.3.0/checksums.txt": []byte(sum + "  " + asset + "\n"),
+	}}
+	srv := httptest.NewServer(rel)
+	defer srv.Close()
+	bin := t.TempDir()
+	record := filepath.Join(bin, "calls")
+	if err := os.WriteFile(filepath.Join(bin, "gh"), []byte("#!/bin/sh\necho \"$*\" >"+record+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := installer{t: t, path: os.Getenv("PATH"), cache: t.TempDir()}
+	got := in.run("v1.3.0", "INPUT_CHECK_FFMPEG=false", "GITHUB_SERVER_URL="+srv.URL, "GITHUB_ACTION_PATH=/home/runner/work/_actions/acme/dc-fork/v1.3.0/setup",
+		"SETUP_GH="+filepath.Join(bin, "gh"), "INPUT_TOKEN=t")
+	if got.code != 0 || !strings.Contains(got.output, "--repo acme/dc-fork") {
+		t.Fatalf("exit %d:\n%s", got.code, got.output)
+	}
+	if c, _ := os.ReadFile(record); !strings.HasSuffix(strings.TrimSpace(string(c)), "--repo acme/dc-fork") {
+		t.Errorf("gh called with %q, want the fork's repository", c)
+	}
+}

@@ -101,25 +101,9 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 			return nil, err
 		}
 	case "report":
-		for _, b := range []string{"publish", "pending"} {
-			if err := boolInput(in, b, b, &argv); err != nil {
-				return nil, err
-			}
+		if err := reportArgs(in, flag, &argv); err != nil {
+			return nil, err
 		}
-		flag("comment-key", "comment_key")
-		flag("comment", "comment_mode")
-		flag("write-spacing", "write_spacing")
-		flag("suite", "suite")
-		// Always passed: an empty input turns the pictures off.
-		argv = append(argv, "--pictures-branch="+in("pictures_branch"))
-		flag("lane", "lane")
-		flag("event", "event")
-		flag("junit", "junit")
-		md := in("markdown")
-		if md == "" {
-			md = defaultReportPath
-		}
-		argv = append(argv, "--markdown="+md)
 		if in("pending") == "true" {
 			return argv, nil // statuses only: no results yet
 		}
@@ -132,6 +116,40 @@ func actionArgs(command string, in func(string) string) ([]string, error) {
 	}
 	// "--": a results folder named like a flag stays a folder.
 	return append(append(argv, "--"), results...), nil
+}
+
+// reportArgs adds the flags of the report command's inputs to argv; flag adds one input's.
+func reportArgs(in func(string) string, flag func(name, input string), argv *[]string) error {
+	for _, b := range []string{"publish", "pending"} {
+		if err := boolInput(in, b, b, argv); err != nil {
+			return err
+		}
+	}
+	flag("comment-key", "comment_key")
+	flag("comment", "comment_mode")
+	flag("write-spacing", "write_spacing")
+	flag("retry-budget", "retry_budget")
+	flag("history", "history")
+	flag("history-url", "history_url")
+	switch v := in("job_summary"); v {
+	case "", "true": // report's default: on when the job has a summary file
+	case "false":
+		*argv = append(*argv, "--summary=false")
+	default:
+		return usagef("input job_summary: want true or false, got %q", v)
+	}
+	flag("suite", "suite")
+	// Always passed: an empty input turns the pictures off.
+	*argv = append(*argv, "--pictures-branch="+in("pictures_branch"))
+	flag("lane", "lane")
+	flag("event", "event")
+	flag("junit", "junit")
+	md := in("markdown")
+	if md == "" {
+		md = defaultReportPath
+	}
+	*argv = append(*argv, "--markdown="+md)
+	return nil
 }
 
 // boolInput adds --flag when the input is "true"; "" and "false" add nothing.

@@ -111,7 +111,7 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 		&o.comment,
 		"comment",
 		"`MODE`: with --publish, when to post or edit the PR comment: always; failures (when something failed, or to update a comment already there); "+
-			"changes (when the verdicts differ from the comment's); off (statuses only)",
+			"changes (when the verdicts differ from the comment's); recreate (as always, but a new comment at the end, the old one deleted); off (statuses only)",
 	)
 	fs.StringVar(&o.markdown, "markdown", "", "write the full Markdown report to `FILE`")
 	fs.StringVar(&o.junit, "junit", "", "write JUnit XML (a test case per request) to `FILE`")
@@ -133,7 +133,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, e env) {
 			"(default $"+writeSpacingEnv+", else 1s)")
 	fs.BoolVar(&o.pending, "pending", false, "set the --lane statuses to pending (at the start of a run) and exit; needs no results")
 	fs.StringVar(&o.suite, "suite", "",
-		"with --publish, the suite `FILE` the results ran (relative to the repository): each lane's check run annotates the lines of its failing cases")
+		"the suite `FILE` the results ran (relative to the repository): with --publish each lane's check run annotates the lines of its failing cases; "+
+			"with --junit each test case gets its file and line")
 	fs.StringVar(
 		&o.picturesBranch,
 		"pictures-branch",
@@ -255,7 +256,8 @@ func (o *reportOptions) writeFiles(e env, rep *report.Report, outs map[string]an
 	}
 	if o.junit != "" {
 		var b bytes.Buffer
-		if err := report.JUnit(&b, rep.Lanes); err != nil {
+		file, lines := suiteLines(e, e.github(), o.suite) // each test case's file and line
+		if err := report.JUnit(&b, rep.Lanes, file, lines); err != nil {
 			return err
 		}
 		if err := os.WriteFile(o.junit, b.Bytes(), 0o644); err != nil {
@@ -368,6 +370,16 @@ func (o *reportOptions) finish(ctx context.Context, e env, t *publishTarget, rep
 		po, pubErr = publish.Publish(ctx, t.client, rep, inputs, o.publishOptions(e, t))
 		if po.CommentURL != "" {
 			outs["comment_url"] = po.CommentURL
+		}
+		if len(po.CheckRuns) > 0 {
+			// check_run_url is the first lane's, as one address (EnricoMi's check_url);
+			// check_run_urls every lane's, {"lane": "url"}.
+			outs["check_run_url"] = po.CheckRuns[0].URL
+			byLane := map[string]string{}
+			for _, r := range po.CheckRuns {
+				byLane[r.Lane] = r.URL
+			}
+			outs["check_run_urls"] = byLane
 		}
 		movedOn = po.MovedOn
 	}

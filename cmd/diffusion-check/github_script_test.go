@@ -366,6 +366,13 @@ func cmdGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		case last.TargetURL != "https://github.com/octo/diffusion/actions/runs/4242":
 			ts.Fatalf("status %s target URL %q, want the run", args[1], last.TargetURL)
 		}
+	case "last":
+		// github last PR REGEX: the PR's last comment is diffusion-check's and matches REGEX.
+		need(ts, args, 3)
+		all := f.Comments(atoi(ts, args[1]))
+		if len(all) == 0 || !strings.Contains(all[len(all)-1].Body, "<!-- diffusion-check:") || !regexp.MustCompile(args[2]).MatchString(all[len(all)-1].Body) {
+			ts.Fatalf("the last comment of PR %s is not diffusion-check's matching %q: %+v", args[1], args[2], all)
+		}
 	case "checkruns":
 		need(ts, args, 2)
 		if got, want := len(f.CheckRuns()), atoi(ts, args[1]); got != want {

@@ -20,12 +20,12 @@ func suiteLines(e env, ge gh.Env, path string) (string, map[string]int) {
 	}
 	s, err := suite.Load(path)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "check runs: no annotations on the suite file: %v\n", err)
+		fmt.Fprintf(e.stderr, "report: the suite's case lines are not known (no check run annotations, no JUnit file and line): %v\n", err)
 		return "", nil
 	}
 	rel, err := repoPath(ge, path)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "check runs: no annotations on the suite file: %v\n", err)
+		fmt.Fprintf(e.stderr, "report: the suite's case lines are not known (no check run annotations, no JUnit file and line): %v\n", err)
 		return "", nil
 	}
 	lines := map[string]int{}

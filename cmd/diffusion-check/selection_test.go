@@ -35,3 +35,28 @@ func TestActionArgsSelect(t *testing.T) {
 		}
 	}
 }
+
+// TestActionArgsReport: the report inputs that are plain flags reach report as its own flags
+// (job_summary false turns the summary off; true leaves report's default, on in Actions).
+func TestActionArgsReport(t *testing.T) {
+	in := map[string]string{"results": "r", "retry_budget": "90s", "history": "hist", "history_url": "https://o.github.io/h/",
+		"job_summary": "false", "comment_mode": "recreate"}
+	got, err := actionArgs("report", func(k string) string { return in[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--comment=recreate", "--retry-budget=90s", "--history=hist", "--history-url=https://o.github.io/h/", "--summary=false",
+		"--pictures-branch=", "--markdown=diffusion-check-report.md", "--", "r"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report inputs (-want +got):\n%s", diff)
+	}
+	in["job_summary"] = "true"
+	if got, _ := actionArgs("report", func(k string) string { return in[k] }); strings.Contains(strings.Join(got, " "), "--summary") {
+		t.Errorf("job_summary true: %v, want report's default", got)
+	}
+	in["job_summary"] = "yes"
+	_, err = actionArgs("report", func(k string) string { return in[k] })
+	if err == nil || !strings.Contains(err.Error(), `input job_summary: want true or false, got "yes"`) {
+		t.Errorf("job_summary yes: %v", err)
+	}
+}

@@ -193,3 +193,43 @@ func (g *Client) upsertOnce(ctx context.Context, number int, marker, body string
 	}
 	return toComment(kept), dups, nil
 }
+
+// RecreateComment posts body (whose first line must be marker) as a new comment on pull
+// request number, then deletes this token's other comments of marker, so that the report sits
+// at the end of the conversation, as marocchino/sticky-pull-request-comment's recreate does.
+// It creates before it deletes: a failed delete leaves a duplicate, never no comment. Runs
+// that race each keep the newest comment of marker (the highest ID), so they converge on one.
+// No comment of another account is ever deleted; without Self it only creates.
+//
+// GitHub API docs: https://docs.github.com/rest/issues/comments#create-an-issue-comment
+//
+//meta:operation POST /repos/{owner}/{repo}/issues/{issue_number}/comments
+//meta:operation DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}
+func (g *Client) RecreateComment(ctx context.Context, number int, marker, body string) (*Posted, error) {
+	if first, _, _ := strings.Cut(body, "\n"); first != marker {
+		return nil, errors.New("comment: its first line is not the marker " + marker)
+	}
+	c, _, err := g.API.Issues.CreateComment(ctx, g.Owner, g.Repo, number, &github.IssueComment{Body: &body})
+	if err != nil {
+		return nil, g.writeErr(fmt.Sprintf("create comment on %s/%s#%d", g.Owner, g.Repo, number), commentPerm, err)
+	}
+	kept := c
+	ours, err := g.comments(ctx, number, marker)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range ours {
+		if o.GetID() > kept.GetID() {
+			kept = o // a racing run's, newer than this one's
+		}
+	}
+	for _, o := range ours {
+		if o.GetID() == kept.GetID() {
+			continue
+		}
+		if _, err := g.API.Issues.DeleteComment(ctx, g.Owner, g.Repo, o.GetID()); err != nil && !notFound(err) {
+			return nil, g.writeErr(fmt.Sprintf("delete the earlier comment %d on %s/%s#%d", o.GetID(), g.Owner, g.Repo, number), commentPerm, err)
+		}
+	}
+	return toComment(kept), nil
+}

@@ -436,3 +436,40 @@ func FuzzParseEvent(f *testing.F) {
 		}
 	})
 }
+
+// TestRecreateComment: recreate posts the report as a new comment after everything else on
+// the PR and deletes this token's earlier comments of the key (duplicates of a race included),
+// never a comment of another key or another account, even one that starts with the marker.
+func TestRecreateComment(t *testing.T) {
+	f, p, _ := setup(t, githubfake.Config{PageSize: 2})
+	for i := range 2 {
+		f.AddComment(7, "github-actions[bot]", marker+fmt.Sprintf("\nold %d", i))
+	}
+	f.AddComment(7, "reviewer", marker+"\nquoting the bot")
+	f.AddComment(7, "github-actions[bot]", markerOf("other")+"\nanother key")
+	f.AddComment(7, "reviewer", "lgtm")
+	c, err := p.RecreateComment(t.Context(), 7, marker, body("all 4 requests passed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := f.Comments(7)
+	last := all[len(all)-1]
+	if last.ID != c.ID || last.Body != body("all 4 requests passed") {
+		t.Errorf("the last comment is %+v, want the new report %d", last, c.ID)
+	}
+	var bots []string
+	for _, x := range all {
+		if x.User == "github-actions[bot]" {
+			bots = append(bots, x.Body)
+		}
+	}
+	if want := []string{markerOf("other") + "\nanother key", body("all 4 requests passed")}; !cmp.Equal(bots, want) {
+		t.Errorf("the bot's comments: %q, want %q", bots, want)
+	}
+	if len(all) != 4 {
+		t.Errorf("%d comments left, want 4 (the reviewer's two, the other key's, the new report)", len(all))
+	}
+	if _, err := p.RecreateComment(t.Context(), 7, marker, "no marker"); err == nil {
+		t.Error("a body without the marker line was posted")
+	}
+}
