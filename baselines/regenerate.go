@@ -31,6 +31,19 @@ type measured struct {
 	mem        map[string]float64 // baseline key (load_peak_vram_mb, ...) → max MiB
 	requests   int
 	realtime   bool // e2e is realtime sessions' (addSession)
+	// memoryOnly: no request had a perf record, but memory or the load was measured (a
+	// server without performance.log): only those are written.
+	memoryOnly bool
+}
+
+// measuredKeys are the scenario keys m has values for beside the timings: the load time and
+// the memory peaks, sorted.
+func (m *measured) measuredKeys() []string {
+	keys := slices.Sorted(maps.Keys(m.mem))
+	if !math.IsNaN(m.loadMs) {
+		keys = append([]string{"expected_load_ms"}, keys...)
+	}
+	return keys
 }
 
 func newMeasured(id string) *measured {
@@ -221,8 +234,16 @@ func Regenerate(base *File, runs []*results.Result, opts RegenerateOptions) (*Re
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		m := byID[id]
 		if m.requests == 0 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("case %s: no request has a perf record; scenario left as it was", id))
-			continue
+			if len(m.mem) == 0 && math.IsNaN(m.loadMs) {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("case %s: no request has a perf record, and no memory was measured; scenario left as it was", id))
+				continue
+			}
+			// A server without performance.log (not SGLang's): its memory and load were
+			// measured all the same, and are written; the timings are not.
+			m.memoryOnly = true
+			out.Warnings = append(out.Warnings, fmt.Sprintf("case %s: no request has a perf record: wrote %s; left out the timings "+
+				"(expected_e2e_ms, expected_avg_denoise_ms, expected_median_denoise_ms, stages_ms, denoise_step_ms: "+
+				"SGLang's empty values in a new scenario, the old values in an existing one)", id, strings.Join(m.measuredKeys(), ", ")))
 		}
 		if len(m.stepCounts) > 1 {
 			out.Warnings = append(
@@ -415,9 +436,10 @@ func writeScenario(doc, sc *node, m *measured, isNew bool, fractions []float64, 
 	}
 	// A realtime scenario has the keys SGLang's loader requires (ScenarioConfig.from_dict,
 	// testcase_configs.py) as SGLang's own realtime scenario has them: no stages, no steps, 0.0
-	// averages; the session's E2E goes into expected_e2e_ms as any case's E2E.
+	// averages; the session's E2E goes into expected_e2e_ms as any case's E2E. A memory-only
+	// one (no perf record) gets the same empty timings where it has none.
 	required := func(key string, empty *node) {
-		if m.realtime && sc.get(key) == nil {
+		if (m.realtime || m.memoryOnly) && sc.get(key) == nil {
 			sc.set(key, empty)
 		}
 	}

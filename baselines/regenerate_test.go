@@ -140,7 +140,7 @@ func TestRegenerateGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "regenerated-table.txt", table.Bytes())
-	if want := []string{"case nothing: no request has a perf record; scenario left as it was"}; !cmp.Equal(reg.Warnings, want) {
+	if want := []string{"case nothing: no request has a perf record, and no memory was measured; scenario left as it was"}; !cmp.Equal(reg.Warnings, want) {
 		t.Errorf("warnings %q", reg.Warnings)
 	}
 
@@ -303,5 +303,38 @@ func TestSnippet(t *testing.T) {
 }`
 	if got != want {
 		t.Errorf("(-want +got):\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestRegenerateMemoryOnly: a server without performance.log (not SGLang's) had its memory and
+// load measured: a new scenario gets them, with SGLang's empty timings so that the file still
+// reads; an existing scenario keeps its timings; the warning names what was written and what
+// was left out.
+func TestRegenerateMemoryOnly(t *testing.T) {
+	runs := []*results.Result{{GPU: "h100", Cases: []results.CaseResult{{
+		ID: "torch", WallMs: 9000, Load: &results.Load{DurationMs: 2800, PeakVRAMMiB: map[string]float64{"nvml_process": 2100}},
+		Requests: []results.RequestResult{
+			{Case: "torch", Index: 1, Of: 2, PeakVRAMMiB: map[string]float64{"nvml_process": 4000, "host_anon": 900}},
+			{Case: "torch", Index: 2, Of: 2, PeakVRAMMiB: map[string]float64{"nvml_process": 4100, "host_anon": 950}},
+		},
+	}}}}
+	reg, err := Regenerate(nil, runs, RegenerateOptions{AllFields: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tol, _ := reg.File.Tolerances("", Overrides{})
+	mem := reg.File.Memory("torch", tol)
+	if mem.LoadPeakMiB != 2100 || mem.RuntimePeakMiB != 4100 {
+		t.Errorf("memory %+v, want load 2100, runtime 4100 MiB", mem)
+	}
+	if len(reg.Warnings) != 1 || !strings.Contains(reg.Warnings[0], "case torch: no request has a perf record: wrote expected_load_ms, load_peak_vram_mb, "+
+		"runtime_peak_host_anon_mb, runtime_peak_vram_mb; left out the timings") {
+		t.Errorf("warnings %q", reg.Warnings)
+	}
+	out := string(reg.File.Marshal())
+	for _, want := range []string{`"expected_e2e_ms": 0`, `"stages_ms": {}`, `"denoise_step_ms": {}`, `"expected_load_ms": 2800`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the file lacks %s:\n%s", want, out)
+		}
 	}
 }

@@ -240,8 +240,8 @@ func GrowthSince(cs []results.Check, prev, cur map[string]float64, since string,
 		if now <= limit {
 			continue
 		}
-		detail := fmt.Sprintf("%s grew from %s to %s MiB since %s (+%s MiB, %s; growth limit %s MiB: tolerance %s, pad %s MiB): memory grows across requests",
-			src, fmtNum(was), fmtNum(now), since, fmtNum(now-was), fmtPct(now/was-1), fmtNum(limit), fmtPct(tol), fmtNum(pad))
+		detail := fmt.Sprintf("%s grew from %s to %s MiB since %s (+%s MiB, %s; growth limit %s MiB: tolerance %s, pad %s MiB)%s",
+			src, fmtNum(was), fmtNum(now), since, fmtNum(now-was), fmtPct(now/was-1), fmtNum(limit), fmtPct(tol), fmtNum(pad), growthWords)
 		at := slices.IndexFunc(out, func(c results.Check) bool { return c.Name == MemoryRuntimePeak && c.Source == src })
 		if at < 0 {
 			out = append(out, results.Check{Name: MemoryRuntimePeak, Source: src, Unit: "MiB", Value: finite(now)})
@@ -261,4 +261,47 @@ func GrowthSince(cs []results.Check, prev, cur map[string]float64, since string,
 		grew = append(grew, *c)
 	}
 	return out, grew
+}
+
+// growthWords end the detail of a growth failure (GrowthSince) until the request after it
+// tells growth from a one-off spike (SettleGrowth).
+const growthWords = ": memory grows across requests"
+
+// SettleGrowth words the growth failures of request rr by what the request after it shows
+// (next; nil when rr is its case's last): growth when next keeps the memory above rr's growth
+// limit; a one-off spike in rr when next is back under it; a rise that no later request can
+// tell when rr is the last. The verdicts stay: only the cause and the detail's end change.
+// It returns rr reworded, and whether anything changed (a source next did not measure is
+// left as it was).
+func SettleGrowth(rr results.RequestResult, next *results.RequestResult) (results.RequestResult, bool) {
+	changed := false
+	out := rr
+	out.Checks = slices.Clone(rr.Checks)
+	for i := range out.Checks {
+		c := &out.Checks[i]
+		if c.Name != MemoryRuntimePeak || c.Status != results.Fail || !strings.Contains(c.Detail, growthWords) ||
+			c.Baseline == nil || c.Tolerance == nil || c.Pad == nil || c.Value == nil {
+			continue
+		}
+		was, now := *c.Baseline, *c.Value
+		words := fmt.Sprintf(": a rise in request %d, the case's last, so no later request shows whether it stays", rr.Index)
+		cause := fmt.Sprintf("memory rose +%s MiB in request %d", fmtNum(now-was), rr.Index)
+		if next != nil {
+			after, ok := next.PeakVRAMMiB[c.Source]
+			if !ok || math.IsNaN(after) {
+				continue
+			}
+			if after > PerfLimit(was, *c.Tolerance, *c.Pad) {
+				words = fmt.Sprintf("%s: request %d keeps it (%s MiB)", growthWords, next.Index, fmtNum(after))
+				cause = c.Cause
+			} else {
+				words = fmt.Sprintf(": a one-off spike in request %d, not growth: request %d is back to %s MiB", rr.Index, next.Index, fmtNum(after))
+				cause = fmt.Sprintf("memory spike in request %d: +%s MiB, gone by request %d", rr.Index, fmtNum(now-was), next.Index)
+			}
+		}
+		c.Detail = strings.Replace(c.Detail, growthWords, words, 1)
+		c.Cause = cause
+		changed = true
+	}
+	return out, changed
 }

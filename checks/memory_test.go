@@ -160,3 +160,42 @@ func TestGrowthSinceReturnsANewSlice(t *testing.T) {
 		t.Errorf("GrowthSince changed its input:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// TestSettleGrowth: a rise is worded as growth only once the next request keeps it; a next
+// request back under the growth limit makes it a one-off spike in its own request; the case's
+// last request says that no later request can tell. Only the words change: the verdict, the
+// value and the limit stay.
+func TestSettleGrowth(t *testing.T) {
+	rs := reqs("nvml_process", 4000, 12192, 4010, 12300, 20500)
+	growth(rs, 0.02)
+	spike, ok := SettleGrowth(rs[1], &rs[2])
+	c := spike.Checks[0]
+	if !ok || c.Status != results.Fail || c.Cause != "memory spike in request 2: +8192 MiB, gone by request 3" ||
+		!strings.Contains(c.Detail, "grew from 4000 to 12192 MiB since request 1") ||
+		!strings.Contains(c.Detail, ": a one-off spike in request 2, not growth: request 3 is back to 4010 MiB") || strings.Contains(c.Detail, "grows") {
+		t.Errorf("a spike: %+v", c)
+	}
+	if *c.Value != 12192 || *c.Limit != PerfLimit(4000, 0.02, 0) {
+		t.Errorf("the spike's value or limit changed: %+v", c)
+	}
+	if rs[1].Checks[0].Cause != "memory grows +8192 MiB per request" {
+		t.Errorf("the request given was changed: %+v", rs[1].Checks[0])
+	}
+	kept, ok := SettleGrowth(rs[3], &rs[4])
+	if c := kept.Checks[0]; !ok || c.Cause != "memory grows +8290 MiB per request" ||
+		!strings.HasSuffix(c.Detail, "memory grows across requests: request 5 keeps it (20500 MiB)") {
+		t.Errorf("growth kept: %+v", c)
+	}
+	last, ok := SettleGrowth(rs[4], nil)
+	if c := last.Checks[0]; !ok || c.Cause != "memory rose +8200 MiB in request 5" ||
+		!strings.Contains(c.Detail, ": a rise in request 5, the case's last, so no later request shows whether it stays") {
+		t.Errorf("the last: %+v", c)
+	}
+	// Nothing to settle: a passing request, or a next request that did not measure the source.
+	if _, ok := SettleGrowth(rs[0], &rs[1]); ok {
+		t.Error("a request without growth was reworded")
+	}
+	if _, ok := SettleGrowth(rs[1], &results.RequestResult{Index: 3}); ok {
+		t.Error("reworded by a request that did not measure the source")
+	}
+}

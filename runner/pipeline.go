@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/diffusion-check/diffusion-check/checks"
 	"github.com/diffusion-check/diffusion-check/results"
 	"github.com/diffusion-check/diffusion-check/suite"
 )
@@ -60,6 +62,9 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *resu
 		p.wg.Go(func() { p.inTurn(i, func() { r.record(rr) }) })
 	}
 	p.wg.Wait()
+	if settled, reworded := r.settleGrowth(p, c.Repeat, nil); reworded {
+		r.revise(settled, "the case's last request: no later request tells its memory growth from a spike")
+	}
 	idle, longest := idleBetween(p.flights)
 	cr.IdleMs = ms(idle)
 	if c.Repeat > 1 {
@@ -96,11 +101,30 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 		p.mu.Lock()
 		r.disk.blame(&rr, cr)
 		p.out[i-1] = rr
+		settled, reworded := r.settleGrowth(p, i-1, &rr)
 		p.mu.Unlock()
 		r.record(rr)
+		if reworded {
+			r.revise(settled, fmt.Sprintf("its memory rise reworded by request %d: growth, or a one-off spike", i))
+		}
 		r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
 	})
 	<-p.unvalidated
+}
+
+// settleGrowth words the memory growth failures of request i (1-based; i−1 in p.out) by what
+// request i+1 (next; nil when i is the case's last) shows (checks.SettleGrowth), keeps the
+// reworded request in p.out and returns it to be recorded again. The caller holds p.mu, or
+// is the only one left to touch p.out.
+func (r *run) settleGrowth(p *pipeline, i int, next *results.RequestResult) (results.RequestResult, bool) {
+	if i < 1 || i > len(p.out) {
+		return results.RequestResult{}, false
+	}
+	settled, changed := checks.SettleGrowth(p.out[i-1], next)
+	if changed {
+		p.out[i-1] = settled
+	}
+	return settled, changed
 }
 
 // validateAhead is Options.ValidateAhead with its default.

@@ -273,6 +273,9 @@ func (r *run) memoryPicture(cr *results.CaseResult, f failedMemory, tl memory.Ti
 		return err
 	}
 	m := memoryChart(cr.ID, f, tl, marks, i)
+	if cr.Load != nil && cr.Load.MemoryTimeline != "" {
+		m.Lines = append(m.Lines, pictures.Line{Text: "the whole server start's timeline: " + cr.Load.MemoryTimeline})
+	}
 	path := filepath.Join(dir, pictures.MemoryFilePrefix+f.check.Name+"-"+cmp.Or(f.check.Source, "all")+".png")
 	if err := pictures.WriteMemory(path, m); err != nil {
 		return err
@@ -339,8 +342,27 @@ func memoryChart(caseID string, f failedMemory, tl memory.Timeline, marks []memo
 	w := marks[i]
 	m.Failing = pictures.Span{Label: "failing window: " + w.label(), StartMs: ms(w.start), EndMs: ms(w.end)}
 	m.Spike, m.SpikeLabel = spikeIn(tl, ck, m.Failing)
+	m.View = memoryView(m.Failing, marks, i, ms)
+	m.Lines = append(m.Lines, pictures.Line{Text: fmt.Sprintf("shown: %s to %s, the failing window and the one before it",
+		viewSeconds(m.View.StartMs), viewSeconds(m.View.EndMs))})
 	return m
 }
+
+// memoryView is the stretch of time a memory picture shows: the failing window (marks[i]) and
+// the window before it, when there is one, with a margin of a tenth of that on each side, so
+// that a request of 30 ms after a load of seconds fills the picture, next to the request
+// before it to compare with (the whole timeline stays in the JSON).
+func memoryView(failing pictures.Span, marks []memoryMark, i int, ms func(time.Time) float64) pictures.Span {
+	from := failing.StartMs
+	if i > 0 {
+		from = ms(marks[i-1].start)
+	}
+	margin := math.Max((failing.EndMs-from)/10, 1)
+	return pictures.Span{StartMs: math.Max(from-margin, 0), EndMs: failing.EndMs + margin}
+}
+
+// viewSeconds is a time in ms since the server started, for a picture's header.
+func viewSeconds(ms float64) string { return fmt.Sprintf("%.3f s", ms/1000) }
 
 // spikeIn is the point to mark: the failing source's highest sample inside the window when
 // the timeline holds that source; for a server-reported source, its value at the window's

@@ -44,7 +44,7 @@ func compareCmd(ctx context.Context, e env, args []string) (int, error) {
 	if *gtMiB < 0 {
 		return 0, usagef("--gt-memory-mib: want ≥ 0, got %d", *gtMiB)
 	}
-	tools, err := probeMediaTools(ctx)
+	tools, err := probeMediaTools(ctx, e)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/diffusion-check/diffusion-check/internal/media"
@@ -19,8 +20,12 @@ var serveEncoders = []string{"libx264", "aac"}
 // is missing, older than media.MinRelease or without what the command needs (the named
 // encoders) stops the command here, naming the version found and the minimum (exit 3), rather
 // than making every request's output look undecodable.
-func probeMediaTools(ctx context.Context, encoders ...string) (media.Tools, error) {
-	t, err := media.ProbeTools(ctx)
+//
+// The answer is kept in the user's cache folder (probeCacheFile) while both programs are the
+// files it probed (media.CachedProbe), so a short command does not start five ffmpeg
+// processes first.
+func probeMediaTools(ctx context.Context, e env, encoders ...string) (media.Tools, error) {
+	t, err := media.CachedProbe(ctx, probeCacheFile(e))
 	if err == nil {
 		err = t.Need(encoders...)
 	}
@@ -33,9 +38,19 @@ func probeMediaTools(ctx context.Context, encoders ...string) (media.Tools, erro
 func inheritMediaTools(ctx context.Context, e env, encoders ...string) (media.Tools, error) {
 	t, ok := media.Inherit(e.getenv(media.ToolsEnv))
 	if !ok {
-		return probeMediaTools(ctx, encoders...)
+		return probeMediaTools(ctx, e, encoders...)
 	}
 	return toolsOrError(t, t.Need(encoders...))
+}
+
+// probeCacheFile is where probeMediaTools keeps its probe: ffmpeg-probe.json in the user's
+// cache folder (cacheBase); "" when there is none.
+func probeCacheFile(e env) string {
+	base := cacheBase(e)
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(base, "ffmpeg-probe.json")
 }
 
 // toolsOrError is the probed t, or the error that stops the command.

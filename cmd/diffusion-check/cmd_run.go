@@ -117,7 +117,7 @@ func runCmd(ctx context.Context, e env, args []string) (int, error) {
 		return 0, err
 	}
 	defer closeMem()
-	if opts.Tools, err = probeMediaTools(ctx); err != nil {
+	if opts.Tools, err = probeMediaTools(ctx, e); err != nil {
 		return 0, err
 	}
 	if e.github().Actions {

@@ -94,6 +94,16 @@ func gtCacheDir(e env) string {
 	if d := e.getenv(gtCacheEnv); d != "" {
 		return d
 	}
+	if base := cacheBase(e); base != "" {
+		return filepath.Join(base, "gt")
+	}
+	return ""
+}
+
+// cacheBase is diffusion-check's folder of the user's cache: $XDG_CACHE_HOME/diffusion-check,
+// else ~/.cache/diffusion-check (the XDG base directory rule, which ignores a relative
+// XDG_CACHE_HOME); "" when neither is set.
+func cacheBase(e env) string {
 	base := e.getenv("XDG_CACHE_HOME")
 	if !filepath.IsAbs(base) {
 		home := e.getenv("HOME")
@@ -102,5 +112,5 @@ func gtCacheDir(e env) string {
 		}
 		base = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(base, "diffusion-check", "gt")
+	return filepath.Join(base, "diffusion-check")
 }

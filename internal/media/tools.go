@@ -325,7 +325,7 @@ type toolsText struct {
 
 // MarshalText writes t as JSON, for a child process (Inherit).
 func (t Tools) MarshalText() ([]byte, error) {
-	return json.Marshal(toolsText{FFmpeg: t.FFmpeg, FFprobe: t.FFprobe, Encoders: t.Encoders, Passthrough: t.passthrough})
+	return json.Marshal(toolsTextOf(t))
 }
 
 // Inherit returns the Tools a parent process probed and handed down (text: MarshalText's

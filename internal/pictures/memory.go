@@ -60,6 +60,9 @@ type Memory struct {
 	// says what it is.
 	Spike      *Sample
 	SpikeLabel string
+	// View is the stretch of time drawn (the failing window and what came just before it);
+	// zero: the whole timeline. What falls outside it is cut at its edges.
+	View Span
 }
 
 // Memory picture layout, in pixels.
@@ -75,7 +78,7 @@ var (
 // the highest value or the limit), windows shaded, the failing one in red, the limit as a
 // dashed red line, the spike as a ringed point with its value, and a legend.
 func RenderMemory(m Memory) (*image.RGBA, error) {
-	hiT, top, err := memoryScale(m)
+	loT, hiT, top, err := memoryScale(m)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +94,10 @@ func RenderMemory(m Memory) (*image.RGBA, error) {
 	draw.Draw(img, img.Bounds(), image.NewUniform(background), image.Point{}, draw.Src)
 	drawHeader(img, face, m.Title, m.Lines)
 	x0, y0 := margin+axisLeft, header
-	px := func(ms float64) int { return x0 + int(math.Round(ms/hiT*float64(memW-1))) }
+	px := func(ms float64) int {
+		ms = math.Min(math.Max(ms, loT), hiT) // what lies outside the view is cut at its edges
+		return x0 + int(math.Round((ms-loT)/(hiT-loT)*float64(memW-1)))
+	}
 	py := func(v float64) int { return y0 + memH - 1 - int(math.Round(v/top*float64(memH-1))) }
 	draw.Draw(img, image.Rect(x0, y0, x0+memW, y0+memH), image.NewUniform(color.White), image.Point{}, draw.Src)
 	shade := func(s Span, c color.RGBA) {
@@ -110,8 +116,8 @@ func RenderMemory(m Memory) (*image.RGBA, error) {
 		line(img, x0, py(v), x0+memW-1, py(v), gridC, 1)
 		text(img, face, margin, py(v)+4, fmt.Sprintf("%.0f", v), grey)
 	}
-	step := niceCeil(hiT / 8)
-	for t := 0.0; t <= hiT; t += step {
+	step := niceCeil((hiT - loT) / 8)
+	for t := math.Ceil(loT/step) * step; t <= hiT; t += step {
 		line(img, px(t), y0, px(t), y0+memH-1, gridC, 1)
 		text(img, face, px(t)-3, y0+memH+lineHeight-2, seconds(t), grey)
 	}
@@ -142,35 +148,59 @@ func RenderMemory(m Memory) (*image.RGBA, error) {
 	return img, nil
 }
 
-// memoryScale is the picture's time axis end (hiT, ms) and memory axis top (MiB), so that
-// every sample, reported span, window and the limit fit; a sample that is not a finite
-// number ≥ 0 is an error.
-func memoryScale(m Memory) (hiT, top float64, err error) {
+// memoryScale is the picture's time axis (loT to hiT, ms: the view, else the whole timeline)
+// and memory axis top (MiB), so that every sample, reported span and window in view, and the
+// limit, fit; a sample that is not a finite number ≥ 0 is an error.
+func memoryScale(m Memory) (loT, hiT, top float64, err error) {
 	hiT, hiV := m.Failing.EndMs, 0.0
+	// The first pass finds the timeline's end and refuses bad samples; the values that set
+	// the memory axis are those in view.
 	note := func(ms, v float64) error {
 		if math.IsNaN(ms) || math.IsNaN(v) || math.IsInf(ms, 0) || math.IsInf(v, 0) || ms < 0 || v < 0 {
 			return fmt.Errorf("draw memory: a sample at %g ms of %g MiB", ms, v)
 		}
-		hiT, hiV = math.Max(hiT, ms), math.Max(hiV, v)
+		hiT = math.Max(hiT, ms)
 		return nil
 	}
 	for _, s := range m.Series {
 		for _, p := range s.Samples {
 			if err := note(p.Ms, p.MiB); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 		}
 	}
 	for _, r := range m.Reported {
 		for _, w := range r.Spans {
 			if err := note(w.EndMs, w.MiB); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 		}
 	}
 	for _, w := range m.Windows {
 		if err := note(w.EndMs, 0); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
+		}
+	}
+	if v := m.View; v.EndMs > v.StartMs && v.StartMs >= 0 {
+		loT, hiT = v.StartMs, v.EndMs
+	}
+	inView := func(from, to float64) bool { return to >= loT && from <= hiT }
+	for _, s := range m.Series {
+		for j, p := range s.Samples {
+			end := math.Inf(1) // a step holds until the next sample
+			if j+1 < len(s.Samples) {
+				end = s.Samples[j+1].Ms
+			}
+			if inView(p.Ms, end) {
+				hiV = math.Max(hiV, p.MiB)
+			}
+		}
+	}
+	for _, r := range m.Reported {
+		for _, w := range r.Spans {
+			if inView(w.StartMs, w.EndMs) {
+				hiV = math.Max(hiV, w.MiB)
+			}
 		}
 	}
 	if !math.IsNaN(m.Limit) {
@@ -179,10 +209,10 @@ func memoryScale(m Memory) (hiT, top float64, err error) {
 	if hiV <= 0 {
 		hiV = 1
 	}
-	if hiT <= 0 {
-		hiT = 1
+	if hiT <= loT {
+		hiT = loT + 1
 	}
-	return hiT, niceCeil(hiV * 1.08), nil
+	return loT, hiT, niceCeil(hiV * 1.08), nil
 }
 
 // drawMemoryLines draws the sampled series as steps and the server's reported peaks as

@@ -42,3 +42,38 @@ func TestRenderMemory(t *testing.T) {
 		t.Errorf("niceCeil = %g, want 5000", got)
 	}
 }
+
+// TestRenderMemoryView: with a view, the time axis covers it alone: a failing request of 30 ms
+// after a load of seconds fills most of the plot instead of a sliver at its edge.
+func TestRenderMemoryView(t *testing.T) {
+	m := Memory{
+		Title:   "spike request 3/4: memory.runtime_peak (nvml_process) 12192 MiB",
+		Series:  []MemoryLine{{Label: "nvml_process", Samples: []Sample{{0, 0}, {300, 4000}, {2830, 12192}, {2862, 4000}}}},
+		Windows: []Span{{Label: "load", StartMs: 0, EndMs: 2800}, {Label: "request 2", StartMs: 2805, EndMs: 2825}, {Label: "request 3", StartMs: 2828, EndMs: 2860}},
+		Failing: Span{Label: "failing window: request 3", StartMs: 2828, EndMs: 2860},
+		Limit:   4080, LimitLabel: "limit",
+	}
+	shadedWidth := func(m Memory) int {
+		img, err := RenderMemory(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols := 0
+		for x := img.Rect.Min.X; x < img.Rect.Max.X; x++ {
+			for y := img.Rect.Min.Y; y < img.Rect.Max.Y; y++ {
+				if img.RGBAAt(x, y) == failShade {
+					cols++
+					break
+				}
+			}
+		}
+		return cols
+	}
+	whole := shadedWidth(m)
+	m.View = Span{StartMs: 2800, EndMs: 2866}
+	zoomed := shadedWidth(m)
+	// Each count includes the legend's 20-pixel swatch.
+	if whole > 40 || zoomed < 300 {
+		t.Errorf("the failing window is %d pixels wide over the whole timeline and %d in the view, want a sliver, then 300 or more of %d", whole, zoomed, memW)
+	}
+}

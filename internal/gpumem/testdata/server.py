@@ -8,7 +8,10 @@ diffusion step. --leak-mib keeps that much more GPU memory alive after every req
 cross-request leak that diffusion-check's growth check exists to catch. --slow-at K or
 --slow-after K with --slow-factor F make request K (or every request after K) run each denoise
 step F times over, real GPU work: a one-off or a persistent slowdown, for confirmation requests
-(docs/noise.md).
+(docs/noise.md). --spike-at K with --spike-mib M and --spike-ms T make request K hold M MiB more
+GPU memory for T ms in the middle of its denoising, then free it: a one-off spike, which the
+next request no longer shows (scripts/gpu-check). --no-perf-log writes no performance.log, as
+a server that is not SGLang's: its memory is then only what NVML measures.
 
 --no-gpu runs the same HTTP and perf-log logic without PyTorch, for a dry run on a machine
 without a GPU.
@@ -100,6 +103,20 @@ class GPU:
         x.fill_(2)
         self.leaked.append(x)
 
+    def spike(self, mib, ms):
+        """Holds mib more memory for ms milliseconds, then frees it."""
+        if self.torch is None:
+            x = bytearray(mib * MIB)
+            time.sleep(ms / 1000)
+            del x
+            return
+        x = self.torch.empty(mib * MIB, dtype=self.torch.uint8, device=self.dev)
+        x.fill_(3)
+        self.torch.cuda.synchronize()
+        time.sleep(ms / 1000)
+        del x
+        self.torch.cuda.empty_cache()
+
     def reset_peak(self):
         if self.torch is not None:
             self.torch.cuda.reset_peak_memory_stats()
@@ -149,10 +166,13 @@ class Handler(BaseHTTPRequestHandler):
             a = self.server.args
             slow = (a.slow_at and st.count == a.slow_at) or (a.slow_after and st.count > a.slow_after)
             repeat = a.slow_factor if slow else 1
-            for _ in range(int(req.get("num_inference_steps") or 8)):
+            n = int(req.get("num_inference_steps") or 8)
+            for i in range(n):
                 s0 = time.perf_counter()
                 for _ in range(repeat):
                     st.gpu.step()
+                if a.spike_at and st.count == a.spike_at and i == n // 2:
+                    st.gpu.spike(a.spike_mib, a.spike_ms)
                 steps.append((time.perf_counter() - s0) * 1000)
             stages.append({"name": "DenoisingStage", "execution_time_ms": (time.perf_counter() - d0) * 1000})
             st.gpu.leak()
@@ -193,11 +213,15 @@ def main():
     ap.add_argument("--slow-at", type=int, default=0, help="request K (1-based) is slow")
     ap.add_argument("--slow-after", type=int, default=0, help="every request after K is slow")
     ap.add_argument("--slow-factor", type=int, default=3, help="a slow request runs each step this many times")
+    ap.add_argument("--spike-at", type=int, default=0, help="request K (1-based) holds --spike-mib more for --spike-ms")
+    ap.add_argument("--spike-mib", type=int, default=8192)
+    ap.add_argument("--spike-ms", type=int, default=30)
+    ap.add_argument("--no-perf-log", action="store_true", help="write no performance.log (a server that is not SGLang's)")
     ap.add_argument("--no-gpu", action="store_true")
     args = ap.parse_args()
     gpu = GPU(args)
     srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    srv.state = State(gpu, os.environ.get("SGLANG_PERF_LOG_DIR"))
+    srv.state = State(gpu, None if args.no_perf_log else os.environ.get("SGLANG_PERF_LOG_DIR"))
     srv.args = args
     print("Application startup complete.", flush=True)
     try:
