@@ -28,6 +28,19 @@ func hasPerf(rr results.RequestResult) bool {
 	return rr.ServerTotalMs > 0 || len(rr.Stages) > 0 || len(rr.StepsMs) > 0
 }
 
+// perfAsked reports whether the run asked for the request's perf record: it has a
+// perf.record check that was not skipped. A case with checks.perf_record off (a server that
+// writes no performance.log) or a text case asks none; its memory and load still make a
+// baseline (Regenerate).
+func perfAsked(rr results.RequestResult) bool {
+	for _, ck := range rr.Checks {
+		if ck.Name == results.PerfRecord {
+			return ck.Status != results.Skip
+		}
+	}
+	return false
+}
+
 // Sources counts, per case id, the requests whose timings Regenerate takes the worst of and
 // the results files (partitions) they came from.
 func Sources(runs []*results.Result) map[string]Source {
@@ -54,7 +67,7 @@ func Sources(runs []*results.Result) map[string]Source {
 
 // Unfit lists why results must not become a baseline, one problem per case: a case that did
 // not pass (a request failed or errored, the server did not start, the run was cancelled) or
-// that is incomplete (a request skipped, missing, or without a perf record). A baseline is
+// that is incomplete (a request skipped, missing, or without the perf record it asked for). A baseline is
 // the worst value over N repetitions; from a failed run it records the failure as the
 // norm, and from fewer requests it is not the worst of N.
 func Unfit(runs []*results.Result) []string {
@@ -68,7 +81,7 @@ func Unfit(runs []*results.Result) []string {
 			}
 			var noPerf []int
 			for _, rr := range cr.Requests {
-				if !hasPerf(rr) {
+				if !hasPerf(rr) && perfAsked(rr) {
 					noPerf = append(noPerf, rr.Index)
 				}
 			}

@@ -36,7 +36,17 @@ func TestUnfit(t *testing.T) {
 		Status: results.Pass,
 		Requests: []results.RequestResult{
 			measuredRequest(1, 2, results.Pass),
-			{Index: 2, Of: 2, Status: results.Pass, Checks: []results.Check{{Name: results.OutputPresent, Status: results.Pass}}},
+			{Index: 2, Of: 2, Status: results.Pass, Checks: []results.Check{{Name: results.OutputPresent, Status: results.Pass},
+				{Name: results.PerfRecord, Status: results.Fail, Detail: "no record within 30s"}}},
+		},
+	}
+	// checks.perf_record off (a server without performance.log): nothing asked, nothing missing.
+	memoryOnly := results.CaseResult{
+		ID:     "memonly",
+		Status: results.Pass,
+		Requests: []results.RequestResult{
+			{Index: 1, Of: 1, Status: results.Pass, PeakVRAMMiB: map[string]float64{"nvml_process": 4000},
+				Checks: []results.Check{{Name: results.PerfRecord, Status: results.Skip, Detail: "disabled by the case's checks.perf_record"}}},
 		},
 	}
 	for _, tc := range []struct {
@@ -49,6 +59,7 @@ func TestUnfit(t *testing.T) {
 		{"fewer requests than asked", []*results.Result{part(short)}, []string{`lane "base" partition 0/1 case short: incomplete: 1 of 3 requests recorded`}},
 		{"a request without perf record", []*results.Result{part(noPerf)},
 			[]string{`lane "base" partition 0/1 case noperf: incomplete: request(s) [2] of 2 have no perf record`}},
+		{"perf records not asked for", []*results.Result{part(memoryOnly)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Unfit(tc.runs)); diff != "" {
