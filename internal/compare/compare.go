@@ -336,7 +336,13 @@ func openEach(ctx context.Context, h Helpers, gt string, outs []string, kept *ke
 			decoders++
 		}
 	}
-	budget, _ := h.threads()
+	// Without a budget (the compare command: nothing else runs) they share every core: one
+	// thread each on two cores, several on sixteen, where one thread per decoder made the
+	// decode of a 720p H.264 pair the bottleneck (docs/performance.md).
+	budget, set := h.threads()
+	if !set {
+		budget = runtime.GOMAXPROCS(0)
+	}
 	opts := media.DecodeOptions{Threads: max(1, budget/max(decoders, 1)), Whole: true}
 	var open sync.WaitGroup
 	if kept == nil {
