@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -99,12 +98,8 @@ func (r *run) batchRequest(ctx context.Context, c *suite.Case, srv *server, i in
 		return out
 	}
 	rr := results.RequestResult{Case: c.ID, Index: at.index, Of: at.of}
-	for _, ck := range r.val.output(ctx, &bc, rep, sub, &rr, nil) {
-		if ck.Status == results.Fail || ck.Status == results.Error {
-			d, _, _ := strings.Cut(ck.Detail, "\n")
-			out.Failed = fmt.Sprintf("its output: %s %s: %s", ck.Name, ck.Status, d)
-			return out
-		}
+	if out.Failed = r.val.outputProblem(ctx, &bc, rep, sub, &rr); out.Failed != "" {
+		return out
 	}
 	out.path = rep.Files[0].Path
 	sum, err := fileSHA256(out.path)
@@ -137,25 +132,25 @@ func (r *run) batchPair(ctx context.Context, c *suite.Case, srv *server, dir str
 // reference and against the other one (SGLang's image_distance), or why it could not be
 // computed.
 func (r *run) batchDistances(ctx context.Context, refs, batched [2]batchOutput) (own, cross []float64, failed string) {
+	decode := func(o batchOutput) (rgb []byte, shape string, err error) {
+		rgb, w, h, err := r.val.cons.helpers.Tools.DecodeImage(ctx, o.path)
+		return rgb, fmt.Sprintf("%dx%d", w, h), err
+	}
 	var refRGB, outRGB [2][]byte
-	var shapes [4]string
+	var refShape, outShape [2]string
 	for i := range 2 {
-		for k, o := range []struct {
-			dst *[]byte
-			src batchOutput
-		}{{&refRGB[i], refs[i]}, {&outRGB[i], batched[i]}} {
-			rgb, w, h, err := r.val.cons.helpers.Tools.DecodeImage(ctx, o.src.path)
-			if err != nil {
-				return nil, nil, err.Error()
-			}
-			*o.dst = rgb
-			shapes[2*i+k] = fmt.Sprintf("%dx%d", w, h)
+		var err error
+		if refRGB[i], refShape[i], err = decode(refs[i]); err != nil {
+			return nil, nil, err.Error()
+		}
+		if outRGB[i], outShape[i], err = decode(batched[i]); err != nil {
+			return nil, nil, err.Error()
 		}
 	}
 	for i := range 2 {
 		for _, ref := range []int{i, 1 - i} {
-			if shapes[2*ref] != shapes[2*i+1] {
-				return nil, nil, fmt.Sprintf("reference %d and batched output %d have different shapes: %s vs %s", ref+1, i+1, shapes[2*ref], shapes[2*i+1])
+			if refShape[ref] != outShape[i] {
+				return nil, nil, fmt.Sprintf("reference %d and batched output %d have different shapes: %s vs %s", ref+1, i+1, refShape[ref], outShape[i])
 			}
 		}
 		own = append(own, metrics.MeanAbsDiff(outRGB[i], refRGB[i]))

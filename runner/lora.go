@@ -243,12 +243,8 @@ func (lr *loraRun) generate(ctx context.Context, after string, compare bool) {
 func (lr *loraRun) compare(ctx context.Context, rep reply, dir string, s *checks.LoRAStep) {
 	v := lr.r.val
 	rr := results.RequestResult{Case: lr.c.ID, Index: lr.at.index, Of: lr.at.of}
-	for _, ck := range v.output(ctx, lr.c, rep, dir, &rr, nil) {
-		if ck.Status == results.Fail || ck.Status == results.Error {
-			d, _, _ := strings.Cut(ck.Detail, "\n")
-			s.Failed = fmt.Sprintf("its output: %s %s: %s", ck.Name, ck.Status, d)
-			return
-		}
+	if s.Failed = v.outputProblem(ctx, lr.c, rep, dir, &rr); s.Failed != "" {
+		return
 	}
 	s.Consistency = v.consistency(ctx, lr.c, &rr, dir)
 	lr.m.rr.Pictures = append(lr.m.rr.Pictures, rr.Pictures...)

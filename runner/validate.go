@@ -131,6 +131,19 @@ func validationCancelled(m measured) results.RequestResult {
 	return rr
 }
 
+// outputProblem checks the output of a side generation (a LoRA check's, the batching smoke's)
+// as output does, and says the first of its checks that failed or errored ("its output:
+// <check> <status>: <detail's first line>"); "" when none did.
+func (v *validator) outputProblem(ctx context.Context, c *suite.Case, rep reply, dir string, rr *results.RequestResult) string {
+	for _, ck := range v.output(ctx, c, rep, dir, rr, nil) {
+		if ck.Status == results.Fail || ck.Status == results.Error {
+			d, _, _ := strings.Cut(ck.Detail, "\n")
+			return fmt.Sprintf("its output: %s %s: %s", ck.Name, ck.Status, d)
+		}
+	}
+	return ""
+}
+
 // output saves the media and checks that it is there and has the declared shape. A video is
 // decoded once (compare.Cache.Output: its frames counted, no ffprobe -count_frames decode), its
 // frames and audio track kept in decoded for the comparisons that follow (nil: not kept).

@@ -120,8 +120,8 @@ func toComment(c *github.IssueComment) *Posted {
 //meta:operation PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}
 //meta:operation DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}
 func (g *Client) UpsertComment(ctx context.Context, number int, marker, body string) (*Posted, error) {
-	if first, _, _ := strings.Cut(body, "\n"); first != marker {
-		return nil, errors.New("comment: its first line is not the marker " + marker)
+	if err := startsWith(body, marker); err != nil {
+		return nil, err
 	}
 	for round := 1; ; round++ {
 		kept, dups, err := g.upsertOnce(ctx, number, marker, body)
@@ -132,6 +132,15 @@ func (g *Client) UpsertComment(ctx context.Context, number int, marker, body str
 			return nil, fmt.Errorf("comment %s on %s/%s#%d: duplicates still found after %d rounds of deleting them", marker, g.Owner, g.Repo, number, round)
 		}
 	}
+}
+
+// startsWith refuses a comment body whose first line is not its marker: the bot would not
+// know it for its own afterwards (owns).
+func startsWith(body, marker string) error {
+	if first, _, _ := strings.Cut(body, "\n"); first != marker {
+		return errors.New("comment: its first line is not the marker " + marker)
+	}
+	return nil
 }
 
 // commentPerm is the permission a comment write needs.
@@ -206,8 +215,8 @@ func (g *Client) upsertOnce(ctx context.Context, number int, marker, body string
 //meta:operation POST /repos/{owner}/{repo}/issues/{issue_number}/comments
 //meta:operation DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}
 func (g *Client) RecreateComment(ctx context.Context, number int, marker, body string) (*Posted, error) {
-	if first, _, _ := strings.Cut(body, "\n"); first != marker {
-		return nil, errors.New("comment: its first line is not the marker " + marker)
+	if err := startsWith(body, marker); err != nil {
+		return nil, err
 	}
 	c, _, err := g.API.Issues.CreateComment(ctx, g.Owner, g.Repo, number, &github.IssueComment{Body: &body})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 )
 
 // A probe of ffmpeg and ffprobe starts five processes (ProbeTools), a tenth of a second or
@@ -78,7 +77,7 @@ func lookKey(name string) (programKey, bool) {
 }
 
 // readProbeCache is the Tools file holds for programs ff and fp; false when it holds none,
-// another program's, or anything Inherit would refuse.
+// another program's, or anything toolsText.tools refuses.
 func readProbeCache(file string, ff, fp programKey) (Tools, bool) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -93,12 +92,7 @@ func readProbeCache(file string, ff, fp programKey) (Tools, bool) {
 	if json.Unmarshal(b, &c) != nil || c.FFmpeg != ff || c.FFprobe != fp {
 		return Tools{}, false
 	}
-	v := c.Tools
-	if v.FFmpeg.Path != ff.Path || v.FFprobe.Path != fp.Path || !v.FFmpeg.supported() || !v.FFprobe.supported() ||
-		!slices.ContainsFunc(passthroughOptions, func(o []string) bool { return slices.Equal(o, v.Passthrough) }) {
-		return Tools{}, false
-	}
-	return Tools{FFmpeg: v.FFmpeg, FFprobe: v.FFprobe, Encoders: v.Encoders, passthrough: v.Passthrough}, true
+	return c.Tools.tools(ff.Path, fp.Path)
 }
 
 // writeProbeCache replaces file with c at once (a temporary file renamed over it), so that a

@@ -338,17 +338,22 @@ func Inherit(text string) (t Tools, ok bool) {
 	if text == "" || json.Unmarshal([]byte(text), &v) != nil {
 		return Tools{}, false
 	}
-	if !slices.ContainsFunc(passthroughOptions, func(o []string) bool { return slices.Equal(o, v.Passthrough) }) {
+	ffmpeg, err1 := exec.LookPath("ffmpeg")
+	ffprobe, err2 := exec.LookPath("ffprobe")
+	if err1 != nil || err2 != nil {
 		return Tools{}, false
 	}
-	for _, p := range []struct {
-		name string
-		v    Version
-	}{{"ffmpeg", v.FFmpeg}, {"ffprobe", v.FFprobe}} {
-		path, err := exec.LookPath(p.name)
-		if err != nil || path != p.v.Path || !p.v.supported() {
-			return Tools{}, false
-		}
+	return v.tools(ffmpeg, ffprobe)
+}
+
+// tools are the Tools v describes, when they are believable for the programs at ffmpeg and
+// ffprobe: v names those paths, versions this package supports, and one of ffmpeg's
+// passthrough options. ok is false otherwise. What another process wrote (a parent's probe,
+// the probe cache) is read through it.
+func (v toolsText) tools(ffmpeg, ffprobe string) (t Tools, ok bool) {
+	if v.FFmpeg.Path != ffmpeg || v.FFprobe.Path != ffprobe || !v.FFmpeg.supported() || !v.FFprobe.supported() ||
+		!slices.ContainsFunc(passthroughOptions, func(o []string) bool { return slices.Equal(o, v.Passthrough) }) {
+		return Tools{}, false
 	}
 	return Tools{FFmpeg: v.FFmpeg, FFprobe: v.FFprobe, Encoders: v.Encoders, passthrough: v.Passthrough}, true
 }
