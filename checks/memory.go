@@ -241,7 +241,7 @@ func GrowthSince(cs []results.Check, prev, cur map[string]float64, since string,
 			continue
 		}
 		detail := fmt.Sprintf("%s grew from %s to %s MiB since %s (+%s MiB, %s; growth limit %s MiB: tolerance %s, pad %s MiB)%s",
-			src, fmtNum(was), fmtNum(now), since, fmtNum(now-was), fmtPct(now/was-1), fmtNum(limit), fmtPct(tol), fmtNum(pad), growthWords)
+			src, fmtNum(was), fmtNum(now), since, fmtNum(now-was), fmtPct(now/was-1), fmtNum(limit), fmtPct(tol), fmtNum(pad), pendingWords)
 		at := slices.IndexFunc(out, func(c results.Check) bool { return c.Name == MemoryRuntimePeak && c.Source == src })
 		if at < 0 {
 			out = append(out, results.Check{Name: MemoryRuntimePeak, Source: src, Unit: "MiB", Value: finite(now)})
@@ -257,29 +257,29 @@ func GrowthSince(cs []results.Check, prev, cur map[string]float64, since string,
 			c.Detail = detail + "; " + c.Detail
 		}
 		c.Status = results.Fail
-		c.Cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
+		c.Cause = fmt.Sprintf("memory rose +%s MiB since %s", fmtNum(now-was), since)
 		grew = append(grew, *c)
 	}
 	return out, grew
 }
 
-// growthWords end the detail of a growth failure (GrowthSince) until the request after it
-// tells growth from a one-off spike (SettleGrowth).
-const growthWords = ": memory grows across requests"
+// pendingWords end the detail of a growth failure (GrowthSince), and its cause says "rose",
+// until the request after it tells growth from a one-off spike (SettleGrowth): what a live
+// log line or the first requests.jsonl line of the request says.
+const pendingWords = ": growth or a one-off spike, the next request tells"
 
 // SettleGrowth words the growth failures of request rr by what the request after it shows
 // (next; nil when rr is its case's last): growth when next keeps the memory above rr's growth
 // limit; a one-off spike in rr when next is back under it; a rise that no later request can
 // tell when rr is the last. The verdicts stay: only the cause and the detail's end change.
-// It returns rr reworded, and whether anything changed (a source next did not measure is
-// left as it was).
-func SettleGrowth(rr results.RequestResult, next *results.RequestResult) (results.RequestResult, bool) {
-	changed := false
-	out := rr
+// It returns rr reworded and the checks reworded, none when nothing changed (a source next
+// did not measure is left as it was).
+func SettleGrowth(rr results.RequestResult, next *results.RequestResult) (out results.RequestResult, reworded []results.Check) {
+	out = rr
 	out.Checks = slices.Clone(rr.Checks)
 	for i := range out.Checks {
 		c := &out.Checks[i]
-		if c.Name != MemoryRuntimePeak || c.Status != results.Fail || !strings.Contains(c.Detail, growthWords) ||
+		if c.Name != MemoryRuntimePeak || c.Status != results.Fail || !strings.Contains(c.Detail, pendingWords) ||
 			c.Baseline == nil || c.Tolerance == nil || c.Pad == nil || c.Value == nil {
 			continue
 		}
@@ -292,16 +292,16 @@ func SettleGrowth(rr results.RequestResult, next *results.RequestResult) (result
 				continue
 			}
 			if after > PerfLimit(was, *c.Tolerance, *c.Pad) {
-				words = fmt.Sprintf("%s: request %d keeps it (%s MiB)", growthWords, next.Index, fmtNum(after))
-				cause = c.Cause
+				words = fmt.Sprintf(": memory grows across requests: request %d keeps it (%s MiB)", next.Index, fmtNum(after))
+				cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
 			} else {
 				words = fmt.Sprintf(": a one-off spike in request %d, not growth: request %d is back to %s MiB", rr.Index, next.Index, fmtNum(after))
 				cause = fmt.Sprintf("memory spike in request %d: +%s MiB, gone by request %d", rr.Index, fmtNum(now-was), next.Index)
 			}
 		}
-		c.Detail = strings.Replace(c.Detail, growthWords, words, 1)
+		c.Detail = strings.Replace(c.Detail, pendingWords, words, 1)
 		c.Cause = cause
-		changed = true
+		reworded = append(reworded, *c)
 	}
-	return out, changed
+	return out, reworded
 }

@@ -62,8 +62,9 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *resu
 		p.wg.Go(func() { p.inTurn(i, func() { r.record(rr) }) })
 	}
 	p.wg.Wait()
-	if settled, reworded := r.settleGrowth(p, c.Repeat, nil); reworded {
+	if settled, reworded := r.settleGrowth(p, c.Repeat, nil); reworded != nil {
 		r.revise(settled, "the case's last request: no later request tells its memory growth from a spike")
+		r.logReworded(c, settled.Index, reworded)
 	}
 	idle, longest := idleBetween(p.flights)
 	cr.IdleMs = ms(idle)
@@ -104,8 +105,9 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 		settled, reworded := r.settleGrowth(p, i-1, &rr)
 		p.mu.Unlock()
 		r.record(rr)
-		if reworded {
+		if reworded != nil {
 			r.revise(settled, fmt.Sprintf("its memory rise reworded by request %d: growth, or a one-off spike", i))
+			r.logReworded(c, settled.Index, reworded)
 		}
 		r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
 	})
@@ -114,17 +116,26 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 
 // settleGrowth words the memory growth failures of request i (1-based; i−1 in p.out) by what
 // request i+1 (next; nil when i is the case's last) shows (checks.SettleGrowth), keeps the
-// reworded request in p.out and returns it to be recorded again. The caller holds p.mu, or
-// is the only one left to touch p.out.
-func (r *run) settleGrowth(p *pipeline, i int, next *results.RequestResult) (results.RequestResult, bool) {
+// reworded request in p.out and returns it to be recorded again, with the checks reworded
+// (none: nothing changed). The caller holds p.mu, or is the only one left to touch p.out.
+func (r *run) settleGrowth(p *pipeline, i int, next *results.RequestResult) (results.RequestResult, []results.Check) {
 	if i < 1 || i > len(p.out) {
-		return results.RequestResult{}, false
+		return results.RequestResult{}, nil
 	}
-	settled, changed := checks.SettleGrowth(p.out[i-1], next)
-	if changed {
+	settled, reworded := checks.SettleGrowth(p.out[i-1], next)
+	if reworded != nil {
 		p.out[i-1] = settled
 	}
-	return settled, changed
+	return settled, reworded
+}
+
+// logReworded says in the live log what a request's memory rise turned out to be, once a
+// later request told (or the case ended): its log line, written when it was judged, could only
+// say that it rose.
+func (r *run) logReworded(c *suite.Case, index int, reworded []results.Check) {
+	for _, ch := range reworded {
+		r.logf("%s request %d/%d: %s %s: %s", c.ID, index, c.Repeat, ch.Name, ch.Source, ch.Cause)
+	}
 }
 
 // validateAhead is Options.ValidateAhead with its default.
