@@ -269,11 +269,12 @@ func GrowthSince(cs []results.Check, prev, cur map[string]float64, since string,
 const pendingWords = ": growth or a one-off spike, the next request tells"
 
 // SettleGrowth words the growth failures of request rr by what the request after it shows
-// (next; nil when rr is its case's last): growth when next keeps the memory above rr's growth
-// limit; a one-off spike in rr when next is back under it; a rise that no later request can
-// tell when rr is the last. The verdicts stay: only the cause and the detail's end change.
-// It returns rr reworded and the checks reworded, none when nothing changed (a source next
-// did not measure is left as it was).
+// (next; nil when no later request of the case was measured: rr is its case's last, or the
+// ones after it were never sent): growth when next keeps the memory above rr's growth limit;
+// a one-off spike in rr when next is back under it; a rise that no request can tell when
+// next did not measure the source or there is no next. The verdicts stay: only the cause and
+// the detail's end change. It returns rr reworded and the checks reworded, none when nothing
+// changed (a request without a growth failure still worded as pending).
 func SettleGrowth(rr results.RequestResult, next *results.RequestResult) (out results.RequestResult, reworded []results.Check) {
 	out = rr
 	out.Checks = slices.Clone(rr.Checks)
@@ -284,19 +285,23 @@ func SettleGrowth(rr results.RequestResult, next *results.RequestResult) (out re
 			continue
 		}
 		was, now := *c.Baseline, *c.Value
-		words := fmt.Sprintf(": a rise in request %d, the case's last, so no later request shows whether it stays", rr.Index)
-		cause := fmt.Sprintf("memory rose +%s MiB in request %d", fmtNum(now-was), rr.Index)
+		this := rr.Name()
+		words := fmt.Sprintf(": a rise in %s, the case's last, so no later request shows whether it stays", this)
+		if rr.Of > 0 && rr.Index < rr.Of {
+			words = fmt.Sprintf(": a rise in %s, the last of the case measured, so no later request shows whether it stays", this)
+		}
+		cause := fmt.Sprintf("memory rose +%s MiB in %s", fmtNum(now-was), this)
 		if next != nil {
 			after, ok := next.PeakVRAMMiB[c.Source]
-			if !ok || math.IsNaN(after) {
-				continue
-			}
-			if after > PerfLimit(was, *c.Tolerance, *c.Pad) {
-				words = fmt.Sprintf(": memory grows across requests: request %d keeps it (%s MiB)", next.Index, fmtNum(after))
+			switch {
+			case !ok || math.IsNaN(after):
+				words = fmt.Sprintf(": a rise in %s; %s did not measure %s, so no request shows whether it stays", this, next.Name(), c.Source)
+			case after > PerfLimit(was, *c.Tolerance, *c.Pad):
+				words = fmt.Sprintf(": memory grows across requests: %s keeps it (%s MiB)", next.Name(), fmtNum(after))
 				cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
-			} else {
-				words = fmt.Sprintf(": a one-off spike in request %d, not growth: request %d is back to %s MiB", rr.Index, next.Index, fmtNum(after))
-				cause = fmt.Sprintf("memory spike in request %d: +%s MiB, gone by request %d", rr.Index, fmtNum(now-was), next.Index)
+			default:
+				words = fmt.Sprintf(": a one-off spike in %s, not growth: %s is back to %s MiB", this, next.Name(), fmtNum(after))
+				cause = fmt.Sprintf("memory spike in %s: +%s MiB, gone by %s", this, fmtNum(now-was), next.Name())
 			}
 		}
 		c.Detail = strings.Replace(c.Detail, pendingWords, words, 1)

@@ -197,7 +197,35 @@ func TestSettleGrowth(t *testing.T) {
 	if _, rw := SettleGrowth(rs[0], &rs[1]); rw != nil {
 		t.Error("a request without growth was reworded")
 	}
-	if _, rw := SettleGrowth(rs[1], &results.RequestResult{Index: 3}); rw != nil {
-		t.Error("reworded by a request that did not measure the source")
+	// A next request that did not measure the source (it crashed) cannot tell: said so, now,
+	// rather than left waiting for a request that will not come.
+	unmeasured, rw := SettleGrowth(rs[1], &results.RequestResult{Index: 3, Of: 5})
+	if c := unmeasured.Checks[0]; len(rw) != 1 || c.Cause != "memory rose +8192 MiB in request 2" ||
+		!strings.HasSuffix(c.Detail, ": a rise in request 2; request 3 did not measure nvml_process, so no request shows whether it stays") {
+		t.Errorf("next without the source: %+v", c)
 	}
+	// No later request measured (the case stopped after request 2 of 5).
+	lastMeasured := ": a rise in request 2, the last of the case measured, so no later request shows whether it stays"
+	if c := mustSettle(t, rs[1], nil); !strings.HasSuffix(c.Detail, lastMeasured) {
+		t.Errorf("the last measured: %+v", c)
+	}
+	// Confirmation requests are named as such.
+	conf := reqs("nvml_process", 4000, 12192, 4010)
+	for i := range conf {
+		conf[i].Confirm = true
+	}
+	growth(conf, 0.02)
+	if c := mustSettle(t, conf[1], &conf[2]); c.Cause != "memory spike in confirmation request 2: +8192 MiB, gone by confirmation request 3" {
+		t.Errorf("a confirmation request's spike: %+v", c)
+	}
+}
+
+// mustSettle settles rr's one growth failure against next and returns it reworded.
+func mustSettle(t *testing.T, rr results.RequestResult, next *results.RequestResult) results.Check {
+	t.Helper()
+	out, rw := SettleGrowth(rr, next)
+	if len(rw) != 1 || strings.Contains(out.Checks[0].Detail, pendingWords) {
+		t.Fatalf("not settled: %+v", out.Checks)
+	}
+	return out.Checks[0]
 }

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -205,7 +204,7 @@ func growthRule(j *Config, in Input, v verdict) verdict {
 		return v
 	}
 	var grew []results.Check
-	v.judged, grew = checks.GrowthSince(v.judged, in.Previous.PeakVRAMMiB, in.Request.PeakVRAMMiB, name(*in.Previous), j.memoryBaseline(in.Case).RuntimeTol)
+	v.judged, grew = checks.GrowthSince(v.judged, in.Previous.PeakVRAMMiB, in.Request.PeakVRAMMiB, in.Previous.Name(), j.memoryBaseline(in.Case).RuntimeTol)
 	for _, c := range grew {
 		v.grew = append(v.grew, c.Source)
 	}
@@ -328,13 +327,4 @@ func (j *Config) memoryBaseline(c *suite.Case) checks.MemoryBaseline {
 // perfRecorded reports whether the request's performance.log record was joined.
 func perfRecorded(measured []results.Check) bool {
 	return slices.ContainsFunc(measured, func(c results.Check) bool { return c.Name == results.PerfRecord && c.Status == results.Pass })
-}
-
-// name is how a growth failure names the request it grew since: "request 2",
-// "confirmation request 1".
-func name(rr results.RequestResult) string {
-	if rr.Confirm {
-		return fmt.Sprintf("confirmation request %d", rr.Index)
-	}
-	return fmt.Sprintf("request %d", rr.Index)
 }

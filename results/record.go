@@ -284,6 +284,15 @@ type RequestResult struct {
 	Revision string `json:"revision,omitempty"`
 }
 
+// Name names the request as reports and verdicts do: "request K", or "confirmation request
+// K" for a confirmation request.
+func (rr RequestResult) Name() string {
+	if rr.Confirm {
+		return fmt.Sprintf("confirmation request %d", rr.Index)
+	}
+	return fmt.Sprintf("request %d", rr.Index)
+}
+
 // Output describes the media a request returned, as decoded from the file, not as claimed.
 type Output struct {
 	Kind      string  `json:"kind"` // image or video

@@ -62,9 +62,13 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *resu
 		p.wg.Go(func() { p.inTurn(i, func() { r.record(rr) }) })
 	}
 	p.wg.Wait()
-	if settled, reworded := r.settleGrowth(p, c.Repeat, nil); reworded != nil {
-		r.revise(settled, "the case's last request: no later request tells its memory growth from a spike")
-		r.logReworded(c, settled.Index, reworded)
+	// What is still worded as pending has no later request to tell: the case's last, or the
+	// last measured when the rest were never sent.
+	for i := range c.Repeat {
+		if settled, reworded := r.settleGrowth(p, i+1, nil); reworded != nil {
+			r.revise(settled, "no later request of the case measured its memory: none tells its growth from a spike")
+			r.logReworded(c, settled, reworded)
+		}
 	}
 	idle, longest := idleBetween(p.flights)
 	cr.IdleMs = ms(idle)
@@ -107,7 +111,7 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 		r.record(rr)
 		if reworded != nil {
 			r.revise(settled, fmt.Sprintf("its memory rise reworded by request %d: growth, or a one-off spike", i))
-			r.logReworded(c, settled.Index, reworded)
+			r.logReworded(c, settled, reworded)
 		}
 		r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
 	})
@@ -132,9 +136,10 @@ func (r *run) settleGrowth(p *pipeline, i int, next *results.RequestResult) (res
 // logReworded says in the live log what a request's memory rise turned out to be, once a
 // later request told (or the case ended): its log line, written when it was judged, could only
 // say that it rose.
-func (r *run) logReworded(c *suite.Case, index int, reworded []results.Check) {
+func (r *run) logReworded(c *suite.Case, rr results.RequestResult, reworded []results.Check) {
+	at := slot{index: rr.Index, of: rr.Of, confirm: rr.Confirm}
 	for _, ch := range reworded {
-		r.logf("%s request %d/%d: %s %s: %s", c.ID, index, c.Repeat, ch.Name, ch.Source, ch.Cause)
+		r.logf("%s %s: %s %s: %s", c.ID, at, ch.Name, ch.Source, ch.Cause)
 	}
 }
 
