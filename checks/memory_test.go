@@ -193,9 +193,13 @@ func TestSettleGrowth(t *testing.T) {
 		!strings.Contains(c.Detail, ": a rise in request 5, the case's last, so no later request shows whether it stays") {
 		t.Errorf("the last: %+v", c)
 	}
-	// Nothing to settle: a passing request, or a next request that did not measure the source.
+	// Nothing to settle: a passing request.
 	if _, rw := SettleGrowth(rs[0], &rs[1]); rw != nil {
 		t.Error("a request without growth was reworded")
+	}
+	// Nor one already settled.
+	if _, rw := SettleGrowth(spike, &rs[2]); rw != nil {
+		t.Error("a settled request was reworded again")
 	}
 	// A next request that did not measure the source (it crashed) cannot tell: said so, now,
 	// rather than left waiting for a request that will not come.
