@@ -62,14 +62,6 @@ func (r *run) requests(ctx context.Context, c *suite.Case, srv *server, cr *resu
 		p.wg.Go(func() { p.inTurn(i, func() { r.record(rr) }) })
 	}
 	p.wg.Wait()
-	// What is still worded as pending has no later request to tell: the case's last, or the
-	// last measured when the rest were never sent.
-	for i := range c.Repeat {
-		if settled, reworded := r.settleGrowth(p, i+1, nil); reworded != nil {
-			r.revise(settled, "no later request of the case measured its memory: none tells its growth from a spike")
-			r.logReworded(c, settled, reworded)
-		}
-	}
 	idle, longest := idleBetween(p.flights)
 	cr.IdleMs = ms(idle)
 	if c.Repeat > 1 {
@@ -119,9 +111,10 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 }
 
 // settleGrowth words the memory growth failures of request i (1-based; i−1 in p.out) by what
-// request i+1 (next; nil when i is the case's last) shows (checks.SettleGrowth), keeps the
-// reworded request in p.out and returns it to be recorded again, with the checks reworded
-// (none: nothing changed). The caller holds p.mu, or is the only one left to touch p.out.
+// request i+1 (next) shows (checks.SettleGrowth), keeps the reworded request in p.out and
+// returns it to be recorded again, with the checks reworded (none: nothing changed). The
+// caller holds p.mu. What no request of the pipeline tells is settled once the case's
+// confirmation requests are known (settleRest).
 func (r *run) settleGrowth(p *pipeline, i int, next *results.RequestResult) (results.RequestResult, []results.Check) {
 	if i < 1 || i > len(p.out) {
 		return results.RequestResult{}, nil
@@ -131,6 +124,29 @@ func (r *run) settleGrowth(p *pipeline, i int, next *results.RequestResult) (res
 		p.out[i-1] = settled
 	}
 	return settled, reworded
+}
+
+// settleRest words the memory rises of the case's requests that no later request of the case
+// told (checks.SettleGrowth): the case's last request by its first confirmation request,
+// which is judged against it, when one was sent; the others, and the last without one, as a
+// rise that no request can tell (the case's last, or the last measured when the rest were
+// never sent). Each request it rewords is recorded again.
+func (r *run) settleRest(c *suite.Case, cr *results.CaseResult) {
+	for i := range cr.Requests {
+		var next *results.RequestResult
+		why := "no later request of the case measured its memory: none tells its growth from a spike"
+		if i == len(cr.Requests)-1 && len(cr.Confirm) > 0 {
+			next = &cr.Confirm[0]
+			why = "its memory rise reworded by confirmation request 1: growth, or a one-off spike"
+		}
+		settled, reworded := checks.SettleGrowth(cr.Requests[i], next)
+		if reworded == nil {
+			continue
+		}
+		cr.Requests[i] = settled
+		r.revise(settled, why)
+		r.logReworded(c, settled, reworded)
+	}
 }
 
 // logReworded says in the live log what a request's memory rise turned out to be, once a

@@ -639,6 +639,7 @@ func (r *run) runCase(ctx context.Context, c *suite.Case, spec *suite.Server, wa
 	cr.Skipped = checks.SkippedBy(cr.Requests)
 	cr.Checks = r.judge.Case(c, cr)
 	r.confirm(ctx, c, srv, &cr)
+	r.settleRest(c, &cr)
 	r.memoryPictures(srv, &cr)
 	return cr, r.keepOrStop(c, spec, srv, &cr)
 }
