@@ -286,23 +286,26 @@ func SettleGrowth(rr results.RequestResult, next *results.RequestResult) (out re
 		}
 		was, now := *c.Baseline, *c.Value
 		this := rr.Name()
-		words := fmt.Sprintf(": a rise in %s, the case's last, so no later request shows whether it stays", this)
-		if rr.Of > 0 && rr.Index < rr.Of {
-			words = fmt.Sprintf(": a rise in %s, the last of the case measured, so no later request shows whether it stays", this)
-		}
-		cause := fmt.Sprintf("memory rose +%s MiB in %s", fmtNum(now-was), this)
+		after, told := 0.0, false // next's peak of the source, when it measured one
 		if next != nil {
-			after, ok := next.PeakVRAMMiB[c.Source]
-			switch {
-			case !ok || math.IsNaN(after):
-				words = fmt.Sprintf(": a rise in %s; %s did not measure %s, so no request shows whether it stays", this, next.Name(), c.Source)
-			case after > PerfLimit(was, *c.Tolerance, *c.Pad):
-				words = fmt.Sprintf(": memory grows across requests: %s keeps it (%s MiB)", next.Name(), fmtNum(after))
-				cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
-			default:
-				words = fmt.Sprintf(": a one-off spike in %s, not growth: %s is back to %s MiB", this, next.Name(), fmtNum(after))
-				cause = fmt.Sprintf("memory spike in %s: +%s MiB, gone by %s", this, fmtNum(now-was), next.Name())
-			}
+			after, told = next.PeakVRAMMiB[c.Source]
+			told = told && !math.IsNaN(after)
+		}
+		var words string
+		cause := fmt.Sprintf("memory rose +%s MiB in %s", fmtNum(now-was), this)
+		switch {
+		case next == nil && rr.Of > 0 && rr.Index < rr.Of:
+			words = fmt.Sprintf(": a rise in %s, the last of the case measured, so no later request shows whether it stays", this)
+		case next == nil:
+			words = fmt.Sprintf(": a rise in %s, the case's last, so no later request shows whether it stays", this)
+		case !told:
+			words = fmt.Sprintf(": a rise in %s; %s did not measure %s, so no request shows whether it stays", this, next.Name(), c.Source)
+		case after > PerfLimit(was, *c.Tolerance, *c.Pad):
+			words = fmt.Sprintf(": memory grows across requests: %s keeps it (%s MiB)", next.Name(), fmtNum(after))
+			cause = fmt.Sprintf("memory grows +%s MiB per request", fmtNum(now-was))
+		default:
+			words = fmt.Sprintf(": a one-off spike in %s, not growth: %s is back to %s MiB", this, next.Name(), fmtNum(after))
+			cause = fmt.Sprintf("memory spike in %s: +%s MiB, gone by %s", this, fmtNum(now-was), next.Name())
 		}
 		c.Detail = strings.Replace(c.Detail, pendingWords, words, 1)
 		c.Cause = cause

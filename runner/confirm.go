@@ -47,7 +47,7 @@ func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *resul
 		cr.Confirm = append(cr.Confirm, rr)
 		r.record(rr)
 		if i > 1 {
-			r.settleConfirm(c, cr, i-1, &rr)
+			r.reword(c, settle(&cr.Confirm[i-2], &rr))
 		}
 		r.logf("%s %s: %s  e2e %.0f ms%s", c.ID, at, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
 		if m.halt != "" {
@@ -64,7 +64,7 @@ func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *resul
 		}
 	}
 	if n := len(cr.Confirm); n > 0 {
-		r.settleConfirm(c, cr, n, nil)
+		r.reword(c, settle(&cr.Confirm[n-1], nil))
 	}
 	conf := judge.Confirmation(c, cr.Requests, targets, cr.Confirm, note)
 	cr.Requests = conf.Requests
@@ -80,23 +80,6 @@ func (r *run) confirm(ctx context.Context, c *suite.Case, srv *server, cr *resul
 		msg += " (" + note + ")"
 	}
 	r.logf("%s", msg)
-}
-
-// settleConfirm words confirmation request i's memory rise by what confirmation request i+1
-// (next; nil when none followed) shows, as the case's requests are (checks.SettleGrowth), and
-// records it again when that changed its words.
-func (r *run) settleConfirm(c *suite.Case, cr *results.CaseResult, i int, next *results.RequestResult) {
-	settled, reworded := checks.SettleGrowth(cr.Confirm[i-1], next)
-	if reworded == nil {
-		return
-	}
-	cr.Confirm[i-1] = settled
-	why := "no later confirmation request measured its memory: none tells its growth from a spike"
-	if next != nil {
-		why = fmt.Sprintf("its memory rise reworded by confirmation request %d: growth, or a one-off spike", next.Index)
-	}
-	r.revise(settled, why)
-	r.logReworded(c, settled, reworded)
 }
 
 // lastRequest is the request a new confirmation request follows: the last confirmation

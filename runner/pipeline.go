@@ -98,64 +98,70 @@ func (r *run) requestPath(ctx context.Context, c *suite.Case, srv *server, cr *r
 		p.mu.Lock()
 		r.disk.blame(&rr, cr)
 		p.out[i-1] = rr
-		settled, reworded := r.settleGrowth(p, i-1, &rr)
+		var w *rewording
+		if i > 1 {
+			w = settle(&p.out[i-2], &rr)
+		}
 		p.mu.Unlock()
 		r.record(rr)
-		if reworded != nil {
-			r.revise(settled, fmt.Sprintf("its memory rise reworded by request %d: growth, or a one-off spike", i))
-			r.logReworded(c, settled, reworded)
-		}
+		r.reword(c, w)
 		r.logf("%s request %d/%d: %s  e2e %.0f ms%s", c.ID, i, c.Repeat, rr.Status, rr.E2EMs, firstProblem(rr.Checks))
 	})
 	<-p.unvalidated
 }
 
-// settleGrowth words the memory growth failures of request i (1-based; i−1 in p.out) by what
-// request i+1 (next) shows (checks.SettleGrowth), keeps the reworded request in p.out and
-// returns it to be recorded again, with the checks reworded (none: nothing changed). The
-// caller holds p.mu. What no request of the pipeline tells is settled once the case's
-// confirmation requests are known (settleRest).
-func (r *run) settleGrowth(p *pipeline, i int, next *results.RequestResult) (results.RequestResult, []results.Check) {
-	if i < 1 || i > len(p.out) {
-		return results.RequestResult{}, nil
+// rewording is a request whose memory rise a later request told (checks.SettleGrowth), to be
+// recorded again: the request reworded, its checks that changed, and why.
+type rewording struct {
+	rr     results.RequestResult
+	checks []results.Check
+	why    string
+}
+
+// settle words the memory rise of *rr by what next shows (nil: no later request measured
+// it) and keeps the words in *rr; it returns what to record again (reword), nil when nothing
+// changed. It only touches *rr, so a caller that guards *rr with a lock records outside it.
+func settle(rr *results.RequestResult, next *results.RequestResult) *rewording {
+	settled, reworded := checks.SettleGrowth(*rr, next)
+	if reworded == nil {
+		return nil
 	}
-	settled, reworded := checks.SettleGrowth(p.out[i-1], next)
-	if reworded != nil {
-		p.out[i-1] = settled
+	*rr = settled
+	why := "no later request of the case measured its memory: none tells its growth from a spike"
+	switch {
+	case next != nil:
+		why = fmt.Sprintf("its memory rise reworded by %s: growth, or a one-off spike", next.Name())
+	case rr.Confirm:
+		why = "no later confirmation request measured its memory: none tells its growth from a spike"
 	}
-	return settled, reworded
+	return &rewording{rr: settled, checks: reworded, why: why}
+}
+
+// reword records a request settle reworded (none when w is nil) and says in the live log what
+// its memory rise turned out to be: its log line, written when it was judged, could only say
+// that it rose.
+func (r *run) reword(c *suite.Case, w *rewording) {
+	if w == nil {
+		return
+	}
+	r.revise(w.rr, w.why)
+	at := slot{index: w.rr.Index, of: w.rr.Of, confirm: w.rr.Confirm}
+	for _, ch := range w.checks {
+		r.logf("%s %s: %s %s: %s", c.ID, at, ch.Name, ch.Source, ch.Cause)
+	}
 }
 
 // settleRest words the memory rises of the case's requests that no later request of the case
-// told (checks.SettleGrowth): the case's last request by its first confirmation request,
-// which is judged against it, when one was sent; the others, and the last without one, as a
-// rise that no request can tell (the case's last, or the last measured when the rest were
-// never sent). Each request it rewords is recorded again.
+// told: the case's last request by its first confirmation request, which is judged against
+// it, when one was sent; the others, and the last without one, as a rise that no request can
+// tell (the case's last, or the last measured when the rest were never sent).
 func (r *run) settleRest(c *suite.Case, cr *results.CaseResult) {
 	for i := range cr.Requests {
 		var next *results.RequestResult
-		why := "no later request of the case measured its memory: none tells its growth from a spike"
 		if i == len(cr.Requests)-1 && len(cr.Confirm) > 0 {
 			next = &cr.Confirm[0]
-			why = "its memory rise reworded by confirmation request 1: growth, or a one-off spike"
 		}
-		settled, reworded := checks.SettleGrowth(cr.Requests[i], next)
-		if reworded == nil {
-			continue
-		}
-		cr.Requests[i] = settled
-		r.revise(settled, why)
-		r.logReworded(c, settled, reworded)
-	}
-}
-
-// logReworded says in the live log what a request's memory rise turned out to be, once a
-// later request told (or the case ended): its log line, written when it was judged, could only
-// say that it rose.
-func (r *run) logReworded(c *suite.Case, rr results.RequestResult, reworded []results.Check) {
-	at := slot{index: rr.Index, of: rr.Of, confirm: rr.Confirm}
-	for _, ch := range reworded {
-		r.logf("%s %s: %s %s: %s", c.ID, at, ch.Name, ch.Source, ch.Cause)
+		r.reword(c, settle(&cr.Requests[i], next))
 	}
 }
 

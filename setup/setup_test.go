@@ -61,6 +61,13 @@ func (r *release) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = w.Write(b)
 }
 
+// publish puts a release's archive under dir (a tag's download path, "/v1.2.3") with the
+// checksums.txt that lists it, as a release made by .goreleaser.yaml has them.
+func (r *release) publish(dir, asset string, tgz []byte) {
+	r.files[dir+"/"+asset] = tgz
+	r.files[dir+"/checksums.txt"] = fmt.Appendf(nil, "%x  %s\n", sha256.Sum256(tgz), asset)
+}
+
 func (r *release) requests() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -347,11 +354,10 @@ func TestInstallRefusesHostileReleases(t *testing.T) {
 	good := archive(t, buildBinary(t))
 	rel := &release{hits: map[string]int{}, files: map[string][]byte{}, drip: map[string]bool{}}
 	add := func(v string, tgz []byte, sums string) {
-		rel.files["/"+v+"/"+asset(v)] = tgz
-		if sums == "" {
-			sums = fmt.Sprintf("%x  %s\n", sha256.Sum256(tgz), asset(v))
+		rel.publish("/"+v, asset(v), tgz)
+		if sums != "" {
+			rel.files["/"+v+"/checksums.txt"] = []byte(sums)
 		}
-		rel.files["/"+v+"/checksums.txt"] = []byte(sums)
 	}
 	bin := []byte("#!/bin/sh\necho planted\n")
 	cases := []struct{ name, version, want string }{

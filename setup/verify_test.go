@@ -26,13 +26,10 @@ func TestInstallVerify(t *testing.T) {
 	asset := fmt.Sprintf("diffusion-check_1.3.0_linux_%s.tar.gz", runtime.GOARCH)
 	other := fmt.Sprintf("diffusion-check_1.3.1_linux_%s.tar.gz", runtime.GOARCH)
 	tgz := archive(t, buildBinary(t))
-	sum := fmt.Sprintf("%x", sha256.Sum256(tgz))
-	rel := &release{hits: map[string]int{}, files: map[string][]byte{
-		"/v1.3.0/" + asset:      tgz,
-		"/v1.3.0/checksums.txt": []byte(sum + "  " + asset + "\n"),
-		"/v1.3.1/" + other:      tgz,
-		"/v1.3.1/checksums.txt": []byte(sum + "  " + other + "\n"),
-	}}
+	sum := fmt.Sprintf("%x", sha256.Sum256(tgz)) // what the action's own checksums.txt pins
+	rel := &release{hits: map[string]int{}, files: map[string][]byte{}}
+	rel.publish("/v1.3.0", asset, tgz)
+	rel.publish("/v1.3.1", other, tgz)
 	srv := httptest.NewServer(rel)
 	defer srv.Close()
 
@@ -160,12 +157,8 @@ func TestInstallFromTheActionsRepository(t *testing.T) {
 		t.Skip("the installer is tested on linux")
 	}
 	asset := fmt.Sprintf("diffusion-check_1.3.0_linux_%s.tar.gz", runtime.GOARCH)
-	tgz := archive(t, buildBinary(t))
-	sum := fmt.Sprintf("%x", sha256.Sum256(tgz))
-	rel := &release{hits: map[string]int{}, files: map[string][]byte{
-		"/acme/dc-fork/releases/download/v1.3.0/" + asset:      tgz,
-		"/acme/dc-fork/releases/download/v1.3.0/checksums.txt": []byte(sum + "  " + asset + "\n"),
-	}}
+	rel := &release{hits: map[string]int{}, files: map[string][]byte{}}
+	rel.publish("/acme/dc-fork/releases/download/v1.3.0", asset, archive(t, buildBinary(t)))
 	srv := httptest.NewServer(rel)
 	defer srv.Close()
 	bin := t.TempDir()
