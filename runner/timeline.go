@@ -187,10 +187,8 @@ func msText(d time.Duration) string {
 
 // failedMemory is one memory check that failed, and the window it failed in.
 type failedMemory struct {
-	check   results.Check
-	index   int // 0: the load
-	confirm bool
-	of      int
+	check results.Check
+	at    slot // the request; index 0: the load
 }
 
 // memoryPictures names the server start's memory timeline in the case's record, and draws,
@@ -216,7 +214,7 @@ func (r *run) memoryPictures(srv *server, cr *results.CaseResult) {
 		for _, rr := range rrs {
 			for _, ck := range rr.Checks {
 				if memoryFailure(ck) {
-					failed = append(failed, failedMemory{check: ck, index: rr.Index, confirm: rr.Confirm, of: rr.Of})
+					failed = append(failed, failedMemory{check: ck, at: slot{index: rr.Index, of: rr.Of, confirm: rr.Confirm}})
 				}
 			}
 		}
@@ -242,7 +240,7 @@ func memoryFailure(ck results.Check) bool {
 
 func (r *run) memoryPicture(cr *results.CaseResult, f failedMemory, tl memory.Timeline, marks []memoryMark) error {
 	i := slices.IndexFunc(marks, func(k memoryMark) bool {
-		return k.caseID == cr.ID && k.index == f.index && k.confirm == f.confirm
+		return k.caseID == cr.ID && k.index == f.at.index && k.confirm == f.at.confirm
 	})
 	if i < 0 {
 		return fmt.Errorf("%s: no window of the timeline for it", f.check.Name)
@@ -251,7 +249,7 @@ func (r *run) memoryPicture(cr *results.CaseResult, f failedMemory, tl memory.Ti
 	var pics *[]results.Picture
 	var dir string
 	var err error
-	if f.index == 0 {
+	if f.at.index == 0 {
 		if cr.Load == nil {
 			return fmt.Errorf("%s: the case has no server start", f.check.Name)
 		}
@@ -259,15 +257,15 @@ func (r *run) memoryPicture(cr *results.CaseResult, f failedMemory, tl memory.Ti
 		dir, err = r.rec.LoadArtifactDir(cr.ID)
 	} else {
 		reqs := cr.Requests
-		if f.confirm {
+		if f.at.confirm {
 			reqs = cr.Confirm
 		}
-		j := slices.IndexFunc(reqs, func(rr results.RequestResult) bool { return rr.Index == f.index })
+		j := slices.IndexFunc(reqs, func(rr results.RequestResult) bool { return rr.Index == f.at.index })
 		if j < 0 {
-			return fmt.Errorf("%s: no request %d in the case", f.check.Name, f.index)
+			return fmt.Errorf("%s: no request %d in the case", f.check.Name, f.at.index)
 		}
 		pics = &reqs[j].Pictures
-		dir, err = r.rec.ArtifactDir(cr.ID, f.index, f.confirm)
+		dir, err = r.rec.ArtifactDir(cr.ID, f.at.index, f.at.confirm)
 	}
 	if err != nil {
 		return err
@@ -290,11 +288,8 @@ func memoryChart(caseID string, f failedMemory, tl memory.Timeline, marks []memo
 	ms := func(t time.Time) float64 { return float64(t.Sub(tl.Start).Microseconds()) / 1000 }
 	ck := f.check
 	where := "load"
-	if f.index > 0 {
-		where = fmt.Sprintf("request %d/%d", f.index, f.of)
-		if f.confirm {
-			where = fmt.Sprintf("confirmation request %d", f.index)
-		}
+	if f.at.index > 0 {
+		where = f.at.String()
 	}
 	title := fmt.Sprintf("%s %s: %s (%s) %.0f MiB", caseID, where, ck.Name, cmp.Or(ck.Source, "?"), *ck.Value)
 	limit := math.NaN()

@@ -86,7 +86,7 @@ func TestMemoryChart(t *testing.T) {
 	}
 	ck := results.Check{Name: checks.MemoryRuntimePeak, Status: results.Fail, Source: checks.SourceNVMLProcess, Value: checks.Float(6000),
 		Limit: checks.Float(5000), Cause: "memory grows"}
-	m := memoryChart("c", failedMemory{check: ck, index: 2, of: 2}, tl, marks, 2)
+	m := memoryChart("c", failedMemory{check: ck, at: slot{index: 2, of: 2}}, tl, marks, 2)
 	if m.Title != "c request 2/2: memory.runtime_peak (nvml_process) 6000 MiB, limit 5000 MiB" || m.Limit != 5000 {
 		t.Errorf("title %q, limit %g", m.Title, m.Limit)
 	}
@@ -98,8 +98,13 @@ func TestMemoryChart(t *testing.T) {
 	}
 	// A server-reported source: the reported value, in the middle of the window.
 	ck.Source = checks.SourceServerReserved
-	m = memoryChart("c", failedMemory{check: ck, index: 2, of: 2}, tl, marks, 2)
+	m = memoryChart("c", failedMemory{check: ck, at: slot{index: 2, of: 2}}, tl, marks, 2)
 	if m.Spike == nil || m.Spike.MiB != 6000 || m.Spike.Ms != 120 || m.SpikeLabel != "server_reserved reported" {
 		t.Errorf("reported spike %+v %q", m.Spike, m.SpikeLabel)
+	}
+	// A confirmation request is named as the progress lines name it.
+	m = memoryChart("c", failedMemory{check: ck, at: slot{index: 1, of: 2, confirm: true}}, tl, marks, 2)
+	if !strings.HasPrefix(m.Title, "c confirmation request 1/2: memory.runtime_peak (server_reserved)") {
+		t.Errorf("a confirmation request's title %q", m.Title)
 	}
 }
