@@ -68,9 +68,11 @@ timed() {
 	awk -v t="$t" 'BEGIN {split(t, a, " "); print a[2] + a[3]}' >>"$dir/$name.cpu"
 }
 # The decode floor: what compare cannot do without, and nothing else. For each file at once, the
-# ffprobe run that gives its header and an ffmpeg decoding it to yuv420p into a pipe (-threads 1,
-# as compare's decoders get on two cores), read by cat; no conversion, no metric. Its ratios
-# to ffmpeg ssim bound what compare can reach with ffmpeg and ffprobe as subprocesses.
+# ffprobe run that gives its header and an ffmpeg decoding it to yuv420p into a pipe, read by
+# cat; no conversion, no metric. Each decoder gets the threads compare's decoders get without a
+# thread budget: the pinned cores shared among the files, at least one each (one on two cores,
+# four each of four files on sixteen). Its ratios to ffmpeg ssim bound what compare can reach
+# with ffmpeg and ffprobe as subprocesses.
 # The passthrough option of this ffmpeg, as compare chooses it (media.Tools.Passthrough):
 # -fps_mode from FFmpeg 5.1, -vsync before it.
 if ffmpeg -hide_banner -h long 2>/dev/null | grep -q '^-fps_mode'; then
@@ -80,20 +82,24 @@ else
 fi
 cat >"$dir/floor.sh" <<FLOOR
 #!/usr/bin/env bash
+th=\$((\$(nproc) / \$#))
+((th >= 1)) || th=1
 for f; do
 	ffprobe -v error -show_entries stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration -of json "\$f" >/dev/null &
-	ffmpeg -hide_banner -nostdin -loglevel error -threads 1 -i "\$f" -map 0:V:0 $passthrough passthrough -f rawvideo -pix_fmt yuv420p pipe:1 | cat >/dev/null &
+	ffmpeg -hide_banner -nostdin -loglevel error -threads "\$th" -i "\$f" -map 0:V:0 $passthrough passthrough -f rawvideo -pix_fmt yuv420p pipe:1 | cat >/dev/null &
 done
 wait
 FLOOR
 chmod +x "$dir/floor.sh"
 # What decoding inside the process would cost instead (one process, no probe, no pipe): one
-# ffmpeg decoding every file, one thread each, to nothing.
+# ffmpeg decoding every file, with the floor's threads each, to nothing.
 cat >"$dir/inproc.sh" <<'INPROC'
 #!/usr/bin/env bash
 args=() maps=() i=0
+th=$(($(nproc) / $#))
+((th >= 1)) || th=1
 for f; do
-	args+=(-threads 1 -i "$f")
+	args+=(-threads "$th" -i "$f")
 	maps+=(-map "$i:V:0" -f null -)
 	i=$((i + 1))
 done
