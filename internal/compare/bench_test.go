@@ -2,7 +2,9 @@ package compare
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -69,14 +71,7 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 			}
 			var anchor, one, three []sample
 			for b.Loop() {
-				anchor = append(anchor, timed(b, func() error {
-					out, err := exec.CommandContext(b.Context(), "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
-						"-i", outs[0], "-i", gt, "-lavfi", "ssim", "-f", "null", "-").CombinedOutput()
-					if err != nil {
-						return errors.New(string(out))
-					}
-					return nil
-				}))
+				anchor = append(anchor, timed(b, ffmpegSSIM(b, gt, outs[0])))
 				one = append(one, timed(b, func() error {
 					c := NewCache(0, Helpers{}) // what compare does with one output
 					if _, err := c.Files(b.Context(), gt, outs[0]); err != nil {
@@ -87,19 +82,7 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 					}
 					return nil
 				}))
-				three = append(three, timed(b, func() error {
-					c := NewCache(DefaultCacheBytes, Helpers{})
-					_, errs := c.FilesEach(b.Context(), gt, outs)
-					if err := errors.Join(errs...); err != nil {
-						return err
-					}
-					for _, out := range outs {
-						if _, err := c.Audio(b.Context(), gt, out); !errors.Is(err, media.ErrNoAudio) {
-							return err
-						}
-					}
-					return nil
-				}))
+				three = append(three, timed(b, compareEach(b, Helpers{}, gt, outs)))
 			}
 			aw, ac := median(anchor)
 			ow, oc := median(one)
@@ -117,4 +100,87 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 			b.ReportMetric(tc/per/ac, "three-cpu-x-per-output")
 		})
 	}
+}
+
+// ffmpegSSIM is the anchor: `ffmpeg -i OUT -i GT -lavfi ssim -f null -`.
+func ffmpegSSIM(b *testing.B, gt, out string) func() error {
+	return func() error {
+		msg, err := exec.CommandContext(b.Context(), "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
+			"-i", out, "-i", gt, "-lavfi", "ssim", "-f", "null", "-").CombinedOutput()
+		if err != nil {
+			return errors.New(string(msg))
+		}
+		return nil
+	}
+}
+
+// compareEach is the comparison of several outputs as `compare GT O1 O2 ...` makes it with
+// helpers h: the ground truth decoded once, the videos in one pass, then each one's audio.
+func compareEach(b *testing.B, h Helpers, gt string, outs []string) func() error {
+	return func() error {
+		c := NewCache(DefaultCacheBytes, h)
+		_, errs := c.FilesEach(b.Context(), gt, outs)
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for _, out := range outs {
+			if _, err := c.Audio(b.Context(), gt, out); !errors.Is(err, media.ErrNoAudio) {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// layoutVariants are the layouts BenchmarkCompareLayouts times, each a change of the one a
+// pass takes without a thread budget (Helpers.layout).
+var layoutVariants = []struct {
+	name string
+	tune func(*layout)
+}{
+	{"default", nil},
+	{"metric-nice-5", func(l *layout) { l.nice += 5 }},
+	{"metric-nice-10", func(l *layout) { l.nice += 10 }},
+	{"metric-nice-19", func(l *layout) { l.nice += 19 }},
+	{"decode-x1.5", func(l *layout) { l.decode = max(1, l.decode*3/2) }},
+	{"decode-x0.75", func(l *layout) { l.decode = max(1, l.decode*3/4) }},
+	{"workers-x0.75", func(l *layout) { l.workers = max(1, l.workers*3/4); l.frames = l.workers + 2 }},
+	{"frames-x2", func(l *layout) { l.frames *= 2 }},
+}
+
+// BenchmarkCompareLayouts measures how the work of `compare GT O1 O2 O3` (the videos of
+// BenchmarkCompareVsFFmpeg) is best laid on the cores: each iteration times the anchor,
+// `ffmpeg -i O1 -i GT -lavfi ssim -f null -`, then the three-output comparison under every
+// variant of layoutVariants, in an order that turns by one each iteration. For each variant it
+// reports the ratios of the median wall and CPU times to the anchor's, per output
+// (<variant>-wall-x-per-output; the goal on 16 cores is ≤ 0.5), and logs them as a table
+// (whole with -v). The variants that change nothing on few cores (decode-x1.5 and
+// decode-x0.75 on two: one thread each all the same) show the noise. Run it pinned to the
+// cores it is about, e.g. on 16: `taskset -c 0-15 go test ./internal/compare -run '^$' -bench
+// CompareLayouts -benchtime 7x -v`, or its compiled test binary (scripts/gpu-check bench).
+func BenchmarkCompareLayouts(b *testing.B) {
+	gt, outs := benchVideos(b, 3)
+	var anchor []sample
+	times := make([][]sample, len(layoutVariants))
+	turn := 0
+	for b.Loop() {
+		anchor = append(anchor, timed(b, ffmpegSSIM(b, gt, outs[0])))
+		for k := range layoutVariants {
+			i := (turn + k) % len(layoutVariants)
+			times[i] = append(times[i], timed(b, compareEach(b, Helpers{tune: layoutVariants[i].tune}, gt, outs)))
+		}
+		turn++
+	}
+	aw, ac := median(anchor)
+	per := float64(len(outs))
+	b.ReportMetric(aw/1e6, "ffmpeg-wall-ms")
+	table := fmt.Sprintf("%d cores, ffmpeg ssim median wall %.1f ms, cpu %.1f ms\n%-15s %9s %9s %8s %8s\n",
+		runtime.GOMAXPROCS(0), aw/1e6, ac/1e6, "layout", "wall ms", "cpu ms", "wall x", "cpu x")
+	for i, v := range layoutVariants {
+		w, c := median(times[i])
+		b.ReportMetric(w/per/aw, v.name+"-wall-x-per-output")
+		b.ReportMetric(c/per/ac, v.name+"-cpu-x-per-output")
+		table += fmt.Sprintf("%-15s %9.1f %9.1f %8.3f %8.3f\n", v.name, w/1e6, c/1e6, w/per/aw, c/per/ac)
+	}
+	b.Log("per output of three:\n" + table)
 }

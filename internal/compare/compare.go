@@ -62,6 +62,8 @@ func (e *MismatchError) Error() string {
 type Helpers struct {
 	Tools   media.Tools
 	Threads int
+
+	tune func(*layout) // changes every pass's layout: for benchmarks that compare layouts
 }
 
 // threads is the thread budget of h, and whether one was set.
@@ -80,6 +82,29 @@ func (h Helpers) decodeOptions() media.DecodeOptions {
 		opts.Threads = n
 	}
 	return opts
+}
+
+// layout is how one pass of a comparison lays its work on the cores.
+type layout struct {
+	workers int       // the metric's goroutines
+	decode  int       // threads of each ffmpeg decoder
+	frames  int       // frames each stream holds decoded ahead of the metric
+	nice    proc.Nice // of the metric's workers
+}
+
+// layout is the layout of a pass that runs decoders ffmpeg decoders. The metric takes a
+// worker per thread of the budget (per core without one) and the decoders share the same
+// threads: on two cores, two single-threaded decoders spend less CPU than two that each run a
+// thread per core, for the same frames; on sixteen, one thread per decoder made the decode of
+// a 720p H.264 pair the bottleneck (docs/performance.md). The workers run at the tools'
+// niceness.
+func (h Helpers) layout(decoders int) layout {
+	n, _ := h.threads()
+	l := layout{workers: n, decode: max(1, n/max(decoders, 1)), frames: n + 2, nice: h.Tools.Nice()}
+	if h.tune != nil {
+		h.tune(&l)
+	}
+	return l
 }
 
 // minSide is the smallest width and height SSIM's 7×7 window accepts.
@@ -281,8 +306,17 @@ func retryUnproven[T any](try func() (T, error)) (T, error) {
 func videosOnce(ctx context.Context, h Helpers, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers, _ := h.threads()
-	p, g := openEach(ctx, h, gt, outs, kept, keptOuts, workers+2)
+	decoders := 0
+	if kept == nil {
+		decoders++
+	}
+	for _, k := range keptOuts {
+		if k == nil {
+			decoders++
+		}
+	}
+	lay := h.layout(decoders)
+	p, g := openEach(ctx, h, lay, gt, outs, kept, keptOuts)
 	defer p.close()
 	if p.alive == 0 {
 		return make([]Result, len(outs)), p.errs
@@ -296,7 +330,7 @@ func videosOnce(ctx context.Context, h Helpers, gt string, outs []string, kept *
 		}
 		p.gs.keep = keep
 	}
-	frames := p.run(ctx, workers)
+	frames := p.run(ctx, lay.workers)
 	if keep != nil && !keep.over && p.gs.eof {
 		keep.whole = &keptVideo{form: p.gs.form, w: p.w, h: p.h, frames: keep.frames}
 	}
@@ -318,32 +352,14 @@ type pass struct {
 }
 
 // openEach opens every file at once (each open waits for an ffprobe run, about 80 ms, before
-// its ffmpeg starts) and checks the outputs' sizes; it returns the ground truth's reader too
-// (nil when kept).
-func openEach(ctx context.Context, h Helpers, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo, nbuf int) (*pass, *media.FrameReader) {
-	p := &pass{nice: h.Tools.Nice(), gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
+// its ffmpeg starts) under layout lay and checks the outputs' sizes; it returns the ground
+// truth's reader too (nil when kept).
+func openEach(ctx context.Context, h Helpers, lay layout, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo) (*pass, *media.FrameReader) {
+	p := &pass{nice: lay.nice, gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
 	var g *media.FrameReader
 	var gerr error
 	readers, oerrs := make([]*media.FrameReader, len(outs)), make([]error, len(outs))
-	// The decoders share the cores: on two cores, two single-threaded decoders spend less CPU
-	// than two that each run a thread per core, for the same frames.
-	decoders := 0
-	if kept == nil {
-		decoders++
-	}
-	for _, k := range keptOuts {
-		if k == nil {
-			decoders++
-		}
-	}
-	// Without a budget (the compare command: nothing else runs) they share every core: one
-	// thread each on two cores, several on sixteen, where one thread per decoder made the
-	// decode of a 720p H.264 pair the bottleneck (docs/performance.md).
-	budget, set := h.threads()
-	if !set {
-		budget = runtime.GOMAXPROCS(0)
-	}
-	opts := media.DecodeOptions{Threads: max(1, budget/max(decoders, 1)), Whole: true}
+	opts := media.DecodeOptions{Threads: lay.decode, Whole: true}
 	var open sync.WaitGroup
 	if kept == nil {
 		open.Go(func() { g, gerr = h.Tools.OpenFramesWith(ctx, gt, opts) })
@@ -356,13 +372,13 @@ func openEach(ctx context.Context, h Helpers, gt string, outs []string, kept *ke
 	open.Wait()
 	p.readers = append([]*media.FrameReader{g}, readers...)
 	if gerr == nil {
-		p.gs, p.w, p.h, gerr = openSide(ctx, g, kept, nbuf)
+		p.gs, p.w, p.h, gerr = openSide(ctx, g, kept, lay.frames)
 	}
 	for k, out := range outs {
 		if p.errs[k] = errors.Join(gerr, oerrs[k]); p.errs[k] != nil {
 			continue
 		}
-		s, ow, oh, err := openSide(ctx, readers[k], keptOuts[k], nbuf)
+		s, ow, oh, err := openSide(ctx, readers[k], keptOuts[k], lay.frames)
 		if err == nil {
 			err = checkSize(gt, out, p.w, p.h, ow, oh)
 		}

@@ -34,3 +34,29 @@ func TestHelpersThreads(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpersLayout: a pass's decoders share the metric's threads (the budget, or every core
+// without one), at least one thread each; each stream holds two frames more than there are
+// workers; the workers run at the tools' niceness.
+func TestHelpersLayout(t *testing.T) {
+	t.Parallel()
+	cores := max(1, runtime.GOMAXPROCS(0))
+	for _, tc := range []struct {
+		name     string
+		h        Helpers
+		decoders int
+		want     layout
+	}{
+		{"no budget, four decoders", Helpers{}, 4, layout{workers: cores, decode: max(1, cores/4), frames: cores + 2}},
+		{"budget 8, two decoders", Helpers{Threads: 8}, 2, layout{workers: 8, decode: 4, frames: 10}},
+		{"budget 3, four decoders", Helpers{Threads: 3}, 4, layout{workers: 3, decode: 1, frames: 5}},
+		{"budget 2, no decoder (all kept)", Helpers{Threads: 2}, 0, layout{workers: 2, decode: 2, frames: 4}},
+		{"niced", Helpers{Threads: 4, Tools: media.OnPath().Niced(7)}, 1, layout{workers: 4, decode: 4, frames: 6, nice: 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.h.layout(tc.decoders); got != tc.want {
+				t.Errorf("layout %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
