@@ -127,12 +127,14 @@ func settle(rr *results.RequestResult, next *results.RequestResult) *rewording {
 		return nil
 	}
 	*rr = settled
-	why := "no later request of the case measured its memory: none tells its growth from a spike"
+	var why string
 	switch {
 	case next != nil:
 		why = fmt.Sprintf("its memory rise reworded by %s: growth, or a one-off spike", next.Name())
 	case rr.Confirm:
 		why = "no later confirmation request measured its memory: none tells its growth from a spike"
+	default:
+		why = "no later request of the case measured its memory: none tells its growth from a spike"
 	}
 	return &rewording{rr: settled, checks: reworded, why: why}
 }
@@ -145,9 +147,8 @@ func (r *run) reword(c *suite.Case, w *rewording) {
 		return
 	}
 	r.revise(w.rr, w.why)
-	at := slot{index: w.rr.Index, of: w.rr.Of, confirm: w.rr.Confirm}
 	for _, ch := range w.checks {
-		r.logf("%s %s: %s %s: %s", c.ID, at, ch.Name, ch.Source, ch.Cause)
+		r.logf("%s %s: %s %s: %s", c.ID, slotOf(w.rr), ch.Name, ch.Source, ch.Cause)
 	}
 }
 

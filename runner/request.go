@@ -36,6 +36,11 @@ type slot struct {
 	warmup    bool // an unmeasured warm-up request (warmup.go)
 }
 
+// slotOf is the slot of a measured request.
+func slotOf(rr results.RequestResult) slot {
+	return slot{index: rr.Index, of: rr.Of, confirm: rr.Confirm}
+}
+
 // String is how progress lines and messages name the request: "request 2/3",
 // "confirmation request 1/2", "warm-up request 1/1".
 func (s slot) String() string {

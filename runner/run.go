@@ -755,7 +755,7 @@ func (r *run) judged(c *suite.Case, rr results.RequestResult, answered bool, pre
 	v := r.judge.Request(judge.Input{Case: c, Request: rr, Answered: answered, Previous: prev})
 	for _, g := range v.Grew {
 		d, _, _ := strings.Cut(g.Detail, "\n")
-		r.logf("%s %s: %s: %s", c.ID, slot{index: rr.Index, of: rr.Of, confirm: rr.Confirm}, g.Name, d)
+		r.logf("%s %s: %s: %s", c.ID, slotOf(rr), g.Name, d)
 	}
 	return v.Request
 }

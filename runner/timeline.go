@@ -214,7 +214,7 @@ func (r *run) memoryPictures(srv *server, cr *results.CaseResult) {
 		for _, rr := range rrs {
 			for _, ck := range rr.Checks {
 				if memoryFailure(ck) {
-					failed = append(failed, failedMemory{check: ck, at: slot{index: rr.Index, of: rr.Of, confirm: rr.Confirm}})
+					failed = append(failed, failedMemory{check: ck, at: slotOf(rr)})
 				}
 			}
 		}
