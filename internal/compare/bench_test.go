@@ -150,8 +150,6 @@ var layoutVariants = []struct {
 	{"workers-x0.75", func(l *layout) { l.workers = max(1, l.workers*3/4); l.frames = l.workers + 2 }},
 	{"workers-x0.5", func(l *layout) { l.workers = max(1, l.workers/2); l.frames = l.workers + 2 }},
 	{"frames-x2", func(l *layout) { l.frames *= 2 }},
-	{"split", func(l *layout) { l.split = true }},
-	{"split-decode-x1.5", func(l *layout) { l.split = true; l.decode = max(1, l.decode*3/2) }},
 }
 
 // BenchmarkCompareLayouts measures how the work of `compare GT O1 O2 O3` (the videos of

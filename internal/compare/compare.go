@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/diffusion-check/diffusion-check/internal/inputfile"
 	"github.com/diffusion-check/diffusion-check/internal/media"
@@ -91,7 +90,6 @@ type layout struct {
 	decode  int       // threads of each ffmpeg decoder
 	frames  int       // frames each stream holds decoded ahead of the metric
 	nice    proc.Nice // of the metric's workers
-	split   bool      // a job per output of a frame, not one per frame (pass.run)
 }
 
 // layout is the layout of a pass that runs decoders ffmpeg decoders. The metric takes a
@@ -332,7 +330,7 @@ func videosOnce(ctx context.Context, h Helpers, gt string, outs []string, kept *
 		}
 		p.gs.keep = keep
 	}
-	frames := p.run(ctx, lay)
+	frames := p.run(ctx, lay.workers)
 	if keep != nil && !keep.over && p.gs.eof {
 		keep.whole = &keptVideo{form: p.gs.form, w: p.w, h: p.h, frames: keep.frames}
 	}
@@ -411,48 +409,28 @@ func (p *pass) streams() []*stream {
 	return all
 }
 
-// gtFrame is one frame of the ground truth as the metric's workers share it: converted to RGB
-// once, by the first worker that needs it, and handed back (its raw buffer to the stream, its
-// RGB buffer to the pass's pool) by the last of its jobs.
-type gtFrame struct {
-	raw  []byte
-	once sync.Once
-	buf  []byte       // the RGB buffer taken from the pool
-	rgb  []byte       // the frame in RGB: buf, or raw when that is RGB already (media.RawFormat.RGB)
-	left atomic.Int32 // jobs not done
-}
-
 // run reads every stream at once and compares each ground-truth frame, converted once, with
-// the same frame of every output still going, on lay.workers goroutines; it returns each
-// output's frames. A job is a frame of every output, or with lay.split a frame of one output
-// (the jobs of one frame then run side by side). Every stream is read to its end, to learn its
-// exact length.
-func (p *pass) run(ctx context.Context, lay layout) [][]Frame {
+// the same frame of every output still going, on workers goroutines; it returns each output's
+// frames. Every stream is read to its end, to learn its exact length.
+func (p *pass) run(ctx context.Context, workers int) [][]Frame {
 	var wg sync.WaitGroup
 	for _, s := range p.streams() {
 		wg.Go(func() { s.read(ctx) })
 	}
-	jobs := make(chan frameJob, lay.workers+2)
-	w, h := p.w, p.h
-	rgbFree := make(chan []byte, lay.frames+lay.workers+2)
-	gtRGB := func(f *gtFrame) []byte {
-		f.once.Do(func() {
-			select {
-			case f.buf = <-rgbFree:
-			default:
-				f.buf = make([]byte, 3*w*h)
-			}
-			f.rgb = p.gs.form.RGB(f.buf, f.raw)
-		})
-		return f.rgb
+	type job struct {
+		index int
+		gt    []byte
+		outs  [][]byte // by output; nil for one not compared (any more)
 	}
+	jobs := make(chan job, workers+2)
 	var mu sync.Mutex
 	frames := make([][]Frame, len(p.outs))
+	w, h := p.w, p.h
 	worker := func() {
 		var s metrics.SSIMScratch
-		outRGB := make([]byte, 3*w*h)
+		gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
 		for j := range jobs {
-			g := gtRGB(j.gt)
+			g := p.gs.form.RGB(gtRGB, j.gt)
 			for k, b := range j.outs {
 				if b == nil {
 					continue
@@ -463,52 +441,25 @@ func (p *pass) run(ctx context.Context, lay layout) [][]Frame {
 				mu.Unlock()
 				p.sides[k].recycle(b)
 			}
-			if j.gt.left.Add(-1) == 0 {
-				p.gs.recycle(j.gt.raw)
-				select {
-				case rgbFree <- j.gt.buf:
-				default:
-				}
-			}
+			p.gs.recycle(j.gt)
 		}
 	}
-	for range lay.workers {
+	for range workers {
 		// A validation's metric leaves the cores to the server it measures, as its decoders do.
 		wg.Go(func() { p.nice.Run(worker) })
 	}
-	p.feed(jobs, lay.split)
-	// The ground truth or every output ended: drain the rest to learn the exact lengths.
-	for _, s := range p.streams() {
-		s.drain()
-	}
-	wg.Wait()
-	return frames
-}
-
-// frameJob is the metric's work on one frame: the ground truth's, and the outputs' by output
-// (nil for one not compared any more, or compared in another job of the frame).
-type frameJob struct {
-	index int
-	gt    *gtFrame
-	outs  [][]byte
-}
-
-// feed takes the frames of every stream in step and sends their jobs, one per frame or with
-// split one per output of a frame, until the ground truth or every output ends; then it closes
-// jobs.
-func (p *pass) feed(jobs chan<- frameJob, split bool) {
 	live, alive := slices.Clone(p.sides), p.alive
 	for i := 0; alive > 0; i++ {
 		a, ok := <-p.gs.full
 		if !ok {
 			break
 		}
-		outs := make([][]byte, len(p.outs))
+		j := job{index: i, gt: a, outs: make([][]byte, len(p.outs))}
 		for k, s := range live {
 			if s == nil {
 				continue
 			}
-			if outs[k], ok = <-s.full; !ok {
+			if j.outs[k], ok = <-s.full; !ok {
 				live[k] = nil // this output ended: its count is compared in results
 				alive--
 			}
@@ -517,22 +468,15 @@ func (p *pass) feed(jobs chan<- frameJob, split bool) {
 			p.gs.recycle(a)
 			break
 		}
-		f := &gtFrame{raw: a}
-		if !split {
-			f.left.Store(1)
-			jobs <- frameJob{index: i, gt: f, outs: outs}
-			continue
-		}
-		f.left.Store(int32(alive))
-		for k, b := range outs {
-			if b != nil {
-				one := make([][]byte, len(outs))
-				one[k] = b
-				jobs <- frameJob{index: i, gt: f, outs: one}
-			}
-		}
+		jobs <- j
 	}
 	close(jobs)
+	// The ground truth or every output ended: drain the rest to learn the exact lengths.
+	for _, s := range p.streams() {
+		s.drain()
+	}
+	wg.Wait()
+	return frames
 }
 
 // results turns each compared output's frames into its result, or sets its error: a stream

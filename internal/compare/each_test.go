@@ -22,8 +22,7 @@ func errText(err error) string {
 // TestVideosEachIsVideos: comparing several outputs in one pass (VideosEach, FilesEach) gives,
 // for each output, exactly the result or the error of comparing it alone, whatever the others
 // do (end early, run longer, differ in size, fail to decode, are images): with no cache, with
-// the ground truth kept, with a job per output of a frame (layout.split), and with outputs kept
-// by Output.
+// the ground truth kept, and with outputs kept by Output.
 func TestVideosEachIsVideos(t *testing.T) {
 	t.Parallel() // its own files; the package keeps no state between calls
 	mediatest.NeedFFmpeg(t)
@@ -64,16 +63,6 @@ func TestVideosEachIsVideos(t *testing.T) {
 		{"no cache", func(*testing.T) *Cache { return nil }},
 		{"ground truth kept", func(t *testing.T) *Cache {
 			c := NewCache(DefaultCacheBytes, Helpers{})
-			if _, err := c.Videos(t.Context(), gt, outs[0]); err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}},
-		{"a job per output of a frame", func(*testing.T) *Cache {
-			return NewCache(0, Helpers{tune: func(l *layout) { l.split = true }})
-		}},
-		{"a job per output, ground truth kept", func(t *testing.T) *Cache {
-			c := NewCache(DefaultCacheBytes, Helpers{tune: func(l *layout) { l.split = true }})
 			if _, err := c.Videos(t.Context(), gt, outs[0]); err != nil {
 				t.Fatal(err)
 			}
