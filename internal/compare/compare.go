@@ -97,7 +97,8 @@ type layout struct {
 // threads: on two cores, two single-threaded decoders spend less CPU than two that each run a
 // thread per core, for the same frames; on sixteen, one thread per decoder made the decode of
 // a 720p H.264 pair the bottleneck (docs/performance.md). The workers run at the tools'
-// niceness.
+// niceness. On 16 cores no other layout BenchmarkCompareLayouts tried (the workers niced, fewer
+// or more decoder threads, fewer workers, more buffers) measured better beyond the noise.
 func (h Helpers) layout(decoders int) layout {
 	n, _ := h.threads()
 	l := layout{workers: n, decode: max(1, n/max(decoders, 1)), frames: n + 2, nice: h.Tools.Nice()}
