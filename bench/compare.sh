@@ -67,12 +67,18 @@ timed() {
 	awk -v t="$t" 'BEGIN {split(t, a, " "); print a[1]}' >>"$dir/$name.wall"
 	awk -v t="$t" 'BEGIN {split(t, a, " "); print a[2] + a[3]}' >>"$dir/$name.cpu"
 }
+# threads N: the ffmpeg threads each of N decoders gets, as compare's decoders get them without
+# a thread budget: the pinned cores shared among the files, at least one each (one on two
+# cores, four each of four files on sixteen).
+pinned=$("${pin[@]}" nproc)
+threads() {
+	local t=$((pinned / $1))
+	echo $((t >= 1 ? t : 1))
+}
 # The decode floor: what compare cannot do without, and nothing else. For each file at once, the
 # ffprobe run that gives its header and an ffmpeg decoding it to yuv420p into a pipe, read by
-# cat; no conversion, no metric. Each decoder gets the threads compare's decoders get without a
-# thread budget: the pinned cores shared among the files, at least one each (one on two cores,
-# four each of four files on sixteen). Its ratios to ffmpeg ssim bound what compare can reach
-# with ffmpeg and ffprobe as subprocesses.
+# cat; no conversion, no metric; each decoder with the threads its first argument says. Its
+# ratios to ffmpeg ssim bound what compare can reach with ffmpeg and ffprobe as subprocesses.
 # The passthrough option of this ffmpeg, as compare chooses it (media.Tools.Passthrough):
 # -fps_mode from FFmpeg 5.1, -vsync before it.
 if ffmpeg -hide_banner -h long 2>/dev/null | grep -q '^-fps_mode'; then
@@ -82,8 +88,8 @@ else
 fi
 cat >"$dir/floor.sh" <<FLOOR
 #!/usr/bin/env bash
-th=\$((\$(nproc) / \$#))
-((th >= 1)) || th=1
+th=\$1
+shift
 for f; do
 	ffprobe -v error -show_entries stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration -of json "\$f" >/dev/null &
 	ffmpeg -hide_banner -nostdin -loglevel error -threads "\$th" -i "\$f" -map 0:V:0 $passthrough passthrough -f rawvideo -pix_fmt yuv420p pipe:1 | cat >/dev/null &
@@ -92,12 +98,12 @@ wait
 FLOOR
 chmod +x "$dir/floor.sh"
 # What decoding inside the process would cost instead (one process, no probe, no pipe): one
-# ffmpeg decoding every file, with the floor's threads each, to nothing.
+# ffmpeg decoding every file, with the floor's threads each (the first argument), to nothing.
 cat >"$dir/inproc.sh" <<'INPROC'
 #!/usr/bin/env bash
 args=() maps=() i=0
-th=$(($(nproc) / $#))
-((th >= 1)) || th=1
+th=$1
+shift
 for f; do
 	args+=(-threads "$th" -i "$f")
 	maps+=(-map "$i:V:0" -f null -)
@@ -127,10 +133,10 @@ for ((i = 0; i < runs; i++)); do
 	timed ffmpeg ffmpeg -hide_banner -nostdin -loglevel error -i "${outs[0]}" -i "$dir/gt.mp4" -lavfi ssim -f null -
 	timed small-ffmpeg ffmpeg -hide_banner -nostdin -loglevel error -i "$dir/b.png" -i "$dir/a.png" -lavfi ssim -f null -
 	timed small-compare "$bin" compare --json "$dir/a.png" "$dir/b.png"
-	timed floor-one "$dir/floor.sh" "$dir/gt.mp4" "${outs[0]}"
-	timed floor-three "$dir/floor.sh" "$dir/gt.mp4" "${outs[@]}"
-	timed inproc-one "$dir/inproc.sh" "$dir/gt.mp4" "${outs[0]}"
-	timed inproc-three "$dir/inproc.sh" "$dir/gt.mp4" "${outs[@]}"
+	timed floor-one "$dir/floor.sh" "$(threads 2)" "$dir/gt.mp4" "${outs[0]}"
+	timed floor-three "$dir/floor.sh" "$(threads 4)" "$dir/gt.mp4" "${outs[@]}"
+	timed inproc-one "$dir/inproc.sh" "$(threads 2)" "$dir/gt.mp4" "${outs[0]}"
+	timed inproc-three "$dir/inproc.sh" "$(threads 4)" "$dir/gt.mp4" "${outs[@]}"
 	for k in "${kernels[@]}"; do
 		timed "one-$k" env DIFFUSION_CHECK_KERNEL="$k" "$bin" compare --json "$dir/gt.mp4" "${outs[0]}"
 		timed "three-$k" env DIFFUSION_CHECK_KERNEL="$k" "$bin" compare --json "$dir/gt.mp4" "${outs[@]}"

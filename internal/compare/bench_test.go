@@ -147,8 +147,8 @@ var layoutVariants = []struct {
 	{"decode-x2", func(l *layout) { l.decode *= 2 }},
 	{"decode-all", func(l *layout) { l.decode = l.workers }}, // every core each, as ffmpeg's own decoders
 	{"decode-x1.5-nice-5", func(l *layout) { l.decode = max(1, l.decode*3/2); l.nice += 5 }},
-	{"workers-x0.75", func(l *layout) { l.workers = max(1, l.workers*3/4); l.frames = l.workers + 2 }},
-	{"workers-x0.5", func(l *layout) { l.workers = max(1, l.workers/2); l.frames = l.workers + 2 }},
+	{"workers-x0.75", func(l *layout) { l.setWorkers(max(1, l.workers*3/4)) }},
+	{"workers-x0.5", func(l *layout) { l.setWorkers(max(1, l.workers/2)) }},
 	{"frames-x2", func(l *layout) { l.frames *= 2 }},
 }
 

@@ -101,11 +101,17 @@ type layout struct {
 // or more decoder threads, fewer workers, more buffers) measured better beyond the noise.
 func (h Helpers) layout(decoders int) layout {
 	n, _ := h.threads()
-	l := layout{workers: n, decode: max(1, n/max(decoders, 1)), frames: n + 2, nice: h.Tools.Nice()}
+	l := layout{decode: max(1, n/max(decoders, 1)), nice: h.Tools.Nice()}
+	l.setWorkers(n)
 	if h.tune != nil {
 		h.tune(&l)
 	}
 	return l
+}
+
+// setWorkers gives the metric n workers, and each stream two frames more than that to hold.
+func (l *layout) setWorkers(n int) {
+	l.workers, l.frames = n, n+2
 }
 
 // minSide is the smallest width and height SSIM's 7×7 window accepts.
@@ -307,17 +313,7 @@ func retryUnproven[T any](try func() (T, error)) (T, error) {
 func videosOnce(ctx context.Context, h Helpers, gt string, outs []string, kept *keptVideo, keep *keeper, keptOuts []*keptVideo) ([]Result, []error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	decoders := 0
-	if kept == nil {
-		decoders++
-	}
-	for _, k := range keptOuts {
-		if k == nil {
-			decoders++
-		}
-	}
-	lay := h.layout(decoders)
-	p, g := openEach(ctx, h, lay, gt, outs, kept, keptOuts)
+	p, g := openEach(ctx, h, gt, outs, kept, keptOuts)
 	defer p.close()
 	if p.alive == 0 {
 		return make([]Result, len(outs)), p.errs
@@ -331,7 +327,7 @@ func videosOnce(ctx context.Context, h Helpers, gt string, outs []string, kept *
 		}
 		p.gs.keep = keep
 	}
-	frames := p.run(ctx, lay.workers)
+	frames := p.run(ctx)
 	if keep != nil && !keep.over && p.gs.eof {
 		keep.whole = &keptVideo{form: p.gs.form, w: p.w, h: p.h, frames: keep.frames}
 	}
@@ -341,7 +337,7 @@ func videosOnce(ctx context.Context, h Helpers, gt string, outs []string, kept *
 // pass is one comparison of several outputs with a ground truth: the ground truth's stream
 // and the outputs' (nil for one not compared: errs says why).
 type pass struct {
-	nice    proc.Nice // of the metric's workers
+	lay     layout
 	gt      string
 	outs    []string
 	gs      *stream
@@ -352,11 +348,21 @@ type pass struct {
 	readers []*media.FrameReader // to close
 }
 
-// openEach opens every file at once (each open waits for an ffprobe run, about 80 ms, before
-// its ffmpeg starts) under layout lay and checks the outputs' sizes; it returns the ground
-// truth's reader too (nil when kept).
-func openEach(ctx context.Context, h Helpers, lay layout, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo) (*pass, *media.FrameReader) {
-	p := &pass{nice: lay.nice, gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
+// openEach opens every file not kept at once (each open waits for its ffprobe run, its ffmpeg
+// decoding beside it), under the layout of that many decoders, and checks the outputs' sizes;
+// it returns the ground truth's reader too (nil when kept).
+func openEach(ctx context.Context, h Helpers, gt string, outs []string, kept *keptVideo, keptOuts []*keptVideo) (*pass, *media.FrameReader) {
+	decoders := 0
+	if kept == nil {
+		decoders++
+	}
+	for _, k := range keptOuts {
+		if k == nil {
+			decoders++
+		}
+	}
+	lay := h.layout(decoders)
+	p := &pass{lay: lay, gt: gt, outs: outs, sides: make([]*stream, len(outs)), errs: make([]error, len(outs))}
 	var g *media.FrameReader
 	var gerr error
 	readers, oerrs := make([]*media.FrameReader, len(outs)), make([]error, len(outs))
@@ -411,9 +417,9 @@ func (p *pass) streams() []*stream {
 }
 
 // run reads every stream at once and compares each ground-truth frame, converted once, with
-// the same frame of every output still going, on workers goroutines; it returns each output's
-// frames. Every stream is read to its end, to learn its exact length.
-func (p *pass) run(ctx context.Context, workers int) [][]Frame {
+// the same frame of every output still going, on the layout's workers; it returns each
+// output's frames. Every stream is read to its end, to learn its exact length.
+func (p *pass) run(ctx context.Context) [][]Frame {
 	var wg sync.WaitGroup
 	for _, s := range p.streams() {
 		wg.Go(func() { s.read(ctx) })
@@ -423,7 +429,7 @@ func (p *pass) run(ctx context.Context, workers int) [][]Frame {
 		gt    []byte
 		outs  [][]byte // by output; nil for one not compared (any more)
 	}
-	jobs := make(chan job, workers+2)
+	jobs := make(chan job, p.lay.workers+2)
 	var mu sync.Mutex
 	frames := make([][]Frame, len(p.outs))
 	w, h := p.w, p.h
@@ -445,9 +451,9 @@ func (p *pass) run(ctx context.Context, workers int) [][]Frame {
 			p.gs.recycle(j.gt)
 		}
 	}
-	for range workers {
+	for range p.lay.workers {
 		// A validation's metric leaves the cores to the server it measures, as its decoders do.
-		wg.Go(func() { p.nice.Run(worker) })
+		wg.Go(func() { p.lay.nice.Run(worker) })
 	}
 	live, alive := slices.Clone(p.sides), p.alive
 	for i := 0; alive > 0; i++ {
