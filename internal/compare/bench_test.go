@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffusion-check/diffusion-check/internal/kernel"
 	"github.com/diffusion-check/diffusion-check/internal/media"
+	"github.com/diffusion-check/diffusion-check/internal/metrics"
 )
 
 // sample is the wall and CPU time of one timed call.
@@ -100,6 +101,64 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 			b.ReportMetric(tc/per/ac, "three-cpu-x-per-output")
 		})
 	}
+}
+
+// BenchmarkMetricRows measures how a pass's worker compares a ground-truth frame with three
+// outputs (the first frames of BenchmarkCompareVsFFmpeg's 720p videos, as they come from the
+// decoders): "rows", each frame converted to rgb24 a row at a time into a ring of
+// metrics.RowsHeld rows as metrics.EachScratch walks them in step (what pass.run does), against
+// the anchor "frames", each converted whole (RawFormat.RGB) and compared with
+// SSIMScratch.Metrics (what pass.run did before), timed in turns in one run. It reports the
+// CPU time of each per job and rows-cpu-x-frames, their ratio (below 1: rows is cheaper).
+func BenchmarkMetricRows(b *testing.B) {
+	gt, outs := benchVideos(b, 3)
+	type side struct {
+		form media.RawFormat
+		raw  []byte
+	}
+	var sides []side
+	for _, path := range append([]string{gt}, outs...) {
+		r, err := media.OnPath().OpenFramesWith(b.Context(), path, media.DecodeOptions{Whole: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw := make([]byte, r.Format().Size())
+		err = r.NextRaw(raw)
+		r.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sides = append(sides, side{r.Format(), raw})
+	}
+	const w, h = 1280, 720
+	var s metrics.SSIMScratch
+	gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
+	frames := func() {
+		g := sides[0].form.RGB(gtRGB, sides[0].raw)
+		for _, o := range sides[1:] {
+			s.Metrics(o.form.RGB(outRGB, o.raw), g, w, h)
+		}
+	}
+	var e metrics.EachScratch
+	rings := make([][]byte, len(sides))
+	for k := range rings {
+		rings[k] = make([]byte, metrics.RowsHeld*3*w)
+	}
+	rows := func() {
+		var rs []metrics.Rows
+		for k, o := range sides[1:] {
+			rs = append(rs, o.form.Rows(o.raw, rings[k+1]))
+		}
+		e.Each(rs, sides[0].form.Rows(sides[0].raw, rings[0]), w, h)
+	}
+	var tf, tr time.Duration
+	for b.Loop() {
+		tf += timed(b, func() error { frames(); return nil }).cpu
+		tr += timed(b, func() error { rows(); return nil }).cpu
+	}
+	b.ReportMetric(float64(tf)/float64(b.N)/1e6, "frames-cpu-ms")
+	b.ReportMetric(float64(tr)/float64(b.N)/1e6, "rows-cpu-ms")
+	b.ReportMetric(float64(tr)/float64(tf), "rows-cpu-x-frames")
 }
 
 // ffmpegSSIM is the anchor: `ffmpeg -i OUT -i GT -lavfi ssim -f null -`.

@@ -434,19 +434,32 @@ func (p *pass) run(ctx context.Context) [][]Frame {
 	frames := make([][]Frame, len(p.outs))
 	w, h := p.w, p.h
 	worker := func() {
-		var s metrics.SSIMScratch
-		gtRGB, outRGB := make([]byte, 3*w*h), make([]byte, 3*w*h)
+		// Every frame is converted to rgb24 a row at a time, into rings of the rows the metric
+		// holds, as it walks the frames together: no whole rgb24 frame is written or read back.
+		var s metrics.EachScratch
+		ring := func() []byte { return make([]byte, metrics.RowsHeld*3*w) }
+		gtRing, rings := ring(), make([][]byte, len(p.outs))
+		for k := range rings {
+			rings[k] = ring()
+		}
+		var rows []metrics.Rows
+		var of []int // the output of each of rows
 		for j := range jobs {
-			g := p.gs.form.RGB(gtRGB, j.gt)
+			rows, of = rows[:0], of[:0]
 			for k, b := range j.outs {
-				if b == nil {
-					continue
+				if b != nil {
+					rows, of = append(rows, p.sides[k].form.Rows(b, rings[k])), append(of, k)
 				}
-				m := s.Metrics(p.sides[k].form.RGB(outRGB, b), g, w, h)
-				mu.Lock()
+			}
+			ms := s.Each(rows, p.gs.form.Rows(j.gt, gtRing), w, h)
+			mu.Lock()
+			for i, k := range of {
+				m := ms[i]
 				frames[k] = append(frames[k], Frame{Index: j.index, SSIM: m.SSIM, PSNR: m.PSNR, MeanAbsDiff: m.MeanAbsDiff})
-				mu.Unlock()
-				p.sides[k].recycle(b)
+			}
+			mu.Unlock()
+			for _, k := range of {
+				p.sides[k].recycle(j.outs[k])
 			}
 			p.gs.recycle(j.gt)
 		}

@@ -89,14 +89,22 @@ func mulhi(a, b int16) int32 { return int32(a) * int32(b) >> 16 }
 
 func clip8(v int32) byte { return byte(min(max(v, 0), 255)) }
 
-// yuv420ToRGB converts one yuv420p frame (planes back to back, w×h, w/2×h/2, w/2×h/2) to packed
-// rgb24 in dst (3·w·h bytes). The portable version; yuv420ToRGBRows may be a vector one.
-func yuv420ToRGB(dst, src []byte, w, h int, c *yuvCoeffs) {
-	cw := w / 2
-	yp, up, vp := src[:w*h], src[w*h:w*h+cw*(h/2)], src[w*h+cw*(h/2):w*h+2*cw*(h/2)]
-	for row := range h {
-		yRow, uRow, vRow := yp[row*w:][:w], up[row/2*cw:][:cw], vp[row/2*cw:][:cw]
-		yuvRowPortable(dst[3*w*row:][:3*w], yRow, uRow, vRow, c)
+// yuvRowFunc converts one row of pixels: len(y) luma samples and their len(y)/2 chroma
+// samples into dst, 3·len(y) bytes of rgb24.
+type yuvRowFunc = func(dst, y, u, v []byte, c *yuvCoeffs)
+
+// yuvRow converts row r of the yuv420p frame src (planes back to back, w×h, w/2×h/2, w/2×h/2)
+// into dst (3·w bytes) with conv.
+func yuvRow(dst, src []byte, w, h, r int, c *yuvCoeffs, conv yuvRowFunc) {
+	cw, ch := w/2, h/2
+	conv(dst[:3*w], src[r*w:][:w], src[w*h+r/2*cw:][:cw], src[w*h+cw*ch+r/2*cw:][:cw], c)
+}
+
+// yuv420ToRGB converts one yuv420p frame to packed rgb24 in dst (3·w·h bytes), row by row
+// with conv.
+func yuv420ToRGB(dst, src []byte, w, h int, c *yuvCoeffs, conv yuvRowFunc) {
+	for r := range h {
+		yuvRow(dst[3*w*r:], src, w, h, r, c, conv)
 	}
 }
 
@@ -114,19 +122,51 @@ func yuvRowPortable(dst, y, u, v []byte, c *yuvCoeffs) {
 	}
 }
 
-// yuvConverter is the converter of level l (a vector one where this build and CPU have it,
-// else the portable one), and whether it is a vector one.
-func yuvConverter(l kernel.Level) (conv func(dst, src []byte, w, h int, c *yuvCoeffs), vector bool) {
+// yuvConverter is the row converter of level l (a vector one where this build and CPU have
+// it, else the portable one), and whether it is a vector one.
+func yuvConverter(l kernel.Level) (conv yuvRowFunc, vector bool) {
 	if v := vectorYUV(l); v != nil {
 		return v, true
 	}
-	return yuv420ToRGB, false
+	return yuvRowPortable, false
 }
 
 // yuv420ToRGBFast converts with the converter of the kernel level selected for this process.
 func yuv420ToRGBFast(dst, src []byte, w, h int, c *yuvCoeffs) {
 	conv, _ := yuvConverter(kernel.Selected())
-	conv(dst, src, w, h, c)
+	yuv420ToRGB(dst, src, w, h, c, conv)
+}
+
+// Rows returns the rgb24 rows of raw, a frame of this format, one at a time as a consumer
+// that walks a frame top to bottom asks for them (metrics.Rows): row r converted into slot
+// r mod n of ring (room for n = len(ring)/(3·w) rows), bit for bit what RGB gives, so that no
+// whole rgb24 frame is ever written; for frames that travel as rgb24, row r of raw itself. A
+// row stays as returned until n more rows were asked for. Past the frame's rows, and for a raw
+// frame of another size or a ring of no row, it returns nil.
+func (f RawFormat) Rows(raw, ring []byte) func(r int) []byte {
+	stride := 3 * f.w
+	switch {
+	case len(raw) != f.Size() || stride == 0:
+		return func(int) []byte { return nil }
+	case !f.yuv:
+		return func(r int) []byte {
+			if r < 0 || r >= f.h {
+				return nil
+			}
+			return raw[r*stride : (r+1)*stride]
+		}
+	}
+	slots := len(ring) / stride
+	conv, _ := yuvConverter(kernel.Selected())
+	coef := f.coef
+	return func(r int) []byte {
+		if r < 0 || r >= f.h || slots == 0 {
+			return nil
+		}
+		dst := ring[r%slots*stride : (r%slots+1)*stride]
+		yuvRow(dst, raw, f.w, f.h, r, &coef, conv)
+		return dst
+	}
 }
 
 // yuvVector says whether the selected converter is a vector one; only then is moving yuv420p

@@ -14,12 +14,12 @@ import (
 
 // vectorYUV returns the vector converter of level l, nil for Portable. The AVX-512 one needs
 // AVX512-VBMI as well (VPERMI2B); an AVX-512 CPU without it (Skylake-SP) gets the AVX2 one.
-func vectorYUV(l kernel.Level) func(dst, src []byte, w, h int, c *yuvCoeffs) {
+func vectorYUV(l kernel.Level) yuvRowFunc {
 	switch {
 	case l == kernel.AVX512 && archsimd.X86.AVX512VBMI():
-		return yuv420ToRGBAVX512
+		return yuvRowAVX512
 	case l >= kernel.AVX2:
-		return yuv420ToRGBAVX2
+		return yuvRowAVX2
 	}
 	return nil
 }
@@ -53,14 +53,6 @@ var avx512Tables = func() (t struct {
 	}
 	return t
 }()
-
-func yuv420ToRGBAVX512(dst, src []byte, w, h int, c *yuvCoeffs) {
-	cw := w / 2
-	yp, up, vp := src[:w*h], src[w*h:w*h+cw*(h/2)], src[w*h+cw*(h/2):w*h+2*cw*(h/2)]
-	for row := range h {
-		yuvRowAVX512(dst[3*w*row:][:3*w], yp[row*w:][:w], up[row/2*cw:][:cw], vp[row/2*cw:][:cw], c)
-	}
-}
 
 func yuvRowAVX512(dst, y, u, v []byte, c *yuvCoeffs) {
 	t := &avx512Tables
@@ -132,14 +124,6 @@ var avx2Shuf = func() (t [3][3][32]int8) {
 	}
 	return t
 }()
-
-func yuv420ToRGBAVX2(dst, src []byte, w, h int, c *yuvCoeffs) {
-	cw := w / 2
-	yp, up, vp := src[:w*h], src[w*h:w*h+cw*(h/2)], src[w*h+cw*(h/2):w*h+2*cw*(h/2)]
-	for row := range h {
-		yuvRowAVX2(dst[3*w*row:][:3*w], yp[row*w:][:w], up[row/2*cw:][:cw], vp[row/2*cw:][:cw], c)
-	}
-}
 
 // oddIdx is the VPSHUFB index that moves byte 2k+1 of a lane to word k (the odd pixels' luma):
 // a shuffle, not a shift by a variable count, which Go would feed with a legacy-SSE MOVQ (see

@@ -91,7 +91,8 @@ func TestYUVToRGBMatchesFFmpeg(t *testing.T) {
 func converters() map[string]func([]byte, []byte, int, int, *yuvCoeffs) {
 	m := map[string]func([]byte, []byte, int, int, *yuvCoeffs){}
 	for _, l := range kernel.Supported() {
-		m[l.String()], _ = yuvConverter(l)
+		conv, _ := yuvConverter(l)
+		m[l.String()] = func(dst, src []byte, w, h int, c *yuvCoeffs) { yuv420ToRGB(dst, src, w, h, c, conv) }
 	}
 	return m
 }
@@ -113,10 +114,53 @@ func TestYUVVectorMatchesPortable(t *testing.T) {
 			for i := range b {
 				b[i] = byte(rng.Uint32())
 			}
-			yuv420ToRGB(a, src, w, h, &c)
+			yuv420ToRGB(a, src, w, h, &c, yuvRowPortable)
 			conv(b, src, w, h, &c)
 			if !bytes.Equal(a, b) {
 				t.Errorf("width %d: %s and portable differ", w, name)
+			}
+		}
+	}
+}
+
+// TestRowsMatchRGB: RawFormat.Rows gives, row by row into a ring of a few rows, exactly what
+// RGB gives for the whole frame, for yuv420p frames of both matrices (the converter of the
+// selected kernel: ./scripts/test runs the package at every level) and for rgb24 frames; each
+// row stays as returned while the ring's other slots are filled; and it returns nil past the
+// frame, for a raw frame of another size, and without room for a row.
+func TestRowsMatchRGB(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const w, h, slots = 96, 20, 8
+	for _, space := range []string{"", "bt709", "rgb24"} {
+		c, _ := yuvEligible("yuv420p", space, "", w, h)
+		f := RawFormat{w: w, h: h, yuv: space != "rgb24", coef: c}
+		raw := make([]byte, f.Size())
+		for i := range raw {
+			raw[i] = byte(rng.Uint32())
+		}
+		whole := f.RGB(make([]byte, 3*w*h), raw)
+		ring := make([]byte, slots*3*w)
+		rows := f.Rows(raw, ring)
+		var held [slots][]byte
+		for r := range h {
+			held[r%slots] = rows(r)
+			for k := max(0, r-slots+1); k <= r; k++ { // every row still held is intact
+				if !bytes.Equal(held[k%slots], whole[3*w*k:3*w*(k+1)]) {
+					t.Fatalf("%q: row %d differs from RGB's once row %d was asked for", space, k, r)
+				}
+			}
+		}
+		for _, r := range []int{-1, h} {
+			if got := rows(r); got != nil {
+				t.Errorf("%q: row %d of %d gives %d bytes, want nil", space, r, h, len(got))
+			}
+		}
+		if got := f.Rows(raw[1:], ring)(0); got != nil {
+			t.Errorf("%q: a raw frame a byte short gives a row", space)
+		}
+		if f.yuv {
+			if got := f.Rows(raw, ring[:3*w-1])(0); got != nil {
+				t.Errorf("%q: a ring without room for a row gives a row", space)
 			}
 		}
 	}
@@ -138,14 +182,14 @@ func BenchmarkYUVToRGB720p(b *testing.B) {
 			b.SetBytes(3 * w * h)
 			t0 := time.Now()
 			for b.Loop() {
-				conv(dst, src, w, h, &c)
+				yuv420ToRGB(dst, src, w, h, &c, conv)
 			}
 			per := time.Since(t0).Seconds() / float64(b.N)
 			b.StopTimer()
 			const anchorFrames = 10
 			t1 := time.Now()
 			for range anchorFrames {
-				yuv420ToRGB(dst, src, w, h, &c)
+				yuv420ToRGB(dst, src, w, h, &c, yuvRowPortable)
 			}
 			if anchor := time.Since(t1).Seconds() / anchorFrames; per > 0 {
 				b.ReportMetric(anchor/per, "x-portable")

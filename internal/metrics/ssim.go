@@ -58,21 +58,60 @@ type SSIMScratch struct {
 	// noVBMI makes the AVX-512 kernel build its words without VPERMI2B on a CPU that has it,
 	// so that tests cover both paths there.
 	noVBMI bool
+
+	// One frame's walk (rowKernel): what the rows so far add up to, and the kernel's settings
+	// for the frame's width.
+	sums     [3]float64       // the portable kernel's sums of the local SSIM, per channel
+	sse, sad uint64           // sums of squared and absolute differences
+	smap     []float64        // when not nil, the portable kernel adds each window's SSIM/3 here (SSIMMap)
+	vacc     [48]float64      // the vector kernels' float64 accumulators, lane by lane
+	vsteps   int              // steps of the window loop a row takes
+	vlast    [6]int           // windows that exist in each vector of the last step
+	vbmi     bool             // the AVX-512 kernel builds its words with VPERMI2B
+	held     [RowsHeld][]byte // the output's last rows (walk), row r in slot r mod RowsHeld
 }
 
-// runFunc is a kernel without a map: run(s, a, b, w, h, nil), or a vector version of it that
-// returns the same SSE and SAD and sums of the local SSIM within vectorTolerance a window.
-// vectorRun(level) (ssim_simd_amd64.go, ssim_novec.go) gives the vector ones, nil for Portable.
-type runFunc = func(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64)
+// Rows gives the rows of one rgb24 frame of width w, in order: called with r = 0, 1, …, h−1
+// (once each), it returns row r, 3·w bytes. A row it returned must stay as it is until RowsHeld
+// more rows were asked of it: the kernel subtracts every row again 7 rows after adding it. A
+// row of another length makes the frame invalid (its metrics NaN). media.RawFormat.Rows gives
+// them converted from yuv420p a row at a time, in RowsHeld rows of memory.
+type Rows = func(r int) []byte
 
-// kernelRun is the kernel of level l: its vector kernel, else the portable one.
-func kernelRun(l kernel.Level) runFunc {
-	if v := vectorRun(l); v != nil {
+// RowsHeld is how many rows of each frame the kernel holds at once.
+const RowsHeld = ssimWin + 1
+
+// FrameRows returns the rows of a whole rgb24 frame of width w (nil past its end).
+func FrameRows(a []byte, w int) Rows {
+	stride := 3 * w
+	return func(r int) []byte {
+		if r < 0 || (r+1)*stride > len(a) {
+			return nil
+		}
+		return a[r*stride : (r+1)*stride]
+	}
+}
+
+// rowKernel is an SSIM kernel taken a row at a time, on one output and its ground truth:
+// begin readies s for frames of width w; row moves s's column sums down by the output's new
+// row pa and the ground truth's pb, subtracting the rows 7 above, oa and ob (nil for the first
+// 7 rows), and once top ≥ 0 adds the local SSIM of the row of windows whose top is row top;
+// end returns the sums of the local SSIM per channel (SSE and SAD are in s). The portable
+// kernel is portableKernel; vectorKernel(level) (ssim_simd_amd64.go, ssim_novec.go) gives the
+// vector ones, nil for Portable, which return the same SSE and SAD and sums of the local SSIM
+// within vectorTolerance a window.
+type rowKernel struct {
+	begin func(s *SSIMScratch, w int)
+	row   func(s *SSIMScratch, pa, pb, oa, ob []byte, top int)
+	end   func(s *SSIMScratch) [3]float64
+}
+
+// kernelOf is the kernel of level l: its vector kernel, else the portable one.
+func kernelOf(l kernel.Level) *rowKernel {
+	if v := vectorKernel(l); v != nil {
 		return v
 	}
-	return func(s *SSIMScratch, a, b []byte, w, h int) ([3]float64, uint64, uint64) {
-		return s.run(a, b, w, h, nil)
-	}
+	return &portableKernel
 }
 
 // vectorTolerance bounds |vector − exact| for the local SSIM of one window, and so for their
@@ -124,24 +163,138 @@ func (s *SSIMScratch) SSIM(a, b []byte, w, h int) float64 {
 // SSIM).
 func (s *SSIMScratch) Metrics(a, b []byte, w, h int) FrameMetrics {
 	if !validRGB(a, b, w, h) {
-		nan := math.NaN()
-		return FrameMetrics{SSIM: nan, SSIMChannels: [3]float64{nan, nan, nan}, PSNR: nan, MeanAbsDiff: nan}
+		return invalidMetrics()
 	}
 	return s.metrics(kernel.Selected(), a, b, w, h)
 }
 
+func invalidMetrics() FrameMetrics {
+	nan := math.NaN()
+	return FrameMetrics{SSIM: nan, SSIMChannels: [3]float64{nan, nan, nan}, PSNR: nan, MeanAbsDiff: nan}
+}
+
 // metrics is Metrics with the kernel of level l, on frames known to be valid.
 func (s *SSIMScratch) metrics(l kernel.Level, a, b []byte, w, h int) FrameMetrics {
-	sums, sse, sad := kernelRun(l)(s, a, b, w, h)
+	k := kernelOf(l)
+	s.frame(k, a, b, w, h)
+	return s.result(k, w, h)
+}
+
+// frame runs kernel k on two whole frames and returns the sums of the local SSIM per channel,
+// SSE and SAD.
+func (s *SSIMScratch) frame(k *rowKernel, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64) {
+	ok := [1]bool{}
+	walk(k, []*SSIMScratch{s}, []Rows{FrameRows(a, w)}, FrameRows(b, w), w, h, ok[:])
+	return k.end(s), s.sse, s.sad
+}
+
+// result turns what kernel k left in s after a walk of w×h frames into their metrics.
+func (s *SSIMScratch) result(k *rowKernel, w, h int) FrameMetrics {
+	sums := k.end(s)
 	windows := float64((w - 2*ssimPad) * (h - 2*ssimPad))
 	var m FrameMetrics
 	for c := range sums {
 		m.SSIMChannels[c] = sums[c] / windows
 	}
 	m.SSIM = (m.SSIMChannels[0] + m.SSIMChannels[1] + m.SSIMChannels[2]) / 3
-	m.PSNR = psnrFromSSE(sse, len(a))
-	m.MeanAbsDiff = float64(sad) / float64(len(a))
+	m.PSNR = psnrFromSSE(s.sse, 3*w*h)
+	m.MeanAbsDiff = float64(s.sad) / float64(3*w*h)
 	return m
+}
+
+// walk runs kernel k on every output (outs[i], scratch ss[i]) against one ground truth, a row
+// at a time: each ground-truth row is asked for once and serves every output, and no frame
+// need be whole in memory (RowsHeld rows of each). ok[i] reports whether output i gave rows of
+// the right length throughout (false for all when the ground truth did not); what k left in
+// ss[i] is its result only then.
+func walk(k *rowKernel, ss []*SSIMScratch, outs []Rows, gt Rows, w, h int, ok []bool) {
+	stride := 3 * w
+	for i := range ok {
+		ok[i] = true
+	}
+	var gHeld [RowsHeld][]byte
+	for r := range h {
+		g := gt(r)
+		if len(g) != stride {
+			clear(ok)
+			return
+		}
+		gHeld[r%RowsHeld] = g
+		var og []byte
+		if r >= ssimWin {
+			og = gHeld[(r-ssimWin)%RowsHeld]
+		}
+		top := r - (ssimWin - 1) // the row of windows that row r completes; none before the 7th
+		for i, s := range ss {
+			if !ok[i] {
+				continue
+			}
+			a := outs[i](r)
+			if len(a) != stride {
+				ok[i] = false
+				continue
+			}
+			if r == 0 {
+				k.begin(s, w) // only now: a width its rows do not have would size buffers for nothing
+			}
+			s.held[r%RowsHeld] = a
+			var oa []byte
+			if r >= ssimWin {
+				oa = s.held[(r-ssimWin)%RowsHeld]
+			}
+			k.row(s, a, g, oa, og, top)
+		}
+	}
+	for _, s := range ss {
+		clear(s.held[:]) // the rows are the caller's: hold none past the walk
+	}
+}
+
+// EachScratch is the scratch of Each: an SSIMScratch per output. The zero value is ready to
+// use; one EachScratch must not be used by two goroutines at once.
+type EachScratch struct {
+	ss  []SSIMScratch
+	ptr []*SSIMScratch
+	ok  []bool
+	res []FrameMetrics
+}
+
+// Each computes, for every output of outs, what Metrics computes of it and the ground truth
+// gt (frames of w×h), walking the frames a row at a time in step: every ground-truth row is
+// asked for once, and no frame need be whole in memory. An output whose rows are not all 3·w
+// bytes gets NaN metrics, all of them when gt's are not. The result is e's own until the next
+// call.
+func (e *EachScratch) Each(outs []Rows, gt Rows, w, h int) []FrameMetrics {
+	return e.each(kernel.Selected(), outs, gt, w, h)
+}
+
+func (e *EachScratch) each(l kernel.Level, outs []Rows, gt Rows, w, h int) []FrameMetrics {
+	n := len(outs)
+	if len(e.ss) < n {
+		e.ss = append(e.ss, make([]SSIMScratch, n-len(e.ss))...)
+		e.ptr, e.ok, e.res = make([]*SSIMScratch, n), make([]bool, n), make([]FrameMetrics, n)
+	}
+	ptr, ok, res := e.ptr[:n], e.ok[:n], e.res[:n]
+	for i := range ptr {
+		ptr[i] = &e.ss[i]
+	}
+	if w < ssimWin || h < ssimWin {
+		clear(ok)
+	} else {
+		k := kernelOf(l)
+		walk(k, ptr, outs, gt, w, h, ok)
+		for i, s := range ptr {
+			if ok[i] {
+				res[i] = s.result(k, w, h)
+			}
+		}
+	}
+	for i := range res {
+		if !ok[i] {
+			res[i] = invalidMetrics()
+		}
+	}
+	return res
 }
 
 // SSIMMap returns the local SSIM, averaged over the three channels, of every window that lies
@@ -155,7 +308,8 @@ func SSIMMap(a, b []byte, w, h int) (m []float64, mw, mh int) {
 	mw, mh = w-2*ssimPad, h-2*ssimPad
 	m = make([]float64, mw*mh)
 	var s SSIMScratch
-	s.run(a, b, w, h, m)
+	s.smap = m
+	s.frame(&portableKernel, a, b, w, h)
 	return m, mw, mh
 }
 
@@ -177,43 +331,36 @@ func (s *SSIMScratch) reset(w int) {
 	}
 }
 
-// run is the kernel: it returns the sum of the local SSIM over the fully-inside windows per
-// channel, the sum of squared differences and the sum of absolute differences. When smap is
-// not nil it also adds each window's SSIM/3 into it.
-func (s *SSIMScratch) run(a, b []byte, w, h int, smap []float64) (sums [3]float64, sse, sad uint64) {
-	s.reset(w)
-	stride := 3 * w
-	mw := w - 2*ssimPad
-	for r := range h {
-		pa := a[r*stride : r*stride+stride]
-		pb := b[r*stride : r*stride+stride]
-		var oa, ob []byte
-		if r >= ssimWin {
-			o := (r - ssimWin) * stride
-			oa, ob = a[o:o+stride], b[o:o+stride]
-		}
+// portableKernel is the kernel in plain Go, on packed uint64 column sums per channel; with
+// s.smap set it also adds each window's SSIM/3 into that map.
+var portableKernel = rowKernel{
+	begin: func(s *SSIMScratch, w int) {
+		s.reset(w)
+		s.sums, s.sse, s.sad = [3]float64{}, 0, 0
+	},
+	row: func(s *SSIMScratch, pa, pb, oa, ob []byte, top int) {
 		for c := range 3 {
 			var oac, obc []byte
 			if oa != nil {
 				oac, obc = oa[c:], ob[c:]
 			}
 			e2, e1 := addRow(pa[c:], pb[c:], oac, obc, oa != nil, s.col[c][0], s.col[c][1])
-			sse += e2
-			sad += e1
+			s.sse += e2
+			s.sad += e1
 		}
-		if r < ssimWin-1 {
-			continue
+		if top < 0 {
+			return
 		}
-		top := r - (ssimWin - 1)
+		mw := s.w - 2*ssimPad
 		for c := range 3 {
-			if smap != nil {
-				sums[c] += windowRowMap(s.col[c][0], s.col[c][1], smap[top*mw:top*mw+mw])
+			if s.smap != nil {
+				s.sums[c] += windowRowMap(s.col[c][0], s.col[c][1], s.smap[top*mw:top*mw+mw])
 			} else {
-				sums[c] += windowRow(s.col[c][0], s.col[c][1])
+				s.sums[c] += windowRow(s.col[c][0], s.col[c][1])
 			}
 		}
-	}
-	return sums, sse, sad
+	},
+	end: func(s *SSIMScratch) [3]float64 { return s.sums },
 }
 
 // addRow moves one channel's column sums down a row: it adds the new row's samples (pa[0],

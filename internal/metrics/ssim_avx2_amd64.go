@@ -24,45 +24,34 @@ import (
 
 const ssimStep2 = 48
 
-func runAVX2(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64) {
-	s.vreset(w) // sized for ssimStep (96), a multiple of this kernel's step: long enough
-	stride := 3 * w
-	mw3 := 3 * (w - 2*ssimPad)
-	steps := (mw3 + ssimStep2 - 1) / ssimStep2
-	lane := archsimd.LoadInt32x8(&[8]int32{0, 1, 2, 3, 4, 5, 6, 7})
-	var last [6]archsimd.Mask32x8
-	for k := range 6 {
-		valid := mw3 - (steps-1)*ssimStep2 - 8*k
-		last[k] = lane.Less(archsimd.BroadcastInt32x8(int32(max(valid, 0))))
-	}
-	swap := archsimd.LoadInt8x32(&swapIdx)
-	var acc [6]archsimd.Float64x4
-	for r := range h {
-		pa := a[r*stride : r*stride+stride]
-		pb := b[r*stride : r*stride+stride]
-		oa, ob := s.zero, s.zero
-		if r >= ssimWin {
-			o := (r - ssimWin) * stride
-			oa, ob = a[o:o+stride], b[o:o+stride]
+// avx2Kernel: the rows of windows are vRow2's, the column sums vAddRow2's. Its column sums
+// are vreset's, sized for ssimStep (96), a multiple of this kernel's step: long enough.
+var avx2Kernel = rowKernel{
+	begin: func(s *SSIMScratch, w int) { s.vbegin(w, ssimStep2) },
+	row: func(s *SSIMScratch, pa, pb, oa, ob []byte, top int) {
+		if oa == nil {
+			oa, ob = s.zero, s.zero
 		}
+		swap := archsimd.LoadInt8x32(&swapIdx)
 		e2, e1 := vAddRow2(pa, pb, oa, ob, &s.vcol, swap)
-		sse += e2
-		sad += e1
-		if r < ssimWin-1 {
-			continue
+		s.sse += e2
+		s.sad += e1
+		if top >= 0 {
+			lane := archsimd.LoadInt32x8(&[8]int32{0, 1, 2, 3, 4, 5, 6, 7})
+			var last [6]archsimd.Mask32x8
+			var acc [6]archsimd.Float64x4
+			for k := range last {
+				last[k] = lane.Less(archsimd.BroadcastInt32x8(int32(s.vlast[k])))
+				acc[k] = archsimd.LoadFloat64x4((*[4]float64)(s.vacc[4*k:]))
+			}
+			vRow2(&s.vcol, s.vsteps, &last, &acc, swap)
+			for k := range acc {
+				acc[k].Store((*[4]float64)(s.vacc[4*k:]))
+			}
 		}
-		vRow2(&s.vcol, steps, &last, &acc, swap)
-	}
-	// acc[kk] lane j holds windows at sample offset 4kk + j of a step (and 24 more).
-	for kk := range acc {
-		var v [4]float64
-		acc[kk].Store(&v)
-		for j, x := range v {
-			sums[(4*kk+j)%3] += x
-		}
-	}
-	archsimd.ClearAVXUpperBits()
-	return sums, sse, sad
+		archsimd.ClearAVXUpperBits()
+	},
+	end: func(s *SSIMScratch) [3]float64 { return s.vend(4) },
 }
 
 // vAddRow2 is vAddRow on 32 samples a step. The words of samples 24–31 of a step come from a

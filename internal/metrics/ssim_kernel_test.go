@@ -14,7 +14,7 @@ import (
 func vectorLevels() []kernel.Level {
 	var ls []kernel.Level
 	for _, l := range kernel.Supported() {
-		if vectorRun(l) != nil {
+		if vectorKernel(l) != nil {
 			ls = append(ls, l)
 		}
 	}
@@ -52,11 +52,11 @@ func TestVectorKernelsMatchPortable(t *testing.T) {
 			case 2:
 				a, b = noisy(flat(w, h, 250), 10, r.next()), noisy(flat(w, h, 5), 10, r.next())
 			}
-			ws, we2, we1 := sp.run(a, b, w, h, nil)
+			ws, we2, we1 := sp.frame(&portableKernel, a, b, w, h)
 			for _, vbmi := range vbmiCases(l) {
 				sv.noVBMI = !vbmi
 				name := fmt.Sprintf("%dx%d, %s kernel (VBMI %v)", w, h, l, vbmi)
-				gs, ge2, ge1 := vectorRun(l)(&sv, a, b, w, h)
+				gs, ge2, ge1 := sv.frame(vectorKernel(l), a, b, w, h)
 				if ge2 != we2 || ge1 != we1 {
 					t.Errorf("%s: vector SSE %d SAD %d, portable %d %d", name, ge2, ge1, we2, we1)
 				}

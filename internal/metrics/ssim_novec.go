@@ -4,5 +4,5 @@ package metrics
 
 import "github.com/diffusion-check/diffusion-check/internal/kernel"
 
-// vectorRun: this build has no vector kernels (they need GOEXPERIMENT=simd on amd64).
-func vectorRun(kernel.Level) runFunc { return nil }
+// vectorKernel: this build has no vector kernels (they need GOEXPERIMENT=simd on amd64).
+func vectorKernel(kernel.Level) *rowKernel { return nil }

@@ -35,13 +35,13 @@ import (
 // same channel (48 samples apart) per division, and each sum of two goes to a float64
 // accumulator.
 
-// vectorRun returns the vector kernel of level l, nil for Portable.
-func vectorRun(l kernel.Level) func(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64) {
+// vectorKernel returns the vector kernel of level l, nil for Portable.
+func vectorKernel(l kernel.Level) *rowKernel {
 	switch l {
 	case kernel.AVX512:
-		return runAVX512
+		return &avx512Kernel
 	case kernel.AVX2:
-		return runAVX2
+		return &avx2Kernel
 	}
 	return nil
 }
@@ -80,53 +80,60 @@ func (s *SSIMScratch) vreset(w int) {
 	}
 }
 
-func runAVX512(s *SSIMScratch, a, b []byte, w, h int) (sums [3]float64, sse, sad uint64) {
+// vbegin readies s for a frame of width w under a vector kernel of step samples a step (6
+// vectors of step/6 windows): the column sums cleared, the accumulators zeroed, and how many
+// windows exist in each vector of the last step.
+func (s *SSIMScratch) vbegin(w, step int) {
 	s.vreset(w)
-	stride := 3 * w
+	s.sse, s.sad = 0, 0
+	clear(s.vacc[:])
 	mw3 := 3 * (w - 2*ssimPad)
-	steps := (mw3 + ssimStep - 1) / ssimStep
-	// Masks of the windows that exist in the last step, per vector.
-	var last [6]archsimd.Mask32x16
-	for k := range 6 {
-		valid := mw3 - (steps-1)*ssimStep - 16*k
-		var bits uint16
-		if valid >= 16 {
-			bits = 0xffff
-		} else if valid > 0 {
-			bits = uint16(1)<<valid - 1
-		}
-		last[k] = archsimd.Mask32x16FromBits(bits)
+	s.vsteps = (mw3 + step - 1) / step
+	for k := range s.vlast {
+		s.vlast[k] = min(max(mw3-(s.vsteps-1)*step-step/6*k, 0), step/6)
 	}
-	// VPERMI2B (AVX512-VBMI: Ice Lake and later, Zen 4) builds the words in one instruction;
-	// without it (Skylake-SP, Cascade Lake) vAddRow takes a few more.
-	vbmi := archsimd.X86.AVX512VBMI() && !s.noVBMI
-	var acc [6]archsimd.Float64x8
-	for r := range h {
-		pa := a[r*stride : r*stride+stride]
-		pb := b[r*stride : r*stride+stride]
-		oa, ob := s.zero, s.zero
-		if r >= ssimWin {
-			o := (r - ssimWin) * stride
-			oa, ob = a[o:o+stride], b[o:o+stride]
-		}
-		e2, e1 := vAddRow(pa, pb, oa, ob, &s.vcol, vbmi)
-		sse += e2
-		sad += e1
-		if r < ssimWin-1 {
-			continue
-		}
-		vRow(&s.vcol, steps, &last, &acc)
+}
+
+// vend returns the sums of the local SSIM per channel out of the accumulators of a kernel of
+// lanes float64 lanes: accumulator k lane j holds windows at sample offset lanes·k + j of a
+// step, and more of its channel further on.
+func (s *SSIMScratch) vend(lanes int) (sums [3]float64) {
+	for i, x := range s.vacc[:6*lanes] {
+		sums[i%3] += x
 	}
-	// acc[2k+h] lane j holds windows at sample offset 16k + 8h + j of a step (and 48 more).
-	for k := range acc {
-		var v [8]float64
-		acc[k].Store(&v)
-		for j, x := range v {
-			sums[(8*k+j)%3] += x
+	return sums
+}
+
+// avx512Kernel: the rows of windows are vRow's, the column sums vAddRow's.
+var avx512Kernel = rowKernel{
+	begin: func(s *SSIMScratch, w int) {
+		s.vbegin(w, ssimStep)
+		// VPERMI2B (AVX512-VBMI: Ice Lake and later, Zen 4) builds the words in one
+		// instruction; without it (Skylake-SP, Cascade Lake) vAddRow takes a few more.
+		s.vbmi = archsimd.X86.AVX512VBMI() && !s.noVBMI
+	},
+	row: func(s *SSIMScratch, pa, pb, oa, ob []byte, top int) {
+		if oa == nil {
+			oa, ob = s.zero, s.zero
 		}
-	}
-	archsimd.ClearAVXUpperBits()
-	return sums, sse, sad
+		e2, e1 := vAddRow(pa, pb, oa, ob, &s.vcol, s.vbmi)
+		s.sse += e2
+		s.sad += e1
+		if top >= 0 {
+			var last [6]archsimd.Mask32x16
+			var acc [6]archsimd.Float64x8
+			for k := range last {
+				last[k] = archsimd.Mask32x16FromBits(uint16(1)<<s.vlast[k] - 1)
+				acc[k] = archsimd.LoadFloat64x8((*[8]float64)(s.vacc[8*k:]))
+			}
+			vRow(&s.vcol, s.vsteps, &last, &acc)
+			for k := range acc {
+				acc[k].Store((*[8]float64)(s.vacc[8*k:]))
+			}
+		}
+		archsimd.ClearAVXUpperBits()
+	},
+	end: func(s *SSIMScratch) [3]float64 { return s.vend(8) },
 }
 
 // vAddRow moves the column sums down one row: it adds the samples of pa, pb and subtracts those

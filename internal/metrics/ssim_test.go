@@ -63,7 +63,7 @@ func TestSSIMMatchesNaive(t *testing.T) {
 		want, wantCh := naiveSSIM(a, b, w, h)
 		// The portable kernel within 1e-9; every vector kernel this CPU runs (its float32 part)
 		// within vectorTolerance more.
-		sums, _, _ := p.run(a, b, w, h, nil)
+		sums, _, _ := p.frame(&portableKernel, a, b, w, h)
 		windows := float64((w - 2*ssimPad) * (h - 2*ssimPad))
 		if ps := (sums[0] + sums[1] + sums[2]) / 3 / windows; math.Abs(ps-want) > 1e-9 {
 			t.Errorf("%dx%d case %d: portable SSIM %.12f, naive %.12f", w, h, i%4, ps, want)
@@ -168,6 +168,74 @@ func TestMetricsInvalid(t *testing.T) {
 	}
 	if v := PSNR(ok, ok); !math.IsInf(v, 1) {
 		t.Errorf("PSNR of identical buffers: %v, want +Inf", v)
+	}
+}
+
+// ringRows gives a's rows of width w as a converter does: each copied into slot r mod slots of
+// a ring, so that a row's memory is reused slots rows later.
+func ringRows(a []byte, w, slots int) Rows {
+	ring := make([]byte, slots*3*w)
+	return func(r int) []byte {
+		src := FrameRows(a, w)(r)
+		if src == nil {
+			return nil
+		}
+		dst := ring[r%slots*3*w : (r%slots+1)*3*w]
+		copy(dst, src)
+		return dst
+	}
+}
+
+// TestEachMatchesMetrics: Each, walking several outputs against one ground truth a row at a
+// time, gives every output bit for bit what Metrics gives it, with every kernel this build and
+// CPU run, whether the rows are whole frames' or come through a ring of RowsHeld rows (a ring
+// of one row fewer gives other numbers: the kernel does need them all held). An output whose
+// rows are short gets NaN without touching the others; a ground truth's short row, or a frame
+// below 7×7, makes them all NaN.
+func TestEachMatchesMetrics(t *testing.T) {
+	r := rng(11)
+	const w, h = 37, 23
+	gt := smooth(w, h, 0.3)
+	outs := [][]byte{noisy(gt, 9, r.next()), drifted(gt, w, h), noisy(flat(w, h, 200), 40, r.next())}
+	same := func(a, b FrameMetrics) bool {
+		return math.Float64bits(a.SSIM) == math.Float64bits(b.SSIM) && a.SSIMChannels == b.SSIMChannels &&
+			math.Float64bits(a.PSNR) == math.Float64bits(b.PSNR) && a.MeanAbsDiff == b.MeanAbsDiff
+	}
+	var e EachScratch
+	for _, l := range kernel.Supported() {
+		var s SSIMScratch
+		want := make([]FrameMetrics, len(outs))
+		for i, o := range outs {
+			want[i] = s.metrics(l, o, gt, w, h)
+		}
+		for _, slots := range []int{h, RowsHeld, RowsHeld - 1} {
+			rows := make([]Rows, len(outs))
+			for i, o := range outs {
+				rows[i] = ringRows(o, w, slots)
+			}
+			got := e.each(l, rows, ringRows(gt, w, slots), w, h)
+			for i := range outs {
+				if same(got[i], want[i]) != (slots >= RowsHeld) {
+					t.Errorf("%s, ring of %d rows, output %d: Each %+v, Metrics %+v", l, slots, i, got[i], want[i])
+				}
+			}
+		}
+		short := func(r int) []byte { return FrameRows(outs[1], w)(r)[:3*w-min(r/9, 1)] } // short from row 9
+		got := e.each(l, []Rows{FrameRows(outs[0], w), short, FrameRows(outs[2], w)}, FrameRows(gt, w), w, h)
+		if !same(got[0], want[0]) || !math.IsNaN(got[1].SSIM) || !math.IsNaN(got[1].PSNR) || !same(got[2], want[2]) {
+			t.Errorf("%s: with output 1's rows short from row 9: %+v", l, got)
+		}
+		gtShort := func(r int) []byte { return FrameRows(gt, w)(r)[:3*w-min(r/9, 1)] }
+		for _, m := range e.each(l, []Rows{FrameRows(outs[0], w)}, gtShort, w, h) {
+			if !math.IsNaN(m.SSIM) || !math.IsNaN(m.MeanAbsDiff) {
+				t.Errorf("%s: with the ground truth's rows short from row 9: %+v", l, m)
+			}
+		}
+		for _, m := range e.each(l, []Rows{FrameRows(outs[0][:3*6*6], 6)}, FrameRows(gt[:3*6*6], 6), 6, 6) {
+			if !math.IsNaN(m.SSIM) {
+				t.Errorf("%s: 6×6 frames: %+v", l, m)
+			}
+		}
 	}
 }
 
