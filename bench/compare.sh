@@ -76,9 +76,10 @@ threads() {
 	echo $((t >= 1 ? t : 1))
 }
 # The decode floor: what compare cannot do without, and nothing else. For each file at once, the
-# ffprobe run that gives its header and an ffmpeg decoding it to yuv420p into a pipe, read by
-# cat; no conversion, no metric; each decoder with the threads its first argument says. Its
-# ratios to ffmpeg ssim bound what compare can reach with ffmpeg and ffprobe as subprocesses.
+# ffprobe run that gives its header and an ffmpeg decoding it to yuv420p into a pipe (as a
+# yuv4mpeg stream, as compare reads it), read by cat; no conversion, no metric; each decoder
+# with the threads its first argument says. Its ratios to ffmpeg ssim bound what compare can
+# reach with ffmpeg and ffprobe as subprocesses.
 # The passthrough option of this ffmpeg, as compare chooses it (media.Tools.Passthrough):
 # -fps_mode from FFmpeg 5.1, -vsync before it.
 if ffmpeg -hide_banner -h long 2>/dev/null | grep -q '^-fps_mode'; then
@@ -92,7 +93,7 @@ th=\$1
 shift
 for f; do
 	ffprobe -v error -show_entries stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration -of json "\$f" >/dev/null &
-	ffmpeg -hide_banner -nostdin -loglevel error -threads "\$th" -i "\$f" -map 0:V:0 $passthrough passthrough -f rawvideo -pix_fmt yuv420p pipe:1 | cat >/dev/null &
+	ffmpeg -hide_banner -nostdin -loglevel error -threads "\$th" -i "\$f" -map 0:V:0 $passthrough passthrough -f yuv4mpegpipe -pix_fmt yuv420p pipe:1 | cat >/dev/null &
 done
 wait
 FLOOR

@@ -57,6 +57,10 @@ type decoder struct {
 	yuv    bool // it sends yuv420p (else rgb24)
 	cmd    *exec.Cmd
 	stdout io.ReadCloser
+	// frames is where the frames' bytes are read: stdout, or through y4m's buffer on the
+	// yuv420p path (a yuv4mpeg stream, whose framing y4m reads).
+	frames io.Reader
+	y4m    *y4mReader
 	stderr *proc.Tail
 	cancel context.CancelFunc
 	// proof, when not nil, is ffmpeg's own rgb24 conversion of frame 0 on a second output
@@ -213,8 +217,8 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	ctx, cancel := context.WithCancel(r.parent)
 	d := &decoder{yuv: yuv, cancel: cancel, stderr: &proc.Tail{N: 8 << 10}}
 	passthrough := r.tools.passthrough
-	out := func(pixFmt, to string, extra ...string) []string {
-		return append(append(append([]string{"-map", "0:V:0"}, passthrough...), extra...), "-f", "rawvideo", "-pix_fmt", pixFmt, to)
+	out := func(format, pixFmt, to string, extra ...string) []string {
+		return append(append(append([]string{"-map", "0:V:0"}, passthrough...), extra...), "-f", format, "-pix_fmt", pixFmt, to)
 	}
 	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error"}
 	if r.threads > 0 {
@@ -222,16 +226,16 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	}
 	args = append(args, "-i", fileArg(r.path))
 	if yuv {
-		args = append(args, out("yuv420p", "pipe:1")...)
+		args = append(args, out("yuv4mpegpipe", "yuv420p", "pipe:1")...) // y4m.go: why not rawvideo
 	} else {
-		args = append(args, out("rgb24", "pipe:1")...)
+		args = append(args, out("rawvideo", "rgb24", "pipe:1")...)
 	}
 	var pw *os.File
 	if withProof {
 		// trim, not -frames:v alone: ffmpeg 5.1 would convert every later frame to rgb24 for
 		// an output it has finished (0.1 s of CPU for 97 frames of 720p); trim drops them
 		// before the conversion.
-		args = append(args, out("rgb24", "pipe:3", "-vf", "trim=end_frame=1", "-frames:v", "1")...)
+		args = append(args, out("rawvideo", "rgb24", "pipe:3", "-vf", "trim=end_frame=1", "-frames:v", "1")...)
 		pr, w, err := os.Pipe()
 		if err != nil {
 			cancel()
@@ -267,6 +271,11 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 		return nil, fmt.Errorf("decode %s: ffmpeg: %w", r.path, err)
 	}
 	setPipeSize(d.stdout, 1<<20)
+	d.frames = d.stdout
+	if yuv {
+		d.y4m = newY4MReader(d.stdout)
+		d.frames = d.y4m.br
+	}
 	return d, nil
 }
 
@@ -368,7 +377,21 @@ func (r *FrameReader) NextRaw(dst []byte) error {
 
 // read fills buf with the next frame from ffmpeg's output.
 func (r *FrameReader) read(buf []byte) error {
-	got, err := io.ReadFull(r.d.stdout, buf)
+	if r.d.y4m != nil {
+		switch err := r.d.y4m.next(r.w, r.h); {
+		case errors.Is(err, io.EOF):
+			r.err = r.finish(nil)
+			return r.err
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			r.err = r.finish(fmt.Errorf("frame %d is cut short (in its FRAME line)", r.n))
+			return r.err
+		case err != nil: // ffmpeg still writes what this reader cannot take: stop it first
+			r.d.stop()
+			r.err = fmt.Errorf("decode %s: frame %d: %w", r.path, r.n, err)
+			return r.err
+		}
+	}
+	got, err := io.ReadFull(r.d.frames, buf)
 	switch {
 	case err == nil:
 		if r.n == 0 && r.d.proof != nil {
