@@ -217,7 +217,7 @@ func walk(k *rowKernel, ss []*SSIMScratch, outs []Rows, gt Rows, w, h int, ok []
 		g := gt(r)
 		if len(g) != stride {
 			clear(ok)
-			return
+			break
 		}
 		gHeld[r%RowsHeld] = g
 		var og []byte
