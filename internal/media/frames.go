@@ -57,10 +57,7 @@ type decoder struct {
 	yuv    bool // it sends yuv420p (else rgb24)
 	cmd    *exec.Cmd
 	stdout io.ReadCloser
-	// frames is where the frames' bytes are read: stdout, or through y4m's buffer on the
-	// yuv420p path (a yuv4mpeg stream, whose framing y4m reads).
-	frames io.Reader
-	y4m    *y4mReader
+	y4m    *y4mReader // on the yuv420p path, the framing around the planes, read through its buffer
 	stderr *proc.Tail
 	cancel context.CancelFunc
 	// proof, when not nil, is ffmpeg's own rgb24 conversion of frame 0 on a second output
@@ -271,10 +268,8 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 		return nil, fmt.Errorf("decode %s: ffmpeg: %w", r.path, err)
 	}
 	setPipeSize(d.stdout, 1<<20)
-	d.frames = d.stdout
 	if yuv {
 		d.y4m = newY4MReader(d.stdout)
-		d.frames = d.y4m.br
 	}
 	return d, nil
 }
@@ -377,21 +372,23 @@ func (r *FrameReader) NextRaw(dst []byte) error {
 
 // read fills buf with the next frame from ffmpeg's output.
 func (r *FrameReader) read(buf []byte) error {
+	var src io.Reader = r.d.stdout
 	if r.d.y4m != nil {
 		switch err := r.d.y4m.next(r.w, r.h); {
 		case errors.Is(err, io.EOF):
 			r.err = r.finish(nil)
-			return r.err
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			r.err = r.finish(fmt.Errorf("frame %d is cut short (in its FRAME line)", r.n))
-			return r.err
 		case err != nil: // ffmpeg still writes what this reader cannot take: stop it first
 			r.d.stop()
 			r.err = fmt.Errorf("decode %s: frame %d: %w", r.path, r.n, err)
+		}
+		if r.err != nil {
 			return r.err
 		}
+		src = r.d.y4m.br
 	}
-	got, err := io.ReadFull(r.d.frames, buf)
+	got, err := io.ReadFull(src, buf)
 	switch {
 	case err == nil:
 		if r.n == 0 && r.d.proof != nil {

@@ -146,7 +146,7 @@ func yuv420ToRGBFast(dst, src []byte, w, h int, c *yuvCoeffs) {
 func (f RawFormat) Rows(raw, ring []byte) func(r int) []byte {
 	stride := 3 * f.w
 	switch {
-	case len(raw) != f.Size() || stride == 0:
+	case len(raw) != f.Size() || stride == 0 || f.yuv && len(ring) < stride:
 		return func(int) []byte { return nil }
 	case !f.yuv:
 		return func(r int) []byte {
@@ -158,13 +158,12 @@ func (f RawFormat) Rows(raw, ring []byte) func(r int) []byte {
 	}
 	slots := len(ring) / stride
 	conv, _ := yuvConverter(kernel.Selected())
-	coef := f.coef
 	return func(r int) []byte {
-		if r < 0 || r >= f.h || slots == 0 {
+		if r < 0 || r >= f.h {
 			return nil
 		}
 		dst := ring[r%slots*stride : (r%slots+1)*stride]
-		yuvRow(dst, raw, f.w, f.h, r, &coef, conv)
+		yuvRow(dst, raw, f.w, f.h, r, &f.coef, conv)
 		return dst
 	}
 }
