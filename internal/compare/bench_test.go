@@ -14,11 +14,13 @@ import (
 	"github.com/diffusion-check/diffusion-check/internal/metrics"
 )
 
-// sample is the wall and CPU time of one timed call.
-type sample struct{ wall, cpu time.Duration }
+// sample is the wall and CPU time of one timed call, and the part of that CPU time spent in
+// this process (the metric, the conversions, the pipe reads) rather than in its ffmpeg and
+// ffprobe children.
+type sample struct{ wall, cpu, self time.Duration }
 
 // timed runs f and returns its wall time and the CPU time (user+sys) this process and the
-// children that ended meanwhile (ffmpeg, ffprobe) spent.
+// children that ended meanwhile (ffmpeg, ffprobe) spent, with this process's part.
 func timed(b *testing.B, f func() error) sample {
 	b.Helper()
 	s0, c0 := cpuNanos()
@@ -28,11 +30,11 @@ func timed(b *testing.B, f func() error) sample {
 	}
 	wall := time.Since(t0)
 	s1, c1 := cpuNanos()
-	return sample{wall, time.Duration(s1 - s0 + c1 - c0)}
+	return sample{wall, time.Duration(s1 - s0 + c1 - c0), time.Duration(s1 - s0)}
 }
 
-// median returns the medians of the wall and CPU times of ss.
-func median(ss []sample) (wall, cpu float64) {
+// median returns the medians of the wall, CPU and own CPU times of ss.
+func median(ss []sample) (wall, cpu, self float64) {
 	pick := func(f func(sample) time.Duration) float64 {
 		v := make([]float64, len(ss))
 		for i, s := range ss {
@@ -44,7 +46,8 @@ func median(ss []sample) (wall, cpu float64) {
 		}
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
-	return pick(func(s sample) time.Duration { return s.wall }), pick(func(s sample) time.Duration { return s.cpu })
+	return pick(func(s sample) time.Duration { return s.wall }), pick(func(s sample) time.Duration { return s.cpu }),
+		pick(func(s sample) time.Duration { return s.self })
 }
 
 // BenchmarkCompareVsFFmpeg measures `compare` against its anchor, in one run:
@@ -55,8 +58,9 @@ func median(ss []sample) (wall, cpu float64) {
 // makes it (the ground truth decoded once, the three videos in one pass). The videos are
 // bench/compare.sh's (97 frames 1280×720 H.264). It reports the medians and their ratios:
 // one-wall-x and one-cpu-x (goal ≤ 1.3), three-wall-x-per-output and three-cpu-x-per-output
-// (goal ≤ 0.8), with every vector SSIM kernel this CPU has (sub-benchmarks avx2, avx512).
-// Run pinned to two cores, e.g. `taskset -c 0,1 go test ./internal/compare -run '^$' -bench
+// (goal ≤ 0.8), with every vector SSIM kernel this CPU has (sub-benchmarks avx2, avx512), and
+// one-self-cpu-ms and three-self-cpu-ms, the CPU of this process alone (what is not ffmpeg's
+// or ffprobe's: the metric, the conversions, the pipe reads, the scheduling). Run pinned to two cores, e.g. `taskset -c 0,1 go test ./internal/compare -run '^$' -bench
 // CompareVsFFmpeg -benchtime 5x -cpu 2`, and with -cpuprofile for where the time goes.
 func BenchmarkCompareVsFFmpeg(b *testing.B) {
 	gt, outs := benchVideos(b, 3)
@@ -85,16 +89,18 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 				}))
 				three = append(three, timed(b, compareEach(b, Helpers{}, gt, outs)))
 			}
-			aw, ac := median(anchor)
-			ow, oc := median(one)
-			tw, tc := median(three)
+			aw, ac, _ := median(anchor)
+			ow, oc, oself := median(one)
+			tw, tc, tself := median(three)
 			per := float64(len(outs))
 			b.ReportMetric(aw/1e6, "ffmpeg-wall-ms")
 			b.ReportMetric(ac/1e6, "ffmpeg-cpu-ms")
 			b.ReportMetric(ow/1e6, "one-wall-ms")
 			b.ReportMetric(oc/1e6, "one-cpu-ms")
+			b.ReportMetric(oself/1e6, "one-self-cpu-ms")
 			b.ReportMetric(tw/1e6, "three-wall-ms")
 			b.ReportMetric(tc/1e6, "three-cpu-ms")
+			b.ReportMetric(tself/1e6, "three-self-cpu-ms")
 			b.ReportMetric(ow/aw, "one-wall-x")
 			b.ReportMetric(oc/ac, "one-cpu-x")
 			b.ReportMetric(tw/per/aw, "three-wall-x-per-output")
@@ -217,7 +223,8 @@ var layoutVariants = []struct {
 // variant of layoutVariants, in an order that turns by one each iteration. For each variant it
 // reports the ratios of the median wall and CPU times to the anchor's, per output
 // (<variant>-wall-x-per-output; the goal on 16 cores is ≤ 0.5), and logs them as a table
-// (whole with -v). The variants that change nothing on few cores (decode-x1.5 and
+// (whole with -v) with the CPU of this process alone beside them ("self ms": all but the
+// ffmpeg and ffprobe children's). The variants that change nothing on few cores (decode-x1.5 and
 // decode-x0.75 on two: one thread each all the same) show the noise. Run it pinned to the
 // cores it is about, e.g. on 16: `taskset -c 0-15 go test ./internal/compare -run '^$' -bench
 // CompareLayouts -benchtime 7x -v`, or its compiled test binary (scripts/gpu-check bench).
@@ -234,16 +241,16 @@ func BenchmarkCompareLayouts(b *testing.B) {
 		}
 		turn++
 	}
-	aw, ac := median(anchor)
+	aw, ac, _ := median(anchor)
 	per := float64(len(outs))
 	b.ReportMetric(aw/1e6, "ffmpeg-wall-ms")
-	table := fmt.Sprintf("%d cores, ffmpeg ssim median wall %.1f ms, cpu %.1f ms\n%-15s %9s %9s %8s %8s\n",
-		runtime.GOMAXPROCS(0), aw/1e6, ac/1e6, "layout", "wall ms", "cpu ms", "wall x", "cpu x")
+	table := fmt.Sprintf("%d cores, ffmpeg ssim median wall %.1f ms, cpu %.1f ms\n%-18s %9s %9s %9s %8s %8s\n",
+		runtime.GOMAXPROCS(0), aw/1e6, ac/1e6, "layout", "wall ms", "cpu ms", "self ms", "wall x", "cpu x")
 	for i, v := range layoutVariants {
-		w, c := median(times[i])
+		w, c, self := median(times[i])
 		b.ReportMetric(w/per/aw, v.name+"-wall-x-per-output")
 		b.ReportMetric(c/per/ac, v.name+"-cpu-x-per-output")
-		table += fmt.Sprintf("%-15s %9.1f %9.1f %8.3f %8.3f\n", v.name, w/1e6, c/1e6, w/per/aw, c/per/ac)
+		table += fmt.Sprintf("%-18s %9.1f %9.1f %9.1f %8.3f %8.3f\n", v.name, w/1e6, c/1e6, self/1e6, w/per/aw, c/per/ac)
 	}
 	b.Log("per output of three:\n" + table)
 }
