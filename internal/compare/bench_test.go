@@ -60,8 +60,9 @@ func median(ss []sample) (wall, cpu, self float64) {
 // one-wall-x and one-cpu-x (goal ≤ 1.3), three-wall-x-per-output and three-cpu-x-per-output
 // (goal ≤ 0.8), with every vector SSIM kernel this CPU has (sub-benchmarks avx2, avx512), and
 // one-self-cpu-ms and three-self-cpu-ms, the CPU of this process alone (what is not ffmpeg's
-// or ffprobe's: the metric, the conversions, the pipe reads, the scheduling). Run pinned to two cores, e.g. `taskset -c 0,1 go test ./internal/compare -run '^$' -bench
-// CompareVsFFmpeg -benchtime 5x -cpu 2`, and with -cpuprofile for where the time goes.
+// or ffprobe's: the metric, the conversions, the pipe reads, the scheduling). Run pinned to
+// two cores, e.g. `taskset -c 0,1 go test ./internal/compare -run '^$' -bench CompareVsFFmpeg
+// -benchtime 5x -cpu 2`, and with -cpuprofile for where the time goes.
 func BenchmarkCompareVsFFmpeg(b *testing.B) {
 	gt, outs := benchVideos(b, 3)
 	prev := kernel.Selected()
