@@ -78,16 +78,7 @@ func BenchmarkCompareVsFFmpeg(b *testing.B) {
 			var anchor, one, three []sample
 			for b.Loop() {
 				anchor = append(anchor, timed(b, ffmpegSSIM(b, gt, outs[0])))
-				one = append(one, timed(b, func() error {
-					c := NewCache(0, Helpers{}) // what compare does with one output
-					if _, err := c.Files(b.Context(), gt, outs[0]); err != nil {
-						return err
-					}
-					if _, err := c.Audio(b.Context(), gt, outs[0]); !errors.Is(err, media.ErrNoAudio) {
-						return err
-					}
-					return nil
-				}))
+				one = append(one, timed(b, compareOne(b, Helpers{}, gt, outs[0])))
 				three = append(three, timed(b, compareEach(b, Helpers{}, gt, outs)))
 			}
 			aw, ac, _ := median(anchor)
@@ -180,6 +171,21 @@ func ffmpegSSIM(b *testing.B, gt, out string) func() error {
 	}
 }
 
+// compareOne is the comparison of one pair as `compare GT OUT` makes it with helpers h: the
+// pictures, then the audio, which the ground truth's probe says there is none of.
+func compareOne(b *testing.B, h Helpers, gt, out string) func() error {
+	return func() error {
+		c := NewCache(0, h)
+		if _, err := c.Files(b.Context(), gt, out); err != nil {
+			return err
+		}
+		if _, err := c.Audio(b.Context(), gt, out); !errors.Is(err, media.ErrNoAudio) {
+			return err
+		}
+		return nil
+	}
+}
+
 // compareEach is the comparison of several outputs as `compare GT O1 O2 ...` makes it with
 // helpers h: the ground truth decoded once, the videos in one pass, then each one's audio.
 func compareEach(b *testing.B, h Helpers, gt string, outs []string) func() error {
@@ -218,12 +224,13 @@ var layoutVariants = []struct {
 	{"frames-x2", func(l *layout) { l.frames *= 2 }},
 }
 
-// BenchmarkCompareLayouts measures how the work of `compare GT O1 O2 O3` (the videos of
-// BenchmarkCompareVsFFmpeg) is best laid on the cores: each iteration times the anchor,
-// `ffmpeg -i O1 -i GT -lavfi ssim -f null -`, then the three-output comparison under every
-// variant of layoutVariants, in an order that turns by one each iteration. For each variant it
-// reports the ratios of the median wall and CPU times to the anchor's, per output
-// (<variant>-wall-x-per-output; the goal on 16 cores is ≤ 0.5), and logs them as a table
+// BenchmarkCompareLayouts measures how the work of `compare GT O1 O2 O3` and of `compare GT O1`
+// (the videos of BenchmarkCompareVsFFmpeg) is best laid on the cores: each iteration times the
+// anchor, `ffmpeg -i O1 -i GT -lavfi ssim -f null -`, then the three-output comparison and the
+// one-pair comparison under every variant of layoutVariants, in an order that turns by one
+// each iteration. For each variant it reports the ratios of the median wall and CPU times to
+// the anchor's, per output of three (<variant>-wall-x-per-output; the goal on 16 cores is
+// ≤ 0.5) and for the pair (<variant>-one-wall-x; ≤ 0.9 on 16 cores), and logs them as a table
 // (whole with -v) with the CPU of this process alone beside them ("self ms": all but the
 // ffmpeg and ffprobe children's). The variants that change nothing on few cores (decode-x1.5 and
 // decode-x0.75 on two: one thread each all the same) show the noise. Run it pinned to the
@@ -233,25 +240,32 @@ func BenchmarkCompareLayouts(b *testing.B) {
 	gt, outs := benchVideos(b, 3)
 	var anchor []sample
 	times := make([][]sample, len(layoutVariants))
+	ones := make([][]sample, len(layoutVariants))
 	turn := 0
 	for b.Loop() {
 		anchor = append(anchor, timed(b, ffmpegSSIM(b, gt, outs[0])))
 		for k := range layoutVariants {
 			i := (turn + k) % len(layoutVariants)
-			times[i] = append(times[i], timed(b, compareEach(b, Helpers{tune: layoutVariants[i].tune}, gt, outs)))
+			h := Helpers{tune: layoutVariants[i].tune}
+			times[i] = append(times[i], timed(b, compareEach(b, h, gt, outs)))
+			ones[i] = append(ones[i], timed(b, compareOne(b, h, gt, outs[0])))
 		}
 		turn++
 	}
 	aw, ac, _ := median(anchor)
 	per := float64(len(outs))
 	b.ReportMetric(aw/1e6, "ffmpeg-wall-ms")
-	table := fmt.Sprintf("%d cores, ffmpeg ssim median wall %.1f ms, cpu %.1f ms\n%-18s %9s %9s %9s %8s %8s\n",
-		runtime.GOMAXPROCS(0), aw/1e6, ac/1e6, "layout", "wall ms", "cpu ms", "self ms", "wall x", "cpu x")
+	table := fmt.Sprintf("%d cores, ffmpeg ssim median wall %.1f ms, cpu %.1f ms\n", runtime.GOMAXPROCS(0), aw/1e6, ac/1e6) +
+		fmt.Sprintf("%-18s %9s %9s %9s %8s %8s | %9s %9s %8s\n", "layout", "wall ms", "cpu ms", "self ms", "wall x", "cpu x",
+			"one ms", "one self", "one x")
 	for i, v := range layoutVariants {
 		w, c, self := median(times[i])
+		ow, _, oself := median(ones[i])
 		b.ReportMetric(w/per/aw, v.name+"-wall-x-per-output")
 		b.ReportMetric(c/per/ac, v.name+"-cpu-x-per-output")
-		table += fmt.Sprintf("%-18s %9.1f %9.1f %9.1f %8.3f %8.3f\n", v.name, w/1e6, c/1e6, self/1e6, w/per/aw, c/per/ac)
+		b.ReportMetric(ow/aw, v.name+"-one-wall-x")
+		table += fmt.Sprintf("%-18s %9.1f %9.1f %9.1f %8.3f %8.3f | %9.1f %9.1f %8.3f\n",
+			v.name, w/1e6, c/1e6, self/1e6, w/per/aw, c/per/ac, ow/1e6, oself/1e6, ow/aw)
 	}
-	b.Log("per output of three:\n" + table)
+	b.Log("three outputs (x: per output), then one pair:\n" + table)
 }
