@@ -142,10 +142,10 @@ func BenchmarkMetricRows(b *testing.B) {
 	for k := range rings {
 		rings[k] = make([]byte, metrics.RowsHeld*3*w)
 	}
+	rs := make([]metrics.Rows, len(sides)-1)
 	rows := func() {
-		var rs []metrics.Rows
 		for k, o := range sides[1:] {
-			rs = append(rs, o.form.Rows(o.raw, rings[k+1]))
+			rs[k] = o.form.Rows(o.raw, rings[k+1])
 		}
 		e.Each(rs, sides[0].form.Rows(sides[0].raw, rings[0]), w, h)
 	}
