@@ -92,7 +92,7 @@ cat >"$dir/floor.sh" <<FLOOR
 th=\$1
 shift
 for f; do
-	ffprobe -v error -show_entries stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:format=format_name,duration -of json "\$f" >/dev/null &
+	ffprobe -v error -show_entries stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic:stream_side_data_list:format=format_name,duration -of json "\$f" >/dev/null &
 	ffmpeg -hide_banner -nostdin -loglevel error -threads "\$th" -i "\$f" -map 0:V:0 $passthrough passthrough -f yuv4mpegpipe -pix_fmt yuv420p pipe:1 | cat >/dev/null &
 done
 wait

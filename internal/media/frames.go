@@ -189,14 +189,14 @@ func (t Tools) probeHeader(ctx context.Context, path string) (FrameHeader, error
 	// caller need not run ffprobe again to learn whether there is audio.
 	// The rate, duration and container too: with them the reader says all that Probe would
 	// (Info), the frames being counted as they decode, so a file is never decoded only to be
-	// counted.
+	// counted. The side data for the rotation ffmpeg applies (probeStream.quarterTurned).
 	stdout, stderr, err := t.ffprobe(
 		ctx,
 		"decode",
 		path,
 		"-show_entries",
 		"stream=codec_type,codec_name,width,height,nb_frames,pix_fmt,color_space,color_range,sample_rate,channels,avg_frame_rate,r_frame_rate,"+
-			"duration:stream_disposition=attached_pic:format=format_name,duration",
+			"duration:stream_disposition=attached_pic:stream_side_data_list:format=format_name,duration",
 	)
 	if err != nil {
 		return FrameHeader{}, err

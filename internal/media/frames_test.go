@@ -2,11 +2,14 @@ package media
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"image"
 	"image/color"
 	"io"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,6 +196,104 @@ func TestFrameReaderRaw(t *testing.T) {
 	}
 }
 
+// turnedVideo copies a 64×48 video into one whose display matrix turns it by a quarter, as a
+// phone's portrait video is stored, and returns its path and ffprobe's rotation for it
+// (degrees counterclockwise). It stops the test when the ffmpeg on PATH can write neither the
+// rotate tag (FFmpeg 4.x, 5.x) nor -display_rotation (6.0 on).
+func turnedVideo(t *testing.T, frames int) (path string, rotation float64) {
+	t.Helper()
+	src := testVideo(t, "v.mp4", 64, 48, frames)
+	path = filepath.Join(t.TempDir(), "turned.mp4")
+	q := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}
+	for _, args := range [][]string{
+		{"-i", src, "-c", "copy", "-metadata:s:v:0", "rotate=90", path},
+		{"-display_rotation:v:0", "90", "-i", src, "-c", "copy", path},
+	} {
+		if err := exec.Command("ffmpeg", append(q, args...)...).Run(); err != nil {
+			continue
+		}
+		out, err := exec.Command("ffprobe", "-v", "error", "-of", "json", "-show_entries", "stream_side_data_list", path).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var probe probeOutput
+		if err := json.Unmarshal(out, &probe); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range probe.Streams {
+			for _, d := range s.SideData {
+				if d.Rotation != nil && *d.Rotation != 0 {
+					return path, *d.Rotation
+				}
+			}
+		}
+	}
+	t.Fatal("ffmpeg on PATH wrote no display matrix with either the rotate tag or -display_rotation")
+	return "", 0
+}
+
+// turn returns the w×h rgb24 frame a turned by a quarter: counterclockwise, or clockwise.
+func turn(a []byte, w, h int, counterclockwise bool) []byte {
+	out := make([]byte, len(a))
+	for y := range h {
+		for x := range w {
+			// The turned frame is h wide and w high.
+			tx, ty := h-1-y, x // clockwise
+			if counterclockwise {
+				tx, ty = y, w-1-x
+			}
+			copy(out[3*(ty*h+tx):3*(ty*h+tx)+3], a[3*(y*w+x):3*(y*w+x)+3])
+		}
+	}
+	return out
+}
+
+// TestFrameReaderTurned: a video whose display matrix turns it by a quarter decodes, on both
+// paths, to frames of the turned size (h×w, as ffmpeg and OpenCV show it), each the unturned
+// frame turned by that quarter. The probe said the coded size before: the rgb24 path read the
+// turned frames as w×h rows, the yuv420p path failed on the yuv4mpeg header.
+func TestFrameReaderTurned(t *testing.T) {
+	mediatest.NeedFFmpeg(t)
+	path, rotation := turnedVideo(t, 5)
+	if math.Abs(math.Abs(rotation)-90) > 1 {
+		t.Fatalf("ffprobe says rotation %g, want ±90", rotation)
+	}
+	decode := func(path string, rgbPath bool) (frames [][]byte, w, h int) {
+		r, err := OnPath().OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: rgbPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		w, h = r.Size()
+		for {
+			buf := make([]byte, 3*w*h)
+			if err := r.Next(buf); errors.Is(err, io.EOF) {
+				return frames, w, h
+			} else if err != nil {
+				t.Fatalf("rgb24 path %v: frame %d: %v", rgbPath, len(frames), err)
+			}
+			frames = append(frames, buf)
+		}
+	}
+	for _, rgbPath := range []bool{false, true} {
+		plain, _, _ := decode(testVideo(t, "v.mp4", 64, 48, 5), rgbPath)
+		got, w, h := decode(path, rgbPath)
+		if w != 48 || h != 64 || len(got) != 5 || len(plain) != 5 {
+			t.Fatalf("rgb24 path %v: %d frames of %dx%d, want 5 of 48x64", rgbPath, len(got), w, h)
+		}
+		for i := range got {
+			// ffprobe's rotation is counterclockwise: the frames are turned that way.
+			if !bytes.Equal(got[i], turn(plain[i], 64, 48, rotation > 0)) {
+				t.Errorf("rgb24 path %v: frame %d is not the unturned frame turned by %g° counterclockwise", rgbPath, i, rotation)
+			}
+		}
+	}
+	info, err := OnPath().Probe(t.Context(), path)
+	if err != nil || info.Width != 48 || info.Height != 64 {
+		t.Errorf("Probe: %+v, %v; want 48x64", info, err)
+	}
+}
+
 func TestFrameReaderCloseEarly(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
 	r, err := OnPath().OpenFrames(t.Context(), testVideo(t, "v.mp4", 64, 48, 40))
@@ -363,6 +464,15 @@ func TestParseFrameHeader(t *testing.T) {
 				Format: "mov,mp4", FPS: 24000.0 / 1001, DurationS: 2}, nil},
 		{"image", `{"streams":[{"codec_type":"video","codec_name":"png","width":64,"height":48,"pix_fmt":"rgb24"}]}`,
 			FrameHeader{Codec: "png", Width: 64, Height: 48, PixFmt: "rgb24"}, nil},
+		{"turned a quarter: the decoded size", `{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48,` +
+			`"side_data_list":[{"side_data_type":"Mastering display metadata"},{"side_data_type":"Display Matrix","rotation":-90}]}]}`,
+			FrameHeader{Codec: "h264", Width: 48, Height: 64}, nil},
+		{"turned three quarters", `{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"rotation":270.4}]}]}`,
+			FrameHeader{Codec: "h264", Width: 48, Height: 64}, nil},
+		{"turned a half: the coded size", `{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"rotation":180}]}]}`,
+			FrameHeader{Codec: "h264", Width: 64, Height: 48}, nil},
+		{"side data without a rotation", `{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"side_data_type":"Spherical"}]}]}`,
+			FrameHeader{Codec: "h264", Width: 64, Height: 48}, nil},
 		{"audio only", `{"streams":[{"codec_type":"audio","sample_rate":"44100","channels":1}]}`, FrameHeader{}, ErrNoVideo},
 		{"cover art only", `{"streams":[{"codec_type":"video","width":8,"height":8,"disposition":{"attached_pic":1}}]}`, FrameHeader{}, ErrNoVideo},
 	} {
@@ -372,6 +482,11 @@ func TestParseFrameHeader(t *testing.T) {
 				t.Errorf("got %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
 			}
 		})
+	}
+	// ffmpeg would turn the picture inside its frame, OpenCV not at all: an error, naming the angle.
+	_, err := ParseFrameHeader([]byte(`{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"rotation":-45}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "turned by 45°, not a multiple of 90°") {
+		t.Errorf("rotation 45°: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -149,6 +150,11 @@ type probeStream struct {
 	Disposition  struct {
 		AttachedPic int `json:"attached_pic"`
 	} `json:"disposition"`
+	// SideData is the stream's side data (side_data_list): a display matrix among it carries
+	// the rotation, ffprobe's angle counterclockwise, that ffmpeg applies on decode.
+	SideData []struct {
+		Rotation *float64 `json:"rotation"`
+	} `json:"side_data_list"`
 }
 
 // probeOutput is ffprobe's JSON: its streams and its container.
@@ -170,18 +176,54 @@ func parseProbeOutput(data []byte) (probeOutput, error) {
 }
 
 // picture returns the picture stream: the first video stream that is not cover art (what
-// ffmpeg's -map 0:V:0 takes; a stream without codec_type counts as video). It fails when there
-// is none or its size is unknown or absurd.
+// ffmpeg's -map 0:V:0 takes; a stream without codec_type counts as video), with the size its
+// frames decode to: Height×Width for a stream shown turned by a quarter (quarterTurned). It
+// fails when there is none, its size is unknown or absurd, or its rotation is not a quarter's.
 func (o probeOutput) picture() (probeStream, error) {
 	for _, s := range o.Streams {
 		if (s.CodecType == "video" || s.CodecType == "") && s.Disposition.AttachedPic == 0 {
 			if s.Width <= 0 || s.Height <= 0 || s.Width > maxPixels/s.Height {
 				return probeStream{}, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
 			}
+			turned, err := s.quarterTurned()
+			if err != nil {
+				return probeStream{}, err
+			}
+			if turned {
+				s.Width, s.Height = s.Height, s.Width
+			}
 			return s, nil
 		}
 	}
 	return probeStream{}, ErrNoVideo
+}
+
+// quarterTurned says whether ffmpeg turns the stream's frames by 90° or 270° as it decodes
+// them, so that they come out Height×Width. ffmpeg turns every frame by the display matrix's
+// angle (its autorotation: get_rotation in fftools/cmdutils.c, with transpose for a quarter
+// turn, 4.x through 7.x), and so does OpenCV, whose VideoCapture SGLang reads videos with
+// (CAP_PROP_ORIENTATION_AUTO, on by default: CvCapture_FFMPEG::init in cap_ffmpeg_impl.hpp).
+// An angle that is not within 1° of a multiple of 90° is an error: ffmpeg would turn the
+// picture inside its frame (the rotate filter) where OpenCV leaves it as it is, and neither
+// is the picture the other sees.
+func (s probeStream) quarterTurned() (bool, error) {
+	for _, d := range s.SideData {
+		if d.Rotation == nil {
+			continue
+		}
+		// ffprobe's angle is counterclockwise; ffmpeg turns clockwise by its negation.
+		theta := math.Mod(-*d.Rotation, 360)
+		if theta < 0 {
+			theta += 360
+		}
+		quarters := math.Round(theta / 90)
+		if math.Abs(theta-90*quarters) >= 1 {
+			return false, fmt.Errorf("%s stream is to be shown turned by %g°, not a multiple of 90°: "+
+				"ffmpeg would turn the picture inside its frame, SGLang's reader (OpenCV) would not turn it", s.CodecName, theta)
+		}
+		return int(quarters)%2 == 1, nil
+	}
+	return false, nil
 }
 
 // timing returns a picture stream's average frame rate (else its base rate) and its duration

@@ -79,8 +79,8 @@ func (y *y4mReader) line() ([]byte, error) {
 }
 
 // checkY4MHeader checks that ffmpeg's header line announces w×h frames of 4:2:0 chroma (what
-// it was asked for), so that frames of another shape (a rotation applied on decode, a size
-// that changed) are an error rather than misread planes.
+// it was asked for), so that frames of another shape than the probe's (a size that changed,
+// a turn the probe did not say) are an error rather than misread planes.
 func checkY4MHeader(line []byte, w, h int) error {
 	fields := bytes.Fields(line)
 	if len(fields) == 0 || string(fields[0]) != "YUV4MPEG2" {
