@@ -168,7 +168,7 @@ func (t Tools) OpenFramesWith(ctx context.Context, path string, opts DecodeOptio
 	coef, ok := yuvEligible(hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange, hdr.Width, hdr.Height)
 	ok = ok && vector
 	proven, known := verdict(coef)
-	if ok && early != nil && (proven || !known) {
+	if ok && early != nil && (proven || !known) && !hdr.Turned {
 		r.d = early
 		early.proof.expect(3 * r.w * r.h)
 	} else {
@@ -220,6 +220,9 @@ func (r *FrameReader) launch(yuv, withProof bool) (*decoder, error) {
 	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error"}
 	if r.threads > 0 {
 		args = append(args, "-threads", strconv.Itoa(r.threads))
+	}
+	if !r.hdr.Turned { // the early decoder too: it starts before the probe, and is dropped for a turned stream
+		args = append(args, "-noautorotate")
 	}
 	args = append(args, "-i", fileArg(r.path))
 	if yuv {
@@ -487,6 +490,11 @@ type FrameHeader struct {
 	Width, Height int
 	// Frames is the count the container lists; 0 when it does not say (images, some formats).
 	Frames int
+	// Turned says that ffmpeg turns the frames by the stream's display matrix as it decodes
+	// them, as OpenCV does (Width and Height are then the turned size). When it is false, the
+	// decoder is told to turn nothing (-noautorotate), so that no turn the probe did not see
+	// changes the frames' shape.
+	Turned bool
 	// PixFmt, ColorSpace and ColorRange are ffprobe's names ("yuv420p", "bt709", "tv"); empty
 	// when it does not say.
 	PixFmt, ColorSpace, ColorRange string
@@ -528,7 +536,7 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 	if err != nil {
 		return FrameHeader{}, fmt.Errorf("nb_frames: %w", err)
 	}
-	hdr.Codec, hdr.Width, hdr.Height, hdr.Frames = s.CodecName, s.Width, s.Height, n
+	hdr.Codec, hdr.Width, hdr.Height, hdr.Frames, hdr.Turned = s.CodecName, s.Width, s.Height, n, s.quarters != 0
 	hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange = s.PixFmt, s.ColorSpace, s.ColorRange
 	hdr.Format = out.Format.FormatName
 	hdr.FPS, hdr.DurationS = out.timing(s)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,18 +197,17 @@ func TestFrameReaderRaw(t *testing.T) {
 	}
 }
 
-// turnedVideo copies a 64×48 video into one whose display matrix turns it by a quarter, as a
-// phone's portrait video is stored, and returns its path and ffprobe's rotation for it
-// (degrees counterclockwise). It stops the test when the ffmpeg on PATH can write neither the
-// rotate tag (FFmpeg 4.x, 5.x) nor -display_rotation (6.0 on).
-func turnedVideo(t *testing.T, frames int) (path string, rotation float64) {
+// turnedVideo copies a 64×48 video of n frames into one whose display matrix turns it by
+// degrees (as a phone's portrait video is stored), and returns its path and ffprobe's rotation
+// for it (degrees counterclockwise). It stops the test when the ffmpeg on PATH can write
+// neither the rotate tag (FFmpeg 4.x, 5.x) nor -display_rotation (6.0 on).
+func turnedVideo(t *testing.T, src string, degrees int) (path string, rotation float64) {
 	t.Helper()
-	src := testVideo(t, "v.mp4", 64, 48, frames)
 	path = filepath.Join(t.TempDir(), "turned.mp4")
 	q := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}
 	for _, args := range [][]string{
-		{"-i", src, "-c", "copy", "-metadata:s:v:0", "rotate=90", path},
-		{"-display_rotation:v:0", "90", "-i", src, "-c", "copy", path},
+		{"-i", src, "-c", "copy", "-metadata:s:v:0", "rotate=" + strconv.Itoa(degrees), path},
+		{"-display_rotation:v:0", strconv.Itoa(degrees), "-i", src, "-c", "copy", path},
 	} {
 		if err := exec.Command("ffmpeg", append(q, args...)...).Run(); err != nil {
 			continue
@@ -228,36 +228,34 @@ func turnedVideo(t *testing.T, frames int) (path string, rotation float64) {
 			}
 		}
 	}
-	t.Fatal("ffmpeg on PATH wrote no display matrix with either the rotate tag or -display_rotation")
+	t.Fatalf("ffmpeg on PATH wrote no display matrix for %d° with either the rotate tag or -display_rotation", degrees)
 	return "", 0
 }
 
-// turn returns the w×h rgb24 frame a turned by a quarter: counterclockwise, or clockwise.
-func turn(a []byte, w, h int, counterclockwise bool) []byte {
-	out := make([]byte, len(a))
-	for y := range h {
-		for x := range w {
-			// The turned frame is h wide and w high.
-			tx, ty := h-1-y, x // clockwise
-			if counterclockwise {
-				tx, ty = y, w-1-x
+// turn returns the w×h rgb24 frame a turned counterclockwise by quarters quarters, and the
+// turned frame's width and height.
+func turn(a []byte, w, h, quarters int) ([]byte, int, int) {
+	for range (quarters%4 + 4) % 4 {
+		out := make([]byte, len(a))
+		for y := range h {
+			for x := range w {
+				// Counterclockwise: the turned frame is h wide and w high.
+				o := 3 * ((w-1-x)*h + y)
+				copy(out[o:o+3], a[3*(y*w+x):3*(y*w+x)+3])
 			}
-			copy(out[3*(ty*h+tx):3*(ty*h+tx)+3], a[3*(y*w+x):3*(y*w+x)+3])
 		}
+		a, w, h = out, h, w
 	}
-	return out
+	return a, w, h
 }
 
-// TestFrameReaderTurned: a video whose display matrix turns it by a quarter decodes, on both
-// paths, to frames of the turned size (h×w, as ffmpeg and OpenCV show it), each the unturned
-// frame turned by that quarter. The probe said the coded size before: the rgb24 path read the
-// turned frames as w×h rows, the yuv420p path failed on the yuv4mpeg header.
+// TestFrameReaderTurned: a video whose display matrix turns it by a quarter or a half decodes,
+// on both paths, to the frames ffmpeg and OpenCV show: each the unturned frame turned by
+// ffprobe's angle, h×w for a quarter. The probe said the coded size before: the rgb24 path
+// read a quarter-turned frame as w×h rows, the yuv420p path failed on the yuv4mpeg header.
 func TestFrameReaderTurned(t *testing.T) {
 	mediatest.NeedFFmpeg(t)
-	path, rotation := turnedVideo(t, 5)
-	if math.Abs(math.Abs(rotation)-90) > 1 {
-		t.Fatalf("ffprobe says rotation %g, want ±90", rotation)
-	}
+	src := testVideo(t, "v.mp4", 64, 48, 5)
 	decode := func(path string, rgbPath bool) (frames [][]byte, w, h int) {
 		r, err := OnPath().OpenFramesWith(t.Context(), path, DecodeOptions{Whole: true, noYUV: rgbPath})
 		if err != nil {
@@ -270,27 +268,35 @@ func TestFrameReaderTurned(t *testing.T) {
 			if err := r.Next(buf); errors.Is(err, io.EOF) {
 				return frames, w, h
 			} else if err != nil {
-				t.Fatalf("rgb24 path %v: frame %d: %v", rgbPath, len(frames), err)
+				t.Fatalf("%s, rgb24 path %v: frame %d: %v", path, rgbPath, len(frames), err)
 			}
 			frames = append(frames, buf)
 		}
 	}
-	for _, rgbPath := range []bool{false, true} {
-		plain, _, _ := decode(testVideo(t, "v.mp4", 64, 48, 5), rgbPath)
-		got, w, h := decode(path, rgbPath)
-		if w != 48 || h != 64 || len(got) != 5 || len(plain) != 5 {
-			t.Fatalf("rgb24 path %v: %d frames of %dx%d, want 5 of 48x64", rgbPath, len(got), w, h)
+	for _, degrees := range []int{90, 180} {
+		path, rotation := turnedVideo(t, src, degrees)
+		quarters := int(math.Round(rotation / 90))
+		if math.Abs(rotation-90*float64(quarters)) > 1 || quarters%2 != degrees/90%2 {
+			t.Fatalf("%d°: ffprobe says rotation %g", degrees, rotation)
 		}
-		for i := range got {
-			// ffprobe's rotation is counterclockwise: the frames are turned that way.
-			if !bytes.Equal(got[i], turn(plain[i], 64, 48, rotation > 0)) {
-				t.Errorf("rgb24 path %v: frame %d is not the unturned frame turned by %g° counterclockwise", rgbPath, i, rotation)
+		for _, rgbPath := range []bool{false, true} {
+			plain, _, _ := decode(src, rgbPath)
+			got, w, h := decode(path, rgbPath)
+			_, ww, wh := turn(plain[0], 64, 48, quarters)
+			if w != ww || h != wh || len(got) != 5 || len(plain) != 5 {
+				t.Fatalf("%d°, rgb24 path %v: %d frames of %dx%d, want 5 of %dx%d", degrees, rgbPath, len(got), w, h, ww, wh)
+			}
+			for i := range got {
+				// ffprobe's rotation is counterclockwise: the frames are turned that way.
+				if want, _, _ := turn(plain[i], 64, 48, quarters); !bytes.Equal(got[i], want) {
+					t.Errorf("%d°, rgb24 path %v: frame %d is not the unturned frame turned by %g° counterclockwise", degrees, rgbPath, i, rotation)
+				}
 			}
 		}
-	}
-	info, err := OnPath().Probe(t.Context(), path)
-	if err != nil || info.Width != 48 || info.Height != 64 {
-		t.Errorf("Probe: %+v, %v; want 48x64", info, err)
+		info, err := OnPath().Probe(t.Context(), path)
+		if _, ww, wh := turn(make([]byte, 3*64*48), 64, 48, quarters); err != nil || info.Width != ww || info.Height != wh {
+			t.Errorf("%d°: Probe: %+v, %v; want %dx%d", degrees, info, err, ww, wh)
+		}
 	}
 }
 
@@ -466,11 +472,16 @@ func TestParseFrameHeader(t *testing.T) {
 			FrameHeader{Codec: "png", Width: 64, Height: 48, PixFmt: "rgb24"}, nil},
 		{"turned a quarter: the decoded size", `{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48,` +
 			`"side_data_list":[{"side_data_type":"Mastering display metadata"},{"side_data_type":"Display Matrix","rotation":-90}]}]}`,
-			FrameHeader{Codec: "h264", Width: 48, Height: 64}, nil},
+			FrameHeader{Codec: "h264", Width: 48, Height: 64, Turned: true}, nil},
 		{"turned three quarters", `{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"rotation":270.4}]}]}`,
-			FrameHeader{Codec: "h264", Width: 48, Height: 64}, nil},
+			FrameHeader{Codec: "h264", Width: 48, Height: 64, Turned: true}, nil},
 		{"turned a half: the coded size", `{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"rotation":180}]}]}`,
+			FrameHeader{Codec: "h264", Width: 64, Height: 48, Turned: true}, nil},
+		{"turned by less than a degree: not turned", `{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"rotation":-0.5}]}]}`,
 			FrameHeader{Codec: "h264", Width: 64, Height: 48}, nil},
+		{"an image: never turned (PIL, SGLang's image reader, turns nothing)",
+			`{"streams":[{"codec_name":"mjpeg","width":64,"height":48,"side_data_list":[{"rotation":90}]}],"format":{"format_name":"jpeg_pipe"}}`,
+			FrameHeader{Codec: "mjpeg", Width: 64, Height: 48, Format: "jpeg_pipe"}, nil},
 		{"side data without a rotation", `{"streams":[{"codec_name":"h264","width":64,"height":48,"side_data_list":[{"side_data_type":"Spherical"}]}]}`,
 			FrameHeader{Codec: "h264", Width: 64, Height: 48}, nil},
 		{"audio only", `{"streams":[{"codec_type":"audio","sample_rate":"44100","channels":1}]}`, FrameHeader{}, ErrNoVideo},

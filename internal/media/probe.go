@@ -155,6 +155,8 @@ type probeStream struct {
 	SideData []struct {
 		Rotation *float64 `json:"rotation"`
 	} `json:"side_data_list"`
+	// quarters is what picture makes of SideData (turn); not ffprobe's.
+	quarters int
 }
 
 // probeOutput is ffprobe's JSON: its streams and its container.
@@ -177,19 +179,24 @@ func parseProbeOutput(data []byte) (probeOutput, error) {
 
 // picture returns the picture stream: the first video stream that is not cover art (what
 // ffmpeg's -map 0:V:0 takes; a stream without codec_type counts as video), with the size its
-// frames decode to: Height×Width for a stream shown turned by a quarter (quarterTurned). It
-// fails when there is none, its size is unknown or absurd, or its rotation is not a quarter's.
+// frames decode to and its quarters (turn): Height×Width for a stream turned by 90° or 270°.
+// It fails when there is none, its size is unknown or absurd, or its rotation is not a
+// multiple of 90°.
 func (o probeOutput) picture() (probeStream, error) {
 	for _, s := range o.Streams {
 		if (s.CodecType == "video" || s.CodecType == "") && s.Disposition.AttachedPic == 0 {
 			if s.Width <= 0 || s.Height <= 0 || s.Width > maxPixels/s.Height {
 				return probeStream{}, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
 			}
-			turned, err := s.quarterTurned()
-			if err != nil {
+			if isImageFormat(o.Format.FormatName) {
+				// SGLang reads an image with PIL, which turns nothing.
+				return s, nil
+			}
+			var err error
+			if s.quarters, err = s.turn(); err != nil {
 				return probeStream{}, err
 			}
-			if turned {
+			if s.quarters%2 == 1 {
 				s.Width, s.Height = s.Height, s.Width
 			}
 			return s, nil
@@ -198,15 +205,15 @@ func (o probeOutput) picture() (probeStream, error) {
 	return probeStream{}, ErrNoVideo
 }
 
-// quarterTurned says whether ffmpeg turns the stream's frames by 90° or 270° as it decodes
-// them, so that they come out Height×Width. ffmpeg turns every frame by the display matrix's
-// angle (its autorotation: get_rotation in fftools/cmdutils.c, with transpose for a quarter
-// turn, 4.x through 7.x), and so does OpenCV, whose VideoCapture SGLang reads videos with
+// turn returns by how many quarters (0 to 3, clockwise) ffmpeg turns the stream's frames as it
+// decodes them. ffmpeg turns every frame by the display matrix's angle (its autorotation:
+// get_rotation in fftools/cmdutils.c, transpose for a quarter, both flips for a half, 4.x
+// through 7.x), and so does OpenCV, whose VideoCapture SGLang reads videos with
 // (CAP_PROP_ORIENTATION_AUTO, on by default: CvCapture_FFMPEG::init in cap_ffmpeg_impl.hpp).
 // An angle that is not within 1° of a multiple of 90° is an error: ffmpeg would turn the
 // picture inside its frame (the rotate filter) where OpenCV leaves it as it is, and neither
 // is the picture the other sees.
-func (s probeStream) quarterTurned() (bool, error) {
+func (s probeStream) turn() (int, error) {
 	for _, d := range s.SideData {
 		if d.Rotation == nil {
 			continue
@@ -218,12 +225,12 @@ func (s probeStream) quarterTurned() (bool, error) {
 		}
 		quarters := math.Round(theta / 90)
 		if math.Abs(theta-90*quarters) >= 1 {
-			return false, fmt.Errorf("%s stream is to be shown turned by %g°, not a multiple of 90°: "+
+			return 0, fmt.Errorf("%s stream is to be shown turned by %g°, not a multiple of 90°: "+
 				"ffmpeg would turn the picture inside its frame, SGLang's reader (OpenCV) would not turn it", s.CodecName, theta)
 		}
-		return int(quarters)%2 == 1, nil
+		return int(quarters) % 4, nil
 	}
-	return false, nil
+	return 0, nil
 }
 
 // timing returns a picture stream's average frame rate (else its base rate) and its duration
