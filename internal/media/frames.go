@@ -189,7 +189,7 @@ func (t Tools) probeHeader(ctx context.Context, path string) (FrameHeader, error
 	// caller need not run ffprobe again to learn whether there is audio.
 	// The rate, duration and container too: with them the reader says all that Probe would
 	// (Info), the frames being counted as they decode, so a file is never decoded only to be
-	// counted. The side data for the rotation ffmpeg applies (probeStream.quarterTurned).
+	// counted. The side data for the rotation ffmpeg applies (probeStream.turn).
 	stdout, stderr, err := t.ffprobe(
 		ctx,
 		"decode",
