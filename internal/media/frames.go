@@ -528,7 +528,7 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 			break
 		}
 	}
-	s, err := out.picture()
+	s, quarters, err := out.picture()
 	if err != nil {
 		return FrameHeader{}, err
 	}
@@ -536,7 +536,7 @@ func ParseFrameHeader(data []byte) (FrameHeader, error) {
 	if err != nil {
 		return FrameHeader{}, fmt.Errorf("nb_frames: %w", err)
 	}
-	hdr.Codec, hdr.Width, hdr.Height, hdr.Frames, hdr.Turned = s.CodecName, s.Width, s.Height, n, s.quarters != 0
+	hdr.Codec, hdr.Width, hdr.Height, hdr.Frames, hdr.Turned = s.CodecName, s.Width, s.Height, n, quarters != 0
 	hdr.PixFmt, hdr.ColorSpace, hdr.ColorRange = s.PixFmt, s.ColorSpace, s.ColorRange
 	hdr.Format = out.Format.FormatName
 	hdr.FPS, hdr.DurationS = out.timing(s)

@@ -232,9 +232,8 @@ func turnedVideo(t *testing.T, src string, degrees int) (path string, rotation f
 	return "", 0
 }
 
-// turn returns the w×h rgb24 frame a turned counterclockwise by quarters quarters, and the
-// turned frame's width and height.
-func turn(a []byte, w, h, quarters int) ([]byte, int, int) {
+// turn returns the w×h rgb24 frame a turned counterclockwise by quarters quarters.
+func turn(a []byte, w, h, quarters int) []byte {
 	for range (quarters%4 + 4) % 4 {
 		out := make([]byte, len(a))
 		for y := range h {
@@ -246,7 +245,7 @@ func turn(a []byte, w, h, quarters int) ([]byte, int, int) {
 		}
 		a, w, h = out, h, w
 	}
-	return a, w, h
+	return a
 }
 
 // TestFrameReaderTurned: a video whose display matrix turns it by a quarter or a half decodes,
@@ -273,28 +272,34 @@ func TestFrameReaderTurned(t *testing.T) {
 			frames = append(frames, buf)
 		}
 	}
+	plain := map[bool][][]byte{} // the unturned frames, by path
+	for _, rgbPath := range []bool{false, true} {
+		plain[rgbPath], _, _ = decode(src, rgbPath)
+	}
 	for _, degrees := range []int{90, 180} {
 		path, rotation := turnedVideo(t, src, degrees)
 		quarters := int(math.Round(rotation / 90))
 		if math.Abs(rotation-90*float64(quarters)) > 1 || quarters%2 != degrees/90%2 {
 			t.Fatalf("%d°: ffprobe says rotation %g", degrees, rotation)
 		}
+		ww, wh := 64, 48
+		if quarters%2 != 0 {
+			ww, wh = wh, ww
+		}
 		for _, rgbPath := range []bool{false, true} {
-			plain, _, _ := decode(src, rgbPath)
 			got, w, h := decode(path, rgbPath)
-			_, ww, wh := turn(plain[0], 64, 48, quarters)
-			if w != ww || h != wh || len(got) != 5 || len(plain) != 5 {
+			if w != ww || h != wh || len(got) != 5 || len(plain[rgbPath]) != 5 {
 				t.Fatalf("%d°, rgb24 path %v: %d frames of %dx%d, want 5 of %dx%d", degrees, rgbPath, len(got), w, h, ww, wh)
 			}
 			for i := range got {
 				// ffprobe's rotation is counterclockwise: the frames are turned that way.
-				if want, _, _ := turn(plain[i], 64, 48, quarters); !bytes.Equal(got[i], want) {
+				if want := turn(plain[rgbPath][i], 64, 48, quarters); !bytes.Equal(got[i], want) {
 					t.Errorf("%d°, rgb24 path %v: frame %d is not the unturned frame turned by %g° counterclockwise", degrees, rgbPath, i, rotation)
 				}
 			}
 		}
 		info, err := OnPath().Probe(t.Context(), path)
-		if _, ww, wh := turn(make([]byte, 3*64*48), 64, 48, quarters); err != nil || info.Width != ww || info.Height != wh {
+		if err != nil || info.Width != ww || info.Height != wh {
 			t.Errorf("%d°: Probe: %+v, %v; want %dx%d", degrees, info, err, ww, wh)
 		}
 	}

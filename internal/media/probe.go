@@ -155,8 +155,6 @@ type probeStream struct {
 	SideData []struct {
 		Rotation *float64 `json:"rotation"`
 	} `json:"side_data_list"`
-	// quarters is what picture makes of SideData (turn); not ffprobe's.
-	quarters int
 }
 
 // probeOutput is ffprobe's JSON: its streams and its container.
@@ -179,30 +177,30 @@ func parseProbeOutput(data []byte) (probeOutput, error) {
 
 // picture returns the picture stream: the first video stream that is not cover art (what
 // ffmpeg's -map 0:V:0 takes; a stream without codec_type counts as video), with the size its
-// frames decode to and its quarters (turn): Height×Width for a stream turned by 90° or 270°.
-// It fails when there is none, its size is unknown or absurd, or its rotation is not a
-// multiple of 90°.
-func (o probeOutput) picture() (probeStream, error) {
+// frames decode to, and by how many quarters ffmpeg turns them (turn): Height×Width for a
+// stream turned by 90° or 270°. It fails when there is none, its size is unknown or absurd, or
+// its rotation is not a multiple of 90°.
+func (o probeOutput) picture() (probeStream, int, error) {
 	for _, s := range o.Streams {
 		if (s.CodecType == "video" || s.CodecType == "") && s.Disposition.AttachedPic == 0 {
 			if s.Width <= 0 || s.Height <= 0 || s.Width > maxPixels/s.Height {
-				return probeStream{}, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
+				return probeStream{}, 0, fmt.Errorf("%w: %s stream has no usable size (%dx%d)", ErrTruncated, s.CodecName, s.Width, s.Height)
 			}
 			if isImageFormat(o.Format.FormatName) {
 				// SGLang reads an image with PIL, which turns nothing.
-				return s, nil
+				return s, 0, nil
 			}
-			var err error
-			if s.quarters, err = s.turn(); err != nil {
-				return probeStream{}, err
+			quarters, err := s.turn()
+			if err != nil {
+				return probeStream{}, 0, err
 			}
-			if s.quarters%2 == 1 {
+			if quarters%2 == 1 {
 				s.Width, s.Height = s.Height, s.Width
 			}
-			return s, nil
+			return s, quarters, nil
 		}
 	}
-	return probeStream{}, ErrNoVideo
+	return probeStream{}, 0, ErrNoVideo
 }
 
 // turn returns by how many quarters (0 to 3, clockwise) ffmpeg turns the stream's frames as it
@@ -272,7 +270,7 @@ func ParseProbe(data []byte) (Info, error) {
 			break
 		}
 	}
-	v, err := out.picture()
+	v, _, err := out.picture()
 	if err != nil {
 		return Info{}, err
 	}
